@@ -1,0 +1,90 @@
+# A thin layer over CMake. `make run` and `make test` are the two commands to know.
+#   make            build the library and build/bin/etrt (Release; CUDA when found)
+#   make run        build, then run the main job on the embedded default example
+#   make test       everything CI runs: dependencies, sanitizer build, ctest, conformance, brief fuzzing
+#   make test-gpu   the GPU suite (ctest label gpu) on a machine with an NVIDIA GPU
+#   make fuzz       run every libFuzzer target for FUZZ_SECONDS each (default 600)
+#   make conformance  the ONNX backend test data through build + run
+# Options: ETRT_CUDA=AUTO|ON|OFF, JOBS=N, FUZZ_SECONDS=N.
+
+ETRT_CUDA ?= AUTO
+JOBS ?= $(shell nproc 2>/dev/null || echo 2)
+FUZZ_SECONDS ?= 600
+CI_FUZZ_SECONDS ?= 20
+PYTHON ?= /usr/bin/python3
+CMAKE_FLAGS ?=
+ONNX_TESTDATA ?= /usr/share/libonnx-testdata/data
+
+BUILD := build
+BUILD_ASAN := build-asan
+BUILD_FUZZ := build-fuzz
+
+.PHONY: all build run test test-gpu fuzz fuzz-brief conformance deps clean bench
+
+all: build
+
+$(BUILD)/CMakeCache.txt:
+	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release -DETRT_CUDA=$(ETRT_CUDA) $(CMAKE_FLAGS)
+
+build: $(BUILD)/CMakeCache.txt
+	cmake --build $(BUILD) -j $(JOBS)
+
+run: build
+	./$(BUILD)/bin/etrt demo
+
+# Debian packages the tests need; installed only where missing.
+DEBIAN_PACKAGES := cmake clang libclang-rt-14-dev python3 python3-numpy python3-onnx libonnx-testdata
+deps:
+	@missing=""; for p in $(DEBIAN_PACKAGES); do \
+	  dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing:$$missing"; \
+	  SUDO=""; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing; \
+	fi
+
+$(BUILD_ASAN)/CMakeCache.txt:
+	cmake -S . -B $(BUILD_ASAN) -DCMAKE_BUILD_TYPE=Debug -DETRT_SANITIZE=ON -DETRT_CUDA=$(ETRT_CUDA) $(CMAKE_FLAGS)
+
+test: deps $(BUILD_ASAN)/CMakeCache.txt
+	cmake --build $(BUILD_ASAN) -j $(JOBS)
+	cd $(BUILD_ASAN) && ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1 \
+	  ctest --output-on-failure -j $(JOBS) -LE gpu
+	$(MAKE) conformance BUILD=$(BUILD_ASAN)
+	$(MAKE) fuzz-brief
+
+test-gpu: build
+	cd $(BUILD) && ctest --output-on-failure -L gpu
+	cd $(BUILD) && ETRT_TEST_GPU=1 ctest --output-on-failure -LE gpu -R 'unit/test_(delegate|contract|stream|device)'
+
+conformance: build
+	$(PYTHON) tests/conformance/run_conformance.py --etrt $(BUILD)/bin/etrt --data $(ONNX_TESTDATA) $(CONFORMANCE_FLAGS)
+
+$(BUILD_FUZZ)/CMakeCache.txt:
+	CC=clang cmake -S . -B $(BUILD_FUZZ) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DETRT_FUZZ=ON -DETRT_CUDA=OFF -DETRT_TESTS=ON $(CMAKE_FLAGS)
+
+fuzz-build: $(BUILD_FUZZ)/CMakeCache.txt
+	cmake --build $(BUILD_FUZZ) -j $(JOBS)
+
+# Each target runs from its kept corpus (tests/fuzz/corpus/<target>); new finds go to a
+# scratch folder so that CI leaves the tree clean.
+fuzz-brief: fuzz-build
+	@set -e; for f in $(BUILD_FUZZ)/fuzz/fuzz_*; do \
+	  t=$$(basename $$f); mkdir -p $(BUILD_FUZZ)/corpus-new/$$t; \
+	  echo "fuzz $$t for $(CI_FUZZ_SECONDS)s"; \
+	  $$f -max_total_time=$(CI_FUZZ_SECONDS) -print_final_stats=0 \
+	    $(BUILD_FUZZ)/corpus-new/$$t tests/fuzz/corpus/$$t 2>$(BUILD_FUZZ)/$$t.log || { tail -50 $(BUILD_FUZZ)/$$t.log; exit 1; }; \
+	done
+
+fuzz: fuzz-build
+	@set -e; for f in $(BUILD_FUZZ)/fuzz/fuzz_*; do \
+	  t=$$(basename $$f); mkdir -p tests/fuzz/corpus/$$t; \
+	  echo "fuzz $$t for $(FUZZ_SECONDS)s"; \
+	  $$f -max_total_time=$(FUZZ_SECONDS) tests/fuzz/corpus/$$t 2>$(BUILD_FUZZ)/$$t.log || { tail -50 $(BUILD_FUZZ)/$$t.log; exit 1; }; \
+	done
+
+bench: build
+	./$(BUILD)/bin/etrt bench
+
+clean:
+	rm -rf $(BUILD) $(BUILD_ASAN) $(BUILD_FUZZ)

@@ -1,0 +1,83 @@
+/* The inference engine (TensorRT's role): a plan deserialized into an engine, and
+ * execution contexts that run it. The engine knows nothing of ExecuTorch: it takes
+ * bound addresses and a stream. Where memory lives is the delegate's decision. */
+#ifndef ETRT_ENGINE_ENGINE_H
+#define ETRT_ENGINE_ENGINE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "device/device.h"
+#include "etrt/network.h"
+#include "etrt/status.h"
+#include "etrt/types.h"
+
+typedef struct etrt_engine etrt_engine;
+typedef struct etrt_exec_context etrt_exec_context;
+
+/* One input or output of an engine. */
+typedef struct etrt_engine_io {
+  const char *name;
+  int is_input;
+  /* A shape input: its values (int64, on the host) decide other shapes; it is
+   * passed with etrt_exec_context_set_input_values, not bound by address. */
+  int is_shape_input;
+  etrt_dtype dtype;
+  int32_t rank;
+  int64_t min_sizes[ETRT_MAX_RANK];
+  int64_t max_sizes[ETRT_MAX_RANK];
+} etrt_engine_io;
+
+/* Verifies a plan (header, version, digest, every field) and builds an engine.
+ * `plan` must stay valid while the engine lives: weights are used in place (zero
+ * copy) when their alignment allows. Refuses a corrupted plan with a message naming
+ * the field and its byte offset. */
+etrt_status etrt_engine_deserialize(const void *plan, size_t size, etrt_engine **out);
+void etrt_engine_destroy(etrt_engine *engine);
+
+etrt_device etrt_engine_device(const etrt_engine *engine);
+void etrt_engine_compute_capability(const etrt_engine *engine, int *major, int *minor);
+const char *etrt_engine_name(const etrt_engine *engine);
+uint32_t etrt_engine_io_count(const etrt_engine *engine);
+const etrt_engine_io *etrt_engine_io_at(const etrt_engine *engine, uint32_t index);
+/* Index of the I/O named `name`, or -1. */
+int32_t etrt_engine_io_find(const etrt_engine *engine, const char *name);
+
+/* How a context runs the plan. */
+typedef enum etrt_executor_kind {
+  ETRT_EXECUTOR_CPU = 0,        /* reference kernels on the host, synchronously */
+  ETRT_EXECUTOR_CPU_ON_SIM = 1, /* CPU kernels queued as work on a simulated stream */
+  ETRT_EXECUTOR_CUDA = 2        /* CUDA kernels on the given stream */
+} etrt_executor_kind;
+
+/* Creates a context: its own intermediate buffers and workspace (weights are shared
+ * with the engine and the other contexts). For a CUDA plan with a device driver
+ * present, the context is created on the engine's device (the current device must
+ * already be it: the delegate sets it, contract rule 2). `driver` NULL selects the
+ * CPU executor whatever the plan's device (used for --allow-cpu and --check-cpu). */
+etrt_status etrt_exec_context_create(etrt_engine *engine, const etrt_device_driver *driver,
+                                     etrt_exec_context **out);
+void etrt_exec_context_destroy(etrt_exec_context *context);
+etrt_executor_kind etrt_exec_context_executor(const etrt_exec_context *context);
+
+/* Sets the shape of input `io_index` (within its bounds, else refused naming the
+ * input, the axis and the bounds). */
+etrt_status etrt_exec_context_set_input_shape(etrt_exec_context *context, uint32_t io_index,
+                                              int32_t rank, const int64_t *sizes);
+/* Values of a shape input (host int64 array, copied). */
+etrt_status etrt_exec_context_set_input_values(etrt_exec_context *context, uint32_t io_index,
+                                               const int64_t *values, int64_t count);
+/* The shape of output `io_index` for the current input shapes (runs shape inference
+ * when inputs changed). */
+etrt_status etrt_exec_context_output_shape(etrt_exec_context *context, uint32_t io_index,
+                                           int32_t *rank, int64_t *sizes);
+/* Binds the memory of an input or output (device memory for CUDA/sim executors,
+ * host memory for the CPU executor). Zero-size tensors may bind any non-NULL address. */
+etrt_status etrt_exec_context_set_address(etrt_exec_context *context, uint32_t io_index,
+                                          void *address);
+/* Enqueues the whole plan on `stream` (ignored by the CPU executor, which runs to
+ * completion before returning). No allocation unless a shape exceeds what the
+ * context has seen before (buffers grow, then are reused). */
+etrt_status etrt_exec_context_enqueue(etrt_exec_context *context, etrt_stream stream);
+
+#endif

@@ -1,0 +1,2 @@
+#include "engine/op.h"
+const etrt_op_def *const etrt_ops_elementwise[] = {NULL};
