@@ -1,0 +1,58 @@
+/* The delegate interface, as ExecuTorch defines it: a backend registered under an id
+ * is_available / init (payload, compile specs, context) / execute / destroy. */
+#ifndef ETRT_DELEGATE_BACKEND_H
+#define ETRT_DELEGATE_BACKEND_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "etrt/status.h"
+#include "runtime/value.h"
+
+typedef struct etrt_compile_spec {
+  const char *key;
+  const uint8_t *value;
+  size_t value_size;
+} etrt_compile_spec;
+
+typedef struct etrt_backend_init_args {
+  const uint8_t *payload; /* the delegate's processed bytes; valid while the program lives */
+  size_t payload_size;
+  const etrt_compile_spec *compile_specs;
+  uint32_t num_compile_specs;
+  /* Context for messages and logs. */
+  const char *method_name;
+  uint32_t delegate_index;
+} etrt_backend_init_args;
+
+typedef struct etrt_backend_execute_args {
+  etrt_value **values; /* the DelegateCall's arguments: inputs, then outputs */
+  uint32_t num_values;
+  const char *method_name;
+  uint32_t delegate_index;
+  /* Set by execute_async: the backend may leave work in flight and write the
+   * completion event here (else it returns with all work done). */
+  int allow_async;
+  void **completion_event;
+} etrt_backend_execute_args;
+
+typedef struct etrt_backend {
+  const char *id;
+  int (*is_available)(void);
+  etrt_status (*init)(const etrt_backend_init_args *args, void **handle);
+  etrt_status (*execute)(void *handle, const etrt_backend_execute_args *args);
+  /* Waits for the handle's work in flight, then frees it. */
+  void (*destroy)(void *handle);
+} etrt_backend;
+
+/* Registers a backend; a second registration of an id is refused. The backend struct
+ * must outlive the process (static storage). */
+etrt_status etrt_backend_register(const etrt_backend *backend);
+/* The backend registered under `id`, or NULL. EtrtBackend is registered on first use. */
+const etrt_backend *etrt_backend_find(const char *id);
+
+/* The engine delegate (contract: DESIGN.md section 3). */
+extern const etrt_backend etrt_backend_etrt;
+#define ETRT_BACKEND_ID "EtrtBackend"
+
+#endif
