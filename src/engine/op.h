@@ -1,7 +1,9 @@
 /* The engine's operations: one definition per ONNX operator type, with its shape
  * logic written once and shared by the CPU kernels (ops/cpu) and the CUDA kernels
- * (ops/cuda). Definitions live in src/engine/ops/<family>.c and are listed in
- * src/engine/ops/registry.c. */
+ * (ops/cuda). Definitions (attributes, shape inference, the CPU kernel) live in
+ * src/engine/ops/<family>.c and are listed in src/engine/ops/registry.c; CPU kernels
+ * in src/engine/ops/cpu/<family>.c; CUDA kernels in src/engine/ops/cuda/<family>.cu
+ * with their table in src/engine/ops/cuda/cuda_registry.c. */
 #ifndef ETRT_ENGINE_OP_H
 #define ETRT_ENGINE_OP_H
 
@@ -66,10 +68,19 @@ struct etrt_op_def {
    * inputs in value_inputs). Refuses bad inputs with a message naming the op. */
   etrt_op_infer_fn infer;
   etrt_op_cpu_fn run_cpu;
-  etrt_op_cuda_fn run_cuda;                  /* NULL where no CUDA kernel exists */
-  etrt_op_cuda_supports_fn cuda_supports;    /* NULL: run_cuda handles every case */
   uint32_t value_inputs; /* bit i: output shapes depend on the values of input i */
 };
+
+/* The CUDA side of an operation, kept in its own table (src/engine/ops/cuda/
+ * cuda_registry.c) so that the CPU build never references a CUDA symbol. */
+typedef struct etrt_op_cuda_def {
+  const char *op_type;
+  etrt_op_cuda_fn run;
+  etrt_op_cuda_supports_fn supports; /* NULL: `run` handles every case */
+} etrt_op_cuda_def;
+
+/* The CUDA kernel of an operator type, or NULL (none, or CUDA not compiled in). */
+const etrt_op_cuda_def *etrt_op_cuda_find(const char *op_type);
 
 /* The definition of an operator type, or NULL. */
 const etrt_op_def *etrt_op_find(const char *op_type);
@@ -85,14 +96,5 @@ const char *etrt_node_attribute_string(const etrt_node *node, const char *name,
 
 /* Elements of a tensor (1 for rank 0). */
 int64_t etrt_tensor_numel(const etrt_tensor *tensor);
-
-/* Marks a kernel symbol that exists only when CUDA is compiled in. */
-#ifdef ETRT_HAVE_CUDA
-#define ETRT_CUDA_KERNEL(fn) (fn)
-#define ETRT_CUDA_SUPPORTS(fn) (fn)
-#else
-#define ETRT_CUDA_KERNEL(fn) NULL
-#define ETRT_CUDA_SUPPORTS(fn) NULL
-#endif
 
 #endif
