@@ -55,6 +55,14 @@ etrt_status etrt_network_add_input(etrt_network *network, const char *name, etrt
                                    int32_t rank, const int64_t *min_sizes,
                                    const int64_t *max_sizes, int32_t *out);
 
+/* A shape input: a 1-D int64 tensor of `count` values passed on the host at run
+ * time (etrt_exec_context_set_input_values), whose values decide other shapes (the
+ * shape of a Reshape, say). Each value may vary within [min_values[i],
+ * max_values[i]]; output bounds are inferred at both ends. */
+etrt_status etrt_network_add_shape_input(etrt_network *network, const char *name, int64_t count,
+                                         const int64_t *min_values, const int64_t *max_values,
+                                         int32_t *out);
+
 /* A constant (weights); the bytes are copied. */
 etrt_status etrt_network_add_constant(etrt_network *network, const char *name, etrt_dtype dtype,
                                       int32_t rank, const int64_t *sizes, const void *data,
@@ -69,7 +77,10 @@ etrt_status etrt_network_add_op(etrt_network *network, const char *op_type, cons
                                 int32_t *outputs, uint32_t num_attributes,
                                 const etrt_attribute *attributes);
 
-/* Makes a value an output of the network, under `name`. */
+/* Makes a value an output of the network, under `name`. The value must be produced
+ * by an operation (an input or a constant is refused). The engine's I/O table lists
+ * the inputs in the order they were added, then the outputs in the order they were
+ * marked. */
 etrt_status etrt_network_mark_output(etrt_network *network, int32_t value, const char *name);
 
 /* Shape and type of a value (bounds: min and max per axis). */
@@ -87,14 +98,22 @@ typedef struct etrt_plan_options {
   etrt_device device;       /* the device the plan is built for: cpu or cuda:N */
   etrt_precision precision; /* compute precision allowed for matrix work */
   const char *name;         /* the engine's name (appears in logs); NULL for "engine" */
-  /* For CUDA plans: the compute capability recorded; 0 reads it from the device
-   * (or, with no device present, records 9.0). */
+  /* For CUDA plans: the compute capability recorded; 0 records 9.0. The builder never
+   * queries a device: a caller building for the local GPU passes its capability. */
   int compute_major, compute_minor;
 } etrt_plan_options;
 
-/* Serializes the network as a plan (malloc'd; free with free()). */
+/* Serializes the network as a plan (malloc'd; free with free()). The same network
+ * and options always give the same bytes. Refuses a network without outputs, and an
+ * engine name longer than 111 bytes. */
 etrt_status etrt_plan_build(const etrt_network *network, const etrt_plan_options *options,
                             uint8_t **plan, size_t *plan_size);
+
+/* Wraps a plan as a fully delegated ExecuTorch program: one method "forward" whose
+ * inputs and outputs are the engine's, planned in host memory, and one EtrtBackend
+ * DelegateCall whose target_device is the plan's device. The .pte bytes are malloc'd
+ * (free with free()). */
+etrt_status etrt_plan_to_program(const uint8_t *plan, size_t plan_size, uint8_t **pte, size_t *pte_size);
 
 #ifdef __cplusplus
 }

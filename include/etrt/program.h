@@ -18,6 +18,13 @@ typedef struct etrt_program etrt_program;
 typedef struct etrt_program_options {
   /* A .ptd data file holding external tensors (named data), or NULL. */
   const char *data_path;
+  /* Run plans built for a GPU on the CPU when no GPU is present (their device
+   * buffers become host memory). Off by default: without a GPU, loading a method
+   * that needs one fails and says so. */
+  int allow_cpu_fallback;
+  /* Run every plan on the CPU executor even where a GPU is present (a reference
+   * for checking GPU results). */
+  int force_cpu;
 } etrt_program_options;
 
 /* Loads and verifies a program from a file (mapped, read in place). Every method's

@@ -14,7 +14,8 @@ extern "C" {
  * a selection. With none, delegates use the per-thread default stream. */
 etrt_status etrt_stream_push(void *stream);
 etrt_status etrt_stream_pop(void);
-/* 1 and the stream when this thread has a selection, else 0. */
+/* 1 and the stream when this thread has a selection, else 0 with *stream left as it
+ * was (so a caller may preset it to its default). `stream` may be NULL. */
 int etrt_stream_selected(void **stream);
 
 /* Scope form: ETRT_STREAM_SCOPE(s) { ... } runs the block with `s` selected. */

@@ -23,6 +23,10 @@ typedef struct etrt_backend_init_args {
   /* Context for messages and logs. */
   const char *method_name;
   uint32_t delegate_index;
+  /* No GPU is present and the program allows plans built for one to run on the CPU. */
+  int allow_cpu_fallback;
+  /* Run on the CPU executor even where a GPU is present. */
+  int force_cpu;
 } etrt_backend_init_args;
 
 typedef struct etrt_backend_execute_args {
@@ -33,7 +37,11 @@ typedef struct etrt_backend_execute_args {
   /* Set by execute_async: the backend may leave work in flight and write the
    * completion event here (else it returns with all work done). */
   int allow_async;
-  void **completion_event;
+  void **completion_event; /* set to the handle's event, or NULL when nothing is in flight */
+  /* The stream the method runs on (the caller's selection, else the per-thread
+   * default); resolved once per method execute. */
+  void *stream;
+  int stream_selected; /* 0: no selection, `stream` is the per-thread default */
 } etrt_backend_execute_args;
 
 typedef struct etrt_backend {

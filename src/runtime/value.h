@@ -44,9 +44,13 @@ typedef struct etrt_value {
       size_t size;
     } string;
     struct {
-      const int32_t *items; /* value indices (ExecuTorch list semantics) */
+      const int64_t *items; /* value indices of Int values (ExecuTorch list semantics) */
       uint32_t count;
-    } list;
+    } int_list;
+    struct {
+      const int32_t *items; /* value indices; -1 for an absent optional tensor */
+      uint32_t count;
+    } tensor_list;
     struct {
       const double *items;
       uint32_t count;

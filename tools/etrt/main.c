@@ -4,7 +4,10 @@
 #include "commands.h"
 
 static const etrt_command etrt_commands[] = {
+    {"build", "build a .pte program from an ONNX model", etrt_cmd_build},
+    {"run", "run a method of a .pte program on inputs from files", etrt_cmd_run},
     {"inspect", "print a summary of a .pte program (--json for tools)", etrt_cmd_inspect},
+    {"demo", "build and run the embedded MLP example (what `make run` does)", etrt_cmd_demo},
 };
 
 #define ETRT_COMMAND_COUNT (sizeof etrt_commands / sizeof etrt_commands[0])

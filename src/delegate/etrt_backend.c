@@ -1,0 +1,404 @@
+/* EtrtBackend: the delegate that runs an engine plan inside a method. It owns the
+ * device-handling contract of DESIGN.md section 3; the engine below it only takes
+ * bound addresses and a stream. The rules are cited where they are implemented. */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/log.h"
+#include "base/status.h"
+#include "delegate/backend.h"
+#include "device/device.h"
+#include "engine/engine.h"
+
+#define ETRT_DUMMY_BYTES 256
+
+typedef struct etrt_staging {
+  void *data;
+  size_t capacity;
+} etrt_staging;
+
+typedef struct etrt_backend_handle {
+  pthread_mutex_t mutex; /* rule 8: one call at a time per handle */
+  etrt_engine *engine;
+  etrt_exec_context *context;
+  const etrt_device_driver *driver; /* NULL: the CPU executor on host memory */
+  int device;                       /* rule 1: the engine's device, whatever else says */
+  int pageable_access;              /* the device reads pageable memory in place */
+  uint32_t num_inputs, num_outputs;
+  uint32_t *io_index;  /* argument position -> engine I/O index */
+  etrt_staging *staging; /* one cached device buffer per binding (rule 3) */
+  void *dummy;         /* the address bound for zero-size tensors */
+  etrt_event completion;
+  int completion_pending;
+  int staging_logged;  /* rule 4: one staging log line per engine */
+  const char *method_name;
+  uint32_t delegate_index;
+} etrt_backend_handle;
+
+/* --- device selection (rule 2) ----------------------------------------------------- */
+
+typedef struct etrt_device_scope {
+  const etrt_device_driver *driver;
+  int previous;
+  int changed;
+} etrt_device_scope;
+
+static etrt_status etrt_device_scope_enter(etrt_device_scope *scope, const etrt_device_driver *driver, int device) {
+  scope->driver = driver;
+  scope->changed = 0;
+  if (driver == NULL) return ETRT_OK;
+  ETRT_RETURN_IF_ERROR(driver->get_device(&scope->previous));
+  if (scope->previous == device) return ETRT_OK;
+  ETRT_RETURN_IF_ERROR(driver->set_device(device));
+  scope->changed = 1;
+  return ETRT_OK;
+}
+
+static void etrt_device_scope_leave(etrt_device_scope *scope) {
+  if (scope->changed) (void)scope->driver->set_device(scope->previous);
+}
+
+/* --- init and destroy ------------------------------------------------------------- */
+
+static void etrt_backend_free(etrt_backend_handle *h) {
+  etrt_device_scope scope;
+  int entered = h->driver != NULL && etrt_device_scope_enter(&scope, h->driver, h->device) == ETRT_OK;
+  if (h->driver != NULL) {
+    if (h->completion_pending) (void)h->driver->event_synchronize(h->completion);
+    if (h->staging != NULL) {
+      for (uint32_t i = 0; i < h->num_inputs + h->num_outputs; ++i) {
+        if (h->staging[i].data != NULL) (void)h->driver->free_device(h->staging[i].data);
+      }
+    }
+    if (h->dummy != NULL) (void)h->driver->free_device(h->dummy);
+    if (h->completion != NULL) (void)h->driver->event_destroy(h->completion);
+  }
+  etrt_exec_context_destroy(h->context);
+  etrt_engine_destroy(h->engine);
+  if (entered) etrt_device_scope_leave(&scope);
+  free(h->staging);
+  free(h->io_index);
+  pthread_mutex_destroy(&h->mutex);
+  free(h);
+}
+
+static etrt_status etrt_backend_map_io(etrt_backend_handle *h) {
+  uint32_t count = etrt_engine_io_count(h->engine);
+  h->io_index = calloc(count ? count : 1, sizeof *h->io_index);
+  h->staging = calloc(count ? count : 1, sizeof *h->staging);
+  if (h->io_index == NULL || h->staging == NULL) return etrt_error(ETRT_ERROR_OUT_OF_MEMORY, "out of memory");
+  /* The DelegateCall's arguments are the engine's inputs, then its outputs, each in
+   * the engine's I/O order. */
+  uint32_t position = 0;
+  for (int pass = 1; pass >= 0; --pass) {
+    for (uint32_t i = 0; i < count; ++i) {
+      if (etrt_engine_io_at(h->engine, i)->is_input == pass) h->io_index[position++] = i;
+    }
+    if (pass == 1) h->num_inputs = position;
+  }
+  h->num_outputs = position - h->num_inputs;
+  return ETRT_OK;
+}
+
+static etrt_status etrt_backend_init_device(etrt_backend_handle *h, const etrt_backend_init_args *args) {
+  etrt_device device = etrt_engine_device(h->engine);
+  if (device.type == ETRT_DEVICE_CPU || args->force_cpu) return etrt_exec_context_create(h->engine, NULL, &h->context);
+  const etrt_device_driver *driver = etrt_device_driver_get();
+  if (driver == NULL) {
+    if (!args->allow_cpu_fallback) {
+      return etrt_error(ETRT_ERROR_UNSUPPORTED,
+                        "engine '%s' was built for cuda:%d, but no GPU is present (allow the CPU fallback to run it on the CPU)",
+                        etrt_engine_name(h->engine), (int)device.index);
+    }
+    etrt_log(ETRT_LOG_INFO, "engine '%s' (built for cuda:%d) runs on the CPU: no GPU is present",
+             etrt_engine_name(h->engine), (int)device.index);
+    return etrt_exec_context_create(h->engine, NULL, &h->context);
+  }
+  if (device.index >= driver->device_count()) {
+    return etrt_error(ETRT_ERROR_UNSUPPORTED, "engine '%s' was built for cuda:%d, but only %d GPU(s) are present",
+                      etrt_engine_name(h->engine), (int)device.index, driver->device_count());
+  }
+  h->driver = driver;
+  h->device = device.index;
+  etrt_device_attributes attributes;
+  ETRT_RETURN_IF_ERROR(driver->attributes(h->device, &attributes));
+  int major, minor;
+  etrt_engine_compute_capability(h->engine, &major, &minor);
+  if (major != attributes.compute_major || minor != attributes.compute_minor) {
+    return etrt_error(ETRT_ERROR_UNSUPPORTED, "engine '%s' was built for compute capability %d.%d, cuda:%d is %d.%d",
+                      etrt_engine_name(h->engine), major, minor, h->device, attributes.compute_major,
+                      attributes.compute_minor);
+  }
+  h->pageable_access = attributes.pageable_memory_access;
+  etrt_device_scope scope;
+  ETRT_RETURN_IF_ERROR(etrt_device_scope_enter(&scope, driver, h->device));
+  etrt_status status = etrt_exec_context_create(h->engine, driver, &h->context);
+  if (status == ETRT_OK) status = driver->event_create(&h->completion);
+  if (status == ETRT_OK) status = driver->malloc_device(ETRT_DUMMY_BYTES, &h->dummy);
+  etrt_device_scope_leave(&scope);
+  return status;
+}
+
+static etrt_status etrt_backend_init(const etrt_backend_init_args *args, void **out) {
+  *out = NULL;
+  etrt_backend_handle *h = calloc(1, sizeof *h);
+  if (h == NULL) return etrt_error(ETRT_ERROR_OUT_OF_MEMORY, "out of memory");
+  pthread_mutex_init(&h->mutex, NULL);
+  h->method_name = args->method_name;
+  h->delegate_index = args->delegate_index;
+  etrt_status status = etrt_engine_deserialize(args->payload, args->payload_size, &h->engine);
+  if (status == ETRT_OK) status = etrt_backend_map_io(h);
+  if (status == ETRT_OK) status = etrt_backend_init_device(h, args);
+  if (status != ETRT_OK) {
+    etrt_backend_free(h);
+    return etrt_error_context(status, "delegate %u: ", args->delegate_index);
+  }
+  /* Rule 1: target_device is AOT metadata; say so where it disagrees. */
+  for (uint32_t i = 0; i < args->num_compile_specs; ++i) {
+    const etrt_compile_spec *spec = &args->compile_specs[i];
+    if (strcmp(spec->key, "target_device") != 0 || !etrt_log_enabled(ETRT_LOG_DEBUG)) continue;
+    char engine_device[16];
+    etrt_device_format(etrt_engine_device(h->engine), engine_device, sizeof engine_device);
+    if (strlen(engine_device) != spec->value_size || memcmp(engine_device, spec->value, spec->value_size) != 0) {
+      etrt_log(ETRT_LOG_DEBUG, "delegate %u: target_device says %.*s, engine '%s' runs on %s (the engine decides)",
+               args->delegate_index, (int)spec->value_size, (const char *)spec->value, etrt_engine_name(h->engine),
+               engine_device);
+    }
+  }
+  *out = h;
+  return ETRT_OK;
+}
+
+static void etrt_backend_destroy(void *handle) {
+  etrt_backend_handle *h = handle;
+  if (h == NULL) return;
+  pthread_mutex_lock(&h->mutex); /* rule 8: waits for a call in progress */
+  pthread_mutex_unlock(&h->mutex);
+  etrt_backend_free(h);
+}
+
+/* --- execute ---------------------------------------------------------------------- */
+
+static etrt_status etrt_backend_io_error(const etrt_backend_handle *h, uint32_t position, etrt_status status,
+                                         const char *fmt, const char *detail) {
+  int is_input = position < h->num_inputs;
+  return etrt_error(status, "method '%s', delegate %u, %s %u: %s%s", h->method_name, h->delegate_index,
+                    is_input ? "input" : "output", is_input ? position : position - h->num_inputs, fmt, detail);
+}
+
+/* Rule 3: where the bytes of one binding are, and what address the engine gets. */
+static etrt_status etrt_backend_bind(etrt_backend_handle *h, uint32_t position, const etrt_runtime_tensor *t,
+                                     size_t nbytes, void **address, int *staged) {
+  *staged = 0;
+  if (nbytes == 0) {
+    *address = h->driver != NULL ? h->dummy : (void *)h; /* any valid, non-NULL address */
+    return ETRT_OK;
+  }
+  if (t->data == NULL) return etrt_backend_io_error(h, position, ETRT_ERROR_STATE, "has no memory", "");
+  if (h->driver == NULL) {
+    /* The CPU executor reads host memory; device memory here is a planning bug. */
+    const etrt_device_driver *present = etrt_device_driver_get();
+    etrt_pointer_info info = {ETRT_POINTER_PAGEABLE_HOST, -1};
+    if (present != NULL) ETRT_RETURN_IF_ERROR(present->pointer_info(t->data, &info));
+    if (info.kind == ETRT_POINTER_DEVICE)
+      return etrt_backend_io_error(h, position, ETRT_ERROR_INVALID_ARGUMENT, "is device memory, this engine runs on the CPU", "");
+    *address = t->data;
+    return ETRT_OK;
+  }
+  etrt_pointer_info info;
+  ETRT_RETURN_IF_ERROR(h->driver->pointer_info(t->data, &info));
+  if (info.kind == ETRT_POINTER_MANAGED || (info.kind == ETRT_POINTER_DEVICE && info.device == h->device) ||
+      (info.kind == ETRT_POINTER_PAGEABLE_HOST && h->pageable_access)) {
+    *address = t->data; /* zero copy */
+    return ETRT_OK;
+  }
+  if (info.kind == ETRT_POINTER_DEVICE) {
+    return etrt_error(ETRT_ERROR_INVALID_ARGUMENT, "method '%s', delegate %u, %s %u: pointer is on cuda:%d, engine runs on cuda:%d",
+                      h->method_name, h->delegate_index, position < h->num_inputs ? "input" : "output",
+                      position < h->num_inputs ? position : position - h->num_inputs, info.device, h->device);
+  }
+  /* Host memory: a cached device buffer per binding that grows and is reused. */
+  etrt_staging *staging = &h->staging[position];
+  if (staging->capacity < nbytes) {
+    if (staging->data != NULL) ETRT_RETURN_IF_ERROR(h->driver->free_device(staging->data));
+    staging->data = NULL;
+    staging->capacity = 0;
+    ETRT_RETURN_IF_ERROR(h->driver->malloc_device(nbytes, &staging->data));
+    staging->capacity = nbytes;
+  }
+  *address = staging->data;
+  *staged = 1;
+  return ETRT_OK;
+}
+
+static etrt_status etrt_backend_tensor(const etrt_backend_handle *h, const etrt_backend_execute_args *args,
+                                       uint32_t position, etrt_runtime_tensor **out) {
+  etrt_value *v = args->values[position];
+  if (v->tag != ETRT_VALUE_TENSOR) return etrt_backend_io_error(h, position, ETRT_ERROR_INVALID_ARGUMENT, "is not a tensor", "");
+  *out = &v->u.tensor;
+  return ETRT_OK;
+}
+
+/* Binds inputs and outputs, staging host inputs; records which outputs need copying
+ * back. */
+static etrt_status etrt_backend_prepare(etrt_backend_handle *h, const etrt_backend_execute_args *args,
+                                        etrt_stream stream, uint32_t *staged_outputs, int *any_staged) {
+  for (uint32_t p = 0; p < h->num_inputs; ++p) {
+    etrt_runtime_tensor *t;
+    ETRT_RETURN_IF_ERROR(etrt_backend_tensor(h, args, p, &t));
+    uint32_t io = h->io_index[p];
+    const etrt_engine_io *desc = etrt_engine_io_at(h->engine, io);
+    if (t->dtype != desc->dtype) {
+      return etrt_backend_io_error(h, p, ETRT_ERROR_INVALID_ARGUMENT, "dtype differs from the engine's ",
+                                   etrt_dtype_name(desc->dtype));
+    }
+    if (desc->is_shape_input) {
+      /* Shape inputs are host values (they decide shapes before anything runs). */
+      int64_t count = 1;
+      for (int32_t a = 0; a < t->rank; ++a) count *= t->sizes[a];
+      if (t->data == NULL && count > 0) return etrt_backend_io_error(h, p, ETRT_ERROR_STATE, "has no memory", "");
+      ETRT_RETURN_IF_ERROR(etrt_exec_context_set_input_shape(h->context, io, t->rank, t->sizes));
+      ETRT_RETURN_IF_ERROR(etrt_exec_context_set_input_values(h->context, io, t->data, count));
+      continue;
+    }
+    ETRT_RETURN_IF_ERROR(etrt_exec_context_set_input_shape(h->context, io, t->rank, t->sizes));
+    size_t nbytes = etrt_runtime_tensor_nbytes(t);
+    void *address;
+    int staged;
+    ETRT_RETURN_IF_ERROR(etrt_backend_bind(h, p, t, nbytes, &address, &staged));
+    if (staged) {
+      ETRT_RETURN_IF_ERROR(h->driver->memcpy_async(address, t->data, nbytes, ETRT_COPY_HOST_TO_DEVICE, stream));
+      *any_staged = 1;
+    }
+    ETRT_RETURN_IF_ERROR(etrt_exec_context_set_address(h->context, io, address));
+  }
+  for (uint32_t p = h->num_inputs; p < h->num_inputs + h->num_outputs; ++p) {
+    etrt_runtime_tensor *t;
+    ETRT_RETURN_IF_ERROR(etrt_backend_tensor(h, args, p, &t));
+    uint32_t io = h->io_index[p];
+    int32_t rank;
+    int64_t sizes[ETRT_MAX_RANK];
+    ETRT_RETURN_IF_ERROR(etrt_exec_context_output_shape(h->context, io, &rank, sizes));
+    if (t->dtype != etrt_engine_io_at(h->engine, io)->dtype || rank != t->rank)
+      return etrt_backend_io_error(h, p, ETRT_ERROR_INVALID_ARGUMENT, "dtype or rank differs from the engine's output", "");
+    if (memcmp(sizes, t->sizes, (size_t)rank * sizeof(int64_t)) != 0) {
+      etrt_runtime_tensor resized = *t;
+      memcpy(resized.sizes, sizes, sizeof resized.sizes);
+      if (!t->dynamic || etrt_runtime_tensor_nbytes(&resized) > t->capacity)
+        return etrt_backend_io_error(h, p, ETRT_ERROR_INVALID_ARGUMENT, "the engine's output shape does not fit the tensor", "");
+      memcpy(t->sizes, sizes, sizeof t->sizes);
+    }
+    void *address;
+    int staged;
+    ETRT_RETURN_IF_ERROR(etrt_backend_bind(h, p, t, etrt_runtime_tensor_nbytes(t), &address, &staged));
+    if (staged) {
+      staged_outputs[(p - h->num_inputs) / 32] |= 1u << ((p - h->num_inputs) % 32);
+      *any_staged = 1;
+    }
+    ETRT_RETURN_IF_ERROR(etrt_exec_context_set_address(h->context, io, address));
+  }
+  return ETRT_OK;
+}
+
+#define ETRT_MAX_STAGED_WORDS 8
+
+static etrt_status etrt_backend_run_gpu(etrt_backend_handle *h, const etrt_backend_execute_args *args) {
+  const etrt_device_driver *driver = h->driver;
+  etrt_stream stream = args->stream;
+  /* Rule 6: the per-thread default stream is invalid under a green context. */
+  if (!args->stream_selected && driver->green_context_current != NULL && driver->green_context_current()) {
+    return etrt_error(ETRT_ERROR_STATE,
+                      "method '%s', delegate %u: a green context is current on this thread, where the per-thread default "
+                      "stream is invalid: select the green context's stream with etrt_stream_push",
+                      h->method_name, h->delegate_index);
+  }
+  /* Rule 5: the stream must belong to the engine's device. */
+  int stream_device;
+  ETRT_RETURN_IF_ERROR(driver->stream_device(stream, &stream_device));
+  if (stream_device != h->device) {
+    return etrt_error(ETRT_ERROR_INVALID_ARGUMENT, "method '%s', delegate %u: the selected stream is on cuda:%d, engine '%s' runs on cuda:%d",
+                      h->method_name, h->delegate_index, stream_device, etrt_engine_name(h->engine), h->device);
+  }
+  /* Rule 7: the previous enqueue must finish before the context is reconfigured. */
+  if (h->completion_pending) {
+    ETRT_RETURN_IF_ERROR(driver->event_synchronize(h->completion));
+    h->completion_pending = 0;
+  }
+  if (h->num_outputs > 32 * ETRT_MAX_STAGED_WORDS)
+    return etrt_error(ETRT_ERROR_UNSUPPORTED, "engine '%s' has more than %d outputs", etrt_engine_name(h->engine), 32 * ETRT_MAX_STAGED_WORDS);
+  uint32_t staged_outputs[ETRT_MAX_STAGED_WORDS] = {0};
+  int any_staged = 0;
+  etrt_status status = etrt_backend_prepare(h, args, stream, staged_outputs, &any_staged);
+  if (status == ETRT_OK && any_staged && !h->staging_logged) {
+    /* Rule 4: a caller expecting zero-copy device I/O learns that it fell off it. */
+    h->staging_logged = 1;
+    etrt_log(ETRT_LOG_INFO, "engine '%s' (method '%s', delegate %u) is staging host I/O through device buffers; pass device memory for zero-copy",
+             etrt_engine_name(h->engine), h->method_name, h->delegate_index);
+  }
+  if (status == ETRT_OK) status = etrt_exec_context_enqueue(h->context, stream);
+  for (uint32_t p = 0; status == ETRT_OK && p < h->num_outputs; ++p) {
+    if (!(staged_outputs[p / 32] & (1u << (p % 32)))) continue;
+    etrt_runtime_tensor *t = &args->values[h->num_inputs + p]->u.tensor;
+    status = driver->memcpy_async(t->data, h->staging[h->num_inputs + p].data, etrt_runtime_tensor_nbytes(t),
+                                  ETRT_COPY_DEVICE_TO_HOST, stream);
+  }
+  if (status == ETRT_OK) status = driver->event_record(h->completion, stream);
+  if (status != ETRT_OK) {
+    /* Rule 9: whatever was queued before the failure is drained. */
+    (void)driver->stream_synchronize(stream);
+    return status;
+  }
+  h->completion_pending = 1;
+  /* Staged host I/O must be ready (inputs read, outputs written) when we return. */
+  if (any_staged || !args->allow_async) {
+    status = driver->event_synchronize(h->completion);
+    h->completion_pending = 0;
+    if (status != ETRT_OK) return status;
+  } else if (args->completion_event != NULL) {
+    *args->completion_event = h->completion;
+  }
+  return ETRT_OK;
+}
+
+static etrt_status etrt_backend_run_cpu(etrt_backend_handle *h, const etrt_backend_execute_args *args) {
+  uint32_t unused[ETRT_MAX_STAGED_WORDS] = {0};
+  int any_staged = 0;
+  ETRT_RETURN_IF_ERROR(etrt_backend_prepare(h, args, NULL, unused, &any_staged));
+  return etrt_exec_context_enqueue(h->context, NULL);
+}
+
+static etrt_status etrt_backend_execute(void *handle, const etrt_backend_execute_args *args) {
+  etrt_backend_handle *h = handle;
+  if (args->completion_event != NULL) *args->completion_event = NULL;
+  if (args->num_values != h->num_inputs + h->num_outputs) {
+    return etrt_error(ETRT_ERROR_INVALID_ARGUMENT, "method '%s', delegate %u: %u arguments, engine '%s' takes %u inputs and %u outputs",
+                      h->method_name, h->delegate_index, args->num_values, etrt_engine_name(h->engine), h->num_inputs,
+                      h->num_outputs);
+  }
+  pthread_mutex_lock(&h->mutex);
+  etrt_status status;
+  if (h->driver == NULL) {
+    status = etrt_backend_run_cpu(h, args);
+  } else {
+    /* Rule 2: set the device only when it differs, and put it back on every path. */
+    etrt_device_scope scope;
+    status = etrt_device_scope_enter(&scope, h->driver, h->device);
+    if (status == ETRT_OK) {
+      status = etrt_backend_run_gpu(h, args);
+      etrt_device_scope_leave(&scope);
+    }
+  }
+  pthread_mutex_unlock(&h->mutex);
+  return status;
+}
+
+static int etrt_backend_is_available(void) { return 1; }
+
+const etrt_backend etrt_backend_etrt = {
+    .id = ETRT_BACKEND_ID,
+    .is_available = etrt_backend_is_available,
+    .init = etrt_backend_init,
+    .execute = etrt_backend_execute,
+    .destroy = etrt_backend_destroy,
+};

@@ -1,0 +1,70 @@
+/* KernelCall operators the runtime runs itself: the device copies of device-aware
+ * planning (et_copy::_h2d_copy.out / _d2h_copy.out) and a few ExecuTorch portable
+ * operators, written on the engine's CPU kernels. Each call is prepared once at
+ * method creation, so execute allocates nothing. */
+#ifndef ETRT_RUNTIME_KERNELS_H
+#define ETRT_RUNTIME_KERNELS_H
+
+#include <stdint.h>
+
+#include "device/device.h"
+#include "engine/op.h"
+#include "runtime/value.h"
+
+/* What an instruction needs of the execution around it. */
+typedef struct etrt_run_context {
+  const etrt_device_driver *driver; /* NULL: no GPU (or CPU fallback) */
+  etrt_stream stream;               /* the selected stream (contract rule 5) */
+  int stream_selected;              /* 0: nothing selected, `stream` is the per-thread default */
+  int stream_has_work;              /* set when something was queued on the stream */
+  const char *method_name;
+} etrt_run_context;
+
+#define ETRT_KERNEL_MAX_ENGINE_INPUTS 3
+
+typedef struct etrt_kernel_def etrt_kernel_def;
+
+/* One prepared KernelCall. */
+typedef struct etrt_kernel_call {
+  const etrt_kernel_def *def;
+  const int32_t *args;
+  uint32_t num_args;
+  uint32_t instruction;
+  /* The engine operation the kernel runs, with its prepared state. */
+  etrt_node node;
+  int32_t node_inputs[ETRT_KERNEL_MAX_ENGINE_INPUTS];
+  int32_t node_output;
+  etrt_attribute attributes[3];
+  void *state;
+  /* A second operation for add/sub with alpha != 1 (other * alpha first). */
+  etrt_node scale_node;
+  void *scale_state;
+  double alpha;
+  void *scratch; /* host scratch of the scaled operand, sized at prepare */
+  size_t scratch_size;
+} etrt_kernel_call;
+
+struct etrt_kernel_def {
+  const char *name; /* "aten::add.out" */
+  uint32_t num_args;
+  etrt_status (*prepare)(etrt_kernel_call *call, const etrt_value *values);
+  etrt_status (*run)(etrt_kernel_call *call, etrt_value *values, etrt_run_context *context);
+};
+
+/* The kernel for "name.overload" (or "name" when overload is empty), or NULL. */
+const etrt_kernel_def *etrt_kernel_find(const char *name, size_t name_size, const char *overload,
+                                        size_t overload_size);
+
+/* Prepares `call` for instruction `instruction`; on failure the message names the
+ * operator and the instruction. */
+etrt_status etrt_kernel_call_prepare(etrt_kernel_call *call, const etrt_kernel_def *def,
+                                     const int32_t *args, uint32_t num_args, uint32_t instruction,
+                                     const etrt_value *values);
+void etrt_kernel_call_release(etrt_kernel_call *call);
+
+/* The two families, defined in kernel_copy.c and kernel_portable.c. */
+extern const etrt_kernel_def etrt_kernel_h2d_copy;
+extern const etrt_kernel_def etrt_kernel_d2h_copy;
+extern const etrt_kernel_def *const etrt_kernels_portable[];
+
+#endif

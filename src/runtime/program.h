@@ -1,0 +1,29 @@
+/* The loaded program, shared by its method instances (read-only after load). */
+#ifndef ETRT_RUNTIME_PROGRAM_H
+#define ETRT_RUNTIME_PROGRAM_H
+
+#include "base/file.h"
+#include "etrt/program.h"
+#include "pte/ptd.h"
+#include "pte/pte.h"
+
+struct etrt_program {
+  etrt_file_map file; /* the mapped .pte (empty when loaded from memory) */
+  etrt_pte_program *pte;
+  etrt_file_map data_file; /* the mapped .ptd, if any */
+  etrt_ptd_file *data;
+  int allow_cpu_fallback;
+  int force_cpu;
+};
+
+/* The optional .ptd data file of external tensors (program_data.c). */
+etrt_status etrt_program_open_data(etrt_program *program, const char *path);
+void etrt_program_close_data(etrt_program *program);
+/* The bytes of external tensor `key` (at least `nbytes`). */
+etrt_status etrt_program_external_tensor(const etrt_program *program, const char *key, size_t nbytes,
+                                         const uint8_t **out);
+
+/* The method named `name`, or NULL with a message listing the methods. */
+const etrt_pte_plan *etrt_program_plan(const etrt_program *program, const char *name);
+
+#endif
