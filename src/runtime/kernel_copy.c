@@ -55,9 +55,13 @@ static etrt_status etrt_copy_run(etrt_kernel_call *call, etrt_value *values, etr
   }
   ETRT_RETURN_IF_ERROR(driver->memcpy_async(out->data, self->data, size, kind, context->stream));
   context->stream_has_work = 1;
-  if (!dst_device) {
-    /* Host code after this instruction reads the destination. */
+  int stream_device = dst.device;
+  if (dst_device) ETRT_RETURN_IF_ERROR(driver->stream_device(context->stream, &stream_device));
+  if (!dst_device || stream_device != dst.device) {
+    /* Host code after this instruction reads the destination, or a delegate on
+     * another device's stream does: neither is ordered after this stream. */
     ETRT_RETURN_IF_ERROR(driver->stream_synchronize(context->stream));
+    context->stream_has_work = 0;
   }
   return ETRT_OK;
 }

@@ -42,6 +42,10 @@ struct etrt_method {
   void **handles;
   etrt_event event;      /* execute_async's completion event */
   int event_pending;
+  /* Per delegate: its completion event while its work is in flight. The delegate's
+   * device may not be the caller's, so the method waits on these events rather than
+   * on a stream of the current device. */
+  etrt_event *in_flight;
 };
 
 /* --- planned memory ------------------------------------------------------------ */
@@ -264,7 +268,8 @@ static etrt_status etrt_method_init_delegates(etrt_method *m) {
   if (plan->delegates_count == 0) return ETRT_OK;
   m->backends = calloc(plan->delegates_count, sizeof *m->backends);
   m->handles = calloc(plan->delegates_count, sizeof *m->handles);
-  if (m->backends == NULL || m->handles == NULL) return etrt_error(ETRT_ERROR_OUT_OF_MEMORY, "out of memory for delegates");
+  m->in_flight = calloc(plan->delegates_count, sizeof *m->in_flight);
+  if (m->backends == NULL || m->handles == NULL || m->in_flight == NULL) return etrt_error(ETRT_ERROR_OUT_OF_MEMORY, "out of memory for delegates");
   for (size_t i = 0; i < plan->delegates_count; ++i) {
     const etrt_pte_delegate *d = &plan->delegates[i];
     const etrt_backend *backend = etrt_backend_find(d->id.data);
@@ -350,6 +355,7 @@ void etrt_method_destroy(etrt_method *m) {
   free(m->values);
   free(m->backends);
   free(m->handles);
+  free(m->in_flight);
   pthread_mutex_unlock(&m->mutex);
   pthread_mutex_destroy(&m->mutex);
   free(m);
@@ -471,7 +477,7 @@ static etrt_status etrt_method_check_async_outputs(etrt_method *m) {
   return ETRT_OK;
 }
 
-static etrt_status etrt_method_run_chain(etrt_method *m, size_t c, etrt_run_context *context, int *in_flight) {
+static etrt_status etrt_method_run_chain(etrt_method *m, size_t c, etrt_run_context *context) {
   const etrt_pte_chain *chain = &m->plan->chains[c];
   size_t pc = 0;
   while (pc < chain->instructions_count) {
@@ -498,7 +504,7 @@ static etrt_status etrt_method_run_chain(etrt_method *m, size_t c, etrt_run_cont
             .stream_selected = context->stream_selected,
         };
         status = m->backends[d]->execute(m->handles[d], &args);
-        if (event != NULL) *in_flight = 1;
+        m->in_flight[d] = event;
         break;
       }
       case ETRT_PTE_INSTR_MOVE:
@@ -530,6 +536,24 @@ static etrt_status etrt_method_run_chain(etrt_method *m, size_t c, etrt_run_cont
   return ETRT_OK;
 }
 
+/* Waits for what this execute left queued: each delegate's completion event and
+ * the method's own copies on the stream. */
+static etrt_status etrt_method_wait_in_flight(etrt_method *m, etrt_run_context *context) {
+  etrt_status status = ETRT_OK;
+  for (size_t d = 0; d < m->plan->delegates_count; ++d) {
+    if (m->in_flight[d] == NULL) continue;
+    etrt_status s = m->driver->event_synchronize(m->in_flight[d]);
+    if (status == ETRT_OK) status = s;
+    m->in_flight[d] = NULL;
+  }
+  if (context->stream_has_work) {
+    etrt_status s = m->driver->stream_synchronize(context->stream);
+    if (status == ETRT_OK) status = s;
+    context->stream_has_work = 0;
+  }
+  return status;
+}
+
 static etrt_status etrt_method_run(etrt_method *m, int async, void **event_out) {
   etrt_status status = etrt_method_check_inputs(m);
   if (status == ETRT_OK && async) status = etrt_method_check_async_outputs(m);
@@ -545,27 +569,27 @@ static etrt_status etrt_method_run(etrt_method *m, int async, void **event_out) 
     ETRT_RETURN_IF_ERROR(m->driver->event_synchronize(m->event));
     m->event_pending = 0;
   }
-  int in_flight = 0;
   for (size_t c = 0; c < m->plan->chains_count && status == ETRT_OK; ++c) {
-    status = etrt_method_run_chain(m, c, &context, &in_flight);
+    status = etrt_method_run_chain(m, c, &context);
   }
-  int queued = in_flight || context.stream_has_work;
   if (status != ETRT_OK) {
     /* Contract rule 9: nothing stays queued after an error. */
-    if (queued) (void)m->driver->stream_synchronize(context.stream);
+    (void)etrt_method_wait_in_flight(m, &context);
     return etrt_error_context(status, "method '%s': ", m->name);
   }
-  if (!queued) {
-    if (event_out != NULL) *event_out = NULL;
-    return ETRT_OK;
+  if (!async) return etrt_method_wait_in_flight(m, &context);
+  /* One event for the caller that completes after every delegate's work and the
+   * method's own copies. */
+  if (m->event == NULL) status = m->driver->event_create(&m->event);
+  for (size_t d = 0; status == ETRT_OK && d < m->plan->delegates_count; ++d) {
+    if (m->in_flight[d] != NULL) status = m->driver->stream_wait_event(context.stream, m->in_flight[d]);
   }
-  if (!async) return m->driver->stream_synchronize(context.stream);
-  if (m->event == NULL) ETRT_RETURN_IF_ERROR(m->driver->event_create(&m->event));
-  status = m->driver->event_record(m->event, context.stream);
+  if (status == ETRT_OK) status = m->driver->event_record(m->event, context.stream);
   if (status != ETRT_OK) {
-    (void)m->driver->stream_synchronize(context.stream);
+    (void)etrt_method_wait_in_flight(m, &context);
     return status;
   }
+  for (size_t d = 0; d < m->plan->delegates_count; ++d) m->in_flight[d] = NULL;
   m->event_pending = 1;
   *event_out = m->event;
   return ETRT_OK;
