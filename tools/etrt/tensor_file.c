@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "base/npy.h"
+#include "base/status.h"
 #include "builder/tensor_pb.h"
 
 static int etrt_tool_ends_with(const char *s, const char *suffix) {
