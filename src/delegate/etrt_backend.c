@@ -245,7 +245,7 @@ static etrt_status etrt_backend_tensor(const etrt_backend_handle *h, const etrt_
 static etrt_status etrt_backend_prepare(etrt_backend_handle *h, const etrt_backend_execute_args *args,
                                         etrt_stream stream, uint32_t *staged_outputs, int *any_staged) {
   for (uint32_t p = 0; p < h->num_inputs; ++p) {
-    etrt_runtime_tensor *t;
+    etrt_runtime_tensor *t = NULL;
     ETRT_RETURN_IF_ERROR(etrt_backend_tensor(h, args, p, &t));
     uint32_t io = h->io_index[p];
     const etrt_engine_io *desc = etrt_engine_io_at(h->engine, io);
@@ -274,7 +274,7 @@ static etrt_status etrt_backend_prepare(etrt_backend_handle *h, const etrt_backe
     ETRT_RETURN_IF_ERROR(etrt_exec_context_set_address(h->context, io, address));
   }
   for (uint32_t p = h->num_inputs; p < h->num_inputs + h->num_outputs; ++p) {
-    etrt_runtime_tensor *t;
+    etrt_runtime_tensor *t = NULL;
     ETRT_RETURN_IF_ERROR(etrt_backend_tensor(h, args, p, &t));
     uint32_t io = h->io_index[p];
     int32_t rank;

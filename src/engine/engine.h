@@ -26,6 +26,10 @@ typedef struct etrt_engine_io {
   int32_t rank;
   int64_t min_sizes[ETRT_MAX_RANK];
   int64_t max_sizes[ETRT_MAX_RANK];
+  /* Shape inputs: the number of values and the bounds of each; 0 and NULL otherwise. */
+  int64_t value_count;
+  const int64_t *min_values;
+  const int64_t *max_values;
 } etrt_engine_io;
 
 /* Verifies a plan (header, version, digest, every field) and builds an engine.
@@ -38,6 +42,8 @@ void etrt_engine_destroy(etrt_engine *engine);
 etrt_device etrt_engine_device(const etrt_engine *engine);
 void etrt_engine_compute_capability(const etrt_engine *engine, int *major, int *minor);
 const char *etrt_engine_name(const etrt_engine *engine);
+/* The compute precision the plan allows for matrix work (for the CUDA executor). */
+etrt_precision etrt_engine_precision(const etrt_engine *engine);
 uint32_t etrt_engine_io_count(const etrt_engine *engine);
 const etrt_engine_io *etrt_engine_io_at(const etrt_engine *engine, uint32_t index);
 /* Index of the I/O named `name`, or -1. */

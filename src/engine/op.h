@@ -17,8 +17,11 @@
 /* A tensor inside the engine. During execution `data` is where the bytes are (host
  * memory for the CPU executor, device memory for CUDA). During shape inference
  * `data` is NULL and `host_value` holds the values where they are known on the host
- * (constants, shape inputs, and small integer tensors computed from those). An
- * omitted optional input has rank -1 and no data. */
+ * (constants, shape inputs, and small integer tensors computed from those). During
+ * execution every executor also sets `host_value` for the values that shape
+ * inference needed on the host (the value inputs of nodes), so kernels read those
+ * there, never from device memory. An omitted optional input has rank -1 and no
+ * data. */
 typedef struct etrt_tensor {
   void *data;
   const void *host_value;
@@ -59,6 +62,11 @@ typedef etrt_status (*etrt_op_cuda_fn)(const etrt_node *node, const etrt_tensor 
                                        etrt_tensor *outputs, const etrt_cuda_launch *launch);
 /* True when the CUDA kernel handles this node with these input types and shapes. */
 typedef int (*etrt_op_cuda_supports_fn)(const etrt_node *node, const etrt_tensor *inputs);
+/* Bytes of launch->workspace the kernel needs for these shapes. The executor sizes a
+ * context's workspace as the largest over its nodes at the inputs' largest shapes,
+ * and grows it before a launch that needs more. */
+typedef size_t (*etrt_op_cuda_workspace_fn)(const etrt_node *node, const etrt_tensor *inputs,
+                                            const etrt_tensor *outputs);
 
 struct etrt_op_def {
   const char *op_type;
@@ -69,6 +77,10 @@ struct etrt_op_def {
   etrt_op_infer_fn infer;
   etrt_op_cpu_fn run_cpu;
   uint32_t value_inputs; /* bit i: output shapes depend on the values of input i */
+  /* bit i: run_cpu reads only the dims of input i, never its bytes (Shape, Size), so
+   * the node can be evaluated on the host during shape inference even when input i's
+   * values are not known there. */
+  uint32_t dims_only_inputs;
 };
 
 /* The CUDA side of an operation, kept in its own table (src/engine/ops/cuda/
@@ -77,6 +89,7 @@ typedef struct etrt_op_cuda_def {
   const char *op_type;
   etrt_op_cuda_fn run;
   etrt_op_cuda_supports_fn supports; /* NULL: `run` handles every case */
+  etrt_op_cuda_workspace_fn workspace; /* NULL: no workspace */
 } etrt_op_cuda_def;
 
 /* The CUDA kernel of an operator type, or NULL (none, or CUDA not compiled in). */

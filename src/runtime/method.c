@@ -376,7 +376,7 @@ static etrt_status etrt_method_io_tensor(etrt_method *m, int is_input, uint32_t 
 }
 
 etrt_status etrt_method_set_input(etrt_method *m, uint32_t index, const etrt_tensor_view *view) {
-  etrt_value *v;
+  etrt_value *v = NULL;
   ETRT_RETURN_IF_ERROR(etrt_method_io_tensor(m, 1, index, &v));
   if (v->tag != ETRT_VALUE_TENSOR)
     return etrt_error(ETRT_ERROR_INVALID_ARGUMENT, "method '%s', input %u is not a tensor", m->name, index);
@@ -408,7 +408,7 @@ etrt_status etrt_method_set_input(etrt_method *m, uint32_t index, const etrt_ten
 }
 
 etrt_status etrt_method_set_input_int(etrt_method *m, uint32_t index, int64_t value) {
-  etrt_value *v;
+  etrt_value *v = NULL;
   ETRT_RETURN_IF_ERROR(etrt_method_io_tensor(m, 1, index, &v));
   if (v->tag != ETRT_VALUE_INT)
     return etrt_error(ETRT_ERROR_INVALID_ARGUMENT, "method '%s', input %u is not an int", m->name, index);
@@ -419,7 +419,7 @@ etrt_status etrt_method_set_input_int(etrt_method *m, uint32_t index, int64_t va
 }
 
 etrt_status etrt_method_set_output(etrt_method *m, uint32_t index, void *data, size_t capacity) {
-  etrt_value *v;
+  etrt_value *v = NULL;
   ETRT_RETURN_IF_ERROR(etrt_method_io_tensor(m, 0, index, &v));
   if (v->tag != ETRT_VALUE_TENSOR)
     return etrt_error(ETRT_ERROR_INVALID_ARGUMENT, "method '%s', output %u is not a tensor", m->name, index);
@@ -438,7 +438,7 @@ etrt_status etrt_method_set_output(etrt_method *m, uint32_t index, void *data, s
 }
 
 etrt_status etrt_method_get_output(const etrt_method *m, uint32_t index, etrt_tensor_view *out) {
-  etrt_value *v;
+  etrt_value *v = NULL;
   ETRT_RETURN_IF_ERROR(etrt_method_io_tensor((etrt_method *)m, 0, index, &v));
   memset(out, 0, sizeof *out);
   if (v->tag != ETRT_VALUE_TENSOR)

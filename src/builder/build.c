@@ -1,0 +1,272 @@
+/* etrt_build_*: the whole ahead-of-time pipeline. ONNX bytes -> IR (import) ->
+ * bounds of dynamic inputs -> shape inference -> passes -> partitions -> one plan
+ * per partition -> target_device labels -> .pte. */
+#include "etrt/build.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "base/file.h"
+#include "base/status.h"
+#include "builder/emit.h"
+#include "builder/import.h"
+#include "builder/lower.h"
+#include "builder/onnx_model.h"
+#include "builder/partition.h"
+#include "builder/passes.h"
+#include "builder/shape_spec.h"
+#include "builder/target_device.h"
+#include "device/device.h"
+
+void etrt_build_options_init(etrt_build_options *options) { memset(options, 0, sizeof *options); }
+
+typedef struct etrt_build {
+  const etrt_build_options *options;
+  etrt_device device;
+  etrt_partition_placement *placements;
+  struct timespec started;
+} etrt_build;
+
+static double etrt_build_seconds(struct timespec *since) {
+  struct timespec now;
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  double s = (double)(now.tv_sec - since->tv_sec) + (double)(now.tv_nsec - since->tv_nsec) * 1e-9;
+  *since = now;
+  return s;
+}
+
+static void etrt_build_progress(etrt_build *b, const char *fmt, ...) ETRT_PRINTF(2, 3);
+static void etrt_build_progress(etrt_build *b, const char *fmt, ...) {
+  if (b->options->progress == NULL) return;
+  char line[1024];
+  va_list args;
+  va_start(args, fmt);
+  vsnprintf(line, sizeof line, fmt, args);
+  va_end(args);
+  b->options->progress(line, b->options->progress_user);
+}
+
+static const char *etrt_build_size(size_t bytes, char *buf, size_t size) {
+  if (bytes >= (size_t)1 << 20)
+    snprintf(buf, size, "%.1f MB", (double)bytes / (1 << 20));
+  else if (bytes >= 1024)
+    snprintf(buf, size, "%.1f KB", (double)bytes / 1024);
+  else
+    snprintf(buf, size, "%zu B", bytes);
+  return buf;
+}
+
+/* Checks every option before any work, so that a bad flag is refused at once. */
+static etrt_status etrt_build_check_options(etrt_build *b) {
+  const etrt_build_options *o = b->options;
+  if (o->device != NULL) {
+    if (etrt_device_parse(o->device, &b->device) != 0)
+      return etrt_error(ETRT_ERROR_INVALID_ARGUMENT, "device '%s': expected cpu or cuda:N", o->device);
+  } else {
+    b->device = etrt_device_driver_get() != NULL ? (etrt_device){ETRT_DEVICE_CUDA, 0}
+                                                 : (etrt_device){ETRT_DEVICE_CPU, 0};
+  }
+  etrt_device parsed;
+  if (o->target_device != NULL && etrt_device_parse(o->target_device, &parsed) != 0)
+    return etrt_error(ETRT_ERROR_INVALID_ARGUMENT, "target device '%s': expected cpu or cuda:N",
+                      o->target_device);
+  if (o->precision < ETRT_PRECISION_FP32 || o->precision > ETRT_PRECISION_BF16)
+    return etrt_error(ETRT_ERROR_INVALID_ARGUMENT, "precision %d is not fp32, tf32, fp16 or bf16",
+                      (int)o->precision);
+  if (o->num_shapes && o->shapes == NULL)
+    return etrt_error(ETRT_ERROR_INVALID_ARGUMENT, "shapes: NULL array with %u entries", o->num_shapes);
+  for (uint32_t i = 0; i < o->num_shapes; ++i) {
+    if (o->shapes[i] == NULL) return etrt_error(ETRT_ERROR_INVALID_ARGUMENT, "shape %u is NULL", i);
+    ETRT_RETURN_IF_ERROR(etrt_shape_spec_check(o->shapes[i]));
+  }
+  if (o->num_placements) {
+    if (o->placements == NULL)
+      return etrt_error(ETRT_ERROR_INVALID_ARGUMENT, "placements: NULL array with %u entries",
+                        o->num_placements);
+    b->placements = calloc(o->num_placements, sizeof *b->placements);
+    if (b->placements == NULL) return etrt_error(ETRT_ERROR_OUT_OF_MEMORY, "build: out of memory");
+    for (uint32_t i = 0; i < o->num_placements; ++i) {
+      const etrt_build_placement *p = &o->placements[i];
+      if (p->node == NULL || p->device == NULL || etrt_device_parse(p->device, &b->placements[i].device) != 0)
+        return etrt_error(ETRT_ERROR_INVALID_ARGUMENT,
+                          "placement %u ('%s' on '%s'): expected a node name and cpu or cuda:N", i,
+                          p->node ? p->node : "(null)", p->device ? p->device : "(null)");
+      b->placements[i].node = p->node;
+    }
+  }
+  return ETRT_OK;
+}
+
+/* Import, shapes and passes. */
+static etrt_status etrt_build_graph(etrt_build *b, const etrt_onnx_model *model,
+                                    etrt_ir_graph **out) {
+  ETRT_RETURN_IF_ERROR(etrt_import_onnx(model, out));
+  etrt_ir_graph *g = *out;
+  ETRT_RETURN_IF_ERROR(etrt_shape_specs_apply(g, b->options->shapes, b->options->num_shapes));
+  etrt_pass_stats stats;
+  ETRT_RETURN_IF_ERROR(etrt_passes_run(g, b->options->fold_limit_bytes, &stats));
+  etrt_build_progress(b,
+                      "shapes and passes: %u identities dropped, %u nodes folded, %u batch norms folded, %u "
+                      "GEMMs fused, %u dead nodes removed: %u nodes left (%.2f s)",
+                      stats.identities, stats.folded, stats.batchnorms, stats.gemms, stats.dead,
+                      etrt_ir_live_node_count(g), etrt_build_seconds(&b->started));
+  return ETRT_OK;
+}
+
+static etrt_status etrt_build_program(etrt_build *b, const etrt_ir_graph *g, uint8_t **pte,
+                                      size_t *pte_size) {
+  etrt_partition_options popts = {.target = b->device,
+                                  .placements = b->placements,
+                                  .num_placements = b->options->num_placements};
+  etrt_partitioning *parts = NULL;
+  ETRT_RETURN_IF_ERROR(etrt_partition_graph(g, &popts, &parts));
+  char line[1024];
+  for (uint32_t k = 0; k < parts->count; ++k) {
+    etrt_partition_describe(g, &parts->parts[k], k, line, sizeof line);
+    etrt_build_progress(b, "%s", line);
+  }
+  etrt_status status = ETRT_OK;
+  etrt_emit_partition *plans = calloc((size_t)parts->count + 1, sizeof *plans);
+  char (*labels)[32] = calloc((size_t)parts->count + 1, sizeof *labels);
+  if (plans == NULL || labels == NULL) {
+    status = etrt_error(ETRT_ERROR_OUT_OF_MEMORY, "build: out of memory");
+    goto done;
+  }
+  for (uint32_t k = 0; k < parts->count && status == ETRT_OK; ++k) {
+    char name[32], device[32], size[32];
+    snprintf(name, sizeof name, "partition_%u", k);
+    etrt_plan_options plan_options = {.device = parts->parts[k].device,
+                                      .precision = b->options->precision,
+                                      .name = name};
+    /* Building for a GPU that is here records its compute capability; for one that
+     * is not (cross-building) the engine records its default. */
+    const etrt_device_driver *driver = etrt_device_driver_get();
+    etrt_device_attributes attributes;
+    if (plan_options.device.type == ETRT_DEVICE_CUDA && driver != NULL &&
+        plan_options.device.index < driver->device_count() &&
+        driver->attributes(plan_options.device.index, &attributes) == ETRT_OK) {
+      plan_options.compute_major = attributes.compute_major;
+      plan_options.compute_minor = attributes.compute_minor;
+    }
+    etrt_clear_error();
+    uint8_t *plan = NULL;
+    size_t plan_size = 0;
+    status = etrt_lower_partition_plan(g, &parts->parts[k], &plan_options, &plan, &plan_size);
+    if (status != ETRT_OK) {
+      status = etrt_error_context(status, "partition %u (%s): ", k,
+                                  etrt_device_format(parts->parts[k].device, device, sizeof device));
+      break;
+    }
+    plans[k].plan = plan;
+    plans[k].plan_size = plan_size;
+    etrt_target_device_derive(plan, plan_size, b->options->target_device, labels[k], sizeof labels[k]);
+    plans[k].target_device = labels[k];
+    etrt_build_progress(b, "plan %u %s: %s, %u inputs, %u outputs, target_device %s (%.2f s)", k,
+                        etrt_device_format(parts->parts[k].device, device, sizeof device),
+                        etrt_build_size(plan_size, size, sizeof size), parts->parts[k].num_inputs,
+                        parts->parts[k].num_outputs, labels[k], etrt_build_seconds(&b->started));
+  }
+  if (status == ETRT_OK) {
+    etrt_emit_options eopts = {.io_on_device = b->options->io_on_device != 0};
+    etrt_emit_stats stats;
+    status = etrt_emit_program(g, parts, plans, &eopts, pte, pte_size, &stats);
+    if (status == ETRT_OK) {
+      char host[32], dev[32];
+      etrt_build_progress(b,
+                          "program: %u delegates, %u tensors, %u instructions (%u host-to-device, "
+                          "%u device-to-host copies), arenas: host %s, device %s",
+                          parts->count, stats.values, stats.instructions, stats.h2d_copies,
+                          stats.d2h_copies, etrt_build_size(stats.host_arena_bytes, host, sizeof host),
+                          etrt_build_size(stats.device_arena_bytes, dev, sizeof dev));
+    }
+  }
+done:
+  if (plans != NULL)
+    for (uint32_t k = 0; k < parts->count; ++k) free((void *)plans[k].plan);
+  free(plans);
+  free(labels);
+  etrt_partitioning_destroy(parts);
+  return status;
+}
+
+static etrt_status etrt_build_model(etrt_build *b, const etrt_onnx_model *model, uint8_t **pte,
+                                    size_t *pte_size) {
+  etrt_ir_graph *graph = NULL;
+  etrt_status status = etrt_build_graph(b, model, &graph);
+  if (status == ETRT_OK) status = etrt_build_program(b, graph, pte, pte_size);
+  etrt_ir_graph_destroy(graph);
+  return status;
+}
+
+static void etrt_build_report_model(etrt_build *b, const char *what, size_t bytes,
+                                    const etrt_onnx_model *model) {
+  const etrt_onnx_graph *g = etrt_onnx_model_graph(model);
+  char size[32];
+  etrt_build_progress(b, "reading %s: %s, %zu nodes, %zu initializers, opset %lld (%.2f s)", what,
+                      etrt_build_size(bytes, size, sizeof size), g->node_count,
+                      g->initializer_count, (long long)etrt_onnx_model_opset(model, ""),
+                      etrt_build_seconds(&b->started));
+}
+
+etrt_status etrt_build_onnx_memory(const void *onnx, size_t onnx_size,
+                                   const etrt_build_options *options, uint8_t **pte,
+                                   size_t *pte_size) {
+  *pte = NULL;
+  *pte_size = 0;
+  etrt_build_options defaults;
+  etrt_build_options_init(&defaults);
+  etrt_build b = {.options = options ? options : &defaults};
+  clock_gettime(CLOCK_MONOTONIC, &b.started);
+  etrt_status status = etrt_build_check_options(&b);
+  etrt_onnx_model *model = NULL;
+  if (status == ETRT_OK) status = etrt_onnx_model_parse(onnx, onnx_size, NULL, &model);
+  if (status == ETRT_OK) {
+    etrt_build_report_model(&b, "model", onnx_size, model);
+    status = etrt_build_model(&b, model, pte, pte_size);
+  }
+  etrt_onnx_model_free(model);
+  free(b.placements);
+  return status;
+}
+
+etrt_status etrt_build_onnx_file(const char *onnx_path, const etrt_build_options *options,
+                                 const char *pte_path) {
+  etrt_build_options defaults;
+  etrt_build_options_init(&defaults);
+  etrt_build b = {.options = options ? options : &defaults};
+  clock_gettime(CLOCK_MONOTONIC, &b.started);
+  etrt_status status = etrt_build_check_options(&b);
+  etrt_onnx_model *model = NULL;
+  uint8_t *pte = NULL;
+  size_t pte_size = 0;
+  /* A missing model is the caller's mistake (bad input), not an I/O failure. */
+  struct stat st;
+  if (status == ETRT_OK && stat(onnx_path, &st) != 0 && errno == ENOENT)
+    status = etrt_error(ETRT_ERROR_NOT_FOUND, "model '%s': no such file", onnx_path);
+  if (status == ETRT_OK) status = etrt_onnx_model_load_file(onnx_path, &model);
+  if (status == ETRT_OK) {
+    const etrt_onnx_graph *g = etrt_onnx_model_graph(model);
+    etrt_build_report_model(&b, onnx_path, g->size, model);
+    status = etrt_build_model(&b, model, &pte, &pte_size);
+  }
+  /* The model's bytes are views into the mapping: free only after the program is
+   * written (the plans copied what they need, but keep the order obvious). */
+  if (status == ETRT_OK) {
+    status = etrt_file_write_atomic(pte_path, pte, pte_size);
+    if (status == ETRT_OK) {
+      char size[32];
+      etrt_build_progress(&b, "writing %s: %s (%.2f s)", pte_path,
+                          etrt_build_size(pte_size, size, sizeof size),
+                          etrt_build_seconds(&b.started));
+    }
+  }
+  free(pte);
+  etrt_onnx_model_free(model);
+  free(b.placements);
+  return status;
+}

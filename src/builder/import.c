@@ -1,0 +1,514 @@
+/* ONNX model -> builder IR, with the opset rewrites that let the engine implement
+ * only the newest form of each operator. */
+#include "builder/import.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct etrt_import {
+  const etrt_onnx_model *model;
+  etrt_ir_graph *graph;
+} etrt_import;
+
+static etrt_status etrt_import_oom(void) {
+  return etrt_error(ETRT_ERROR_OUT_OF_MEMORY, "import: out of memory");
+}
+
+static char *etrt_import_str(etrt_import *im, etrt_onnx_str s) {
+  return etrt_ir_strndup(im->graph, s.data, s.size);
+}
+
+/* The node's name for messages: its own, else its position. */
+static void etrt_import_node_label(const etrt_onnx_node *node, size_t index, char *buf,
+                                   size_t size) {
+  if (node->name.size)
+    snprintf(buf, size, "node '%.*s' (%.*s)", ETRT_ONNX_STR_ARGS(node->name),
+             ETRT_ONNX_STR_ARGS(node->op_type));
+  else
+    snprintf(buf, size, "node %zu (%.*s)", index, ETRT_ONNX_STR_ARGS(node->op_type));
+}
+
+/* Host bytes of an ONNX tensor that live as long as the graph: a view where the
+ * reader can give one, else a copy in the graph's arena. */
+static etrt_status etrt_import_tensor(etrt_import *im, const etrt_onnx_tensor *tensor,
+                                      etrt_onnx_host_tensor *out) {
+  ETRT_RETURN_IF_ERROR(etrt_onnx_tensor_to_host(tensor, out));
+  if (out->owned_ != NULL) {
+    void *copy = etrt_ir_alloc_uninit(im->graph, out->nbytes);
+    if (copy == NULL) {
+      etrt_onnx_host_tensor_release(out);
+      return etrt_import_oom();
+    }
+    if (out->nbytes) memcpy(copy, out->data, out->nbytes);
+    etrt_onnx_host_tensor kept = *out;
+    etrt_onnx_host_tensor_release(out); /* clears *out */
+    kept.data = copy;
+    kept.owned_ = NULL;
+    *out = kept;
+  }
+  return ETRT_OK;
+}
+
+/* A new int64 constant value (for attributes that later opsets made inputs). */
+static etrt_status etrt_import_i64_constant(etrt_import *im, const char *base,
+                                            const int64_t *values, size_t count, int32_t rank,
+                                            int32_t *out) {
+  ETRT_RETURN_IF_ERROR(etrt_ir_add_value_unique(im->graph, base, out));
+  int64_t *data = etrt_ir_alloc(im->graph, count * sizeof *data);
+  if (data == NULL) return etrt_import_oom();
+  if (count) memcpy(data, values, count * sizeof *data);
+  int64_t dims[1] = {(int64_t)count};
+  return etrt_ir_set_constant(im->graph, *out, ETRT_DTYPE_INT64, rank, dims, data,
+                              count * sizeof *data);
+}
+
+static etrt_status etrt_import_f32_constant(etrt_import *im, const char *base, float value,
+                                            int32_t *out) {
+  ETRT_RETURN_IF_ERROR(etrt_ir_add_value_unique(im->graph, base, out));
+  float *data = etrt_ir_alloc(im->graph, sizeof *data);
+  if (data == NULL) return etrt_import_oom();
+  *data = value;
+  return etrt_ir_set_constant(im->graph, *out, ETRT_DTYPE_FLOAT32, 0, NULL, data, sizeof *data);
+}
+
+/* ---- attributes ------------------------------------------------------------------ */
+
+static etrt_status etrt_import_attribute(etrt_import *im, const char *label,
+                                         const etrt_onnx_attribute *from, etrt_attribute *to) {
+  memset(to, 0, sizeof *to);
+  to->name = etrt_import_str(im, from->name);
+  if (to->name == NULL) return etrt_import_oom();
+  switch (from->type) {
+    case ETRT_ONNX_ATTR_FLOAT:
+      to->kind = ETRT_ATTRIBUTE_FLOAT;
+      to->f = from->f;
+      return ETRT_OK;
+    case ETRT_ONNX_ATTR_INT:
+      to->kind = ETRT_ATTRIBUTE_INT;
+      to->i = from->i;
+      return ETRT_OK;
+    case ETRT_ONNX_ATTR_STRING:
+      to->kind = ETRT_ATTRIBUTE_STRING;
+      to->s = etrt_import_str(im, from->s);
+      return to->s ? ETRT_OK : etrt_import_oom();
+    case ETRT_ONNX_ATTR_INTS:
+      to->kind = ETRT_ATTRIBUTE_INTS;
+      to->count = (int64_t)from->int_count;
+      to->ints = from->ints;
+      return ETRT_OK;
+    case ETRT_ONNX_ATTR_FLOATS:
+      to->kind = ETRT_ATTRIBUTE_FLOATS;
+      to->count = (int64_t)from->float_count;
+      to->floats = from->floats;
+      return ETRT_OK;
+    case ETRT_ONNX_ATTR_TENSOR: {
+      if (from->t == NULL)
+        return etrt_error(ETRT_ERROR_INVALID_FORMAT, "%s: attribute '%s' holds no tensor", label,
+                          to->name);
+      etrt_onnx_host_tensor host;
+      etrt_status status = etrt_import_tensor(im, from->t, &host);
+      if (status != ETRT_OK)
+        return etrt_error_context(status, "%s: attribute '%s': ", label, to->name);
+      to->kind = ETRT_ATTRIBUTE_TENSOR;
+      to->tensor.data = (void *)host.data;
+      to->tensor.dtype = host.dtype;
+      to->tensor.rank = host.rank;
+      for (int32_t i = 0; i < host.rank; ++i) to->tensor.sizes[i] = host.dims[i];
+      return ETRT_OK;
+    }
+    case ETRT_ONNX_ATTR_GRAPH:
+    case ETRT_ONNX_ATTR_GRAPHS:
+      return etrt_error(ETRT_ERROR_UNSUPPORTED,
+                        "%s: attribute '%s' is a subgraph: control flow (If, Loop, Scan) is not "
+                        "supported",
+                        label, to->name);
+    default:
+      return etrt_error(ETRT_ERROR_UNSUPPORTED, "%s: attribute '%s' of type %s is not supported",
+                        label, to->name, etrt_onnx_attr_type_name(from->type));
+  }
+}
+
+/* ---- the node under construction ------------------------------------------------- */
+
+#define ETRT_IMPORT_MAX_ARGS 1024
+
+typedef struct etrt_import_node {
+  char label[320];
+  const char *op_type;
+  const char *name;
+  uint32_t num_inputs, num_outputs, num_attributes;
+  int32_t inputs[ETRT_IMPORT_MAX_ARGS];
+  int32_t *outputs;
+  etrt_attribute *attributes;
+} etrt_import_node;
+
+static void etrt_import_drop_attribute(etrt_import_node *n, const char *name) {
+  for (uint32_t i = 0; i < n->num_attributes; ++i) {
+    if (strcmp(n->attributes[i].name, name) != 0) continue;
+    n->attributes[i] = n->attributes[--n->num_attributes];
+    return;
+  }
+}
+
+static const etrt_attribute *etrt_import_find_attribute(const etrt_import_node *n,
+                                                        const char *name) {
+  for (uint32_t i = 0; i < n->num_attributes; ++i)
+    if (strcmp(n->attributes[i].name, name) == 0) return &n->attributes[i];
+  return NULL;
+}
+
+/* Sets input `index` (padding skipped optional inputs with -1). */
+static etrt_status etrt_import_set_input(etrt_import_node *n, uint32_t index, int32_t value) {
+  if (index >= ETRT_IMPORT_MAX_ARGS)
+    return etrt_error(ETRT_ERROR_UNSUPPORTED, "%s: too many inputs", n->label);
+  while (n->num_inputs < index) n->inputs[n->num_inputs++] = -1;
+  n->inputs[index] = value;
+  if (n->num_inputs <= index) n->num_inputs = index + 1;
+  return ETRT_OK;
+}
+
+/* An INTS attribute that a later opset made input `index`: moved there as an int64
+ * constant (absent attribute: the input stays omitted). */
+static etrt_status etrt_import_ints_to_input(etrt_import *im, etrt_import_node *n,
+                                             const char *attribute, uint32_t index) {
+  const etrt_attribute *a = etrt_import_find_attribute(n, attribute);
+  if (a == NULL) return ETRT_OK;
+  if (a->kind != ETRT_ATTRIBUTE_INTS && a->kind != ETRT_ATTRIBUTE_INT)
+    return etrt_error(ETRT_ERROR_INVALID_FORMAT, "%s: attribute '%s' must be INTS", n->label,
+                      attribute);
+  if (n->num_inputs > index && n->inputs[index] >= 0)
+    return etrt_error(ETRT_ERROR_INVALID_FORMAT, "%s: '%s' is given both as attribute and input",
+                      n->label, attribute);
+  char base[300];
+  snprintf(base, sizeof base, "%s_%s", n->name, attribute);
+  int32_t value;
+  if (a->kind == ETRT_ATTRIBUTE_INT)
+    ETRT_RETURN_IF_ERROR(etrt_import_i64_constant(im, base, &a->i, 1, 1, &value));
+  else
+    ETRT_RETURN_IF_ERROR(etrt_import_i64_constant(im, base, a->ints, (size_t)a->count, 1, &value));
+  etrt_import_drop_attribute(n, attribute);
+  return etrt_import_set_input(n, index, value);
+}
+
+static bool etrt_import_is_reduce(const char *op) {
+  static const char *const reduces[] = {"ReduceMean", "ReduceMax",       "ReduceMin",
+                                        "ReduceProd", "ReduceL1",        "ReduceL2",
+                                        "ReduceLogSum", "ReduceLogSumExp", "ReduceSumSquare"};
+  for (size_t i = 0; i < sizeof reduces / sizeof reduces[0]; ++i)
+    if (strcmp(op, reduces[i]) == 0) return true;
+  return false;
+}
+
+/* Rewrites attributes that later opsets turned into inputs, so that the engine only
+ * ever sees the newest form. */
+static etrt_status etrt_import_upgrade(etrt_import *im, etrt_import_node *n) {
+  int64_t opset = im->graph->opset;
+  const char *op = n->op_type;
+  if ((strcmp(op, "Squeeze") == 0 || strcmp(op, "Unsqueeze") == 0) && opset < 13)
+    return etrt_import_ints_to_input(im, n, "axes", 1);
+  if (strcmp(op, "Split") == 0 && opset < 13) return etrt_import_ints_to_input(im, n, "split", 1);
+  if (strcmp(op, "ReduceSum") == 0 && opset < 13) return etrt_import_ints_to_input(im, n, "axes", 1);
+  if (etrt_import_is_reduce(op) && opset < 18) return etrt_import_ints_to_input(im, n, "axes", 1);
+  if (strcmp(op, "Reshape") == 0 && opset < 5) return etrt_import_ints_to_input(im, n, "shape", 1);
+  if (strcmp(op, "TopK") == 0 && opset < 10) return etrt_import_ints_to_input(im, n, "k", 1);
+  if (strcmp(op, "Slice") == 0 && opset < 10) {
+    ETRT_RETURN_IF_ERROR(etrt_import_ints_to_input(im, n, "starts", 1));
+    ETRT_RETURN_IF_ERROR(etrt_import_ints_to_input(im, n, "ends", 2));
+    return etrt_import_ints_to_input(im, n, "axes", 3);
+  }
+  if (strcmp(op, "Pad") == 0 && opset < 11) {
+    /* Opset 1 called the attribute "paddings". */
+    const etrt_attribute *old = etrt_import_find_attribute(n, "paddings");
+    if (old != NULL) ((etrt_attribute *)old)->name = "pads";
+    ETRT_RETURN_IF_ERROR(etrt_import_ints_to_input(im, n, "pads", 1));
+    const etrt_attribute *value = etrt_import_find_attribute(n, "value");
+    if (value != NULL && value->kind == ETRT_ATTRIBUTE_FLOAT) {
+      char base[300];
+      snprintf(base, sizeof base, "%s_value", n->name);
+      int32_t v;
+      ETRT_RETURN_IF_ERROR(etrt_import_f32_constant(im, base, value->f, &v));
+      etrt_import_drop_attribute(n, "value");
+      return etrt_import_set_input(n, 2, v);
+    }
+    return ETRT_OK;
+  }
+  if (strcmp(op, "Concat") == 0 && opset < 4 && etrt_import_find_attribute(n, "axis") == NULL) {
+    /* Before opset 4 the axis defaulted to 1. */
+    etrt_attribute *grown = etrt_ir_alloc(im->graph, (n->num_attributes + 1) * sizeof *grown);
+    if (grown == NULL) return etrt_import_oom();
+    if (n->num_attributes) memcpy(grown, n->attributes, n->num_attributes * sizeof *grown);
+    grown[n->num_attributes++] = (etrt_attribute){.name = "axis", .kind = ETRT_ATTRIBUTE_INT, .i = 1};
+    n->attributes = grown;
+  }
+  return ETRT_OK;
+}
+
+static bool etrt_import_is_softmax_family(const char *op) {
+  return strcmp(op, "Softmax") == 0 || strcmp(op, "LogSoftmax") == 0 ||
+         strcmp(op, "Hardmax") == 0;
+}
+
+/* A Constant node: its value becomes the output's constant data. */
+static etrt_status etrt_import_constant_node(etrt_import *im, const etrt_onnx_node *node,
+                                             const char *label, int32_t output) {
+  if (node->attribute_count != 1)
+    return etrt_error(ETRT_ERROR_INVALID_FORMAT, "%s: a Constant needs exactly one attribute",
+                      label);
+  const etrt_onnx_attribute *a = &node->attributes[0];
+  etrt_ir_graph *g = im->graph;
+  if (etrt_onnx_str_eq(a->name, "value")) {
+    if (a->t == NULL)
+      return etrt_error(ETRT_ERROR_INVALID_FORMAT, "%s: attribute 'value' holds no tensor", label);
+    etrt_onnx_host_tensor host;
+    etrt_status status = etrt_import_tensor(im, a->t, &host);
+    if (status != ETRT_OK) return etrt_error_context(status, "%s: ", label);
+    return etrt_ir_set_constant(g, output, host.dtype, host.rank, host.dims, host.data,
+                                host.nbytes);
+  }
+  if (etrt_onnx_str_eq(a->name, "value_float") || etrt_onnx_str_eq(a->name, "value_floats")) {
+    bool scalar = etrt_onnx_str_eq(a->name, "value_float");
+    size_t count = scalar ? 1 : a->float_count;
+    float *data = etrt_ir_alloc(g, count * sizeof *data);
+    if (data == NULL) return etrt_import_oom();
+    if (scalar)
+      data[0] = a->f;
+    else if (count)
+      memcpy(data, a->floats, count * sizeof *data);
+    int64_t dims[1] = {(int64_t)count};
+    return etrt_ir_set_constant(g, output, ETRT_DTYPE_FLOAT32, scalar ? 0 : 1, dims, data,
+                                count * sizeof *data);
+  }
+  if (etrt_onnx_str_eq(a->name, "value_int") || etrt_onnx_str_eq(a->name, "value_ints")) {
+    bool scalar = etrt_onnx_str_eq(a->name, "value_int");
+    size_t count = scalar ? 1 : a->int_count;
+    int64_t *data = etrt_ir_alloc(g, count * sizeof *data);
+    if (data == NULL) return etrt_import_oom();
+    if (scalar)
+      data[0] = a->i;
+    else if (count)
+      memcpy(data, a->ints, count * sizeof *data);
+    int64_t dims[1] = {(int64_t)count};
+    return etrt_ir_set_constant(g, output, ETRT_DTYPE_INT64, scalar ? 0 : 1, dims, data,
+                                count * sizeof *data);
+  }
+  return etrt_error(ETRT_ERROR_UNSUPPORTED, "%s: a Constant given as '%.*s' is not supported",
+                    label, ETRT_ONNX_STR_ARGS(a->name));
+}
+
+static bool etrt_import_default_domain(etrt_onnx_str domain) {
+  return domain.size == 0 || etrt_onnx_str_eq(domain, "ai.onnx");
+}
+
+static etrt_status etrt_import_node_add(etrt_import *im, const etrt_onnx_node *node, size_t index) {
+  etrt_ir_graph *g = im->graph;
+  etrt_import_node *n = calloc(1, sizeof *n);
+  if (n == NULL) return etrt_import_oom();
+  etrt_status status = ETRT_OK;
+  etrt_import_node_label(node, index, n->label, sizeof n->label);
+  if (!etrt_import_default_domain(node->domain)) {
+    status = etrt_error(ETRT_ERROR_UNSUPPORTED,
+                        "%s: operators of domain '%.*s' are not supported (only the default "
+                        "ONNX domain)",
+                        n->label, ETRT_ONNX_STR_ARGS(node->domain));
+    goto done;
+  }
+  if (node->input_count > ETRT_IMPORT_MAX_ARGS || node->output_count > ETRT_IMPORT_MAX_ARGS) {
+    status = etrt_error(ETRT_ERROR_UNSUPPORTED, "%s: more than %d inputs or outputs", n->label,
+                        ETRT_IMPORT_MAX_ARGS);
+    goto done;
+  }
+  n->op_type = etrt_import_str(im, node->op_type);
+  n->name = node->name.size ? etrt_import_str(im, node->name)
+                            : etrt_ir_printf(g, "%s_%zu", n->op_type ? n->op_type : "", index);
+  n->outputs = etrt_ir_alloc(g, (node->output_count + 1) * sizeof *n->outputs);
+  n->attributes = etrt_ir_alloc(g, (node->attribute_count + 1) * sizeof *n->attributes);
+  if (!n->op_type || !n->name || !n->outputs || !n->attributes) {
+    status = etrt_import_oom();
+    goto done;
+  }
+  n->num_outputs = (uint32_t)node->output_count;
+  for (size_t i = 0; i < node->output_count; ++i)
+    n->outputs[i] = node->outputs[i].size
+                        ? etrt_ir_find_value_n(g, node->outputs[i].data, node->outputs[i].size)
+                        : -1;
+  if (strcmp(n->op_type, "Constant") == 0) {
+    if (node->output_count != 1 || n->outputs[0] < 0) {
+      status = etrt_error(ETRT_ERROR_INVALID_FORMAT, "%s: a Constant has one output", n->label);
+      goto done;
+    }
+    status = etrt_import_constant_node(im, node, n->label, n->outputs[0]);
+    goto done;
+  }
+  for (size_t i = 0; i < node->input_count; ++i) {
+    etrt_onnx_str name = node->inputs[i];
+    int32_t value = -1;
+    if (name.size) {
+      value = etrt_ir_find_value_n(g, name.data, name.size);
+      if (value < 0) {
+        status = etrt_error(ETRT_ERROR_INVALID_FORMAT,
+                            "%s reads '%.*s', which no node, input or initializer defines",
+                            n->label, ETRT_ONNX_STR_ARGS(name));
+        goto done;
+      }
+    }
+    n->inputs[n->num_inputs++] = value;
+  }
+  for (size_t i = 0; i < node->attribute_count; ++i) {
+    status = etrt_import_attribute(im, n->label, &node->attributes[i], &n->attributes[i]);
+    if (status != ETRT_OK) goto done;
+    n->num_attributes++;
+  }
+  status = etrt_import_upgrade(im, n);
+  if (status != ETRT_OK) goto done;
+  if (etrt_import_is_softmax_family(n->op_type) && g->opset < 13) {
+    /* Before opset 13 these work on the input coerced to 2-D at `axis`; the engine's
+     * definitions (src/engine/ops/softmax.c) take the opset as "_opset". */
+    n->attributes[n->num_attributes++] =
+        (etrt_attribute){.name = "_opset", .kind = ETRT_ATTRIBUTE_INT, .i = g->opset};
+  }
+  status = etrt_ir_add_node(g, n->op_type, "", n->name, n->num_inputs, n->inputs, n->num_outputs,
+                            n->outputs, n->num_attributes, n->attributes, NULL);
+done:
+  free(n);
+  return status;
+}
+
+/* ---- graph inputs ---------------------------------------------------------------- */
+
+static etrt_status etrt_import_input(etrt_import *im, const etrt_onnx_value_info *info) {
+  etrt_ir_graph *g = im->graph;
+  char *name = etrt_import_str(im, info->name);
+  if (name == NULL) return etrt_import_oom();
+  if (info->kind != ETRT_ONNX_TYPE_TENSOR)
+    return etrt_error(ETRT_ERROR_UNSUPPORTED,
+                      "input '%s' is not a tensor (sequence, map, optional and sparse inputs "
+                      "are not supported)",
+                      name);
+  etrt_dtype dtype;
+  etrt_status status = etrt_onnx_dtype_to_etrt(info->elem_type, &dtype);
+  if (status != ETRT_OK) return etrt_error_context(status, "input '%s': ", name);
+  if (info->has_shape && info->rank > ETRT_MAX_RANK)
+    return etrt_error(ETRT_ERROR_UNSUPPORTED, "input '%s' has rank %zu; etrt supports up to %d",
+                      name, info->rank, ETRT_MAX_RANK);
+  int32_t id;
+  ETRT_RETURN_IF_ERROR(etrt_ir_add_value(g, name, &id));
+  etrt_ir_value *v = &g->values[id];
+  v->dtype = dtype;
+  v->rank = info->has_shape ? (int32_t)info->rank : -1;
+  for (int32_t i = 0; i < v->rank; ++i) {
+    const etrt_onnx_dim *d = &info->dims[i];
+    if (d->has_value && d->value >= 0) {
+      v->min[i] = v->max[i] = d->value;
+    } else {
+      /* Unbounded until --shape gives bounds (a symbol) or a size. */
+      v->min[i] = v->max[i] = -1;
+      v->symbol[i] = d->param.size ? etrt_import_str(im, d->param) : NULL;
+      if (d->param.size && v->symbol[i] == NULL) return etrt_import_oom();
+    }
+  }
+  return etrt_ir_add_input(g, id);
+}
+
+static bool etrt_import_is_initializer(const etrt_onnx_graph *og, etrt_onnx_str name) {
+  for (size_t i = 0; i < og->initializer_count; ++i) {
+    etrt_onnx_str n = og->initializers[i].name;
+    if (n.size == name.size && memcmp(n.data, name.data, n.size) == 0) return true;
+  }
+  return false;
+}
+
+etrt_status etrt_import_onnx(const etrt_onnx_model *model, etrt_ir_graph **out) {
+  *out = NULL;
+  const etrt_onnx_graph *og = etrt_onnx_model_graph(model);
+  int64_t opset = etrt_onnx_model_opset(model, "");
+  if (opset < 0)
+    return etrt_error(ETRT_ERROR_INVALID_FORMAT,
+                      "model: no opset is imported for the default ONNX domain (opset_import)");
+  etrt_import im = {model, NULL};
+  ETRT_RETURN_IF_ERROR(etrt_ir_graph_create(&im.graph));
+  etrt_ir_graph *g = im.graph;
+  g->opset = opset;
+  etrt_status status = ETRT_OK;
+
+  for (size_t i = 0; i < og->initializer_count && status == ETRT_OK; ++i) {
+    const etrt_onnx_tensor *t = &og->initializers[i];
+    char *name = etrt_import_str(&im, t->name);
+    int32_t id;
+    etrt_onnx_host_tensor host;
+    if (name == NULL) {
+      status = etrt_import_oom();
+    } else if ((status = etrt_ir_add_value(g, name, &id)) != ETRT_OK) {
+      status = etrt_error_context(status, "initializer %zu: ", i);
+    } else if ((status = etrt_import_tensor(&im, t, &host)) != ETRT_OK) {
+      status = etrt_error_context(status, "initializer '%s': ", name);
+    } else {
+      status = etrt_ir_set_constant(g, id, host.dtype, host.rank, host.dims, host.data,
+                                    host.nbytes);
+    }
+  }
+  /* Before IR version 4 every initializer was also listed as an input: such an
+   * input is a constant, not something the caller passes. */
+  for (size_t i = 0; i < og->input_count && status == ETRT_OK; ++i)
+    if (!etrt_import_is_initializer(og, og->inputs[i].name)) status = etrt_import_input(&im, &og->inputs[i]);
+
+  /* Every node output first, so that nodes may read values written by nodes listed
+   * after them (the graph is sorted below). */
+  for (size_t i = 0; i < og->node_count && status == ETRT_OK; ++i) {
+    const etrt_onnx_node *node = &og->nodes[i];
+    for (size_t k = 0; k < node->output_count && status == ETRT_OK; ++k) {
+      if (node->outputs[k].size == 0) continue;
+      char *name = etrt_import_str(&im, node->outputs[k]);
+      int32_t id;
+      if (name == NULL) {
+        status = etrt_import_oom();
+      } else if ((status = etrt_ir_add_value(g, name, &id)) != ETRT_OK) {
+        char label[320];
+        etrt_import_node_label(node, i, label, sizeof label);
+        status = etrt_error_context(status, "%s: ", label);
+      }
+    }
+  }
+  for (size_t i = 0; i < og->node_count && status == ETRT_OK; ++i) {
+    const etrt_onnx_node *node = &og->nodes[i];
+    for (size_t f = 0; f < etrt_onnx_model_function_count(model) && status == ETRT_OK; ++f) {
+      etrt_onnx_str domain, name;
+      etrt_onnx_model_function(model, f, &domain, &name);
+      if (name.size == node->op_type.size &&
+          memcmp(name.data, node->op_type.data, name.size) == 0 &&
+          domain.size == node->domain.size &&
+          memcmp(domain.data, node->domain.data, domain.size) == 0) {
+        char label[320];
+        etrt_import_node_label(node, i, label, sizeof label);
+        status = etrt_error(ETRT_ERROR_UNSUPPORTED,
+                            "%s calls a model-local function, which etrt does not expand", label);
+      }
+    }
+    if (status == ETRT_OK) status = etrt_import_node_add(&im, node, i);
+  }
+
+  for (size_t i = 0; i < og->output_count && status == ETRT_OK; ++i) {
+    etrt_onnx_str name = og->outputs[i].name;
+    int32_t id = etrt_ir_find_value_n(g, name.data, name.size);
+    if (id < 0) {
+      status = etrt_error(ETRT_ERROR_INVALID_FORMAT, "output '%.*s' is not defined by the graph",
+                          ETRT_ONNX_STR_ARGS(name));
+    } else if (g->values[id].producer < 0) {
+      status = etrt_error(ETRT_ERROR_UNSUPPORTED,
+                          "output '%s' is a graph input or a constant, not computed by a node: "
+                          "not supported",
+                          g->values[id].name);
+    } else {
+      status = etrt_ir_add_output(g, id, g->values[id].name);
+    }
+  }
+  if (status == ETRT_OK && g->num_outputs == 0)
+    status = etrt_error(ETRT_ERROR_INVALID_FORMAT, "model: the graph has no outputs");
+  if (status == ETRT_OK) status = etrt_ir_sort(g);
+  if (status != ETRT_OK) {
+    etrt_ir_graph_destroy(g);
+    return status;
+  }
+  *out = g;
+  return ETRT_OK;
+}

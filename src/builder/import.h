@@ -1,0 +1,20 @@
+/* ONNX model -> builder IR. */
+#ifndef ETRT_BUILDER_IMPORT_H
+#define ETRT_BUILDER_IMPORT_H
+
+#include "builder/ir.h"
+#include "builder/onnx_model.h"
+
+/* Imports the model's main graph: initializers and Constant nodes become constants
+ * (views into the model where its bytes can be used in place: the model must outlive
+ * the graph), graph inputs keep their dimension symbols (unbounded until
+ * etrt_shape_specs_apply), nodes are sorted topologically. Operators whose meaning
+ * changed between opsets are rewritten to the newest form the engine implements
+ * (attributes that became inputs turn into constant inputs), and Softmax, LogSoftmax
+ * and Hardmax before opset 13 carry the int attribute "_opset" that their engine
+ * definitions read to keep the older 2-D semantics.
+ * Refuses what etrt cannot represent (control flow, other operator domains,
+ * model-local functions, string tensors) naming the node. */
+etrt_status etrt_import_onnx(const etrt_onnx_model *model, etrt_ir_graph **out);
+
+#endif

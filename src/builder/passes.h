@@ -1,0 +1,43 @@
+/* Graph passes for inference, each in its own pass_<name>.c, run in order by
+ * etrt_passes_run (passes.c). Every pass keeps the node array a topological order
+ * (it rewrites nodes in place or marks them dead) and keeps each value's dtype and
+ * bounds valid, so no second shape inference is needed. Each returns how many
+ * rewrites it made. */
+#ifndef ETRT_BUILDER_PASSES_H
+#define ETRT_BUILDER_PASSES_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "builder/ir.h"
+
+/* Identity, and Dropout whose mask nothing reads, forward their input. */
+etrt_status etrt_pass_drop_identity(etrt_ir_graph *graph, uint32_t *removed);
+
+/* Nodes whose inputs are all constants are run once with the engine's CPU kernels
+ * and replaced by their results (Shape and Size of fixed-shape values too); a node
+ * whose results exceed `limit_bytes` is left alone, as are nodes writing graph
+ * outputs and random generators. */
+etrt_status etrt_pass_fold_constants(etrt_ir_graph *graph, size_t limit_bytes, uint32_t *folded);
+
+/* BatchNormalization (inference form) right after a Conv or Gemm whose weights are
+ * constant, and which nothing else reads, is folded into that node's weights and
+ * bias. */
+etrt_status etrt_pass_fold_batchnorm(etrt_ir_graph *graph, uint32_t *folded);
+
+/* MatMul of a 2-D input by a constant 2-D weight followed by an Add of a constant
+ * bias becomes one Gemm (bias fused into the GEMM's epilogue). */
+etrt_status etrt_pass_fuse_gemm(etrt_ir_graph *graph, uint32_t *fused);
+
+/* Nodes none of whose outputs reach a graph output are removed. */
+etrt_status etrt_pass_eliminate_dead(etrt_ir_graph *graph, uint32_t *removed);
+
+typedef struct etrt_pass_stats {
+  uint32_t identities, folded, batchnorms, gemms, dead;
+} etrt_pass_stats;
+
+/* All of the above in order: identities, then shape inference
+ * (etrt_lower_infer_shapes), folding, batch norms, GEMMs, dead code. */
+etrt_status etrt_passes_run(etrt_ir_graph *graph, size_t fold_limit_bytes, etrt_pass_stats *stats);
+
+#endif

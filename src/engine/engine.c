@@ -1,0 +1,208 @@
+/* An engine: a verified plan with its operations resolved, their states prepared once,
+ * and what shape inference needs on the host worked out once. Immutable afterwards,
+ * so contexts on any threads share it. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/status.h"
+#include "engine/bounds.h"
+#include "engine/engine_internal.h"
+
+static etrt_status etrt_engine_node_error(etrt_status s, const etrt_engine *engine,
+                                          const size_t *offsets, uint32_t n) {
+  char label[192];
+  etrt_graph_node_label(&engine->graph, n, label, sizeof label);
+  return etrt_error_context(s, "plan: %s at byte offset %zu: ", label, offsets[n]);
+}
+
+/* Prepares every node's state, and checks that inference at the I/O bounds gives the
+ * dtypes, ranks and bounds the plan records. */
+static etrt_status etrt_engine_prepare(etrt_engine *engine, const size_t *offsets) {
+  etrt_graph *g = &engine->graph;
+  for (uint32_t n = 0; n < g->node_count; ++n) {
+    etrt_node *node = &g->nodes[n];
+    uint32_t args = node->num_inputs + node->num_outputs;
+    if (args > engine->max_node_args) engine->max_node_args = args;
+    if (node->def->state_size > 0) {
+      node->state = etrt_arena_alloc(&g->arena, node->def->state_size, 64);
+      if (node->state == NULL) return etrt_error(ETRT_ERROR_OUT_OF_MEMORY, "engine: out of memory");
+    }
+    if (node->def->prepare != NULL) {
+      etrt_status s = node->def->prepare(node, node->state);
+      if (s != ETRT_OK) return etrt_engine_node_error(s, engine, offsets, n);
+    }
+  }
+  etrt_bounds_host *host = calloc(g->value_count > 0 ? g->value_count : 1, sizeof *host);
+  etrt_tensor *scratch = calloc((size_t)engine->max_node_args * 2 + 1, sizeof *scratch);
+  etrt_arena arena;
+  etrt_arena_init(&arena);
+  etrt_status s = host != NULL && scratch != NULL
+                      ? ETRT_OK
+                      : etrt_error(ETRT_ERROR_OUT_OF_MEMORY, "engine: out of memory");
+  for (uint32_t v = 0; v < g->value_count && s == ETRT_OK; ++v) etrt_bounds_host_init(g, v, &host[v]);
+  for (uint32_t n = 0; n < g->node_count && s == ETRT_OK; ++n) {
+    s = etrt_bounds_infer_node(g, n, host, &arena, 0, scratch);
+    if (s != ETRT_OK) s = etrt_engine_node_error(s, engine, offsets, n);
+  }
+  etrt_arena_release(&arena);
+  free(host);
+  free(scratch);
+  return s;
+}
+
+/* Which values shape inference needs on the host, walking back from the value inputs
+ * of nodes: a needed value made by a node makes that node evaluated on the host, and
+ * every input it reads needed in turn. The bounds check has already proven that each
+ * chain ends in constants and shape inputs within the size limit. */
+static etrt_status etrt_engine_host_analysis(etrt_engine *engine) {
+  etrt_graph *g = &engine->graph;
+  engine->host_needed = calloc(g->value_count > 0 ? g->value_count : 1, 1);
+  engine->host_evaluated = calloc(g->node_count > 0 ? g->node_count : 1, 1);
+  if (engine->host_needed == NULL || engine->host_evaluated == NULL)
+    return etrt_error(ETRT_ERROR_OUT_OF_MEMORY, "engine: out of memory");
+  for (uint32_t n = g->node_count; n-- > 0;) {
+    const etrt_node *node = &g->nodes[n];
+    int evaluated = 0;
+    for (uint32_t o = 0; o < node->num_outputs; ++o) evaluated |= engine->host_needed[node->outputs[o]];
+    if (evaluated) {
+      engine->host_evaluated[n] = 1;
+      for (uint32_t o = 0; o < node->num_outputs; ++o) engine->host_needed[node->outputs[o]] = 1;
+    }
+    for (uint32_t i = 0; i < node->num_inputs; ++i) {
+      int32_t id = node->inputs[i];
+      if (id < 0) continue;
+      int value_input = i < 32 && (node->def->value_inputs & (1u << i));
+      int dims_only = i < 32 && (node->def->dims_only_inputs & (1u << i));
+      if (value_input || (evaluated && !dims_only)) engine->host_needed[id] = 1;
+    }
+  }
+  return ETRT_OK;
+}
+
+static etrt_status etrt_engine_io_table(etrt_engine *engine) {
+  const etrt_graph *g = &engine->graph;
+  uint32_t count = etrt_graph_io_count(g);
+  engine->io = calloc(count > 0 ? count : 1, sizeof *engine->io);
+  if (engine->io == NULL) return etrt_error(ETRT_ERROR_OUT_OF_MEMORY, "engine: out of memory");
+  for (uint32_t i = 0; i < count; ++i) {
+    const etrt_graph_value *v = &g->values[etrt_graph_io_value(g, i)];
+    etrt_engine_io *io = &engine->io[i];
+    io->name = v->name;
+    io->is_input = i < g->input_count;
+    io->is_shape_input = v->is_shape_input;
+    io->dtype = v->dtype;
+    io->rank = v->rank;
+    memcpy(io->min_sizes, v->min_dims, sizeof io->min_sizes);
+    memcpy(io->max_sizes, v->max_dims, sizeof io->max_sizes);
+    if (v->is_shape_input) {
+      io->value_count = etrt_graph_shape_input_count(v);
+      io->min_values = v->min_values;
+      io->max_values = v->max_values;
+    }
+  }
+  return ETRT_OK;
+}
+
+etrt_status etrt_engine_deserialize(const void *plan, size_t size, etrt_engine **out) {
+  if (out == NULL) return etrt_error(ETRT_ERROR_INVALID_ARGUMENT, "engine: NULL out");
+  *out = NULL;
+  etrt_engine *engine = calloc(1, sizeof *engine);
+  if (engine == NULL) return etrt_error(ETRT_ERROR_OUT_OF_MEMORY, "engine: out of memory");
+  etrt_graph_init(&engine->graph);
+  pthread_mutex_init(&engine->device_lock, NULL);
+  size_t *offsets = NULL;
+  etrt_status s = etrt_plan_parse(plan, size, &engine->info, &engine->graph, &offsets);
+  if (s == ETRT_OK) s = etrt_engine_prepare(engine, offsets);
+  if (s == ETRT_OK) s = etrt_engine_host_analysis(engine);
+  if (s == ETRT_OK) s = etrt_engine_io_table(engine);
+  free(offsets);
+  if (s != ETRT_OK) {
+    etrt_engine_destroy(engine);
+    return s;
+  }
+  engine->weights = engine->info.weights;
+  engine->weights_size = (size_t)engine->info.weights_size;
+  *out = engine;
+  return ETRT_OK;
+}
+
+void etrt_engine_destroy(etrt_engine *engine) {
+  if (engine == NULL) return;
+  if (engine->device_weights != NULL) {
+    const etrt_device_driver *d = engine->device_driver;
+    int current = -1;
+    int switched = d->get_device(&current) == ETRT_OK && current != engine->info.device.index &&
+                   d->set_device(engine->info.device.index) == ETRT_OK;
+    d->free_device(engine->device_weights);
+    if (switched) d->set_device(current);
+  }
+  pthread_mutex_destroy(&engine->device_lock);
+  free(engine->io);
+  free(engine->host_needed);
+  free(engine->host_evaluated);
+  etrt_graph_release(&engine->graph);
+  free(engine);
+}
+
+etrt_status etrt_engine_device_weights(etrt_engine *engine, const etrt_device_driver *driver,
+                                       const uint8_t **out) {
+  pthread_mutex_lock(&engine->device_lock);
+  etrt_status s = ETRT_OK;
+  if (engine->device_weights != NULL) {
+    if (driver != engine->device_driver)
+      s = etrt_error(ETRT_ERROR_STATE, "engine '%s': its weights are on the '%s' driver, not '%s'",
+                     engine->info.name, engine->device_driver->name, driver->name);
+  } else {
+    /* One allocation, one copy on a private stream, waited for: the weights are
+     * ready before any context can enqueue. */
+    void *device = NULL;
+    etrt_stream stream = NULL;
+    size_t size = engine->weights_size > 0 ? engine->weights_size : 1;
+    s = driver->malloc_device(size, &device);
+    if (s == ETRT_OK) s = driver->stream_create(&stream);
+    if (s == ETRT_OK && engine->weights_size > 0)
+      s = driver->memcpy_async(device, engine->weights, engine->weights_size,
+                               ETRT_COPY_HOST_TO_DEVICE, stream);
+    if (s == ETRT_OK) s = driver->stream_synchronize(stream);
+    if (stream != NULL) driver->stream_destroy(stream);
+    if (s == ETRT_OK) {
+      engine->device_weights = device;
+      engine->device_driver = driver;
+    } else {
+      if (device != NULL) driver->free_device(device);
+      etrt_error_context(s, "engine '%s': uploading %zu bytes of weights: ", engine->info.name,
+                         engine->weights_size);
+    }
+  }
+  if (s == ETRT_OK) *out = engine->device_weights;
+  pthread_mutex_unlock(&engine->device_lock);
+  return s;
+}
+
+etrt_device etrt_engine_device(const etrt_engine *engine) { return engine->info.device; }
+
+void etrt_engine_compute_capability(const etrt_engine *engine, int *major, int *minor) {
+  if (major != NULL) *major = engine->info.compute_major;
+  if (minor != NULL) *minor = engine->info.compute_minor;
+}
+
+const char *etrt_engine_name(const etrt_engine *engine) { return engine->info.name; }
+
+etrt_precision etrt_engine_precision(const etrt_engine *engine) { return engine->info.precision; }
+
+uint32_t etrt_engine_io_count(const etrt_engine *engine) {
+  return etrt_graph_io_count(&engine->graph);
+}
+
+const etrt_engine_io *etrt_engine_io_at(const etrt_engine *engine, uint32_t index) {
+  return index < etrt_engine_io_count(engine) ? &engine->io[index] : NULL;
+}
+
+int32_t etrt_engine_io_find(const etrt_engine *engine, const char *name) {
+  if (name == NULL) return -1;
+  for (uint32_t i = 0; i < etrt_engine_io_count(engine); ++i) {
+    if (strcmp(engine->io[i].name, name) == 0) return (int32_t)i;
+  }
+  return -1;
+}

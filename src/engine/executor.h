@@ -1,0 +1,95 @@
+/* Executors: how an execution context runs a plan once shapes are known and memory is
+ * bound. The context (exec_context.c) owns everything that does not depend on where
+ * the kernels run: shape inference, host values ("shape tensors"), the memory plan of
+ * intermediates, binding checks, and each node's argument tensors. An executor owns
+ * only its memory and the running:
+ *
+ *   executor_cpu.c   ETRT_EXECUTOR_CPU: the CPU kernels, synchronously, host memory
+ *   executor_sim.c   ETRT_EXECUTOR_CPU_ON_SIM: a CUDA plan on a simulated device; the
+ *                    CPU kernels run in one host function queued on the stream
+ *   executor_cuda.c  ETRT_EXECUTOR_CUDA: the CUDA kernels (etrt_op_cuda_find) on the
+ *                    stream (the next issue; see the contract below)
+ *
+ * The CUDA executor's contract, the same as the sim executor's:
+ *   create   on the current device (the caller has made it the engine's): get the
+ *            engine's device weights (etrt_engine_device_weights), resolve every
+ *            node's etrt_op_cuda_def and refuse, naming the node and op, when one is
+ *            missing or its `supports` rejects the node at its max bounds; create the
+ *            cuBLASLt handle and the workspace (largest `workspace` over the nodes at
+ *            their max bounds).
+ *   alloc    device memory (malloc_device); called at create and when a shape
+ *            exceeds what was seen, after `quiesce`.
+ *   enqueue  on `stream`: first the uploads (host -> device, from host memory that
+ *            the caller may change after enqueue returns: copy them to pinned memory
+ *            owned per in-flight run, or to a device buffer with a synchronous copy),
+ *            then each node's `run` in order with an etrt_cuda_launch. No allocation,
+ *            no synchronisation. args[].data are device addresses; host_value is set
+ *            for the values shape inference needed (read those, never device memory).
+ *   quiesce  wait for this context's enqueued work (an event recorded at enqueue).
+ *
+ * Enqueue calls of one context are ordered by the caller (one stream at a time, the
+ * delegate's rule 8); the intermediates are reused by every run. */
+#ifndef ETRT_ENGINE_EXECUTOR_H
+#define ETRT_ENGINE_EXECUTOR_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "device/device.h"
+#include "engine/engine_internal.h"
+#include "engine/op.h"
+
+/* A host -> executor-memory copy made at the start of a run (shape inputs' values,
+ * which kernels may read as ordinary tensors). */
+typedef struct etrt_exec_upload {
+  void *dst;       /* executor memory */
+  const void *src; /* inside the run's host block */
+  size_t size;
+} etrt_exec_upload;
+
+/* One run, as the context hands it to enqueue. Valid only during the enqueue call:
+ * an asynchronous executor copies what it needs (args, uploads, the host block). */
+typedef struct etrt_exec_run {
+  const etrt_engine *engine;
+  const etrt_node *nodes;
+  uint32_t node_count;
+  /* Node n's tensors: inputs at args[arg_offsets[n]], then its outputs. */
+  etrt_tensor *args;
+  const uint32_t *arg_offsets;
+  uint32_t arg_count;
+  const etrt_exec_upload *uploads;
+  uint32_t upload_count;
+  /* The context's mutable host memory: every args[].host_value that is not a constant's
+   * and every upload source lies inside [host_block, host_block + host_block_size). */
+  const uint8_t *host_block;
+  size_t host_block_size;
+} etrt_exec_run;
+
+typedef struct etrt_executor_ops {
+  etrt_executor_kind kind;
+  const char *name;
+  etrt_status (*create)(etrt_engine *engine, const etrt_device_driver *driver, void **state);
+  /* Called after quiesce. */
+  void (*destroy)(void *state);
+  /* Where the engine's weights are for the kernels: constant c is at
+   * weights + (c.data - engine->weights). */
+  const uint8_t *(*weights)(void *state);
+  etrt_status (*alloc)(void *state, size_t size, void **out);
+  void (*free)(void *state, void *ptr);
+  etrt_status (*enqueue)(void *state, const etrt_exec_run *run, etrt_stream stream);
+  /* Waits until no enqueued work of this context is in flight; refuses (ETRT_ERROR_STATE)
+   * when it cannot. */
+  etrt_status (*quiesce)(void *state);
+} etrt_executor_ops;
+
+extern const etrt_executor_ops etrt_executor_cpu;
+extern const etrt_executor_ops etrt_executor_sim;
+#ifdef ETRT_HAVE_CUDA
+extern const etrt_executor_ops etrt_executor_cuda;
+#endif
+
+/* Runs node after node with the CPU kernels on memory the host can address. Shared by
+ * the CPU executor and the sim executor's host function. */
+etrt_status etrt_executor_run_nodes(const etrt_exec_run *run, etrt_tensor *args);
+
+#endif

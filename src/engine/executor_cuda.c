@@ -1,0 +1,239 @@
+/* The CUDA executor (ETRT_EXECUTOR_CUDA); its contract is in executor.h. At
+ * creation it resolves every node's CUDA kernel (refusing a plan with an operation
+ * the GPU lacks, naming it), creates the context's cuBLASLt handle and allocates the
+ * workspace, sized for every node at its largest shapes. A run enqueues the shape
+ * inputs' uploads and then each node's kernels on the caller's stream, with no
+ * allocation and no synchronisation, and records an event that quiesce waits for.
+ * A node that shape inference evaluates on the host (Shape -> Gather -> Concat
+ * chains, ConstantOfShape, Range) needs no kernel: its outputs' values are known on
+ * the host and are uploaded. */
+#ifdef ETRT_HAVE_CUDA
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/log.h"
+#include "base/status.h"
+#include "engine/executor.h"
+#include "engine/ops/cuda/cuda_ops.h"
+
+typedef struct etrt_cuda_exec {
+  etrt_engine *engine;
+  const etrt_device_driver *driver;
+  const uint8_t *weights;
+  const etrt_op_cuda_def **defs; /* per node; NULL: outputs uploaded from the host */
+  void *cublaslt;
+  void *workspace;
+  size_t workspace_size;
+  etrt_event done; /* recorded after each run */
+  int enqueued;
+} etrt_cuda_exec;
+
+/* Node n's tensors at the largest shapes the plan allows (dtype, rank, max dims;
+ * constants' host bytes as host values), for `supports` and `workspace`. */
+static void etrt_cuda_exec_bounds(const etrt_graph *g, const etrt_node *node, etrt_tensor *args) {
+  uint32_t count = node->num_inputs + node->num_outputs;
+  for (uint32_t a = 0; a < count; ++a) {
+    int32_t id = a < node->num_inputs ? node->inputs[a] : node->outputs[a - node->num_inputs];
+    etrt_tensor *t = &args[a];
+    memset(t, 0, sizeof *t);
+    if (id < 0) {
+      t->rank = -1;
+      t->dtype = ETRT_DTYPE_INVALID;
+      continue;
+    }
+    const etrt_graph_value *v = &g->values[id];
+    t->dtype = v->dtype;
+    t->rank = v->rank;
+    memcpy(t->dims, v->max_dims, sizeof t->dims);
+    if (v->kind == ETRT_VALUE_KIND_CONSTANT) t->host_value = v->data;
+  }
+}
+
+static void etrt_cuda_exec_destroy(void *state) {
+  etrt_cuda_exec *x = state;
+  if (x == NULL) return;
+  if (x->done != NULL && x->driver->event_destroy(x->done) != ETRT_OK)
+    etrt_log(ETRT_LOG_ERROR, "engine '%s': destroying an event: %s", x->engine->info.name,
+             etrt_last_error());
+  if (x->workspace != NULL && x->driver->free_device(x->workspace) != ETRT_OK)
+    etrt_log(ETRT_LOG_ERROR, "engine '%s': freeing the workspace: %s", x->engine->info.name,
+             etrt_last_error());
+  etrt_cuda_blas_destroy(x->cublaslt);
+  free(x->defs);
+  free(x);
+}
+
+/* Resolves the kernels and sizes the workspace. */
+static etrt_status etrt_cuda_exec_resolve(etrt_cuda_exec *x) {
+  const etrt_graph *g = &x->engine->graph;
+  etrt_tensor *args = calloc(x->engine->max_node_args > 0 ? x->engine->max_node_args : 1,
+                             sizeof *args);
+  if (args == NULL) return etrt_error(ETRT_ERROR_OUT_OF_MEMORY, "engine: out of memory");
+  etrt_status s = ETRT_OK;
+  for (uint32_t n = 0; n < g->node_count && s == ETRT_OK; ++n) {
+    const etrt_node *node = &g->nodes[n];
+    const etrt_op_cuda_def *def = etrt_op_cuda_find(node->op_type);
+    etrt_cuda_exec_bounds(g, node, args);
+    if (def == NULL && x->engine->host_evaluated[n]) {
+      x->defs[n] = NULL;
+    } else if (def == NULL) {
+      s = etrt_error(ETRT_ERROR_UNSUPPORTED,
+                     "engine '%s': node %u '%s': operation %s has no CUDA kernel (build the "
+                     "plan so that the partitioner keeps it on the CPU)",
+                     x->engine->info.name, n, node->name, node->op_type);
+    } else if (def->supports != NULL && !def->supports(node, args)) {
+      s = etrt_error(ETRT_ERROR_UNSUPPORTED,
+                     "engine '%s': node %u '%s': the CUDA kernel of %s does not take these "
+                     "inputs (input 0 is %s)",
+                     x->engine->info.name, n, node->name, node->op_type,
+                     node->num_inputs > 0 ? etrt_dtype_name(args[0].dtype) : "absent");
+    } else {
+      x->defs[n] = def;
+      if (def->workspace != NULL) {
+        size_t need = def->workspace(node, args, args + node->num_inputs);
+        if (need > x->workspace_size) x->workspace_size = need;
+      }
+    }
+  }
+  free(args);
+  return s;
+}
+
+static etrt_status etrt_cuda_exec_create(etrt_engine *engine, const etrt_device_driver *driver,
+                                         void **state) {
+  etrt_cuda_exec *x = calloc(1, sizeof *x);
+  if (x == NULL) return etrt_error(ETRT_ERROR_OUT_OF_MEMORY, "engine: out of memory");
+  x->engine = engine;
+  x->driver = driver;
+  x->defs = calloc(engine->graph.node_count > 0 ? engine->graph.node_count : 1, sizeof *x->defs);
+  etrt_status s = x->defs == NULL ? etrt_error(ETRT_ERROR_OUT_OF_MEMORY, "engine: out of memory")
+                                  : etrt_cuda_exec_resolve(x);
+  if (s == ETRT_OK) s = etrt_engine_device_weights(engine, driver, &x->weights);
+  if (s == ETRT_OK) s = etrt_cuda_blas_create(&x->cublaslt);
+  if (s == ETRT_OK && x->workspace_size > 0) {
+    s = driver->malloc_device(x->workspace_size, &x->workspace);
+    if (s != ETRT_OK)
+      etrt_error_context(s, "engine '%s': %zu bytes of workspace: ", engine->info.name,
+                         x->workspace_size);
+  }
+  if (s == ETRT_OK) s = driver->event_create(&x->done);
+  if (s != ETRT_OK) {
+    etrt_cuda_exec_destroy(x);
+    return s;
+  }
+  *state = x;
+  return ETRT_OK;
+}
+
+static const uint8_t *etrt_cuda_exec_weights(void *state) {
+  return ((etrt_cuda_exec *)state)->weights;
+}
+
+static etrt_status etrt_cuda_exec_alloc(void *state, size_t size, void **out) {
+  etrt_cuda_exec *x = state;
+  etrt_status s = x->driver->malloc_device(size, out);
+  if (s != ETRT_OK)
+    return etrt_error_context(s, "engine '%s': %zu bytes of intermediates: ", x->engine->info.name,
+                              size);
+  return ETRT_OK;
+}
+
+static void etrt_cuda_exec_free(void *state, void *ptr) {
+  etrt_cuda_exec *x = state;
+  if (x->driver->free_device(ptr) != ETRT_OK)
+    etrt_log(ETRT_LOG_ERROR, "engine '%s': freeing intermediates: %s", x->engine->info.name,
+             etrt_last_error());
+}
+
+/* The outputs of a node evaluated on the host, copied to the device. */
+static etrt_status etrt_cuda_exec_upload_outputs(etrt_cuda_exec *x, uint32_t n,
+                                                 const etrt_node *node, const etrt_tensor *out,
+                                                 etrt_stream stream) {
+  for (uint32_t o = 0; o < node->num_outputs; ++o) {
+    size_t bytes = (size_t)etrt_tensor_numel(&out[o]) * etrt_dtype_size(out[o].dtype);
+    if (bytes == 0) continue;
+    if (out[o].host_value == NULL)
+      return etrt_error(ETRT_ERROR_INTERNAL,
+                        "engine '%s', node %u '%s' (%s): output %u has no host value to upload",
+                        x->engine->info.name, n, node->name, node->op_type, o);
+    etrt_status s = x->driver->memcpy_async(out[o].data, out[o].host_value, bytes,
+                                            ETRT_COPY_HOST_TO_DEVICE, stream);
+    if (s != ETRT_OK)
+      return etrt_error_context(s, "engine '%s', node %u '%s' (%s): ", x->engine->info.name, n,
+                                node->name, node->op_type);
+  }
+  return ETRT_OK;
+}
+
+static etrt_status etrt_cuda_exec_enqueue(void *state, const etrt_exec_run *run,
+                                          etrt_stream stream) {
+  etrt_cuda_exec *x = state;
+  /* Pageable sources are staged by the driver before the call returns, so the
+   * context may change its host block afterwards. */
+  for (uint32_t u = 0; u < run->upload_count; ++u) {
+    if (run->uploads[u].size == 0) continue;
+    etrt_status s = x->driver->memcpy_async(run->uploads[u].dst, run->uploads[u].src,
+                                            run->uploads[u].size, ETRT_COPY_HOST_TO_DEVICE, stream);
+    if (s != ETRT_OK)
+      return etrt_error_context(s, "engine '%s': uploading shape input values: ",
+                                x->engine->info.name);
+  }
+  etrt_cuda_launch launch = {.stream = stream,
+                             .cublaslt = x->cublaslt,
+                             .workspace = x->workspace,
+                             .workspace_size = x->workspace_size,
+                             .precision = x->engine->info.precision};
+  for (uint32_t n = 0; n < run->node_count; ++n) {
+    const etrt_node *node = &run->nodes[n];
+    const etrt_op_cuda_def *def = x->defs[n];
+    etrt_tensor *in = run->args + run->arg_offsets[n];
+    etrt_tensor *out = in + node->num_inputs;
+    if (def == NULL) {
+      ETRT_RETURN_IF_ERROR(etrt_cuda_exec_upload_outputs(x, n, node, out, stream));
+      continue;
+    }
+    if (def->workspace != NULL) {
+      /* Sized at the largest shapes at creation; more would be a bounds error. */
+      size_t need = def->workspace(node, in, out);
+      if (need > x->workspace_size)
+        return etrt_error(ETRT_ERROR_INTERNAL,
+                          "engine '%s', node %u '%s' (%s): needs %zu bytes of workspace, the "
+                          "context has %zu",
+                          x->engine->info.name, n, node->name, node->op_type, need,
+                          x->workspace_size);
+    }
+    etrt_status s = def->run(node, in, out, &launch);
+    if (s != ETRT_OK)
+      return etrt_error_context(s, "engine '%s', node %u '%s' (%s): ", x->engine->info.name, n,
+                                node->name, node->op_type);
+  }
+  etrt_status s = x->driver->event_record(x->done, stream);
+  if (s != ETRT_OK) return etrt_error_context(s, "engine '%s': enqueue: ", x->engine->info.name);
+  x->enqueued = 1;
+  return ETRT_OK;
+}
+
+static etrt_status etrt_cuda_exec_quiesce(void *state) {
+  etrt_cuda_exec *x = state;
+  if (!x->enqueued) return ETRT_OK;
+  etrt_status s = x->driver->event_synchronize(x->done);
+  if (s != ETRT_OK)
+    return etrt_error_context(s, "engine '%s': waiting for queued runs: ", x->engine->info.name);
+  return ETRT_OK;
+}
+
+const etrt_executor_ops etrt_executor_cuda = {
+    .kind = ETRT_EXECUTOR_CUDA,
+    .name = "cuda",
+    .create = etrt_cuda_exec_create,
+    .destroy = etrt_cuda_exec_destroy,
+    .weights = etrt_cuda_exec_weights,
+    .alloc = etrt_cuda_exec_alloc,
+    .free = etrt_cuda_exec_free,
+    .enqueue = etrt_cuda_exec_enqueue,
+    .quiesce = etrt_cuda_exec_quiesce,
+};
+#else
+/* ISO C forbids an empty translation unit. */
+typedef int etrt_executor_cuda_unused;
+#endif

@@ -1,0 +1,97 @@
+/* Conv and ConvTranspose (ONNX opsets 1-18): attributes and shape inference. */
+#include "engine/ops/conv.h"
+
+#include <string.h>
+
+#include "engine/ops/op_check.h"
+
+static const etrt_dtype etrt_conv_types[] = {ETRT_DTYPE_FLOAT32, ETRT_DTYPE_INVALID};
+
+static etrt_status etrt_conv_prepare(const etrt_node *node, void *state) {
+  return etrt_conv_params_parse(node, 0, (etrt_conv_params *)state);
+}
+
+/* Checks the inputs shared by both operators: X, W and the optional bias B of
+ * `bias_size` elements. */
+static etrt_status etrt_conv_check_inputs(const etrt_node *node, const etrt_tensor *inputs,
+                                          int64_t bias_size) {
+  if (node->num_inputs < 2 || node->num_inputs > 3 || node->num_outputs != 1 ||
+      !etrt_op_has_input(node, inputs, 0) || !etrt_op_has_input(node, inputs, 1))
+    return etrt_op_error(node, ETRT_ERROR_INVALID_ARGUMENT,
+                         "takes inputs X, W and an optional B, and one output");
+  ETRT_RETURN_IF_ERROR(etrt_op_check_dtype(node, "input X", inputs[0].dtype, etrt_conv_types));
+  if (inputs[1].dtype != inputs[0].dtype)
+    return etrt_op_error(node, ETRT_ERROR_INVALID_ARGUMENT, "W has type %s, X has %s",
+                         etrt_dtype_name(inputs[1].dtype), etrt_dtype_name(inputs[0].dtype));
+  if (etrt_op_has_input(node, inputs, 2)) {
+    const etrt_tensor *b = &inputs[2];
+    if (b->dtype != inputs[0].dtype || b->rank != 1 || b->dims[0] != bias_size)
+      return etrt_op_error(node, ETRT_ERROR_INVALID_ARGUMENT,
+                           "B must be a 1-D %s tensor of %lld elements",
+                           etrt_dtype_name(inputs[0].dtype), (long long)bias_size);
+  }
+  return ETRT_OK;
+}
+
+static etrt_status etrt_conv_infer(const etrt_node *node, const etrt_tensor *inputs,
+                                   etrt_tensor *outputs) {
+  etrt_conv_params params;
+  etrt_conv_geometry g;
+  ETRT_RETURN_IF_ERROR(etrt_conv_params_parse(node, 0, &params));
+  if (node->num_inputs < 2)
+    return etrt_op_error(node, ETRT_ERROR_INVALID_ARGUMENT, "takes inputs X, W and optional B");
+  const etrt_tensor *x = &inputs[0], *w = &inputs[1];
+  ETRT_RETURN_IF_ERROR(etrt_conv_geometry_conv(node, &params, x, w, &g));
+  int64_t channels = x->dims[1], maps = w->dims[0];
+  if (channels != w->dims[1] * params.group || maps % params.group != 0)
+    return etrt_op_error(node, ETRT_ERROR_INVALID_ARGUMENT,
+                         "input has %lld channels and W is [%lld, %lld, ...] with group %lld: "
+                         "need channels = W[1] * group and W[0] divisible by group",
+                         (long long)channels, (long long)maps, (long long)w->dims[1],
+                         (long long)params.group);
+  ETRT_RETURN_IF_ERROR(etrt_conv_check_inputs(node, inputs, maps));
+  outputs[0].dtype = x->dtype;
+  outputs[0].rank = x->rank;
+  outputs[0].dims[0] = x->dims[0];
+  outputs[0].dims[1] = maps;
+  for (int32_t i = 0; i < g.spatial; ++i) outputs[0].dims[i + 2] = g.out[i];
+  return ETRT_OK;
+}
+
+static etrt_status etrt_conv_transpose_infer(const etrt_node *node, const etrt_tensor *inputs,
+                                             etrt_tensor *outputs) {
+  etrt_conv_params params;
+  etrt_conv_geometry g;
+  ETRT_RETURN_IF_ERROR(etrt_conv_params_parse(node, 0, &params));
+  if (node->num_inputs < 2)
+    return etrt_op_error(node, ETRT_ERROR_INVALID_ARGUMENT, "takes inputs X, W and optional B");
+  const etrt_tensor *x = &inputs[0], *w = &inputs[1];
+  ETRT_RETURN_IF_ERROR(etrt_conv_geometry_transpose(node, &params, x, w, &g));
+  int64_t channels = x->dims[1];
+  if (channels != w->dims[0] || channels % params.group != 0)
+    return etrt_op_error(node, ETRT_ERROR_INVALID_ARGUMENT,
+                         "input has %lld channels and W is [%lld, ...] with group %lld: need "
+                         "channels = W[0], divisible by group",
+                         (long long)channels, (long long)w->dims[0], (long long)params.group);
+  int64_t maps = w->dims[1] * params.group;
+  ETRT_RETURN_IF_ERROR(etrt_conv_check_inputs(node, inputs, maps));
+  outputs[0].dtype = x->dtype;
+  outputs[0].rank = x->rank;
+  outputs[0].dims[0] = x->dims[0];
+  outputs[0].dims[1] = maps;
+  for (int32_t i = 0; i < g.spatial; ++i) outputs[0].dims[i + 2] = g.out[i];
+  return ETRT_OK;
+}
+
+static const etrt_op_def etrt_op_def_conv = {.op_type = "Conv",
+                                             .state_size = sizeof(etrt_conv_params),
+                                             .prepare = etrt_conv_prepare,
+                                             .infer = etrt_conv_infer,
+                                             .run_cpu = etrt_cpu_conv};
+static const etrt_op_def etrt_op_def_conv_transpose = {.op_type = "ConvTranspose",
+                                                       .state_size = sizeof(etrt_conv_params),
+                                                       .prepare = etrt_conv_prepare,
+                                                       .infer = etrt_conv_transpose_infer,
+                                                       .run_cpu = etrt_cpu_conv_transpose};
+
+const etrt_op_def *const etrt_ops_conv[] = {&etrt_op_def_conv, &etrt_op_def_conv_transpose, NULL};

@@ -1,0 +1,213 @@
+/* CPU kernels of the data-movement operators: byte copies by element size. */
+#include "engine/ops/layout.h"
+
+#include <string.h>
+
+#include "engine/ops/cpu/copy_util.h"
+#include "engine/ops/layout_shape.h"
+#include "engine/ops/op_check.h"
+#include "engine/ops/shape_util.h"
+
+etrt_status etrt_cpu_transpose(const etrt_node *node, const etrt_tensor *inputs,
+                               etrt_tensor *outputs) {
+  int32_t perm[ETRT_MAX_RANK];
+  ETRT_RETURN_IF_ERROR(etrt_transpose_perm(node, inputs[0].rank, perm));
+  etrt_layout_view view;
+  etrt_transpose_view(&inputs[0], perm, &view);
+  etrt_cpu_view_copy(outputs[0].data, inputs[0].data, etrt_dtype_size(inputs[0].dtype), &view);
+  return ETRT_OK;
+}
+
+etrt_status etrt_cpu_slice(const etrt_node *node, const etrt_tensor *inputs, etrt_tensor *outputs) {
+  etrt_layout_view view;
+  ETRT_RETURN_IF_ERROR(etrt_slice_view(node, inputs, &view));
+  etrt_cpu_view_copy(outputs[0].data, inputs[0].data, etrt_dtype_size(inputs[0].dtype), &view);
+  return ETRT_OK;
+}
+
+etrt_status etrt_cpu_depth_space(const etrt_node *node, const etrt_tensor *inputs,
+                                 etrt_tensor *outputs) {
+  etrt_layout_view view;
+  int64_t dims[4];
+  ETRT_RETURN_IF_ERROR(etrt_depth_space_view(
+      node, &inputs[0], strcmp(node->op_type, "DepthToSpace") == 0, &view, dims));
+  etrt_cpu_view_copy(outputs[0].data, inputs[0].data, etrt_dtype_size(inputs[0].dtype), &view);
+  return ETRT_OK;
+}
+
+etrt_status etrt_cpu_expand(const etrt_node *node, const etrt_tensor *inputs,
+                            etrt_tensor *outputs) {
+  etrt_layout_view view;
+  view.rank = outputs[0].rank;
+  view.offset = 0;
+  memcpy(view.dims, outputs[0].dims, sizeof view.dims);
+  etrt_shape_broadcast_strides(inputs[0].rank, inputs[0].dims, outputs[0].rank, outputs[0].dims,
+                               view.strides);
+  etrt_cpu_view_copy(outputs[0].data, inputs[0].data, etrt_dtype_size(inputs[0].dtype), &view);
+  return ETRT_OK;
+}
+
+etrt_status etrt_cpu_concat(const etrt_node *node, const etrt_tensor *inputs,
+                            etrt_tensor *outputs) {
+  const etrt_tensor *y = &outputs[0];
+  int32_t axis;
+  ETRT_RETURN_IF_ERROR(
+      etrt_shape_axis(node, "axis", etrt_node_attribute_int(node, "axis", 0), y->rank, &axis));
+  size_t element = etrt_dtype_size(y->dtype);
+  int64_t outer = etrt_shape_numel(axis, y->dims);
+  size_t inner_bytes =
+      (size_t)etrt_shape_numel(y->rank - (axis + 1), y->dims + (axis + 1)) * element;
+  size_t out_row = (size_t)y->dims[axis] * inner_bytes;
+  size_t at = 0;
+  for (uint32_t k = 0; k < node->num_inputs; ++k) {
+    size_t block = (size_t)inputs[k].dims[axis] * inner_bytes;
+    if (block == 0) continue;
+    const uint8_t *src = inputs[k].data;
+    uint8_t *dst = (uint8_t *)y->data + at;
+    for (int64_t o = 0; o < outer; ++o)
+      memcpy(dst + (size_t)o * out_row, src + (size_t)o * block, block);
+    at += block;
+  }
+  return ETRT_OK;
+}
+
+etrt_status etrt_cpu_split(const etrt_node *node, const etrt_tensor *inputs, etrt_tensor *outputs) {
+  const etrt_tensor *x = &inputs[0];
+  int32_t axis;
+  ETRT_RETURN_IF_ERROR(
+      etrt_shape_axis(node, "axis", etrt_node_attribute_int(node, "axis", 0), x->rank, &axis));
+  size_t element = etrt_dtype_size(x->dtype);
+  int64_t outer = etrt_shape_numel(axis, x->dims);
+  size_t inner_bytes =
+      (size_t)etrt_shape_numel(x->rank - (axis + 1), x->dims + (axis + 1)) * element;
+  size_t in_row = (size_t)x->dims[axis] * inner_bytes;
+  size_t at = 0;
+  for (uint32_t k = 0; k < node->num_outputs; ++k) {
+    size_t block = (size_t)outputs[k].dims[axis] * inner_bytes;
+    if (block == 0) continue;
+    const uint8_t *src = (const uint8_t *)x->data + at;
+    uint8_t *dst = outputs[k].data;
+    for (int64_t o = 0; o < outer; ++o)
+      memcpy(dst + (size_t)o * block, src + (size_t)o * in_row, block);
+    at += block;
+  }
+  return ETRT_OK;
+}
+
+etrt_status etrt_cpu_tile(const etrt_node *node, const etrt_tensor *inputs, etrt_tensor *outputs) {
+  const etrt_tensor *x = &inputs[0], *y = &outputs[0];
+  size_t element = etrt_dtype_size(x->dtype);
+  int64_t total = etrt_tensor_numel(y);
+  if (total == 0) return ETRT_OK;
+  if (x->rank == 0) {
+    memcpy(y->data, x->data, element);
+    return ETRT_OK;
+  }
+  int32_t last = x->rank - 1;
+  int64_t strides[ETRT_MAX_RANK], index[ETRT_MAX_RANK] = {0};
+  etrt_shape_strides(x->rank, x->dims, strides);
+  size_t in_row = (size_t)x->dims[last] * element;
+  int64_t repeats = y->dims[last] / x->dims[last];
+  uint8_t *dst = y->data;
+  /* Each output row is an input row (picked modulo the input's sizes) repeated. */
+  for (int64_t row = 0, rows = total / y->dims[last]; row < rows; ++row) {
+    int64_t offset = 0;
+    for (int32_t a = 0; a < last; ++a) offset += (index[a] % x->dims[a]) * strides[a];
+    const uint8_t *src = (const uint8_t *)x->data + (size_t)offset * element;
+    for (int64_t r = 0; r < repeats; ++r, dst += in_row) memcpy(dst, src, in_row);
+    for (int32_t a = last - 1; a >= 0; --a) {
+      if (++index[a] < y->dims[a]) break;
+      index[a] = 0;
+    }
+  }
+  return ETRT_OK;
+}
+
+/* The input coordinate that output coordinate `c` (already shifted by the begin
+ * pad) reads along an axis of size n, or -1 for the constant. */
+static int64_t etrt_pad_source(etrt_pad_mode mode, int64_t c, int64_t n) {
+  if (c >= 0 && c < n) return c;
+  switch (mode) {
+    case ETRT_PAD_EDGE:
+      return c < 0 ? 0 : n - 1;
+    case ETRT_PAD_REFLECT: {
+      if (n == 1) return 0;
+      int64_t period = 2 * (n - 1);
+      int64_t m = ((c % period) + period) % period;
+      return m < n ? m : period - m;
+    }
+    case ETRT_PAD_WRAP:
+      return ((c % n) + n) % n;
+    default:
+      return -1;
+  }
+}
+
+etrt_status etrt_cpu_pad(const etrt_node *node, const etrt_tensor *inputs, etrt_tensor *outputs) {
+  const etrt_tensor *x = &inputs[0], *y = &outputs[0];
+  etrt_pad_mode mode;
+  ETRT_RETURN_IF_ERROR(etrt_pad_mode_parse(node, &mode));
+  int64_t begin[ETRT_MAX_RANK], end[ETRT_MAX_RANK];
+  ETRT_RETURN_IF_ERROR(etrt_pad_amounts(node, inputs, begin, end));
+  uint8_t constant[8];
+  ETRT_RETURN_IF_ERROR(etrt_pad_constant(node, inputs, x->dtype, constant));
+  size_t element = etrt_dtype_size(x->dtype);
+  int64_t total = etrt_tensor_numel(y);
+  if (total == 0) return ETRT_OK;
+  uint8_t *dst = y->data;
+  const uint8_t *src = x->data;
+  if (y->rank == 0) {
+    memcpy(dst, src, element);
+    return ETRT_OK;
+  }
+  int32_t last = y->rank - 1;
+  int64_t strides[ETRT_MAX_RANK], index[ETRT_MAX_RANK] = {0};
+  etrt_shape_strides(x->rank, x->dims, strides);
+  for (int64_t row = 0, rows = total / y->dims[last]; row < rows; ++row) {
+    int64_t offset = 0;
+    int constant_row = 0;
+    for (int32_t a = 0; a < last; ++a) {
+      int64_t c = etrt_pad_source(mode, index[a] - begin[a], x->dims[a]);
+      if (c < 0)
+        constant_row = 1;
+      else
+        offset += c * strides[a];
+    }
+    for (int64_t j = 0; j < y->dims[last]; ++j, dst += element) {
+      int64_t c = constant_row ? -1 : etrt_pad_source(mode, j - begin[last], x->dims[last]);
+      etrt_cpu_copy_element(dst, c < 0 ? constant : src + (size_t)(offset + c) * element, element);
+    }
+    for (int32_t a = last - 1; a >= 0; --a) {
+      if (++index[a] < y->dims[a]) break;
+      index[a] = 0;
+    }
+  }
+  return ETRT_OK;
+}
+
+etrt_status etrt_cpu_trilu(const etrt_node *node, const etrt_tensor *inputs, etrt_tensor *outputs) {
+  const etrt_tensor *x = &inputs[0];
+  int64_t k = 0, count;
+  if (etrt_op_has_input(node, inputs, 1))
+    ETRT_RETURN_IF_ERROR(etrt_op_input_ints(node, inputs, 1, "k", &k, 1, &count));
+  int upper = etrt_node_attribute_int(node, "upper", 1) != 0;
+  size_t element = etrt_dtype_size(x->dtype);
+  int64_t rows = x->dims[x->rank - 2], cols = x->dims[x->rank - 1];
+  int64_t matrices = etrt_shape_numel(x->rank - 2, x->dims);
+  const uint8_t *src = x->data;
+  uint8_t *dst = outputs[0].data;
+  for (int64_t m = 0; m < matrices; ++m) {
+    for (int64_t i = 0; i < rows; ++i) {
+      size_t at = (size_t)((m * rows + i) * cols) * element;
+      for (int64_t j = 0; j < cols; ++j) {
+        int keep = upper ? j - i >= k : j - i <= k;
+        if (keep)
+          etrt_cpu_copy_element(dst + at + (size_t)j * element, src + at + (size_t)j * element,
+                                element);
+        else
+          memset(dst + at + (size_t)j * element, 0, element);
+      }
+    }
+  }
+  return ETRT_OK;
+}

@@ -1,0 +1,164 @@
+/* CPU kernels of MatMul and Gemm. One strided matrix product, expanded per dtype:
+ * Y = alpha * A B (+ beta * C). Where B's rows are contiguous and the dtype computes
+ * in its own type, the loop is i-k-j blocked on k and j (a row of Y is updated from
+ * a row of B, contiguous and vectorised, with a block of B kept in cache); otherwise
+ * (B transposed, 16-bit floats) a dot product per element, accumulated in float. */
+#include <string.h>
+
+#include "base/half.h"
+#include "base/status.h"
+#include "engine/ops/matmul.h"
+#include "engine/ops/shape_util.h"
+
+#define ETRT_MM_BLOCK_K 128
+#define ETRT_MM_BLOCK_J 256
+
+typedef struct etrt_gemm_args {
+  int64_t m, n, k;
+  const void *a;
+  int64_t a_row, a_col; /* element strides of A(i, k) */
+  const void *b;
+  int64_t b_row, b_col; /* element strides of B(k, j) */
+  void *y;
+  int64_t y_row;        /* Y is row-major with unit column stride */
+  const void *c;        /* NULL: no C */
+  int64_t c_row, c_col; /* 0 along broadcast axes */
+  double alpha, beta;
+} etrt_gemm_args;
+
+#define ETRT_MM_SAME(x) (x)
+
+/* X(name, dtype, S storage, C compute, load, store) */
+#define ETRT_MM_TYPES(X)                                                               \
+  X(f32, ETRT_DTYPE_FLOAT32, float, float, ETRT_MM_SAME, ETRT_MM_SAME)                 \
+  X(f64, ETRT_DTYPE_FLOAT64, double, double, ETRT_MM_SAME, ETRT_MM_SAME)               \
+  X(f16, ETRT_DTYPE_FLOAT16, uint16_t, float, etrt_half_to_float, etrt_float_to_half)  \
+  X(bf16, ETRT_DTYPE_BFLOAT16, uint16_t, float, etrt_bfloat16_to_float, etrt_float_to_bfloat16)
+/* The types that compute in their storage type take the blocked i-k-j loop. */
+#define ETRT_MM_AXPY_TYPES(X) \
+  X(f32, ETRT_DTYPE_FLOAT32, float) X(f64, ETRT_DTYPE_FLOAT64, double)
+
+#define ETRT_MM_DEFINE_DOT(NAME, DT, S, C, LOAD, STORE)                                 \
+  static void etrt_gemm_dot_##NAME(const etrt_gemm_args *g) {                           \
+    const S *a = g->a, *b = g->b, *c = g->c;                                            \
+    S *y = g->y;                                                                        \
+    const C alpha = (C)g->alpha, beta = (C)g->beta;                                     \
+    for (int64_t i = 0; i < g->m; ++i) {                                                \
+      const S *arow = a + i * g->a_row;                                                 \
+      for (int64_t j = 0; j < g->n; ++j) {                                              \
+        const S *bcol = b + j * g->b_col;                                               \
+        C acc = 0;                                                                      \
+        for (int64_t k = 0; k < g->k; ++k)                                              \
+          acc += LOAD(arow[k * g->a_col]) * LOAD(bcol[k * g->b_row]);                   \
+        C v = alpha * acc;                                                              \
+        if (c != NULL) v += beta * LOAD(c[i * g->c_row + j * g->c_col]);                \
+        y[i * g->y_row + j] = STORE(v);                                                 \
+      }                                                                                 \
+    }                                                                                   \
+  }
+ETRT_MM_TYPES(ETRT_MM_DEFINE_DOT)
+
+#define ETRT_MM_DEFINE_AXPY(NAME, DT, T)                                                 \
+  static void etrt_gemm_axpy_##NAME(const etrt_gemm_args *g) {                           \
+    const T *a = g->a, *b = g->b, *c = g->c;                                             \
+    T *y = g->y;                                                                         \
+    const T alpha = (T)g->alpha, beta = (T)g->beta;                                      \
+    for (int64_t i = 0; i < g->m; ++i) {                                                 \
+      T *yrow = y + i * g->y_row;                                                        \
+      if (c == NULL) {                                                                   \
+        for (int64_t j = 0; j < g->n; ++j) yrow[j] = 0;                                  \
+      } else {                                                                           \
+        for (int64_t j = 0; j < g->n; ++j) yrow[j] = beta * c[i * g->c_row + j * g->c_col]; \
+      }                                                                                  \
+    }                                                                                    \
+    for (int64_t j0 = 0; j0 < g->n; j0 += ETRT_MM_BLOCK_J) {                             \
+      const int64_t jn = g->n - j0 < ETRT_MM_BLOCK_J ? g->n - j0 : ETRT_MM_BLOCK_J;      \
+      for (int64_t k0 = 0; k0 < g->k; k0 += ETRT_MM_BLOCK_K) {                           \
+        const int64_t kn = g->k - k0 < ETRT_MM_BLOCK_K ? g->k - k0 : ETRT_MM_BLOCK_K;    \
+        for (int64_t i = 0; i < g->m; ++i) {                                             \
+          T *restrict yrow = y + i * g->y_row + j0;                                      \
+          const T *arow = a + i * g->a_row;                                              \
+          for (int64_t k = k0; k < k0 + kn; ++k) {                                       \
+            const T av = alpha * arow[k * g->a_col];                                     \
+            const T *restrict brow = b + k * g->b_row + j0;                              \
+            for (int64_t j = 0; j < jn; ++j) yrow[j] += av * brow[j];                    \
+          }                                                                              \
+        }                                                                                \
+      }                                                                                  \
+    }                                                                                    \
+  }
+ETRT_MM_AXPY_TYPES(ETRT_MM_DEFINE_AXPY)
+
+static etrt_status etrt_gemm_run(etrt_dtype dtype, const etrt_gemm_args *g) {
+  if (g->m == 0 || g->n == 0) return ETRT_OK;
+  if (g->b_col == 1) {
+#define ETRT_MM_AXPY_CASE(NAME, DT, T) \
+  case DT:                             \
+    etrt_gemm_axpy_##NAME(g);          \
+    return ETRT_OK;
+    switch (dtype) {
+      ETRT_MM_AXPY_TYPES(ETRT_MM_AXPY_CASE)
+      default:
+        break;
+    }
+#undef ETRT_MM_AXPY_CASE
+  }
+#define ETRT_MM_DOT_CASE(NAME, DT, S, C, LOAD, STORE) \
+  case DT:                                            \
+    etrt_gemm_dot_##NAME(g);                          \
+    return ETRT_OK;
+  switch (dtype) {
+    ETRT_MM_TYPES(ETRT_MM_DOT_CASE)
+    default:
+      break;
+  }
+#undef ETRT_MM_DOT_CASE
+  return etrt_error(ETRT_ERROR_UNSUPPORTED, "matrix product: no CPU kernel for %s",
+                    etrt_dtype_name(dtype));
+}
+
+etrt_status etrt_cpu_matmul(const etrt_node *node, const etrt_tensor *inputs,
+                            etrt_tensor *outputs) {
+  etrt_matmul_shape shape;
+  ETRT_RETURN_IF_ERROR(etrt_matmul_shape_init(node, &inputs[0], &inputs[1], &shape));
+  const size_t item = etrt_dtype_size(outputs[0].dtype);
+  etrt_gemm_args g = {.m = shape.m, .n = shape.n, .k = shape.k,
+                      .a_row = shape.k, .a_col = 1,
+                      .b_row = shape.n, .b_col = 1,
+                      .y_row = shape.n, .alpha = 1.0};
+  for (int64_t batch = 0; batch < shape.batch_count; ++batch) {
+    int64_t a_offset = 0, b_offset = 0, rest = batch;
+    for (int32_t d = shape.batch_rank - 1; d >= 0; --d) {
+      int64_t index = rest % shape.batch_dims[d];
+      rest /= shape.batch_dims[d];
+      a_offset += index * shape.a_batch_strides[d];
+      b_offset += index * shape.b_batch_strides[d];
+    }
+    g.a = (const uint8_t *)inputs[0].data + (size_t)a_offset * item;
+    g.b = (const uint8_t *)inputs[1].data + (size_t)b_offset * item;
+    g.y = (uint8_t *)outputs[0].data + (size_t)(batch * shape.m * shape.n) * item;
+    ETRT_RETURN_IF_ERROR(etrt_gemm_run(outputs[0].dtype, &g));
+  }
+  return ETRT_OK;
+}
+
+etrt_status etrt_cpu_gemm(const etrt_node *node, const etrt_tensor *inputs, etrt_tensor *outputs) {
+  const etrt_gemm_state *state = node->state;
+  int64_t m, n, k;
+  ETRT_RETURN_IF_ERROR(etrt_gemm_shape(node, inputs, &m, &n, &k));
+  etrt_gemm_args g = {.m = m, .n = n, .k = k,
+                      .a = inputs[0].data,
+                      .a_row = state->trans_a ? 1 : k, .a_col = state->trans_a ? m : 1,
+                      .b = inputs[1].data,
+                      .b_row = state->trans_b ? 1 : n, .b_col = state->trans_b ? k : 1,
+                      .y = outputs[0].data, .y_row = n,
+                      .alpha = state->alpha, .beta = state->beta};
+  if (node->num_inputs > 2 && inputs[2].rank >= 0) {
+    int64_t strides[2];
+    etrt_shape_broadcast_strides(inputs[2].rank, inputs[2].dims, 2, outputs[0].dims, strides);
+    g.c = inputs[2].data;
+    g.c_row = strides[0];
+    g.c_col = strides[1];
+  }
+  return etrt_gemm_run(outputs[0].dtype, &g);
+}

@@ -1,0 +1,154 @@
+/* CPU kernels of the normalizations (float32 and float64). Every one normalizes
+ * contiguous blocks of X; statistics are accumulated in double. */
+#include "engine/ops/normalization.h"
+
+#include <math.h>
+
+#include "engine/ops/shape_util.h"
+
+/* Reads element i of a float32 or float64 tensor's data. */
+static double etrt_norm_load(const etrt_tensor *t, int64_t i) {
+  return t->dtype == ETRT_DTYPE_FLOAT64 ? ((const double *)t->data)[i]
+                                        : (double)((const float *)t->data)[i];
+}
+
+static void etrt_norm_store(etrt_tensor *t, int64_t i, double v) {
+  if (t->dtype == ETRT_DTYPE_FLOAT64)
+    ((double *)t->data)[i] = v;
+  else
+    ((float *)t->data)[i] = (float)v;
+}
+
+/* Mean and 1/sqrt(variance + epsilon) of x[first .. first + size). */
+static void etrt_norm_moments(const etrt_tensor *x, int64_t first, int64_t size, double epsilon,
+                              double *mean, double *inv_std) {
+  double sum = 0.0;
+  for (int64_t i = 0; i < size; ++i) sum += etrt_norm_load(x, first + i);
+  double m = size > 0 ? sum / (double)size : 0.0;
+  double squares = 0.0;
+  for (int64_t i = 0; i < size; ++i) {
+    double d = etrt_norm_load(x, first + i) - m;
+    squares += d * d;
+  }
+  *mean = m;
+  *inv_std = 1.0 / sqrt((size > 0 ? squares / (double)size : 0.0) + epsilon);
+}
+
+etrt_status etrt_cpu_batch_norm(const etrt_node *node, const etrt_tensor *inputs,
+                                etrt_tensor *outputs) {
+  const etrt_norm_state *s = node->state;
+  const etrt_tensor *x = &inputs[0];
+  int64_t batch = x->dims[0], channels = x->dims[1];
+  int64_t inner = etrt_shape_numel(x->rank - 2, x->dims + 2);
+  for (int64_t c = 0; c < channels; ++c) {
+    double scale =
+        etrt_norm_load(&inputs[1], c) / sqrt(etrt_norm_load(&inputs[4], c) + (double)s->epsilon);
+    double shift = etrt_norm_load(&inputs[2], c) - etrt_norm_load(&inputs[3], c) * scale;
+    for (int64_t n = 0; n < batch; ++n) {
+      int64_t first = (n * channels + c) * inner;
+      for (int64_t i = 0; i < inner; ++i)
+        etrt_norm_store(&outputs[0], first + i, etrt_norm_load(x, first + i) * scale + shift);
+    }
+  }
+  return ETRT_OK;
+}
+
+etrt_status etrt_cpu_instance_norm(const etrt_node *node, const etrt_tensor *inputs,
+                                   etrt_tensor *outputs) {
+  const etrt_norm_state *s = node->state;
+  const etrt_tensor *x = &inputs[0];
+  int64_t batch = x->dims[0], channels = x->dims[1];
+  int64_t inner = etrt_shape_numel(x->rank - 2, x->dims + 2);
+  for (int64_t n = 0; n < batch; ++n) {
+    for (int64_t c = 0; c < channels; ++c) {
+      int64_t first = (n * channels + c) * inner;
+      double mean, inv_std;
+      etrt_norm_moments(x, first, inner, s->epsilon, &mean, &inv_std);
+      double scale = etrt_norm_load(&inputs[1], c) * inv_std;
+      double bias = etrt_norm_load(&inputs[2], c);
+      for (int64_t i = 0; i < inner; ++i)
+        etrt_norm_store(&outputs[0], first + i,
+                        (etrt_norm_load(x, first + i) - mean) * scale + bias);
+    }
+  }
+  return ETRT_OK;
+}
+
+etrt_status etrt_cpu_group_norm(const etrt_node *node, const etrt_tensor *inputs,
+                                etrt_tensor *outputs) {
+  const etrt_norm_state *s = node->state;
+  const etrt_tensor *x = &inputs[0];
+  int64_t batch = x->dims[0], channels = x->dims[1], groups = s->num_groups;
+  int64_t per_group = channels / groups;
+  int64_t inner = etrt_shape_numel(x->rank - 2, x->dims + 2);
+  int per_channel = inputs[1].dims[0] == channels;
+  for (int64_t n = 0; n < batch; ++n) {
+    for (int64_t g = 0; g < groups; ++g) {
+      int64_t first = (n * channels + g * per_group) * inner;
+      double mean, inv_std;
+      etrt_norm_moments(x, first, per_group * inner, s->epsilon, &mean, &inv_std);
+      for (int64_t c = 0; c < per_group; ++c) {
+        int64_t param = per_channel ? g * per_group + c : g;
+        double scale = etrt_norm_load(&inputs[1], param) * inv_std;
+        double bias = etrt_norm_load(&inputs[2], param);
+        int64_t base = first + c * inner;
+        for (int64_t i = 0; i < inner; ++i)
+          etrt_norm_store(&outputs[0], base + i,
+                          (etrt_norm_load(x, base + i) - mean) * scale + bias);
+      }
+    }
+  }
+  return ETRT_OK;
+}
+
+etrt_status etrt_cpu_layer_norm(const etrt_node *node, const etrt_tensor *inputs,
+                                etrt_tensor *outputs) {
+  const etrt_norm_state *s = node->state;
+  const etrt_tensor *x = &inputs[0];
+  int32_t axis = etrt_norm_axis(s, x->rank);
+  int64_t outer = etrt_shape_numel(axis, x->dims);
+  int64_t inner = etrt_shape_numel(x->rank - axis, x->dims + axis);
+  const etrt_tensor *scale = &inputs[1];
+  const etrt_tensor *bias = node->num_inputs > 2 && inputs[2].rank >= 0 ? &inputs[2] : NULL;
+  int64_t scale_count = etrt_shape_numel(scale->rank, scale->dims);
+  int64_t bias_count = bias ? etrt_shape_numel(bias->rank, bias->dims) : 1;
+  float *mean_out = node->num_outputs > 1 ? outputs[1].data : NULL;
+  float *inv_std_out = node->num_outputs > 2 ? outputs[2].data : NULL;
+  for (int64_t o = 0; o < outer; ++o) {
+    double mean, inv_std;
+    etrt_norm_moments(x, o * inner, inner, s->epsilon, &mean, &inv_std);
+    if (mean_out) mean_out[o] = (float)mean;
+    if (inv_std_out) inv_std_out[o] = (float)inv_std;
+    for (int64_t i = 0; i < inner; ++i) {
+      double v = (etrt_norm_load(x, o * inner + i) - mean) * inv_std *
+                 etrt_norm_load(scale, i % scale_count);
+      if (bias) v += etrt_norm_load(bias, i % bias_count);
+      etrt_norm_store(&outputs[0], o * inner + i, v);
+    }
+  }
+  return ETRT_OK;
+}
+
+etrt_status etrt_cpu_lp_norm(const etrt_node *node, const etrt_tensor *inputs,
+                             etrt_tensor *outputs) {
+  const etrt_norm_state *s = node->state;
+  const etrt_tensor *x = &inputs[0];
+  int32_t axis = etrt_norm_axis(s, x->rank);
+  int64_t outer = etrt_shape_numel(axis, x->dims), size = x->dims[axis];
+  int64_t inner = etrt_shape_numel(x->rank - (axis + 1), x->dims + (axis + 1));
+  for (int64_t o = 0; o < outer; ++o) {
+    for (int64_t i = 0; i < inner; ++i) {
+      int64_t first = o * size * inner + i;
+      double norm = 0.0;
+      for (int64_t k = 0; k < size; ++k) {
+        double v = etrt_norm_load(x, first + k * inner);
+        norm += s->p == 1 ? fabs(v) : v * v;
+      }
+      if (s->p == 2) norm = sqrt(norm);
+      for (int64_t k = 0; k < size; ++k)
+        etrt_norm_store(&outputs[0], first + k * inner,
+                        etrt_norm_load(x, first + k * inner) / norm);
+    }
+  }
+  return ETRT_OK;
+}

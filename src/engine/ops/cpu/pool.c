@@ -1,0 +1,206 @@
+/* CPU kernels of the pools. Windows are walked with coordinate odometers over any
+ * number of spatial axes; accumulation is in double for the averaging pools. */
+#include "engine/ops/pool.h"
+
+#include <math.h>
+#include <string.h>
+
+static int etrt_pool_advance(int64_t *coords, const int64_t *sizes, int32_t n) {
+  for (int32_t s = n - 1; s >= 0; --s) {
+    if (++coords[s] < sizes[s]) return 1;
+    coords[s] = 0;
+  }
+  return 0;
+}
+
+/* The input element under kernel position `k` of the window at `origin`: its
+ * row-major index (and column-major index for MaxPool's storage_order 1). 0 when
+ * the position falls in the padding. */
+static int etrt_pool_window_index(const etrt_conv_geometry *g, const int64_t *origin,
+                                  const int64_t *k, int64_t *index, int64_t *column_index) {
+  int64_t row = 0, column = 0, scale = 1;
+  for (int32_t s = 0; s < g->spatial; ++s) {
+    int64_t c = origin[s] + k[s] * g->dilation[s];
+    if (c < 0 || c >= g->in[s]) return 0;
+    row = row * g->in[s] + c;
+    column += c * scale;
+    scale *= g->in[s];
+  }
+  *index = row;
+  *column_index = column;
+  return 1;
+}
+
+/* Window positions that lie inside the explicitly padded input (ceil_mode's
+ * overhang excluded): AveragePool's divisor under count_include_pad. */
+static int64_t etrt_pool_padded_count(const etrt_conv_geometry *g, const int64_t *origin) {
+  int64_t count = 1;
+  for (int32_t s = 0; s < g->spatial; ++s) {
+    int64_t inside = 0;
+    for (int64_t k = 0; k < g->kernel[s]; ++k) {
+      int64_t c = origin[s] + k * g->dilation[s];
+      if (c >= -g->pad_begin[s] && c < g->in[s] + g->pad_end[s]) ++inside;
+    }
+    count *= inside;
+  }
+  return count;
+}
+
+static void etrt_pool_origin(const etrt_conv_geometry *g, const int64_t *out, int64_t *origin) {
+  for (int32_t s = 0; s < g->spatial; ++s) origin[s] = out[s] * g->stride[s] - g->pad_begin[s];
+}
+
+#define ETRT_POOL_MAX_KERNEL(T, name)                                                              \
+  static void name(const etrt_conv_geometry *g, int64_t planes, int column_major, const T *x,      \
+                   T *y, int64_t *indices) {                                                       \
+    int64_t in_count = etrt_conv_geometry_in_count(g);                                             \
+    int64_t out_count = etrt_conv_geometry_out_count(g);                                           \
+    for (int64_t plane = 0; plane < planes; ++plane) {                                             \
+      const T *xp = x + plane * in_count;                                                          \
+      int64_t out[ETRT_CONV_MAX_SPATIAL] = {0}, origin[ETRT_CONV_MAX_SPATIAL];                     \
+      for (int64_t o = 0; o < out_count; ++o) {                                                    \
+        etrt_pool_origin(g, out, origin);                                                          \
+        int64_t k[ETRT_CONV_MAX_SPATIAL] = {0}, best_index = -1, best_column = 0;                  \
+        T best = 0;                                                                                \
+        do {                                                                                       \
+          int64_t index, column;                                                                   \
+          if (etrt_pool_window_index(g, origin, k, &index, &column) &&                             \
+              (best_index < 0 || xp[index] > best)) {                                              \
+            best = xp[index];                                                                      \
+            best_index = index;                                                                    \
+            best_column = column;                                                                  \
+          }                                                                                        \
+        } while (etrt_pool_advance(k, g->kernel, g->spatial));                                     \
+        y[plane * out_count + o] = best;                                                           \
+        if (indices != NULL)                                                                       \
+          indices[plane * out_count + o] =                                                         \
+              plane * in_count + (column_major ? best_column : (best_index < 0 ? 0 : best_index)); \
+        etrt_pool_advance(out, g->out, g->spatial);                                                \
+      }                                                                                            \
+    }                                                                                              \
+  }
+
+ETRT_POOL_MAX_KERNEL(float, etrt_pool_max_f32)
+ETRT_POOL_MAX_KERNEL(double, etrt_pool_max_f64)
+ETRT_POOL_MAX_KERNEL(int8_t, etrt_pool_max_i8)
+ETRT_POOL_MAX_KERNEL(uint8_t, etrt_pool_max_u8)
+
+/* AveragePool and LpPool, reading and writing through double. */
+#define ETRT_POOL_SUM_KERNEL(T, name)                                                         \
+  static void name(const etrt_conv_geometry *g, const etrt_pool_state *state, int64_t planes, \
+                   const T *x, T *y) {                                                        \
+    int64_t in_count = etrt_conv_geometry_in_count(g);                                        \
+    int64_t out_count = etrt_conv_geometry_out_count(g);                                      \
+    double p = (double)state->params.lp_p;                                                    \
+    for (int64_t plane = 0; plane < planes; ++plane) {                                        \
+      const T *xp = x + plane * in_count;                                                     \
+      int64_t out[ETRT_CONV_MAX_SPATIAL] = {0}, origin[ETRT_CONV_MAX_SPATIAL];                \
+      for (int64_t o = 0; o < out_count; ++o) {                                               \
+        etrt_pool_origin(g, out, origin);                                                     \
+        int64_t k[ETRT_CONV_MAX_SPATIAL] = {0}, count = 0;                                    \
+        double sum = 0.0;                                                                     \
+        do {                                                                                  \
+          int64_t index, column;                                                              \
+          if (etrt_pool_window_index(g, origin, k, &index, &column)) {                        \
+            double v = (double)xp[index];                                                     \
+            sum += state->kind == ETRT_POOL_LP ? pow(fabs(v), p) : v;                         \
+            ++count;                                                                          \
+          }                                                                                   \
+        } while (etrt_pool_advance(k, g->kernel, g->spatial));                                \
+        double result;                                                                        \
+        if (state->kind == ETRT_POOL_LP) {                                                    \
+          result = pow(sum, 1.0 / p);                                                         \
+        } else {                                                                              \
+          if (state->params.count_include_pad) count = etrt_pool_padded_count(g, origin);     \
+          result = count > 0 ? sum / (double)count : 0.0;                                     \
+        }                                                                                     \
+        y[plane * out_count + o] = (T)result;                                                 \
+        etrt_pool_advance(out, g->out, g->spatial);                                           \
+      }                                                                                       \
+    }                                                                                         \
+  }
+
+ETRT_POOL_SUM_KERNEL(float, etrt_pool_sum_f32)
+ETRT_POOL_SUM_KERNEL(double, etrt_pool_sum_f64)
+
+etrt_status etrt_cpu_pool(const etrt_node *node, const etrt_tensor *inputs, etrt_tensor *outputs) {
+  const etrt_pool_state *state = node->state;
+  etrt_conv_geometry g;
+  ETRT_RETURN_IF_ERROR(etrt_conv_geometry_pool(node, &state->params, &inputs[0], &g));
+  int64_t planes = inputs[0].dims[0] * inputs[0].dims[1];
+  if (planes == 0 || etrt_conv_geometry_out_count(&g) == 0) return ETRT_OK;
+  const void *x = inputs[0].data;
+  void *y = outputs[0].data;
+  if (state->kind == ETRT_POOL_MAX) {
+    int64_t *indices = node->num_outputs > 1 ? outputs[1].data : NULL;
+    int column_major = state->params.storage_order == 1;
+    switch (inputs[0].dtype) {
+      case ETRT_DTYPE_FLOAT32:
+        etrt_pool_max_f32(&g, planes, column_major, x, y, indices);
+        break;
+      case ETRT_DTYPE_FLOAT64:
+        etrt_pool_max_f64(&g, planes, column_major, x, y, indices);
+        break;
+      case ETRT_DTYPE_INT8:
+        etrt_pool_max_i8(&g, planes, column_major, x, y, indices);
+        break;
+      default:
+        etrt_pool_max_u8(&g, planes, column_major, x, y, indices);
+        break;
+    }
+    return ETRT_OK;
+  }
+  if (inputs[0].dtype == ETRT_DTYPE_FLOAT64)
+    etrt_pool_sum_f64(&g, state, planes, x, y);
+  else
+    etrt_pool_sum_f32(&g, state, planes, x, y);
+  return ETRT_OK;
+}
+
+#define ETRT_POOL_GLOBAL_KERNEL(T, name)                                                           \
+  static void name(const etrt_pool_state *state, int64_t planes, int64_t size, const T *x, T *y) { \
+    double p = (double)state->params.lp_p;                                                         \
+    for (int64_t plane = 0; plane < planes; ++plane) {                                             \
+      const T *xp = x + plane * size;                                                              \
+      if (state->kind == ETRT_POOL_MAX) {                                                          \
+        T best = size > 0 ? xp[0] : 0;                                                             \
+        for (int64_t i = 1; i < size; ++i)                                                         \
+          if (xp[i] > best) best = xp[i];                                                          \
+        y[plane] = best;                                                                           \
+        continue;                                                                                  \
+      }                                                                                            \
+      double sum = 0.0;                                                                            \
+      for (int64_t i = 0; i < size; ++i)                                                           \
+        sum += state->kind == ETRT_POOL_LP ? pow(fabs((double)xp[i]), p) : (double)xp[i];          \
+      y[plane] = (T)(state->kind == ETRT_POOL_LP ? pow(sum, 1.0 / p)                               \
+                                                 : (size > 0 ? sum / (double)size : 0.0));         \
+    }                                                                                              \
+  }
+
+ETRT_POOL_GLOBAL_KERNEL(float, etrt_pool_global_f32)
+ETRT_POOL_GLOBAL_KERNEL(double, etrt_pool_global_f64)
+ETRT_POOL_GLOBAL_KERNEL(int8_t, etrt_pool_global_i8)
+ETRT_POOL_GLOBAL_KERNEL(uint8_t, etrt_pool_global_u8)
+
+etrt_status etrt_cpu_global_pool(const etrt_node *node, const etrt_tensor *inputs,
+                                 etrt_tensor *outputs) {
+  const etrt_pool_state *state = node->state;
+  const etrt_tensor *x = &inputs[0];
+  int64_t planes = x->dims[0] * x->dims[1], size = 1;
+  for (int32_t i = 2; i < x->rank; ++i) size *= x->dims[i];
+  switch (x->dtype) {
+    case ETRT_DTYPE_FLOAT32:
+      etrt_pool_global_f32(state, planes, size, x->data, outputs[0].data);
+      break;
+    case ETRT_DTYPE_FLOAT64:
+      etrt_pool_global_f64(state, planes, size, x->data, outputs[0].data);
+      break;
+    case ETRT_DTYPE_INT8:
+      etrt_pool_global_i8(state, planes, size, x->data, outputs[0].data);
+      break;
+    default:
+      etrt_pool_global_u8(state, planes, size, x->data, outputs[0].data);
+      break;
+  }
+  return ETRT_OK;
+}

@@ -1,0 +1,67 @@
+/* CPU kernel of Softmax, LogSoftmax and Hardmax: per group, the maximum, then the
+ * sum of exp(x - max) accumulated in double, then the outputs. */
+#include <tgmath.h>
+
+#include "base/half.h"
+#include "engine/ops/op_check.h"
+#include "engine/ops/softmax.h"
+
+#define ETRT_LOAD_SAME(x) (x)
+
+#define ETRT_SOFTMAX_FN(NAME, SRC, CT, LOAD, STORE)                                               \
+  static void NAME(etrt_softmax_kind kind, int64_t outer, int64_t n, int64_t inner, const SRC *x, \
+                   SRC *y) {                                                                      \
+    if (n == 0) return;                                                                           \
+    for (int64_t o = 0; o < outer; ++o) {                                                         \
+      for (int64_t i = 0; i < inner; ++i) {                                                       \
+        const SRC *xg = x + o * n * inner + i;                                                    \
+        SRC *yg = y + o * n * inner + i;                                                          \
+        CT m = LOAD(xg[0]);                                                                       \
+        int64_t arg = 0; /* the first maximum, as Hardmax specifies */                            \
+        for (int64_t k = 1; k < n; ++k) {                                                         \
+          CT v = LOAD(xg[k * inner]);                                                             \
+          if (v > m) {                                                                            \
+            m = v;                                                                                \
+            arg = k;                                                                              \
+          }                                                                                       \
+        }                                                                                         \
+        if (kind == ETRT_SOFTMAX_HARD) {                                                          \
+          for (int64_t k = 0; k < n; ++k) yg[k * inner] = STORE((CT)(k == arg));                  \
+          continue;                                                                               \
+        }                                                                                         \
+        double sum = 0;                                                                           \
+        for (int64_t k = 0; k < n; ++k) sum += (double)exp(LOAD(xg[k * inner]) - m);              \
+        if (kind == ETRT_SOFTMAX_LOG) {                                                           \
+          CT shift = m + (CT)log(sum);                                                            \
+          for (int64_t k = 0; k < n; ++k) yg[k * inner] = STORE(LOAD(xg[k * inner]) - shift);     \
+        } else {                                                                                  \
+          CT scale = (CT)(1.0 / sum);                                                             \
+          for (int64_t k = 0; k < n; ++k)                                                         \
+            yg[k * inner] = STORE(exp(LOAD(xg[k * inner]) - m) * scale);                          \
+        }                                                                                         \
+      }                                                                                           \
+    }                                                                                             \
+  }
+
+ETRT_SOFTMAX_FN(etrt_softmax_f32, float, float, ETRT_LOAD_SAME, (float))
+ETRT_SOFTMAX_FN(etrt_softmax_f64, double, double, ETRT_LOAD_SAME, (double))
+ETRT_SOFTMAX_FN(etrt_softmax_f16, uint16_t, float, etrt_half_to_float, etrt_float_to_half)
+ETRT_SOFTMAX_FN(etrt_softmax_bf16, uint16_t, float, etrt_bfloat16_to_float, etrt_float_to_bfloat16)
+
+etrt_status etrt_cpu_softmax(const etrt_node *node, const etrt_tensor *inputs,
+                             etrt_tensor *outputs) {
+  const etrt_softmax_state *s = node->state;
+  int64_t outer, n, inner;
+  ETRT_RETURN_IF_ERROR(etrt_softmax_layout(node, s, &inputs[0], &outer, &n, &inner));
+  const void *x = inputs[0].data;
+  void *y = outputs[0].data;
+  switch (inputs[0].dtype) {
+    case ETRT_DTYPE_FLOAT32: etrt_softmax_f32(s->kind, outer, n, inner, x, y); return ETRT_OK;
+    case ETRT_DTYPE_FLOAT64: etrt_softmax_f64(s->kind, outer, n, inner, x, y); return ETRT_OK;
+    case ETRT_DTYPE_FLOAT16: etrt_softmax_f16(s->kind, outer, n, inner, x, y); return ETRT_OK;
+    case ETRT_DTYPE_BFLOAT16: etrt_softmax_bf16(s->kind, outer, n, inner, x, y); return ETRT_OK;
+    default: break;
+  }
+  return etrt_op_error(node, ETRT_ERROR_UNSUPPORTED, "no CPU kernel for input type %s",
+                       etrt_dtype_name(inputs[0].dtype));
+}

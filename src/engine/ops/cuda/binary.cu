@@ -1,0 +1,287 @@
+/* Elementwise operations of two or more broadcast tensors on the GPU: arithmetic
+ * (Add ... Pow, Mod, Max/Min/Sum/Mean, PRelu), bitwise and logical operations,
+ * comparisons, and Where. One kernel template, instantiated per operation and
+ * element type; the iteration plan (shape_util.h) comes from the host. */
+#include <type_traits>
+
+#include "engine/ops/cuda/cuda_kernel.h"
+#include "engine/ops/cuda/cuda_ops.h"
+
+extern "C" {
+#include "engine/ops/elementwise.h"
+}
+
+enum {
+  ETRT_BIN_ADD,
+  ETRT_BIN_SUB,
+  ETRT_BIN_MUL,
+  ETRT_BIN_DIV,
+  ETRT_BIN_POW,
+  ETRT_BIN_MOD,  /* the result takes the divisor's sign (Mod with fmod = 0) */
+  ETRT_BIN_FMOD, /* the result takes the dividend's sign (C fmod) */
+  ETRT_BIN_MAX,
+  ETRT_BIN_MIN,
+  ETRT_BIN_PRELU,
+  ETRT_BIN_BITAND,
+  ETRT_BIN_BITOR,
+  ETRT_BIN_BITXOR,
+  /* bool results from here on */
+  ETRT_BIN_AND,
+  ETRT_BIN_OR,
+  ETRT_BIN_XOR,
+  ETRT_BIN_EQUAL,
+  ETRT_BIN_LESS,
+  ETRT_BIN_GREATER,
+  ETRT_BIN_LESS_EQUAL,
+  ETRT_BIN_GREATER_EQUAL
+};
+
+#define ETRT_BIN_IS_BOOL(op) ((op) >= ETRT_BIN_AND)
+
+template <int OP, typename M> __device__ __forceinline__ M etrt_binary_arith(M x, M z) {
+  constexpr bool integral = std::is_integral<M>::value;
+  if constexpr (OP == ETRT_BIN_ADD) return x + z;
+  if constexpr (OP == ETRT_BIN_SUB) return x - z;
+  if constexpr (OP == ETRT_BIN_MUL) return x * z;
+  if constexpr (OP == ETRT_BIN_DIV) {
+    /* An integer division by zero gives 0 rather than trapping. */
+    if constexpr (integral) return z == 0 ? M(0) : M(x / z);
+    else return x / z;
+  }
+  if constexpr (OP == ETRT_BIN_POW) {
+    if constexpr (integral) return (M)pow((double)x, (double)z);
+    else return pow(x, z);
+  }
+  if constexpr (OP == ETRT_BIN_MOD) {
+    if constexpr (std::is_unsigned<M>::value) {
+      return z == 0 ? M(0) : M(x % z);
+    } else if constexpr (integral) {
+      if (z == 0) return M(0);
+      M r = x % z;
+      if (r != 0 && ((r < 0) != (z < 0))) r += z;
+      return r;
+    } else {
+      M r = fmod(x, z);
+      if (r != 0 && ((r < 0) != (z < 0))) r += z;
+      return r;
+    }
+  }
+  if constexpr (OP == ETRT_BIN_FMOD) {
+    if constexpr (integral) return z == 0 ? M(0) : M(x % z);
+    else return fmod(x, z);
+  }
+  /* NaN wins, as in NumPy's maximum and minimum. */
+  if constexpr (OP == ETRT_BIN_MAX) return (x > z || x != x) ? x : z;
+  if constexpr (OP == ETRT_BIN_MIN) return (x < z || x != x) ? x : z;
+  if constexpr (OP == ETRT_BIN_PRELU) {
+    if constexpr (std::is_unsigned<M>::value) return x;
+    else return x < M(0) ? M(z * x) : x;
+  }
+  if constexpr (integral) {
+    if constexpr (OP == ETRT_BIN_BITAND) return x & z;
+    if constexpr (OP == ETRT_BIN_BITOR) return x | z;
+    if constexpr (OP == ETRT_BIN_BITXOR) return x ^ z;
+  }
+  return M(0);
+}
+
+template <int OP, typename M> __device__ __forceinline__ bool etrt_binary_test(M x, M z) {
+  if constexpr (OP == ETRT_BIN_AND) return (x != M(0)) && (z != M(0));
+  if constexpr (OP == ETRT_BIN_OR) return (x != M(0)) || (z != M(0));
+  if constexpr (OP == ETRT_BIN_XOR) return (x != M(0)) != (z != M(0));
+  if constexpr (OP == ETRT_BIN_EQUAL) return x == z;
+  if constexpr (OP == ETRT_BIN_LESS) return x < z;
+  if constexpr (OP == ETRT_BIN_GREATER) return x > z;
+  if constexpr (OP == ETRT_BIN_LESS_EQUAL) return x <= z;
+  if constexpr (OP == ETRT_BIN_GREATER_EQUAL) return x >= z;
+  return false;
+}
+
+template <typename T, int OP>
+__global__ void etrt_binary_kernel(const T *a, const T *b, void *y, int64_t n,
+                                   etrt_broadcast_iter it) {
+  typedef typename etrt_math<T>::type M;
+  ETRT_CUDA_LOOP(i, n) {
+    int64_t off[2];
+    etrt_cuda_offsets<2>(it, i, off);
+    M x = etrt_cvt<M>(a[off[0]]), z = etrt_cvt<M>(b[off[1]]);
+    if constexpr (ETRT_BIN_IS_BOOL(OP)) {
+      ((uint8_t *)y)[i] = etrt_binary_test<OP, M>(x, z) ? 1 : 0;
+    } else {
+      ((T *)y)[i] = etrt_cvt<T>(etrt_binary_arith<OP, M>(x, z));
+    }
+  }
+}
+
+/* y = a OP b, broadcast. y may be a (same shape) for the running result of the
+ * variadic operations: each element is read before it is written, by one thread. */
+template <int OP>
+static etrt_status etrt_binary_launch(const etrt_node *node, const etrt_tensor *a,
+                                      const etrt_tensor *b, etrt_tensor *y,
+                                      cudaStream_t stream) {
+  int64_t n = etrt_tensor_numel(y);
+  if (n == 0) return ETRT_OK;
+  etrt_broadcast_iter it;
+  const etrt_tensor *operands[2] = {a, b};
+  ETRT_RETURN_IF_ERROR(etrt_broadcast_iter_init(&it, y, 2, operands));
+  unsigned blocks = etrt_cuda_blocks(n, ETRT_CUDA_THREADS);
+  if constexpr (OP == ETRT_BIN_AND || OP == ETRT_BIN_OR || OP == ETRT_BIN_XOR) {
+    etrt_binary_kernel<uint8_t, OP><<<blocks, ETRT_CUDA_THREADS, 0, stream>>>(
+        (const uint8_t *)a->data, (const uint8_t *)b->data, y->data, n, it);
+  } else {
+    ETRT_CUDA_NUMERIC_SWITCH(
+        a->dtype, T,
+        return etrt_error(ETRT_ERROR_UNSUPPORTED, "%s node '%s': no CUDA kernel for %s",
+                          node->op_type, etrt_cuda_name(node), etrt_dtype_name(a->dtype)),
+        etrt_binary_kernel<T, OP><<<blocks, ETRT_CUDA_THREADS, 0, stream>>>(
+            (const T *)a->data, (const T *)b->data, y->data, n, it));
+  }
+  return etrt_cuda_check(node, "binary");
+}
+
+#define ETRT_BINARY_RUN(fn, OP)                                                       \
+  extern "C" ETRT_CUDA_RUN(fn) {                                                       \
+    return etrt_binary_launch<OP>(node, &inputs[0], &inputs[1], &outputs[0],          \
+                                  etrt_cuda_stream(launch));                           \
+  }
+
+ETRT_BINARY_RUN(etrt_cuda_add, ETRT_BIN_ADD)
+ETRT_BINARY_RUN(etrt_cuda_sub, ETRT_BIN_SUB)
+ETRT_BINARY_RUN(etrt_cuda_mul, ETRT_BIN_MUL)
+ETRT_BINARY_RUN(etrt_cuda_div, ETRT_BIN_DIV)
+ETRT_BINARY_RUN(etrt_cuda_pow, ETRT_BIN_POW)
+ETRT_BINARY_RUN(etrt_cuda_bitwise_and, ETRT_BIN_BITAND)
+ETRT_BINARY_RUN(etrt_cuda_bitwise_or, ETRT_BIN_BITOR)
+ETRT_BINARY_RUN(etrt_cuda_bitwise_xor, ETRT_BIN_BITXOR)
+ETRT_BINARY_RUN(etrt_cuda_and, ETRT_BIN_AND)
+ETRT_BINARY_RUN(etrt_cuda_or, ETRT_BIN_OR)
+ETRT_BINARY_RUN(etrt_cuda_xor, ETRT_BIN_XOR)
+ETRT_BINARY_RUN(etrt_cuda_equal, ETRT_BIN_EQUAL)
+ETRT_BINARY_RUN(etrt_cuda_less, ETRT_BIN_LESS)
+ETRT_BINARY_RUN(etrt_cuda_greater, ETRT_BIN_GREATER)
+ETRT_BINARY_RUN(etrt_cuda_less_equal, ETRT_BIN_LESS_EQUAL)
+ETRT_BINARY_RUN(etrt_cuda_greater_equal, ETRT_BIN_GREATER_EQUAL)
+
+/* The slope as it broadcasts to x, by the shared rule (elementwise.h), which also
+ * reads an old-style per-channel slope. */
+extern "C" ETRT_CUDA_RUN(etrt_cuda_prelu) {
+  etrt_tensor slope;
+  if (!etrt_prelu_slope_view(&inputs[0], &inputs[1], &slope)) {
+    return etrt_error(ETRT_ERROR_INVALID_ARGUMENT,
+                      "PRelu node '%s': the slope does not broadcast to x", etrt_cuda_name(node));
+  }
+  return etrt_binary_launch<ETRT_BIN_PRELU>(node, &inputs[0], &slope, &outputs[0],
+                                            etrt_cuda_stream(launch));
+}
+
+extern "C" ETRT_CUDA_RUN(etrt_cuda_mod) {
+  cudaStream_t stream = etrt_cuda_stream(launch);
+  if (etrt_node_attribute_int(node, "fmod", 0) != 0) {
+    return etrt_binary_launch<ETRT_BIN_FMOD>(node, &inputs[0], &inputs[1], &outputs[0], stream);
+  }
+  return etrt_binary_launch<ETRT_BIN_MOD>(node, &inputs[0], &inputs[1], &outputs[0], stream);
+}
+
+template <typename T> __global__ void etrt_scale_kernel(T *y, int64_t n, double factor) {
+  typedef typename etrt_math<T>::type M;
+  ETRT_CUDA_LOOP(i, n) y[i] = etrt_cvt<T>((M)(etrt_cvt<M>(y[i]) * (M)factor));
+}
+
+/* Max, Min, Sum, Mean of one or more inputs: the first pair writes the output, each
+ * further input folds into it. */
+template <int OP>
+static etrt_status etrt_variadic_launch(const etrt_node *node, const etrt_tensor *inputs,
+                                        etrt_tensor *outputs, const etrt_cuda_launch *launch,
+                                        int mean) {
+  cudaStream_t stream = etrt_cuda_stream(launch);
+  etrt_tensor *y = &outputs[0];
+  uint32_t count = node->num_inputs;
+  if (count == 0) {
+    return etrt_error(ETRT_ERROR_INVALID_ARGUMENT, "%s node '%s': no inputs", node->op_type,
+                      etrt_cuda_name(node));
+  }
+  if (count == 1) {
+    ETRT_RETURN_IF_ERROR(etrt_cuda_broadcast_copy(node, &inputs[0], y, stream));
+  } else {
+    ETRT_RETURN_IF_ERROR(etrt_binary_launch<OP>(node, &inputs[0], &inputs[1], y, stream));
+    for (uint32_t k = 2; k < count; ++k) {
+      ETRT_RETURN_IF_ERROR(etrt_binary_launch<OP>(node, y, &inputs[k], y, stream));
+    }
+  }
+  int64_t n = etrt_tensor_numel(y);
+  if (!mean || count == 1 || n == 0) return ETRT_OK;
+  ETRT_CUDA_FLOAT_SWITCH(y->dtype, T,
+                         return etrt_error(ETRT_ERROR_UNSUPPORTED,
+                                           "Mean node '%s': no CUDA kernel for %s",
+                                           etrt_cuda_name(node), etrt_dtype_name(y->dtype)),
+                         etrt_scale_kernel<T>
+                         <<<etrt_cuda_blocks(n, ETRT_CUDA_THREADS), ETRT_CUDA_THREADS, 0,
+                            stream>>>((T *)y->data, n, 1.0 / (double)count));
+  return etrt_cuda_check(node, "scale");
+}
+
+extern "C" ETRT_CUDA_RUN(etrt_cuda_max) {
+  return etrt_variadic_launch<ETRT_BIN_MAX>(node, inputs, outputs, launch, 0);
+}
+extern "C" ETRT_CUDA_RUN(etrt_cuda_min) {
+  return etrt_variadic_launch<ETRT_BIN_MIN>(node, inputs, outputs, launch, 0);
+}
+extern "C" ETRT_CUDA_RUN(etrt_cuda_sum) {
+  return etrt_variadic_launch<ETRT_BIN_ADD>(node, inputs, outputs, launch, 0);
+}
+extern "C" ETRT_CUDA_RUN(etrt_cuda_mean) {
+  return etrt_variadic_launch<ETRT_BIN_ADD>(node, inputs, outputs, launch, 1);
+}
+
+/* Every input of one numeric dtype the kernels have. */
+extern "C" ETRT_CUDA_SUPPORTS(etrt_cuda_binary_supports) {
+  for (uint32_t k = 0; k < node->num_inputs; ++k) {
+    if (inputs[k].rank < 0 || inputs[k].dtype != inputs[0].dtype) return 0;
+  }
+  return etrt_cuda_is_numeric(inputs[0].dtype);
+}
+
+extern "C" ETRT_CUDA_SUPPORTS(etrt_cuda_binary_float_supports) {
+  return etrt_cuda_binary_supports(node, inputs) && etrt_cuda_is_float(inputs[0].dtype);
+}
+
+extern "C" ETRT_CUDA_SUPPORTS(etrt_cuda_binary_integer_supports) {
+  return etrt_cuda_binary_supports(node, inputs) && !etrt_cuda_is_float(inputs[0].dtype);
+}
+
+extern "C" ETRT_CUDA_SUPPORTS(etrt_cuda_logical_supports) {
+  return inputs[0].dtype == ETRT_DTYPE_BOOL && inputs[1].dtype == ETRT_DTYPE_BOOL;
+}
+
+/* Where(condition, x, y): three operands broadcast; x and y move as bytes. */
+template <typename T>
+__global__ void etrt_where_kernel(const uint8_t *cond, const T *x, const T *y, T *out, int64_t n,
+                                  etrt_broadcast_iter it) {
+  ETRT_CUDA_LOOP(i, n) {
+    int64_t off[3];
+    etrt_cuda_offsets<3>(it, i, off);
+    out[i] = cond[off[0]] ? x[off[1]] : y[off[2]];
+  }
+}
+
+extern "C" ETRT_CUDA_RUN(etrt_cuda_where) {
+  etrt_tensor *out = &outputs[0];
+  int64_t n = etrt_tensor_numel(out);
+  if (n == 0) return ETRT_OK;
+  etrt_broadcast_iter it;
+  const etrt_tensor *operands[3] = {&inputs[0], &inputs[1], &inputs[2]};
+  ETRT_RETURN_IF_ERROR(etrt_broadcast_iter_init(&it, out, 3, operands));
+  unsigned blocks = etrt_cuda_blocks(n, ETRT_CUDA_THREADS);
+  ETRT_CUDA_BYTES_SWITCH(
+      etrt_dtype_size(out->dtype), T,
+      return etrt_error(ETRT_ERROR_UNSUPPORTED, "Where node '%s': no CUDA kernel for %s",
+                        etrt_cuda_name(node), etrt_dtype_name(out->dtype)),
+      etrt_where_kernel<T><<<blocks, ETRT_CUDA_THREADS, 0, etrt_cuda_stream(launch)>>>(
+          (const uint8_t *)inputs[0].data, (const T *)inputs[1].data,
+          (const T *)inputs[2].data, (T *)out->data, n, it));
+  return etrt_cuda_check(node, "where");
+}
+
+extern "C" ETRT_CUDA_SUPPORTS(etrt_cuda_where_supports) {
+  return inputs[0].dtype == ETRT_DTYPE_BOOL && inputs[1].dtype == inputs[2].dtype;
+}

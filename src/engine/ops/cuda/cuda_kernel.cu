@@ -1,0 +1,36 @@
+/* Host helpers shared by the CUDA kernel files (see cuda_kernel.h). */
+#include "engine/ops/cuda/cuda_kernel.h"
+
+extern "C" etrt_status etrt_cuda_check(const etrt_node *node, const char *kernel) {
+  cudaError_t err = cudaGetLastError();
+  if (err == cudaSuccess) return ETRT_OK;
+  return etrt_error(ETRT_ERROR_DEVICE, "%s node '%s': CUDA kernel %s failed: %s", node->op_type,
+                    etrt_cuda_name(node), kernel, cudaGetErrorString(err));
+}
+
+template <typename T>
+__global__ void etrt_broadcast_copy_kernel(const T *in, T *out, int64_t n,
+                                           etrt_broadcast_iter it) {
+  ETRT_CUDA_LOOP(i, n) {
+    int64_t off[1];
+    etrt_cuda_offsets<1>(it, i, off);
+    out[i] = in[off[0]];
+  }
+}
+
+etrt_status etrt_cuda_broadcast_copy(const etrt_node *node, const etrt_tensor *in,
+                                     etrt_tensor *out, cudaStream_t stream) {
+  int64_t n = etrt_tensor_numel(out);
+  if (n == 0) return ETRT_OK;
+  etrt_broadcast_iter it;
+  const etrt_tensor *ins[1] = {in};
+  ETRT_RETURN_IF_ERROR(etrt_broadcast_iter_init(&it, out, 1, ins));
+  size_t size = etrt_dtype_size(out->dtype);
+  ETRT_CUDA_BYTES_SWITCH(size, T,
+                         return etrt_error(ETRT_ERROR_UNSUPPORTED, "%s: no CUDA copy for %s",
+                                           node->op_type, etrt_dtype_name(out->dtype)),
+                         etrt_broadcast_copy_kernel<T>
+                         <<<etrt_cuda_blocks(n, ETRT_CUDA_THREADS), ETRT_CUDA_THREADS, 0,
+                            stream>>>((const T *)in->data, (T *)out->data, n, it));
+  return etrt_cuda_check(node, "broadcast_copy");
+}

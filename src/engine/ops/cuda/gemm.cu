@@ -1,0 +1,193 @@
+/* Matrix products through cuBLASLt (see gemm.h). cuBLASLt is column-major: a
+ * row-major Y = op(A) op(B) is computed as the column-major Y^T = op(B)^T op(A)^T,
+ * which reads the same bytes without moving them. Descriptors live on the stack
+ * (the *Init forms), so a launch allocates nothing. */
+#include <cublasLt.h>
+
+#include "engine/ops/cuda/gemm.h"
+
+static cudaDataType_t etrt_gemm_data_type(etrt_dtype dtype) {
+  switch (dtype) {
+    case ETRT_DTYPE_FLOAT16:
+      return CUDA_R_16F;
+    case ETRT_DTYPE_BFLOAT16:
+      return CUDA_R_16BF;
+    default:
+      return CUDA_R_32F;
+  }
+}
+
+/* float32 data computes as the plan's precision allows (TF32, or down-conversion to
+ * half types on tensor cores); half-type data always accumulates in float. */
+static cublasComputeType_t etrt_gemm_compute_type(etrt_dtype dtype, etrt_precision precision) {
+  if (dtype != ETRT_DTYPE_FLOAT32) return CUBLAS_COMPUTE_32F;
+  switch (precision) {
+    case ETRT_PRECISION_TF32:
+      return CUBLAS_COMPUTE_32F_FAST_TF32;
+    case ETRT_PRECISION_FP16:
+      return CUBLAS_COMPUTE_32F_FAST_16F;
+    case ETRT_PRECISION_BF16:
+      return CUBLAS_COMPUTE_32F_FAST_16BF;
+    default:
+      return CUBLAS_COMPUTE_32F;
+  }
+}
+
+/* Largest power of two (up to 256) that divides the address and every batch step. */
+static uint32_t etrt_gemm_alignment(const void *ptr, int64_t stride, size_t elem, int64_t batch) {
+  uint64_t bits = (uint64_t)(uintptr_t)ptr | 256u;
+  if (batch > 1 && stride != 0) bits |= (uint64_t)stride * elem;
+  return (uint32_t)(bits & (~bits + 1));
+}
+
+static etrt_status etrt_gemm_failed(const etrt_node *node, const char *call, cublasStatus_t st) {
+  return etrt_error(ETRT_ERROR_DEVICE, "%s node '%s': %s failed: %s (%d)", node->op_type,
+                    etrt_cuda_name(node), call, cublasGetStatusName(st), (int)st);
+}
+
+#define ETRT_LT_TRY(node, call)                                        \
+  do {                                                                 \
+    cublasStatus_t st_ = (call);                                       \
+    if (st_ != CUBLAS_STATUS_SUCCESS) return etrt_gemm_failed(node, #call, st_); \
+  } while (0)
+
+static etrt_status etrt_gemm_layout(const etrt_node *node, cublasLtMatrixLayoutOpaque_t *layout,
+                                    cudaDataType_t type, int64_t rows, int64_t cols, int64_t ld,
+                                    int64_t batch, int64_t stride) {
+  ETRT_LT_TRY(node, cublasLtMatrixLayoutInit(layout, type, (uint64_t)rows, (uint64_t)cols, ld));
+  if (batch > 1) {
+    int32_t count = (int32_t)batch;
+    ETRT_LT_TRY(node, cublasLtMatrixLayoutSetAttribute(layout, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT,
+                                                       &count, sizeof count));
+    ETRT_LT_TRY(node, cublasLtMatrixLayoutSetAttribute(
+                          layout, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &stride,
+                          sizeof stride));
+  }
+  return ETRT_OK;
+}
+
+static etrt_status etrt_gemm_try(const etrt_node *node, const etrt_cuda_gemm_args *g,
+                                 cublasComputeType_t compute, const etrt_cuda_launch *launch,
+                                 void *workspace, size_t workspace_size, int *no_algorithm) {
+  cublasLtHandle_t handle = (cublasLtHandle_t)launch->cublaslt;
+  cudaDataType_t type = etrt_gemm_data_type(g->dtype);
+  size_t elem = etrt_dtype_size(g->dtype);
+  *no_algorithm = 0;
+
+  cublasLtMatmulDescOpaque_t desc;
+  ETRT_LT_TRY(node, cublasLtMatmulDescInit(&desc, compute, CUDA_R_32F));
+  /* cuBLASLt's A is our B and its B is our A (see the file comment). */
+  cublasOperation_t op_a = g->trans_b ? CUBLAS_OP_T : CUBLAS_OP_N;
+  cublasOperation_t op_b = g->trans_a ? CUBLAS_OP_T : CUBLAS_OP_N;
+  ETRT_LT_TRY(node, cublasLtMatmulDescSetAttribute(&desc, CUBLASLT_MATMUL_DESC_TRANSA, &op_a,
+                                                   sizeof op_a));
+  ETRT_LT_TRY(node, cublasLtMatmulDescSetAttribute(&desc, CUBLASLT_MATMUL_DESC_TRANSB, &op_b,
+                                                   sizeof op_b));
+
+  /* Row-major [r][c] with leading dimension ld is column-major c x r. */
+  int64_t b_rows = g->trans_b ? g->n : g->k, b_cols = g->trans_b ? g->k : g->n;
+  int64_t a_rows = g->trans_a ? g->k : g->m, a_cols = g->trans_a ? g->m : g->k;
+  cublasLtMatrixLayoutOpaque_t lt_a, lt_b, lt_d;
+  ETRT_RETURN_IF_ERROR(
+      etrt_gemm_layout(node, &lt_a, type, b_cols, b_rows, g->ldb, g->batch, g->stride_b));
+  ETRT_RETURN_IF_ERROR(
+      etrt_gemm_layout(node, &lt_b, type, a_cols, a_rows, g->lda, g->batch, g->stride_a));
+  ETRT_RETURN_IF_ERROR(
+      etrt_gemm_layout(node, &lt_d, type, g->n, g->m, g->ldy, g->batch, g->stride_y));
+
+  cublasLtMatmulPreferenceOpaque_t pref;
+  ETRT_LT_TRY(node, cublasLtMatmulPreferenceInit(&pref));
+  uint64_t ws = workspace_size;
+  ETRT_LT_TRY(node, cublasLtMatmulPreferenceSetAttribute(
+                        &pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof ws));
+  uint32_t align_a = etrt_gemm_alignment(g->b, g->stride_b, elem, g->batch);
+  uint32_t align_b = etrt_gemm_alignment(g->a, g->stride_a, elem, g->batch);
+  uint32_t align_d = etrt_gemm_alignment(g->y, g->stride_y, elem, g->batch);
+  ETRT_LT_TRY(node, cublasLtMatmulPreferenceSetAttribute(
+                        &pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, &align_a,
+                        sizeof align_a));
+  ETRT_LT_TRY(node, cublasLtMatmulPreferenceSetAttribute(
+                        &pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, &align_b,
+                        sizeof align_b));
+  ETRT_LT_TRY(node, cublasLtMatmulPreferenceSetAttribute(
+                        &pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, &align_d,
+                        sizeof align_d));
+  ETRT_LT_TRY(node, cublasLtMatmulPreferenceSetAttribute(
+                        &pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, &align_d,
+                        sizeof align_d));
+
+  /* cuBLASLt caches heuristic answers, so asking on every launch costs little. */
+  cublasLtMatmulHeuristicResult_t result;
+  int found = 0;
+  cublasStatus_t st = cublasLtMatmulAlgoGetHeuristic(handle, &desc, &lt_a, &lt_b, &lt_d, &lt_d,
+                                                      &pref, 1, &result, &found);
+  if (st == CUBLAS_STATUS_NOT_SUPPORTED || (st == CUBLAS_STATUS_SUCCESS && found == 0)) {
+    *no_algorithm = 1;
+    return etrt_error(ETRT_ERROR_UNSUPPORTED,
+                      "%s node '%s': cuBLASLt has no algorithm for %lld x %lld x %lld (%s)",
+                      node->op_type, etrt_cuda_name(node), (long long)g->m,
+                      (long long)g->n, (long long)g->k, etrt_dtype_name(g->dtype));
+  }
+  if (st != CUBLAS_STATUS_SUCCESS) return etrt_gemm_failed(node, "cublasLtMatmulAlgoGetHeuristic", st);
+
+  float alpha = g->alpha, beta = g->beta;
+  ETRT_LT_TRY(node, cublasLtMatmul(handle, &desc, &alpha, g->b, &lt_a, g->a, &lt_b, &beta, g->y,
+                                   &lt_d, g->y, &lt_d, &result.algo, workspace,
+                                   result.workspaceSize, etrt_cuda_stream(launch)));
+  return ETRT_OK;
+}
+
+etrt_status etrt_cuda_gemm_run(const etrt_node *node, const etrt_cuda_gemm_args *gemm,
+                               const etrt_cuda_launch *launch, void *workspace,
+                               size_t workspace_size) {
+  if (gemm->m == 0 || gemm->n == 0 || gemm->batch == 0) return ETRT_OK;
+  if (gemm->batch > INT32_MAX) {
+    return etrt_error(ETRT_ERROR_UNSUPPORTED, "%s node '%s': batch of %lld matrices",
+                      node->op_type, etrt_cuda_name(node),
+                      (long long)gemm->batch);
+  }
+  if (launch->cublaslt == NULL) {
+    return etrt_error(ETRT_ERROR_INTERNAL, "%s: no cuBLASLt handle in the launch", node->op_type);
+  }
+  if (gemm->k == 0) {
+    /* An empty sum: cuBLASLt refuses k = 0, and Y = beta * Y is what remains. */
+    if (gemm->beta == 1.0f) return ETRT_OK;
+    if (gemm->beta != 0.0f) {
+      return etrt_error(ETRT_ERROR_UNSUPPORTED, "%s: k = 0 with a scaled bias", node->op_type);
+    }
+    cudaStream_t stream = etrt_cuda_stream(launch);
+    size_t elem = etrt_dtype_size(gemm->dtype);
+    for (int64_t b = 0; b < gemm->batch; ++b) {
+      cudaError_t err = cudaMemset2DAsync((char *)gemm->y + b * gemm->stride_y * elem,
+                                          (size_t)gemm->ldy * elem, 0, (size_t)gemm->n * elem,
+                                          (size_t)gemm->m, stream);
+      if (err != cudaSuccess) return etrt_cuda_check(node, "memset");
+    }
+    return ETRT_OK;
+  }
+  cublasComputeType_t compute = etrt_gemm_compute_type(gemm->dtype, launch->precision);
+  int no_algorithm = 0;
+  etrt_status st =
+      etrt_gemm_try(node, gemm, compute, launch, workspace, workspace_size, &no_algorithm);
+  if (st != ETRT_OK && no_algorithm && compute != CUBLAS_COMPUTE_32F) {
+    /* A reduced-precision mode is permission, not a requirement. */
+    st = etrt_gemm_try(node, gemm, CUBLAS_COMPUTE_32F, launch, workspace, workspace_size,
+                       &no_algorithm);
+  }
+  return st;
+}
+
+extern "C" etrt_status etrt_cuda_blas_create(void **handle) {
+  cublasLtHandle_t h = NULL;
+  cublasStatus_t st = cublasLtCreate(&h);
+  if (st != CUBLAS_STATUS_SUCCESS) {
+    return etrt_error(ETRT_ERROR_DEVICE, "cublasLtCreate failed: %s (%d)", cublasGetStatusName(st),
+                      (int)st);
+  }
+  *handle = h;
+  return ETRT_OK;
+}
+
+extern "C" void etrt_cuda_blas_destroy(void *handle) {
+  if (handle != NULL) cublasLtDestroy((cublasLtHandle_t)handle);
+}

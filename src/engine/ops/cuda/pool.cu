@@ -1,0 +1,154 @@
+/* Pooling on the GPU (ops/pool.h), with the CPU kernels' rules: windows from the
+ * shared etrt_conv_geometry_pool, MaxPool's first maximum (and its index, row- or
+ * column-major), AveragePool's divisor with or without the explicit padding,
+ * LpPool, and the Global* pools over whole planes. Sums accumulate in double. */
+#include "engine/ops/cuda/cuda_kernel.h"
+#include "engine/ops/cuda/cuda_ops.h"
+
+extern "C" {
+#include "engine/ops/pool.h"
+}
+
+template <typename T>
+__global__ void etrt_pool_kernel(const T *x, T *y, int64_t *indices, int64_t planes,
+                                 int64_t in_count, int64_t out_count, int64_t kernel_count,
+                                 etrt_conv_geometry g, int kind, int column_major,
+                                 int count_include_pad, double p) {
+  typedef typename etrt_math<T>::type M;
+  ETRT_CUDA_LOOP(t, planes * out_count) {
+    int64_t plane = t / out_count, o = t % out_count;
+    const T *xp = x + plane * in_count;
+    int64_t origin[ETRT_CONV_MAX_SPATIAL];
+    int64_t rest = o;
+    for (int32_t s = g.spatial - 1; s >= 0; --s) {
+      origin[s] = (rest % g.out[s]) * g.stride[s] - g.pad_begin[s];
+      rest /= g.out[s];
+    }
+    M best = M(0);
+    int64_t best_index = -1, best_column = 0, count = 0;
+    double sum = 0.0;
+    for (int64_t k = 0; k < kernel_count; ++k) {
+      int64_t row = 0, column = 0, scale = 1, kr = k, coords[ETRT_CONV_MAX_SPATIAL];
+      int inside = 1;
+      for (int32_t s = g.spatial - 1; s >= 0; --s) {
+        coords[s] = origin[s] + (kr % g.kernel[s]) * g.dilation[s];
+        kr /= g.kernel[s];
+        if (coords[s] < 0 || coords[s] >= g.in[s]) inside = 0;
+      }
+      if (!inside) continue;
+      for (int32_t s = 0; s < g.spatial; ++s) {
+        row = row * g.in[s] + coords[s];
+        column += coords[s] * scale;
+        scale *= g.in[s];
+      }
+      M v = etrt_cvt<M>(xp[row]);
+      if (kind == ETRT_POOL_MAX) {
+        if (best_index < 0 || v > best) {
+          best = v;
+          best_index = row;
+          best_column = column;
+        }
+      } else {
+        sum += kind == ETRT_POOL_LP ? pow(fabs((double)v), p) : (double)v;
+        ++count;
+      }
+    }
+    if (kind == ETRT_POOL_MAX) {
+      y[t] = etrt_cvt<T>(best);
+      if (indices != NULL) {
+        indices[t] = plane * in_count + (column_major ? best_column : (best_index < 0 ? 0 : best_index));
+      }
+      continue;
+    }
+    double result;
+    if (kind == ETRT_POOL_LP) {
+      result = pow(sum, 1.0 / p);
+    } else {
+      if (count_include_pad) {
+        /* window positions inside the explicitly padded input */
+        count = 1;
+        for (int32_t s = 0; s < g.spatial; ++s) {
+          int64_t in_window = 0;
+          for (int64_t k = 0; k < g.kernel[s]; ++k) {
+            int64_t c = origin[s] + k * g.dilation[s];
+            if (c >= -g.pad_begin[s] && c < g.in[s] + g.pad_end[s]) ++in_window;
+          }
+          count *= in_window;
+        }
+      }
+      result = count > 0 ? sum / (double)count : 0.0;
+    }
+    y[t] = etrt_cvt<T>((M)result);
+  }
+}
+
+extern "C" ETRT_CUDA_RUN(etrt_cuda_pool) {
+  const etrt_pool_state *state = (const etrt_pool_state *)node->state;
+  etrt_conv_geometry g;
+  ETRT_RETURN_IF_ERROR(etrt_conv_geometry_pool(node, &state->params, &inputs[0], &g));
+  int64_t planes = inputs[0].dims[0] * inputs[0].dims[1];
+  int64_t out_count = etrt_conv_geometry_out_count(&g);
+  if (planes == 0 || out_count == 0) return ETRT_OK;
+  int64_t *indices =
+      state->kind == ETRT_POOL_MAX && node->num_outputs > 1 ? (int64_t *)outputs[1].data : NULL;
+  unsigned blocks = etrt_cuda_blocks(planes * out_count, ETRT_CUDA_THREADS);
+  cudaStream_t stream = etrt_cuda_stream(launch);
+  ETRT_CUDA_FLOAT_SWITCH(
+      inputs[0].dtype, T,
+      return etrt_error(ETRT_ERROR_UNSUPPORTED, "%s node '%s': no CUDA kernel for %s",
+                        node->op_type, etrt_cuda_name(node), etrt_dtype_name(inputs[0].dtype)),
+      etrt_pool_kernel<T><<<blocks, ETRT_CUDA_THREADS, 0, stream>>>(
+          (const T *)inputs[0].data, (T *)outputs[0].data, indices, planes,
+          etrt_conv_geometry_in_count(&g), out_count, etrt_conv_geometry_kernel_count(&g), g,
+          (int)state->kind, state->params.storage_order == 1, state->params.count_include_pad,
+          (double)state->params.lp_p));
+  return etrt_cuda_check(node, "pool");
+}
+
+/* Global pools: a block per plane. */
+template <typename T>
+__global__ void etrt_global_pool_kernel(const T *x, T *y, int64_t planes, int64_t size, int kind,
+                                        double p) {
+  typedef typename etrt_math<T>::type M;
+  __shared__ double shared[32];
+  for (int64_t plane = blockIdx.x; plane < planes; plane += gridDim.x) {
+    const T *xp = x + plane * size;
+    double acc;
+    if (kind == ETRT_POOL_MAX) {
+      /* the CPU kernel starts from the first element and keeps strict increases */
+      acc = size > 0 ? (double)etrt_cvt<M>(xp[0]) : 0.0;
+      for (int64_t i = threadIdx.x; i < size; i += blockDim.x) {
+        double v = (double)etrt_cvt<M>(xp[i]);
+        if (v > acc) acc = v;
+      }
+      acc = etrt_cuda_block_reduce(acc, (double)-INFINITY, etrt_cuda_max_op(), shared);
+    } else {
+      acc = 0.0;
+      for (int64_t i = threadIdx.x; i < size; i += blockDim.x) {
+        double v = (double)etrt_cvt<M>(xp[i]);
+        acc += kind == ETRT_POOL_LP ? pow(fabs(v), p) : v;
+      }
+      acc = etrt_cuda_block_reduce(acc, 0.0, etrt_cuda_sum_op(), shared);
+      acc = kind == ETRT_POOL_LP ? pow(acc, 1.0 / p) : (size > 0 ? acc / (double)size : 0.0);
+    }
+    if (threadIdx.x == 0) y[plane] = etrt_cvt<T>((M)acc);
+  }
+}
+
+extern "C" ETRT_CUDA_RUN(etrt_cuda_global_pool) {
+  const etrt_pool_state *state = (const etrt_pool_state *)node->state;
+  const etrt_tensor *x = &inputs[0];
+  int64_t planes = x->dims[0] * x->dims[1], size = etrt_cuda_span(x, 2, x->rank);
+  if (planes == 0) return ETRT_OK;
+  unsigned blocks = planes > 65535 ? 65535u : (unsigned)planes;
+  int threads = size >= 256 ? 256 : 32;
+  cudaStream_t stream = etrt_cuda_stream(launch);
+  ETRT_CUDA_FLOAT_SWITCH(
+      x->dtype, T,
+      return etrt_error(ETRT_ERROR_UNSUPPORTED, "%s node '%s': no CUDA kernel for %s",
+                        node->op_type, etrt_cuda_name(node), etrt_dtype_name(x->dtype)),
+      etrt_global_pool_kernel<T><<<blocks, threads, 0, stream>>>(
+          (const T *)x->data, (T *)outputs[0].data, planes, size, (int)state->kind,
+          (double)state->params.lp_p));
+  return etrt_cuda_check(node, "global_pool");
+}

@@ -1,0 +1,219 @@
+/* Gather, GatherElements, GatherND, ScatterElements/Scatter and OneHot: shape
+ * inference. Out-of-range indices are refused by the kernels (naming the op, the
+ * index and the axis), never read past a buffer. */
+#include "engine/ops/gather.h"
+
+#include <string.h>
+
+#include "engine/ops/op_check.h"
+#include "engine/ops/shape_util.h"
+
+static const etrt_dtype etrt_index_types[] = {ETRT_DTYPE_INT32, ETRT_DTYPE_INT64,
+                                              ETRT_DTYPE_INVALID};
+
+static etrt_status etrt_gather_check_io(const etrt_node *node, const etrt_tensor *inputs,
+                                        uint32_t count) {
+  if (node->num_inputs != count || node->num_outputs != 1)
+    return etrt_op_error(node, ETRT_ERROR_INVALID_ARGUMENT, "takes %u inputs and 1 output", count);
+  for (uint32_t i = 0; i < count; ++i) {
+    if (!etrt_op_has_input(node, inputs, i))
+      return etrt_op_error(node, ETRT_ERROR_INVALID_ARGUMENT, "input %u is required", i);
+  }
+  if (etrt_dtype_size(inputs[0].dtype) == 0)
+    return etrt_op_error(node, ETRT_ERROR_UNSUPPORTED, "data has an unknown type");
+  if (inputs[0].rank < 1)
+    return etrt_op_error(node, ETRT_ERROR_INVALID_ARGUMENT, "data must have rank 1 or more");
+  return etrt_op_check_dtype(node, "indices", inputs[1].dtype, etrt_index_types);
+}
+
+static etrt_status etrt_gather_infer(const etrt_node *node, const etrt_tensor *inputs,
+                                     etrt_tensor *outputs) {
+  ETRT_RETURN_IF_ERROR(etrt_gather_check_io(node, inputs, 2));
+  const etrt_tensor *data = &inputs[0], *indices = &inputs[1];
+  int32_t axis;
+  ETRT_RETURN_IF_ERROR(
+      etrt_shape_axis(node, "axis", etrt_node_attribute_int(node, "axis", 0), data->rank, &axis));
+  int32_t rank = data->rank - 1 + indices->rank;
+  if (rank > ETRT_MAX_RANK)
+    return etrt_op_error(node, ETRT_ERROR_UNSUPPORTED, "output rank %d exceeds %d", (int)rank,
+                         ETRT_MAX_RANK);
+  int32_t r = 0;
+  for (int32_t i = 0; i < axis; ++i) outputs[0].dims[r++] = data->dims[i];
+  for (int32_t i = 0; i < indices->rank; ++i) outputs[0].dims[r++] = indices->dims[i];
+  for (int32_t i = axis + 1; i < data->rank; ++i) outputs[0].dims[r++] = data->dims[i];
+  outputs[0].dtype = data->dtype;
+  outputs[0].rank = rank;
+  return ETRT_OK;
+}
+
+static etrt_status etrt_gather_elements_infer(const etrt_node *node, const etrt_tensor *inputs,
+                                              etrt_tensor *outputs) {
+  ETRT_RETURN_IF_ERROR(etrt_gather_check_io(node, inputs, 2));
+  const etrt_tensor *data = &inputs[0], *indices = &inputs[1];
+  int32_t axis;
+  ETRT_RETURN_IF_ERROR(
+      etrt_shape_axis(node, "axis", etrt_node_attribute_int(node, "axis", 0), data->rank, &axis));
+  if (indices->rank != data->rank)
+    return etrt_op_error(node, ETRT_ERROR_INVALID_ARGUMENT,
+                         "indices have rank %d, data has rank %d", (int)indices->rank,
+                         (int)data->rank);
+  for (int32_t i = 0; i < data->rank; ++i) {
+    if (i != axis && indices->dims[i] > data->dims[i])
+      return etrt_op_error(node, ETRT_ERROR_INVALID_ARGUMENT,
+                           "indices have size %lld on axis %d, data only %lld",
+                           (long long)indices->dims[i], (int)i, (long long)data->dims[i]);
+  }
+  outputs[0] = *indices;
+  outputs[0].data = NULL;
+  outputs[0].host_value = NULL;
+  outputs[0].dtype = data->dtype;
+  return ETRT_OK;
+}
+
+static etrt_status etrt_gather_nd_infer(const etrt_node *node, const etrt_tensor *inputs,
+                                        etrt_tensor *outputs) {
+  ETRT_RETURN_IF_ERROR(etrt_gather_check_io(node, inputs, 2));
+  const etrt_tensor *data = &inputs[0], *indices = &inputs[1];
+  int64_t b = etrt_node_attribute_int(node, "batch_dims", 0);
+  if (indices->rank < 1 || b < 0 || b >= indices->rank || b >= data->rank)
+    return etrt_op_error(node, ETRT_ERROR_INVALID_ARGUMENT,
+                         "batch_dims %lld must be below the ranks of data (%d) and indices (%d)",
+                         (long long)b, (int)data->rank, (int)indices->rank);
+  int64_t m = indices->dims[indices->rank - 1];
+  if (m < 1 || m > data->rank - b)
+    return etrt_op_error(node, ETRT_ERROR_INVALID_ARGUMENT,
+                         "the last axis of indices (%lld) must be in [1, %lld]", (long long)m,
+                         (long long)(data->rank - b));
+  for (int64_t i = 0; i < b; ++i) {
+    if (indices->dims[i] != data->dims[i])
+      return etrt_op_error(node, ETRT_ERROR_INVALID_ARGUMENT,
+                           "batch axis %lld differs: data %lld, indices %lld", (long long)i,
+                           (long long)data->dims[i], (long long)indices->dims[i]);
+  }
+  int32_t r = 0;
+  for (int32_t i = 0; i < indices->rank - 1; ++i) outputs[0].dims[r++] = indices->dims[i];
+  for (int64_t i = b + m; i < data->rank; ++i) {
+    if (r >= ETRT_MAX_RANK)
+      return etrt_op_error(node, ETRT_ERROR_UNSUPPORTED, "output rank exceeds %d", ETRT_MAX_RANK);
+    outputs[0].dims[r++] = data->dims[i];
+  }
+  outputs[0].dtype = data->dtype;
+  outputs[0].rank = r;
+  return ETRT_OK;
+}
+
+etrt_status etrt_scatter_reduction_parse(const etrt_node *node, etrt_scatter_reduction *out) {
+  const char *r = etrt_node_attribute_string(node, "reduction", "none");
+  if (strcmp(r, "none") == 0)
+    *out = ETRT_SCATTER_NONE;
+  else if (strcmp(r, "add") == 0)
+    *out = ETRT_SCATTER_ADD;
+  else if (strcmp(r, "mul") == 0)
+    *out = ETRT_SCATTER_MUL;
+  else if (strcmp(r, "max") == 0)
+    *out = ETRT_SCATTER_MAX;
+  else if (strcmp(r, "min") == 0)
+    *out = ETRT_SCATTER_MIN;
+  else
+    return etrt_op_error(node, ETRT_ERROR_INVALID_ARGUMENT, "unknown reduction '%s'", r);
+  return ETRT_OK;
+}
+
+static const etrt_dtype etrt_scatter_reduce_types[] = {
+    ETRT_DTYPE_FLOAT32, ETRT_DTYPE_FLOAT64, ETRT_DTYPE_INT32, ETRT_DTYPE_INT64, ETRT_DTYPE_INVALID};
+
+static etrt_status etrt_scatter_elements_infer(const etrt_node *node, const etrt_tensor *inputs,
+                                               etrt_tensor *outputs) {
+  ETRT_RETURN_IF_ERROR(etrt_gather_check_io(node, inputs, 3));
+  const etrt_tensor *data = &inputs[0], *indices = &inputs[1], *updates = &inputs[2];
+  int32_t axis;
+  ETRT_RETURN_IF_ERROR(
+      etrt_shape_axis(node, "axis", etrt_node_attribute_int(node, "axis", 0), data->rank, &axis));
+  etrt_scatter_reduction reduction;
+  ETRT_RETURN_IF_ERROR(etrt_scatter_reduction_parse(node, &reduction));
+  if (reduction != ETRT_SCATTER_NONE)
+    ETRT_RETURN_IF_ERROR(etrt_op_check_dtype(node, "data (with a reduction)", data->dtype,
+                                             etrt_scatter_reduce_types));
+  if (updates->dtype != data->dtype ||
+      !etrt_shape_equal(indices->rank, indices->dims, updates->rank, updates->dims))
+    return etrt_op_error(node, ETRT_ERROR_INVALID_ARGUMENT,
+                         "updates must have data's type and indices' shape");
+  if (indices->rank != data->rank)
+    return etrt_op_error(node, ETRT_ERROR_INVALID_ARGUMENT,
+                         "indices have rank %d, data has rank %d", (int)indices->rank,
+                         (int)data->rank);
+  for (int32_t i = 0; i < data->rank; ++i) {
+    if (i != axis && indices->dims[i] > data->dims[i])
+      return etrt_op_error(node, ETRT_ERROR_INVALID_ARGUMENT,
+                           "indices have size %lld on axis %d, data only %lld",
+                           (long long)indices->dims[i], (int)i, (long long)data->dims[i]);
+  }
+  outputs[0] = *data;
+  outputs[0].data = NULL;
+  outputs[0].host_value = NULL;
+  return ETRT_OK;
+}
+
+static const etrt_dtype etrt_one_hot_index_types[] = {
+    ETRT_DTYPE_INT32, ETRT_DTYPE_INT64, ETRT_DTYPE_FLOAT32, ETRT_DTYPE_FLOAT64, ETRT_DTYPE_INVALID};
+
+static etrt_status etrt_one_hot_infer(const etrt_node *node, const etrt_tensor *inputs,
+                                      etrt_tensor *outputs) {
+  if (node->num_inputs != 3 || node->num_outputs != 1 || !etrt_op_has_input(node, inputs, 0) ||
+      !etrt_op_has_input(node, inputs, 1) || !etrt_op_has_input(node, inputs, 2))
+    return etrt_op_error(node, ETRT_ERROR_INVALID_ARGUMENT,
+                         "takes inputs indices, depth and values, and 1 output");
+  const etrt_tensor *indices = &inputs[0], *values = &inputs[2];
+  ETRT_RETURN_IF_ERROR(
+      etrt_op_check_dtype(node, "indices", indices->dtype, etrt_one_hot_index_types));
+  if (etrt_tensor_numel(values) != 2 || values->rank != 1 || etrt_dtype_size(values->dtype) == 0)
+    return etrt_op_error(node, ETRT_ERROR_INVALID_ARGUMENT, "values must be 1-D of two elements");
+  int64_t depth, count;
+  if (inputs[1].dtype == ETRT_DTYPE_FLOAT32 || inputs[1].dtype == ETRT_DTYPE_FLOAT64) {
+    double d;
+    ETRT_RETURN_IF_ERROR(etrt_op_input_doubles(node, inputs, 1, "depth", &d, 1, &count));
+    if (!(d >= 1.0 && d <= (double)((int64_t)1 << 40)))
+      return etrt_op_error(node, ETRT_ERROR_INVALID_ARGUMENT, "depth must be positive");
+    depth = (int64_t)d;
+  } else {
+    ETRT_RETURN_IF_ERROR(etrt_op_input_ints(node, inputs, 1, "depth", &depth, 1, &count));
+  }
+  if (count != 1 || depth < 1 || depth > ((int64_t)1 << 40))
+    return etrt_op_error(node, ETRT_ERROR_INVALID_ARGUMENT, "depth must be one positive value");
+  int32_t rank = indices->rank + 1, axis;
+  if (rank > ETRT_MAX_RANK)
+    return etrt_op_error(node, ETRT_ERROR_UNSUPPORTED, "output rank exceeds %d", ETRT_MAX_RANK);
+  ETRT_RETURN_IF_ERROR(
+      etrt_shape_axis(node, "axis", etrt_node_attribute_int(node, "axis", -1), rank, &axis));
+  for (int32_t i = 0, j = 0; i < rank; ++i)
+    outputs[0].dims[i] = i == axis ? depth : indices->dims[j++];
+  outputs[0].dtype = values->dtype;
+  outputs[0].rank = rank;
+  return ETRT_OK;
+}
+
+static const etrt_op_def etrt_op_def_gather = {
+    .op_type = "Gather", .infer = etrt_gather_infer, .run_cpu = etrt_cpu_gather};
+static const etrt_op_def etrt_op_def_gather_elements = {.op_type = "GatherElements",
+                                                        .infer = etrt_gather_elements_infer,
+                                                        .run_cpu = etrt_cpu_gather_elements};
+static const etrt_op_def etrt_op_def_gather_nd = {
+    .op_type = "GatherND", .infer = etrt_gather_nd_infer, .run_cpu = etrt_cpu_gather_nd};
+static const etrt_op_def etrt_op_def_scatter_elements = {.op_type = "ScatterElements",
+                                                         .infer = etrt_scatter_elements_infer,
+                                                         .run_cpu = etrt_cpu_scatter_elements};
+static const etrt_op_def etrt_op_def_scatter = {.op_type = "Scatter",
+                                                .infer = etrt_scatter_elements_infer,
+                                                .run_cpu = etrt_cpu_scatter_elements};
+static const etrt_op_def etrt_op_def_one_hot = {.op_type = "OneHot",
+                                                .infer = etrt_one_hot_infer,
+                                                .run_cpu = etrt_cpu_one_hot,
+                                                .value_inputs = 1u << 1};
+
+const etrt_op_def *const etrt_ops_gather[] = {&etrt_op_def_gather,
+                                              &etrt_op_def_gather_elements,
+                                              &etrt_op_def_gather_nd,
+                                              &etrt_op_def_scatter_elements,
+                                              &etrt_op_def_scatter,
+                                              &etrt_op_def_one_hot,
+                                              NULL};

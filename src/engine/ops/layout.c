@@ -1,0 +1,285 @@
+/* The data-movement operators: shape inference (geometry in layout_shape.c). */
+#include "engine/ops/layout.h"
+
+#include <string.h>
+
+#include "base/half.h"
+#include "engine/ops/layout_shape.h"
+#include "engine/ops/op_check.h"
+#include "engine/ops/shape_util.h"
+
+/* Inputs [first data input, then up to max_inputs - 1 optional ones], any known
+ * dtype; output i gets the data type. */
+static etrt_status etrt_layout_check_io(const etrt_node *node, const etrt_tensor *inputs,
+                                        uint32_t min_inputs, uint32_t max_inputs,
+                                        uint32_t outputs) {
+  if (node->num_inputs < min_inputs || node->num_inputs > max_inputs ||
+      (outputs != 0 && node->num_outputs != outputs) || node->num_outputs < 1)
+    return etrt_op_error(node, ETRT_ERROR_INVALID_ARGUMENT,
+                         "takes %u to %u inputs and %u output(s), has %u and %u", min_inputs,
+                         max_inputs, outputs ? outputs : node->num_outputs, node->num_inputs,
+                         node->num_outputs);
+  for (uint32_t i = 0; i < min_inputs; ++i) {
+    if (!etrt_op_has_input(node, inputs, i))
+      return etrt_op_error(node, ETRT_ERROR_INVALID_ARGUMENT, "input %u is required", i);
+  }
+  if (etrt_dtype_size(inputs[0].dtype) == 0)
+    return etrt_op_error(node, ETRT_ERROR_UNSUPPORTED, "input has an unknown type");
+  return ETRT_OK;
+}
+
+static etrt_status etrt_transpose_infer(const etrt_node *node, const etrt_tensor *inputs,
+                                        etrt_tensor *outputs) {
+  ETRT_RETURN_IF_ERROR(etrt_layout_check_io(node, inputs, 1, 1, 1));
+  int32_t perm[ETRT_MAX_RANK];
+  ETRT_RETURN_IF_ERROR(etrt_transpose_perm(node, inputs[0].rank, perm));
+  outputs[0].dtype = inputs[0].dtype;
+  outputs[0].rank = inputs[0].rank;
+  for (int32_t i = 0; i < inputs[0].rank; ++i) outputs[0].dims[i] = inputs[0].dims[perm[i]];
+  return ETRT_OK;
+}
+
+static etrt_status etrt_slice_infer(const etrt_node *node, const etrt_tensor *inputs,
+                                    etrt_tensor *outputs) {
+  ETRT_RETURN_IF_ERROR(etrt_layout_check_io(node, inputs, 1, 5, 1));
+  etrt_layout_view view;
+  ETRT_RETURN_IF_ERROR(etrt_slice_view(node, inputs, &view));
+  outputs[0].dtype = inputs[0].dtype;
+  outputs[0].rank = view.rank;
+  memcpy(outputs[0].dims, view.dims, sizeof view.dims);
+  return ETRT_OK;
+}
+
+static etrt_status etrt_concat_infer(const etrt_node *node, const etrt_tensor *inputs,
+                                     etrt_tensor *outputs) {
+  ETRT_RETURN_IF_ERROR(etrt_layout_check_io(node, inputs, node->num_inputs ? node->num_inputs : 1,
+                                            ETRT_MAX_RANK * 128, 1));
+  const etrt_tensor *x = &inputs[0];
+  if (etrt_node_attribute(node, "axis") == NULL)
+    return etrt_op_error(node, ETRT_ERROR_INVALID_ARGUMENT, "attribute 'axis' is required");
+  if (x->rank < 1)
+    return etrt_op_error(node, ETRT_ERROR_INVALID_ARGUMENT, "inputs must have rank 1 or more");
+  int32_t axis;
+  ETRT_RETURN_IF_ERROR(
+      etrt_shape_axis(node, "axis", etrt_node_attribute_int(node, "axis", 0), x->rank, &axis));
+  outputs[0] = *x;
+  outputs[0].data = NULL;
+  outputs[0].host_value = NULL;
+  for (uint32_t k = 1; k < node->num_inputs; ++k) {
+    const etrt_tensor *t = &inputs[k];
+    if (t->dtype != x->dtype || t->rank != x->rank)
+      return etrt_op_error(
+          node, ETRT_ERROR_INVALID_ARGUMENT, "input %u is %s of rank %d, input 0 is %s of rank %d",
+          k, etrt_dtype_name(t->dtype), (int)t->rank, etrt_dtype_name(x->dtype), (int)x->rank);
+    for (int32_t i = 0; i < x->rank; ++i) {
+      if (i != axis && t->dims[i] != x->dims[i])
+        return etrt_op_error(node, ETRT_ERROR_INVALID_ARGUMENT,
+                             "input %u has size %lld on axis %d, input 0 has %lld", k,
+                             (long long)t->dims[i], (int)i, (long long)x->dims[i]);
+    }
+    outputs[0].dims[axis] += t->dims[axis];
+  }
+  return ETRT_OK;
+}
+
+static etrt_status etrt_split_infer(const etrt_node *node, const etrt_tensor *inputs,
+                                    etrt_tensor *outputs) {
+  ETRT_RETURN_IF_ERROR(etrt_layout_check_io(node, inputs, 1, 2, 0));
+  if (inputs[0].rank < 1)
+    return etrt_op_error(node, ETRT_ERROR_INVALID_ARGUMENT, "input must have rank 1 or more");
+  if (node->num_outputs > ETRT_MAX_RANK * 128)
+    return etrt_op_error(node, ETRT_ERROR_UNSUPPORTED, "too many outputs (%u)", node->num_outputs);
+  int64_t sizes[ETRT_MAX_RANK * 128];
+  int32_t axis;
+  ETRT_RETURN_IF_ERROR(etrt_split_sizes(node, inputs, &axis, sizes));
+  for (uint32_t k = 0; k < node->num_outputs; ++k) {
+    outputs[k].dtype = inputs[0].dtype;
+    outputs[k].rank = inputs[0].rank;
+    memcpy(outputs[k].dims, inputs[0].dims, sizeof outputs[k].dims);
+    outputs[k].dims[axis] = sizes[k];
+  }
+  return ETRT_OK;
+}
+
+static etrt_status etrt_expand_infer(const etrt_node *node, const etrt_tensor *inputs,
+                                     etrt_tensor *outputs) {
+  ETRT_RETURN_IF_ERROR(etrt_layout_check_io(node, inputs, 2, 2, 1));
+  etrt_tensor shapes[2] = {inputs[0], {0}};
+  int64_t count;
+  ETRT_RETURN_IF_ERROR(
+      etrt_op_input_ints(node, inputs, 1, "shape", shapes[1].dims, ETRT_MAX_RANK, &count));
+  shapes[1].rank = (int32_t)count;
+  shapes[1].dtype = inputs[0].dtype;
+  ETRT_RETURN_IF_ERROR(etrt_shape_broadcast(node, 2, shapes, &outputs[0].rank, outputs[0].dims));
+  outputs[0].dtype = inputs[0].dtype;
+  return ETRT_OK;
+}
+
+static etrt_status etrt_tile_infer(const etrt_node *node, const etrt_tensor *inputs,
+                                   etrt_tensor *outputs) {
+  ETRT_RETURN_IF_ERROR(etrt_layout_check_io(node, inputs, 2, 2, 1));
+  int64_t repeats[ETRT_MAX_RANK], count;
+  ETRT_RETURN_IF_ERROR(
+      etrt_op_input_ints(node, inputs, 1, "repeats", repeats, ETRT_MAX_RANK, &count));
+  if (count != inputs[0].rank)
+    return etrt_op_error(node, ETRT_ERROR_INVALID_ARGUMENT,
+                         "repeats has %lld values, the input has rank %d", (long long)count,
+                         (int)inputs[0].rank);
+  outputs[0].dtype = inputs[0].dtype;
+  outputs[0].rank = inputs[0].rank;
+  for (int32_t i = 0; i < inputs[0].rank; ++i) {
+    if (repeats[i] < 0)
+      return etrt_op_error(node, ETRT_ERROR_INVALID_ARGUMENT, "repeats[%d] is negative", (int)i);
+    if (__builtin_mul_overflow(inputs[0].dims[i], repeats[i], &outputs[0].dims[i]))
+      return etrt_op_error(node, ETRT_ERROR_INVALID_ARGUMENT, "axis %d overflows", (int)i);
+  }
+  return ETRT_OK;
+}
+
+etrt_status etrt_pad_constant(const etrt_node *node, const etrt_tensor *inputs, etrt_dtype dtype,
+                              uint8_t *bytes) {
+  size_t size = etrt_dtype_size(dtype);
+  memset(bytes, 0, 8);
+  if (etrt_op_has_input(node, inputs, 2)) {
+    const etrt_tensor *v = &inputs[2];
+    if (v->dtype != dtype || etrt_tensor_numel(v) != 1)
+      return etrt_op_error(node, ETRT_ERROR_INVALID_ARGUMENT,
+                           "constant_value must be one %s element", etrt_dtype_name(dtype));
+    const void *host = etrt_op_input_host(v);
+    if (host != NULL) memcpy(bytes, host, size);
+    return ETRT_OK;
+  }
+  double value = etrt_node_attribute_float(node, "value", 0.0f);
+  switch (dtype) {
+    case ETRT_DTYPE_FLOAT32: {
+      float f = (float)value;
+      memcpy(bytes, &f, 4);
+      break;
+    }
+    case ETRT_DTYPE_FLOAT64:
+      memcpy(bytes, &value, 8);
+      break;
+    case ETRT_DTYPE_FLOAT16: {
+      uint16_t h = etrt_float_to_half((float)value);
+      memcpy(bytes, &h, 2);
+      break;
+    }
+    case ETRT_DTYPE_INT8: {
+      int8_t i = (int8_t)value;
+      memcpy(bytes, &i, 1);
+      break;
+    }
+    case ETRT_DTYPE_UINT8:
+    case ETRT_DTYPE_BOOL: {
+      uint8_t i = (uint8_t)value;
+      memcpy(bytes, &i, 1);
+      break;
+    }
+    case ETRT_DTYPE_INT16: {
+      int16_t i = (int16_t)value;
+      memcpy(bytes, &i, 2);
+      break;
+    }
+    case ETRT_DTYPE_INT32: {
+      int32_t i = (int32_t)value;
+      memcpy(bytes, &i, 4);
+      break;
+    }
+    case ETRT_DTYPE_INT64: {
+      int64_t i = (int64_t)value;
+      memcpy(bytes, &i, 8);
+      break;
+    }
+    default:
+      if (value != 0.0)
+        return etrt_op_error(node, ETRT_ERROR_UNSUPPORTED, "a non-zero 'value' for %s",
+                             etrt_dtype_name(dtype));
+  }
+  return ETRT_OK;
+}
+
+static etrt_status etrt_pad_infer(const etrt_node *node, const etrt_tensor *inputs,
+                                  etrt_tensor *outputs) {
+  ETRT_RETURN_IF_ERROR(etrt_layout_check_io(node, inputs, 1, 4, 1));
+  etrt_pad_mode mode;
+  ETRT_RETURN_IF_ERROR(etrt_pad_mode_parse(node, &mode));
+  int64_t begin[ETRT_MAX_RANK], end[ETRT_MAX_RANK];
+  ETRT_RETURN_IF_ERROR(etrt_pad_amounts(node, inputs, begin, end));
+  uint8_t constant[8];
+  if (etrt_op_has_input(node, inputs, 2) && inputs[2].dtype != inputs[0].dtype)
+    return etrt_op_error(node, ETRT_ERROR_INVALID_ARGUMENT, "constant_value has type %s, data %s",
+                         etrt_dtype_name(inputs[2].dtype), etrt_dtype_name(inputs[0].dtype));
+  ETRT_RETURN_IF_ERROR(etrt_pad_constant(node, inputs, inputs[0].dtype, constant));
+  outputs[0].dtype = inputs[0].dtype;
+  outputs[0].rank = inputs[0].rank;
+  for (int32_t i = 0; i < inputs[0].rank; ++i) {
+    outputs[0].dims[i] = inputs[0].dims[i] + begin[i] + end[i];
+    if (mode != ETRT_PAD_CONSTANT && inputs[0].dims[i] == 0 && outputs[0].dims[i] > 0)
+      return etrt_op_error(node, ETRT_ERROR_INVALID_ARGUMENT,
+                           "axis %d is empty: only constant mode can pad it", (int)i);
+    if (mode == ETRT_PAD_REFLECT &&
+        (begin[i] >= inputs[0].dims[i] || end[i] >= inputs[0].dims[i]) &&
+        (begin[i] > 0 || end[i] > 0))
+      return etrt_op_error(node, ETRT_ERROR_INVALID_ARGUMENT,
+                           "axis %d: reflect pads must be smaller than its size %lld", (int)i,
+                           (long long)inputs[0].dims[i]);
+  }
+  return ETRT_OK;
+}
+
+static etrt_status etrt_trilu_infer(const etrt_node *node, const etrt_tensor *inputs,
+                                    etrt_tensor *outputs) {
+  ETRT_RETURN_IF_ERROR(etrt_layout_check_io(node, inputs, 1, 2, 1));
+  if (inputs[0].rank < 2)
+    return etrt_op_error(node, ETRT_ERROR_INVALID_ARGUMENT,
+                         "input must have rank 2 or more, has %d", (int)inputs[0].rank);
+  if (etrt_op_has_input(node, inputs, 1)) {
+    int64_t k, count;
+    ETRT_RETURN_IF_ERROR(etrt_op_input_ints(node, inputs, 1, "k", &k, 1, &count));
+    if (count != 1)
+      return etrt_op_error(node, ETRT_ERROR_INVALID_ARGUMENT, "k must hold one value");
+  }
+  outputs[0] = inputs[0];
+  outputs[0].data = NULL;
+  outputs[0].host_value = NULL;
+  return ETRT_OK;
+}
+
+static etrt_status etrt_depth_space_infer(const etrt_node *node, const etrt_tensor *inputs,
+                                          etrt_tensor *outputs) {
+  ETRT_RETURN_IF_ERROR(etrt_layout_check_io(node, inputs, 1, 1, 1));
+  etrt_layout_view view;
+  ETRT_RETURN_IF_ERROR(etrt_depth_space_view(
+      node, &inputs[0], strcmp(node->op_type, "DepthToSpace") == 0, &view, outputs[0].dims));
+  outputs[0].dtype = inputs[0].dtype;
+  outputs[0].rank = 4;
+  return ETRT_OK;
+}
+
+#define ETRT_LAYOUT_DEF(ident, name, infer_fn, kernel, values) \
+  static const etrt_op_def etrt_op_def_##ident = {             \
+      .op_type = name, .infer = infer_fn, .run_cpu = kernel, .value_inputs = values};
+ETRT_LAYOUT_DEF(transpose, "Transpose", etrt_transpose_infer, etrt_cpu_transpose, 0)
+ETRT_LAYOUT_DEF(slice, "Slice", etrt_slice_infer, etrt_cpu_slice, 0x1eu)
+ETRT_LAYOUT_DEF(concat, "Concat", etrt_concat_infer, etrt_cpu_concat, 0)
+ETRT_LAYOUT_DEF(split, "Split", etrt_split_infer, etrt_cpu_split, 1u << 1)
+ETRT_LAYOUT_DEF(expand, "Expand", etrt_expand_infer, etrt_cpu_expand, 1u << 1)
+ETRT_LAYOUT_DEF(tile, "Tile", etrt_tile_infer, etrt_cpu_tile, 1u << 1)
+ETRT_LAYOUT_DEF(pad, "Pad", etrt_pad_infer, etrt_cpu_pad, (1u << 1) | (1u << 3))
+/* k is read on the host by every executor, so it is a value input too. */
+ETRT_LAYOUT_DEF(trilu, "Trilu", etrt_trilu_infer, etrt_cpu_trilu, 1u << 1)
+ETRT_LAYOUT_DEF(depth_to_space, "DepthToSpace", etrt_depth_space_infer, etrt_cpu_depth_space, 0)
+ETRT_LAYOUT_DEF(space_to_depth, "SpaceToDepth", etrt_depth_space_infer, etrt_cpu_depth_space, 0)
+#undef ETRT_LAYOUT_DEF
+
+const etrt_op_def *const etrt_ops_layout[] = {&etrt_op_def_transpose,
+                                              &etrt_op_def_slice,
+                                              &etrt_op_def_concat,
+                                              &etrt_op_def_split,
+                                              &etrt_op_def_expand,
+                                              &etrt_op_def_tile,
+                                              &etrt_op_def_pad,
+                                              &etrt_op_def_trilu,
+                                              &etrt_op_def_depth_to_space,
+                                              &etrt_op_def_space_to_depth,
+                                              NULL};

@@ -1,0 +1,383 @@
+#include <dirent.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "base/file.h"
+#include "base/status.h"
+#include "builder/onnx_model.h"
+#include "builder/tensor_pb.h"
+#include "conformance.h"
+#include "etrt/build.h"
+#include "etrt/method.h"
+#include "etrt/program.h"
+
+#define ETRT_CONF_MAX_IO 64
+#define ETRT_CONF_MAX_SETS 64
+
+typedef struct etrt_conf_data_set {
+  etrt_tensor_pb inputs[ETRT_CONF_MAX_IO];
+  etrt_tensor_pb outputs[ETRT_CONF_MAX_IO];
+  uint32_t num_inputs, num_outputs;
+} etrt_conf_data_set;
+
+typedef struct etrt_conf_case {
+  const char *dir;
+  const char *name;
+  etrt_conf_result *out;
+  etrt_conf_data_set *sets;
+  uint32_t num_sets;
+  char *shape_specs[ETRT_CONF_MAX_IO];
+  uint32_t num_shape_specs;
+} etrt_conf_case;
+
+static void etrt_conf_set(etrt_conf_result *out, etrt_conf_outcome outcome, const char *key,
+                          const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+static void etrt_conf_set(etrt_conf_result *out, etrt_conf_outcome outcome, const char *key,
+                          const char *fmt, ...) {
+  out->outcome = outcome;
+  snprintf(out->key, sizeof out->key, "%s", key);
+  va_list args;
+  va_start(args, fmt);
+  vsnprintf(out->detail, sizeof out->detail, fmt, args);
+  va_end(args);
+}
+
+/* A refusal or failure of the library at `stage`. Unsupported is a clean refusal
+ * wherever it comes from; a malformed model (strings, sequences, optional types)
+ * only when the builder or the test data reader says so: a program the builder
+ * wrote and the runtime cannot read is a bug. */
+static void etrt_conf_library_failed(etrt_conf_result *out, const char *stage, etrt_status s,
+                                     int invalid_format_is_refusal) {
+  const char *message = etrt_last_error();
+  char reason[96], key[256];
+  etrt_conf_reason_key(message, reason, sizeof reason);
+  int refused = s == ETRT_ERROR_UNSUPPORTED || (invalid_format_is_refusal && s == ETRT_ERROR_INVALID_FORMAT);
+  if (refused && strcmp(stage, "build") == 0)
+    snprintf(key, sizeof key, "%s", reason);
+  else if (refused)
+    snprintf(key, sizeof key, "%s: %s", stage, reason);
+  else
+    snprintf(key, sizeof key, "%s: %s: %s", stage, etrt_status_name(s), reason);
+  etrt_conf_set(out, refused ? ETRT_CONF_UNSUPPORTED : ETRT_CONF_FAILED, key, "%s: %s: %s", stage,
+                etrt_status_name(s), message);
+}
+
+static int etrt_conf_file_exists(const char *path) {
+  struct stat st;
+  return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+/* The tensors `prefix`_0.pb, `prefix`_1.pb, ... of one data set folder. */
+static etrt_status etrt_conf_read_tensors(const char *dir, const char *prefix, etrt_tensor_pb *tensors,
+                                          uint32_t *count, char *failed_path, size_t size) {
+  *count = 0;
+  for (uint32_t i = 0; i < ETRT_CONF_MAX_IO; ++i) {
+    snprintf(failed_path, size, "%s/%s_%u.pb", dir, prefix, i);
+    if (!etrt_conf_file_exists(failed_path)) return ETRT_OK;
+    ETRT_RETURN_IF_ERROR(etrt_tensor_pb_read_file(failed_path, &tensors[i]));
+    ++*count;
+  }
+  return ETRT_OK;
+}
+
+static int etrt_conf_set_index(const char *name) {
+  const char *prefix = "test_data_set_";
+  size_t n = strlen(prefix);
+  if (strncmp(name, prefix, n) != 0 || name[n] == '\0') return -1;
+  char *end;
+  long v = strtol(name + n, &end, 10);
+  return *end == '\0' && v >= 0 && v < ETRT_CONF_MAX_SETS ? (int)v : -1;
+}
+
+/* Every test_data_set_N, in the order of N. */
+static int etrt_conf_read_data_sets(etrt_conf_case *c) {
+  DIR *d = opendir(c->dir);
+  if (d == NULL) {
+    etrt_conf_set(c->out, ETRT_CONF_FAILED, "cannot read the case folder", "%s", c->dir);
+    return 0;
+  }
+  int present[ETRT_CONF_MAX_SETS] = {0};
+  for (struct dirent *e; (e = readdir(d)) != NULL;) {
+    int k = etrt_conf_set_index(e->d_name);
+    if (k >= 0) present[k] = 1;
+  }
+  closedir(d);
+  c->sets = calloc(ETRT_CONF_MAX_SETS, sizeof *c->sets);
+  if (c->sets == NULL) {
+    etrt_conf_set(c->out, ETRT_CONF_FAILED, "out of memory", "reading the data sets");
+    return 0;
+  }
+  for (int k = 0; k < ETRT_CONF_MAX_SETS; ++k) {
+    if (!present[k]) continue;
+    char dir[4096], path[4200];
+    snprintf(dir, sizeof dir, "%s/test_data_set_%d", c->dir, k);
+    etrt_conf_data_set *set = &c->sets[c->num_sets++];
+    etrt_status s = etrt_conf_read_tensors(dir, "input", set->inputs, &set->num_inputs, path, sizeof path);
+    if (s == ETRT_OK)
+      s = etrt_conf_read_tensors(dir, "output", set->outputs, &set->num_outputs, path, sizeof path);
+    if (s != ETRT_OK) {
+      etrt_conf_library_failed(c->out, "test data", s, 1);
+      return 0;
+    }
+  }
+  if (c->num_sets == 0) {
+    etrt_conf_set(c->out, ETRT_CONF_FAILED, "no test_data_set_*", "%s has no test data", c->dir);
+    return 0;
+  }
+  return 1;
+}
+
+static void etrt_conf_dims_text(const etrt_tensor_pb *t, char *buf, size_t size) {
+  size_t used = 0;
+  buf[0] = '\0';
+  for (int32_t a = 0; a < t->rank && used < size; ++a)
+    used += (size_t)snprintf(buf + used, size - used, "%s%" PRId64, a ? "x" : "", t->sizes[a]);
+}
+
+static int etrt_conf_is_initializer(const etrt_onnx_graph *g, etrt_onnx_str name) {
+  for (size_t i = 0; i < g->initializer_count; ++i)
+    if (g->initializers[i].name.size == name.size &&
+        memcmp(g->initializers[i].name.data, name.data, name.size) == 0)
+      return 1;
+  return 0;
+}
+
+/* Some cases' data contradict the fixed shape their model declares (an ONNX release
+ * wrote CastLike's `like` input as one element for a model declaring 3x4): nothing
+ * can run them as they are, so they are refused here rather than counted as wrong. */
+static int etrt_conf_data_fits(etrt_conf_case *c, const etrt_onnx_value_info *in, uint32_t index) {
+  for (uint32_t k = 0; k < c->num_sets; ++k) {
+    if (index >= c->sets[k].num_inputs) continue;
+    const etrt_tensor_pb *t = &c->sets[k].inputs[index];
+    int fits = (size_t)t->rank == in->rank;
+    for (int32_t a = 0; fits && a < t->rank; ++a) fits = t->sizes[a] == in->dims[a].value;
+    if (!fits) {
+      char dims[256];
+      etrt_conf_dims_text(t, dims, sizeof dims);
+      etrt_conf_set(c->out, ETRT_CONF_UNSUPPORTED, "test data: an input's shape contradicts the model",
+                    "data set %u input %u '%.*s': the data's shape is %s (rank %d), the model "
+                    "declares rank %zu", k, index, ETRT_ONNX_STR_ARGS(in->name),
+                    dims[0] ? dims : "scalar", (int)t->rank, in->rank);
+      return 0;
+    }
+  }
+  return 1;
+}
+
+/* Bounds for the model's dynamic inputs from the shapes of the data: "NAME:DIMS", or
+ * "NAME:MINDIMS:MAXDIMS" where the data sets differ, as `etrt build --shape` takes
+ * them. Inputs with fixed shapes get none. */
+static int etrt_conf_shape_specs(etrt_conf_case *c, const uint8_t *model_bytes, size_t model_size) {
+  etrt_onnx_model *model = NULL;
+  etrt_status s = etrt_onnx_model_parse(model_bytes, model_size, c->dir, &model);
+  if (s != ETRT_OK) {
+    etrt_conf_library_failed(c->out, "build", s, 1);
+    return 0;
+  }
+  const etrt_onnx_graph *g = etrt_onnx_model_graph(model);
+  uint32_t k = 0; /* the method's input index: graph inputs that are not initializers */
+  for (size_t i = 0; i < g->input_count && k < ETRT_CONF_MAX_IO; ++i) {
+    const etrt_onnx_value_info *in = &g->inputs[i];
+    if (etrt_conf_is_initializer(g, in->name)) continue;
+    uint32_t index = k++;
+    int dynamic = !in->has_shape;
+    for (size_t a = 0; a < in->rank && !dynamic; ++a) dynamic = !in->dims[a].has_value;
+    if (!dynamic && !etrt_conf_data_fits(c, in, index)) {
+      etrt_onnx_model_free(model);
+      return 0;
+    }
+    if (!dynamic || index >= c->sets[0].num_inputs || c->sets[0].inputs[index].rank == 0 ||
+        memchr(in->name.data, ':', in->name.size) != NULL)
+      continue;
+    /* min and max over the data sets, axis by axis */
+    etrt_tensor_pb lo = c->sets[0].inputs[index], hi = lo;
+    int ranks_agree = 1;
+    for (uint32_t d = 1; d < c->num_sets; ++d) {
+      if (index >= c->sets[d].num_inputs || c->sets[d].inputs[index].rank != lo.rank) {
+        ranks_agree = 0;
+        break;
+      }
+      for (int32_t a = 0; a < lo.rank; ++a) {
+        int64_t v = c->sets[d].inputs[index].sizes[a];
+        if (v < lo.sizes[a]) lo.sizes[a] = v;
+        if (v > hi.sizes[a]) hi.sizes[a] = v;
+      }
+    }
+    if (!ranks_agree) continue;
+    char min[256], max[256];
+    etrt_conf_dims_text(&lo, min, sizeof min);
+    etrt_conf_dims_text(&hi, max, sizeof max);
+    size_t n = in->name.size + sizeof min + sizeof max + 4;
+    char *spec = malloc(n);
+    if (spec == NULL) break;
+    if (strcmp(min, max) == 0)
+      snprintf(spec, n, "%.*s:%s", ETRT_ONNX_STR_ARGS(in->name), min);
+    else
+      snprintf(spec, n, "%.*s:%s:%s", ETRT_ONNX_STR_ARGS(in->name), min, max);
+    c->shape_specs[c->num_shape_specs++] = spec;
+  }
+  etrt_onnx_model_free(model);
+  return 1;
+}
+
+/* Progress lines "partition 0 cuda:0: 12 ops (...)" say which executor got what. */
+static void etrt_conf_progress(const char *line, void *user) {
+  etrt_conf_result *out = user;
+  unsigned index, ops;
+  int at = 0;
+  if (sscanf(line, "partition %u %n", &index, &at) != 1 || at == 0) return;
+  const char *device = line + at;
+  const char *colon = strstr(device, ": ");
+  if (colon == NULL || sscanf(colon + 2, "%u op", &ops) != 1) return;
+  ++out->partitions;
+  if (strncmp(device, "cuda", 4) == 0) out->gpu_ops += ops;
+  else out->cpu_ops += ops;
+}
+
+/* The data of input `index` as the method declares it: the test data keeps some
+ * 16-bit floats as uint16, which only needs relabelling. */
+static int etrt_conf_input_view(etrt_conf_case *c, const etrt_program *program, const char *method,
+                                uint32_t set, uint32_t index, etrt_tensor_view *view) {
+  const etrt_tensor_pb *t = &c->sets[set].inputs[index];
+  etrt_tensor_info info;
+  etrt_status s = etrt_program_input_info(program, method, index, &info);
+  if (s != ETRT_OK) {
+    etrt_conf_library_failed(c->out, "input info", s, 0);
+    return 0;
+  }
+  memset(view, 0, sizeof *view);
+  view->data = t->data;
+  view->dtype = t->dtype;
+  view->rank = t->rank;
+  memcpy(view->sizes, t->sizes, sizeof view->sizes);
+  if (t->dtype == info.dtype) return 1;
+  if (t->dtype == ETRT_DTYPE_UINT16 &&
+      (info.dtype == ETRT_DTYPE_BFLOAT16 || info.dtype == ETRT_DTYPE_FLOAT16)) {
+    view->dtype = info.dtype;
+    return 1;
+  }
+  etrt_conf_set(c->out, ETRT_CONF_FAILED, "input dtype differs from the model's",
+                "data set %u input %u: the data is %s, the program declares %s", set, index,
+                etrt_dtype_name(t->dtype), etrt_dtype_name(info.dtype));
+  return 0;
+}
+
+static int etrt_conf_run_set(etrt_conf_case *c, const etrt_program *program, const char *method_name,
+                             etrt_method *method, uint32_t k) {
+  etrt_conf_data_set *set = &c->sets[k];
+  uint32_t num_inputs = etrt_method_input_count(method);
+  uint32_t num_outputs = etrt_method_output_count(method);
+  if (num_inputs != set->num_inputs) {
+    etrt_conf_set(c->out, ETRT_CONF_FAILED, "input count differs from the model's",
+                  "data set %u has %u inputs, the method takes %u", k, set->num_inputs, num_inputs);
+    return 0;
+  }
+  if (num_outputs != set->num_outputs) {
+    etrt_conf_set(c->out, ETRT_CONF_FAILED, "output count differs from the model's",
+                  "data set %u has %u outputs, the method gives %u", k, set->num_outputs, num_outputs);
+    return 0;
+  }
+  for (uint32_t i = 0; i < num_inputs; ++i) {
+    etrt_tensor_view view;
+    if (!etrt_conf_input_view(c, program, method_name, k, i, &view)) return 0;
+    etrt_status s = etrt_method_set_input(method, i, &view);
+    if (s != ETRT_OK) {
+      etrt_conf_library_failed(c->out, "set input", s, 0);
+      return 0;
+    }
+  }
+  etrt_status s = etrt_method_execute(method);
+  if (s != ETRT_OK) {
+    etrt_conf_library_failed(c->out, "execute", s, 0);
+    return 0;
+  }
+  for (uint32_t i = 0; i < num_outputs; ++i) {
+    etrt_tensor_view actual;
+    s = etrt_method_get_output(method, i, &actual);
+    if (s != ETRT_OK) {
+      etrt_conf_library_failed(c->out, "get output", s, 0);
+      return 0;
+    }
+    const etrt_tensor_pb *e = &set->outputs[i];
+    etrt_tensor_view expected = {.data = e->data, .dtype = e->dtype, .rank = e->rank};
+    memcpy(expected.sizes, e->sizes, sizeof expected.sizes);
+    char detail[768];
+    if (!etrt_conf_compare(&actual, &expected, etrt_conf_tolerance_for(c->name, e->dtype), detail,
+                           sizeof detail)) {
+      etrt_conf_set(c->out, ETRT_CONF_FAILED, "wrong output", "data set %u output %u: %s", k, i, detail);
+      return 0;
+    }
+  }
+  return 1;
+}
+
+static void etrt_conf_build_and_run(etrt_conf_case *c, const char *device) {
+  char path[4200];
+  snprintf(path, sizeof path, "%s/model.onnx", c->dir);
+  uint8_t *model = NULL, *pte = NULL;
+  size_t model_size = 0, pte_size = 0;
+  etrt_program *program = NULL;
+  etrt_method *method = NULL;
+  etrt_status s = etrt_file_read_all(path, &model, &model_size);
+  if (s != ETRT_OK) {
+    etrt_conf_library_failed(c->out, "reading the model", s, 0);
+    goto done;
+  }
+  if (!etrt_conf_shape_specs(c, model, model_size)) goto done;
+  etrt_build_options options;
+  etrt_build_options_init(&options);
+  options.device = device;
+  options.shapes = (const char *const *)c->shape_specs;
+  options.num_shapes = c->num_shape_specs;
+  options.progress = etrt_conf_progress;
+  options.progress_user = c->out;
+  s = etrt_build_onnx_memory(model, model_size, &options, &pte, &pte_size);
+  if (s != ETRT_OK) {
+    etrt_conf_library_failed(c->out, "build", s, 1);
+    goto done;
+  }
+  etrt_program_options program_options = {0};
+  s = etrt_program_load_memory(pte, pte_size, &program_options, &program);
+  if (s != ETRT_OK) {
+    etrt_conf_library_failed(c->out, "load", s, 0);
+    goto done;
+  }
+  const char *method_name = etrt_program_method_name(program, 0);
+  if (method_name == NULL) {
+    etrt_conf_set(c->out, ETRT_CONF_FAILED, "no method", "the program has no method");
+    goto done;
+  }
+  s = etrt_method_create(program, method_name, &method);
+  if (s != ETRT_OK) {
+    etrt_conf_library_failed(c->out, "method", s, 0);
+    goto done;
+  }
+  for (uint32_t k = 0; k < c->num_sets; ++k) {
+    if (!etrt_conf_run_set(c, program, method_name, method, k)) goto done;
+    ++c->out->data_sets;
+  }
+  etrt_conf_set(c->out, ETRT_CONF_PASSED, "", "%u data set(s)", c->num_sets);
+done:
+  etrt_method_destroy(method);
+  etrt_program_destroy(program);
+  free(pte);
+  free(model);
+}
+
+void etrt_conf_case_run(const char *case_dir, const char *case_name, const char *device,
+                        etrt_conf_result *out) {
+  memset(out, 0, sizeof *out);
+  etrt_conf_case c = {.dir = case_dir, .name = case_name, .out = out};
+  if (etrt_conf_read_data_sets(&c)) etrt_conf_build_and_run(&c, device);
+  if (c.sets != NULL)
+    for (uint32_t k = 0; k < c.num_sets; ++k) {
+      for (uint32_t i = 0; i < c.sets[k].num_inputs; ++i) etrt_tensor_pb_release(&c.sets[k].inputs[i]);
+      for (uint32_t i = 0; i < c.sets[k].num_outputs; ++i) etrt_tensor_pb_release(&c.sets[k].outputs[i]);
+    }
+  free(c.sets);
+  for (uint32_t i = 0; i < c.num_shape_specs; ++i) free(c.shape_specs[i]);
+}

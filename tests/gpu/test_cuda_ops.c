@@ -1,0 +1,480 @@
+/* Every CUDA kernel against the CPU kernel of the same plan: one operation per
+ * network, built for cuda:0, run by a CPU context and a CUDA context on the same
+ * random inputs, outputs compared. Floats must agree within
+ * |gpu - cpu| <= tol * max(1, |cpu|); the tolerance is given per case (1e-5 for
+ * elementwise and row-wise work, 1e-4 for matrix products and convolutions in FP32
+ * mode, wider where a case asks for TF32). Integers, bools and float16 casts must
+ * agree exactly. Without a GPU it prints "no GPU" and passes. */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "device/device.h"
+#include "engine/engine.h"
+#include "etrt/network.h"
+#include "test_util.h"
+
+#ifndef ETRT_HAVE_CUDA
+
+int main(void) {
+  printf("no GPU (built without CUDA)\n");
+  return 0;
+}
+
+#else
+
+#define CO_MAX_IO 6
+
+static const etrt_device_driver *d;
+
+/* Data kinds for generated inputs. */
+enum { CO_RANDOM = 0, CO_POSITIVE = 1, CO_GIVEN = 2 };
+
+typedef struct co_value {
+  etrt_dtype dtype;
+  int32_t rank;
+  int64_t dims[ETRT_MAX_RANK];
+  int constant; /* a constant of the network rather than an input */
+  int fill;     /* CO_RANDOM, CO_POSITIVE (floats in [0.1, 4)), CO_GIVEN */
+  const void *data; /* CO_GIVEN */
+} co_value;
+
+#define CO_UNPAREN(...) __VA_ARGS__
+#define CO_F32(rank_, dims_) \
+  ((co_value){.dtype = ETRT_DTYPE_FLOAT32, .rank = rank_, .dims = {CO_UNPAREN dims_}})
+#define CO_POS(rank_, dims_)                                                              \
+  ((co_value){.dtype = ETRT_DTYPE_FLOAT32, .rank = rank_, .dims = {CO_UNPAREN dims_}, \
+              .fill = CO_POSITIVE})
+#define CO_TYPED(dtype_, rank_, dims_) \
+  ((co_value){.dtype = dtype_, .rank = rank_, .dims = {CO_UNPAREN dims_}})
+#define CO_CONST_F32(rank_, dims_) \
+  ((co_value){.dtype = ETRT_DTYPE_FLOAT32, .rank = rank_, .dims = {CO_UNPAREN dims_}, .constant = 1})
+#define CO_CONST_I64(rank_, dims_, ...)                                                   \
+  ((co_value){.dtype = ETRT_DTYPE_INT64, .rank = rank_, .dims = {CO_UNPAREN dims_},     \
+              .constant = 1, .fill = CO_GIVEN, .data = (const int64_t[]){__VA_ARGS__}})
+
+#define CO_INT(n, v) ((etrt_attribute){.name = n, .kind = ETRT_ATTRIBUTE_INT, .i = v})
+#define CO_FLOAT(n, v) ((etrt_attribute){.name = n, .kind = ETRT_ATTRIBUTE_FLOAT, .f = v})
+#define CO_STRING(n, v) ((etrt_attribute){.name = n, .kind = ETRT_ATTRIBUTE_STRING, .s = v})
+#define CO_INTS(n, count_, ...)                  \
+  ((etrt_attribute){.name = n,                   \
+                    .kind = ETRT_ATTRIBUTE_INTS, \
+                    .count = count_,             \
+                    .ints = (const int64_t[]){__VA_ARGS__}})
+
+static uint64_t co_seed = 0x9e3779b97f4a7c15ull;
+
+static double co_uniform(void) {
+  co_seed = co_seed * 6364136223846793005ull + 1442695040888963407ull;
+  return (double)(co_seed >> 11) / 9007199254740992.0;
+}
+
+static int64_t co_numel(int32_t rank, const int64_t *dims) {
+  int64_t n = 1;
+  for (int32_t i = 0; i < rank; ++i) n *= dims[i];
+  return n;
+}
+
+/* Random bytes of a value: floats in [-2, 2) (or [0.1, 4)), integers in [-8, 8),
+ * bools 0/1. */
+static void *co_generate(const co_value *v) {
+  int64_t n = co_numel(v->rank, v->dims);
+  size_t size = etrt_dtype_size(v->dtype);
+  void *p = malloc((size_t)(n > 0 ? n : 1) * size);
+  if (v->fill == CO_GIVEN) {
+    memcpy(p, v->data, (size_t)n * size);
+    return p;
+  }
+  for (int64_t i = 0; i < n; ++i) {
+    double u = co_uniform();
+    double f = v->fill == CO_POSITIVE ? 0.1 + 3.9 * u : 4.0 * u - 2.0;
+    int64_t k = (int64_t)(u * 16.0) - 8;
+    switch (v->dtype) {
+      case ETRT_DTYPE_FLOAT32: ((float *)p)[i] = (float)f; break;
+      case ETRT_DTYPE_FLOAT64: ((double *)p)[i] = f; break;
+      case ETRT_DTYPE_INT32: ((int32_t *)p)[i] = (int32_t)k; break;
+      case ETRT_DTYPE_INT64: ((int64_t *)p)[i] = k; break;
+      case ETRT_DTYPE_BOOL: ((uint8_t *)p)[i] = (uint8_t)(u < 0.5); break;
+      default: memset((char *)p + (size_t)i * size, 0, size); break;
+    }
+  }
+  return p;
+}
+
+/* Compares the outputs; returns the number of mismatches (the first few printed). */
+static int co_compare(const char *what, etrt_dtype dtype, int64_t n, const void *cpu,
+                      const void *gpu, double tol) {
+  int bad = 0;
+  double worst = 0.0;
+  for (int64_t i = 0; i < n; ++i) {
+    double a, b;
+    if (dtype == ETRT_DTYPE_FLOAT32) {
+      a = ((const float *)cpu)[i];
+      b = ((const float *)gpu)[i];
+    } else if (dtype == ETRT_DTYPE_FLOAT64) {
+      a = ((const double *)cpu)[i];
+      b = ((const double *)gpu)[i];
+    } else {
+      size_t size = etrt_dtype_size(dtype);
+      if (memcmp((const char *)cpu + (size_t)i * size, (const char *)gpu + (size_t)i * size, size) != 0) {
+        if (bad++ < 3) printf("  %s: element %lld differs\n", what, (long long)i);
+      }
+      continue;
+    }
+    if (isnan(a) && isnan(b)) continue;
+    double err = fabs(a - b) / (fabs(a) > 1.0 ? fabs(a) : 1.0);
+    if (err > worst) worst = err;
+    if (!(err <= tol)) {
+      if (bad++ < 3) printf("  %s: element %lld: cpu %.9g gpu %.9g\n", what, (long long)i, a, b);
+    }
+  }
+  if (bad == 0 && (dtype == ETRT_DTYPE_FLOAT32 || dtype == ETRT_DTYPE_FLOAT64))
+    printf("  %s: %lld elements, largest relative difference %.3g (tolerance %.0e)\n", what,
+           (long long)n, worst, tol);
+  return bad;
+}
+
+/* Builds `op` for cuda:0, runs it on the CPU and on the GPU, compares every output;
+ * or, with `keep`, hands back the GPU's output 0 (malloc'd) without comparing. */
+static void co_run(const char *label, const char *op, uint32_t num_inputs, const co_value *inputs,
+                   uint32_t num_attributes, const etrt_attribute *attributes, uint32_t num_outputs,
+                   double tol, etrt_precision precision, void **keep) {
+  etrt_network *net = NULL;
+  etrt_engine *engine = NULL;
+  etrt_exec_context *cpu = NULL, *gpu = NULL;
+  uint8_t *plan = NULL;
+  size_t plan_size = 0;
+  int32_t ids[CO_MAX_IO], out_ids[CO_MAX_IO];
+  void *host_in[CO_MAX_IO] = {0}, *dev_in[CO_MAX_IO] = {0};
+  void *cpu_out[CO_MAX_IO] = {0}, *gpu_out[CO_MAX_IO] = {0}, *dev_out[CO_MAX_IO] = {0};
+  uint32_t io_of_input[CO_MAX_IO], input_io = 0;
+  etrt_stream stream = NULL;
+  printf("%s\n", label);
+
+  CHECK_OK(etrt_network_create(&net));
+  for (uint32_t i = 0; i < num_inputs; ++i) {
+    char name[16];
+    snprintf(name, sizeof name, "x%u", i);
+    host_in[i] = co_generate(&inputs[i]);
+    if (inputs[i].constant) {
+      CHECK_OK(etrt_network_add_constant(net, name, inputs[i].dtype, inputs[i].rank,
+                                         inputs[i].dims, host_in[i], &ids[i]));
+    } else {
+      CHECK_OK(etrt_network_add_input(net, name, inputs[i].dtype, inputs[i].rank, inputs[i].dims,
+                                      inputs[i].dims, &ids[i]));
+      io_of_input[i] = input_io++;
+    }
+  }
+  etrt_status s = etrt_network_add_op(net, op, "node", num_inputs, ids, num_outputs, out_ids,
+                                      num_attributes, attributes);
+  CHECK_OK(s);
+  if (s != ETRT_OK) goto done;
+  for (uint32_t o = 0; o < num_outputs; ++o) {
+    char name[16];
+    snprintf(name, sizeof name, "y%u", o);
+    CHECK_OK(etrt_network_mark_output(net, out_ids[o], name));
+  }
+  etrt_plan_options options = {.device = {ETRT_DEVICE_CUDA, 0}, .precision = precision,
+                               .name = label};
+  CHECK_OK(etrt_plan_build(net, &options, &plan, &plan_size));
+  CHECK_OK(etrt_engine_deserialize(plan, plan_size, &engine));
+  if (engine == NULL) goto done;
+  CHECK_OK(etrt_exec_context_create(engine, NULL, &cpu));
+  CHECK_OK(etrt_exec_context_create(engine, d, &gpu));
+  if (cpu == NULL || gpu == NULL) goto done;
+  CHECK_EQ_INT(etrt_exec_context_executor(gpu), ETRT_EXECUTOR_CUDA);
+  CHECK_OK(d->stream_create(&stream));
+
+  for (uint32_t i = 0; i < num_inputs; ++i) {
+    if (inputs[i].constant) continue;
+    size_t bytes = (size_t)co_numel(inputs[i].rank, inputs[i].dims) * etrt_dtype_size(inputs[i].dtype);
+    CHECK_OK(d->malloc_device(bytes > 0 ? bytes : 1, &dev_in[i]));
+    if (bytes > 0)
+      CHECK_OK(d->memcpy_async(dev_in[i], host_in[i], bytes, ETRT_COPY_HOST_TO_DEVICE, stream));
+    CHECK_OK(etrt_exec_context_set_address(cpu, io_of_input[i], host_in[i]));
+    CHECK_OK(etrt_exec_context_set_address(gpu, io_of_input[i], dev_in[i]));
+  }
+  size_t out_bytes[CO_MAX_IO];
+  etrt_dtype out_dtype[CO_MAX_IO];
+  for (uint32_t o = 0; o < num_outputs; ++o) {
+    uint32_t io = input_io + o;
+    int32_t rank = 0;
+    int64_t dims[ETRT_MAX_RANK];
+    CHECK_OK(etrt_exec_context_output_shape(cpu, io, &rank, dims));
+    out_dtype[o] = etrt_engine_io_at(engine, io)->dtype;
+    out_bytes[o] = (size_t)co_numel(rank, dims) * etrt_dtype_size(out_dtype[o]);
+    cpu_out[o] = calloc(1, out_bytes[o] + 1);
+    gpu_out[o] = calloc(1, out_bytes[o] + 1);
+    CHECK_OK(d->malloc_device(out_bytes[o] + 1, &dev_out[o]));
+    CHECK_OK(etrt_exec_context_set_address(cpu, io, cpu_out[o]));
+    CHECK_OK(etrt_exec_context_set_address(gpu, io, dev_out[o]));
+  }
+  CHECK_OK(etrt_exec_context_enqueue(cpu, NULL));
+  CHECK_OK(etrt_exec_context_enqueue(gpu, stream));
+  for (uint32_t o = 0; o < num_outputs; ++o) {
+    if (out_bytes[o] > 0)
+      CHECK_OK(d->memcpy_async(gpu_out[o], dev_out[o], out_bytes[o], ETRT_COPY_DEVICE_TO_HOST, stream));
+  }
+  CHECK_OK(d->stream_synchronize(stream));
+  if (keep != NULL) {
+    *keep = gpu_out[0];
+    gpu_out[0] = NULL;
+    goto done;
+  }
+  for (uint32_t o = 0; o < num_outputs; ++o) {
+    char what[64];
+    snprintf(what, sizeof what, "%s output %u", op, o);
+    int64_t n = (int64_t)(out_bytes[o] / etrt_dtype_size(out_dtype[o]));
+    int bad = co_compare(what, out_dtype[o], n, cpu_out[o], gpu_out[o], tol);
+    if (bad > 0) etrt_test_fail(__FILE__, __LINE__, "%s: %d element(s) differ", label, bad);
+  }
+
+done:
+  if (stream != NULL) d->stream_destroy(stream);
+  for (uint32_t i = 0; i < CO_MAX_IO; ++i) {
+    free(host_in[i]);
+    free(cpu_out[i]);
+    free(gpu_out[i]);
+    if (dev_in[i] != NULL) d->free_device(dev_in[i]);
+    if (dev_out[i] != NULL) d->free_device(dev_out[i]);
+  }
+  etrt_exec_context_destroy(gpu);
+  etrt_exec_context_destroy(cpu);
+  etrt_engine_destroy(engine);
+  free(plan);
+  etrt_network_destroy(net);
+}
+
+static void co_case(const char *label, const char *op, uint32_t num_inputs,
+                    const co_value *inputs, uint32_t num_attributes,
+                    const etrt_attribute *attributes, uint32_t num_outputs, double tol,
+                    etrt_precision precision) {
+  co_run(label, op, num_inputs, inputs, num_attributes, attributes, num_outputs, tol, precision,
+         NULL);
+}
+
+#define CO_IN(...) (const co_value[]){__VA_ARGS__}
+#define CO_ATTR(...) (const etrt_attribute[]){__VA_ARGS__}
+#define FP32 ETRT_PRECISION_FP32
+
+static void test_matmul(void) {
+  co_case("matmul linear fold", "MatMul", 2, CO_IN(CO_F32(4, (2, 3, 16, 32)), CO_F32(2, (32, 24))),
+          0, NULL, 1, 1e-4, FP32);
+  co_case("matmul batched", "MatMul", 2, CO_IN(CO_F32(3, (4, 8, 16)), CO_F32(3, (4, 16, 8))), 0,
+          NULL, 1, 1e-4, FP32);
+  co_case("matmul mixed broadcast", "MatMul", 2,
+          CO_IN(CO_F32(4, (2, 1, 5, 7)), CO_F32(3, (3, 7, 6))), 0, NULL, 1, 1e-4, FP32);
+  co_case("matmul broadcast left", "MatMul", 2, CO_IN(CO_F32(2, (5, 7)), CO_F32(3, (3, 7, 6))), 0,
+          NULL, 1, 1e-4, FP32);
+  co_case("matmul vector", "MatMul", 2, CO_IN(CO_F32(1, (33)), CO_F32(2, (33, 9))), 0, NULL, 1,
+          1e-4, FP32);
+  co_case("matmul matrix-vector", "MatMul", 2, CO_IN(CO_F32(3, (2, 9, 33)), CO_F32(1, (33))), 0,
+          NULL, 1, 1e-4, FP32);
+  co_case("matmul constant weights", "MatMul", 2,
+          CO_IN(CO_F32(2, (64, 128)), CO_CONST_F32(2, (128, 96))), 0, NULL, 1, 1e-4, FP32);
+  /* TF32 keeps 10 mantissa bits: sums of 256 products of magnitude <= 4 stay within 5e-3 */
+  co_case("matmul tf32", "MatMul", 2, CO_IN(CO_F32(2, (64, 256)), CO_F32(2, (256, 64))), 0, NULL,
+          1, 5e-3, ETRT_PRECISION_TF32);
+}
+
+static void test_gemm(void) {
+  co_case("gemm plain", "Gemm", 2, CO_IN(CO_F32(2, (17, 33)), CO_F32(2, (33, 9))), 0, NULL, 1,
+          1e-4, FP32);
+  co_case("gemm transposed, bias row", "Gemm", 3,
+          CO_IN(CO_F32(2, (33, 17)), CO_CONST_F32(2, (9, 33)), CO_CONST_F32(1, (9))), 4,
+          CO_ATTR(CO_INT("transA", 1), CO_INT("transB", 1), CO_FLOAT("alpha", 0.5f),
+                  CO_FLOAT("beta", 2.0f)),
+          1, 1e-4, FP32);
+  co_case("gemm full bias", "Gemm", 3,
+          CO_IN(CO_F32(2, (8, 16)), CO_F32(2, (16, 12)), CO_F32(2, (8, 12))), 0, NULL, 1, 1e-4,
+          FP32);
+}
+
+static void test_conv(void) {
+  co_case("conv 3x3 stride 2 pad 1 bias", "Conv", 3,
+          CO_IN(CO_F32(4, (2, 3, 9, 9)), CO_CONST_F32(4, (4, 3, 3, 3)), CO_CONST_F32(1, (4))), 3,
+          CO_ATTR(CO_INTS("kernel_shape", 2, 3, 3), CO_INTS("strides", 2, 2, 2),
+                  CO_INTS("pads", 4, 1, 1, 1, 1)),
+          1, 1e-4, FP32);
+  co_case("conv pointwise", "Conv", 3,
+          CO_IN(CO_F32(4, (2, 8, 5, 5)), CO_CONST_F32(4, (6, 8, 1, 1)), CO_CONST_F32(1, (6))), 0,
+          NULL, 1, 1e-4, FP32);
+  co_case("conv depthwise", "Conv", 2,
+          CO_IN(CO_F32(4, (1, 4, 6, 6)), CO_CONST_F32(4, (4, 1, 3, 3))), 2,
+          CO_ATTR(CO_INT("group", 4), CO_STRING("auto_pad", "SAME_UPPER")), 1, 1e-4, FP32);
+  co_case("conv 1-d dilated", "Conv", 2,
+          CO_IN(CO_F32(3, (2, 3, 20)), CO_CONST_F32(3, (5, 3, 3))), 1,
+          CO_ATTR(CO_INTS("dilations", 1, 2)), 1, 1e-4, FP32);
+}
+
+static void test_binary(void) {
+  const char *ops[] = {"Add", "Sub", "Mul", "Div"};
+  for (int i = 0; i < 4; ++i) {
+    co_case(ops[i], ops[i], 2, CO_IN(CO_F32(3, (2, 3, 40)), CO_F32(2, (3, 1))), 0, NULL, 1, 1e-5,
+            FP32);
+  }
+  co_case("Add int64", "Add", 2,
+          CO_IN(CO_TYPED(ETRT_DTYPE_INT64, 2, (4, 5)), CO_TYPED(ETRT_DTYPE_INT64, 1, (5))), 0, NULL,
+          1, 0, FP32);
+  co_case("Pow", "Pow", 2, CO_IN(CO_POS(2, (4, 9)), CO_F32(1, (9))), 0, NULL, 1, 1e-5, FP32);
+  co_case("Equal int32", "Equal", 2,
+          CO_IN(CO_TYPED(ETRT_DTYPE_INT32, 2, (6, 7)), CO_TYPED(ETRT_DTYPE_INT32, 2, (6, 7))), 0,
+          NULL, 1, 0, FP32);
+  co_case("Less", "Less", 2, CO_IN(CO_F32(2, (6, 7)), CO_F32(1, (7))), 0, NULL, 1, 0, FP32);
+  co_case("Where", "Where", 3,
+          CO_IN(CO_TYPED(ETRT_DTYPE_BOOL, 2, (5, 1)), CO_F32(2, (5, 6)), CO_F32(1, (6))), 0, NULL,
+          1, 0, FP32);
+  co_case("Max of three", "Max", 3, CO_IN(CO_F32(1, (6)), CO_F32(2, (4, 6)), CO_F32(2, (4, 1))), 0,
+          NULL, 1, 0, FP32);
+  co_case("Mean of two", "Mean", 2, CO_IN(CO_F32(2, (4, 6)), CO_F32(2, (4, 6))), 0, NULL, 1, 1e-5,
+          FP32);
+  co_case("PRelu", "PRelu", 2, CO_IN(CO_F32(4, (2, 3, 4, 4)), CO_F32(3, (3, 1, 1))), 0, NULL, 1,
+          1e-5, FP32);
+}
+
+static void test_unary(void) {
+  const char *ops[] = {"Exp", "Tanh", "Sigmoid", "Erf", "Relu", "Abs", "Neg", "Softsign",
+                       "HardSwish", "Gelu", "Mish", "Softplus", "Sin", "Floor"};
+  for (size_t i = 0; i < sizeof ops / sizeof ops[0]; ++i) {
+    co_case(ops[i], ops[i], 1, CO_IN(CO_F32(2, (7, 33))), 0, NULL, 1, 1e-5, FP32);
+  }
+  co_case("Log", "Log", 1, CO_IN(CO_POS(2, (7, 33))), 0, NULL, 1, 1e-5, FP32);
+  co_case("Sqrt", "Sqrt", 1, CO_IN(CO_POS(2, (7, 33))), 0, NULL, 1, 1e-5, FP32);
+  co_case("LeakyRelu", "LeakyRelu", 1, CO_IN(CO_F32(1, (100))), 1, CO_ATTR(CO_FLOAT("alpha", 0.1f)),
+          1, 1e-5, FP32);
+  co_case("Gelu tanh", "Gelu", 1, CO_IN(CO_F32(1, (100))), 1,
+          CO_ATTR(CO_STRING("approximate", "tanh")), 1, 1e-5, FP32);
+  co_case("Abs int32", "Abs", 1, CO_IN(CO_TYPED(ETRT_DTYPE_INT32, 1, (50))), 0, NULL, 1, 0, FP32);
+  co_case("Not", "Not", 1, CO_IN(CO_TYPED(ETRT_DTYPE_BOOL, 1, (50))), 0, NULL, 1, 0, FP32);
+  co_case("Clip", "Clip", 3,
+          CO_IN(CO_F32(2, (5, 20)), CO_CONST_F32(0, (0)), CO_CONST_F32(0, (0))), 0, NULL, 1, 0,
+          FP32);
+  co_case("Cast to int32", "Cast", 1, CO_IN(CO_F32(2, (5, 20))), 1,
+          CO_ATTR(CO_INT("to", 6)), 1, 0, FP32);
+  co_case("Cast to float16", "Cast", 1, CO_IN(CO_F32(2, (5, 20))), 1,
+          CO_ATTR(CO_INT("to", 10)), 1, 0, FP32);
+  co_case("Cast int64 to float", "Cast", 1, CO_IN(CO_TYPED(ETRT_DTYPE_INT64, 1, (30))), 1,
+          CO_ATTR(CO_INT("to", 1)), 1, 0, FP32);
+}
+
+static void test_softmax(void) {
+  co_case("Softmax rows", "Softmax", 1, CO_IN(CO_F32(2, (4, 300))), 0, NULL, 1, 1e-5, FP32);
+  co_case("Softmax axis 1", "Softmax", 1, CO_IN(CO_F32(3, (2, 5, 7))), 1,
+          CO_ATTR(CO_INT("axis", 1)), 1, 1e-5, FP32);
+  co_case("LogSoftmax", "LogSoftmax", 1, CO_IN(CO_F32(2, (6, 37))), 0, NULL, 1, 1e-5, FP32);
+  co_case("Hardmax", "Hardmax", 1, CO_IN(CO_F32(2, (6, 37))), 0, NULL, 1, 0, FP32);
+}
+
+static void test_reduce(void) {
+  co_case("ReduceMean middle axis", "ReduceMean", 1, CO_IN(CO_F32(3, (3, 50, 7))), 1,
+          CO_ATTR(CO_INTS("axes", 1, 1)), 1, 1e-5, FP32);
+  co_case("ReduceSum last axis", "ReduceSum", 1, CO_IN(CO_F32(2, (6, 300))), 2,
+          CO_ATTR(CO_INTS("axes", 1, -1), CO_INT("keepdims", 0)), 1, 1e-5, FP32);
+  co_case("ReduceMax all", "ReduceMax", 1, CO_IN(CO_F32(3, (4, 5, 6))), 0, NULL, 1, 0, FP32);
+  co_case("ReduceLogSumExp", "ReduceLogSumExp", 1, CO_IN(CO_F32(3, (4, 5, 6))), 1,
+          CO_ATTR(CO_INTS("axes", 2, 0, 2)), 1, 1e-5, FP32);
+  co_case("ReduceL2", "ReduceL2", 1, CO_IN(CO_F32(2, (9, 40))), 1, CO_ATTR(CO_INTS("axes", 1, 1)),
+          1, 1e-5, FP32);
+}
+
+static void test_normalization(void) {
+  co_case("LayerNormalization", "LayerNormalization", 3,
+          CO_IN(CO_F32(3, (2, 4, 64)), CO_CONST_F32(1, (64)), CO_CONST_F32(1, (64))), 0, NULL, 1,
+          1e-5, FP32);
+  co_case("BatchNormalization", "BatchNormalization", 5,
+          CO_IN(CO_F32(4, (2, 3, 4, 4)), CO_CONST_F32(1, (3)), CO_CONST_F32(1, (3)),
+                CO_CONST_F32(1, (3)), (co_value){.dtype = ETRT_DTYPE_FLOAT32, .rank = 1,
+                                                 .dims = {3}, .constant = 1, .fill = CO_POSITIVE}),
+          0, NULL, 1, 1e-5, FP32);
+  co_case("InstanceNormalization", "InstanceNormalization", 3,
+          CO_IN(CO_F32(4, (2, 3, 5, 5)), CO_CONST_F32(1, (3)), CO_CONST_F32(1, (3))), 0, NULL, 1,
+          1e-5, FP32);
+  co_case("GroupNormalization", "GroupNormalization", 3,
+          CO_IN(CO_F32(4, (2, 6, 4, 4)), CO_CONST_F32(1, (6)), CO_CONST_F32(1, (6))), 1,
+          CO_ATTR(CO_INT("num_groups", 3)), 1, 1e-5, FP32);
+}
+
+static void test_pool(void) {
+  co_case("MaxPool", "MaxPool", 1, CO_IN(CO_F32(4, (2, 3, 9, 9))), 3,
+          CO_ATTR(CO_INTS("kernel_shape", 2, 3, 3), CO_INTS("strides", 2, 2, 2),
+                  CO_INTS("pads", 4, 1, 1, 1, 1)),
+          1, 0, FP32);
+  co_case("AveragePool count_include_pad", "AveragePool", 1, CO_IN(CO_F32(4, (2, 3, 7, 7))), 3,
+          CO_ATTR(CO_INTS("kernel_shape", 2, 2, 2), CO_INTS("pads", 4, 1, 1, 0, 0),
+                  CO_INT("count_include_pad", 1)),
+          1, 1e-5, FP32);
+  co_case("GlobalAveragePool", "GlobalAveragePool", 1, CO_IN(CO_F32(4, (2, 5, 7, 7))), 0, NULL, 1,
+          1e-5, FP32);
+}
+
+static void test_layout(void) {
+  co_case("Transpose", "Transpose", 1, CO_IN(CO_F32(3, (2, 3, 4))), 1,
+          CO_ATTR(CO_INTS("perm", 3, 0, 2, 1)), 1, 0, FP32);
+  co_case("Concat", "Concat", 3, CO_IN(CO_F32(3, (2, 3, 4)), CO_F32(3, (2, 1, 4)), CO_F32(3, (2, 5, 4))),
+          1, CO_ATTR(CO_INT("axis", 1)), 1, 0, FP32);
+  co_case("Slice", "Slice", 5,
+          CO_IN(CO_F32(3, (4, 10, 6)), CO_CONST_I64(1, (2), 1, 8), CO_CONST_I64(1, (2), 4, 1),
+                CO_CONST_I64(1, (2), 0, 1), CO_CONST_I64(1, (2), 2, -3)),
+          0, NULL, 1, 0, FP32);
+  co_case("Gather", "Gather", 2, CO_IN(CO_F32(3, (5, 4, 3)), CO_CONST_I64(2, (2, 2), 4, -1, 0, 2)),
+          1, CO_ATTR(CO_INT("axis", 0)), 1, 0, FP32);
+  co_case("Expand", "Expand", 2, CO_IN(CO_F32(2, (3, 1)), CO_CONST_I64(1, (3), 2, 3, 4)), 0, NULL,
+          1, 0, FP32);
+  co_case("Reshape", "Reshape", 2, CO_IN(CO_F32(3, (2, 3, 4)), CO_CONST_I64(1, (2), 6, -1)), 0,
+          NULL, 1, 0, FP32);
+  co_case("Split", "Split", 1, CO_IN(CO_F32(2, (4, 9))), 1, CO_ATTR(CO_INT("axis", 1)), 3, 0,
+          FP32);
+  co_case("Tile", "Tile", 2, CO_IN(CO_F32(2, (2, 3)), CO_CONST_I64(1, (2), 3, 2)), 0, NULL, 1, 0,
+          FP32);
+}
+
+/* EtrtSmId: every block reports an SM id below the device's SM count, and a
+ * kernel of many blocks spreads over more than one SM. */
+static void test_sm_id(void) {
+  enum { BLOCKS = 1024 };
+  void *ids = NULL;
+  co_run("EtrtSmId", "EtrtSmId", 1, CO_IN(CO_F32(1, (4))), 1, CO_ATTR(CO_INT("blocks", BLOCKS)),
+         1, 0, FP32, &ids);
+  CHECK(ids != NULL);
+  if (ids == NULL) return;
+  etrt_device_attributes a;
+  CHECK_OK(d->attributes(0, &a));
+  int distinct = 0;
+  uint8_t seen[1024] = {0};
+  for (int b = 0; b < BLOCKS; ++b) {
+    int32_t sm = ((const int32_t *)ids)[b];
+    CHECK(sm >= 0 && sm < a.sm_count);
+    if (sm >= 0 && sm < 1024 && !seen[sm]) {
+      seen[sm] = 1;
+      ++distinct;
+    }
+  }
+  printf("  %d blocks ran on %d of %d SMs\n", BLOCKS, distinct, a.sm_count);
+  CHECK(distinct > 1);
+  free(ids);
+}
+
+int main(void) {
+  d = etrt_device_cuda_driver();
+  if (d == NULL || d->device_count() < 1) {
+    printf("no GPU\n");
+    return 0;
+  }
+  CHECK_OK(d->set_device(0));
+  RUN_TEST(test_matmul);
+  RUN_TEST(test_gemm);
+  RUN_TEST(test_conv);
+  RUN_TEST(test_binary);
+  RUN_TEST(test_unary);
+  RUN_TEST(test_softmax);
+  RUN_TEST(test_reduce);
+  RUN_TEST(test_normalization);
+  RUN_TEST(test_pool);
+  RUN_TEST(test_layout);
+  RUN_TEST(test_sm_id);
+  return TEST_EXIT();
+}
+
+#endif

@@ -1,0 +1,326 @@
+/* The builder's passes on small ONNX models: what each rewrites, and that the
+ * rewritten graph computes what the original did (both run on the engine's CPU
+ * executor). */
+#include <math.h>
+#include <stdint.h>
+
+#include "builder/import.h"
+#include "builder/lower.h"
+#include "builder/partition.h"
+#include "builder/passes.h"
+#include "engine/engine.h"
+#include "onnx_build_testing.h"
+#include "test_util.h"
+
+typedef struct loaded {
+  uint8_t *bytes;
+  etrt_onnx_model *model;
+  etrt_ir_graph *graph;
+} loaded;
+
+static void load_raw(tm_model *m, int64_t opset, loaded *out, bool infer) {
+  size_t size;
+  out->bytes = tm_finish(m, opset, &size);
+  out->model = NULL;
+  out->graph = NULL;
+  CHECK_OK(etrt_onnx_model_parse(out->bytes, size, NULL, &out->model));
+  CHECK_OK(etrt_import_onnx(out->model, &out->graph));
+  if (infer) CHECK_OK(etrt_lower_infer_shapes(out->graph));
+}
+
+static void load(tm_model *m, int64_t opset, loaded *out) { load_raw(m, opset, out, true); }
+
+static void unload(loaded *l) {
+  etrt_ir_graph_destroy(l->graph);
+  etrt_onnx_model_free(l->model);
+  free(l->bytes);
+}
+
+static uint32_t count_live(const etrt_ir_graph *g, const char *op) {
+  uint32_t n = 0;
+  for (uint32_t i = 0; i < g->num_nodes; ++i)
+    n += !g->nodes[i].dead && strcmp(g->nodes[i].op_type, op) == 0;
+  return n;
+}
+
+/* Runs the whole graph (one input, one output) as a CPU plan. */
+static void run_cpu(const etrt_ir_graph *g, const float *x, float *y, size_t y_count) {
+  etrt_partition_options options = {.target = {ETRT_DEVICE_CPU, 0}};
+  etrt_partitioning *parts = NULL;
+  CHECK_OK(etrt_partition_graph(g, &options, &parts));
+  if (parts == NULL) return;
+  CHECK_EQ_INT(parts->count, 1);
+  uint8_t *plan = NULL;
+  size_t plan_size = 0;
+  etrt_plan_options plan_options = {.device = {ETRT_DEVICE_CPU, 0}, .name = "test"};
+  CHECK_OK(etrt_lower_partition_plan(g, &parts->parts[0], &plan_options, &plan, &plan_size));
+  etrt_engine *engine = NULL;
+  etrt_exec_context *context = NULL;
+  CHECK_OK(etrt_engine_deserialize(plan, plan_size, &engine));
+  if (engine != NULL) CHECK_OK(etrt_exec_context_create(engine, NULL, &context));
+  if (context != NULL) {
+    const etrt_ir_value *in = &g->values[g->inputs[0]];
+    CHECK_OK(etrt_exec_context_set_input_shape(context, 0, in->rank, in->max));
+    CHECK_OK(etrt_exec_context_set_address(context, 0, (void *)x));
+    int32_t rank;
+    int64_t sizes[ETRT_MAX_RANK];
+    CHECK_OK(etrt_exec_context_output_shape(context, 1, &rank, sizes));
+    int64_t numel = 1;
+    for (int32_t i = 0; i < rank; ++i) numel *= sizes[i];
+    CHECK_EQ_INT(numel, (int64_t)y_count);
+    CHECK_OK(etrt_exec_context_set_address(context, 1, y));
+    CHECK_OK(etrt_exec_context_enqueue(context, NULL));
+  }
+  etrt_exec_context_destroy(context);
+  etrt_engine_destroy(engine);
+  free(plan);
+  etrt_partitioning_destroy(parts);
+}
+
+static void check_same(const float *a, const float *b, size_t n, double tol) {
+  for (size_t i = 0; i < n; ++i) CHECK_NEAR(a[i], b[i], tol);
+}
+
+static void test_identity_and_dropout(void) {
+  tm_model m;
+  tm_init(&m);
+  const char *dims[2] = {"2", "3"};
+  tm_input(&m, "x", 2, dims);
+  tm_node(&m, "Relu", "r1", "x", "a", 0);
+  tm_node(&m, "Identity", "id1", "a", "b", 0);
+  tm_node(&m, "Dropout", "drop", "b", "c", 0);
+  tm_node(&m, "Neg", "neg", "c", "d", 0);
+  tm_node(&m, "Identity", "id2", "d", "y", 0);
+  tm_output(&m, "y");
+  loaded l;
+  load_raw(&m, 13, &l, false); /* Dropout is no engine operation: removed first */
+  etrt_ir_graph *g = l.graph;
+  uint32_t removed;
+  CHECK_OK(etrt_pass_drop_identity(g, &removed));
+  CHECK_EQ_INT(removed, 3);
+  CHECK_OK(etrt_lower_infer_shapes(g));
+  CHECK_EQ_INT(count_live(g, "Identity") + count_live(g, "Dropout"), 0);
+  /* The Neg now writes the graph output y itself. */
+  int32_t y = etrt_ir_find_value(g, "y");
+  CHECK(g->outputs[0] == y && g->values[y].producer >= 0);
+  CHECK(strcmp(g->nodes[g->values[y].producer].op_type, "Neg") == 0);
+  CHECK_EQ_INT(g->nodes[g->values[y].producer].inputs[0], etrt_ir_find_value(g, "a"));
+  float x[6] = {-1, 2, -3, 4, 0, 6}, out[6];
+  run_cpu(g, x, out, 6);
+  for (int i = 0; i < 6; ++i) CHECK_NEAR(out[i], x[i] > 0 ? -x[i] : 0, 0);
+  unload(&l);
+}
+
+static void test_fold_constants(void) {
+  tm_model m;
+  tm_init(&m);
+  const char *dims[2] = {"2", "2"};
+  tm_input(&m, "x", 2, dims);
+  float c1[2] = {1, 2}, c2[2] = {10, 20};
+  tm_initializer_f32(&m, "c1", 1, (int64_t[]){2}, c1);
+  tm_initializer_f32(&m, "c2", 1, (int64_t[]){2}, c2);
+  tm_node(&m, "Add", "sum", "c1,c2", "c3", 0);
+  tm_node(&m, "Mul", "scale", "x,c3", "p", 0);
+  tm_node(&m, "Shape", "shape", "x", "s", 0);
+  tm_node(&m, "Reshape", "flat", "p,s", "y", 0);
+  tm_output(&m, "y");
+  loaded l;
+  load(&m, 13, &l);
+  etrt_ir_graph *g = l.graph;
+  uint32_t folded;
+  CHECK_OK(etrt_pass_fold_constants(g, 4, &folded)); /* too small for c3 (8 bytes) */
+  CHECK_EQ_INT(folded, 1);                            /* only the Shape, which has no cap */
+  CHECK_OK(etrt_pass_fold_constants(g, 1 << 20, &folded));
+  CHECK_EQ_INT(folded, 1);
+  const etrt_ir_value *c3 = &g->values[etrt_ir_find_value(g, "c3")];
+  CHECK(c3->is_constant && c3->producer == -1 && c3->rank == 1);
+  CHECK_NEAR(((const float *)c3->data)[0], 11, 0);
+  CHECK_NEAR(((const float *)c3->data)[1], 22, 0);
+  const etrt_ir_value *s = &g->values[etrt_ir_find_value(g, "s")];
+  CHECK(s->is_constant && s->dtype == ETRT_DTYPE_INT64);
+  CHECK(((const int64_t *)s->data)[0] == 2 && ((const int64_t *)s->data)[1] == 2);
+  CHECK_EQ_INT(etrt_ir_live_node_count(g), 2);
+  float x[4] = {1, 1, 2, 2}, out[4];
+  run_cpu(g, x, out, 4);
+  CHECK_NEAR(out[0], 11, 0);
+  CHECK_NEAR(out[3], 44, 0);
+  unload(&l);
+}
+
+/* x[1,2,3,3] -> Conv(W[3,2,1,1], B[3]) -> BatchNormalization -> y */
+static void test_batchnorm_into_conv(void) {
+  float w[6] = {0.5f, -1, 2, 0.25f, -0.5f, 1}, bias[3] = {0.1f, -0.2f, 0.3f};
+  float scale[3] = {1.5f, 0.5f, -2}, shift[3] = {0.25f, 0, 1};
+  float mean[3] = {0.2f, -0.1f, 0.4f}, var[3] = {0.8f, 1.2f, 0.3f};
+  float x[18], reference[27], folded_out[27];
+  for (int i = 0; i < 18; ++i) x[i] = (float)(i % 7) * 0.3f - 0.9f;
+  for (int pass = 0; pass < 2; ++pass) {
+    tm_model m;
+    tm_init(&m);
+    const char *dims[4] = {"1", "2", "3", "3"};
+    tm_input(&m, "x", 4, dims);
+    tm_initializer_f32(&m, "W", 4, (int64_t[]){3, 2, 1, 1}, w);
+    tm_initializer_f32(&m, "B", 1, (int64_t[]){3}, bias);
+    tm_initializer_f32(&m, "scale", 1, (int64_t[]){3}, scale);
+    tm_initializer_f32(&m, "shift", 1, (int64_t[]){3}, shift);
+    tm_initializer_f32(&m, "mean", 1, (int64_t[]){3}, mean);
+    tm_initializer_f32(&m, "var", 1, (int64_t[]){3}, var);
+    tm_node(&m, "Conv", "conv", "x,W,B", "c", 0);
+    tm_node(&m, "BatchNormalization", "bn", "c,scale,shift,mean,var", "y", 1,
+            tm_attr_float("epsilon", 1e-3f));
+    tm_output(&m, "y");
+    loaded l;
+    load(&m, 13, &l);
+    etrt_ir_graph *g = l.graph;
+    if (pass == 0) {
+      run_cpu(g, x, reference, 27);
+    } else {
+      uint32_t folded;
+      CHECK_OK(etrt_pass_fold_batchnorm(g, &folded));
+      CHECK_EQ_INT(folded, 1);
+      CHECK_EQ_INT(count_live(g, "BatchNormalization"), 0);
+      const etrt_ir_node *conv = &g->nodes[0];
+      CHECK_EQ_INT(conv->outputs[0], etrt_ir_find_value(g, "y"));
+      const float *w2 = g->values[conv->inputs[1]].data;
+      const float *b2 = g->values[conv->inputs[2]].data;
+      double s0 = scale[0] / sqrt(var[0] + 1e-3);
+      CHECK_NEAR(w2[0], w[0] * s0, 1e-6);
+      CHECK_NEAR(b2[0], (bias[0] - mean[0]) * s0 + shift[0], 1e-6);
+      /* The original weights are untouched (another node could share them). */
+      CHECK_NEAR(((const float *)g->values[etrt_ir_find_value(g, "W")].data)[0], w[0], 0);
+      run_cpu(g, x, folded_out, 27);
+      check_same(reference, folded_out, 27, 1e-5);
+    }
+    unload(&l);
+  }
+}
+
+/* BN after a Gemm with transB = 1 and a bias; and after a Conv whose output has a
+ * second reader (not folded). */
+static void test_batchnorm_into_gemm(void) {
+  float w[6] = {1, 2, 3, -1, 0.5f, 2}, c[2] = {0.5f, -1};
+  float scale[2] = {2, -0.5f}, shift[2] = {1, 0.5f}, mean[2] = {0.1f, 0.2f}, var[2] = {1, 4};
+  float x[6] = {1, -2, 0.5f, 3, 0, -1}, reference[4], folded_out[4];
+  for (int pass = 0; pass < 2; ++pass) {
+    tm_model m;
+    tm_init(&m);
+    const char *dims[2] = {"2", "3"};
+    tm_input(&m, "x", 2, dims);
+    tm_initializer_f32(&m, "W", 2, (int64_t[]){2, 3}, w);
+    tm_initializer_f32(&m, "C", 1, (int64_t[]){2}, c);
+    tm_initializer_f32(&m, "scale", 1, (int64_t[]){2}, scale);
+    tm_initializer_f32(&m, "shift", 1, (int64_t[]){2}, shift);
+    tm_initializer_f32(&m, "mean", 1, (int64_t[]){2}, mean);
+    tm_initializer_f32(&m, "var", 1, (int64_t[]){2}, var);
+    tm_node(&m, "Gemm", "fc", "x,W,C", "g", 3, tm_attr_int("transB", 1), tm_attr_float("alpha", 0.5f),
+            tm_attr_float("beta", 2.0f));
+    tm_node(&m, "BatchNormalization", "bn", "g,scale,shift,mean,var", "y", 0);
+    tm_output(&m, "y");
+    loaded l;
+    load(&m, 13, &l);
+    if (pass == 0) {
+      run_cpu(l.graph, x, reference, 4);
+    } else {
+      uint32_t folded;
+      CHECK_OK(etrt_pass_fold_batchnorm(l.graph, &folded));
+      CHECK_EQ_INT(folded, 1);
+      CHECK_NEAR(etrt_ir_node_attribute_float(&l.graph->nodes[0], "beta", 0), 1.0, 0);
+      run_cpu(l.graph, x, folded_out, 4);
+      check_same(reference, folded_out, 4, 1e-5);
+    }
+    unload(&l);
+  }
+
+  tm_model m;
+  tm_init(&m);
+  const char *dims[4] = {"1", "1", "2", "2"};
+  tm_input(&m, "x", 4, dims);
+  float one[1] = {1};
+  tm_initializer_f32(&m, "W", 4, (int64_t[]){1, 1, 1, 1}, one);
+  tm_initializer_f32(&m, "s", 1, (int64_t[]){1}, one);
+  tm_node(&m, "Conv", "conv", "x,W", "c", 0);
+  tm_node(&m, "BatchNormalization", "bn", "c,s,s,s,s", "b", 0);
+  tm_node(&m, "Add", "residual", "b,c", "y", 0);
+  tm_output(&m, "y");
+  loaded l;
+  load(&m, 13, &l);
+  uint32_t folded;
+  CHECK_OK(etrt_pass_fold_batchnorm(l.graph, &folded));
+  CHECK_EQ_INT(folded, 0);
+  unload(&l);
+}
+
+static void test_fuse_gemm(void) {
+  float w[6] = {1, 2, 3, 4, 5, 6}, b[3] = {0.5f, -0.5f, 1};
+  float x[4] = {1, 2, -1, 0.5f}, reference[6], fused_out[6];
+  for (int pass = 0; pass < 2; ++pass) {
+    tm_model m;
+    tm_init(&m);
+    const char *dims[2] = {"2", "2"};
+    tm_input(&m, "x", 2, dims);
+    tm_initializer_f32(&m, "W", 2, (int64_t[]){2, 3}, w);
+    tm_initializer_f32(&m, "b", 2, (int64_t[]){1, 3}, b);
+    tm_node(&m, "MatMul", "mm", "x,W", "p", 0);
+    tm_node(&m, "Add", "bias", "b,p", "y", 0); /* bias on the left */
+    tm_output(&m, "y");
+    loaded l;
+    load(&m, 13, &l);
+    if (pass == 0) {
+      run_cpu(l.graph, x, reference, 6);
+    } else {
+      uint32_t fused;
+      CHECK_OK(etrt_pass_fuse_gemm(l.graph, &fused));
+      CHECK_EQ_INT(fused, 1);
+      CHECK_EQ_INT(count_live(l.graph, "Gemm"), 1);
+      CHECK_EQ_INT(count_live(l.graph, "Add") + count_live(l.graph, "MatMul"), 0);
+      run_cpu(l.graph, x, fused_out, 6);
+      check_same(reference, fused_out, 6, 1e-6);
+    }
+    unload(&l);
+  }
+
+  /* A 3-D MatMul is left alone (Gemm is 2-D). */
+  tm_model m;
+  tm_init(&m);
+  const char *dims[3] = {"2", "2", "2"};
+  tm_input(&m, "x", 3, dims);
+  tm_initializer_f32(&m, "W", 2, (int64_t[]){2, 3}, w);
+  tm_initializer_f32(&m, "b", 1, (int64_t[]){3}, b);
+  tm_node(&m, "MatMul", "mm", "x,W", "p", 0);
+  tm_node(&m, "Add", "bias", "p,b", "y", 0);
+  tm_output(&m, "y");
+  loaded l;
+  load(&m, 13, &l);
+  uint32_t fused;
+  CHECK_OK(etrt_pass_fuse_gemm(l.graph, &fused));
+  CHECK_EQ_INT(fused, 0);
+  unload(&l);
+}
+
+static void test_dead_code_and_pipeline(void) {
+  tm_model m;
+  tm_init(&m);
+  const char *dims[2] = {"2", "2"};
+  tm_input(&m, "x", 2, dims);
+  tm_node(&m, "Relu", "used", "x", "y", 0);
+  tm_node(&m, "Neg", "unused", "x", "z", 0);
+  tm_node(&m, "Abs", "unused2", "z", "w", 0);
+  tm_output(&m, "y");
+  loaded l;
+  load_raw(&m, 13, &l, false);
+  etrt_pass_stats stats;
+  CHECK_OK(etrt_passes_run(l.graph, 0, &stats));
+  CHECK_EQ_INT(stats.dead, 2);
+  CHECK_EQ_INT(etrt_ir_live_node_count(l.graph), 1);
+  unload(&l);
+}
+
+int main(void) {
+  RUN_TEST(test_identity_and_dropout);
+  RUN_TEST(test_fold_constants);
+  RUN_TEST(test_batchnorm_into_conv);
+  RUN_TEST(test_batchnorm_into_gemm);
+  RUN_TEST(test_fuse_gemm);
+  RUN_TEST(test_dead_code_and_pipeline);
+  return TEST_EXIT();
+}
