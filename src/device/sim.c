@@ -742,16 +742,16 @@ static etrt_status sim_event_create(etrt_event *out) {
 static etrt_status sim_event_destroy(etrt_event event) {
   if (event == NULL) return ETRT_OK;
   lock();
-  etrt_status status = unknown_event("event_destroy", event);
   for (sim_event **p = &sim.events; *p != NULL; p = &(*p)->next) {
     if ((etrt_event)*p == event) {
       sim_event *e = *p;
       *p = e->next;
       free(e);
-      status = ETRT_OK;
-      break;
+      unlock();
+      return ETRT_OK;
     }
   }
+  etrt_status status = unknown_event("event_destroy", event);
   unlock();
   return status;
 }

@@ -60,7 +60,11 @@ typedef enum etrt_executor_kind {
  * with the engine and the other contexts). For a CUDA plan with a device driver
  * present, the context is created on the engine's device (the current device must
  * already be it: the delegate sets it, contract rule 2). `driver` NULL selects the
- * CPU executor whatever the plan's device (used for --allow-cpu and --check-cpu). */
+ * CPU executor whatever the plan's device (used for --allow-cpu and --check-cpu); a
+ * CPU plan always gets the CPU executor. A context is used by one thread at a time;
+ * the engine is shared by any number of contexts on any threads. The caller waits
+ * for a context's enqueued work before destroying it (destroy waits on the last
+ * stream it was enqueued on, and leaks rather than free memory still in use). */
 etrt_status etrt_exec_context_create(etrt_engine *engine, const etrt_device_driver *driver,
                                      etrt_exec_context **out);
 void etrt_exec_context_destroy(etrt_exec_context *context);

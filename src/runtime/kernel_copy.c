@@ -53,17 +53,26 @@ static etrt_status etrt_copy_run(etrt_kernel_call *call, etrt_value *values, etr
     memcpy(out->data, self->data, size);
     return ETRT_OK;
   }
-  ETRT_RETURN_IF_ERROR(driver->memcpy_async(out->data, self->data, size, kind, context->stream));
-  context->stream_has_work = 1;
-  int stream_device = dst.device;
-  if (dst_device) ETRT_RETURN_IF_ERROR(driver->stream_device(context->stream, &stream_device));
-  if (!dst_device || stream_device != dst.device) {
-    /* Host code after this instruction reads the destination, or a delegate on
-     * another device's stream does: neither is ordered after this stream. */
-    ETRT_RETURN_IF_ERROR(driver->stream_synchronize(context->stream));
+  /* The copy runs on the device that owns its device side: on the selected stream
+   * where that stream belongs to it, else on that device's per-thread stream,
+   * synchronised at once, since nothing else would order it with its consumer. */
+  int device = dst_device ? dst.device : src.device;
+  int stream_device;
+  ETRT_RETURN_IF_ERROR(driver->stream_device(context->stream, &stream_device));
+  if (stream_device == device) {
+    ETRT_RETURN_IF_ERROR(driver->memcpy_async(out->data, self->data, size, kind, context->stream));
+    context->stream_has_work = 1;
+    if (dst_device) return ETRT_OK;
     context->stream_has_work = 0;
+    return driver->stream_synchronize(context->stream); /* host code reads it next */
   }
-  return ETRT_OK;
+  int previous;
+  ETRT_RETURN_IF_ERROR(driver->get_device(&previous));
+  etrt_status status = driver->set_device(device);
+  if (status == ETRT_OK) status = driver->memcpy_async(out->data, self->data, size, kind, ETRT_STREAM_PER_THREAD);
+  if (status == ETRT_OK) status = driver->stream_synchronize(ETRT_STREAM_PER_THREAD);
+  (void)driver->set_device(previous);
+  return status;
 }
 
 static etrt_status etrt_h2d_run(etrt_kernel_call *call, etrt_value *values, etrt_run_context *context) {
