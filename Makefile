@@ -21,7 +21,7 @@ BUILD := build
 BUILD_ASAN := build-asan
 BUILD_FUZZ := build-fuzz
 
-.PHONY: all build run test test-gpu test-gpu-sanitize fuzz fuzz-build fuzz-brief conformance deps clean bench
+.PHONY: bench-build all build run test test-gpu test-gpu-sanitize fuzz fuzz-build fuzz-brief conformance deps clean bench
 
 all: build
 
@@ -103,6 +103,9 @@ fuzz: fuzz-build
 
 bench: build
 	./$(BUILD)/bin/etrt bench
+
+bench-build: build
+	ETRT_BIN=$(BUILD)/bin/etrt ETRT_BUILD_DIR=$(BUILD) $(PYTHON) bench/build_time.py
 
 clean:
 	rm -rf $(BUILD) $(BUILD_ASAN) $(BUILD_FUZZ)

@@ -34,6 +34,12 @@ typedef struct etrt_ir_value {
   bool is_constant;
   const void *data;
   size_t nbytes;
+  /* A graph input passed by value (--shape-values): the bounds of each of its
+   * value_count values (graph-owned), which the plans' shape inference reads; the
+   * engine takes it as a shape input. NULL for every other value. */
+  const int64_t *value_min;
+  const int64_t *value_max;
+  int64_t value_count;
 } etrt_ir_value;
 
 typedef struct etrt_ir_node {

@@ -40,7 +40,7 @@ etrt_status etrt_lower_nodes(const etrt_ir_graph *graph, etrt_network *network,
     uint32_t num_outputs = node->num_outputs;
     while (num_outputs > 0 && node->outputs[num_outputs - 1] < 0) --num_outputs;
     uint32_t need = node->num_inputs + num_outputs;
-    if (need > args_capacity) {
+    if (args == NULL || need > args_capacity) {
       int32_t *grown = realloc(args, (need + 8) * sizeof *grown);
       if (grown == NULL) {
         status = etrt_error(ETRT_ERROR_OUT_OF_MEMORY, "lowering: out of memory");

@@ -55,6 +55,16 @@ typedef struct co_value {
   ((co_value){.dtype = ETRT_DTYPE_INT64, .rank = rank_, .dims = {CO_UNPAREN dims_},     \
               .constant = 1, .fill = CO_GIVEN, .data = (const int64_t[]){__VA_ARGS__}})
 
+/* Values given in full: an input, or a constant of the network. */
+#define CO_VALUES(dtype_, ctype, rank_, dims_, ...)                                      \
+  ((co_value){.dtype = dtype_, .rank = rank_, .dims = {CO_UNPAREN dims_}, .fill = CO_GIVEN, \
+              .data = (const ctype[]){__VA_ARGS__}})
+#define CO_CONST_VALUES(dtype_, ctype, rank_, dims_, ...)                                 \
+  ((co_value){.dtype = dtype_, .rank = rank_, .dims = {CO_UNPAREN dims_}, .constant = 1,   \
+              .fill = CO_GIVEN, .data = (const ctype[]){__VA_ARGS__}})
+/* An empty constant: an optional input left out but with one after it (Resize's roi). */
+#define CO_EMPTY(dtype_) ((co_value){.dtype = dtype_, .rank = 1, .dims = {0}, .constant = 1})
+
 #define CO_INT(n, v) ((etrt_attribute){.name = n, .kind = ETRT_ATTRIBUTE_INT, .i = v})
 #define CO_FLOAT(n, v) ((etrt_attribute){.name = n, .kind = ETRT_ATTRIBUTE_FLOAT, .f = v})
 #define CO_STRING(n, v) ((etrt_attribute){.name = n, .kind = ETRT_ATTRIBUTE_STRING, .s = v})
@@ -446,6 +456,210 @@ static void test_layout(void) {
           FP32);
 }
 
+static void test_conv_transpose(void) {
+  co_case("ConvTranspose stride 2 pads output_padding bias", "ConvTranspose", 3,
+          CO_IN(CO_F32(4, (2, 4, 5, 5)), CO_CONST_F32(4, (4, 3, 3, 3)), CO_CONST_F32(1, (3))), 3,
+          CO_ATTR(CO_INTS("strides", 2, 2, 2), CO_INTS("pads", 4, 1, 1, 1, 1),
+                  CO_INTS("output_padding", 2, 1, 1)),
+          1, 1e-4, FP32);
+  co_case("ConvTranspose 1-d grouped dilated", "ConvTranspose", 2,
+          CO_IN(CO_F32(3, (2, 4, 7)), CO_CONST_F32(3, (4, 3, 3))), 3,
+          CO_ATTR(CO_INT("group", 2), CO_INTS("dilations", 1, 2), CO_INTS("strides", 1, 3)), 1,
+          1e-4, FP32);
+  co_case("ConvTranspose SAME_UPPER", "ConvTranspose", 2,
+          CO_IN(CO_F32(4, (1, 2, 4, 4)), CO_CONST_F32(4, (2, 2, 3, 3))), 2,
+          CO_ATTR(CO_STRING("auto_pad", "SAME_UPPER"), CO_INTS("strides", 2, 2, 2)), 1, 1e-4,
+          FP32);
+  co_case("ConvTranspose output_shape", "ConvTranspose", 2,
+          CO_IN(CO_F32(4, (1, 3, 3, 3)), CO_CONST_F32(4, (3, 2, 3, 3))), 2,
+          CO_ATTR(CO_INTS("strides", 2, 3, 2), CO_INTS("output_shape", 2, 10, 8)), 1, 1e-4, FP32);
+}
+
+static void test_pad(void) {
+  co_case("Pad constant input", "Pad", 3,
+          CO_IN(CO_F32(3, (2, 3, 4)), CO_CONST_I64(1, (6), 0, 1, 2, 1, 0, 3), CO_CONST_F32(0, (0))),
+          0, NULL, 1, 0, FP32);
+  co_case("Pad reflect", "Pad", 2, CO_IN(CO_F32(3, (2, 5, 6)), CO_CONST_I64(1, (6), 0, 2, 3, 0, 4, 5)),
+          1, CO_ATTR(CO_STRING("mode", "reflect")), 1, 0, FP32);
+  co_case("Pad edge with crops", "Pad", 2,
+          CO_IN(CO_F32(3, (2, 5, 6)), CO_CONST_I64(1, (6), 0, -1, 2, 0, 3, -2)), 1,
+          CO_ATTR(CO_STRING("mode", "edge")), 1, 0, FP32);
+  co_case("Pad int64 zero", "Pad", 2,
+          CO_IN(CO_TYPED(ETRT_DTYPE_INT64, 2, (3, 4)), CO_CONST_I64(1, (4), 1, 0, 2, 3)), 0, NULL,
+          1, 0, FP32);
+}
+
+static void test_resize(void) {
+  co_case("Resize nearest round_prefer_ceil scales", "Resize", 3,
+          CO_IN(CO_F32(4, (1, 2, 3, 4)), CO_EMPTY(ETRT_DTYPE_FLOAT32),
+                CO_CONST_VALUES(ETRT_DTYPE_FLOAT32, float, 1, (4), 1.0f, 1.0f, 2.0f, 1.5f)),
+          1, CO_ATTR(CO_STRING("nearest_mode", "round_prefer_ceil")), 1, 0, FP32);
+  co_case("Upsample nearest int64", "Upsample", 2,
+          CO_IN(CO_TYPED(ETRT_DTYPE_INT64, 4, (1, 2, 3, 3)),
+                CO_CONST_VALUES(ETRT_DTYPE_FLOAT32, float, 1, (4), 1.0f, 1.0f, 2.0f, 3.0f)),
+          0, NULL, 1, 0, FP32);
+  co_case("Resize linear half_pixel sizes", "Resize", 4,
+          CO_IN(CO_F32(4, (1, 2, 5, 6)), CO_EMPTY(ETRT_DTYPE_FLOAT32), CO_EMPTY(ETRT_DTYPE_FLOAT32),
+                CO_CONST_I64(1, (4), 1, 2, 8, 9)),
+          1, CO_ATTR(CO_STRING("mode", "linear")), 1, 1e-5, FP32);
+  co_case("Resize cubic align_corners scales", "Resize", 3,
+          CO_IN(CO_F32(4, (1, 1, 6, 7)), CO_EMPTY(ETRT_DTYPE_FLOAT32),
+                CO_CONST_VALUES(ETRT_DTYPE_FLOAT32, float, 1, (4), 1.0f, 1.0f, 1.5f, 0.6f)),
+          2,
+          CO_ATTR(CO_STRING("mode", "cubic"),
+                  CO_STRING("coordinate_transformation_mode", "align_corners")),
+          1, 1e-5, FP32);
+  co_case("Resize cubic pytorch_half_pixel exclude_outside", "Resize", 3,
+          CO_IN(CO_F32(3, (2, 9, 5)), CO_EMPTY(ETRT_DTYPE_FLOAT32),
+                CO_CONST_VALUES(ETRT_DTYPE_FLOAT32, float, 1, (3), 1.0f, 0.5f, 2.0f)),
+          3,
+          CO_ATTR(CO_STRING("mode", "cubic"), CO_INT("exclude_outside", 1),
+                  CO_STRING("coordinate_transformation_mode", "pytorch_half_pixel")),
+          1, 1e-5, FP32);
+}
+
+static void test_selection(void) {
+  co_case("ArgMax axis 1", "ArgMax", 1, CO_IN(CO_F32(3, (3, 5, 7))), 2,
+          CO_ATTR(CO_INT("axis", 1), CO_INT("keepdims", 0)), 1, 0, FP32);
+  co_case("ArgMin int32 last index", "ArgMin", 1, CO_IN(CO_TYPED(ETRT_DTYPE_INT32, 2, (6, 20))), 2,
+          CO_ATTR(CO_INT("axis", -1), CO_INT("select_last_index", 1)), 1, 0, FP32);
+  co_case("TopK largest axis 1", "TopK", 2,
+          CO_IN(CO_F32(3, (4, 9, 6)), CO_CONST_I64(1, (1), 3)), 1, CO_ATTR(CO_INT("axis", 1)), 2,
+          0, FP32);
+  co_case("TopK smallest int64 ties", "TopK", 2,
+          CO_IN(CO_TYPED(ETRT_DTYPE_INT64, 2, (5, 20)), CO_CONST_I64(1, (1), 6)), 1,
+          CO_ATTR(CO_INT("largest", 0)), 2, 0, FP32);
+}
+
+static void test_cumsum(void) {
+  co_case("CumSum axis 1", "CumSum", 2, CO_IN(CO_F32(3, (3, 40, 5)), CO_CONST_I64(0, (0), 1)), 0,
+          NULL, 1, 1e-5, FP32);
+  co_case("CumSum exclusive reverse int32", "CumSum", 2,
+          CO_IN(CO_TYPED(ETRT_DTYPE_INT32, 2, (4, 30)),
+                CO_CONST_VALUES(ETRT_DTYPE_INT32, int32_t, 1, (1), -1)),
+          2, CO_ATTR(CO_INT("exclusive", 1), CO_INT("reverse", 1)), 1, 0, FP32);
+}
+
+static void test_trilu(void) {
+  co_case("Trilu upper k 1", "Trilu", 2, CO_IN(CO_F32(3, (2, 5, 6)), CO_CONST_I64(0, (0), 1)), 0,
+          NULL, 1, 0, FP32);
+  co_case("Trilu lower k -1 int64", "Trilu", 2,
+          CO_IN(CO_TYPED(ETRT_DTYPE_INT64, 2, (6, 4)), CO_CONST_I64(0, (0), -1)), 1,
+          CO_ATTR(CO_INT("upper", 0)), 1, 0, FP32);
+}
+
+static void test_indexing(void) {
+  co_case("GatherElements axis 1", "GatherElements", 2,
+          CO_IN(CO_F32(2, (3, 4)),
+                CO_VALUES(ETRT_DTYPE_INT64, int64_t, 2, (3, 5), 0, 3, -1, 2, 1, -4, 1, 1, 0, 3, 2,
+                          2, -2, 0, 1)),
+          1, CO_ATTR(CO_INT("axis", 1)), 1, 0, FP32);
+  co_case("GatherElements int32 axis 0", "GatherElements", 2,
+          CO_IN(CO_TYPED(ETRT_DTYPE_INT64, 2, (3, 4)),
+                CO_VALUES(ETRT_DTYPE_INT32, int32_t, 2, (2, 3), 2, 0, 1, -1, 1, 0)),
+          0, NULL, 1, 0, FP32);
+  co_case("GatherND", "GatherND", 2,
+          CO_IN(CO_F32(3, (2, 3, 4)), CO_VALUES(ETRT_DTYPE_INT64, int64_t, 2, (3, 2), 0, 1, 1, -1,
+                                                1, 0)),
+          0, NULL, 1, 0, FP32);
+  co_case("GatherND batch_dims 1", "GatherND", 2,
+          CO_IN(CO_F32(3, (2, 3, 4)), CO_VALUES(ETRT_DTYPE_INT64, int64_t, 3, (2, 2, 1), 2, 0, 1,
+                                                -1)),
+          1, CO_ATTR(CO_INT("batch_dims", 1)), 1, 0, FP32);
+  co_case("ScatterElements duplicates", "ScatterElements", 3,
+          CO_IN(CO_F32(2, (3, 4)),
+                CO_VALUES(ETRT_DTYPE_INT64, int64_t, 2, (2, 4), 0, 2, 1, 1, 0, -1, 1, 2),
+                CO_F32(2, (2, 4))),
+          0, NULL, 1, 0, FP32);
+  co_case("ScatterElements add int64 axis 1", "ScatterElements", 3,
+          CO_IN(CO_TYPED(ETRT_DTYPE_INT64, 2, (3, 4)),
+                CO_VALUES(ETRT_DTYPE_INT32, int32_t, 2, (3, 3), 0, 0, 3, 1, 1, 1, 2, -1, 2),
+                CO_TYPED(ETRT_DTYPE_INT64, 2, (3, 3))),
+          2, CO_ATTR(CO_INT("axis", 1), CO_STRING("reduction", "add")), 1, 0, FP32);
+  co_case("ScatterElements max", "ScatterElements", 3,
+          CO_IN(CO_F32(2, (3, 4)),
+                CO_VALUES(ETRT_DTYPE_INT64, int64_t, 2, (2, 4), 2, 2, 0, 1, 2, 0, 0, 1),
+                CO_F32(2, (2, 4))),
+          1, CO_ATTR(CO_STRING("reduction", "max")), 1, 0, FP32);
+  co_case("Scatter", "Scatter", 3,
+          CO_IN(CO_F32(2, (4, 3)), CO_VALUES(ETRT_DTYPE_INT64, int64_t, 2, (2, 3), 3, 0, 1, 1, 2, 3),
+                CO_F32(2, (2, 3))),
+          0, NULL, 1, 0, FP32);
+  co_case("OneHot last axis, out-of-range off", "OneHot", 3,
+          CO_IN(CO_VALUES(ETRT_DTYPE_INT64, int64_t, 2, (2, 3), 0, 3, -1, 5, 2, -6),
+                CO_CONST_I64(1, (1), 5), CO_CONST_F32(1, (2))),
+          0, NULL, 1, 0, FP32);
+  co_case("OneHot float indices axis 0", "OneHot", 3,
+          CO_IN(CO_VALUES(ETRT_DTYPE_FLOAT32, float, 1, (4), 1.7f, -1.2f, 3.0f, 0.0f),
+                CO_CONST_I64(0, (0), 4), CO_CONST_I64(1, (2), 0, 9)),
+          1, CO_ATTR(CO_INT("axis", 0)), 1, 0, FP32);
+}
+
+static void test_generators(void) {
+  co_case("Range float", "Range", 3,
+          CO_IN(CO_CONST_VALUES(ETRT_DTYPE_FLOAT32, float, 0, (0), 0.5f),
+                CO_CONST_VALUES(ETRT_DTYPE_FLOAT32, float, 0, (0), 7.3f),
+                CO_CONST_VALUES(ETRT_DTYPE_FLOAT32, float, 0, (0), 0.25f)),
+          0, NULL, 1, 0, FP32);
+  co_case("Range int32 down", "Range", 3,
+          CO_IN(CO_CONST_VALUES(ETRT_DTYPE_INT32, int32_t, 0, (0), 10),
+                CO_CONST_VALUES(ETRT_DTYPE_INT32, int32_t, 0, (0), -7),
+                CO_CONST_VALUES(ETRT_DTYPE_INT32, int32_t, 0, (0), -3)),
+          0, NULL, 1, 0, FP32);
+  static const int64_t seven = 7;
+  etrt_attribute value = {.name = "value",
+                          .kind = ETRT_ATTRIBUTE_TENSOR,
+                          .tensor = {.data = (void *)&seven, .dtype = ETRT_DTYPE_INT64, .rank = 1,
+                                     .sizes = {1}}};
+  co_case("ConstantOfShape int64 7", "ConstantOfShape", 1, CO_IN(CO_CONST_I64(1, (3), 2, 3, 4)), 1,
+          &value, 1, 0, FP32);
+  co_case("ConstantOfShape default zeros", "ConstantOfShape", 1, CO_IN(CO_CONST_I64(1, (2), 5, 6)),
+          0, NULL, 1, 0, FP32);
+}
+
+static void test_binary_more(void) {
+  co_case("BitShift left uint32", "BitShift", 2,
+          CO_IN(CO_VALUES(ETRT_DTYPE_UINT32, uint32_t, 1, (6), 1, 7, 0xffffffffu, 12, 5, 9),
+                CO_VALUES(ETRT_DTYPE_UINT32, uint32_t, 1, (6), 0, 3, 4, 31, 32, 70)),
+          1, CO_ATTR(CO_STRING("direction", "LEFT")), 1, 0, FP32);
+  co_case("BitShift right uint8 broadcast", "BitShift", 2,
+          CO_IN(CO_VALUES(ETRT_DTYPE_UINT8, uint8_t, 2, (2, 3), 255, 128, 7, 16, 3, 200),
+                CO_VALUES(ETRT_DTYPE_UINT8, uint8_t, 1, (3), 1, 7, 9)),
+          1, CO_ATTR(CO_STRING("direction", "RIGHT")), 1, 0, FP32);
+  co_case("Pow float ** int64", "Pow", 2,
+          CO_IN(CO_POS(2, (4, 9)), CO_TYPED(ETRT_DTYPE_INT64, 1, (9))), 0, NULL, 1, 1e-5, FP32);
+  co_case("Pow int64 ** float", "Pow", 2,
+          CO_IN(CO_VALUES(ETRT_DTYPE_INT64, int64_t, 1, (4), 1, 2, 3, -2),
+                CO_VALUES(ETRT_DTYPE_FLOAT32, float, 1, (4), 4.0f, 5.0f, 6.0f, 3.0f)),
+          0, NULL, 1, 0, FP32);
+  co_case("Pow int64", "Pow", 2,
+          CO_IN(CO_VALUES(ETRT_DTYPE_INT64, int64_t, 1, (6), 2, -3, 1, -1, 5, 0),
+                CO_VALUES(ETRT_DTYPE_INT64, int64_t, 1, (6), 3, 3, -2, -3, -1, 0)),
+          0, NULL, 1, 0, FP32);
+  co_case("CastLike", "CastLike", 2, CO_IN(CO_F32(2, (5, 20)), CO_TYPED(ETRT_DTYPE_INT32, 1, (1))),
+          0, NULL, 1, 0, FP32);
+}
+
+static void test_loss(void) {
+  co_case("NegativeLogLikelihoodLoss mean weight ignore", "NegativeLogLikelihoodLoss", 3,
+          CO_IN(CO_F32(3, (3, 5, 4)),
+                CO_VALUES(ETRT_DTYPE_INT64, int64_t, 2, (3, 4), 0, 4, 2, 1, 3, 3, 0, 2, 4, 1, 1, 0),
+                (co_value){.dtype = ETRT_DTYPE_FLOAT32, .rank = 1, .dims = {5}, .constant = 1,
+                           .fill = CO_POSITIVE}),
+          1, CO_ATTR(CO_INT("ignore_index", 3)), 1, 1e-5, FP32);
+  co_case("NegativeLogLikelihoodLoss none int32", "NegativeLogLikelihoodLoss", 2,
+          CO_IN(CO_F32(2, (6, 4)), CO_VALUES(ETRT_DTYPE_INT32, int32_t, 1, (6), 0, 3, 2, 1, 3, 0)),
+          1, CO_ATTR(CO_STRING("reduction", "none")), 1, 1e-5, FP32);
+  co_case("SoftmaxCrossEntropyLoss sum with log_prob", "SoftmaxCrossEntropyLoss", 2,
+          CO_IN(CO_F32(3, (3, 5, 4)),
+                CO_VALUES(ETRT_DTYPE_INT64, int64_t, 2, (3, 4), 0, 4, 2, 1, 3, 3, 0, 2, 4, 1, 1, 0)),
+          1, CO_ATTR(CO_STRING("reduction", "sum")), 2, 1e-5, FP32);
+  co_case("SoftmaxCrossEntropyLoss mean", "SoftmaxCrossEntropyLoss", 2,
+          CO_IN(CO_F32(2, (8, 10)), CO_VALUES(ETRT_DTYPE_INT64, int64_t, 1, (8), 9, 0, 3, 3, 7, 1, 2,
+                                               5)),
+          0, NULL, 1, 1e-5, FP32);
+}
+
 /* EtrtSmId: every block reports an SM id below the device's SM count, and a
  * kernel of many blocks spreads over more than one SM. */
 static void test_sm_id(void) {
@@ -489,6 +703,16 @@ int main(void) {
   RUN_TEST(test_normalization);
   RUN_TEST(test_pool);
   RUN_TEST(test_layout);
+  RUN_TEST(test_conv_transpose);
+  RUN_TEST(test_pad);
+  RUN_TEST(test_resize);
+  RUN_TEST(test_selection);
+  RUN_TEST(test_cumsum);
+  RUN_TEST(test_trilu);
+  RUN_TEST(test_indexing);
+  RUN_TEST(test_generators);
+  RUN_TEST(test_binary_more);
+  RUN_TEST(test_loss);
   RUN_TEST(test_sm_id);
   return TEST_EXIT();
 }

@@ -181,6 +181,24 @@ etrt_status etrt_pad_mode_parse(const etrt_node *node, etrt_pad_mode *mode) {
   return ETRT_OK;
 }
 
+int64_t etrt_pad_source(etrt_pad_mode mode, int64_t c, int64_t n) {
+  if (c >= 0 && c < n) return c;
+  switch (mode) {
+    case ETRT_PAD_EDGE:
+      return c < 0 ? 0 : n - 1;
+    case ETRT_PAD_REFLECT: {
+      if (n == 1) return 0;
+      int64_t period = 2 * (n - 1);
+      int64_t m = ((c % period) + period) % period;
+      return m < n ? m : period - m;
+    }
+    case ETRT_PAD_WRAP:
+      return ((c % n) + n) % n;
+    default:
+      return -1;
+  }
+}
+
 etrt_status etrt_pad_amounts(const etrt_node *node, const etrt_tensor *inputs, int64_t *begin,
                              int64_t *end) {
   const etrt_tensor *x = &inputs[0];

@@ -45,6 +45,10 @@ typedef enum etrt_pad_mode {
 etrt_status etrt_pad_mode_parse(const etrt_node *node, etrt_pad_mode *mode);
 etrt_status etrt_pad_amounts(const etrt_node *node, const etrt_tensor *inputs, int64_t *begin,
                              int64_t *end);
+/* The input coordinate that output coordinate `c` (already shifted by the begin
+ * pad) reads along an axis of size n, or -1 where the constant goes. Kernels call
+ * it per element (CPU) or per axis position to build a table (CUDA). */
+int64_t etrt_pad_source(etrt_pad_mode mode, int64_t c, int64_t n);
 
 /* Split: the sizes of the outputs along `axis` (from the split input, the split
  * attribute, num_outputs, or equal parts). */

@@ -123,26 +123,6 @@ etrt_status etrt_cpu_tile(const etrt_node *node, const etrt_tensor *inputs, etrt
   return ETRT_OK;
 }
 
-/* The input coordinate that output coordinate `c` (already shifted by the begin
- * pad) reads along an axis of size n, or -1 for the constant. */
-static int64_t etrt_pad_source(etrt_pad_mode mode, int64_t c, int64_t n) {
-  if (c >= 0 && c < n) return c;
-  switch (mode) {
-    case ETRT_PAD_EDGE:
-      return c < 0 ? 0 : n - 1;
-    case ETRT_PAD_REFLECT: {
-      if (n == 1) return 0;
-      int64_t period = 2 * (n - 1);
-      int64_t m = ((c % period) + period) % period;
-      return m < n ? m : period - m;
-    }
-    case ETRT_PAD_WRAP:
-      return ((c % n) + n) % n;
-    default:
-      return -1;
-  }
-}
-
 etrt_status etrt_cpu_pad(const etrt_node *node, const etrt_tensor *inputs, etrt_tensor *outputs) {
   const etrt_tensor *x = &inputs[0], *y = &outputs[0];
   etrt_pad_mode mode;

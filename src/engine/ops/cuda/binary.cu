@@ -1,6 +1,6 @@
 /* Elementwise operations of two or more broadcast tensors on the GPU: arithmetic
- * (Add ... Pow, Mod, Max/Min/Sum/Mean, PRelu), bitwise and logical operations,
- * comparisons, and Where. One kernel template, instantiated per operation and
+ * (Add ... Pow (also of mixed dtypes), Mod, Max/Min/Sum/Mean, PRelu), BitShift,
+ * bitwise and logical operations, comparisons, and Where. One kernel template, instantiated per operation and
  * element type; the iteration plan (shape_util.h) comes from the host. */
 #include <type_traits>
 
@@ -38,6 +38,23 @@ enum {
 
 #define ETRT_BIN_IS_BOOL(op) ((op) >= ETRT_BIN_AND)
 
+/* base^exponent wrapping in the type's width, as the CPU kernel computes it; a
+ * negative exponent gives 0 except for the bases 1 and -1 (whose powers are
+ * integers). */
+__device__ __forceinline__ uint64_t etrt_binary_ipow(uint64_t base, uint64_t exponent,
+                                                     bool negative) {
+  if (negative) {
+    if (base == 1) return 1;
+    if (base == UINT64_MAX) return (exponent & 1u) ? UINT64_MAX : 1;
+    return 0;
+  }
+  uint64_t r = 1;
+  for (; exponent != 0; exponent >>= 1, base *= base) {
+    if (exponent & 1u) r *= base;
+  }
+  return r;
+}
+
 template <int OP, typename M> __device__ __forceinline__ M etrt_binary_arith(M x, M z) {
   constexpr bool integral = std::is_integral<M>::value;
   if constexpr (OP == ETRT_BIN_ADD) return x + z;
@@ -49,8 +66,13 @@ template <int OP, typename M> __device__ __forceinline__ M etrt_binary_arith(M x
     else return x / z;
   }
   if constexpr (OP == ETRT_BIN_POW) {
-    if constexpr (integral) return (M)pow((double)x, (double)z);
-    else return pow(x, z);
+    if constexpr (integral) {
+      bool negative = false;
+      if constexpr (std::is_signed<M>::value) negative = z < M(0);
+      return (M)etrt_binary_ipow((uint64_t)x, (uint64_t)z, negative);
+    } else {
+      return pow(x, z);
+    }
   }
   if constexpr (OP == ETRT_BIN_MOD) {
     if constexpr (std::is_unsigned<M>::value) {
@@ -149,7 +171,6 @@ ETRT_BINARY_RUN(etrt_cuda_add, ETRT_BIN_ADD)
 ETRT_BINARY_RUN(etrt_cuda_sub, ETRT_BIN_SUB)
 ETRT_BINARY_RUN(etrt_cuda_mul, ETRT_BIN_MUL)
 ETRT_BINARY_RUN(etrt_cuda_div, ETRT_BIN_DIV)
-ETRT_BINARY_RUN(etrt_cuda_pow, ETRT_BIN_POW)
 ETRT_BINARY_RUN(etrt_cuda_bitwise_and, ETRT_BIN_BITAND)
 ETRT_BINARY_RUN(etrt_cuda_bitwise_or, ETRT_BIN_BITOR)
 ETRT_BINARY_RUN(etrt_cuda_bitwise_xor, ETRT_BIN_BITXOR)
@@ -161,6 +182,95 @@ ETRT_BINARY_RUN(etrt_cuda_less, ETRT_BIN_LESS)
 ETRT_BINARY_RUN(etrt_cuda_greater, ETRT_BIN_GREATER)
 ETRT_BINARY_RUN(etrt_cuda_less_equal, ETRT_BIN_LESS_EQUAL)
 ETRT_BINARY_RUN(etrt_cuda_greater_equal, ETRT_BIN_GREATER_EQUAL)
+
+/* Pow of a base and an exponent of different dtypes (float ** int, int ** float):
+ * computed in double, stored as the base's dtype (integers truncated toward zero and
+ * saturated), as the CPU kernel does. */
+__global__ void etrt_pow_mixed_kernel(const void *a, int a_dtype, const void *b, int b_dtype,
+                                      void *y, int64_t n, etrt_broadcast_iter it) {
+  ETRT_CUDA_LOOP(i, n) {
+    int64_t off[2];
+    etrt_cuda_offsets<2>(it, i, off);
+    double x = etrt_cuda_load_double(a, off[0], a_dtype);
+    double z = etrt_cuda_load_double(b, off[1], b_dtype);
+    etrt_cuda_store_double(y, i, a_dtype, pow(x, z));
+  }
+}
+
+extern "C" ETRT_CUDA_RUN(etrt_cuda_pow) {
+  const etrt_tensor *a = &inputs[0], *b = &inputs[1];
+  etrt_tensor *y = &outputs[0];
+  cudaStream_t stream = etrt_cuda_stream(launch);
+  if (a->dtype == b->dtype) return etrt_binary_launch<ETRT_BIN_POW>(node, a, b, y, stream);
+  int64_t n = etrt_tensor_numel(y);
+  if (n == 0) return ETRT_OK;
+  etrt_broadcast_iter it;
+  const etrt_tensor *operands[2] = {a, b};
+  ETRT_RETURN_IF_ERROR(etrt_broadcast_iter_init(&it, y, 2, operands));
+  etrt_pow_mixed_kernel<<<etrt_cuda_blocks(n, ETRT_CUDA_THREADS), ETRT_CUDA_THREADS, 0, stream>>>(
+      a->data, (int)a->dtype, b->data, (int)b->dtype, y->data, n, it);
+  return etrt_cuda_check(node, "pow_mixed");
+}
+
+/* The integer and float dtypes the element loads take (every numeric dtype). */
+static int etrt_binary_any_numeric(etrt_dtype t) {
+  switch (t) {
+    case ETRT_DTYPE_FLOAT32: case ETRT_DTYPE_FLOAT64: case ETRT_DTYPE_FLOAT16:
+    case ETRT_DTYPE_BFLOAT16: case ETRT_DTYPE_INT8: case ETRT_DTYPE_INT16:
+    case ETRT_DTYPE_INT32: case ETRT_DTYPE_INT64: case ETRT_DTYPE_UINT8:
+    case ETRT_DTYPE_UINT16: case ETRT_DTYPE_UINT32: case ETRT_DTYPE_UINT64:
+      return 1;
+    default:
+      return 0;
+  }
+}
+
+/* One numeric dtype (the templated kernel), or a base and an exponent of any two
+ * numeric dtypes (the mixed kernel). */
+extern "C" ETRT_CUDA_SUPPORTS(etrt_cuda_pow_supports) {
+  if (node->num_inputs != 2 || inputs[0].rank < 0 || inputs[1].rank < 0) return 0;
+  if (inputs[0].dtype == inputs[1].dtype) return etrt_cuda_binary_supports(node, inputs);
+  return etrt_binary_any_numeric(inputs[0].dtype) && etrt_binary_any_numeric(inputs[1].dtype);
+}
+
+/* BitShift on unsigned integers, in 64 bits and truncated to the type: a shift by the
+ * type's width or more gives 0, as on the CPU. */
+template <typename T>
+__global__ void etrt_bit_shift_kernel(const T *a, const T *b, T *y, int64_t n,
+                                      etrt_broadcast_iter it, int left) {
+  ETRT_CUDA_LOOP(i, n) {
+    int64_t off[2];
+    etrt_cuda_offsets<2>(it, i, off);
+    uint64_t x = (uint64_t)a[off[0]], z = (uint64_t)b[off[1]];
+    y[i] = (T)(z >= 64 ? 0 : left ? x << z : x >> z);
+  }
+}
+
+extern "C" ETRT_CUDA_RUN(etrt_cuda_bit_shift) {
+  const etrt_binary_state *state = (const etrt_binary_state *)node->state;
+  etrt_tensor *y = &outputs[0];
+  int64_t n = etrt_tensor_numel(y);
+  if (n == 0) return ETRT_OK;
+  etrt_broadcast_iter it;
+  const etrt_tensor *operands[2] = {&inputs[0], &inputs[1]};
+  ETRT_RETURN_IF_ERROR(etrt_broadcast_iter_init(&it, y, 2, operands));
+  int left = state->kind == ETRT_BINARY_SHIFT_LEFT;
+  ETRT_CUDA_BYTES_SWITCH(
+      etrt_dtype_size(y->dtype), T,
+      return etrt_error(ETRT_ERROR_UNSUPPORTED, "BitShift node '%s': no CUDA kernel for %s",
+                        etrt_cuda_name(node), etrt_dtype_name(y->dtype)),
+      etrt_bit_shift_kernel<T><<<etrt_cuda_blocks(n, ETRT_CUDA_THREADS), ETRT_CUDA_THREADS, 0,
+                                 etrt_cuda_stream(launch)>>>(
+          (const T *)inputs[0].data, (const T *)inputs[1].data, (T *)y->data, n, it, left));
+  return etrt_cuda_check(node, "bit_shift");
+}
+
+/* The unsigned dtypes ONNX gives BitShift (the kernel shifts logically). */
+extern "C" ETRT_CUDA_SUPPORTS(etrt_cuda_bit_shift_supports) {
+  etrt_dtype t = inputs[0].dtype;
+  return inputs[1].dtype == t && (t == ETRT_DTYPE_UINT8 || t == ETRT_DTYPE_UINT16 ||
+                                  t == ETRT_DTYPE_UINT32 || t == ETRT_DTYPE_UINT64);
+}
 
 /* The slope as it broadcasts to x, by the shared rule (elementwise.h), which also
  * reads an old-style per-channel slope. */

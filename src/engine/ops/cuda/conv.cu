@@ -207,3 +207,86 @@ extern "C" ETRT_CUDA_SUPPORTS(etrt_cuda_conv_supports) {
   if (!etrt_cuda_is_float(t) || inputs[1].dtype != t) return 0;
   return node->num_inputs < 3 || inputs[2].rank < 0 || inputs[2].dtype == t;
 }
+
+/* ---- ConvTranspose --------------------------------------------------------------- */
+
+/* A direct kernel that gathers instead of scattering, so no two threads write one
+ * output and nothing needs atomics: output position o along an axis receives input
+ * position i through kernel tap k when o = i * stride - pad_begin + k * dilation. */
+template <typename T>
+__global__ void etrt_conv_transpose_kernel(const T *x, const T *w, const T *bias, T *y,
+                                           etrt_conv_sizes d, etrt_conv_geometry g) {
+  typedef typename etrt_math<T>::type M;
+  int64_t cg = d.channels / d.group, mg = d.maps / d.group;
+  ETRT_CUDA_LOOP(t, d.batch * d.maps * d.out_count) {
+    int64_t p = t % d.out_count;
+    int64_t m = (t / d.out_count) % d.maps;
+    int64_t n = t / (d.out_count * d.maps);
+    int64_t grp = m / mg, mm = m % mg;
+    int64_t o[ETRT_CONV_MAX_SPATIAL];
+    for (int32_t s = g.spatial - 1; s >= 0; --s) {
+      o[s] = p % g.out[s] + g.pad_begin[s];
+      p /= g.out[s];
+    }
+    const T *xg = x + (n * d.channels + grp * cg) * d.in_count;
+    /* W is [C, M / group, kernel...]: channel c of the group, map mm */
+    const T *wg = w + (grp * cg * mg + mm) * d.kernel_count;
+    M acc = M(0);
+    for (int64_t k = 0; k < d.kernel_count; ++k) {
+      int64_t kr = k, at = 0, scale = 1;
+      int hit = 1;
+      for (int32_t s = g.spatial - 1; s >= 0 && hit; --s) {
+        int64_t shifted = o[s] - (kr % g.kernel[s]) * g.dilation[s];
+        kr /= g.kernel[s];
+        if (shifted < 0 || shifted % g.stride[s] != 0) {
+          hit = 0;
+        } else {
+          int64_t i = shifted / g.stride[s];
+          if (i >= g.in[s]) hit = 0;
+          at += i * scale;
+          scale *= g.in[s];
+        }
+      }
+      if (!hit) continue;
+      for (int64_t c = 0; c < cg; ++c) {
+        acc += etrt_cvt<M>(xg[c * d.in_count + at]) * etrt_cvt<M>(wg[c * mg * d.kernel_count + k]);
+      }
+    }
+    if (bias != NULL) acc += etrt_cvt<M>(bias[m]);
+    y[t] = etrt_cvt<T>(acc);
+  }
+}
+
+extern "C" ETRT_CUDA_RUN(etrt_cuda_conv_transpose) {
+  const etrt_conv_params *params = (const etrt_conv_params *)node->state;
+  const etrt_tensor *x = &inputs[0], *w = &inputs[1];
+  const etrt_tensor *bias = node->num_inputs > 2 && inputs[2].rank >= 0 ? &inputs[2] : NULL;
+  etrt_conv_geometry g;
+  ETRT_RETURN_IF_ERROR(etrt_conv_geometry_transpose(node, params, x, w, &g));
+  etrt_conv_sizes d;
+  d.batch = x->dims[0];
+  d.channels = x->dims[1];
+  d.group = params->group;
+  d.maps = w->dims[1] * params->group;
+  d.in_count = etrt_conv_geometry_in_count(&g);
+  d.out_count = etrt_conv_geometry_out_count(&g);
+  d.kernel_count = etrt_conv_geometry_kernel_count(&g);
+  if (d.group < 1 || d.channels % d.group != 0 || w->dims[0] != d.channels) {
+    return etrt_error(ETRT_ERROR_INVALID_ARGUMENT,
+                      "ConvTranspose node '%s': %lld channels, W[0] %lld, group %lld",
+                      etrt_cuda_name(node), (long long)d.channels, (long long)w->dims[0],
+                      (long long)d.group);
+  }
+  int64_t total = d.batch * d.maps * d.out_count;
+  if (total == 0) return ETRT_OK;
+  cudaStream_t stream = etrt_cuda_stream(launch);
+  ETRT_CUDA_FLOAT_SWITCH(
+      x->dtype, T,
+      return etrt_error(ETRT_ERROR_UNSUPPORTED, "ConvTranspose node '%s': no CUDA kernel for %s",
+                        etrt_cuda_name(node), etrt_dtype_name(x->dtype)),
+      etrt_conv_transpose_kernel<T><<<etrt_cuda_blocks(total, ETRT_CUDA_THREADS),
+                                      ETRT_CUDA_THREADS, 0, stream>>>(
+          (const T *)x->data, (const T *)w->data,
+          bias != NULL ? (const T *)bias->data : (const T *)NULL, (T *)outputs[0].data, d, g));
+  return etrt_cuda_check(node, "conv_transpose");
+}

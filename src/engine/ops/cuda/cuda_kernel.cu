@@ -34,3 +34,48 @@ etrt_status etrt_cuda_broadcast_copy(const etrt_node *node, const etrt_tensor *i
                             stream>>>((const T *)in->data, (T *)out->data, n, it));
   return etrt_cuda_check(node, "broadcast_copy");
 }
+
+/* The chunk stays in the kernel's argument space (__grid_constant__): no per-thread
+ * copy of 16 KiB. */
+__global__ void etrt_cuda_upload_kernel(uint8_t *dst,
+                                        const __grid_constant__ etrt_cuda_upload_chunk chunk,
+                                        uint32_t size) {
+  for (uint32_t i = threadIdx.x; i < size; i += blockDim.x) dst[i] = chunk.bytes[i];
+}
+
+static void etrt_cuda_uploader_flush(etrt_cuda_uploader *u) {
+  if (u->used == 0) return;
+  if (u->status == ETRT_OK) {
+    etrt_cuda_upload_kernel<<<1, ETRT_CUDA_THREADS, 0, u->stream>>>(u->dst, u->chunk,
+                                                                     (uint32_t)u->used);
+    u->status = etrt_cuda_check(u->node, "upload");
+  }
+  u->dst += u->used;
+  u->used = 0;
+}
+
+void etrt_cuda_uploader_init(etrt_cuda_uploader *u, const etrt_node *node, void *dst,
+                             cudaStream_t stream) {
+  u->node = node;
+  u->stream = stream;
+  u->dst = (uint8_t *)dst;
+  u->used = 0;
+  u->status = ETRT_OK;
+}
+
+void etrt_cuda_uploader_put(etrt_cuda_uploader *u, const void *bytes, size_t size) {
+  if (size > ETRT_CUDA_UPLOAD_BYTES) {
+    if (u->status == ETRT_OK)
+      u->status = etrt_error(ETRT_ERROR_INTERNAL, "%s node '%s': a table entry of %zu bytes",
+                             u->node->op_type, etrt_cuda_name(u->node), size);
+    return;
+  }
+  if (u->used + size > ETRT_CUDA_UPLOAD_BYTES) etrt_cuda_uploader_flush(u);
+  memcpy(u->chunk.bytes + u->used, bytes, size);
+  u->used += size;
+}
+
+etrt_status etrt_cuda_uploader_finish(etrt_cuda_uploader *u) {
+  etrt_cuda_uploader_flush(u);
+  return u->status;
+}

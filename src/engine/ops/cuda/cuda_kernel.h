@@ -8,6 +8,7 @@
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 #include <stdint.h>
+#include <string.h>
 
 extern "C" {
 #include "base/status.h"
@@ -224,5 +225,151 @@ __device__ __forceinline__ M etrt_cuda_block_reduce(M v, M identity, F f, M *sha
   v = lane < warps ? shared[lane] : identity;
   return etrt_cuda_warp_reduce(v, f);
 }
+
+/* ---- elements of any numeric or bool dtype -------------------------------------- */
+
+/* A value on its way between types: floats as double, integers as their 64-bit
+ * two's complement bits (so integer to integer conversions wrap as C's do). */
+typedef struct etrt_cast_value {
+  int is_float;
+  double f;
+  uint64_t bits;
+} etrt_cast_value;
+
+__device__ __forceinline__ etrt_cast_value etrt_cast_load(const void *p, int64_t i, int dtype) {
+  etrt_cast_value v = {0, 0.0, 0};
+  switch (dtype) {
+    case ETRT_DTYPE_FLOAT32: v.is_float = 1; v.f = ((const float *)p)[i]; break;
+    case ETRT_DTYPE_FLOAT64: v.is_float = 1; v.f = ((const double *)p)[i]; break;
+    case ETRT_DTYPE_FLOAT16: v.is_float = 1; v.f = __half2float(((const __half *)p)[i]); break;
+    case ETRT_DTYPE_BFLOAT16:
+      v.is_float = 1;
+      v.f = __bfloat162float(((const __nv_bfloat16 *)p)[i]);
+      break;
+    case ETRT_DTYPE_INT8: v.bits = (uint64_t)(int64_t)((const int8_t *)p)[i]; break;
+    case ETRT_DTYPE_INT16: v.bits = (uint64_t)(int64_t)((const int16_t *)p)[i]; break;
+    case ETRT_DTYPE_INT32: v.bits = (uint64_t)(int64_t)((const int32_t *)p)[i]; break;
+    case ETRT_DTYPE_INT64: v.bits = (uint64_t)((const int64_t *)p)[i]; break;
+    case ETRT_DTYPE_UINT8:
+    case ETRT_DTYPE_BOOL: v.bits = ((const uint8_t *)p)[i]; break;
+    case ETRT_DTYPE_UINT16: v.bits = ((const uint16_t *)p)[i]; break;
+    case ETRT_DTYPE_UINT32: v.bits = ((const uint32_t *)p)[i]; break;
+    case ETRT_DTYPE_UINT64: v.bits = ((const uint64_t *)p)[i]; break;
+    default: break;
+  }
+  return v;
+}
+
+/* A float truncated toward zero and saturated to [lo, hi]; NaN gives 0. */
+__device__ __forceinline__ double etrt_cast_saturate(double f, double lo, double hi) {
+  if (f != f) return 0.0;
+  f = trunc(f);
+  return f < lo ? lo : f > hi ? hi : f;
+}
+
+/* Integers are signed unless `unsigned_source`; a float or integer as double. */
+__device__ __forceinline__ double etrt_cast_as_double(const etrt_cast_value &v, int unsigned_source) {
+  if (v.is_float) return v.f;
+  return unsigned_source ? (double)v.bits : (double)(int64_t)v.bits;
+}
+
+#define ETRT_CAST_INT(CT, LO, HI)                                                        \
+  ((CT *)q)[i] = v.is_float ? (CT)etrt_cast_saturate(v.f, (double)(LO), (double)(HI)) : (CT)v.bits
+
+__device__ __forceinline__ void etrt_cast_store(void *q, int64_t i, int dtype,
+                                                const etrt_cast_value &v, int unsigned_source) {
+  switch (dtype) {
+    case ETRT_DTYPE_FLOAT32: ((float *)q)[i] = (float)etrt_cast_as_double(v, unsigned_source); break;
+    case ETRT_DTYPE_FLOAT64: ((double *)q)[i] = etrt_cast_as_double(v, unsigned_source); break;
+    case ETRT_DTYPE_FLOAT16:
+      ((__half *)q)[i] = __double2half(etrt_cast_as_double(v, unsigned_source));
+      break;
+    case ETRT_DTYPE_BFLOAT16:
+      ((__nv_bfloat16 *)q)[i] = __double2bfloat16(etrt_cast_as_double(v, unsigned_source));
+      break;
+    case ETRT_DTYPE_INT8: ETRT_CAST_INT(int8_t, INT8_MIN, INT8_MAX); break;
+    case ETRT_DTYPE_INT16: ETRT_CAST_INT(int16_t, INT16_MIN, INT16_MAX); break;
+    case ETRT_DTYPE_INT32: ETRT_CAST_INT(int32_t, INT32_MIN, INT32_MAX); break;
+    case ETRT_DTYPE_INT64:
+      /* 2^63 is the first double above INT64_MAX */
+      ((int64_t *)q)[i] = v.is_float ? (v.f != v.f ? 0
+                                       : v.f >= 9223372036854775808.0 ? INT64_MAX
+                                       : v.f < -9223372036854775808.0 ? INT64_MIN
+                                       : (int64_t)v.f)
+                                    : (int64_t)v.bits;
+      break;
+    case ETRT_DTYPE_UINT8: ETRT_CAST_INT(uint8_t, 0, UINT8_MAX); break;
+    case ETRT_DTYPE_UINT16: ETRT_CAST_INT(uint16_t, 0, UINT16_MAX); break;
+    case ETRT_DTYPE_UINT32: ETRT_CAST_INT(uint32_t, 0, UINT32_MAX); break;
+    case ETRT_DTYPE_UINT64:
+      ((uint64_t *)q)[i] = v.is_float ? (v.f != v.f || v.f <= 0.0 ? 0
+                                        : v.f >= 18446744073709551616.0 ? UINT64_MAX
+                                        : (uint64_t)v.f)
+                                     : v.bits;
+      break;
+    case ETRT_DTYPE_BOOL: ((uint8_t *)q)[i] = v.is_float ? (v.f != 0.0) : (v.bits != 0); break;
+    default: break;
+  }
+}
+
+/* An element as double and back, for kernels where a per-element dtype switch costs
+ * nothing that matters (Pow of mixed dtypes); integers are stored truncated toward
+ * zero and saturated, as Cast does. */
+__device__ __forceinline__ double etrt_cuda_load_double(const void *p, int64_t i, int dtype) {
+  etrt_cast_value v = etrt_cast_load(p, i, dtype);
+  int unsigned_source = dtype == ETRT_DTYPE_UINT8 || dtype == ETRT_DTYPE_UINT16 ||
+                        dtype == ETRT_DTYPE_UINT32 || dtype == ETRT_DTYPE_UINT64 ||
+                        dtype == ETRT_DTYPE_BOOL;
+  return etrt_cast_as_double(v, unsigned_source);
+}
+
+__device__ __forceinline__ void etrt_cuda_store_double(void *q, int64_t i, int dtype, double f) {
+  etrt_cast_value v = {1, f, 0};
+  etrt_cast_store(q, i, dtype, v, 0);
+}
+
+/* ---- host values ------------------------------------------------------------------ */
+
+/* Copies of a node's input tensors for the shared C helpers that read value inputs
+ * on the host (etrt_op_input_host falls back to `data`, which is device memory
+ * here): `data` is cleared, so an input whose values are not known on the host
+ * reads as absent rather than as a device address. */
+static inline void etrt_cuda_host_inputs(const etrt_tensor *inputs, uint32_t count,
+                                         etrt_tensor *out) {
+  for (uint32_t i = 0; i < count; ++i) {
+    out[i] = inputs[i];
+    out[i].data = NULL;
+  }
+}
+
+/* ---- tables computed on the host --------------------------------------------------- */
+
+/* Bytes of a table that one launch carries to the device as a kernel argument (CUDA
+ * 12.1 and later take up to 32764 bytes of arguments on Volta and later). Arguments
+ * are captured when the launch is enqueued, so the upload needs no pinned buffer,
+ * no host synchronisation and no allocation, and works under stream capture. */
+#define ETRT_CUDA_UPLOAD_BYTES 16384
+
+typedef struct etrt_cuda_upload_chunk {
+  uint8_t bytes[ETRT_CUDA_UPLOAD_BYTES];
+} etrt_cuda_upload_chunk;
+
+/* Writes a table into device memory (a node's part of the workspace) piece by
+ * piece: put() appends, finish() sends the rest. The first failed launch is kept
+ * and returned by finish(). */
+typedef struct etrt_cuda_uploader {
+  const etrt_node *node;
+  cudaStream_t stream;
+  uint8_t *dst;   /* where the chunk goes */
+  size_t used;    /* bytes of the chunk filled */
+  etrt_status status;
+  etrt_cuda_upload_chunk chunk;
+} etrt_cuda_uploader;
+
+void etrt_cuda_uploader_init(etrt_cuda_uploader *u, const etrt_node *node, void *dst,
+                             cudaStream_t stream);
+/* Appends `size` bytes (at most ETRT_CUDA_UPLOAD_BYTES). */
+void etrt_cuda_uploader_put(etrt_cuda_uploader *u, const void *bytes, size_t size);
+etrt_status etrt_cuda_uploader_finish(etrt_cuda_uploader *u);
 
 #endif

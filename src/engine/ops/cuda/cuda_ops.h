@@ -20,6 +20,7 @@ extern "C" {
 ETRT_CUDA_RUN(etrt_cuda_conv);
 ETRT_CUDA_SUPPORTS(etrt_cuda_conv_supports);
 ETRT_CUDA_WORKSPACE(etrt_cuda_conv_workspace);
+ETRT_CUDA_RUN(etrt_cuda_conv_transpose);
 
 /* layout.cu */
 ETRT_CUDA_RUN(etrt_cuda_copy);
@@ -35,7 +36,39 @@ ETRT_CUDA_RUN(etrt_cuda_gather);
 ETRT_CUDA_RUN(etrt_cuda_cast);
 ETRT_CUDA_RUN(etrt_cuda_shape);
 ETRT_CUDA_RUN(etrt_cuda_size);
+ETRT_CUDA_RUN(etrt_cuda_constant_of_shape);
+ETRT_CUDA_RUN(etrt_cuda_range);
+ETRT_CUDA_RUN(etrt_cuda_pad);
+ETRT_CUDA_WORKSPACE(etrt_cuda_pad_workspace);
+ETRT_CUDA_RUN(etrt_cuda_trilu);
 ETRT_CUDA_SUPPORTS(etrt_cuda_gather_supports);
+
+/* gather.cu */
+ETRT_CUDA_RUN(etrt_cuda_gather_elements);
+ETRT_CUDA_RUN(etrt_cuda_gather_nd);
+ETRT_CUDA_RUN(etrt_cuda_scatter_elements);
+ETRT_CUDA_RUN(etrt_cuda_one_hot);
+/* int32/int64 indices (GatherND too) */
+ETRT_CUDA_SUPPORTS(etrt_cuda_gather_elements_supports);
+ETRT_CUDA_SUPPORTS(etrt_cuda_scatter_elements_supports);
+ETRT_CUDA_SUPPORTS(etrt_cuda_one_hot_supports);
+
+/* resize.cu */
+ETRT_CUDA_RUN(etrt_cuda_resize);
+ETRT_CUDA_SUPPORTS(etrt_cuda_resize_supports);
+ETRT_CUDA_WORKSPACE(etrt_cuda_resize_workspace);
+
+/* selection.cu */
+ETRT_CUDA_RUN(etrt_cuda_arg_extreme);
+ETRT_CUDA_RUN(etrt_cuda_top_k);
+ETRT_CUDA_SUPPORTS(etrt_cuda_selection_supports);
+
+/* cumsum.cu */
+ETRT_CUDA_RUN(etrt_cuda_cumsum);
+
+/* loss.cu */
+ETRT_CUDA_RUN(etrt_cuda_loss);
+ETRT_CUDA_SUPPORTS(etrt_cuda_loss_supports);
 
 /* gemm.cu: the cuBLASLt handle of an execution context (etrt_cuda_launch.cublaslt). */
 etrt_status etrt_cuda_blas_create(void **handle);
@@ -71,6 +104,9 @@ ETRT_CUDA_RUN(etrt_cuda_min);
 ETRT_CUDA_RUN(etrt_cuda_sum);
 ETRT_CUDA_RUN(etrt_cuda_mean);
 ETRT_CUDA_RUN(etrt_cuda_where);
+ETRT_CUDA_RUN(etrt_cuda_bit_shift);
+ETRT_CUDA_SUPPORTS(etrt_cuda_pow_supports);
+ETRT_CUDA_SUPPORTS(etrt_cuda_bit_shift_supports);
 ETRT_CUDA_SUPPORTS(etrt_cuda_binary_supports);
 ETRT_CUDA_SUPPORTS(etrt_cuda_binary_float_supports);
 ETRT_CUDA_SUPPORTS(etrt_cuda_binary_integer_supports);

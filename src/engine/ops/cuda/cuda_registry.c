@@ -14,14 +14,16 @@ static const etrt_op_cuda_def etrt_op_cuda_table[] = {
     {"MatMul", etrt_cuda_matmul, etrt_cuda_matmul_supports, etrt_cuda_matmul_workspace},
     {"Gemm", etrt_cuda_gemm, etrt_cuda_matmul_supports, etrt_cuda_matmul_workspace},
     {"Conv", etrt_cuda_conv, etrt_cuda_conv_supports, etrt_cuda_conv_workspace},
+    {"ConvTranspose", etrt_cuda_conv_transpose, etrt_cuda_conv_supports, NULL},
     /* broadcast elementwise */
     {"Add", etrt_cuda_add, etrt_cuda_binary_supports, NULL},
     {"Sub", etrt_cuda_sub, etrt_cuda_binary_supports, NULL},
     {"Mul", etrt_cuda_mul, etrt_cuda_binary_supports, NULL},
     {"Div", etrt_cuda_div, etrt_cuda_binary_supports, NULL},
-    {"Pow", etrt_cuda_pow, etrt_cuda_binary_supports, NULL},
+    {"Pow", etrt_cuda_pow, etrt_cuda_pow_supports, NULL},
     {"Mod", etrt_cuda_mod, etrt_cuda_binary_supports, NULL},
     {"PRelu", etrt_cuda_prelu, etrt_cuda_binary_float_supports, NULL},
+    {"BitShift", etrt_cuda_bit_shift, etrt_cuda_bit_shift_supports, NULL},
     {"BitwiseAnd", etrt_cuda_bitwise_and, etrt_cuda_binary_integer_supports, NULL},
     {"BitwiseOr", etrt_cuda_bitwise_or, etrt_cuda_binary_integer_supports, NULL},
     {"BitwiseXor", etrt_cuda_bitwise_xor, etrt_cuda_binary_integer_supports, NULL},
@@ -46,6 +48,7 @@ static const etrt_op_cuda_def etrt_op_cuda_table[] = {
     ETRT_UNARY_OPS(ETRT_CUDA_UNARY_ROW)
 #undef ETRT_CUDA_UNARY_ROW
     {"Cast", etrt_cuda_cast, NULL, NULL},
+    {"CastLike", etrt_cuda_cast, NULL, NULL},
     /* row-wise */
     {"Softmax", etrt_cuda_softmax, etrt_cuda_float_supports, NULL},
     {"LogSoftmax", etrt_cuda_softmax, etrt_cuda_float_supports, NULL},
@@ -58,6 +61,12 @@ static const etrt_op_cuda_def etrt_op_cuda_table[] = {
 #define ETRT_CUDA_REDUCE_ROW(kind, name, ints) {name, etrt_cuda_reduce, etrt_cuda_reduce_supports, NULL},
     ETRT_REDUCE_OPS(ETRT_CUDA_REDUCE_ROW)
 #undef ETRT_CUDA_REDUCE_ROW
+    {"CumSum", etrt_cuda_cumsum, NULL, NULL},
+    {"ArgMax", etrt_cuda_arg_extreme, etrt_cuda_selection_supports, NULL},
+    {"ArgMin", etrt_cuda_arg_extreme, etrt_cuda_selection_supports, NULL},
+    {"TopK", etrt_cuda_top_k, etrt_cuda_selection_supports, NULL},
+    {"NegativeLogLikelihoodLoss", etrt_cuda_loss, etrt_cuda_loss_supports, NULL},
+    {"SoftmaxCrossEntropyLoss", etrt_cuda_loss, etrt_cuda_loss_supports, NULL},
     /* windows */
     {"MaxPool", etrt_cuda_pool, etrt_cuda_float_supports, NULL},
     {"AveragePool", etrt_cuda_pool, etrt_cuda_float_supports, NULL},
@@ -81,6 +90,18 @@ static const etrt_op_cuda_def etrt_op_cuda_table[] = {
     {"Gather", etrt_cuda_gather, etrt_cuda_gather_supports, NULL},
     {"Shape", etrt_cuda_shape, NULL, NULL},
     {"Size", etrt_cuda_size, NULL, NULL},
+    {"ConstantOfShape", etrt_cuda_constant_of_shape, NULL, NULL},
+    {"Range", etrt_cuda_range, NULL, NULL},
+    {"Pad", etrt_cuda_pad, NULL, etrt_cuda_pad_workspace},
+    {"Trilu", etrt_cuda_trilu, NULL, NULL},
+    {"GatherElements", etrt_cuda_gather_elements, etrt_cuda_gather_elements_supports, NULL},
+    {"GatherND", etrt_cuda_gather_nd, etrt_cuda_gather_elements_supports, NULL},
+    {"ScatterElements", etrt_cuda_scatter_elements, etrt_cuda_scatter_elements_supports, NULL},
+    {"Scatter", etrt_cuda_scatter_elements, etrt_cuda_scatter_elements_supports, NULL},
+    {"OneHot", etrt_cuda_one_hot, etrt_cuda_one_hot_supports, NULL},
+    /* resampling */
+    {"Resize", etrt_cuda_resize, etrt_cuda_resize_supports, etrt_cuda_resize_workspace},
+    {"Upsample", etrt_cuda_resize, etrt_cuda_resize_supports, etrt_cuda_resize_workspace},
     /* tests */
     {"EtrtSmId", etrt_cuda_sm_id, NULL, NULL},
     {NULL, NULL, NULL, NULL},

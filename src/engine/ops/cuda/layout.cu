@@ -1,12 +1,15 @@
 /* Data movement on the GPU: Reshape and its kin (copies), Transpose, Slice,
  * DepthToSpace/SpaceToDepth (strided views from the shared layout_shape.h), Expand,
- * Tile, Concat, Split (2-D copies), Gather, Cast, Shape and Size. Elements move by
- * size, so every dtype works. */
+ * Tile, Concat, Split (2-D copies), Gather, Cast/CastLike, Shape, Size,
+ * ConstantOfShape, Range, Pad (per-axis source tables from the shared
+ * etrt_pad_source) and Trilu. Elements move by size, so every dtype works. */
 #include "engine/ops/cuda/cuda_kernel.h"
 #include "engine/ops/cuda/cuda_ops.h"
 
 extern "C" {
+#include "engine/ops/layout.h"
 #include "engine/ops/layout_shape.h"
+#include "engine/ops/op_check.h"
 #include "engine/ops/shape.h"
 }
 
@@ -244,90 +247,6 @@ extern "C" ETRT_CUDA_SUPPORTS(etrt_cuda_gather_supports) {
 
 /* ---- Cast ------------------------------------------------------------------------ */
 
-/* A value on its way between types: floats as double, integers as their 64-bit
- * two's complement bits (so integer to integer conversions wrap as C's do). */
-typedef struct etrt_cast_value {
-  int is_float;
-  double f;
-  uint64_t bits;
-} etrt_cast_value;
-
-__device__ __forceinline__ etrt_cast_value etrt_cast_load(const void *p, int64_t i, int dtype) {
-  etrt_cast_value v = {0, 0.0, 0};
-  switch (dtype) {
-    case ETRT_DTYPE_FLOAT32: v.is_float = 1; v.f = ((const float *)p)[i]; break;
-    case ETRT_DTYPE_FLOAT64: v.is_float = 1; v.f = ((const double *)p)[i]; break;
-    case ETRT_DTYPE_FLOAT16: v.is_float = 1; v.f = __half2float(((const __half *)p)[i]); break;
-    case ETRT_DTYPE_BFLOAT16:
-      v.is_float = 1;
-      v.f = __bfloat162float(((const __nv_bfloat16 *)p)[i]);
-      break;
-    case ETRT_DTYPE_INT8: v.bits = (uint64_t)(int64_t)((const int8_t *)p)[i]; break;
-    case ETRT_DTYPE_INT16: v.bits = (uint64_t)(int64_t)((const int16_t *)p)[i]; break;
-    case ETRT_DTYPE_INT32: v.bits = (uint64_t)(int64_t)((const int32_t *)p)[i]; break;
-    case ETRT_DTYPE_INT64: v.bits = (uint64_t)((const int64_t *)p)[i]; break;
-    case ETRT_DTYPE_UINT8:
-    case ETRT_DTYPE_BOOL: v.bits = ((const uint8_t *)p)[i]; break;
-    case ETRT_DTYPE_UINT16: v.bits = ((const uint16_t *)p)[i]; break;
-    case ETRT_DTYPE_UINT32: v.bits = ((const uint32_t *)p)[i]; break;
-    case ETRT_DTYPE_UINT64: v.bits = ((const uint64_t *)p)[i]; break;
-    default: break;
-  }
-  return v;
-}
-
-/* A float truncated toward zero and saturated to [lo, hi]; NaN gives 0. */
-__device__ __forceinline__ double etrt_cast_saturate(double f, double lo, double hi) {
-  if (f != f) return 0.0;
-  f = trunc(f);
-  return f < lo ? lo : f > hi ? hi : f;
-}
-
-/* Integers are signed unless `unsigned_source`; a float or integer as double. */
-__device__ __forceinline__ double etrt_cast_as_double(const etrt_cast_value &v, int unsigned_source) {
-  if (v.is_float) return v.f;
-  return unsigned_source ? (double)v.bits : (double)(int64_t)v.bits;
-}
-
-#define ETRT_CAST_INT(CT, LO, HI)                                                        \
-  ((CT *)q)[i] = v.is_float ? (CT)etrt_cast_saturate(v.f, (double)(LO), (double)(HI)) : (CT)v.bits
-
-__device__ __forceinline__ void etrt_cast_store(void *q, int64_t i, int dtype,
-                                                const etrt_cast_value &v, int unsigned_source) {
-  switch (dtype) {
-    case ETRT_DTYPE_FLOAT32: ((float *)q)[i] = (float)etrt_cast_as_double(v, unsigned_source); break;
-    case ETRT_DTYPE_FLOAT64: ((double *)q)[i] = etrt_cast_as_double(v, unsigned_source); break;
-    case ETRT_DTYPE_FLOAT16:
-      ((__half *)q)[i] = __double2half(etrt_cast_as_double(v, unsigned_source));
-      break;
-    case ETRT_DTYPE_BFLOAT16:
-      ((__nv_bfloat16 *)q)[i] = __double2bfloat16(etrt_cast_as_double(v, unsigned_source));
-      break;
-    case ETRT_DTYPE_INT8: ETRT_CAST_INT(int8_t, INT8_MIN, INT8_MAX); break;
-    case ETRT_DTYPE_INT16: ETRT_CAST_INT(int16_t, INT16_MIN, INT16_MAX); break;
-    case ETRT_DTYPE_INT32: ETRT_CAST_INT(int32_t, INT32_MIN, INT32_MAX); break;
-    case ETRT_DTYPE_INT64:
-      /* 2^63 is the first double above INT64_MAX */
-      ((int64_t *)q)[i] = v.is_float ? (v.f != v.f ? 0
-                                       : v.f >= 9223372036854775808.0 ? INT64_MAX
-                                       : v.f < -9223372036854775808.0 ? INT64_MIN
-                                       : (int64_t)v.f)
-                                    : (int64_t)v.bits;
-      break;
-    case ETRT_DTYPE_UINT8: ETRT_CAST_INT(uint8_t, 0, UINT8_MAX); break;
-    case ETRT_DTYPE_UINT16: ETRT_CAST_INT(uint16_t, 0, UINT16_MAX); break;
-    case ETRT_DTYPE_UINT32: ETRT_CAST_INT(uint32_t, 0, UINT32_MAX); break;
-    case ETRT_DTYPE_UINT64:
-      ((uint64_t *)q)[i] = v.is_float ? (v.f != v.f || v.f <= 0.0 ? 0
-                                        : v.f >= 18446744073709551616.0 ? UINT64_MAX
-                                        : (uint64_t)v.f)
-                                     : v.bits;
-      break;
-    case ETRT_DTYPE_BOOL: ((uint8_t *)q)[i] = v.is_float ? (v.f != 0.0) : (v.bits != 0); break;
-    default: break;
-  }
-}
-
 __global__ void etrt_cast_kernel(const void *in, void *out, int64_t n, int from, int to,
                                  int unsigned_source) {
   ETRT_CUDA_LOOP(i, n) {
@@ -383,4 +302,202 @@ extern "C" ETRT_CUDA_RUN(etrt_cuda_size) {
   etrt_small_values values;
   values.v[0] = etrt_tensor_numel(&inputs[0]);
   return etrt_write_values(node, (int64_t *)outputs[0].data, 1, &values, etrt_cuda_stream(launch));
+}
+
+/* ---- ConstantOfShape and Range: values from the host, written by a kernel ------- */
+
+template <typename T> __global__ void etrt_fill_kernel(T *y, int64_t n, T value) {
+  ETRT_CUDA_LOOP(i, n) y[i] = value;
+}
+
+/* Fills `out` with the element whose bytes are `value` (the element size of out's
+ * dtype). */
+static etrt_status etrt_fill(const etrt_node *node, etrt_tensor *out, const void *value,
+                             cudaStream_t stream) {
+  int64_t n = etrt_tensor_numel(out);
+  if (n == 0) return ETRT_OK;
+  size_t elem = etrt_dtype_size(out->dtype);
+  ETRT_CUDA_BYTES_SWITCH(elem, T, return etrt_layout_no_dtype(node, out->dtype), {
+    T v;
+    memcpy(&v, value, sizeof v);
+    etrt_fill_kernel<T><<<etrt_cuda_blocks(n, ETRT_CUDA_THREADS), ETRT_CUDA_THREADS, 0, stream>>>(
+        (T *)out->data, n, v);
+  });
+  return etrt_cuda_check(node, "fill");
+}
+
+extern "C" ETRT_CUDA_RUN(etrt_cuda_constant_of_shape) {
+  const etrt_attribute *value = etrt_node_attribute(node, "value");
+  uint8_t bytes[8] = {0};
+  size_t elem = etrt_dtype_size(outputs[0].dtype);
+  if (value != NULL && value->kind == ETRT_ATTRIBUTE_TENSOR && value->tensor.data != NULL &&
+      elem <= sizeof bytes)
+    memcpy(bytes, value->tensor.data, elem);
+  return etrt_fill(node, &outputs[0], bytes, etrt_cuda_stream(launch));
+}
+
+/* start + i * delta, rounded as the CPU kernel rounds (no fused multiply-add);
+ * integers wrap. */
+template <typename T> __device__ __forceinline__ T etrt_range_value(T start, int64_t i, T delta) {
+  return (T)((uint64_t)start + (uint64_t)i * (uint64_t)delta);
+}
+template <> __device__ __forceinline__ float etrt_range_value<float>(float start, int64_t i,
+                                                                    float delta) {
+  return __fadd_rn(start, __fmul_rn((float)i, delta));
+}
+template <> __device__ __forceinline__ double etrt_range_value<double>(double start, int64_t i,
+                                                                      double delta) {
+  return __dadd_rn(start, __dmul_rn((double)i, delta));
+}
+
+template <typename T> __global__ void etrt_range_kernel(T *y, int64_t n, T start, T delta) {
+  ETRT_CUDA_LOOP(i, n) y[i] = etrt_range_value<T>(start, i, delta);
+}
+
+extern "C" ETRT_CUDA_RUN(etrt_cuda_range) {
+  etrt_tensor *y = &outputs[0];
+  int64_t n = etrt_tensor_numel(y);
+  if (n == 0) return ETRT_OK;
+  const void *start = inputs[0].host_value, *delta = inputs[2].host_value;
+  if (start == NULL || delta == NULL) {
+    return etrt_error(ETRT_ERROR_INTERNAL, "Range node '%s': start and delta are not on the host",
+                      etrt_cuda_name(node));
+  }
+  unsigned blocks = etrt_cuda_blocks(n, ETRT_CUDA_THREADS);
+  cudaStream_t stream = etrt_cuda_stream(launch);
+  switch (y->dtype) {
+#define ETRT_RANGE_CASE(DT, T)                                                           \
+  case DT: {                                                                             \
+    T s, d;                                                                              \
+    memcpy(&s, start, sizeof s);                                                         \
+    memcpy(&d, delta, sizeof d);                                                         \
+    etrt_range_kernel<T><<<blocks, ETRT_CUDA_THREADS, 0, stream>>>((T *)y->data, n, s, d); \
+  } break;
+    ETRT_RANGE_CASE(ETRT_DTYPE_FLOAT32, float)
+    ETRT_RANGE_CASE(ETRT_DTYPE_FLOAT64, double)
+    ETRT_RANGE_CASE(ETRT_DTYPE_INT32, int32_t)
+    ETRT_RANGE_CASE(ETRT_DTYPE_INT64, int64_t)
+#undef ETRT_RANGE_CASE
+    default:
+      return etrt_layout_no_dtype(node, y->dtype);
+  }
+  return etrt_cuda_check(node, "range");
+}
+
+/* ---- Pad ---------------------------------------------------------------------------- */
+
+/* Per axis, the input coordinate each output coordinate reads (-1: the constant),
+ * computed on the host by the shared etrt_pad_source and uploaded into the
+ * workspace: axis a's entries start at first[a]. */
+typedef struct etrt_pad_plan {
+  int32_t rank;
+  int64_t out[ETRT_MAX_RANK];
+  int64_t first[ETRT_MAX_RANK];
+  int64_t stride[ETRT_MAX_RANK]; /* the input's */
+} etrt_pad_plan;
+
+/* `constant_at`: the constant_value input on the device, or NULL for `constant`. */
+template <typename T>
+__global__ void etrt_pad_kernel(const T *x, T *y, int64_t n, const int64_t *table,
+                                etrt_pad_plan plan, const T *constant_at, T constant) {
+  ETRT_CUDA_LOOP(i, n) {
+    int64_t rest = i, off = 0;
+    bool outside = false;
+    for (int32_t a = plan.rank - 1; a >= 0; --a) {
+      int64_t src = table[plan.first[a] + rest % plan.out[a]];
+      rest /= plan.out[a];
+      if (src < 0)
+        outside = true;
+      else
+        off += src * plan.stride[a];
+    }
+    y[i] = outside ? (constant_at != NULL ? *constant_at : constant) : x[off];
+  }
+}
+
+extern "C" ETRT_CUDA_RUN(etrt_cuda_pad) {
+  const etrt_tensor *x = &inputs[0];
+  etrt_tensor *y = &outputs[0];
+  etrt_tensor host[4];
+  uint32_t count = node->num_inputs < 4 ? node->num_inputs : 4;
+  etrt_cuda_host_inputs(inputs, count, host);
+  etrt_pad_mode mode = ETRT_PAD_CONSTANT;
+  ETRT_RETURN_IF_ERROR(etrt_pad_mode_parse(node, &mode));
+  int64_t begin[ETRT_MAX_RANK] = {0}, end[ETRT_MAX_RANK] = {0};
+  ETRT_RETURN_IF_ERROR(etrt_pad_amounts(node, host, begin, end));
+  /* constant_value (input 2) stays on the device; the attribute or zero otherwise */
+  uint8_t constant[8] = {0};
+  int device_constant = node->num_inputs > 2 && inputs[2].rank >= 0;
+  if (!device_constant) ETRT_RETURN_IF_ERROR(etrt_pad_constant(node, host, x->dtype, constant));
+  int64_t n = etrt_tensor_numel(y);
+  if (n == 0) return ETRT_OK;
+  etrt_pad_plan plan;
+  memset(&plan, 0, sizeof plan);
+  plan.rank = y->rank;
+  etrt_shape_strides(x->rank, x->dims, plan.stride);
+  cudaStream_t stream = etrt_cuda_stream(launch);
+  etrt_cuda_uploader up;
+  etrt_cuda_uploader_init(&up, node, launch->workspace, stream);
+  int64_t at = 0;
+  for (int32_t a = 0; a < y->rank; ++a) {
+    plan.out[a] = y->dims[a];
+    plan.first[a] = at;
+    for (int64_t c = 0; c < y->dims[a]; ++c) {
+      int64_t src = etrt_pad_source(mode, c - begin[a], x->dims[a]);
+      etrt_cuda_uploader_put(&up, &src, sizeof src);
+    }
+    at += y->dims[a];
+  }
+  ETRT_RETURN_IF_ERROR(etrt_cuda_uploader_finish(&up));
+  size_t elem = etrt_dtype_size(x->dtype);
+  ETRT_CUDA_BYTES_SWITCH(elem, T, return etrt_layout_no_dtype(node, x->dtype), {
+    T value;
+    memcpy(&value, constant, sizeof value);
+    etrt_pad_kernel<T><<<etrt_cuda_blocks(n, ETRT_CUDA_THREADS), ETRT_CUDA_THREADS, 0, stream>>>(
+        (const T *)x->data, (T *)y->data, n, (const int64_t *)launch->workspace, plan,
+        device_constant ? (const T *)inputs[2].data : (const T *)NULL, value);
+  });
+  return etrt_cuda_check(node, "pad");
+}
+
+/* One entry per output coordinate of every axis. */
+extern "C" ETRT_CUDA_WORKSPACE(etrt_cuda_pad_workspace) {
+  size_t entries = 0;
+  for (int32_t a = 0; a < outputs[0].rank; ++a) entries += (size_t)outputs[0].dims[a];
+  return entries * sizeof(int64_t);
+}
+
+/* ---- Trilu -------------------------------------------------------------------------- */
+
+template <typename T>
+__global__ void etrt_trilu_kernel(const T *x, T *y, int64_t n, int64_t rows, int64_t cols,
+                                  int64_t k, int upper) {
+  ETRT_CUDA_LOOP(i, n) {
+    int64_t j = i % cols, r = (i / cols) % rows;
+    bool keep = upper ? j - r >= k : j - r <= k;
+    y[i] = keep ? x[i] : T(0);
+  }
+}
+
+extern "C" ETRT_CUDA_RUN(etrt_cuda_trilu) {
+  const etrt_tensor *x = &inputs[0];
+  etrt_tensor host[2];
+  etrt_cuda_host_inputs(inputs, node->num_inputs < 2 ? node->num_inputs : 2, host);
+  int64_t k = 0, count = 0;
+  if (node->num_inputs > 1 && inputs[1].rank >= 0)
+    ETRT_RETURN_IF_ERROR(etrt_op_input_ints(node, host, 1, "k", &k, 1, &count));
+  int upper = etrt_node_attribute_int(node, "upper", 1) != 0;
+  int64_t n = etrt_tensor_numel(x);
+  if (n == 0) return ETRT_OK;
+  if (x->rank < 2) {
+    return etrt_error(ETRT_ERROR_INVALID_ARGUMENT, "Trilu node '%s': the input has rank %d",
+                      etrt_cuda_name(node), (int)x->rank);
+  }
+  int64_t rows = x->dims[x->rank - 2], cols = x->dims[x->rank - 1];
+  size_t elem = etrt_dtype_size(x->dtype);
+  ETRT_CUDA_BYTES_SWITCH(elem, T, return etrt_layout_no_dtype(node, x->dtype),
+                         etrt_trilu_kernel<T><<<etrt_cuda_blocks(n, ETRT_CUDA_THREADS),
+                                                ETRT_CUDA_THREADS, 0, etrt_cuda_stream(launch)>>>(
+                             (const T *)x->data, (T *)outputs[0].data, n, rows, cols, k, upper));
+  return etrt_cuda_check(node, "trilu");
 }

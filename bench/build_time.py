@@ -1,6 +1,9 @@
 """How long `etrt build` takes on a ~100 MB model (an MLP of six 2048x2048 float32
-layers): printed for a CPU build and a (simulated) GPU build. The goal is under 10 s;
-the assertion allows a sanitizer build (about 10x slower) its own bound."""
+layers), printed for a CPU build and a (simulated) GPU build: the median of several
+runs. The goal is under 10 s with a Release build. A benchmark, not a test: it prints
+figures and asserts only that the program holds the weights.
+
+    make bench-build        (or: ETRT_BIN=build/bin/etrt python3 bench/build_time.py)"""
 import os
 import sys
 import time
@@ -8,7 +11,7 @@ import time
 import numpy as np
 from onnx import TensorProto, helper, numpy_helper
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "python"))
 import build_testing as bt  # noqa: E402
 
 WIDTH, LAYERS = 2048, 6
@@ -33,29 +36,22 @@ def big_mlp():
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
 
 
-def sanitized():
-    try:
-        with open(os.path.join(bt.BUILD_DIR, "CMakeCache.txt")) as f:
-            return "ETRT_SANITIZE:BOOL=ON" in f.read()
-    except OSError:
-        return False
-
-
 def main():
     model = bt.save_model(big_mlp(), "big_mlp.onnx")
     size_mb = os.path.getsize(model) / 1e6
-    limit = 60.0 if sanitized() else 10.0
+    runs = int(os.environ.get("ETRT_BENCH_RUNS", "5"))
     for device, env in (("cpu", bt.cpu_env()), ("cuda:0", bt.sim_env())):
-        start = time.monotonic()
-        pte, err = bt.build(model, "big_mlp.pte", "--device", device, "--shape", "batch:1:64", env=env)
-        seconds = time.monotonic() - start
-        print("etrt build of a %.1f MB model for %s: %.2f s (goal under 10 s%s)"
-              % (size_mb, device, seconds, "; sanitizer build, limit %.0f s" % limit if sanitized() else ""))
-        print("  " + err.strip().replace("\n", "\n  "))
-        bt.check(seconds < limit, "build took %.2f s, limit %.0f s" % (seconds, limit))
-        bt.check(os.path.getsize(pte) > size_mb * 1e6 * 0.99, "the weights are in the program")
-        os.remove(pte)
-    bt.finish("test_build_timing")
+        times = []
+        for _ in range(runs):
+            start = time.monotonic()
+            pte, err = bt.build(model, "big_mlp.pte", "--device", device, "--shape", "batch:1:64", env=env)
+            times.append(time.monotonic() - start)
+            bt.check(os.path.getsize(pte) > size_mb * 1e6 * 0.99, "the weights are in the program")
+            os.remove(pte)
+        times.sort()
+        print("etrt build of a %.1f MB model for %s: median %.2f s, min %.2f s, max %.2f s over %d runs (goal under 10 s)"
+              % (size_mb, device, times[len(times) // 2], times[0], times[-1], runs))
+    bt.finish("build_time")
 
 
 if __name__ == "__main__":
