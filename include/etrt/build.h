@@ -65,6 +65,18 @@ typedef struct etrt_build_options {
   /* Where progress lines go; NULL: nowhere. */
   etrt_build_progress_fn progress;
   void *progress_user;
+  /* Values of graph inputs that decide shapes (a Reshape's shape, Slice's starts,
+   * TopK's k... given as inputs, not initializers), as --shape-values takes them:
+   *   INPUT:V1,V2,...                 the values the program will be run with
+   *   INPUT:MIN1,MIN2,...:MAX1,MAX2,...  bounds of each value
+   * (signed integers; "INPUT:" for none). Only int32 and int64 inputs of rank 0 or 1
+   * with at most 64 values. The input stays an input of the program, passed on the
+   * host, and a value outside what was given is refused at run time. Output bounds
+   * are inferred at both ends of each range, so ranges suit values that sizes grow
+   * with (a Reshape's shape); give exact values otherwise. A model whose plans need
+   * such an input's values is refused until they are given, naming the flag. */
+  const char *const *shape_values;
+  uint32_t num_shape_values;
 } etrt_build_options;
 
 /* Zeroes the options: default device, derived target_device, fp32, host I/O. */

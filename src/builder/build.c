@@ -1,5 +1,5 @@
 /* etrt_build_*: the whole ahead-of-time pipeline. ONNX bytes -> IR (import) ->
- * bounds of dynamic inputs -> shape inference -> passes -> partitions -> one plan
+ * values and bounds of the inputs -> shape inference -> passes -> partitions -> one plan
  * per partition -> target_device labels -> .pte. */
 #include "etrt/build.h"
 
@@ -20,6 +20,7 @@
 #include "builder/partition.h"
 #include "builder/passes.h"
 #include "builder/shape_spec.h"
+#include "builder/shape_values.h"
 #include "builder/target_device.h"
 #include "device/device.h"
 
@@ -84,6 +85,14 @@ static etrt_status etrt_build_check_options(etrt_build *b) {
     if (o->shapes[i] == NULL) return etrt_error(ETRT_ERROR_INVALID_ARGUMENT, "shape %u is NULL", i);
     ETRT_RETURN_IF_ERROR(etrt_shape_spec_check(o->shapes[i]));
   }
+  if (o->num_shape_values && o->shape_values == NULL)
+    return etrt_error(ETRT_ERROR_INVALID_ARGUMENT, "shape values: NULL array with %u entries",
+                      o->num_shape_values);
+  for (uint32_t i = 0; i < o->num_shape_values; ++i) {
+    if (o->shape_values[i] == NULL)
+      return etrt_error(ETRT_ERROR_INVALID_ARGUMENT, "shape values %u is NULL", i);
+    ETRT_RETURN_IF_ERROR(etrt_shape_value_spec_check(o->shape_values[i]));
+  }
   if (o->num_placements) {
     if (o->placements == NULL)
       return etrt_error(ETRT_ERROR_INVALID_ARGUMENT, "placements: NULL array with %u entries",
@@ -107,6 +116,9 @@ static etrt_status etrt_build_graph(etrt_build *b, const etrt_onnx_model *model,
                                     etrt_ir_graph **out) {
   ETRT_RETURN_IF_ERROR(etrt_import_onnx(model, out));
   etrt_ir_graph *g = *out;
+  /* Values first: they fix the sizes of the inputs they are given for. */
+  ETRT_RETURN_IF_ERROR(
+      etrt_shape_values_apply(g, b->options->shape_values, b->options->num_shape_values));
   ETRT_RETURN_IF_ERROR(etrt_shape_specs_apply(g, b->options->shapes, b->options->num_shapes));
   etrt_pass_stats stats;
   ETRT_RETURN_IF_ERROR(etrt_passes_run(g, b->options->fold_limit_bytes, &stats));

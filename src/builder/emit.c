@@ -109,6 +109,9 @@ static bool etrt_emit_planned(const etrt_emit *e, int32_t value, int32_t loc) {
 /* The tensor of `value` in `loc`, adding the copies that bring it there: host to
  * device, device to host, and between two devices through the host. */
 static etrt_status etrt_emit_get(etrt_emit *e, int32_t value, int32_t loc, int32_t *out) {
+  /* Inputs passed by value are engine shape inputs: every delegate, GPU ones
+   * included, reads them on the host. */
+  if (e->graph->values[value].value_min != NULL) loc = ETRT_EMIT_HOST;
   int32_t found = etrt_emit_find(e, value, loc);
   if (found >= 0) {
     *out = found;
@@ -170,8 +173,9 @@ static etrt_status etrt_emit_schedule(etrt_emit *e, const etrt_partitioning *par
   const etrt_ir_graph *g = e->graph;
   for (uint32_t i = 0; i < g->num_inputs; ++i) {
     int32_t id;
-    ETRT_RETURN_IF_ERROR(etrt_emit_instance_new(e, g->inputs[i], e->io_on_device ? e->io_loc : ETRT_EMIT_HOST,
-                                                !e->io_on_device, &id));
+    bool on_device = e->io_on_device && g->values[g->inputs[i]].value_min == NULL;
+    ETRT_RETURN_IF_ERROR(etrt_emit_instance_new(e, g->inputs[i], on_device ? e->io_loc : ETRT_EMIT_HOST,
+                                                !on_device, &id));
     e->inst[id].first = -1;
   }
   int32_t *args = NULL;

@@ -200,11 +200,46 @@ static bool etrt_import_is_reduce(const char *op) {
   return false;
 }
 
+static bool etrt_import_is_legacy_broadcast(const char *op) {
+  static const char *const ops[] = {"Add", "Sub", "Mul",     "Div",  "Pow", "And",
+                                    "Or",  "Xor", "Equal", "Greater", "Less"};
+  for (size_t i = 0; i < sizeof ops / sizeof ops[0]; ++i)
+    if (strcmp(op, ops[i]) == 0) return true;
+  return false;
+}
+
+/* Before opset 7 binary operations broadcast only when asked (`broadcast`), B
+ * aligned at `axis` of A, or at A's last axes without one. Numpy broadcasting, which
+ * the engine implements, covers both flags where B is aligned at the last axes; B
+ * aligned elsewhere is refused. */
+static etrt_status etrt_import_legacy_broadcast(etrt_import *im, etrt_import_node *n) {
+  const etrt_attribute *axis = etrt_import_find_attribute(n, "axis");
+  const etrt_attribute *broadcast = etrt_import_find_attribute(n, "broadcast");
+  if (axis != NULL && broadcast != NULL && broadcast->i != 0) {
+    const etrt_ir_value *a = n->num_inputs > 0 && n->inputs[0] >= 0 ? &im->graph->values[n->inputs[0]] : NULL;
+    const etrt_ir_value *b = n->num_inputs > 1 && n->inputs[1] >= 0 ? &im->graph->values[n->inputs[1]] : NULL;
+    int64_t at = axis->i;
+    if (a != NULL && a->rank >= 0 && at < 0) at += a->rank;
+    bool suffix = a != NULL && b != NULL && a->rank >= 0 && b->rank >= 0 && at == a->rank - b->rank;
+    if (!suffix)
+      return etrt_error(ETRT_ERROR_UNSUPPORTED,
+                        "%s: opset %lld broadcasting B at axis %lld of A, not at A's last axes (or "
+                        "with ranks unknown at import), is not supported",
+                        n->label, (long long)im->graph->opset, (long long)axis->i);
+  }
+  etrt_import_drop_attribute(n, "axis");
+  etrt_import_drop_attribute(n, "broadcast");
+  return ETRT_OK;
+}
+
 /* Rewrites attributes that later opsets turned into inputs, so that the engine only
  * ever sees the newest form. */
 static etrt_status etrt_import_upgrade(etrt_import *im, etrt_import_node *n) {
   int64_t opset = im->graph->opset;
   const char *op = n->op_type;
+  if (opset < 7 && etrt_import_is_legacy_broadcast(op)) return etrt_import_legacy_broadcast(im, n);
+  /* C broadcasts to (M, N) from opset 7 on; before, `broadcast` only allowed it. */
+  if (strcmp(op, "Gemm") == 0 && opset < 7) etrt_import_drop_attribute(n, "broadcast");
   if ((strcmp(op, "Squeeze") == 0 || strcmp(op, "Unsqueeze") == 0) && opset < 13)
     return etrt_import_ints_to_input(im, n, "axes", 1);
   if (strcmp(op, "Split") == 0 && opset < 13) return etrt_import_ints_to_input(im, n, "split", 1);
@@ -296,6 +331,69 @@ static etrt_status etrt_import_constant_node(etrt_import *im, const etrt_onnx_no
                     label, ETRT_ONNX_STR_ARGS(a->name));
 }
 
+/* Whether a Dropout input is a constant whose first element is zero (false, or a
+ * ratio of 0); *known says whether it is a constant at all. */
+static bool etrt_import_constant_zero(const etrt_ir_graph *g, int32_t value, bool *known) {
+  const etrt_ir_value *v = &g->values[value];
+  *known = v->is_constant && v->nbytes > 0 && etrt_ir_value_numel(v) >= 1;
+  if (!*known) return false;
+  if (v->dtype == ETRT_DTYPE_BOOL) return ((const uint8_t *)v->data)[0] == 0;
+  if (v->dtype == ETRT_DTYPE_FLOAT32) {
+    float f;
+    memcpy(&f, v->data, sizeof f);
+    return f == 0.0f;
+  }
+  if (v->dtype == ETRT_DTYPE_FLOAT64) {
+    double d;
+    memcpy(&d, v->data, sizeof d);
+    return d == 0.0;
+  }
+  *known = false;
+  return false;
+}
+
+/* Dropout at inference is the identity: an Identity (which the identity pass then
+ * drops) and, where the mask output is named, an all-true mask of the input's shape
+ * (Shape, then ConstantOfShape). Only inference is built: a training_mode that is
+ * on, or not a constant, is refused unless the ratio is a constant 0. */
+static etrt_status etrt_import_dropout(etrt_import *im, etrt_import_node *n) {
+  etrt_ir_graph *g = im->graph;
+  if (n->num_inputs < 1 || n->inputs[0] < 0 || n->num_outputs < 1)
+    return etrt_error(ETRT_ERROR_INVALID_FORMAT, "%s: Dropout needs its input and output", n->label);
+  if (n->num_inputs > 2 && n->inputs[2] >= 0) {
+    bool mode_known, ratio_known = false;
+    bool inference = etrt_import_constant_zero(g, n->inputs[2], &mode_known);
+    bool no_drop = n->inputs[1] >= 0 && etrt_import_constant_zero(g, n->inputs[1], &ratio_known);
+    if (!inference && !no_drop)
+      return etrt_error(ETRT_ERROR_UNSUPPORTED,
+                        "%s: training_mode ('%s') is %s: only inference Dropout (the identity) is "
+                        "built, unless the ratio is a constant 0",
+                        n->label, g->values[n->inputs[2]].name,
+                        mode_known ? "on" : "not a constant");
+  }
+  int32_t x = n->inputs[0];
+  if (n->outputs[0] >= 0)
+    ETRT_RETURN_IF_ERROR(etrt_ir_add_node(g, "Identity", "", n->name, 1, &x, 1, n->outputs, 0, NULL, NULL));
+  if (n->num_outputs < 2 || n->outputs[1] < 0) return ETRT_OK;
+  if (g->opset < 10)
+    return etrt_error(ETRT_ERROR_UNSUPPORTED,
+                      "%s: the mask output of an opset %lld Dropout (of the input's type) is not "
+                      "supported; from opset 10 on it is bool",
+                      n->label, (long long)g->opset);
+  char base[300];
+  snprintf(base, sizeof base, "%s/mask_shape", n->name);
+  int32_t shape;
+  ETRT_RETURN_IF_ERROR(etrt_ir_add_value_unique(g, base, &shape));
+  ETRT_RETURN_IF_ERROR(etrt_ir_add_node(g, "Shape", "", base, 1, &x, 1, &shape, 0, NULL, NULL));
+  uint8_t *one = etrt_ir_alloc(g, 1);
+  if (one == NULL) return etrt_import_oom();
+  one[0] = 1;
+  etrt_attribute value = {.name = "value", .kind = ETRT_ATTRIBUTE_TENSOR,
+                          .tensor = {.data = one, .dtype = ETRT_DTYPE_BOOL, .rank = 1, .sizes = {1}}};
+  snprintf(base, sizeof base, "%s/mask", n->name);
+  return etrt_ir_add_node(g, "ConstantOfShape", "", base, 1, &shape, 1, &n->outputs[1], 1, &value, NULL);
+}
+
 static bool etrt_import_default_domain(etrt_onnx_str domain) {
   return domain.size == 0 || etrt_onnx_str_eq(domain, "ai.onnx");
 }
@@ -361,6 +459,10 @@ static etrt_status etrt_import_node_add(etrt_import *im, const etrt_onnx_node *n
   }
   status = etrt_import_upgrade(im, n);
   if (status != ETRT_OK) goto done;
+  if (strcmp(n->op_type, "Dropout") == 0) {
+    status = etrt_import_dropout(im, n);
+    goto done;
+  }
   if (etrt_import_is_softmax_family(n->op_type) && g->opset < 13) {
     /* Before opset 13 these work on the input coerced to 2-D at `axis`; the engine's
      * definitions (src/engine/ops/softmax.c) take the opset as "_opset". */

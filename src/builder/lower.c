@@ -4,13 +4,46 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "builder/onnx_tensor.h"
 #include "engine/op.h"
+
+/* A graph input passed by value: the engine's shape input is 1-D int64, so a scalar
+ * is reshaped to rank 0 and an int32 input cast back to int32 right behind it (both
+ * evaluated on the host with the values, so the readers see the model's type). */
+static etrt_status etrt_lower_shape_input(const etrt_ir_value *v, etrt_network *network,
+                                          int32_t *out) {
+  int32_t id;
+  ETRT_RETURN_IF_ERROR(
+      etrt_network_add_shape_input(network, v->name, v->value_count, v->value_min, v->value_max, &id));
+  char name[512];
+  if (v->rank == 0) {
+    static const int64_t no_dims[1] = {0};
+    int32_t shape, scalar;
+    snprintf(name, sizeof name, "%.480s/to_scalar", v->name);
+    ETRT_RETURN_IF_ERROR(
+        etrt_network_add_constant(network, name, ETRT_DTYPE_INT64, 1, no_dims, no_dims, &shape));
+    ETRT_RETURN_IF_ERROR(etrt_network_add_op(network, "Reshape", name, 2, (int32_t[]){id, shape}, 1,
+                                             &scalar, 0, NULL));
+    id = scalar;
+  }
+  if (v->dtype == ETRT_DTYPE_INT32) {
+    etrt_attribute to = {.name = "to", .kind = ETRT_ATTRIBUTE_INT, .i = ETRT_ONNX_INT32};
+    int32_t cast;
+    snprintf(name, sizeof name, "%.480s/to_int32", v->name);
+    ETRT_RETURN_IF_ERROR(etrt_network_add_op(network, "Cast", name, 1, &id, 1, &cast, 1, &to));
+    id = cast;
+  }
+  *out = id;
+  return ETRT_OK;
+}
 
 etrt_status etrt_lower_input(const etrt_ir_graph *graph, etrt_network *network, int32_t value,
                              int32_t *net_ids) {
   const etrt_ir_value *v = &graph->values[value];
   etrt_status status =
-      etrt_network_add_input(network, v->name, v->dtype, v->rank, v->min, v->max, &net_ids[value]);
+      v->value_min != NULL
+          ? etrt_lower_shape_input(v, network, &net_ids[value])
+          : etrt_network_add_input(network, v->name, v->dtype, v->rank, v->min, v->max, &net_ids[value]);
   if (status != ETRT_OK) return etrt_error_context(status, "value '%s': ", v->name);
   return ETRT_OK;
 }

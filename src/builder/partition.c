@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "builder/host_values.h"
 #include "builder/node_eval.h"
 #include "engine/op.h"
 
@@ -52,19 +53,34 @@ static bool etrt_partition_same_device(etrt_device a, etrt_device b) {
   return a.type == b.type && (a.type == ETRT_DEVICE_CPU || a.index == b.index);
 }
 
+/* Whether a node computes values that some plan needs on the host when it is
+ * built (from graph inputs given by value): a GPU plan computes them on the device,
+ * where the plan that needs them cannot read them, so such nodes run on the CPU. */
+static bool etrt_partition_feeds_host(const etrt_ir_node *node, const etrt_host_value_use *uses) {
+  for (uint32_t o = 0; o < node->num_outputs; ++o)
+    if (node->outputs[o] >= 0 && uses[node->outputs[o]].node >= 0) return true;
+  return false;
+}
+
 /* The device of each live node. */
 static etrt_status etrt_partition_assign(const etrt_ir_graph *graph,
                                          const etrt_partition_options *options,
                                          etrt_device *devices) {
   etrt_partition_cuda_fn supports =
       options->cuda_supports ? options->cuda_supports : etrt_partition_cuda_default;
+  etrt_host_value_use *uses = malloc(((size_t)graph->num_values + 1) * sizeof *uses);
+  if (uses == NULL) return etrt_error(ETRT_ERROR_OUT_OF_MEMORY, "partitioning: out of memory");
+  etrt_host_values_find(graph, uses);
+  etrt_status status = ETRT_OK;
   for (uint32_t p = 0; p < options->num_placements; ++p) {
     bool found = false;
     for (uint32_t n = 0; n < graph->num_nodes && !found; ++n)
       found = strcmp(graph->nodes[n].name, options->placements[p].node) == 0;
-    if (!found)
-      return etrt_error(ETRT_ERROR_INVALID_ARGUMENT, "placement: the model has no node named '%s'",
-                        options->placements[p].node);
+    if (!found) {
+      status = etrt_error(ETRT_ERROR_INVALID_ARGUMENT, "placement: the model has no node named '%s'",
+                          options->placements[p].node);
+      goto done;
+    }
   }
   for (uint32_t n = 0; n < graph->num_nodes; ++n) {
     const etrt_ir_node *node = &graph->nodes[n];
@@ -73,21 +89,25 @@ static etrt_status etrt_partition_assign(const etrt_ir_graph *graph,
     for (uint32_t p = 0; p < options->num_placements; ++p)
       if (strcmp(options->placements[p].node, node->name) == 0) placed = &options->placements[p];
     etrt_device device = placed ? placed->device : options->target;
-    if (device.type == ETRT_DEVICE_CUDA && !supports(graph, node, options->cuda_user)) {
+    if (device.type == ETRT_DEVICE_CUDA &&
+        (etrt_partition_feeds_host(node, uses) || !supports(graph, node, options->cuda_user))) {
       if (placed != NULL) {
         char name[32];
-        return etrt_error(ETRT_ERROR_UNSUPPORTED,
-                          "placement: node '%s' (%s) is placed on %s, but the engine cannot run "
-                          "it there (no CUDA kernel for these inputs, or its output shape "
-                          "depends on values computed on the device)",
-                          node->name, node->op_type, etrt_device_format(device, name, sizeof name));
+        status = etrt_error(ETRT_ERROR_UNSUPPORTED,
+                            "placement: node '%s' (%s) is placed on %s, but the engine cannot run "
+                            "it there (no CUDA kernel for these inputs, or its output shape "
+                            "depends on values computed on the device)",
+                            node->name, node->op_type, etrt_device_format(device, name, sizeof name));
+        goto done;
       }
       device = (etrt_device){ETRT_DEVICE_CPU, 0};
     }
     if (device.type == ETRT_DEVICE_CPU) device.index = 0;
     devices[n] = device;
   }
-  return ETRT_OK;
+done:
+  free(uses);
+  return status;
 }
 
 /* Appends to a malloc'd int32 array (capacity doubles). */

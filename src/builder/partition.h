@@ -55,8 +55,10 @@ typedef struct etrt_partitioning {
 bool etrt_partition_cuda_default(const etrt_ir_graph *graph, const etrt_ir_node *node, void *user);
 
 /* Assigns every live node a device (a placement by name wins; a CUDA target keeps a
- * node on the GPU when cuda_supports says so, else the CPU) and cuts the node order
- * where the device changes. Refuses a placement naming no node. */
+ * node on the GPU when cuda_supports says so and no plan needs its outputs on the
+ * host when it is built (etrt_host_values_find), else the CPU) and cuts the node
+ * order where the device changes. Refuses a placement naming no node, or putting
+ * on a GPU a node the GPU cannot run. */
 etrt_status etrt_partition_graph(const etrt_ir_graph *graph, const etrt_partition_options *options,
                                  etrt_partitioning **out);
 void etrt_partitioning_destroy(etrt_partitioning *partitioning);

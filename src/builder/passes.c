@@ -1,6 +1,5 @@
-/* The pass pipeline. Identities go first, before shape inference, because Dropout
- * is no engine operation and everything after sees producers and consumers
- * directly; folding runs before the weight rewrites so that weights built
+/* The pass pipeline. Identities go first, before shape inference, so that
+ * everything after sees producers and consumers directly; folding runs before the weight rewrites so that weights built
  * by constant subgraphs (a Transpose of an initializer) are constants by then; dead
  * code goes last, taking the nodes the others left unread. */
 #include "builder/passes.h"

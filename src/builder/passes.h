@@ -11,7 +11,7 @@
 
 #include "builder/ir.h"
 
-/* Identity, and Dropout whose mask nothing reads, forward their input. */
+/* Identity nodes (Dropout included: import makes it one) forward their input. */
 etrt_status etrt_pass_drop_identity(etrt_ir_graph *graph, uint32_t *removed);
 
 /* Nodes whose inputs are all constants are run once with the engine's CPU kernels

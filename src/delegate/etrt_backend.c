@@ -249,17 +249,29 @@ static etrt_status etrt_backend_prepare(etrt_backend_handle *h, const etrt_backe
     ETRT_RETURN_IF_ERROR(etrt_backend_tensor(h, args, p, &t));
     uint32_t io = h->io_index[p];
     const etrt_engine_io *desc = etrt_engine_io_at(h->engine, io);
-    if (t->dtype != desc->dtype) {
+    /* A shape input's int32 tensor is widened: the plan casts it back behind the
+     * shape input, which the engine keeps in int64. */
+    int widened = desc->is_shape_input && t->dtype == ETRT_DTYPE_INT32;
+    if (t->dtype != desc->dtype && !widened) {
       return etrt_backend_io_error(h, p, ETRT_ERROR_INVALID_ARGUMENT, "dtype differs from the engine's ",
                                    etrt_dtype_name(desc->dtype));
     }
     if (desc->is_shape_input) {
-      /* Shape inputs are host values (they decide shapes before anything runs). */
+      /* Shape inputs are host values (they decide shapes before anything runs); the
+       * count is checked against the plan's by set_input_values, the values against
+       * the bounds the plan was built for. */
       int64_t count = 1;
       for (int32_t a = 0; a < t->rank; ++a) count *= t->sizes[a];
       if (t->data == NULL && count > 0) return etrt_backend_io_error(h, p, ETRT_ERROR_STATE, "has no memory", "");
-      ETRT_RETURN_IF_ERROR(etrt_exec_context_set_input_shape(h->context, io, t->rank, t->sizes));
-      ETRT_RETURN_IF_ERROR(etrt_exec_context_set_input_values(h->context, io, t->data, count));
+      const int64_t *values = t->data;
+      int64_t wide[64];
+      if (widened) {
+        if (count > (int64_t)(sizeof wide / sizeof wide[0]))
+          return etrt_backend_io_error(h, p, ETRT_ERROR_INVALID_ARGUMENT, "holds more values than a shape input takes", "");
+        for (int64_t i = 0; i < count; ++i) wide[i] = ((const int32_t *)t->data)[i];
+        values = wide;
+      }
+      ETRT_RETURN_IF_ERROR(etrt_exec_context_set_input_values(h->context, io, values, count));
       continue;
     }
     ETRT_RETURN_IF_ERROR(etrt_exec_context_set_input_shape(h->context, io, t->rank, t->sizes));

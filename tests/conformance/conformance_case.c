@@ -8,6 +8,8 @@
 
 #include "base/file.h"
 #include "base/status.h"
+#include "builder/host_values.h"
+#include "builder/import.h"
 #include "builder/onnx_model.h"
 #include "builder/tensor_pb.h"
 #include "conformance.h"
@@ -32,6 +34,8 @@ typedef struct etrt_conf_case {
   uint32_t num_sets;
   char *shape_specs[ETRT_CONF_MAX_IO];
   uint32_t num_shape_specs;
+  char *value_specs[ETRT_CONF_MAX_IO];
+  uint32_t num_value_specs;
 } etrt_conf_case;
 
 static void etrt_conf_set(etrt_conf_result *out, etrt_conf_outcome outcome, const char *key,
@@ -168,6 +172,68 @@ static int etrt_conf_data_fits(etrt_conf_case *c, const etrt_onnx_value_info *in
   return 1;
 }
 
+/* Appends the smallest (or largest) of input `index`'s values over the data sets,
+ * value by value, to `text` ("3,-1,0"). */
+static void etrt_conf_values_text(const etrt_conf_case *c, uint32_t index, int64_t count,
+                                  int want_max, char *text, size_t size) {
+  size_t used = strlen(text);
+  for (int64_t i = 0; i < count && used < size; ++i) {
+    int64_t pick = 0;
+    for (uint32_t d = 0; d < c->num_sets; ++d) {
+      const etrt_tensor_pb *s = &c->sets[d].inputs[index];
+      int64_t v = s->dtype == ETRT_DTYPE_INT64 ? ((const int64_t *)s->data)[i]
+                                               : ((const int32_t *)s->data)[i];
+      if (d == 0 || (want_max ? v > pick : v < pick)) pick = v;
+    }
+    used += (size_t)snprintf(text + used, size - used, "%s%" PRId64, i ? "," : "", pick);
+  }
+}
+
+/* Values for the inputs whose values the plans need when they are built (a
+ * Reshape's shape given as a graph input), as `etrt build --shape-values` takes
+ * them: "NAME:V1,V2", or "NAME:MINS:MAXS" where the data sets differ. */
+static void etrt_conf_value_specs(etrt_conf_case *c, const etrt_onnx_model *model) {
+  etrt_ir_graph *graph = NULL;
+  if (etrt_import_onnx(model, &graph) != ETRT_OK) return; /* the build says why */
+  etrt_host_value_use *uses = malloc(((size_t)graph->num_values + 1) * sizeof *uses);
+  if (uses != NULL) etrt_host_values_find(graph, uses);
+  for (uint32_t k = 0; uses != NULL && k < graph->num_inputs && k < ETRT_CONF_MAX_IO; ++k) {
+    const etrt_ir_value *v = &graph->values[graph->inputs[k]];
+    if (uses[graph->inputs[k]].node < 0) continue;
+    int64_t count = -1;
+    int same = 1;
+    for (uint32_t d = 0; d < c->num_sets; ++d) {
+      if (k >= c->sets[d].num_inputs) {
+        count = -1;
+        break;
+      }
+      const etrt_tensor_pb *t = &c->sets[d].inputs[k];
+      int64_t n = 1;
+      for (int32_t a = 0; a < t->rank; ++a) n *= t->sizes[a];
+      if ((t->dtype != ETRT_DTYPE_INT64 && t->dtype != ETRT_DTYPE_INT32) || t->rank > 1 || n > 64 ||
+          (d > 0 && (n != count || t->dtype != c->sets[0].inputs[k].dtype))) {
+        count = -1;
+        break;
+      }
+      count = n;
+      if (d > 0) same &= memcmp(t->data, c->sets[0].inputs[k].data, (size_t)n * etrt_dtype_size(t->dtype)) == 0;
+    }
+    if (count < 0) continue;
+    size_t size = strlen(v->name) + 2 * 24 * (size_t)count + 8;
+    char *spec = malloc(size);
+    if (spec == NULL) break;
+    snprintf(spec, size, "%s:", v->name);
+    etrt_conf_values_text(c, k, count, 0, spec, size);
+    if (!same) {
+      strcat(spec, ":");
+      etrt_conf_values_text(c, k, count, 1, spec, size);
+    }
+    c->value_specs[c->num_value_specs++] = spec;
+  }
+  free(uses);
+  etrt_ir_graph_destroy(graph);
+}
+
 /* Bounds for the model's dynamic inputs from the shapes of the data: "NAME:DIMS", or
  * "NAME:MINDIMS:MAXDIMS" where the data sets differ, as `etrt build --shape` takes
  * them. Inputs with fixed shapes get none. */
@@ -220,6 +286,7 @@ static int etrt_conf_shape_specs(etrt_conf_case *c, const uint8_t *model_bytes, 
       snprintf(spec, n, "%.*s:%s:%s", ETRT_ONNX_STR_ARGS(in->name), min, max);
     c->shape_specs[c->num_shape_specs++] = spec;
   }
+  etrt_conf_value_specs(c, model);
   etrt_onnx_model_free(model);
   return 1;
 }
@@ -333,6 +400,8 @@ static void etrt_conf_build_and_run(etrt_conf_case *c, const char *device) {
   options.device = device;
   options.shapes = (const char *const *)c->shape_specs;
   options.num_shapes = c->num_shape_specs;
+  options.shape_values = (const char *const *)c->value_specs;
+  options.num_shape_values = c->num_value_specs;
   options.progress = etrt_conf_progress;
   options.progress_user = c->out;
   s = etrt_build_onnx_memory(model, model_size, &options, &pte, &pte_size);
@@ -380,4 +449,5 @@ void etrt_conf_case_run(const char *case_dir, const char *case_name, const char 
     }
   free(c.sets);
   for (uint32_t i = 0; i < c.num_shape_specs; ++i) free(c.shape_specs[i]);
+  for (uint32_t i = 0; i < c.num_value_specs; ++i) free(c.value_specs[i]);
 }

@@ -502,6 +502,11 @@ static void test_resize(void) {
           CO_IN(CO_F32(4, (1, 2, 5, 6)), CO_EMPTY(ETRT_DTYPE_FLOAT32), CO_EMPTY(ETRT_DTYPE_FLOAT32),
                 CO_CONST_I64(1, (4), 1, 2, 8, 9)),
           1, CO_ATTR(CO_STRING("mode", "linear")), 1, 1e-5, FP32);
+  /* 710 taps of 72 bytes: the table goes up in several launches */
+  co_case("Resize linear large", "Resize", 4,
+          CO_IN(CO_F32(4, (1, 2, 37, 41)), CO_EMPTY(ETRT_DTYPE_FLOAT32), CO_EMPTY(ETRT_DTYPE_FLOAT32),
+                CO_CONST_I64(1, (4), 1, 2, 300, 410)),
+          1, CO_ATTR(CO_STRING("mode", "linear")), 1, 1e-5, FP32);
   co_case("Resize cubic align_corners scales", "Resize", 3,
           CO_IN(CO_F32(4, (1, 1, 6, 7)), CO_EMPTY(ETRT_DTYPE_FLOAT32),
                 CO_CONST_VALUES(ETRT_DTYPE_FLOAT32, float, 1, (4), 1.0f, 1.0f, 1.5f, 0.6f)),

@@ -136,7 +136,8 @@ static void test_placements(void) {
 }
 
 /* The default predicate keeps an operation whose output shape depends on a value
- * computed at run time off the GPU. */
+ * computed at run time off the GPU, and the partitioner keeps the node computing that
+ * value with it (on the GPU the CPU plan could not read it when it is built). */
 static void test_default_value_inputs(void) {
   tm_model m;
   tm_init(&m);
@@ -159,7 +160,9 @@ static void test_default_value_inputs(void) {
   etrt_partitioning *p = NULL;
   CHECK_OK(etrt_partition_graph(g, &options, &p));
   CHECK_EQ_INT(p->count, 2);
-  CHECK(p->parts[1].device.type == ETRT_DEVICE_CPU && p->parts[1].num_nodes == 1);
+  CHECK(p->parts[1].device.type == ETRT_DEVICE_CPU && p->parts[1].num_nodes == 2);
+  CHECK_EQ_INT(p->parts[0].num_nodes, 1); /* static_reshape */
+  CHECK_EQ_INT(p->parts[1].num_inputs, 2); /* x (for its dims) and r */
   etrt_partitioning_destroy(p);
 #else
   (void)options;

@@ -26,6 +26,17 @@ static void etrt_build_usage(FILE *out) {
           "                                              e.g. ids:1x16:8x512\n"
           "                           (inputs are looked up first; an INPUT bound wins over\n"
           "                           a SYMBOL bound)\n"
+          "  --shape-values SPEC      values of a graph input that decides shapes (a\n"
+          "                           Reshape's shape, Slice's starts, TopK's k given as\n"
+          "                           an input, not an initializer; repeatable):\n"
+          "                             INPUT:V1,V2,...        the values it will get\n"
+          "                             INPUT:MIN1,...:MAX1,...  bounds of each value\n"
+          "                           (signed integers, INPUT: for none; int32 or int64\n"
+          "                           inputs of rank 0 or 1, at most 64 values). It stays a\n"
+          "                           program input, passed on the host; other values are\n"
+          "                           refused at run time. Ranges suit values that sizes\n"
+          "                           grow with. Without it, a model that needs such values\n"
+          "                           is refused, naming the input\n"
           "  --precision P            what GPU matrix products (MatMul, Gemm) may use on\n"
           "                           float32 data; tensors stay float32 and the CPU\n"
           "                           executor always computes in float32:\n"
@@ -66,8 +77,9 @@ int etrt_cmd_build(int argc, char **argv) {
   const char *input = NULL, *output = NULL;
   int quiet = 0, code = 2;
   const char **shapes = calloc((size_t)argc + 1, sizeof *shapes);
+  const char **shape_values = calloc((size_t)argc + 1, sizeof *shape_values);
   etrt_build_placement *placements = calloc((size_t)argc + 1, sizeof *placements);
-  if (shapes == NULL || placements == NULL) {
+  if (shapes == NULL || shape_values == NULL || placements == NULL) {
     fprintf(stderr, "etrt build: out of memory\n");
     code = 1;
     goto done;
@@ -78,7 +90,7 @@ int etrt_cmd_build(int argc, char **argv) {
     int takes_value = strcmp(arg, "-o") == 0 || strcmp(arg, "--output") == 0 ||
                       strcmp(arg, "--device") == 0 || strcmp(arg, "--target-device") == 0 ||
                       strcmp(arg, "--shape") == 0 || strcmp(arg, "--precision") == 0 ||
-                      strcmp(arg, "--place") == 0;
+                      strcmp(arg, "--place") == 0 || strcmp(arg, "--shape-values") == 0;
     if (takes_value && value == NULL) {
       code = etrt_build_bad("%s needs a value", arg);
       goto done;
@@ -95,6 +107,8 @@ int etrt_cmd_build(int argc, char **argv) {
       options.target_device = value;
     } else if (strcmp(arg, "--shape") == 0) {
       shapes[options.num_shapes++] = value;
+    } else if (strcmp(arg, "--shape-values") == 0) {
+      shape_values[options.num_shape_values++] = value;
     } else if (strcmp(arg, "--precision") == 0) {
       static const char *const names[] = {"fp32", "tf32", "fp16", "bf16"};
       int found = -1;
@@ -141,6 +155,7 @@ int etrt_cmd_build(int argc, char **argv) {
     goto done;
   }
   options.shapes = shapes;
+  options.shape_values = shape_values;
   options.placements = placements;
   if (!quiet) options.progress = etrt_build_print;
   etrt_status status = etrt_build_onnx_file(input, &options, output);
@@ -161,6 +176,7 @@ int etrt_cmd_build(int argc, char **argv) {
   }
 done:
   free(shapes);
+  free(shape_values);
   free(placements);
   return code;
 }

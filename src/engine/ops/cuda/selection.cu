@@ -16,10 +16,12 @@ typedef struct etrt_selection_rows {
 } etrt_selection_rows;
 
 static etrt_status etrt_selection_rows_of(const etrt_node *node, const etrt_tensor *x,
-                                          int64_t axis_default, etrt_selection_rows *r) {
+                                          int64_t axis_default, etrt_selection_rows *r,
+                                          int32_t *axis_out) {
   int32_t axis = 0;
   ETRT_RETURN_IF_ERROR(etrt_shape_axis(
       node, "axis", etrt_node_attribute_int(node, "axis", axis_default), x->rank, &axis));
+  *axis_out = axis;
   r->outer = etrt_cuda_span(x, 0, axis);
   r->size = x->dims[axis];
   r->inner = etrt_cuda_span(x, axis + 1, x->rank);
@@ -89,7 +91,8 @@ __global__ void etrt_arg_kernel(const T *x, int64_t *y, etrt_selection_rows r, i
 extern "C" ETRT_CUDA_RUN(etrt_cuda_arg_extreme) {
   const etrt_tensor *x = &inputs[0];
   etrt_selection_rows r;
-  ETRT_RETURN_IF_ERROR(etrt_selection_rows_of(node, x, 0, &r));
+  int32_t axis = 0;
+  ETRT_RETURN_IF_ERROR(etrt_selection_rows_of(node, x, 0, &r, &axis));
   int64_t rows = r.outer * r.inner;
   if (rows == 0 || r.size == 0) return ETRT_OK;
   int want_max = strcmp(node->op_type, "ArgMax") == 0;
@@ -132,10 +135,8 @@ __global__ void etrt_top_k_kernel(const T *x, T *values, int64_t *indices, etrt_
 extern "C" ETRT_CUDA_RUN(etrt_cuda_top_k) {
   const etrt_tensor *x = &inputs[0];
   etrt_selection_rows r;
-  ETRT_RETURN_IF_ERROR(etrt_selection_rows_of(node, x, -1, &r));
   int32_t axis = 0;
-  ETRT_RETURN_IF_ERROR(etrt_shape_axis(node, "axis", etrt_node_attribute_int(node, "axis", -1),
-                                       x->rank, &axis));
+  ETRT_RETURN_IF_ERROR(etrt_selection_rows_of(node, x, -1, &r, &axis));
   int64_t k = outputs[0].dims[axis];
   int64_t rows = r.outer * r.inner;
   if (k == 0 || rows == 0) return ETRT_OK;

@@ -1,0 +1,58 @@
+/* Building an ONNX model written in C (onnx_build_testing.h) and running the
+ * program: for builder tests that check what a built program computes. Header only
+ * (static functions). */
+#ifndef ETRT_TESTS_BUILT_PROGRAM_TESTING_H
+#define ETRT_TESTS_BUILT_PROGRAM_TESTING_H
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "etrt/build.h"
+#include "etrt/method.h"
+#include "etrt/program.h"
+#include "test_util.h"
+
+/* Builds `onnx` (freed here) for `device` with these --shape-values texts. `size`
+ * is read here, after the argument expression that makes the model writes it. */
+static inline etrt_status bp_build(uint8_t *onnx, const size_t *size, const char *device,
+                                   const char *const *values, uint32_t count, uint8_t **pte,
+                                   size_t *pte_size) {
+  etrt_build_options o;
+  etrt_build_options_init(&o);
+  o.device = device;
+  o.shape_values = values;
+  o.num_shape_values = count;
+  etrt_status s = etrt_build_onnx_memory(onnx, *size, &o, pte, pte_size);
+  free(onnx);
+  return s;
+}
+
+typedef struct bp_loaded {
+  uint8_t *pte;
+  etrt_program *program;
+  etrt_method *method; /* NULL when loading failed (the check has said so) */
+} bp_loaded;
+
+/* Loads the program (taking `pte`) and makes its "forward" method. */
+static inline void bp_load(uint8_t *pte, size_t size, bp_loaded *out) {
+  memset(out, 0, sizeof *out);
+  out->pte = pte;
+  CHECK_OK(etrt_program_load_memory(pte, size, NULL, &out->program));
+  if (out->program != NULL) CHECK_OK(etrt_method_create(out->program, "forward", &out->method));
+}
+
+static inline void bp_unload(bp_loaded *l) {
+  etrt_method_destroy(l->method);
+  etrt_program_destroy(l->program);
+  free(l->pte);
+}
+
+static inline etrt_tensor_view bp_view(void *data, etrt_dtype dtype, int32_t rank,
+                                       const int64_t *sizes) {
+  etrt_tensor_view v = {.data = data, .dtype = dtype, .rank = rank};
+  for (int32_t a = 0; a < rank; ++a) v.sizes[a] = sizes[a];
+  return v;
+}
+
+#endif
