@@ -2,19 +2,9 @@
 
 #include <ctype.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
-/* One shape text split into a name and one or two size fields. Names may contain
- * ':' themselves (TensorFlow exports name inputs "x:0"), so the fields are taken
- * from the right and the name is whatever the graph knows. */
-typedef struct etrt_shape_text {
-  const char *name;
-  size_t name_size;
-  const char *fields[2];
-  size_t field_sizes[2];
-  int field_count;
-} etrt_shape_text;
+#include "builder/flag_text.h"
 
 /* Digits, possibly separated by 'x': "4", "1x3x224x224". */
 static bool etrt_shape_field_ok(const char *text, size_t size) {
@@ -50,79 +40,54 @@ static int etrt_shape_field_dims(const char *text, size_t size, int64_t *dims) {
   return count;
 }
 
-/* Splits at the last `fields` colons; false when the fields are malformed. */
-static bool etrt_shape_split(const char *spec, int fields, etrt_shape_text *out) {
-  size_t end = strlen(spec);
-  memset(out, 0, sizeof *out);
-  for (int f = fields - 1; f >= 0; --f) {
-    size_t colon = end;
-    while (colon > 0 && spec[colon - 1] != ':') --colon;
-    if (colon == 0) return false;
-    out->fields[f] = spec + colon;
-    out->field_sizes[f] = end - colon;
-    if (!etrt_shape_field_ok(out->fields[f], out->field_sizes[f])) return false;
-    end = colon - 1;
-  }
-  if (end == 0) return false;
-  out->name = spec;
-  out->name_size = end;
-  out->field_count = fields;
-  return true;
-}
-
-static const char etrt_shape_syntax[] =
-    "expected NAME:N, NAME:MIN:MAX (a dimension symbol), or INPUT:DIMS, "
-    "INPUT:MINDIMS:MAXDIMS with DIMS like 1x3x224x224";
+static const etrt_flag_format etrt_shape_format = {
+    .flag = "--shape",
+    .syntax = "expected NAME:N, NAME:MIN:MAX (a dimension symbol), or INPUT:DIMS, "
+              "INPUT:MINDIMS:MAXDIMS with DIMS like 1x3x224x224",
+    .field_ok = etrt_shape_field_ok,
+    .field_parse = etrt_shape_field_dims,
+    .parse_failure =
+        "a size is too large or has more than " ETRT_FLAG_TEXT_NUMBER(ETRT_MAX_RANK) " axes",
+};
+_Static_assert(ETRT_MAX_RANK <= ETRT_FLAG_TEXT_MAX_VALUES, "a --shape field fits the check's buffer");
 
 etrt_status etrt_shape_spec_check(const char *spec) {
-  etrt_shape_text text;
-  if (!etrt_shape_split(spec, 1, &text))
-    return etrt_error(ETRT_ERROR_INVALID_ARGUMENT, "--shape '%s': %s", spec, etrt_shape_syntax);
-  int64_t dims[ETRT_MAX_RANK];
-  for (int fields = 1; fields <= 2; ++fields) {
-    if (!etrt_shape_split(spec, fields, &text)) continue;
-    for (int f = 0; f < fields; ++f)
-      if (etrt_shape_field_dims(text.fields[f], text.field_sizes[f], dims) < 0)
-        return etrt_error(ETRT_ERROR_INVALID_ARGUMENT,
-                          "--shape '%s': a size is too large or has more than %d axes", spec,
-                          ETRT_MAX_RANK);
-  }
-  return ETRT_OK;
+  return etrt_flag_text_check(spec, &etrt_shape_format);
 }
 
-static bool etrt_shape_is_symbol(const etrt_ir_graph *graph, const char *name, size_t size) {
+/* Whether an axis's dimension symbol (NULL for a numbered axis) is the text's name. */
+static bool etrt_shape_symbol_is(const char *symbol, const etrt_flag_text *text) {
+  return symbol && strlen(symbol) == text->name_size &&
+         memcmp(symbol, text->name, text->name_size) == 0;
+}
+
+static bool etrt_shape_is_symbol(const etrt_ir_graph *graph, const etrt_flag_text *text) {
   for (uint32_t i = 0; i < graph->num_inputs; ++i) {
     const etrt_ir_value *v = &graph->values[graph->inputs[i]];
     for (int32_t a = 0; a < v->rank; ++a)
-      if (v->symbol[a] && strlen(v->symbol[a]) == size && memcmp(v->symbol[a], name, size) == 0)
-        return true;
+      if (etrt_shape_symbol_is(v->symbol[a], text)) return true;
   }
   return false;
-}
-
-static int32_t etrt_shape_find_input(const etrt_ir_graph *graph, const char *name, size_t size) {
-  int32_t id = etrt_ir_find_value_n(graph, name, size);
-  return id >= 0 && graph->values[id].input_index >= 0 ? id : -1;
 }
 
 typedef enum { ETRT_SHAPE_INPUT, ETRT_SHAPE_SYMBOL } etrt_shape_target;
 
 /* Resolves which split names something the graph has. */
 static etrt_status etrt_shape_resolve(const etrt_ir_graph *graph, const char *spec,
-                                      etrt_shape_text *text, etrt_shape_target *target) {
+                                      etrt_flag_text *text, etrt_shape_target *target) {
   for (int fields = 2; fields >= 1; --fields) {
-    if (!etrt_shape_split(spec, fields, text)) continue;
-    if (etrt_shape_find_input(graph, text->name, text->name_size) >= 0) {
+    if (!etrt_flag_text_split(spec, fields, &etrt_shape_format, text)) continue;
+    if (etrt_flag_text_find_input(graph, text) >= 0) {
       *target = ETRT_SHAPE_INPUT;
       return ETRT_OK;
     }
-    if (etrt_shape_is_symbol(graph, text->name, text->name_size)) {
+    if (etrt_shape_is_symbol(graph, text)) {
       *target = ETRT_SHAPE_SYMBOL;
       return ETRT_OK;
     }
   }
-  if (!etrt_shape_split(spec, 1, text))
-    return etrt_error(ETRT_ERROR_INVALID_ARGUMENT, "--shape '%s': %s", spec, etrt_shape_syntax);
+  if (!etrt_flag_text_split(spec, 1, &etrt_shape_format, text))
+    return etrt_error(ETRT_ERROR_INVALID_ARGUMENT, "--shape '%s': %s", spec, etrt_shape_format.syntax);
   char known[512] = "";
   size_t used = 0;
   for (uint32_t i = 0; i < graph->num_inputs && used + 2 < sizeof known; ++i) {
@@ -159,7 +124,7 @@ static etrt_status etrt_shape_set_axis(etrt_ir_value *v, int32_t axis, int64_t m
 }
 
 static etrt_status etrt_shape_apply_symbol(etrt_ir_graph *graph, const char *spec,
-                                           const etrt_shape_text *text) {
+                                           const etrt_flag_text *text) {
   int64_t bounds[2][ETRT_MAX_RANK];
   for (int f = 0; f < text->field_count; ++f) {
     int n = etrt_shape_field_dims(text->fields[f], text->field_sizes[f], bounds[f]);
@@ -171,19 +136,16 @@ static etrt_status etrt_shape_apply_symbol(etrt_ir_graph *graph, const char *spe
   int64_t min = bounds[0][0], max = bounds[text->field_count - 1][0];
   for (uint32_t i = 0; i < graph->num_inputs; ++i) {
     etrt_ir_value *v = &graph->values[graph->inputs[i]];
-    for (int32_t a = 0; a < v->rank; ++a) {
-      const char *symbol = v->symbol[a];
-      if (symbol && strlen(symbol) == text->name_size &&
-          memcmp(symbol, text->name, text->name_size) == 0)
+    for (int32_t a = 0; a < v->rank; ++a)
+      if (etrt_shape_symbol_is(v->symbol[a], text))
         ETRT_RETURN_IF_ERROR(etrt_shape_set_axis(v, a, min, max, spec));
-    }
   }
   return ETRT_OK;
 }
 
 static etrt_status etrt_shape_apply_input(etrt_ir_graph *graph, const char *spec,
-                                          const etrt_shape_text *text) {
-  etrt_ir_value *v = &graph->values[etrt_shape_find_input(graph, text->name, text->name_size)];
+                                          const etrt_flag_text *text) {
+  etrt_ir_value *v = &graph->values[etrt_flag_text_find_input(graph, text)];
   int64_t dims[2][ETRT_MAX_RANK];
   int rank[2];
   for (int f = 0; f < text->field_count; ++f) {
@@ -213,7 +175,7 @@ static etrt_status etrt_shape_apply_input(etrt_ir_graph *graph, const char *spec
 etrt_status etrt_shape_specs_apply(etrt_ir_graph *graph, const char *const *specs, uint32_t count) {
   for (int pass = 0; pass < 2; ++pass) {
     for (uint32_t i = 0; i < count; ++i) {
-      etrt_shape_text text;
+      etrt_flag_text text;
       etrt_shape_target target = ETRT_SHAPE_INPUT;
       ETRT_RETURN_IF_ERROR(etrt_shape_resolve(graph, specs[i], &text, &target));
       if (pass == 0 && target == ETRT_SHAPE_SYMBOL)

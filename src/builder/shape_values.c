@@ -1,22 +1,11 @@
 #include "builder/shape_values.h"
 
 #include <ctype.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "builder/flag_text.h"
 #include "builder/host_values.h"
-
-/* One text split into a name and one or two value lists. As with --shape, names
- * may contain ':' (TensorFlow exports name inputs "x:0"), so the fields are taken
- * from the right and the name is whatever the graph knows. */
-typedef struct etrt_values_text {
-  const char *name;
-  size_t name_size;
-  const char *fields[2];
-  size_t field_sizes[2];
-  int field_count;
-} etrt_values_text;
 
 /* Signed integers separated by commas; empty is no values at all. */
 static bool etrt_values_field_ok(const char *text, size_t size) {
@@ -60,62 +49,33 @@ static int etrt_values_field_parse(const char *text, size_t size, int64_t *value
   return count;
 }
 
-/* Splits at the last `fields` colons; false when a field is malformed. */
-static bool etrt_values_split(const char *spec, int fields, etrt_values_text *out) {
-  size_t end = strlen(spec);
-  memset(out, 0, sizeof *out);
-  for (int f = fields - 1; f >= 0; --f) {
-    size_t colon = end;
-    while (colon > 0 && spec[colon - 1] != ':') --colon;
-    if (colon == 0) return false;
-    out->fields[f] = spec + colon;
-    out->field_sizes[f] = end - colon;
-    if (!etrt_values_field_ok(out->fields[f], out->field_sizes[f])) return false;
-    end = colon - 1;
-  }
-  if (end == 0) return false;
-  out->name = spec;
-  out->name_size = end;
-  out->field_count = fields;
-  return true;
-}
-
-static const char etrt_values_syntax[] =
-    "expected INPUT:V1,V2,... (the values) or INPUT:MIN1,MIN2,...:MAX1,MAX2,... (bounds of "
-    "each value), with signed integers";
+static const etrt_flag_format etrt_values_format = {
+    .flag = "--shape-values",
+    .syntax = "expected INPUT:V1,V2,... (the values) or INPUT:MIN1,MIN2,...:MAX1,MAX2,... (bounds "
+              "of each value), with signed integers",
+    .field_ok = etrt_values_field_ok,
+    .field_parse = etrt_values_field_parse,
+    .parse_failure =
+        "more than " ETRT_FLAG_TEXT_NUMBER(ETRT_SHAPE_VALUES_MAX) " values, or one outside int64",
+};
+_Static_assert(ETRT_SHAPE_VALUES_MAX <= ETRT_FLAG_TEXT_MAX_VALUES,
+               "a --shape-values field fits the check's buffer");
 
 etrt_status etrt_shape_value_spec_check(const char *spec) {
-  etrt_values_text text;
-  if (!etrt_values_split(spec, 1, &text))
-    return etrt_error(ETRT_ERROR_INVALID_ARGUMENT, "--shape-values '%s': %s", spec, etrt_values_syntax);
-  int64_t values[ETRT_SHAPE_VALUES_MAX];
-  for (int fields = 1; fields <= 2; ++fields) {
-    if (!etrt_values_split(spec, fields, &text)) continue;
-    for (int f = 0; f < fields; ++f)
-      if (etrt_values_field_parse(text.fields[f], text.field_sizes[f], values) < 0)
-        return etrt_error(ETRT_ERROR_INVALID_ARGUMENT,
-                          "--shape-values '%s': more than %d values, or one outside int64", spec,
-                          ETRT_SHAPE_VALUES_MAX);
-  }
-  return ETRT_OK;
-}
-
-static int32_t etrt_values_find_input(const etrt_ir_graph *graph, const char *name, size_t size) {
-  int32_t id = etrt_ir_find_value_n(graph, name, size);
-  return id >= 0 && graph->values[id].input_index >= 0 ? id : -1;
+  return etrt_flag_text_check(spec, &etrt_values_format);
 }
 
 /* The values (or bounds) of one text, checked against the input they name. */
 static etrt_status etrt_values_apply_one(etrt_ir_graph *graph, const char *spec,
                                          const etrt_host_value_use *uses) {
-  etrt_values_text text;
+  etrt_flag_text text;
   int32_t id = -1;
   for (int fields = 2; fields >= 1 && id < 0; --fields)
-    if (etrt_values_split(spec, fields, &text))
-      id = etrt_values_find_input(graph, text.name, text.name_size);
+    if (etrt_flag_text_split(spec, fields, &etrt_values_format, &text))
+      id = etrt_flag_text_find_input(graph, &text);
   if (id < 0) {
-    if (!etrt_values_split(spec, 1, &text))
-      return etrt_error(ETRT_ERROR_INVALID_ARGUMENT, "--shape-values '%s': %s", spec, etrt_values_syntax);
+    if (!etrt_flag_text_split(spec, 1, &etrt_values_format, &text))
+      return etrt_error(ETRT_ERROR_INVALID_ARGUMENT, "--shape-values '%s': %s", spec, etrt_values_format.syntax);
     return etrt_error(ETRT_ERROR_INVALID_ARGUMENT, "--shape-values '%s': the model has no input named '%.*s'",
                       spec, (int)text.name_size, text.name);
   }
@@ -145,8 +105,7 @@ static etrt_status etrt_values_apply_one(etrt_ir_graph *graph, const char *spec,
                      : count;
   if (count < 0 || count_hi < 0)
     return etrt_error(ETRT_ERROR_INVALID_ARGUMENT,
-                      "--shape-values '%s': more than %d values, or one outside int64", spec,
-                      ETRT_SHAPE_VALUES_MAX);
+                      "--shape-values '%s': %s", spec, etrt_values_format.parse_failure);
   if (text.field_count == 1) memcpy(hi, lo, (size_t)count * sizeof *lo);
   if (count != count_hi)
     return etrt_error(ETRT_ERROR_INVALID_ARGUMENT,

@@ -103,6 +103,7 @@ static _Thread_local struct {
   unsigned long generation;
   int device;
   int green_current;
+  long set_device_calls;
   sim_stream *per_thread[ETRT_SIM_MAX_DEVICES];
 } tls;
 
@@ -347,9 +348,18 @@ static etrt_status sim_set_device(int device) {
   if (status == ETRT_OK) {
     tls_refresh();
     tls.device = device;
+    ++tls.set_device_calls;
   }
   unlock();
   return status;
+}
+
+long etrt_sim_set_device_calls(void) {
+  lock();
+  tls_refresh();
+  long calls = tls.set_device_calls;
+  unlock();
+  return calls;
 }
 
 static etrt_status sim_attributes(int device, etrt_device_attributes *out) {

@@ -109,6 +109,10 @@ size_t etrt_sim_pending_work(void);
  * test (0..sm_count-1 of the stream's partition). */
 int etrt_sim_stream_sm_count(etrt_stream stream);
 
+/* set_device calls this thread has made since selection: rule 2 (set the device
+ * only when it differs) is checked with it. */
+long etrt_sim_set_device_calls(void);
+
 /* Makes a simulated green context current on this thread (or clears it), to test
  * the "select a stream" error. */
 void etrt_sim_set_green_context_current(int current);

@@ -172,9 +172,8 @@ static void test_async_runs_never_stale(void) {
   CHECK_OK(d->malloc_pinned(IN * sizeof(float), (void **)&x));
   CHECK_OK(d->malloc_pinned(OUT * sizeof(float), (void **)&y));
   int stale = 0;
-  /* ETRT_TEST_ASYNC_RUNS shortens the loop under compute-sanitizer. */
-  const char *env = getenv("ETRT_TEST_ASYNC_RUNS");
-  int runs = env != NULL && atoi(env) > 0 ? atoi(env) : 10000;
+  /* Under compute-sanitizer (ETRT_TEST_UNDER_SANITIZER=1) every launch is slow. */
+  int runs = getenv("ETRT_TEST_UNDER_SANITIZER") != NULL ? 300 : 10000;
   ETRT_STREAM_SCOPE(stream) {
     for (int i = 0; i < runs; ++i) {
       fill_input(x, 1, i);
@@ -315,6 +314,10 @@ static double seconds(void) {
 
 /* Throughput of a matrix-bound engine falls with the SMs it is given. */
 static void test_green_context_throughput(void) {
+  if (getenv("ETRT_TEST_UNDER_SANITIZER") != NULL) {
+    printf("green throughput: timings mean nothing under compute-sanitizer; skipped\n");
+    return;
+  }
   const int64_t n = 2048;
   etrt_network *net;
   CHECK_OK(etrt_network_create(&net));

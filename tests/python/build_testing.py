@@ -48,6 +48,16 @@ def sim_env(count=4):
     return env
 
 
+def gpu_env():
+    """Where a cuda:0 program runs: the real GPU under `make test-gpu`
+    (ETRT_TEST_REAL_GPU=1), else one simulated GPU."""
+    if os.environ.get("ETRT_TEST_REAL_GPU") == "1":
+        env = dict(os.environ)
+        env.pop("ETRT_DEVICE", None)
+        return env
+    return sim_env(1)
+
+
 def cpu_env():
     env = dict(os.environ)
     env["ETRT_DEVICE"] = "cpu"

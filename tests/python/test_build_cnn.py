@@ -88,17 +88,17 @@ def main():
         bt.compare(outs[0], want, "fp32", "CNN on the CPU")
 
     pte, err = bt.build(model, "cnn_gpu.pte", "--device", "cuda:0", "--shape", "x:1x3x12x12:4x3x12x12",
-                        env=bt.sim_env())
+                        env=bt.gpu_env())
     m = bt.method(pte)
     if m:
         bt.check(bt.labels(m) == ["cuda:0"], "built for cuda:0: %s" % bt.labels(m))
-    outs = bt.run(pte, [x], env=bt.sim_env(), tag="sim")
+    outs = bt.run(pte, [x], env=bt.gpu_env(), tag="sim")
     if outs:
         bt.compare(outs[0], want, "fp32", "CNN on sim cuda:0")
 
     # A batch outside the bounds is the runtime's to refuse; one inside runs.
     x1 = x[:1].copy()
-    outs = bt.run(pte, [x1], env=bt.sim_env(), tag="sim_batch1")
+    outs = bt.run(pte, [x1], env=bt.gpu_env(), tag="sim_batch1")
     if outs:
         bt.compare(outs[0], want[:1], "fp32", "CNN batch 1 on sim cuda:0")
     bt.finish("test_build_cnn")

@@ -62,13 +62,13 @@ def main():
         bt.compare(outs[0], want, "fp32", "MLP on the CPU")
 
     # Simulated GPU (the CUDA plan's operations run with the CPU kernels on sim).
-    pte, err = bt.build(model, "mlp_gpu.pte", "--shape", "batch:1:8", env=bt.sim_env())
+    pte, err = bt.build(model, "mlp_gpu.pte", "--shape", "batch:1:8", env=bt.gpu_env())
     m = bt.method(pte)
     if m:
         bt.check(bt.labels(m) == ["cuda:0"], "default device with a GPU present is cuda:0: %s" % bt.labels(m))
         bt.check(bt.instruction_summary(m) == ["h2d", "delegate 0", "d2h"],
                  "copies around the GPU partition: %s" % bt.instruction_summary(m))
-    outs = bt.run(pte, [x], env=bt.sim_env(), tag="sim")
+    outs = bt.run(pte, [x], env=bt.gpu_env(), tag="sim")
     if outs:
         bt.compare(outs[0], want, "fp32", "MLP on sim cuda:0")
 

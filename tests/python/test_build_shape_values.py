@@ -55,13 +55,13 @@ def main():
 
     # Simulated GPUs: Relu and Neg on the GPU, the Slice on the CPU; the value
     # inputs stay on the host (no copies of them).
-    pte, _ = bt.build(model, "gpu.pte", "--device", "cuda:0", *flags, env=bt.sim_env(1))
+    pte, _ = bt.build(model, "gpu.pte", "--device", "cuda:0", *flags, env=bt.gpu_env())
     m = bt.method(pte)
     if m is not None:
         devices = bt.tensor_devices(m)
         for index in m["inputs"][1:]:
             bt.check(devices[index] == "cpu", "value input %d lives on %s" % (index, devices[index]))
-    out = bt.run(pte, [X, STARTS, ENDS], env=bt.sim_env(1), tag="gpu")
+    out = bt.run(pte, [X, STARTS, ENDS], env=bt.gpu_env(), tag="gpu")
     if out is not None:
         bt.compare(out[0], want, "fp32", "sim y")
     bt.finish("test_build_shape_values")

@@ -122,7 +122,7 @@ def main():
     for decomposed in (False, True):
         kind = "decomposed" if decomposed else "layernorm"
         model = bt.save_model(encoder_model(decomposed), "encoder_%s.onnx" % kind)
-        for device, env in (("cpu", bt.cpu_env()), ("cuda:0", bt.sim_env())):
+        for device, env in (("cpu", bt.cpu_env()), ("cuda:0", bt.gpu_env())):
             pte, err = bt.build(model, "encoder_%s_%s.pte" % (kind, device.replace(":", "")), "--device", device,
                                 "--shape", "seq:1:32", env=env)
             m = bt.method(pte)

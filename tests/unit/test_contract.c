@@ -160,11 +160,14 @@ static void test_device_io_is_zero_copy_and_silent(void) {
   etrt_tensor_view vx = {dx, ETRT_DTYPE_FLOAT32, 2, {4, IN}};
   CHECK_OK(etrt_method_set_input(f.method, 0, &vx));
   CHECK_OK(etrt_method_set_output(f.method, 0, dy, MAX_BATCH * OUT * sizeof(float)));
+  long set_device_calls = etrt_sim_set_device_calls();
   long allocs = etrt_sim_call_count(ETRT_SIM_FAULT_ALLOC);
   long copies = etrt_sim_call_count(ETRT_SIM_FAULT_COPY);
   for (int i = 0; i < 3; ++i) CHECK_OK(etrt_method_execute(f.method));
   CHECK_EQ_INT(etrt_sim_call_count(ETRT_SIM_FAULT_ALLOC), allocs); /* nothing staged */
   CHECK_EQ_INT(etrt_sim_call_count(ETRT_SIM_FAULT_COPY), copies);
+  /* Rule 2: the current device is the engine's, so it is never set. */
+  CHECK_EQ_INT(etrt_sim_set_device_calls(), set_device_calls);
   etrt_tensor_view out;
   CHECK_OK(etrt_method_get_output(f.method, 0, &out));
   CHECK(out.data == dy);
@@ -292,6 +295,10 @@ static void test_engine_device_is_the_truth(void) {
   int current = -1;
   sim->get_device(&current);
   CHECK_EQ_INT(current, 0); /* rule 2: the caller's device is back */
+  /* Rule 2: one set to the engine's device and one back, per call. */
+  long calls = etrt_sim_set_device_calls();
+  CHECK_OK(etrt_method_execute(f.method));
+  CHECK_EQ_INT(etrt_sim_set_device_calls() - calls, 2);
   to_host(y, dy, sizeof y);
   etrt_test_mlp_reference(&f.mlp, x, 2, want);
   CHECK(etrt_test_max_diff(y, want, 2 * OUT) < 1e-5);
