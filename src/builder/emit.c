@@ -167,6 +167,28 @@ static bool etrt_emit_needed_elsewhere(const etrt_emit *e, const etrt_partitioni
   return e->is_method_output[value] && required != locs[k];
 }
 
+/* A host-to-device copy is queued on the stream and may read its host source only
+ * when the stream runs, while host code after it (a CPU partition) runs at once: the
+ * source's memory must not be reused before the stream is known to have run it,
+ * which is the next device-to-host copy from that device (it waits for the stream
+ * before the host reads the result) or the end of the method. */
+static void etrt_emit_hold_copy_sources(etrt_emit *e) {
+  if (e->op_index[ETRT_EMIT_OP_H2D] < 0 || e->num_instr == 0) return;
+  int32_t drained[128]; /* per device: the next instruction that waits for its stream */
+  for (int32_t d = 0; d < 128; ++d) drained[d] = (int32_t)e->num_instr - 1;
+  for (uint32_t i = e->num_instr; i-- > 0;) {
+    const etrt_emit_instruction *in = &e->instr[i];
+    if (in->kind != ETRT_PTE_INSTR_KERNEL || in->num_args < 2) continue;
+    etrt_emit_instance *src = &e->inst[in->args[0]];
+    const etrt_emit_instance *dst = &e->inst[in->args[1]];
+    if (in->index == e->op_index[ETRT_EMIT_OP_D2H] && src->loc >= 0 && src->loc < 128)
+      drained[src->loc] = (int32_t)i;
+    if (in->index == e->op_index[ETRT_EMIT_OP_H2D] && dst->loc >= 0 && dst->loc < 128 &&
+        src->last < drained[dst->loc])
+      src->last = drained[dst->loc];
+  }
+}
+
 /* The instructions and tensors, before they become a .pte model. */
 static etrt_status etrt_emit_schedule(etrt_emit *e, const etrt_partitioning *parts,
                                       const int32_t *locs) {
@@ -213,6 +235,7 @@ static etrt_status etrt_emit_schedule(etrt_emit *e, const etrt_partitioning *par
     status = etrt_emit_get(e, g->outputs[i], e->io_on_device ? e->io_loc : ETRT_EMIT_HOST, &id);
     if (status == ETRT_OK) e->inst[id].last = ETRT_EMIT_FOREVER;
   }
+  if (status == ETRT_OK) etrt_emit_hold_copy_sources(e);
   return status;
 }
 

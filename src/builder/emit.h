@@ -10,6 +10,9 @@
  *    et_copy::_d2h_copy.out right after a GPU partition writes a value the host
  *    (or another GPU) needs, with ExecuTorch's out-variant arguments
  *    [self, out, out]; a value passed between partitions on one GPU stays there;
+ *  - the host memory a host-to-device copy reads is not reused before the stream
+ *    has surely run the copy (the next device-to-host copy from that GPU, which
+ *    waits for the stream, or the end of the method): host code runs at once;
  *  - tensors record their largest sizes, DYNAMIC_BOUND where an axis varies.
  * Which GPU a partition's tensors live on follows its target_device label (as
  * ExecuTorch's device propagation does). */

@@ -123,100 +123,308 @@ static bool etrt_partition_push(int32_t **array, uint32_t *count, uint32_t *capa
   return true;
 }
 
+/* Per-node and per-value scratch of the steps below. A step marks what it visits
+ * with a fresh number, so nothing needs clearing between partitions. */
+typedef struct etrt_partition_scratch {
+  const etrt_ir_graph *graph;
+  int32_t *home;       /* per node: the partition of its run in the node order, or -1 */
+  int32_t *node_mark;  /* per node */
+  int32_t *value_mark; /* per value */
+  bool *flag;          /* per value */
+  uint32_t *list;      /* per node */
+  uint32_t *heap;      /* per node */
+  int32_t mark;
+} etrt_partition_scratch;
+
+static etrt_status etrt_partition_out_of_memory(void) {
+  return etrt_error(ETRT_ERROR_OUT_OF_MEMORY, "partitioning: out of memory");
+}
+
+/* The live node writing v, or -1 (graph inputs, constants). */
+static int32_t etrt_partition_producer(const etrt_ir_graph *graph, int32_t v) {
+  int32_t p = graph->values[v].producer;
+  return p >= 0 && !graph->nodes[p].dead ? p : -1;
+}
+
+/* Replaces part->nodes by list[0..count). */
+static etrt_status etrt_partition_set_nodes(etrt_partition *part, const uint32_t *list,
+                                            uint32_t count) {
+  uint32_t *nodes = malloc(((size_t)count + 1) * sizeof *nodes);
+  if (nodes == NULL) return etrt_partition_out_of_memory();
+  memcpy(nodes, list, (size_t)count * sizeof *nodes);
+  free(part->nodes);
+  part->nodes = nodes;
+  part->num_nodes = count;
+  return ETRT_OK;
+}
+
+/* Cuts the node order where the device changes: each live node's run is its home. */
+static etrt_status etrt_partition_cut(etrt_partition_scratch *s, const etrt_device *devices,
+                                      etrt_partitioning *result) {
+  const etrt_ir_graph *g = s->graph;
+  uint32_t capacity = 0, count = 0;
+  for (uint32_t n = 0; n < g->num_nodes; ++n) s->home[n] = -1;
+  for (uint32_t n = 0; n <= g->num_nodes; ++n) {
+    if (n < g->num_nodes && g->nodes[n].dead) continue;
+    etrt_partition *last = result->count ? &result->parts[result->count - 1] : NULL;
+    if (last != NULL && n < g->num_nodes && etrt_partition_same_device(last->device, devices[n])) {
+      s->list[count++] = n;
+      s->home[n] = (int32_t)(result->count - 1);
+      continue;
+    }
+    if (last != NULL) ETRT_RETURN_IF_ERROR(etrt_partition_set_nodes(last, s->list, count));
+    if (n == g->num_nodes) break;
+    if (result->count == capacity) {
+      capacity = capacity ? capacity * 2 : 4;
+      etrt_partition *grown = realloc(result->parts, capacity * sizeof *grown);
+      if (grown == NULL) return etrt_partition_out_of_memory();
+      result->parts = grown;
+    }
+    last = &result->parts[result->count++];
+    memset(last, 0, sizeof *last);
+    last->device = devices[n];
+    count = 0;
+    s->list[count++] = n;
+    s->home[n] = (int32_t)(result->count - 1);
+  }
+  return ETRT_OK;
+}
+
+/* A max-heap of node indices. */
+static void etrt_partition_heap_push(uint32_t *heap, uint32_t *count, uint32_t v) {
+  uint32_t i = (*count)++;
+  while (i > 0 && heap[(i - 1) / 2] < v) {
+    heap[i] = heap[(i - 1) / 2];
+    i = (i - 1) / 2;
+  }
+  heap[i] = v;
+}
+
+static uint32_t etrt_partition_heap_pop(uint32_t *heap, uint32_t *count) {
+  uint32_t top = heap[0], v = heap[--*count], i = 0;
+  for (;;) {
+    uint32_t c = 2 * i + 1;
+    if (c >= *count) break;
+    if (c + 1 < *count && heap[c + 1] > heap[c]) ++c;
+    if (heap[c] <= v) break;
+    heap[i] = heap[c];
+    i = c;
+  }
+  if (*count > 0) heap[i] = v;
+  return top;
+}
+
+/* A plan must compute from its own inputs every value it needs when it is built
+ * (a value input of its nodes, and what that is computed from): the engine evaluates
+ * them on the host while building, and a value another plan computes is only known
+ * when that plan runs. So the nodes computing such a value in another partition are
+ * recomputed here too (a copy of the small host-value chain, back to constants and
+ * graph inputs given by value; inputs read for their dims alone may still come from
+ * elsewhere). The partition's nodes and the copies are visited last to first
+ * (readers before the writers they need), the copies through a heap, so the cost
+ * follows what is visited, not how far back a chain starts. */
+static etrt_status etrt_partition_recompute(etrt_partition_scratch *s, etrt_partition *part) {
+  const etrt_ir_graph *g = s->graph;
+  int32_t mark = ++s->mark;
+  for (uint32_t j = 0; j < part->num_nodes; ++j) s->node_mark[part->nodes[j]] = mark;
+  uint32_t j = part->num_nodes, pending = 0, count = 0;
+  while (j > 0 || pending > 0) {
+    uint32_t n = pending > 0 && (j == 0 || s->heap[0] > part->nodes[j - 1])
+                     ? etrt_partition_heap_pop(s->heap, &pending)
+                     : part->nodes[--j];
+    s->list[count++] = n;
+    const etrt_ir_node *node = &g->nodes[n];
+    const etrt_op_def *def = etrt_op_find(node->op_type);
+    uint32_t value_inputs = def ? def->value_inputs : 0, dims_only = def ? def->dims_only_inputs : 0;
+    bool needed = false; /* some output is needed on the host here */
+    for (uint32_t o = 0; o < node->num_outputs; ++o)
+      needed |= node->outputs[o] >= 0 && s->value_mark[node->outputs[o]] == mark;
+    for (uint32_t i = 0; i < node->num_inputs; ++i) {
+      int32_t v = node->inputs[i];
+      if (v < 0 || g->values[v].is_constant) continue;
+      bool by_value = i < 32 && (value_inputs >> i & 1u);
+      bool by_dims = i < 32 && (dims_only >> i & 1u);
+      if (!by_value && (!needed || by_dims)) continue;
+      s->value_mark[v] = mark;
+      int32_t p = etrt_partition_producer(g, v);
+      if (p < 0 || s->node_mark[p] == mark) continue;
+      s->node_mark[p] = mark;
+      etrt_partition_heap_push(s->heap, &pending, (uint32_t)p);
+    }
+  }
+  if (count == part->num_nodes) return ETRT_OK;
+  for (uint32_t a = 0, b = count - 1; a < b; ++a, --b) {
+    uint32_t t = s->list[a];
+    s->list[a] = s->list[b];
+    s->list[b] = t;
+  }
+  return etrt_partition_set_nodes(part, s->list, count);
+}
+
+/* Drops the node copies and originals whose values nobody reads any more (an
+ * original whose every reader elsewhere now has its own copy), walking the
+ * partitions and their nodes backwards. flag[v]: a later partition reads v from
+ * where it was computed first. */
+static void etrt_partition_prune(etrt_partition_scratch *s, etrt_partitioning *result) {
+  const etrt_ir_graph *g = s->graph;
+  for (uint32_t v = 0; v < g->num_values; ++v) s->flag[v] = false;
+  for (uint32_t i = 0; i < g->num_outputs; ++i) s->flag[g->outputs[i]] = true;
+  for (uint32_t k = result->count; k-- > 0;) {
+    etrt_partition *part = &result->parts[k];
+    int32_t mark = ++s->mark;
+    for (uint32_t j = 0; j < part->num_nodes; ++j) s->node_mark[part->nodes[j]] = mark;
+    uint32_t kept = part->num_nodes;
+    for (uint32_t j = part->num_nodes; j-- > 0;) {
+      uint32_t n = part->nodes[j];
+      const etrt_ir_node *node = &g->nodes[n];
+      bool here = s->home[n] == (int32_t)k, live = false;
+      for (uint32_t o = 0; o < node->num_outputs; ++o) {
+        int32_t v = node->outputs[o];
+        live |= v >= 0 && (s->value_mark[v] == mark || (here && s->flag[v]));
+      }
+      if (!live) {
+        if (here) s->home[n] = -1;
+        continue;
+      }
+      part->nodes[--kept] = n;
+      for (uint32_t i = 0; i < node->num_inputs; ++i) {
+        int32_t v = node->inputs[i];
+        if (v < 0 || g->values[v].is_constant) continue;
+        int32_t p = etrt_partition_producer(g, v);
+        if (p >= 0 && s->node_mark[p] == mark)
+          s->value_mark[v] = mark;
+        else
+          s->flag[v] = true;
+      }
+    }
+    memmove(part->nodes, part->nodes + kept, (size_t)(part->num_nodes - kept) * sizeof *part->nodes);
+    part->num_nodes -= kept;
+  }
+}
+
+/* Removes the partitions pruning emptied and joins the neighbours that then share a
+ * device (one node list in the graph's order, each node once). */
+static etrt_status etrt_partition_join(etrt_partition_scratch *s, etrt_partitioning *result) {
+  const etrt_ir_graph *g = s->graph;
+  int32_t *renumber = malloc(((size_t)result->count + 1) * sizeof *renumber);
+  if (renumber == NULL) return etrt_partition_out_of_memory();
+  uint32_t count = 0;
+  etrt_status status = ETRT_OK;
+  for (uint32_t k = 0; k < result->count; ++k) {
+    etrt_partition *part = &result->parts[k];
+    if (part->num_nodes == 0) {
+      renumber[k] = -1;
+      free(part->nodes);
+      continue;
+    }
+    etrt_partition *last = count ? &result->parts[count - 1] : NULL;
+    if (last == NULL || !etrt_partition_same_device(last->device, part->device)) {
+      renumber[k] = (int32_t)count;
+      result->parts[count++] = *part;
+      continue;
+    }
+    renumber[k] = (int32_t)(count - 1);
+    uint32_t a = 0, b = 0, n = 0;
+    while (a < last->num_nodes || b < part->num_nodes) {
+      uint32_t x = a < last->num_nodes ? last->nodes[a] : UINT32_MAX;
+      uint32_t y = b < part->num_nodes ? part->nodes[b] : UINT32_MAX;
+      s->list[n++] = x < y ? x : y;
+      a += x <= y;
+      b += y <= x;
+    }
+    free(part->nodes);
+    if (status == ETRT_OK) status = etrt_partition_set_nodes(last, s->list, n);
+  }
+  result->count = count;
+  for (uint32_t n = 0; n < g->num_nodes; ++n)
+    if (s->home[n] >= 0) s->home[n] = renumber[s->home[n]];
+  free(renumber);
+  return status;
+}
+
+/* Inputs: values a partition reads and does not compute (graph inputs, other
+ * partitions' outputs); outputs: values a partition is the home of that others
+ * read, or graph outputs. */
+static etrt_status etrt_partition_connect(etrt_partition_scratch *s, etrt_partitioning *result) {
+  const etrt_ir_graph *g = s->graph;
+  for (uint32_t v = 0; v < g->num_values; ++v) s->flag[v] = false;
+  for (uint32_t i = 0; i < g->num_outputs; ++i) s->flag[g->outputs[i]] = true;
+  for (uint32_t k = 0; k < result->count; ++k) {
+    etrt_partition *part = &result->parts[k];
+    int32_t mark = ++s->mark;
+    uint32_t capacity = 0;
+    part->num_recomputed = 0;
+    for (uint32_t j = 0; j < part->num_nodes; ++j) {
+      const etrt_ir_node *node = &g->nodes[part->nodes[j]];
+      int32_t home = s->home[part->nodes[j]];
+      part->num_recomputed += home >= 0 && home != (int32_t)k;
+      for (uint32_t i = 0; i < node->num_inputs; ++i) {
+        int32_t v = node->inputs[i];
+        if (v < 0 || g->values[v].is_constant || s->value_mark[v] == mark) continue;
+        int32_t p = etrt_partition_producer(g, v);
+        if (p >= 0 && s->node_mark[p] == mark) continue;
+        s->value_mark[v] = mark;
+        if (p >= 0) s->flag[v] = true;
+        if (!etrt_partition_push(&part->inputs, &part->num_inputs, &capacity, v))
+          return etrt_partition_out_of_memory();
+      }
+      s->node_mark[part->nodes[j]] = mark;
+    }
+  }
+  for (uint32_t k = 0; k < result->count; ++k) {
+    etrt_partition *part = &result->parts[k];
+    uint32_t capacity = 0;
+    for (uint32_t j = 0; j < part->num_nodes; ++j) {
+      if (s->home[part->nodes[j]] != (int32_t)k) continue;
+      const etrt_ir_node *node = &g->nodes[part->nodes[j]];
+      for (uint32_t o = 0; o < node->num_outputs; ++o) {
+        int32_t v = node->outputs[o];
+        if (v < 0 || !s->flag[v]) continue;
+        if (!etrt_partition_push(&part->outputs, &part->num_outputs, &capacity, v))
+          return etrt_partition_out_of_memory();
+      }
+    }
+  }
+  return ETRT_OK;
+}
+
 etrt_status etrt_partition_graph(const etrt_ir_graph *graph, const etrt_partition_options *options,
                                  etrt_partitioning **out) {
   *out = NULL;
-  etrt_status status = ETRT_OK;
   uint32_t nn = graph->num_nodes, nv = graph->num_values;
+  etrt_partition_scratch s = {.graph = graph};
   etrt_device *devices = calloc((size_t)nn + 1, sizeof *devices);
-  int32_t *part_of_node = malloc(((size_t)nn + 1) * sizeof *part_of_node);
-  int32_t *part_of_value = malloc(((size_t)nv + 1) * sizeof *part_of_value);
-  int32_t *stamp = malloc(((size_t)nv + 1) * sizeof *stamp);
-  bool *exported = calloc((size_t)nv + 1, sizeof *exported);
+  s.home = malloc(((size_t)nn + 1) * sizeof *s.home);
+  s.node_mark = calloc((size_t)nn + 1, sizeof *s.node_mark);
+  s.value_mark = calloc((size_t)nv + 1, sizeof *s.value_mark);
+  s.flag = calloc((size_t)nv + 1, sizeof *s.flag);
+  s.list = malloc(((size_t)nn + 1) * sizeof *s.list);
+  s.heap = malloc(((size_t)nn + 1) * sizeof *s.heap);
   etrt_partitioning *result = calloc(1, sizeof *result);
-  if (!devices || !part_of_node || !part_of_value || !stamp || !exported || !result) {
-    status = etrt_error(ETRT_ERROR_OUT_OF_MEMORY, "partitioning: out of memory");
-    goto done;
+  etrt_status status = ETRT_OK;
+  if (!devices || !s.home || !s.node_mark || !s.value_mark || !s.flag || !s.list || !s.heap ||
+      !result)
+    status = etrt_partition_out_of_memory();
+  if (status == ETRT_OK) status = etrt_partition_assign(graph, options, devices);
+  if (status == ETRT_OK) status = etrt_partition_cut(&s, devices, result);
+  bool copied = false;
+  for (uint32_t k = 0; k < result->count && status == ETRT_OK; ++k) {
+    uint32_t before = result->parts[k].num_nodes;
+    status = etrt_partition_recompute(&s, &result->parts[k]);
+    copied |= result->parts[k].num_nodes != before;
   }
-  status = etrt_partition_assign(graph, options, devices);
-  if (status != ETRT_OK) goto done;
-
-  /* Cut where the device changes. */
-  uint32_t capacity = 0;
-  for (uint32_t n = 0; n < nn; ++n) {
-    part_of_node[n] = -1;
-    if (graph->nodes[n].dead) continue;
-    etrt_partition *last = result->count ? &result->parts[result->count - 1] : NULL;
-    if (last == NULL || !etrt_partition_same_device(last->device, devices[n])) {
-      if (result->count == capacity) {
-        capacity = capacity ? capacity * 2 : 4;
-        etrt_partition *grown = realloc(result->parts, capacity * sizeof *grown);
-        if (grown == NULL) {
-          status = etrt_error(ETRT_ERROR_OUT_OF_MEMORY, "partitioning: out of memory");
-          goto done;
-        }
-        result->parts = grown;
-      }
-      last = &result->parts[result->count++];
-      memset(last, 0, sizeof *last);
-      last->device = devices[n];
-      last->nodes = malloc(((size_t)nn + 1) * sizeof *last->nodes);
-      if (last->nodes == NULL) {
-        status = etrt_error(ETRT_ERROR_OUT_OF_MEMORY, "partitioning: out of memory");
-        goto done;
-      }
-    }
-    last->nodes[last->num_nodes++] = n;
-    part_of_node[n] = (int32_t)(result->count - 1);
+  if (status == ETRT_OK && copied) {
+    etrt_partition_prune(&s, result);
+    status = etrt_partition_join(&s, result);
   }
-
-  /* Inputs: values read here and computed elsewhere; outputs: values computed here
-   * and read elsewhere (or graph outputs). */
-  for (uint32_t v = 0; v < nv; ++v) {
-    int32_t producer = graph->values[v].producer;
-    part_of_value[v] = producer >= 0 ? part_of_node[producer] : -1;
-    stamp[v] = -1;
-  }
-  for (uint32_t i = 0; i < graph->num_outputs; ++i) exported[graph->outputs[i]] = true;
-  for (uint32_t k = 0; k < result->count; ++k) {
-    etrt_partition *part = &result->parts[k];
-    uint32_t input_capacity = 0;
-    for (uint32_t j = 0; j < part->num_nodes; ++j) {
-      const etrt_ir_node *node = &graph->nodes[part->nodes[j]];
-      for (uint32_t i = 0; i < node->num_inputs; ++i) {
-        int32_t v = node->inputs[i];
-        if (v < 0 || graph->values[v].is_constant || part_of_value[v] == (int32_t)k) continue;
-        if (part_of_value[v] >= 0) exported[v] = true;
-        if (stamp[v] == (int32_t)k) continue;
-        stamp[v] = (int32_t)k;
-        if (!etrt_partition_push(&part->inputs, &part->num_inputs, &input_capacity, v)) {
-          status = etrt_error(ETRT_ERROR_OUT_OF_MEMORY, "partitioning: out of memory");
-          goto done;
-        }
-      }
-    }
-  }
-  for (uint32_t k = 0; k < result->count; ++k) {
-    etrt_partition *part = &result->parts[k];
-    uint32_t output_capacity = 0;
-    for (uint32_t j = 0; j < part->num_nodes; ++j) {
-      const etrt_ir_node *node = &graph->nodes[part->nodes[j]];
-      for (uint32_t o = 0; o < node->num_outputs; ++o) {
-        int32_t v = node->outputs[o];
-        if (v < 0 || !exported[v]) continue;
-        if (!etrt_partition_push(&part->outputs, &part->num_outputs, &output_capacity, v)) {
-          status = etrt_error(ETRT_ERROR_OUT_OF_MEMORY, "partitioning: out of memory");
-          goto done;
-        }
-      }
-    }
-  }
-done:
+  if (status == ETRT_OK) status = etrt_partition_connect(&s, result);
   free(devices);
-  free(part_of_node);
-  free(part_of_value);
-  free(stamp);
-  free(exported);
+  free(s.home);
+  free(s.node_mark);
+  free(s.value_mark);
+  free(s.flag);
+  free(s.list);
+  free(s.heap);
   if (status != ETRT_OK) {
     etrt_partitioning_destroy(result);
     return status;
@@ -249,7 +457,11 @@ void etrt_partition_describe(const etrt_ir_graph *graph, const etrt_partition *p
     first = false;
   }
   if (used > 0 && (size_t)used + 2 <= size) {
-    snprintf(buf + used, size - (size_t)used, ")");
+    if (part->num_recomputed > 0)
+      snprintf(buf + used, size - (size_t)used, "), %u recomputed from other partitions",
+               part->num_recomputed);
+    else
+      snprintf(buf + used, size - (size_t)used, ")");
   } else if (size > 5) {
     memcpy(buf + size - 5, "...)", 5);
   }

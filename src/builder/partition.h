@@ -29,15 +29,20 @@ typedef struct etrt_partition_options {
 
 typedef struct etrt_partition {
   etrt_device device;
-  uint32_t *nodes; /* node indices, in order */
+  /* Node indices, in the graph's order. A node computing a value that this
+   * partition's plan needs when it is built (a value input, and what it is
+   * computed from) is listed here even when another partition computes it too:
+   * each plan evaluates such values itself. */
+  uint32_t *nodes;
   uint32_t num_nodes;
+  uint32_t num_recomputed; /* of nodes, those whose outputs another partition provides */
   /* Values computed outside (graph inputs, other partitions' outputs) that the
    * nodes read, in order of first read. Constants are not inputs: they go into the
    * partition's plan. */
   int32_t *inputs;
   uint32_t num_inputs;
   /* Values computed here that later partitions or the graph outputs read, in the
-   * order the nodes write them. */
+   * order the nodes write them (never those of the recomputed nodes). */
   int32_t *outputs;
   uint32_t num_outputs;
 } etrt_partition;
@@ -57,8 +62,11 @@ bool etrt_partition_cuda_default(const etrt_ir_graph *graph, const etrt_ir_node 
 /* Assigns every live node a device (a placement by name wins; a CUDA target keeps a
  * node on the GPU when cuda_supports says so and no plan needs its outputs on the
  * host when it is built (etrt_host_values_find), else the CPU) and cuts the node
- * order where the device changes. Refuses a placement naming no node, or putting
- * on a GPU a node the GPU cannot run. */
+ * order where the device changes. A partition that needs on the host a value another
+ * partition computes recomputes its chain (see etrt_partition.nodes); a partition
+ * left with nothing to do then is dropped and its neighbours joined when they share
+ * a device. Refuses a placement naming no node, or putting on a GPU a node the GPU
+ * cannot run. */
 etrt_status etrt_partition_graph(const etrt_ir_graph *graph, const etrt_partition_options *options,
                                  etrt_partitioning **out);
 void etrt_partitioning_destroy(etrt_partitioning *partitioning);
