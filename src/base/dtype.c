@@ -1,20 +1,22 @@
+#include "base/dtype.h"
+
 #include <stdio.h>
 #include <string.h>
 
-#include "etrt/types.h"
-
+/* Per dtype: its name, bytes per element and ONNX's TensorProto.DataType number. */
 static const struct {
   etrt_dtype dtype;
   const char *name;
   size_t size;
+  int32_t onnx;
 } etrt_dtype_table[] = {
-    {ETRT_DTYPE_UINT8, "uint8", 1},     {ETRT_DTYPE_INT8, "int8", 1},
-    {ETRT_DTYPE_INT16, "int16", 2},     {ETRT_DTYPE_INT32, "int32", 4},
-    {ETRT_DTYPE_INT64, "int64", 8},     {ETRT_DTYPE_FLOAT16, "float16", 2},
-    {ETRT_DTYPE_FLOAT32, "float32", 4}, {ETRT_DTYPE_FLOAT64, "float64", 8},
-    {ETRT_DTYPE_BOOL, "bool", 1},       {ETRT_DTYPE_BFLOAT16, "bfloat16", 2},
-    {ETRT_DTYPE_UINT16, "uint16", 2},   {ETRT_DTYPE_UINT32, "uint32", 4},
-    {ETRT_DTYPE_UINT64, "uint64", 8},
+    {ETRT_DTYPE_UINT8, "uint8", 1, 2},       {ETRT_DTYPE_INT8, "int8", 1, 3},
+    {ETRT_DTYPE_INT16, "int16", 2, 5},       {ETRT_DTYPE_INT32, "int32", 4, 6},
+    {ETRT_DTYPE_INT64, "int64", 8, 7},       {ETRT_DTYPE_FLOAT16, "float16", 2, 10},
+    {ETRT_DTYPE_FLOAT32, "float32", 4, 1},   {ETRT_DTYPE_FLOAT64, "float64", 8, 11},
+    {ETRT_DTYPE_BOOL, "bool", 1, 9},         {ETRT_DTYPE_BFLOAT16, "bfloat16", 2, 16},
+    {ETRT_DTYPE_UINT16, "uint16", 2, 4},     {ETRT_DTYPE_UINT32, "uint32", 4, 12},
+    {ETRT_DTYPE_UINT64, "uint64", 8, 13},
 };
 
 #define ETRT_DTYPE_COUNT (sizeof etrt_dtype_table / sizeof etrt_dtype_table[0])
@@ -38,6 +40,20 @@ etrt_dtype etrt_dtype_from_name(const char *name) {
     if (strcmp(etrt_dtype_table[i].name, name) == 0) return etrt_dtype_table[i].dtype;
   }
   return ETRT_DTYPE_INVALID;
+}
+
+etrt_dtype etrt_dtype_from_onnx(int64_t onnx_type) {
+  for (size_t i = 0; i < ETRT_DTYPE_COUNT; ++i) {
+    if (etrt_dtype_table[i].onnx == onnx_type) return etrt_dtype_table[i].dtype;
+  }
+  return ETRT_DTYPE_INVALID;
+}
+
+int32_t etrt_dtype_to_onnx(etrt_dtype dtype) {
+  for (size_t i = 0; i < ETRT_DTYPE_COUNT; ++i) {
+    if (etrt_dtype_table[i].dtype == dtype) return etrt_dtype_table[i].onnx;
+  }
+  return 0;
 }
 
 char *etrt_device_format(etrt_device device, char *buf, size_t size) {

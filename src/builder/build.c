@@ -225,16 +225,25 @@ static void etrt_build_report_model(etrt_build *b, const char *what, size_t byte
                       etrt_build_seconds(&b->started));
 }
 
+/* Starts a build with `options` (NULL: the defaults, written into *defaults) and
+ * checks them. */
+static etrt_status etrt_build_begin(etrt_build *b, const etrt_build_options *options,
+                                    etrt_build_options *defaults) {
+  etrt_build_options_init(defaults);
+  memset(b, 0, sizeof *b);
+  b->options = options ? options : defaults;
+  clock_gettime(CLOCK_MONOTONIC, &b->started);
+  return etrt_build_check_options(b);
+}
+
 etrt_status etrt_build_onnx_memory(const void *onnx, size_t onnx_size,
                                    const etrt_build_options *options, uint8_t **pte,
                                    size_t *pte_size) {
   *pte = NULL;
   *pte_size = 0;
   etrt_build_options defaults;
-  etrt_build_options_init(&defaults);
-  etrt_build b = {.options = options ? options : &defaults};
-  clock_gettime(CLOCK_MONOTONIC, &b.started);
-  etrt_status status = etrt_build_check_options(&b);
+  etrt_build b;
+  etrt_status status = etrt_build_begin(&b, options, &defaults);
   etrt_onnx_model *model = NULL;
   if (status == ETRT_OK) status = etrt_onnx_model_parse(onnx, onnx_size, NULL, &model);
   if (status == ETRT_OK) {
@@ -249,10 +258,8 @@ etrt_status etrt_build_onnx_memory(const void *onnx, size_t onnx_size,
 etrt_status etrt_build_onnx_file(const char *onnx_path, const etrt_build_options *options,
                                  const char *pte_path) {
   etrt_build_options defaults;
-  etrt_build_options_init(&defaults);
-  etrt_build b = {.options = options ? options : &defaults};
-  clock_gettime(CLOCK_MONOTONIC, &b.started);
-  etrt_status status = etrt_build_check_options(&b);
+  etrt_build b;
+  etrt_status status = etrt_build_begin(&b, options, &defaults);
   etrt_onnx_model *model = NULL;
   uint8_t *pte = NULL;
   size_t pte_size = 0;

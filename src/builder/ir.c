@@ -424,26 +424,45 @@ int32_t etrt_ir_single_consumer(const etrt_ir_graph *graph, int32_t value) {
   return found;
 }
 
-etrt_status etrt_ir_sort(etrt_ir_graph *graph) {
-  uint32_t n = graph->num_nodes;
-  if (n == 0) return ETRT_OK;
-  /* Kahn's algorithm, always taking the lowest-numbered ready node, so that a model
-   * that is already sorted keeps its order. */
-  uint32_t *pending = calloc(n, sizeof *pending);     /* unmet inputs per node */
-  uint32_t *order = malloc(n * sizeof *order);
-  uint32_t *heap = malloc(n * sizeof *heap);
-  /* Readers of each value: CSR lists. */
-  uint32_t *reader_start = calloc((size_t)graph->num_values + 1, sizeof *reader_start);
-  etrt_ir_node *sorted = malloc(n * sizeof *sorted);
-  int32_t *renumber = malloc(n * sizeof *renumber);
-  uint32_t total_reads = 0;
-  for (uint32_t i = 0; i < n; ++i) total_reads += graph->nodes[i].num_inputs;
-  uint32_t *readers = malloc(((size_t)total_reads + 1) * sizeof *readers);
-  etrt_status status = ETRT_OK;
-  if (!pending || !order || !heap || !reader_start || !sorted || !renumber || !readers) {
-    status = etrt_error(ETRT_ERROR_OUT_OF_MEMORY, "graph: out of memory (sort)");
-    goto done;
+/* A binary min-heap of node indices: the sort always takes the lowest ready node. */
+typedef struct etrt_ir_heap {
+  uint32_t *items;
+  uint32_t size;
+} etrt_ir_heap;
+
+static void etrt_ir_heap_push(etrt_ir_heap *h, uint32_t x) {
+  uint32_t c = h->size++;
+  h->items[c] = x;
+  while (c > 0 && h->items[(c - 1) / 2] > h->items[c]) {
+    uint32_t p = (c - 1) / 2, t = h->items[p];
+    h->items[p] = h->items[c];
+    h->items[c] = t;
+    c = p;
   }
+}
+
+static uint32_t etrt_ir_heap_pop(etrt_ir_heap *h) {
+  uint32_t *heap = h->items, top = heap[0];
+  heap[0] = heap[--h->size];
+  for (uint32_t c = 0;;) {
+    uint32_t l = 2 * c + 1, r = l + 1, m = c;
+    if (l < h->size && heap[l] < heap[m]) m = l;
+    if (r < h->size && heap[r] < heap[m]) m = r;
+    if (m == c) break;
+    uint32_t t = heap[m];
+    heap[m] = heap[c];
+    heap[c] = t;
+    c = m;
+  }
+  return top;
+}
+
+/* Counts each node's inputs that other nodes produce (pending) and, as CSR lists,
+ * the readers of each produced value (reader_start, readers); refuses an input
+ * that nothing defines. */
+static etrt_status etrt_ir_sort_readers(const etrt_ir_graph *graph, uint32_t *pending,
+                                        uint32_t *reader_start, uint32_t *readers) {
+  uint32_t n = graph->num_nodes;
   for (uint32_t i = 0; i < n; ++i) {
     const etrt_ir_node *node = &graph->nodes[i];
     for (uint32_t k = 0; k < node->num_inputs; ++k) {
@@ -451,13 +470,11 @@ etrt_status etrt_ir_sort(etrt_ir_graph *graph) {
       if (v < 0) continue;
       const etrt_ir_value *value = &graph->values[v];
       if (value->producer < 0) {
-        if (!value->is_constant && value->input_index < 0) {
-          status = etrt_error(ETRT_ERROR_INVALID_FORMAT,
-                              "graph: node '%s' (%s) reads '%s', which no node, input or "
-                              "initializer defines",
-                              node->name, node->op_type, value->name);
-          goto done;
-        }
+        if (!value->is_constant && value->input_index < 0)
+          return etrt_error(ETRT_ERROR_INVALID_FORMAT,
+                            "graph: node '%s' (%s) reads '%s', which no node, input or "
+                            "initializer defines",
+                            node->name, node->op_type, value->name);
         continue;
       }
       pending[i]++;
@@ -465,59 +482,55 @@ etrt_status etrt_ir_sort(etrt_ir_graph *graph) {
     }
   }
   for (uint32_t v = 0; v < graph->num_values; ++v) reader_start[v + 1] += reader_start[v];
-  {
-    uint32_t *fill = calloc((size_t)graph->num_values + 1, sizeof *fill);
-    if (fill == NULL) {
-      status = etrt_error(ETRT_ERROR_OUT_OF_MEMORY, "graph: out of memory (sort)");
-      goto done;
+  uint32_t *fill = calloc((size_t)graph->num_values + 1, sizeof *fill);
+  if (fill == NULL) return etrt_error(ETRT_ERROR_OUT_OF_MEMORY, "graph: out of memory (sort)");
+  for (uint32_t i = 0; i < n; ++i) {
+    const etrt_ir_node *node = &graph->nodes[i];
+    for (uint32_t k = 0; k < node->num_inputs; ++k) {
+      int32_t v = node->inputs[k];
+      if (v < 0 || graph->values[v].producer < 0) continue;
+      readers[reader_start[v] + fill[v]++] = i;
     }
-    for (uint32_t i = 0; i < n; ++i) {
-      const etrt_ir_node *node = &graph->nodes[i];
-      for (uint32_t k = 0; k < node->num_inputs; ++k) {
-        int32_t v = node->inputs[k];
-        if (v < 0 || graph->values[v].producer < 0) continue;
-        readers[reader_start[v] + fill[v]++] = i;
-      }
-    }
-    free(fill);
   }
-  uint32_t heap_size = 0, done_count = 0;
-#define ETRT_HEAP_PUSH(x)                                                   \
-  do {                                                                      \
-    uint32_t c_ = heap_size++;                                              \
-    heap[c_] = (x);                                                         \
-    while (c_ > 0 && heap[(c_ - 1) / 2] > heap[c_]) {                       \
-      uint32_t p_ = (c_ - 1) / 2, t_ = heap[p_];                            \
-      heap[p_] = heap[c_];                                                  \
-      heap[c_] = t_;                                                        \
-      c_ = p_;                                                              \
-    }                                                                       \
-  } while (0)
+  free(fill);
+  return ETRT_OK;
+}
+
+etrt_status etrt_ir_sort(etrt_ir_graph *graph) {
+  uint32_t n = graph->num_nodes;
+  if (n == 0) return ETRT_OK;
+  /* Kahn's algorithm, always taking the lowest-numbered ready node, so that a model
+   * that is already sorted keeps its order. */
+  uint32_t *pending = calloc(n, sizeof *pending); /* unmet inputs per node */
+  uint32_t *order = malloc(n * sizeof *order);
+  etrt_ir_heap heap = {malloc(n * sizeof *heap.items), 0};
+  uint32_t *reader_start = calloc((size_t)graph->num_values + 1, sizeof *reader_start);
+  etrt_ir_node *sorted = malloc(n * sizeof *sorted);
+  int32_t *renumber = malloc(n * sizeof *renumber);
+  uint32_t total_reads = 0;
+  for (uint32_t i = 0; i < n; ++i) total_reads += graph->nodes[i].num_inputs;
+  uint32_t *readers = malloc(((size_t)total_reads + 1) * sizeof *readers);
+  etrt_status status = ETRT_OK;
+  if (!pending || !order || !heap.items || !reader_start || !sorted || !renumber || !readers) {
+    status = etrt_error(ETRT_ERROR_OUT_OF_MEMORY, "graph: out of memory (sort)");
+    goto done;
+  }
+  status = etrt_ir_sort_readers(graph, pending, reader_start, readers);
+  if (status != ETRT_OK) goto done;
+  uint32_t done_count = 0;
   for (uint32_t i = 0; i < n; ++i)
-    if (pending[i] == 0) ETRT_HEAP_PUSH(i);
-  while (heap_size > 0) {
-    uint32_t top = heap[0];
-    heap[0] = heap[--heap_size];
-    for (uint32_t c = 0;;) {
-      uint32_t l = 2 * c + 1, r = l + 1, m = c;
-      if (l < heap_size && heap[l] < heap[m]) m = l;
-      if (r < heap_size && heap[r] < heap[m]) m = r;
-      if (m == c) break;
-      uint32_t t = heap[m];
-      heap[m] = heap[c];
-      heap[c] = t;
-      c = m;
-    }
+    if (pending[i] == 0) etrt_ir_heap_push(&heap, i);
+  while (heap.size > 0) {
+    uint32_t top = etrt_ir_heap_pop(&heap);
     order[done_count++] = top;
     const etrt_ir_node *node = &graph->nodes[top];
     for (uint32_t o = 0; o < node->num_outputs; ++o) {
       int32_t v = node->outputs[o];
       if (v < 0) continue;
       for (uint32_t r = reader_start[v]; r < reader_start[v + 1]; ++r)
-        if (--pending[readers[r]] == 0) ETRT_HEAP_PUSH(readers[r]);
+        if (--pending[readers[r]] == 0) etrt_ir_heap_push(&heap, readers[r]);
     }
   }
-#undef ETRT_HEAP_PUSH
   if (done_count != n) {
     const etrt_ir_node *stuck = NULL;
     for (uint32_t i = 0; i < n && stuck == NULL; ++i)
@@ -537,7 +550,7 @@ etrt_status etrt_ir_sort(etrt_ir_graph *graph) {
 done:
   free(pending);
   free(order);
-  free(heap);
+  free(heap.items);
   free(reader_start);
   free(readers);
   free(sorted);

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "base/checked.h"
+#include "base/dtype.h"
 #include "base/status.h"
 
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
@@ -32,40 +33,19 @@ const char *etrt_onnx_data_type_name(int32_t onnx_type) {
   return unknown;
 }
 
-static const struct {
-  int32_t onnx;
-  etrt_dtype dtype;
-} etrt_onnx_dtype_table[] = {
-    {ETRT_ONNX_FLOAT, ETRT_DTYPE_FLOAT32},   {ETRT_ONNX_UINT8, ETRT_DTYPE_UINT8},
-    {ETRT_ONNX_INT8, ETRT_DTYPE_INT8},       {ETRT_ONNX_UINT16, ETRT_DTYPE_UINT16},
-    {ETRT_ONNX_INT16, ETRT_DTYPE_INT16},     {ETRT_ONNX_INT32, ETRT_DTYPE_INT32},
-    {ETRT_ONNX_INT64, ETRT_DTYPE_INT64},     {ETRT_ONNX_BOOL, ETRT_DTYPE_BOOL},
-    {ETRT_ONNX_FLOAT16, ETRT_DTYPE_FLOAT16}, {ETRT_ONNX_DOUBLE, ETRT_DTYPE_FLOAT64},
-    {ETRT_ONNX_UINT32, ETRT_DTYPE_UINT32},   {ETRT_ONNX_UINT64, ETRT_DTYPE_UINT64},
-    {ETRT_ONNX_BFLOAT16, ETRT_DTYPE_BFLOAT16},
-};
-#define ETRT_ONNX_DTYPE_COUNT (sizeof etrt_onnx_dtype_table / sizeof etrt_onnx_dtype_table[0])
-
 etrt_status etrt_onnx_dtype_to_etrt(int32_t onnx_type, etrt_dtype *out) {
-  for (size_t i = 0; i < ETRT_ONNX_DTYPE_COUNT; ++i) {
-    if (etrt_onnx_dtype_table[i].onnx == onnx_type) {
-      *out = etrt_onnx_dtype_table[i].dtype;
-      return ETRT_OK;
-    }
-  }
-  *out = ETRT_DTYPE_INVALID;
+  *out = etrt_dtype_from_onnx(onnx_type);
+  if (*out != ETRT_DTYPE_INVALID) return ETRT_OK;
   return etrt_error(ETRT_ERROR_UNSUPPORTED, "ONNX element type %s (%d) is not supported",
                     etrt_onnx_data_type_name(onnx_type), (int)onnx_type);
 }
 
 etrt_status etrt_onnx_dtype_from_etrt(etrt_dtype dtype, int32_t *out) {
-  for (size_t i = 0; i < ETRT_ONNX_DTYPE_COUNT; ++i) {
-    if (etrt_onnx_dtype_table[i].dtype == dtype) {
-      *out = etrt_onnx_dtype_table[i].onnx;
-      return ETRT_OK;
-    }
-  }
-  return etrt_error(ETRT_ERROR_INVALID_ARGUMENT, "dtype %d has no ONNX element type", (int)dtype);
+  int32_t onnx_type = etrt_dtype_to_onnx(dtype);
+  if (onnx_type == ETRT_ONNX_UNDEFINED)
+    return etrt_error(ETRT_ERROR_INVALID_ARGUMENT, "dtype %d has no ONNX element type", (int)dtype);
+  *out = onnx_type;
+  return ETRT_OK;
 }
 
 /* The typed field ONNX stores a type's values in, and how many entries per element;

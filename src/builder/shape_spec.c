@@ -49,7 +49,8 @@ static const etrt_flag_format etrt_shape_format = {
     .parse_failure =
         "a size is too large or has more than " ETRT_FLAG_TEXT_NUMBER(ETRT_MAX_RANK) " axes",
 };
-_Static_assert(ETRT_MAX_RANK <= ETRT_FLAG_TEXT_MAX_VALUES, "a --shape field fits the check's buffer");
+_Static_assert(ETRT_MAX_RANK <= ETRT_FLAG_TEXT_MAX_VALUES,
+               "a --shape field fits the check's buffer");
 
 etrt_status etrt_shape_spec_check(const char *spec) {
   return etrt_flag_text_check(spec, &etrt_shape_format);
@@ -87,7 +88,8 @@ static etrt_status etrt_shape_resolve(const etrt_ir_graph *graph, const char *sp
     }
   }
   if (!etrt_flag_text_split(spec, 1, &etrt_shape_format, text))
-    return etrt_error(ETRT_ERROR_INVALID_ARGUMENT, "--shape '%s': %s", spec, etrt_shape_format.syntax);
+    return etrt_error(ETRT_ERROR_INVALID_ARGUMENT, "--shape '%s': %s", spec,
+                      etrt_shape_format.syntax);
   char known[512] = "";
   size_t used = 0;
   for (uint32_t i = 0; i < graph->num_inputs && used + 2 < sizeof known; ++i) {

@@ -75,7 +75,8 @@ static etrt_status etrt_values_apply_one(etrt_ir_graph *graph, const char *spec,
       id = etrt_flag_text_find_input(graph, &text);
   if (id < 0) {
     if (!etrt_flag_text_split(spec, 1, &etrt_values_format, &text))
-      return etrt_error(ETRT_ERROR_INVALID_ARGUMENT, "--shape-values '%s': %s", spec, etrt_values_format.syntax);
+      return etrt_error(ETRT_ERROR_INVALID_ARGUMENT, "--shape-values '%s': %s", spec,
+                        etrt_values_format.syntax);
     return etrt_error(ETRT_ERROR_INVALID_ARGUMENT, "--shape-values '%s': the model has no input named '%.*s'",
                       spec, (int)text.name_size, text.name);
   }

@@ -105,6 +105,18 @@ static etrt_status etrt_network_check_shape(const char *what, const char *name, 
   return ETRT_OK;
 }
 
+/* Makes value `id`, just appended, a graph input; on failure the value is dropped
+ * again. */
+static etrt_status etrt_network_add_graph_input(etrt_network *network, int32_t id, int32_t *out) {
+  etrt_status s = etrt_graph_add_io(&network->graph, 1, id);
+  if (s != ETRT_OK) {
+    --network->graph.value_count;
+    return s;
+  }
+  *out = id;
+  return ETRT_OK;
+}
+
 etrt_status etrt_network_add_input(etrt_network *network, const char *name, etrt_dtype dtype,
                                    int32_t rank, const int64_t *min_sizes,
                                    const int64_t *max_sizes, int32_t *out) {
@@ -120,13 +132,7 @@ etrt_status etrt_network_add_input(etrt_network *network, const char *name, etrt
   }
   int32_t id;
   ETRT_RETURN_IF_ERROR(etrt_network_append(network, &v, NULL, NULL, &id));
-  etrt_status s = etrt_graph_add_io(&network->graph, 1, id);
-  if (s != ETRT_OK) {
-    --network->graph.value_count;
-    return s;
-  }
-  *out = id;
-  return ETRT_OK;
+  return etrt_network_add_graph_input(network, id, out);
 }
 
 etrt_status etrt_network_add_shape_input(etrt_network *network, const char *name, int64_t count,
@@ -156,13 +162,7 @@ etrt_status etrt_network_add_shape_input(etrt_network *network, const char *name
   const etrt_graph_value *stored = &network->graph.values[id];
   network->host[id].at[0] = stored->min_values;
   network->host[id].at[1] = stored->max_values;
-  etrt_status s = etrt_graph_add_io(&network->graph, 1, id);
-  if (s != ETRT_OK) {
-    --network->graph.value_count;
-    return s;
-  }
-  *out = id;
-  return ETRT_OK;
+  return etrt_network_add_graph_input(network, id, out);
 }
 
 etrt_status etrt_network_add_constant(etrt_network *network, const char *name, etrt_dtype dtype,

@@ -16,9 +16,19 @@ typedef struct pte_writer {
 
 #define MAX_SLOTS 10
 
-/* Records the positions of a just-ended table's offset fields, by slot. */
-static void take_slots(pte_writer *w, size_t refs[MAX_SLOTS]) {
+/* Ends the table being written and records the positions of its offset fields, by
+ * slot, for the children written after it to patch. */
+static size_t end_table(pte_writer *w, size_t refs[MAX_SLOTS]) {
+  size_t pos = etrt_fb_table_end(&w->b);
   for (int s = 0; s < MAX_SLOTS; ++s) refs[s] = etrt_fb_slot_pos(&w->b, s);
+  return pos;
+}
+
+/* A table of nothing but `count` offset fields, in slots 0 to count - 1. */
+static size_t write_offsets_table(pte_writer *w, int count, size_t refs[MAX_SLOTS]) {
+  etrt_fb_table_begin(&w->b);
+  for (int s = 0; s < count; ++s) etrt_fb_add_offset(&w->b, s);
+  return end_table(w, refs);
 }
 
 static bool usable(pte_writer *w, const void *data, size_t count, const char *what) {
@@ -83,8 +93,7 @@ static size_t write_extra(pte_writer *w, const etrt_pte_extra_tensor_info *e) {
   etrt_fb_add_i8(&w->b, 2, (int8_t)e->location, 0);
   etrt_fb_add_i8(&w->b, 3, (int8_t)e->device_type, 0);
   etrt_fb_add_i8(&w->b, 4, (int8_t)e->device_index, 0);
-  size_t pos = etrt_fb_table_end(&w->b);
-  take_slots(w, refs);
+  size_t pos = end_table(w, refs);
   patch_optional_str(w, refs[1], e->fully_qualified_name);
   return pos;
 }
@@ -102,8 +111,7 @@ static size_t write_tensor(pte_writer *w, const etrt_pte_tensor *t) {
   etrt_fb_add_i8(&w->b, PTE_TENSOR_LAYOUT, (int8_t)t->layout, 0);
   etrt_fb_add_i8(&w->b, PTE_TENSOR_SHAPE_DYNAMISM, (int8_t)t->shape_dynamism, 0);
   if (t->has_extra_tensor_info) etrt_fb_add_offset(&w->b, PTE_TENSOR_EXTRA_TENSOR_INFO);
-  size_t pos = etrt_fb_table_end(&w->b);
-  take_slots(w, refs);
+  size_t pos = end_table(w, refs);
   patch(w, refs[PTE_TENSOR_SIZES], NUMBERS(w, t->sizes, "Tensor.sizes"));
   patch(w, refs[PTE_TENSOR_DIM_ORDER], NUMBERS(w, t->dim_order, "Tensor.dim_order"));
   if (t->has_allocation_info) patch(w, refs[PTE_TENSOR_ALLOCATION_INFO], write_allocation(w, &t->allocation_info));
@@ -140,8 +148,7 @@ static size_t write_value_member(pte_writer *w, const etrt_pte_value *v) {
   /* The remaining kinds are a table with one offset field in slot 0. */
   etrt_fb_table_begin(&w->b);
   if (v->kind != ETRT_PTE_VALUE_STRING || v->string_val.data) etrt_fb_add_offset(&w->b, 0);
-  size_t pos = etrt_fb_table_end(&w->b);
-  take_slots(w, refs);
+  size_t pos = end_table(w, refs);
   size_t child = 0;
   switch (v->kind) {
     case ETRT_PTE_VALUE_STRING:
@@ -169,8 +176,7 @@ static size_t write_union_holder(pte_writer *w, uint8_t tag, size_t (*member)(pt
   etrt_fb_table_begin(&w->b);
   etrt_fb_add_u8(&w->b, 0, tag, 0);
   etrt_fb_add_offset(&w->b, 1);
-  size_t pos = etrt_fb_table_end(&w->b);
-  take_slots(w, refs);
+  size_t pos = end_table(w, refs);
   patch(w, refs[1], member(w, item));
   return pos;
 }
@@ -186,8 +192,7 @@ static size_t write_scratch(pte_writer *w, const etrt_pte_delegate_scratch *s) {
   etrt_fb_table_begin(&w->b);
   if (s->has_allocation) etrt_fb_add_offset(&w->b, 0);
   etrt_fb_add_u64(&w->b, 1, s->size, 0);
-  size_t pos = etrt_fb_table_end(&w->b);
-  take_slots(w, refs);
+  size_t pos = end_table(w, refs);
   if (s->has_allocation) patch(w, refs[0], write_allocation(w, &s->allocation));
   return pos;
 }
@@ -199,8 +204,7 @@ static size_t write_call(pte_writer *w, int32_t index, etrt_pte_i32s args,
   etrt_fb_add_i32(&w->b, 0, index, 0);
   etrt_fb_add_offset(&w->b, 1);
   if (scratch_count > 0) etrt_fb_add_offset(&w->b, 2);
-  size_t pos = etrt_fb_table_end(&w->b);
-  take_slots(w, refs);
+  size_t pos = end_table(w, refs);
   patch(w, refs[1], NUMBERS(w, args, "args"));
   if (scratch_count > 0) {
     TABLE_VECTOR(w, scratch, scratch_count, write_scratch, "DelegateCall.scratch");
@@ -244,12 +248,7 @@ static size_t write_instruction(pte_writer *w, const etrt_pte_instruction *in) {
 
 static size_t write_chain(pte_writer *w, const etrt_pte_chain *c) {
   size_t refs[MAX_SLOTS], result_;
-  etrt_fb_table_begin(&w->b);
-  etrt_fb_add_offset(&w->b, 0);
-  etrt_fb_add_offset(&w->b, 1);
-  etrt_fb_add_offset(&w->b, 2);
-  size_t pos = etrt_fb_table_end(&w->b);
-  take_slots(w, refs);
+  size_t pos = write_offsets_table(w, 3, refs);
   patch(w, refs[0], NUMBERS(w, c->inputs, "Chain.inputs"));
   patch(w, refs[1], NUMBERS(w, c->outputs, "Chain.outputs"));
   TABLE_VECTOR(w, c->instructions, c->instructions_count, write_instruction, "Chain.instructions");
@@ -259,11 +258,7 @@ static size_t write_chain(pte_writer *w, const etrt_pte_chain *c) {
 
 static size_t write_operator(pte_writer *w, const etrt_pte_operator *op) {
   size_t refs[MAX_SLOTS];
-  etrt_fb_table_begin(&w->b);
-  etrt_fb_add_offset(&w->b, 0);
-  etrt_fb_add_offset(&w->b, 1);
-  size_t pos = etrt_fb_table_end(&w->b);
-  take_slots(w, refs);
+  size_t pos = write_offsets_table(w, 2, refs);
   patch(w, refs[0], str_or_empty(w, op->name));
   patch(w, refs[1], str_or_empty(w, op->overload));
   return pos;
@@ -271,11 +266,7 @@ static size_t write_operator(pte_writer *w, const etrt_pte_operator *op) {
 
 static size_t write_compile_spec(pte_writer *w, const etrt_pte_compile_spec *s) {
   size_t refs[MAX_SLOTS];
-  etrt_fb_table_begin(&w->b);
-  etrt_fb_add_offset(&w->b, 0);
-  etrt_fb_add_offset(&w->b, 1);
-  size_t pos = etrt_fb_table_end(&w->b);
-  take_slots(w, refs);
+  size_t pos = write_offsets_table(w, 2, refs);
   patch(w, refs[0], str_or_empty(w, s->key));
   patch(w, refs[1], write_bytes(w, s->value, 1, "CompileSpec.value"));
   return pos;
@@ -283,12 +274,7 @@ static size_t write_compile_spec(pte_writer *w, const etrt_pte_compile_spec *s) 
 
 static size_t write_delegate(pte_writer *w, const etrt_pte_delegate *d) {
   size_t refs[MAX_SLOTS], result_;
-  etrt_fb_table_begin(&w->b);
-  etrt_fb_add_offset(&w->b, 0);
-  etrt_fb_add_offset(&w->b, 1);
-  etrt_fb_add_offset(&w->b, 2);
-  size_t pos = etrt_fb_table_end(&w->b);
-  take_slots(w, refs);
+  size_t pos = write_offsets_table(w, 3, refs);
   patch(w, refs[0], str_or_empty(w, d->id));
   etrt_fb_table_begin(&w->b);
   etrt_fb_add_i8(&w->b, 0, (int8_t)d->location, 0);
@@ -314,16 +300,14 @@ static size_t write_plan(pte_writer *w, const etrt_pte_plan *p) {
   if (p->has_container_meta_type) etrt_fb_add_offset(&w->b, PTE_PLAN_CONTAINER_META_TYPE);
   for (int s = PTE_PLAN_VALUES; s <= PTE_PLAN_NON_CONST_BUFFER_SIZES; ++s) etrt_fb_add_offset(&w->b, s);
   if (p->non_const_buffer_device_count > 0) etrt_fb_add_offset(&w->b, PTE_PLAN_NON_CONST_BUFFER_DEVICE);
-  size_t pos = etrt_fb_table_end(&w->b);
-  take_slots(w, refs);
+  size_t pos = end_table(w, refs);
   patch_optional_str(w, refs[PTE_PLAN_NAME], p->name);
   if (p->has_container_meta_type) {
     size_t meta_refs[MAX_SLOTS];
     etrt_fb_table_begin(&w->b);
     add_optional_str(w, 0, p->encoded_inp_str);
     add_optional_str(w, 1, p->encoded_out_str);
-    patch(w, refs[PTE_PLAN_CONTAINER_META_TYPE], etrt_fb_table_end(&w->b));
-    take_slots(w, meta_refs);
+    patch(w, refs[PTE_PLAN_CONTAINER_META_TYPE], end_table(w, meta_refs));
     patch_optional_str(w, meta_refs[0], p->encoded_inp_str);
     patch_optional_str(w, meta_refs[1], p->encoded_out_str);
   }
@@ -349,10 +333,7 @@ static size_t write_plan(pte_writer *w, const etrt_pte_plan *p) {
 
 static size_t write_inline_buffer(pte_writer *w, const etrt_pte_bytes *bytes) {
   size_t refs[MAX_SLOTS];
-  etrt_fb_table_begin(&w->b);
-  etrt_fb_add_offset(&w->b, 0);
-  size_t pos = etrt_fb_table_end(&w->b);
-  take_slots(w, refs);
+  size_t pos = write_offsets_table(w, 1, refs);
   patch(w, refs[0], write_bytes(w, *bytes, PTE_INLINE_ALIGNMENT, "inline data"));
   return pos;
 }
@@ -375,8 +356,7 @@ static size_t write_subsegments(pte_writer *w, const etrt_pte_subsegment_offsets
   etrt_fb_table_begin(&w->b);
   etrt_fb_add_u32(&w->b, 0, s->segment_index, 0);
   etrt_fb_add_offset(&w->b, 1);
-  size_t pos = etrt_fb_table_end(&w->b);
-  take_slots(w, refs);
+  size_t pos = end_table(w, refs);
   patch(w, refs[1], NUMBERS(w, s->offsets, "SubsegmentOffsets.offsets"));
   return pos;
 }
@@ -386,8 +366,7 @@ static size_t write_named_data(pte_writer *w, const etrt_pte_named_data *n) {
   etrt_fb_table_begin(&w->b);
   etrt_fb_add_offset(&w->b, 0);
   etrt_fb_add_u32(&w->b, 1, n->segment_index, 0);
-  size_t pos = etrt_fb_table_end(&w->b);
-  take_slots(w, refs);
+  size_t pos = end_table(w, refs);
   patch(w, refs[0], str_or_empty(w, n->key));
   return pos;
 }
@@ -427,8 +406,7 @@ static size_t write_program(pte_writer *w, const etrt_pte_program *m, const segm
   if (m->has_constant_segment) etrt_fb_add_offset(&w->b, PTE_PROGRAM_CONSTANT_SEGMENT);
   if (m->mutable_data_segments_count > 0) etrt_fb_add_offset(&w->b, PTE_PROGRAM_MUTABLE_DATA_SEGMENTS);
   if (m->named_data_count > 0) etrt_fb_add_offset(&w->b, PTE_PROGRAM_NAMED_DATA);
-  size_t pos = etrt_fb_table_end(&w->b);
-  take_slots(w, refs);
+  size_t pos = end_table(w, refs);
   TABLE_VECTOR(w, m->plans, m->plans_count, write_plan, "Program.execution_plan");
   patch(w, refs[PTE_PROGRAM_EXECUTION_PLAN], result_);
   TABLE_VECTOR(w, m->constant_buffer, m->constant_buffer_count, write_inline_buffer, "Program.constant_buffer");

@@ -144,20 +144,24 @@ static etrt_status etrt_program_value_info(const etrt_pte_plan *plan, int32_t va
   return ETRT_OK;
 }
 
-etrt_status etrt_program_input_info(const etrt_program *program, const char *method, uint32_t index,
-                                    etrt_tensor_info *out) {
+/* Input (or output) `index` of a method. */
+static etrt_status etrt_program_io_info(const etrt_program *program, const char *method,
+                                        uint32_t index, bool input, etrt_tensor_info *out) {
   const etrt_pte_plan *plan = etrt_program_plan(program, method);
   if (plan == NULL) return ETRT_ERROR_NOT_FOUND;
-  if (index >= plan->inputs.count)
-    return etrt_error(ETRT_ERROR_INVALID_ARGUMENT, "method '%s' has %zu inputs, not %u", method, plan->inputs.count, index + 1);
-  return etrt_program_value_info(plan, plan->inputs.data[index], out);
+  const etrt_pte_i32s *ids = input ? &plan->inputs : &plan->outputs;
+  if (index >= ids->count)
+    return etrt_error(ETRT_ERROR_INVALID_ARGUMENT, "method '%s' has %zu %s, not %u", method,
+                      ids->count, input ? "inputs" : "outputs", index + 1);
+  return etrt_program_value_info(plan, ids->data[index], out);
+}
+
+etrt_status etrt_program_input_info(const etrt_program *program, const char *method, uint32_t index,
+                                    etrt_tensor_info *out) {
+  return etrt_program_io_info(program, method, index, true, out);
 }
 
 etrt_status etrt_program_output_info(const etrt_program *program, const char *method, uint32_t index,
                                      etrt_tensor_info *out) {
-  const etrt_pte_plan *plan = etrt_program_plan(program, method);
-  if (plan == NULL) return ETRT_ERROR_NOT_FOUND;
-  if (index >= plan->outputs.count)
-    return etrt_error(ETRT_ERROR_INVALID_ARGUMENT, "method '%s' has %zu outputs, not %u", method, plan->outputs.count, index + 1);
-  return etrt_program_value_info(plan, plan->outputs.data[index], out);
+  return etrt_program_io_info(program, method, index, false, out);
 }

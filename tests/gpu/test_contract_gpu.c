@@ -1,14 +1,12 @@
 /* The device-handling contract on a real NVIDIA GPU: the rules the simulated tests
  * check, where the hardware can show them, plus green-context confinement seen from
  * inside the engine's own kernels and by throughput. Skips without a GPU. */
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "base/status.h"
 #include "device/device.h"
-#include "etrt/log.h"
 #include "etrt/method.h"
 #include "etrt/program.h"
 #include "etrt/stream.h"
@@ -22,34 +20,13 @@
 
 static const etrt_device_driver *d;
 
-typedef struct fixture {
-  etrt_test_mlp mlp;
-  uint8_t *pte;
-  size_t size;
-  etrt_program *program;
-  etrt_method *method;
-} fixture;
+typedef etrt_test_mlp_fixture fixture;
 
 static int fixture_open(fixture *f, const char *name, uint32_t seed) {
-  memset(f, 0, sizeof *f);
-  etrt_status s = etrt_test_mlp_program(&f->mlp, IN, HIDDEN, OUT, 0, MAX_BATCH, seed,
-                                        (etrt_device){ETRT_DEVICE_CUDA, 0}, name, &f->pte, &f->size);
-  if (s == ETRT_OK) s = etrt_program_load_memory(f->pte, f->size, NULL, &f->program);
-  if (s == ETRT_OK) s = etrt_method_create(f->program, "forward", &f->method);
-  if (s != ETRT_OK) fprintf(stderr, "fixture: %s\n", etrt_last_error());
-  return s == ETRT_OK;
+  return etrt_test_mlp_fixture_open(f, IN, HIDDEN, OUT, MAX_BATCH, (etrt_device){ETRT_DEVICE_CUDA, 0}, name, seed);
 }
 
-static void fixture_close(fixture *f) {
-  etrt_method_destroy(f->method);
-  etrt_program_destroy(f->program);
-  free(f->pte);
-  etrt_test_mlp_free(&f->mlp);
-}
-
-static void fill_input(float *x, int64_t batch, int salt) {
-  for (int64_t i = 0; i < batch * IN; ++i) x[i] = (float)((i * 29 + salt * 7) % 31) / 15.0f - 1.0f;
-}
+static void fill_input(float *x, int64_t batch, int salt) { etrt_test_mlp_fill_input(x, batch, IN, salt); }
 
 static void copy_sync(void *dst, const void *src, size_t size, etrt_copy_kind kind) {
   CHECK_OK(d->memcpy_async(dst, src, size, kind, ETRT_STREAM_PER_THREAD));
@@ -74,39 +51,24 @@ static int host_run(fixture *f, int64_t batch, int salt) {
   return etrt_test_max_diff(out.data, want, (size_t)(batch * OUT)) < TOLERANCE;
 }
 
-static int staging_logs;
-static char last_staging[512];
-static void count_staging(etrt_log_level level, const char *message, void *user) {
-  (void)user;
-  if (level == ETRT_LOG_INFO && strstr(message, "staging") != NULL) {
-    ++staging_logs;
-    snprintf(last_staging, sizeof last_staging, "%s", message);
-  }
-}
-
 static void test_staging_logged_once_per_engine(void) {
-  staging_logs = 0;
-  etrt_log_set_level(ETRT_LOG_INFO);
-  etrt_log_set_sink(count_staging, NULL);
+  etrt_test_staging_log_start();
   fixture a, b;
   CHECK(fixture_open(&a, "gpu_engine_a", 1));
   CHECK(fixture_open(&b, "gpu_engine_b", 2));
   for (int i = 0; i < 4; ++i) CHECK(host_run(&a, 1 + i * 7, i));
-  CHECK_EQ_INT(staging_logs, 1);
-  CHECK_STR_CONTAINS(last_staging, "gpu_engine_a");
+  CHECK_EQ_INT(etrt_test_staging_log_count(), 1);
+  CHECK_STR_CONTAINS(etrt_test_staging_log_last(), "gpu_engine_a");
   for (int i = 0; i < 3; ++i) CHECK(host_run(&b, 5, i));
-  CHECK_EQ_INT(staging_logs, 2);
-  CHECK_STR_CONTAINS(last_staging, "gpu_engine_b");
-  etrt_log_set_sink(NULL, NULL);
-  etrt_log_set_level(ETRT_LOG_WARN);
-  fixture_close(&a);
-  fixture_close(&b);
+  CHECK_EQ_INT(etrt_test_staging_log_count(), 2);
+  CHECK_STR_CONTAINS(etrt_test_staging_log_last(), "gpu_engine_b");
+  etrt_test_staging_log_stop();
+  etrt_test_mlp_fixture_close(&a);
+  etrt_test_mlp_fixture_close(&b);
 }
 
 static void test_device_io_zero_copy_silent(void) {
-  staging_logs = 0;
-  etrt_log_set_level(ETRT_LOG_INFO);
-  etrt_log_set_sink(count_staging, NULL);
+  etrt_test_staging_log_start();
   fixture f;
   CHECK(fixture_open(&f, "gpu_device_io", 3));
   float x[8 * IN], y[8 * OUT], want[8 * OUT];
@@ -130,10 +92,9 @@ static void test_device_io_zero_copy_silent(void) {
   CHECK_OK(etrt_method_execute(f.method));
   copy_sync(y, dy, sizeof y, ETRT_COPY_DEVICE_TO_HOST);
   CHECK(etrt_test_max_diff(y, want, 8 * OUT) < TOLERANCE);
-  CHECK_EQ_INT(staging_logs, 0);
-  etrt_log_set_sink(NULL, NULL);
-  etrt_log_set_level(ETRT_LOG_WARN);
-  fixture_close(&f);
+  CHECK_EQ_INT(etrt_test_staging_log_count(), 0);
+  etrt_test_staging_log_stop();
+  etrt_test_mlp_fixture_close(&f);
   d->free_device(dx);
   d->free_device(dy);
   d->free_device(managed);
@@ -152,7 +113,7 @@ static void test_pinned_host_io(void) {
   CHECK_OK(etrt_method_execute(f.method));
   etrt_test_mlp_reference(&f.mlp, x, 4, want);
   CHECK(etrt_test_max_diff(y, want, 4 * OUT) < TOLERANCE);
-  fixture_close(&f);
+  etrt_test_mlp_fixture_close(&f);
   d->free_pinned(x);
   d->free_pinned(y);
 }
@@ -196,7 +157,7 @@ static void test_async_runs_never_stale(void) {
   void *event;
   CHECK_OK(etrt_method_set_output(f.method, 0, host_out, sizeof host_out));
   CHECK_FAILS(etrt_method_execute_async(f.method, &event), ETRT_ERROR_INVALID_ARGUMENT, "host memory");
-  fixture_close(&f);
+  etrt_test_mlp_fixture_close(&f);
   d->stream_destroy(stream);
   d->free_device(dx);
   d->free_device(dy);
@@ -204,37 +165,11 @@ static void test_async_runs_never_stale(void) {
   d->free_pinned(y);
 }
 
-typedef struct shared_job {
-  fixture *f;
-  const float *want;
-  int mismatches;
-} shared_job;
-
-static void *shared_thread(void *arg) {
-  shared_job *job = arg;
-  for (int i = 0; i < 500; ++i) {
-    etrt_tensor_view out;
-    if (etrt_method_execute(job->f->method) != ETRT_OK || etrt_method_get_output(job->f->method, 0, &out) != ETRT_OK ||
-        etrt_test_max_diff(out.data, job->want, 2 * OUT) > TOLERANCE)
-      ++job->mismatches;
-  }
-  return NULL;
-}
-
 static void test_two_threads_one_method(void) {
   fixture f;
   CHECK(fixture_open(&f, "gpu_shared", 6));
-  float x[2 * IN], want[2 * OUT];
-  fill_input(x, 2, 6);
-  etrt_test_mlp_reference(&f.mlp, x, 2, want);
-  etrt_tensor_view vx = {x, ETRT_DTYPE_FLOAT32, 2, {2, IN}};
-  CHECK_OK(etrt_method_set_input(f.method, 0, &vx));
-  shared_job jobs[2] = {{&f, want, 0}, {&f, want, 0}};
-  pthread_t threads[2];
-  for (int t = 0; t < 2; ++t) pthread_create(&threads[t], NULL, shared_thread, &jobs[t]);
-  for (int t = 0; t < 2; ++t) pthread_join(threads[t], NULL);
-  CHECK_EQ_INT(jobs[0].mismatches + jobs[1].mismatches, 0);
-  fixture_close(&f);
+  CHECK_EQ_INT(etrt_test_mlp_fixture_race(&f, 500, TOLERANCE), 0);
+  etrt_test_mlp_fixture_close(&f);
 }
 
 /* --- green contexts ------------------------------------------------------------- */
@@ -303,7 +238,7 @@ static void test_green_context_confines_the_engine(void) {
     CHECK(used >= granted / 2);
     CHECK_OK(etrt_green_stream_destroy(green));
   }
-  fixture_close(&f);
+  etrt_test_mlp_fixture_close(&f);
 }
 
 static double seconds(void) {

@@ -1,6 +1,6 @@
-/* Building an ONNX model written in C (onnx_build_testing.h) and running the
- * program: for builder tests that check what a built program computes. Header only
- * (static functions). */
+/* Building an ONNX model written in C (onnx_build_testing.h), reading the program
+ * built and running it: for builder tests that check what a built program holds or
+ * computes. Header only (static functions). */
 #ifndef ETRT_TESTS_BUILT_PROGRAM_TESTING_H
 #define ETRT_TESTS_BUILT_PROGRAM_TESTING_H
 
@@ -11,6 +11,7 @@
 #include "etrt/build.h"
 #include "etrt/method.h"
 #include "etrt/program.h"
+#include "pte/pte.h"
 #include "test_util.h"
 
 /* Builds `onnx` (freed here) for `device` with these --shape-values texts. `size`
@@ -53,6 +54,26 @@ static inline etrt_tensor_view bp_view(void *data, etrt_dtype dtype, int32_t ran
   etrt_tensor_view v = {.data = data, .dtype = dtype, .rank = rank};
   for (int32_t a = 0; a < rank; ++a) v.sizes[a] = sizes[a];
   return v;
+}
+
+/* A built program's bytes, parsed, with its "forward" plan. */
+typedef struct bp_built {
+  uint8_t *bytes;
+  size_t size;
+  etrt_pte_program *program;
+  const etrt_pte_plan *plan;
+} bp_built;
+
+/* Parses the bytes (when there are any) and finds the "forward" plan, checking both. */
+static inline void bp_parse(bp_built *b) {
+  if (b->bytes) CHECK_OK(etrt_pte_parse(b->bytes, b->size, &b->program));
+  if (b->program) b->plan = etrt_pte_program_find_plan(b->program, "forward");
+  CHECK(b->plan != NULL);
+}
+
+static inline void bp_drop(bp_built *b) {
+  etrt_pte_program_free(b->program);
+  free(b->bytes);
 }
 
 #endif

@@ -384,4 +384,21 @@ static inline etrt_status pte_make_sample(etrt_pte_builder **out) {
   return ETRT_OK;
 }
 
+/* A change made to the sample before it is written (refusal tests break one field). */
+typedef void (*pte_sample_mutation)(etrt_pte_builder *b, etrt_pte_plan *forward);
+
+/* The sample program's bytes (malloc'd), changed by `mutate` when it is not NULL. */
+static inline etrt_status pte_write_sample(pte_sample_mutation mutate, uint8_t **bytes,
+                                           size_t *size) {
+  *bytes = NULL;
+  *size = 0;
+  etrt_pte_builder *b = NULL;
+  etrt_status st = pte_make_sample(&b);
+  if (st != ETRT_OK) return st;
+  if (mutate) mutate(b, (etrt_pte_plan *)&etrt_pte_builder_program(b)->plans[0]);
+  st = etrt_pte_builder_write(b, bytes, size);
+  etrt_pte_builder_destroy(b);
+  return st;
+}
+
 #endif

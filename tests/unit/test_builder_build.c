@@ -7,16 +7,12 @@
 
 #include "device/sim.h"
 #include "etrt/build.h"
+#include "built_program_testing.h"
 #include "onnx_build_testing.h"
 #include "pte/pte.h"
 #include "test_util.h"
 
-typedef struct built {
-  uint8_t *bytes;
-  size_t size;
-  etrt_pte_program *program;
-  const etrt_pte_plan *plan;
-} built;
+typedef bp_built built;
 
 static etrt_status build_mlp(const etrt_build_options *options, int symbolic, built *out) {
   memset(out, 0, sizeof *out);
@@ -25,15 +21,8 @@ static etrt_status build_mlp(const etrt_build_options *options, int symbolic, bu
   etrt_status s = etrt_build_onnx_memory(onnx, size, options, &out->bytes, &out->size);
   free(onnx);
   if (s != ETRT_OK) return s;
-  CHECK_OK(etrt_pte_parse(out->bytes, out->size, &out->program));
-  if (out->program) out->plan = etrt_pte_program_find_plan(out->program, "forward");
-  CHECK(out->plan != NULL);
+  bp_parse(out);
   return ETRT_OK;
-}
-
-static void drop(built *b) {
-  etrt_pte_program_free(b->program);
-  free(b->bytes);
 }
 
 static bool same_bytes(const built *a, const built *b) {
@@ -93,9 +82,9 @@ static void test_target_device_plan(void) {
   CHECK(same_bytes(&derived, &explicit_label));
   CHECK_EQ_INT(derived.plan->delegates_count, 1);
   CHECK(strcmp(label(&derived, 0), "cuda:0") == 0);
-  drop(&derived);
-  drop(&again);
-  drop(&explicit_label);
+  bp_drop(&derived);
+  bp_drop(&again);
+  bp_drop(&explicit_label);
 
   /* cuda:1: the label and the boundary tensors say 1. */
   o.device = "cuda:1";
@@ -105,7 +94,7 @@ static void test_target_device_plan(void) {
   check_boundaries(&derived, 0, 1);
   CHECK(derived.plan->non_const_buffer_device_count == 1 &&
         derived.plan->non_const_buffer_device[0].device_index == 1);
-  drop(&derived);
+  bp_drop(&derived);
 
   /* --target-device cuda:3 verbatim for every GPU partition (here two, around a
    * CPU one). */
@@ -122,7 +111,7 @@ static void test_target_device_plan(void) {
   check_boundaries(&derived, 0, 3);
   check_boundaries(&derived, 1, -1);
   check_boundaries(&derived, 2, 3);
-  drop(&derived);
+  bp_drop(&derived);
 }
 
 /* Two engine partitions on two devices, asked for through a placement: each
@@ -147,7 +136,7 @@ static void test_two_devices(void) {
   count_copies(&b, &h2d, &d2h);
   CHECK_EQ_INT(h2d, 2); /* x to cuda:0, the hidden state to cuda:1 */
   CHECK_EQ_INT(d2h, 2); /* the hidden state from cuda:0, y from cuda:1 */
-  drop(&b);
+  bp_drop(&b);
 }
 
 static void test_device_io_and_bounds(void) {
@@ -167,7 +156,7 @@ static void test_device_io_and_bounds(void) {
   const etrt_pte_tensor *x = &b.plan->values[b.plan->inputs.data[0]].tensor;
   CHECK(!x->has_allocation_info && x->has_extra_tensor_info && x->extra_tensor_info.device_type == 1);
   CHECK(x->sizes.data[0] == 16 && x->shape_dynamism == ETRT_PTE_SHAPE_DYNAMIC_BOUND);
-  drop(&b);
+  bp_drop(&b);
 
   /* On the CPU: host tensors, no device buffers, no copies. */
   o.device = "cpu";
@@ -176,7 +165,7 @@ static void test_device_io_and_bounds(void) {
   count_copies(&b, &h2d, &d2h);
   CHECK(h2d == 0 && d2h == 0 && b.plan->non_const_buffer_device_count == 0);
   CHECK(strcmp(label(&b, 0), "cpu") == 0);
-  drop(&b);
+  bp_drop(&b);
 }
 
 static int progress_lines;
@@ -196,7 +185,7 @@ static void test_default_device_and_progress(void) {
   CHECK_OK(build_mlp(&o, 0, &b));
   CHECK(progress_lines >= 4);
   CHECK(saw_partition_line);
-  drop(&b);
+  bp_drop(&b);
   /* No GPU: the default is the CPU; with simulated GPUs, cuda:0. */
   CHECK_OK(etrt_device_select_sim(0));
   setenv("ETRT_DEVICE", "cpu", 1);
@@ -205,12 +194,12 @@ static void test_default_device_and_progress(void) {
   if (etrt_device_driver_get() == NULL) {
     CHECK_OK(build_mlp(&o, 0, &b));
     CHECK(strcmp(label(&b, 0), "cpu") == 0);
-    drop(&b);
+    bp_drop(&b);
   }
   CHECK_OK(etrt_device_select_sim(2));
   CHECK_OK(build_mlp(&o, 0, &b));
   CHECK(strcmp(label(&b, 0), "cuda:0") == 0);
-  drop(&b);
+  bp_drop(&b);
   unsetenv("ETRT_DEVICE");
 }
 
@@ -245,7 +234,7 @@ static void test_refusals(void) {
   CHECK_FAILS(build_mlp(&o, 0, &b), ETRT_ERROR_INVALID_ARGUMENT, "precision 9");
   o.precision = ETRT_PRECISION_FP16;
   CHECK_OK(build_mlp(&o, 0, &b));
-  drop(&b);
+  bp_drop(&b);
   o.precision = ETRT_PRECISION_FP32;
 
   /* Not a model; an operator the engine does not have. */

@@ -10,6 +10,7 @@
 #include "builder/partition.h"
 #include "builder/shape_spec.h"
 #include "builder/target_device.h"
+#include "built_program_testing.h"
 #include "onnx_build_testing.h"
 #include "pte/pte.h"
 #include "test_util.h"
@@ -79,12 +80,7 @@ static void test_memplan(void) {
 
 /* --- programs --------------------------------------------------------------------------- */
 
-typedef struct built {
-  uint8_t *bytes;
-  size_t size;
-  etrt_pte_program *program;
-  const etrt_pte_plan *plan;
-} built;
+typedef bp_built built;
 
 typedef struct recipe {
   etrt_device target;
@@ -146,14 +142,7 @@ static void build(const recipe *r, built *out) {
   etrt_ir_graph_destroy(g);
   etrt_onnx_model_free(model);
   free(onnx);
-  if (out->bytes) CHECK_OK(etrt_pte_parse(out->bytes, out->size, &out->program));
-  if (out->program) out->plan = etrt_pte_program_find_plan(out->program, "forward");
-  CHECK(out->plan != NULL);
-}
-
-static void drop(built *b) {
-  etrt_pte_program_free(b->program);
-  free(b->bytes);
+  bp_parse(out);
 }
 
 static const etrt_pte_tensor *tensor(const built *b, int32_t index) {
@@ -264,7 +253,7 @@ static void test_gpu_cpu_gpu_copies(void) {
    * x_dev are in different buffers; a_dev and y_dev are both live at delegate 2. */
   const etrt_pte_tensor *ta = tensor(&b, a_dev), *ty = tensor(&b, y_dev);
   CHECK(etrt_pte_allocation_offset(&ta->allocation_info) != etrt_pte_allocation_offset(&ty->allocation_info));
-  drop(&b);
+  bp_drop(&b);
 }
 
 /* Deterministic bytes; a user label is used verbatim for every GPU partition. */
@@ -277,9 +266,9 @@ static void test_labels_and_determinism(void) {
   r.user_target = "cuda:0";
   build(&r, &labelled);
   CHECK(one.size == labelled.size && memcmp(one.bytes, labelled.bytes, one.size) == 0);
-  drop(&one);
-  drop(&two);
-  drop(&labelled);
+  bp_drop(&one);
+  bp_drop(&two);
+  bp_drop(&labelled);
 
   r.user_target = "cuda:3";
   build(&r, &one);
@@ -288,7 +277,7 @@ static void test_labels_and_determinism(void) {
   CHECK(strcmp(spec(&one, 2), "cuda:3") == 0);
   CHECK(on_device(&one, one.plan->chains[0].instructions[1].delegate.args.data[0], 3));
   CHECK_EQ_INT(one.plan->non_const_buffer_device[0].device_index, 3);
-  drop(&one);
+  bp_drop(&one);
 }
 
 /* r2 placed on cuda:1: each GPU partition labelled and planned on its own device;
@@ -319,7 +308,7 @@ static void test_two_devices(void) {
       CHECK_EQ_INT(tensor(&b, v)->allocation_info.memory_id, device < 0 ? 1 : device == 0 ? 2 : 3);
     }
   }
-  drop(&b);
+  bp_drop(&b);
 }
 
 /* Method inputs and outputs on the device: unplanned, labelled, no copies for them. */
@@ -339,7 +328,7 @@ static void test_io_on_device(void) {
   size_t last = p->chains[0].instructions_count - 1;
   const etrt_pte_instruction *d2 = expect_delegate(&b, last, 2, 3);
   CHECK_EQ_INT(d2->delegate.args.data[2], y);
-  drop(&b);
+  bp_drop(&b);
 }
 
 int main(void) {

@@ -1,12 +1,10 @@
 /* The device-handling contract (DESIGN.md section 3) on simulated GPUs: every rule,
  * the seeds' test plans, fault injection. Simulated streams run work only when
  * synchronised, so a missing wait shows as a wrong answer here. */
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "device/sim.h"
-#include "etrt/log.h"
 #include "etrt/method.h"
 #include "etrt/program.h"
 #include "etrt/stream.h"
@@ -23,34 +21,14 @@ static const etrt_device_driver *sim;
 
 /* --- helpers -------------------------------------------------------------------- */
 
-typedef struct fixture {
-  etrt_test_mlp mlp;
-  uint8_t *pte;
-  size_t size;
-  etrt_program *program;
-  etrt_method *method;
-} fixture;
+typedef etrt_test_mlp_fixture fixture;
 
 static int fixture_open(fixture *f, int device, const char *name, uint32_t seed) {
-  memset(f, 0, sizeof *f);
-  etrt_status s = etrt_test_mlp_program(&f->mlp, IN, HIDDEN, OUT, 0, MAX_BATCH, seed,
-                                        (etrt_device){ETRT_DEVICE_CUDA, device}, name, &f->pte, &f->size);
-  if (s == ETRT_OK) s = etrt_program_load_memory(f->pte, f->size, NULL, &f->program);
-  if (s == ETRT_OK) s = etrt_method_create(f->program, "forward", &f->method);
-  if (s != ETRT_OK) fprintf(stderr, "fixture: %s\n", etrt_last_error());
-  return s == ETRT_OK;
+  return etrt_test_mlp_fixture_open(f, IN, HIDDEN, OUT, MAX_BATCH, (etrt_device){ETRT_DEVICE_CUDA, device}, name,
+                                    seed);
 }
 
-static void fixture_close(fixture *f) {
-  etrt_method_destroy(f->method);
-  etrt_program_destroy(f->program);
-  free(f->pte);
-  etrt_test_mlp_free(&f->mlp);
-}
-
-static void fill_input(float *x, int64_t batch, int salt) {
-  for (int64_t i = 0; i < batch * IN; ++i) x[i] = (float)((i * 29 + salt * 7) % 31) / 15.0f - 1.0f;
-}
+static void fill_input(float *x, int64_t batch, int salt) { etrt_test_mlp_fill_input(x, batch, IN, salt); }
 
 static void *device_alloc(int device, size_t size) {
   int previous;
@@ -88,28 +66,6 @@ static void to_host(void *dst, const void *src, size_t size) {
   copy_on_owner(dst, src, size, ETRT_COPY_DEVICE_TO_HOST, src);
 }
 
-static int staging_logs;
-static char last_staging[512];
-static void count_staging(etrt_log_level level, const char *message, void *user) {
-  (void)user;
-  if (level == ETRT_LOG_INFO && strstr(message, "staging") != NULL) {
-    ++staging_logs;
-    snprintf(last_staging, sizeof last_staging, "%s", message);
-  }
-}
-
-static void logs_start(void) {
-  staging_logs = 0;
-  last_staging[0] = '\0';
-  etrt_log_set_level(ETRT_LOG_INFO);
-  etrt_log_set_sink(count_staging, NULL);
-}
-
-static void logs_stop(void) {
-  etrt_log_set_sink(NULL, NULL);
-  etrt_log_set_level(ETRT_LOG_WARN);
-}
-
 static int check_host_run(fixture *f, int64_t batch, int salt) {
   float x[MAX_BATCH * IN], want[MAX_BATCH * OUT];
   fill_input(x, batch, salt);
@@ -127,30 +83,30 @@ static int check_host_run(fixture *f, int64_t batch, int salt) {
 static void test_host_io_is_staged_and_logged_once_per_engine(void) {
   etrt_device_select_sim(1);
   sim = etrt_device_sim_driver();
-  logs_start();
+  etrt_test_staging_log_start();
   fixture a, b;
   CHECK(fixture_open(&a, 0, "engine_a", 1));
   CHECK(fixture_open(&b, 0, "engine_b", 2));
   CHECK(check_host_run(&a, 3, 0));
-  CHECK_EQ_INT(staging_logs, 1);
-  CHECK_STR_CONTAINS(last_staging, "engine_a");
+  CHECK_EQ_INT(etrt_test_staging_log_count(), 1);
+  CHECK_STR_CONTAINS(etrt_test_staging_log_last(), "engine_a");
   for (int i = 0; i < 5; ++i) CHECK(check_host_run(&a, 1 + i, i));
-  CHECK_EQ_INT(staging_logs, 1); /* repeated calls never repeat it */
+  CHECK_EQ_INT(etrt_test_staging_log_count(), 1); /* repeated calls never repeat it */
   CHECK(check_host_run(&b, 2, 9));
-  CHECK_EQ_INT(staging_logs, 2); /* a second engine logs once for itself */
-  CHECK_STR_CONTAINS(last_staging, "engine_b");
+  CHECK_EQ_INT(etrt_test_staging_log_count(), 2); /* a second engine logs once for itself */
+  CHECK_STR_CONTAINS(etrt_test_staging_log_last(), "engine_b");
   CHECK(check_host_run(&b, 2, 10));
-  CHECK_EQ_INT(staging_logs, 2);
-  logs_stop();
-  fixture_close(&a);
-  fixture_close(&b);
+  CHECK_EQ_INT(etrt_test_staging_log_count(), 2);
+  etrt_test_staging_log_stop();
+  etrt_test_mlp_fixture_close(&a);
+  etrt_test_mlp_fixture_close(&b);
   CHECK_EQ_INT(etrt_sim_bytes_in_use(), 0);
 }
 
 static void test_device_io_is_zero_copy_and_silent(void) {
   etrt_device_select_sim(1);
   sim = etrt_device_sim_driver();
-  logs_start();
+  etrt_test_staging_log_start();
   fixture f;
   CHECK(fixture_open(&f, 0, "device_io", 3));
   float x[4 * IN], y[4 * OUT], want[4 * OUT];
@@ -174,9 +130,9 @@ static void test_device_io_is_zero_copy_and_silent(void) {
   to_host(y, dy, sizeof y);
   etrt_test_mlp_reference(&f.mlp, x, 4, want);
   CHECK(etrt_test_max_diff(y, want, 4 * OUT) < 1e-5);
-  CHECK_EQ_INT(staging_logs, 0);
-  logs_stop();
-  fixture_close(&f);
+  CHECK_EQ_INT(etrt_test_staging_log_count(), 0);
+  etrt_test_staging_log_stop();
+  etrt_test_mlp_fixture_close(&f);
   device_free(0, dx);
   device_free(0, dy);
   CHECK_EQ_INT(etrt_sim_bytes_in_use(), 0);
@@ -198,7 +154,7 @@ static void test_pointer_on_another_device_is_refused(void) {
   CHECK_EQ_INT(etrt_sim_pending_work(), 0); /* rule 9 */
   sim->set_device(0);
   CHECK(check_host_run(&f, 2, 3)); /* the method stays usable */
-  fixture_close(&f);
+  etrt_test_mlp_fixture_close(&f);
   device_free(1, dx);
 }
 
@@ -210,15 +166,15 @@ static void test_pageable_memory_bound_directly_where_the_device_reads_it(void) 
   attributes.integrated = 1;
   attributes.pageable_memory_access = 1;
   etrt_sim_set_attributes(0, &attributes);
-  logs_start();
+  etrt_test_staging_log_start();
   fixture f;
   CHECK(fixture_open(&f, 0, "integrated", 5));
   long allocs = etrt_sim_call_count(ETRT_SIM_FAULT_ALLOC);
   CHECK(check_host_run(&f, 3, 2));
   CHECK_EQ_INT(etrt_sim_call_count(ETRT_SIM_FAULT_ALLOC), allocs);
-  CHECK_EQ_INT(staging_logs, 0);
-  logs_stop();
-  fixture_close(&f);
+  CHECK_EQ_INT(etrt_test_staging_log_count(), 0);
+  etrt_test_staging_log_stop();
+  etrt_test_mlp_fixture_close(&f);
 }
 
 static void test_staging_buffers_grow_and_are_reused(void) {
@@ -236,7 +192,7 @@ static void test_staging_buffers_grow_and_are_reused(void) {
   CHECK(grown > allocs); /* grew once for the larger batch */
   CHECK(check_host_run(&f, 4, 4));
   CHECK_EQ_INT(etrt_sim_call_count(ETRT_SIM_FAULT_ALLOC), grown);
-  fixture_close(&f);
+  etrt_test_mlp_fixture_close(&f);
   CHECK_EQ_INT(etrt_sim_bytes_in_use(), 0);
 }
 
@@ -252,7 +208,7 @@ static void test_zero_size_tensors_bind_a_valid_address(void) {
   etrt_tensor_view out;
   CHECK_OK(etrt_method_get_output(f.method, 0, &out));
   CHECK_EQ_INT(out.sizes[0], 0);
-  fixture_close(&f);
+  etrt_test_mlp_fixture_close(&f);
 }
 
 /* --- rules 1 and 2: the engine's device decides, set-device only when needed ------ */
@@ -307,7 +263,7 @@ static void test_engine_device_is_the_truth(void) {
   f.method = NULL;
   f.program = NULL;
   free(relabelled);
-  fixture_close(&f);
+  etrt_test_mlp_fixture_close(&f);
   device_free(1, dx);
   device_free(1, dy);
 }
@@ -356,7 +312,7 @@ static void test_selected_stream_carries_the_work(void) {
   CHECK_FAILS(etrt_method_execute_async(f.method, &event), ETRT_ERROR_INVALID_ARGUMENT, "host memory");
   sim->stream_destroy(stream);
   sim->stream_destroy(other);
-  fixture_close(&f);
+  etrt_test_mlp_fixture_close(&f);
   device_free(0, dx);
   device_free(0, dy);
 }
@@ -382,7 +338,7 @@ static void test_green_context_streams(void) {
   void *selected;
   CHECK_EQ_INT(etrt_stream_selected(&selected), 0); /* the scope popped it */
   etrt_sim_set_green_context_current(0);
-  fixture_close(&f);
+  etrt_test_mlp_fixture_close(&f);
   CHECK_OK(etrt_green_stream_destroy(green));
 }
 
@@ -420,7 +376,7 @@ static void test_ten_thousand_async_runs_never_see_stale_output(void) {
   CHECK_OK(etrt_stream_pop());
   printf("10000 async runs: %d stale\n", stale);
   CHECK_EQ_INT(stale, 0);
-  fixture_close(&f); /* destroy waits for work in flight */
+  etrt_test_mlp_fixture_close(&f); /* destroy waits for work in flight */
   CHECK_EQ_INT(etrt_sim_pending_work(), 0);
   sim->stream_destroy(stream);
   device_free(0, dx);
@@ -429,39 +385,13 @@ static void test_ten_thousand_async_runs_never_see_stale_output(void) {
 
 /* --- rule 8: one call at a time per method instance ----------------------------------- */
 
-typedef struct shared_job {
-  fixture *f;
-  const float *want;
-  int mismatches;
-} shared_job;
-
-static void *shared_thread(void *arg) {
-  shared_job *job = arg;
-  for (int i = 0; i < 300; ++i) {
-    etrt_tensor_view out;
-    if (etrt_method_execute(job->f->method) != ETRT_OK || etrt_method_get_output(job->f->method, 0, &out) != ETRT_OK ||
-        etrt_test_max_diff(out.data, job->want, 2 * OUT) > 1e-5)
-      ++job->mismatches;
-  }
-  return NULL;
-}
-
 static void test_two_threads_on_one_method(void) {
   etrt_device_select_sim(1);
   sim = etrt_device_sim_driver();
   fixture f;
   CHECK(fixture_open(&f, 0, "shared", 12));
-  float x[2 * IN], want[2 * OUT];
-  fill_input(x, 2, 6);
-  etrt_test_mlp_reference(&f.mlp, x, 2, want);
-  etrt_tensor_view vx = {x, ETRT_DTYPE_FLOAT32, 2, {2, IN}};
-  CHECK_OK(etrt_method_set_input(f.method, 0, &vx));
-  shared_job jobs[2] = {{&f, want, 0}, {&f, want, 0}};
-  pthread_t threads[2];
-  for (int t = 0; t < 2; ++t) pthread_create(&threads[t], NULL, shared_thread, &jobs[t]);
-  for (int t = 0; t < 2; ++t) pthread_join(threads[t], NULL);
-  CHECK_EQ_INT(jobs[0].mismatches + jobs[1].mismatches, 0);
-  fixture_close(&f);
+  CHECK_EQ_INT(etrt_test_mlp_fixture_race(&f, 300, 1e-5), 0);
+  etrt_test_mlp_fixture_close(&f);
 }
 
 /* --- rule 9 and fault injection ------------------------------------------------------ */
@@ -475,7 +405,7 @@ static void sweep_faults(etrt_sim_fault fault) {
   CHECK(fixture_open(&f, 0, "faults", 13));
   CHECK(check_host_run(&f, 4, 0));
   long calls = etrt_sim_call_count(fault) - before;
-  fixture_close(&f);
+  etrt_test_mlp_fixture_close(&f);
   CHECK(calls > 0);
   /* Each of them fails in turn: a clear error, nothing queued or leaked, and the
    * method (where it was created) works once the fault is gone. Past the last one,
@@ -499,7 +429,7 @@ static void sweep_faults(etrt_sim_fault fault) {
     etrt_sim_fail_nth(fault, 0);
     if (failed && f.method != NULL) CHECK(check_host_run(&f, 4, 1)); /* usable afterwards */
     CHECK_EQ_INT(failed, n <= calls);
-    fixture_close(&f);
+    etrt_test_mlp_fixture_close(&f);
     CHECK_EQ_INT(etrt_sim_bytes_in_use(), 0); /* nothing leaked */
   }
   printf("%s faults: %ld calls in creation and a first execute, each failed cleanly: %s\n",

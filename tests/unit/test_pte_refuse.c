@@ -9,18 +9,10 @@
 #include "pte_testing.h"
 #include "test_util.h"
 
-typedef void (*mutation)(etrt_pte_builder *b, etrt_pte_plan *forward);
-
 /* The sample program, changed by `mutate` before it is written; malloc'd. */
-static uint8_t *sample(mutation mutate, size_t *size) {
-  etrt_pte_builder *b = NULL;
+static uint8_t *sample(pte_sample_mutation mutate, size_t *size) {
   uint8_t *bytes = NULL;
-  *size = 0;
-  CHECK_OK(pte_make_sample(&b));
-  if (b == NULL) return NULL;
-  if (mutate) mutate(b, (etrt_pte_plan *)&etrt_pte_builder_program(b)->plans[0]);
-  CHECK_OK(etrt_pte_builder_write(b, &bytes, size));
-  etrt_pte_builder_destroy(b);
+  CHECK_OK(pte_write_sample(mutate, &bytes, size));
   return bytes;
 }
 
@@ -33,7 +25,7 @@ static uint8_t *sample(mutation mutate, size_t *size) {
     CHECK(p_ == NULL);                                                               \
   } while (0)
 
-static void refuse_model(mutation mutate, const char *text) {
+static void refuse_model(pte_sample_mutation mutate, const char *text) {
   size_t size;
   uint8_t *bytes = sample(mutate, &size);
   if (bytes) REFUSED(bytes, size, text);

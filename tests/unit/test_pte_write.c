@@ -164,13 +164,9 @@ static void test_fixture_round_trips(void) {
 
 /* The older 24-byte header (no segment_data_size): segments run to the file's end. */
 static void test_24_byte_header(void) {
-  etrt_pte_builder *b = NULL;
-  CHECK_OK(pte_make_sample(&b));
-  if (b == NULL) return;
   uint8_t *bytes = NULL;
   size_t size = 0;
-  CHECK_OK(etrt_pte_builder_write(b, &bytes, &size));
-  etrt_pte_builder_destroy(b);
+  CHECK_OK(pte_write_sample(NULL, &bytes, &size));
   if (bytes == NULL) return;
   uint32_t len24 = 24;
   memcpy(bytes + 12, &len24, 4);
@@ -235,13 +231,10 @@ static void test_minimal_builder_program(void) {
 /* `etrt inspect --json` on a program with delegates, segments, named data and
  * devices: checked by Python's json module. */
 static void test_inspect_json(void) {
-  etrt_pte_builder *b = NULL;
-  CHECK_OK(pte_make_sample(&b));
-  if (b == NULL) return;
   uint8_t *bytes = NULL;
   size_t size = 0;
-  CHECK_OK(etrt_pte_builder_write(b, &bytes, &size));
-  etrt_pte_builder_destroy(b);
+  CHECK_OK(pte_write_sample(NULL, &bytes, &size));
+  if (bytes == NULL) return;
   char path[1024], command[4096];
   snprintf(path, sizeof path, "%s/sample.pte", etrt_test_tmpdir());
   CHECK_OK(etrt_file_write_atomic(path, bytes, size));

@@ -1,8 +1,12 @@
 #include "test_programs.h"
 
 #include <math.h>
+#include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "etrt/log.h"
 
 static float etrt_test_random(uint32_t *state) {
   *state = *state * 1664525u + 1013904223u;
@@ -91,3 +95,92 @@ double etrt_test_max_diff(const float *a, const float *b, size_t n) {
   }
   return worst;
 }
+
+int etrt_test_mlp_fixture_open(etrt_test_mlp_fixture *f, int64_t in, int64_t hidden, int64_t out,
+                               int64_t max_batch, etrt_device device, const char *name, uint32_t seed) {
+  memset(f, 0, sizeof *f);
+  etrt_status s = etrt_test_mlp_program(&f->mlp, in, hidden, out, 0, max_batch, seed, device, name, &f->pte,
+                                        &f->size);
+  if (s == ETRT_OK) s = etrt_program_load_memory(f->pte, f->size, NULL, &f->program);
+  if (s == ETRT_OK) s = etrt_method_create(f->program, "forward", &f->method);
+  if (s != ETRT_OK) fprintf(stderr, "fixture: %s\n", etrt_last_error());
+  return s == ETRT_OK;
+}
+
+void etrt_test_mlp_fixture_close(etrt_test_mlp_fixture *f) {
+  etrt_method_destroy(f->method);
+  etrt_program_destroy(f->program);
+  free(f->pte);
+  etrt_test_mlp_free(&f->mlp);
+}
+
+typedef struct etrt_test_race_job {
+  etrt_test_mlp_fixture *f;
+  const float *want;
+  int runs;
+  double tolerance;
+  int mismatches;
+} etrt_test_race_job;
+
+static void *etrt_test_race_thread(void *arg) {
+  etrt_test_race_job *job = arg;
+  for (int i = 0; i < job->runs; ++i) {
+    etrt_tensor_view out;
+    if (etrt_method_execute(job->f->method) != ETRT_OK ||
+        etrt_method_get_output(job->f->method, 0, &out) != ETRT_OK ||
+        etrt_test_max_diff(out.data, job->want, (size_t)(2 * job->f->mlp.out)) > job->tolerance)
+      ++job->mismatches;
+  }
+  return NULL;
+}
+
+int etrt_test_mlp_fixture_race(etrt_test_mlp_fixture *f, int runs, double tolerance) {
+  float *x = malloc((size_t)(2 * f->mlp.in) * sizeof *x);
+  float *want = malloc((size_t)(2 * f->mlp.out) * sizeof *want);
+  int mismatches = -1;
+  if (x == NULL || want == NULL) goto done;
+  etrt_test_mlp_fill_input(x, 2, f->mlp.in, 6);
+  etrt_test_mlp_reference(&f->mlp, x, 2, want);
+  etrt_tensor_view vx = {x, ETRT_DTYPE_FLOAT32, 2, {2, f->mlp.in}};
+  if (etrt_method_set_input(f->method, 0, &vx) != ETRT_OK) goto done;
+  etrt_test_race_job jobs[2] = {{f, want, runs, tolerance, 0}, {f, want, runs, tolerance, 0}};
+  pthread_t threads[2];
+  for (int t = 0; t < 2; ++t) pthread_create(&threads[t], NULL, etrt_test_race_thread, &jobs[t]);
+  for (int t = 0; t < 2; ++t) pthread_join(threads[t], NULL);
+  mismatches = jobs[0].mismatches + jobs[1].mismatches;
+done:
+  free(x);
+  free(want);
+  return mismatches;
+}
+
+void etrt_test_mlp_fill_input(float *x, int64_t batch, int64_t in, int salt) {
+  for (int64_t i = 0; i < batch * in; ++i) x[i] = (float)((i * 29 + salt * 7) % 31) / 15.0f - 1.0f;
+}
+
+static int etrt_test_staging_lines;
+static char etrt_test_staging_last_line[512];
+
+static void etrt_test_staging_sink(etrt_log_level level, const char *message, void *user) {
+  (void)user;
+  if (level == ETRT_LOG_INFO && strstr(message, "staging") != NULL) {
+    ++etrt_test_staging_lines;
+    snprintf(etrt_test_staging_last_line, sizeof etrt_test_staging_last_line, "%s", message);
+  }
+}
+
+void etrt_test_staging_log_start(void) {
+  etrt_test_staging_lines = 0;
+  etrt_test_staging_last_line[0] = '\0';
+  etrt_log_set_level(ETRT_LOG_INFO);
+  etrt_log_set_sink(etrt_test_staging_sink, NULL);
+}
+
+void etrt_test_staging_log_stop(void) {
+  etrt_log_set_sink(NULL, NULL);
+  etrt_log_set_level(ETRT_LOG_WARN);
+}
+
+int etrt_test_staging_log_count(void) { return etrt_test_staging_lines; }
+
+const char *etrt_test_staging_log_last(void) { return etrt_test_staging_last_line; }

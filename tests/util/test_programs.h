@@ -1,11 +1,14 @@
-/* Programs the runtime and contract tests share: MLPs built with the network API. */
+/* Programs the runtime and contract tests share: MLPs built with the network API,
+ * loaded as a method, and the staging-log counter of the contract tests. */
 #ifndef ETRT_TEST_PROGRAMS_H
 #define ETRT_TEST_PROGRAMS_H
 
 #include <stddef.h>
 #include <stdint.h>
 
+#include "etrt/method.h"
 #include "etrt/network.h"
+#include "etrt/program.h"
 
 /* An MLP in -> hidden -> out (Gemm + Relu, Gemm), batch between min_batch and
  * max_batch, weights from `seed`; the plan is built for `device`. */
@@ -24,6 +27,35 @@ etrt_status etrt_test_mlp_program(etrt_test_mlp *mlp, int64_t in, int64_t hidden
 /* The reference answer for `batch` rows of x. */
 void etrt_test_mlp_reference(const etrt_test_mlp *mlp, const float *x, int64_t batch, float *y);
 void etrt_test_mlp_free(etrt_test_mlp *mlp);
+
+/* An MLP program (batch 0 to max_batch) loaded with its "forward" method. */
+typedef struct etrt_test_mlp_fixture {
+  etrt_test_mlp mlp;
+  uint8_t *pte;
+  size_t size;
+  etrt_program *program;
+  etrt_method *method;
+} etrt_test_mlp_fixture;
+
+/* Builds the program for `device`, loads it and creates the method; 0 (after
+ * printing the last error) on failure. */
+int etrt_test_mlp_fixture_open(etrt_test_mlp_fixture *f, int64_t in, int64_t hidden, int64_t out,
+                               int64_t max_batch, etrt_device device, const char *name, uint32_t seed);
+void etrt_test_mlp_fixture_close(etrt_test_mlp_fixture *f);
+/* Two threads execute the method `runs` times each on the same 2-row input (rule 8:
+ * calls on one method instance serialize); returns how many outputs were further
+ * than `tolerance` from the reference, or -1 when the input cannot be set. */
+int etrt_test_mlp_fixture_race(etrt_test_mlp_fixture *f, int runs, double tolerance);
+
+/* `batch` rows of `in` inputs in [-1, 1), varied by `salt`. */
+void etrt_test_mlp_fill_input(float *x, int64_t batch, int64_t in, int salt);
+
+/* Counts the Info log lines that announce host staging (DESIGN.md rule 4) between
+ * start and stop, keeping the last one. */
+void etrt_test_staging_log_start(void);
+void etrt_test_staging_log_stop(void);
+int etrt_test_staging_log_count(void);
+const char *etrt_test_staging_log_last(void);
 
 /* Largest |a - b| over n floats. */
 double etrt_test_max_diff(const float *a, const float *b, size_t n);

@@ -5,6 +5,7 @@
 
 #include <string.h>
 
+#include "base/dtype.h"
 #include "engine/ops/op_check.h"
 
 typedef struct etrt_cast_state {
@@ -17,31 +18,11 @@ static const etrt_dtype etrt_cast_dtypes[] = {
     ETRT_DTYPE_UINT8,   ETRT_DTYPE_UINT16,  ETRT_DTYPE_UINT32,  ETRT_DTYPE_UINT64,
     ETRT_DTYPE_BOOL,    ETRT_DTYPE_INVALID};
 
-/* ONNX numbers the types differently from etrt (ExecuTorch's numbering). */
-static etrt_dtype etrt_cast_dtype_from_onnx(int64_t onnx_type) {
-  switch (onnx_type) {
-    case 1: return ETRT_DTYPE_FLOAT32;
-    case 2: return ETRT_DTYPE_UINT8;
-    case 3: return ETRT_DTYPE_INT8;
-    case 4: return ETRT_DTYPE_UINT16;
-    case 5: return ETRT_DTYPE_INT16;
-    case 6: return ETRT_DTYPE_INT32;
-    case 7: return ETRT_DTYPE_INT64;
-    case 9: return ETRT_DTYPE_BOOL;
-    case 10: return ETRT_DTYPE_FLOAT16;
-    case 11: return ETRT_DTYPE_FLOAT64;
-    case 12: return ETRT_DTYPE_UINT32;
-    case 13: return ETRT_DTYPE_UINT64;
-    case 16: return ETRT_DTYPE_BFLOAT16;
-    default: return ETRT_DTYPE_INVALID;
-  }
-}
-
 static etrt_status etrt_cast_read(const etrt_node *node, etrt_cast_state *s) {
   const etrt_attribute *to = etrt_node_attribute(node, "to");
   if (to == NULL || to->kind != ETRT_ATTRIBUTE_INT)
     return etrt_op_error(node, ETRT_ERROR_INVALID_ARGUMENT, "needs the int attribute 'to'");
-  s->to = etrt_cast_dtype_from_onnx(to->i);
+  s->to = etrt_dtype_from_onnx(to->i); /* ONNX numbers the types its own way */
   if (s->to == ETRT_DTYPE_INVALID)
     return etrt_op_error(node, ETRT_ERROR_UNSUPPORTED,
                          "attribute 'to' is ONNX element type %lld, which is not supported",

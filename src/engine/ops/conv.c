@@ -1,6 +1,7 @@
 /* Conv and ConvTranspose (ONNX opsets 1-18): attributes and shape inference. */
 #include "engine/ops/conv.h"
 
+#include <stdbool.h>
 #include <string.h>
 
 #include "engine/ops/op_check.h"
@@ -33,15 +34,37 @@ static etrt_status etrt_conv_check_inputs(const etrt_node *node, const etrt_tens
   return ETRT_OK;
 }
 
+/* The parameters and geometry of Conv, or of ConvTranspose with `transpose`. */
+static etrt_status etrt_conv_geometry_of(const etrt_node *node, const etrt_tensor *inputs,
+                                         bool transpose, etrt_conv_params *params,
+                                         etrt_conv_geometry *g) {
+  ETRT_RETURN_IF_ERROR(etrt_conv_params_parse(node, 0, params));
+  if (node->num_inputs < 2)
+    return etrt_op_error(node, ETRT_ERROR_INVALID_ARGUMENT, "takes inputs X, W and optional B");
+  return transpose ? etrt_conv_geometry_transpose(node, params, &inputs[0], &inputs[1], g)
+                   : etrt_conv_geometry_conv(node, params, &inputs[0], &inputs[1], g);
+}
+
+/* Checks the inputs against `maps` output maps, then writes the output's shape. */
+static etrt_status etrt_conv_output(const etrt_node *node, const etrt_tensor *inputs,
+                                    const etrt_conv_geometry *g, int64_t maps,
+                                    etrt_tensor *outputs) {
+  ETRT_RETURN_IF_ERROR(etrt_conv_check_inputs(node, inputs, maps));
+  const etrt_tensor *x = &inputs[0];
+  outputs[0].dtype = x->dtype;
+  outputs[0].rank = x->rank;
+  outputs[0].dims[0] = x->dims[0];
+  outputs[0].dims[1] = maps;
+  for (int32_t i = 0; i < g->spatial; ++i) outputs[0].dims[i + 2] = g->out[i];
+  return ETRT_OK;
+}
+
 static etrt_status etrt_conv_infer(const etrt_node *node, const etrt_tensor *inputs,
                                    etrt_tensor *outputs) {
   etrt_conv_params params;
   etrt_conv_geometry g;
-  ETRT_RETURN_IF_ERROR(etrt_conv_params_parse(node, 0, &params));
-  if (node->num_inputs < 2)
-    return etrt_op_error(node, ETRT_ERROR_INVALID_ARGUMENT, "takes inputs X, W and optional B");
+  ETRT_RETURN_IF_ERROR(etrt_conv_geometry_of(node, inputs, false, &params, &g));
   const etrt_tensor *x = &inputs[0], *w = &inputs[1];
-  ETRT_RETURN_IF_ERROR(etrt_conv_geometry_conv(node, &params, x, w, &g));
   int64_t channels = x->dims[1], maps = w->dims[0];
   if (channels != w->dims[1] * params.group || maps % params.group != 0)
     return etrt_op_error(node, ETRT_ERROR_INVALID_ARGUMENT,
@@ -49,38 +72,22 @@ static etrt_status etrt_conv_infer(const etrt_node *node, const etrt_tensor *inp
                          "need channels = W[1] * group and W[0] divisible by group",
                          (long long)channels, (long long)maps, (long long)w->dims[1],
                          (long long)params.group);
-  ETRT_RETURN_IF_ERROR(etrt_conv_check_inputs(node, inputs, maps));
-  outputs[0].dtype = x->dtype;
-  outputs[0].rank = x->rank;
-  outputs[0].dims[0] = x->dims[0];
-  outputs[0].dims[1] = maps;
-  for (int32_t i = 0; i < g.spatial; ++i) outputs[0].dims[i + 2] = g.out[i];
-  return ETRT_OK;
+  return etrt_conv_output(node, inputs, &g, maps, outputs);
 }
 
 static etrt_status etrt_conv_transpose_infer(const etrt_node *node, const etrt_tensor *inputs,
                                              etrt_tensor *outputs) {
   etrt_conv_params params;
   etrt_conv_geometry g;
-  ETRT_RETURN_IF_ERROR(etrt_conv_params_parse(node, 0, &params));
-  if (node->num_inputs < 2)
-    return etrt_op_error(node, ETRT_ERROR_INVALID_ARGUMENT, "takes inputs X, W and optional B");
+  ETRT_RETURN_IF_ERROR(etrt_conv_geometry_of(node, inputs, true, &params, &g));
   const etrt_tensor *x = &inputs[0], *w = &inputs[1];
-  ETRT_RETURN_IF_ERROR(etrt_conv_geometry_transpose(node, &params, x, w, &g));
   int64_t channels = x->dims[1];
   if (channels != w->dims[0] || channels % params.group != 0)
     return etrt_op_error(node, ETRT_ERROR_INVALID_ARGUMENT,
                          "input has %lld channels and W is [%lld, ...] with group %lld: need "
                          "channels = W[0], divisible by group",
                          (long long)channels, (long long)w->dims[0], (long long)params.group);
-  int64_t maps = w->dims[1] * params.group;
-  ETRT_RETURN_IF_ERROR(etrt_conv_check_inputs(node, inputs, maps));
-  outputs[0].dtype = x->dtype;
-  outputs[0].rank = x->rank;
-  outputs[0].dims[0] = x->dims[0];
-  outputs[0].dims[1] = maps;
-  for (int32_t i = 0; i < g.spatial; ++i) outputs[0].dims[i + 2] = g.out[i];
-  return ETRT_OK;
+  return etrt_conv_output(node, inputs, &g, w->dims[1] * params.group, outputs);
 }
 
 static const etrt_op_def etrt_op_def_conv = {.op_type = "Conv",

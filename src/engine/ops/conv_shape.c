@@ -142,23 +142,37 @@ static etrt_status etrt_conv_geometry_forward(const etrt_node *node, const etrt_
   return ETRT_OK;
 }
 
-etrt_status etrt_conv_geometry_conv(const etrt_node *node, const etrt_conv_params *p,
-                                    const etrt_tensor *input, const etrt_tensor *weights,
-                                    etrt_conv_geometry *g) {
-  ETRT_RETURN_IF_ERROR(etrt_conv_geometry_common(node, p, input, g));
+static etrt_status etrt_conv_check_weights_rank(const etrt_node *node, const etrt_tensor *input,
+                                                const etrt_tensor *weights) {
   if (weights->rank != input->rank)
     return etrt_op_error(node, ETRT_ERROR_INVALID_ARGUMENT,
                          "weights have rank %d, the input has rank %d", (int)weights->rank,
                          (int)input->rank);
-  for (int32_t i = 0; i < g->spatial; ++i) {
-    if (p->kernel_count && p->kernel[i] != weights->dims[i + 2])
-      return etrt_op_error(node, ETRT_ERROR_INVALID_ARGUMENT,
-                           "kernel_shape[%d] is %lld, the weights have %lld", (int)i,
-                           (long long)p->kernel[i], (long long)weights->dims[i + 2]);
-    g->kernel[i] = weights->dims[i + 2];
-    if (g->kernel[i] < 1)
-      return etrt_op_error(node, ETRT_ERROR_INVALID_ARGUMENT, "the weights' kernel is empty");
-  }
+  return ETRT_OK;
+}
+
+/* The kernel size along spatial axis i is the weights' (W is [.., .., k0, k1, ...]);
+ * kernel_shape, when given, must agree. */
+static etrt_status etrt_conv_kernel_axis(const etrt_node *node, const etrt_conv_params *p,
+                                         const etrt_tensor *weights, int32_t i,
+                                         etrt_conv_geometry *g) {
+  if (p->kernel_count && p->kernel[i] != weights->dims[i + 2])
+    return etrt_op_error(node, ETRT_ERROR_INVALID_ARGUMENT,
+                         "kernel_shape[%d] is %lld, the weights have %lld", (int)i,
+                         (long long)p->kernel[i], (long long)weights->dims[i + 2]);
+  g->kernel[i] = weights->dims[i + 2];
+  if (g->kernel[i] < 1)
+    return etrt_op_error(node, ETRT_ERROR_INVALID_ARGUMENT, "the weights' kernel is empty");
+  return ETRT_OK;
+}
+
+etrt_status etrt_conv_geometry_conv(const etrt_node *node, const etrt_conv_params *p,
+                                    const etrt_tensor *input, const etrt_tensor *weights,
+                                    etrt_conv_geometry *g) {
+  ETRT_RETURN_IF_ERROR(etrt_conv_geometry_common(node, p, input, g));
+  ETRT_RETURN_IF_ERROR(etrt_conv_check_weights_rank(node, input, weights));
+  for (int32_t i = 0; i < g->spatial; ++i)
+    ETRT_RETURN_IF_ERROR(etrt_conv_kernel_axis(node, p, weights, i, g));
   return etrt_conv_geometry_forward(node, p, 0, g);
 }
 
@@ -172,22 +186,13 @@ etrt_status etrt_conv_geometry_transpose(const etrt_node *node, const etrt_conv_
                                          const etrt_tensor *input, const etrt_tensor *weights,
                                          etrt_conv_geometry *g) {
   ETRT_RETURN_IF_ERROR(etrt_conv_geometry_common(node, p, input, g));
-  if (weights->rank != input->rank)
-    return etrt_op_error(node, ETRT_ERROR_INVALID_ARGUMENT,
-                         "weights have rank %d, the input has rank %d", (int)weights->rank,
-                         (int)input->rank);
+  ETRT_RETURN_IF_ERROR(etrt_conv_check_weights_rank(node, input, weights));
   ETRT_RETURN_IF_ERROR(
       etrt_conv_check_count(node, "output_padding", p->output_padding_count, g->spatial));
   ETRT_RETURN_IF_ERROR(
       etrt_conv_check_count(node, "output_shape", p->output_shape_count, g->spatial));
   for (int32_t i = 0; i < g->spatial; ++i) {
-    if (p->kernel_count && p->kernel[i] != weights->dims[i + 2])
-      return etrt_op_error(node, ETRT_ERROR_INVALID_ARGUMENT,
-                           "kernel_shape[%d] is %lld, the weights have %lld", (int)i,
-                           (long long)p->kernel[i], (long long)weights->dims[i + 2]);
-    g->kernel[i] = weights->dims[i + 2];
-    if (g->kernel[i] < 1)
-      return etrt_op_error(node, ETRT_ERROR_INVALID_ARGUMENT, "the weights' kernel is empty");
+    ETRT_RETURN_IF_ERROR(etrt_conv_kernel_axis(node, p, weights, i, g));
     int64_t out_pad = p->output_padding_count ? p->output_padding[i] : 0;
     if (out_pad >= g->stride[i] && out_pad >= g->dilation[i])
       return etrt_op_error(node, ETRT_ERROR_INVALID_ARGUMENT,

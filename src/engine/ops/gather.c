@@ -31,8 +31,7 @@ static etrt_status etrt_gather_infer(const etrt_node *node, const etrt_tensor *i
   ETRT_RETURN_IF_ERROR(etrt_gather_check_io(node, inputs, 2));
   const etrt_tensor *data = &inputs[0], *indices = &inputs[1];
   int32_t axis;
-  ETRT_RETURN_IF_ERROR(
-      etrt_shape_axis(node, "axis", etrt_node_attribute_int(node, "axis", 0), data->rank, &axis));
+  ETRT_RETURN_IF_ERROR(etrt_shape_axis_attribute(node, 0, data->rank, &axis));
   int32_t rank = data->rank - 1 + indices->rank;
   if (rank > ETRT_MAX_RANK)
     return etrt_op_error(node, ETRT_ERROR_UNSUPPORTED, "output rank %d exceeds %d", (int)rank,
@@ -46,13 +45,10 @@ static etrt_status etrt_gather_infer(const etrt_node *node, const etrt_tensor *i
   return ETRT_OK;
 }
 
-static etrt_status etrt_gather_elements_infer(const etrt_node *node, const etrt_tensor *inputs,
-                                              etrt_tensor *outputs) {
-  ETRT_RETURN_IF_ERROR(etrt_gather_check_io(node, inputs, 2));
-  const etrt_tensor *data = &inputs[0], *indices = &inputs[1];
-  int32_t axis;
-  ETRT_RETURN_IF_ERROR(
-      etrt_shape_axis(node, "axis", etrt_node_attribute_int(node, "axis", 0), data->rank, &axis));
+/* GatherElements and ScatterElements: indices have data's rank and, off `axis`, fit
+ * inside it. */
+static etrt_status etrt_gather_elements_check(const etrt_node *node, const etrt_tensor *data,
+                                              const etrt_tensor *indices, int32_t axis) {
   if (indices->rank != data->rank)
     return etrt_op_error(node, ETRT_ERROR_INVALID_ARGUMENT,
                          "indices have rank %d, data has rank %d", (int)indices->rank,
@@ -63,6 +59,16 @@ static etrt_status etrt_gather_elements_infer(const etrt_node *node, const etrt_
                            "indices have size %lld on axis %d, data only %lld",
                            (long long)indices->dims[i], (int)i, (long long)data->dims[i]);
   }
+  return ETRT_OK;
+}
+
+static etrt_status etrt_gather_elements_infer(const etrt_node *node, const etrt_tensor *inputs,
+                                              etrt_tensor *outputs) {
+  ETRT_RETURN_IF_ERROR(etrt_gather_check_io(node, inputs, 2));
+  const etrt_tensor *data = &inputs[0], *indices = &inputs[1];
+  int32_t axis;
+  ETRT_RETURN_IF_ERROR(etrt_shape_axis_attribute(node, 0, data->rank, &axis));
+  ETRT_RETURN_IF_ERROR(etrt_gather_elements_check(node, data, indices, axis));
   outputs[0] = *indices;
   outputs[0].data = NULL;
   outputs[0].host_value = NULL;
@@ -127,8 +133,7 @@ static etrt_status etrt_scatter_elements_infer(const etrt_node *node, const etrt
   ETRT_RETURN_IF_ERROR(etrt_gather_check_io(node, inputs, 3));
   const etrt_tensor *data = &inputs[0], *indices = &inputs[1], *updates = &inputs[2];
   int32_t axis;
-  ETRT_RETURN_IF_ERROR(
-      etrt_shape_axis(node, "axis", etrt_node_attribute_int(node, "axis", 0), data->rank, &axis));
+  ETRT_RETURN_IF_ERROR(etrt_shape_axis_attribute(node, 0, data->rank, &axis));
   etrt_scatter_reduction reduction;
   ETRT_RETURN_IF_ERROR(etrt_scatter_reduction_parse(node, &reduction));
   if (reduction != ETRT_SCATTER_NONE)
@@ -138,16 +143,7 @@ static etrt_status etrt_scatter_elements_infer(const etrt_node *node, const etrt
       !etrt_shape_equal(indices->rank, indices->dims, updates->rank, updates->dims))
     return etrt_op_error(node, ETRT_ERROR_INVALID_ARGUMENT,
                          "updates must have data's type and indices' shape");
-  if (indices->rank != data->rank)
-    return etrt_op_error(node, ETRT_ERROR_INVALID_ARGUMENT,
-                         "indices have rank %d, data has rank %d", (int)indices->rank,
-                         (int)data->rank);
-  for (int32_t i = 0; i < data->rank; ++i) {
-    if (i != axis && indices->dims[i] > data->dims[i])
-      return etrt_op_error(node, ETRT_ERROR_INVALID_ARGUMENT,
-                           "indices have size %lld on axis %d, data only %lld",
-                           (long long)indices->dims[i], (int)i, (long long)data->dims[i]);
-  }
+  ETRT_RETURN_IF_ERROR(etrt_gather_elements_check(node, data, indices, axis));
   outputs[0] = *data;
   outputs[0].data = NULL;
   outputs[0].host_value = NULL;
@@ -183,8 +179,7 @@ static etrt_status etrt_one_hot_infer(const etrt_node *node, const etrt_tensor *
   int32_t rank = indices->rank + 1, axis;
   if (rank > ETRT_MAX_RANK)
     return etrt_op_error(node, ETRT_ERROR_UNSUPPORTED, "output rank exceeds %d", ETRT_MAX_RANK);
-  ETRT_RETURN_IF_ERROR(
-      etrt_shape_axis(node, "axis", etrt_node_attribute_int(node, "axis", -1), rank, &axis));
+  ETRT_RETURN_IF_ERROR(etrt_shape_axis_attribute(node, -1, rank, &axis));
   for (int32_t i = 0, j = 0; i < rank; ++i)
     outputs[0].dims[i] = i == axis ? depth : indices->dims[j++];
   outputs[0].dtype = values->dtype;

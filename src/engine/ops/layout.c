@@ -60,8 +60,7 @@ static etrt_status etrt_concat_infer(const etrt_node *node, const etrt_tensor *i
   if (x->rank < 1)
     return etrt_op_error(node, ETRT_ERROR_INVALID_ARGUMENT, "inputs must have rank 1 or more");
   int32_t axis;
-  ETRT_RETURN_IF_ERROR(
-      etrt_shape_axis(node, "axis", etrt_node_attribute_int(node, "axis", 0), x->rank, &axis));
+  ETRT_RETURN_IF_ERROR(etrt_shape_axis_attribute(node, 0, x->rank, &axis));
   outputs[0] = *x;
   outputs[0].data = NULL;
   outputs[0].host_value = NULL;

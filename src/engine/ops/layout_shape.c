@@ -244,8 +244,7 @@ etrt_status etrt_pad_amounts(const etrt_node *node, const etrt_tensor *inputs, i
 etrt_status etrt_split_sizes(const etrt_node *node, const etrt_tensor *inputs, int32_t *axis,
                              int64_t *sizes) {
   const etrt_tensor *x = &inputs[0];
-  ETRT_RETURN_IF_ERROR(
-      etrt_shape_axis(node, "axis", etrt_node_attribute_int(node, "axis", 0), x->rank, axis));
+  ETRT_RETURN_IF_ERROR(etrt_shape_axis_attribute(node, 0, x->rank, axis));
   int64_t dim = x->dims[*axis], parts = node->num_outputs, count = 0;
   if (etrt_op_has_input(node, inputs, 1)) {
     ETRT_RETURN_IF_ERROR(etrt_op_input_ints(node, inputs, 1, "split", sizes, parts, &count));

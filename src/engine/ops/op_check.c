@@ -38,6 +38,16 @@ int etrt_op_has_input(const etrt_node *node, const etrt_tensor *inputs, uint32_t
   return index < node->num_inputs && inputs[index].rank >= 0;
 }
 
+etrt_status etrt_op_check_single_io(const etrt_node *node, const etrt_tensor *inputs) {
+  if (node->num_inputs != 1 || node->num_outputs != 1)
+    return etrt_op_error(node, ETRT_ERROR_INVALID_ARGUMENT,
+                         "takes 1 input and 1 output, got %u and %u", node->num_inputs,
+                         node->num_outputs);
+  if (inputs[0].rank < 0)
+    return etrt_op_error(node, ETRT_ERROR_INVALID_ARGUMENT, "input 0 is missing");
+  return ETRT_OK;
+}
+
 const void *etrt_op_input_host(const etrt_tensor *tensor) {
   return tensor->host_value != NULL ? tensor->host_value : tensor->data;
 }

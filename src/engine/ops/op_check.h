@@ -21,6 +21,9 @@ etrt_status etrt_op_attribute_ints(const etrt_node *node, const char *name, int6
 /* True when input `index` exists and is not an omitted optional input. */
 int etrt_op_has_input(const etrt_node *node, const etrt_tensor *inputs, uint32_t index);
 
+/* Refuses a node that has not exactly one input, present, and one output. */
+etrt_status etrt_op_check_single_io(const etrt_node *node, const etrt_tensor *inputs);
+
 /* The host bytes of a value input: host_value where known (shape inference, and
  * every executor), else data (the CPU executor's host memory); NULL when neither. */
 const void *etrt_op_input_host(const etrt_tensor *tensor);

@@ -19,8 +19,7 @@ static etrt_status etrt_arg_infer(const etrt_node *node, const etrt_tensor *inpu
   if (x->rank < 1)
     return etrt_op_error(node, ETRT_ERROR_INVALID_ARGUMENT, "input must have rank 1 or more");
   int32_t axis;
-  ETRT_RETURN_IF_ERROR(
-      etrt_shape_axis(node, "axis", etrt_node_attribute_int(node, "axis", 0), x->rank, &axis));
+  ETRT_RETURN_IF_ERROR(etrt_shape_axis_attribute(node, 0, x->rank, &axis));
   if (x->dims[axis] == 0)
     return etrt_op_error(node, ETRT_ERROR_INVALID_ARGUMENT, "axis %d is empty", (int)axis);
   int keepdims = etrt_node_attribute_int(node, "keepdims", 1) != 0;
@@ -47,8 +46,7 @@ static etrt_status etrt_top_k_infer(const etrt_node *node, const etrt_tensor *in
   if (x->rank < 1)
     return etrt_op_error(node, ETRT_ERROR_INVALID_ARGUMENT, "input must have rank 1 or more");
   int32_t axis;
-  ETRT_RETURN_IF_ERROR(
-      etrt_shape_axis(node, "axis", etrt_node_attribute_int(node, "axis", -1), x->rank, &axis));
+  ETRT_RETURN_IF_ERROR(etrt_shape_axis_attribute(node, -1, x->rank, &axis));
   int64_t k, count;
   ETRT_RETURN_IF_ERROR(etrt_op_input_ints(node, inputs, 1, "K", &k, 1, &count));
   if (count != 1 || k < 0 || k > x->dims[axis])

@@ -32,6 +32,11 @@ etrt_status etrt_shape_axis(const etrt_node *node, const char *what, int64_t axi
   return ETRT_OK;
 }
 
+etrt_status etrt_shape_axis_attribute(const etrt_node *node, int64_t fallback, int32_t rank,
+                                      int32_t *out) {
+  return etrt_shape_axis(node, "axis", etrt_node_attribute_int(node, "axis", fallback), rank, out);
+}
+
 static void etrt_shape_format(int32_t rank, const int64_t *dims, char *buf, size_t size) {
   size_t used = (size_t)snprintf(buf, size, "[");
   for (int32_t i = 0; i < rank && used < size; ++i)

@@ -34,6 +34,9 @@ int etrt_shape_equal(int32_t rank_a, const int64_t *a, int32_t rank_b, const int
  * axis (Unsqueeze, Concat of new axes) pass the output rank. */
 etrt_status etrt_shape_axis(const etrt_node *node, const char *what, int64_t axis, int32_t rank,
                             int32_t *out);
+/* The same for the op's "axis" attribute, `fallback` where the node has none. */
+etrt_status etrt_shape_axis_attribute(const etrt_node *node, int64_t fallback, int32_t rank,
+                                      int32_t *out);
 
 /* Multidirectional broadcast of `count` tensors' shapes (omitted optional inputs,
  * rank -1, are skipped) into (*rank, dims). Refuses incompatible sizes naming the op,

@@ -65,12 +65,7 @@ static etrt_status etrt_softmax_infer(const etrt_node *node, const etrt_tensor *
                                       ETRT_DTYPE_BFLOAT16, ETRT_DTYPE_INVALID};
   etrt_softmax_state s;
   ETRT_RETURN_IF_ERROR(etrt_softmax_read(node, &s));
-  if (node->num_inputs != 1 || node->num_outputs != 1)
-    return etrt_op_error(node, ETRT_ERROR_INVALID_ARGUMENT,
-                         "takes 1 input and 1 output, got %u and %u", node->num_inputs,
-                         node->num_outputs);
-  if (inputs[0].rank < 0)
-    return etrt_op_error(node, ETRT_ERROR_INVALID_ARGUMENT, "input 0 is missing");
+  ETRT_RETURN_IF_ERROR(etrt_op_check_single_io(node, inputs));
   ETRT_RETURN_IF_ERROR(etrt_op_check_dtype(node, "input 0", inputs[0].dtype, floats));
   int64_t outer, n, inner;
   ETRT_RETURN_IF_ERROR(etrt_softmax_layout(node, &s, &inputs[0], &outer, &n, &inner));

@@ -109,12 +109,7 @@ static etrt_status etrt_unary_infer(const etrt_node *node, const etrt_tensor *in
                                     etrt_tensor *outputs) {
   etrt_unary_state s;
   ETRT_RETURN_IF_ERROR(etrt_unary_read(node, &s));
-  if (node->num_inputs != 1 || node->num_outputs != 1)
-    return etrt_op_error(node, ETRT_ERROR_INVALID_ARGUMENT,
-                         "takes 1 input and 1 output, got %u and %u", node->num_inputs,
-                         node->num_outputs);
-  if (inputs[0].rank < 0)
-    return etrt_op_error(node, ETRT_ERROR_INVALID_ARGUMENT, "input 0 is missing");
+  ETRT_RETURN_IF_ERROR(etrt_op_check_single_io(node, inputs));
   ETRT_RETURN_IF_ERROR(etrt_op_check_dtype(node, "input 0", inputs[0].dtype,
                                            etrt_unary_allowed(etrt_unary_table[s.kind].types)));
   outputs[0].dtype = etrt_unary_table[s.kind].to_bool ? ETRT_DTYPE_BOOL : inputs[0].dtype;

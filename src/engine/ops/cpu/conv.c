@@ -40,6 +40,26 @@ static void etrt_conv_tile_origins(const etrt_conv_geometry *g, const int64_t *s
   }
 }
 
+/* The spatial offset, in input steps (dilated), of flat kernel position `flat`. */
+static void etrt_conv_kernel_offset(const etrt_conv_geometry *g, int64_t flat, int64_t *offset) {
+  etrt_conv_unflatten(flat, g->kernel, g->spatial, offset);
+  for (int32_t s = 0; s < g->spatial; ++s) offset[s] *= g->dilation[s];
+}
+
+/* The flat index, in a grid of `sizes`, of tile position j moved by `offset`; -1
+ * where that lands in the padding. */
+static inline int64_t etrt_conv_window_index(const etrt_conv_geometry *g, const int64_t *sizes,
+                                             int64_t origin[][ETRT_CONV_TILE_N], int64_t j,
+                                             const int64_t *offset) {
+  int64_t index = 0;
+  for (int32_t s = 0; s < g->spatial; ++s) {
+    int64_t c = origin[s][j] + offset[s];
+    if (c < 0 || c >= sizes[s]) return -1;
+    index = index * sizes[s] + c;
+  }
+  return index;
+}
+
 /* Packs rows [k0, k0 + kt) of the im2col matrix for output positions of the tile:
  * row k is (channel, kernel offset); zero where the window reads padding. */
 static void etrt_conv_pack(const etrt_conv_geometry *g, const float *x, int64_t kernel_count,
@@ -49,22 +69,12 @@ static void etrt_conv_pack(const etrt_conv_geometry *g, const float *x, int64_t 
   for (int64_t k = 0; k < kt; ++k) {
     int64_t channel = (k0 + k) / kernel_count;
     int64_t offset[ETRT_CONV_MAX_SPATIAL];
-    etrt_conv_unflatten((k0 + k) % kernel_count, g->kernel, g->spatial, offset);
-    for (int32_t s = 0; s < g->spatial; ++s) offset[s] *= g->dilation[s];
+    etrt_conv_kernel_offset(g, (k0 + k) % kernel_count, offset);
     const float *xc = x + channel * in_count;
     float *row = packed + k * nt;
     for (int64_t j = 0; j < nt; ++j) {
-      int64_t index = 0;
-      int inside = 1;
-      for (int32_t s = 0; s < g->spatial; ++s) {
-        int64_t c = origin[s][j] + offset[s];
-        if (c < 0 || c >= g->in[s]) {
-          inside = 0;
-          break;
-        }
-        index = index * g->in[s] + c;
-      }
-      row[j] = inside ? xc[index] : 0.0f;
+      int64_t index = etrt_conv_window_index(g, g->in, origin, j, offset);
+      row[j] = index >= 0 ? xc[index] : 0.0f;
     }
   }
 }
@@ -88,21 +98,25 @@ static void etrt_conv_add_bias(const etrt_tensor *bias, const etrt_conv_dims *d,
   }
 }
 
+static etrt_conv_dims etrt_conv_dims_of(const etrt_conv_geometry *g, const etrt_tensor *x,
+                                        int64_t maps, int64_t group) {
+  etrt_conv_dims d = {.batch = x->dims[0],
+                      .channels = x->dims[1],
+                      .maps = maps,
+                      .group = group,
+                      .channels_per_group = x->dims[1] / group,
+                      .maps_per_group = maps / group,
+                      .in_count = etrt_conv_geometry_in_count(g),
+                      .out_count = etrt_conv_geometry_out_count(g),
+                      .kernel_count = etrt_conv_geometry_kernel_count(g)};
+  return d;
+}
+
 etrt_status etrt_cpu_conv(const etrt_node *node, const etrt_tensor *inputs, etrt_tensor *outputs) {
   const etrt_conv_params *params = node->state;
   etrt_conv_geometry g;
   ETRT_RETURN_IF_ERROR(etrt_conv_geometry_conv(node, params, &inputs[0], &inputs[1], &g));
-  etrt_conv_dims d = {inputs[0].dims[0],
-                      inputs[0].dims[1],
-                      inputs[1].dims[0],
-                      params->group,
-                      0,
-                      0,
-                      etrt_conv_geometry_in_count(&g),
-                      etrt_conv_geometry_out_count(&g),
-                      etrt_conv_geometry_kernel_count(&g)};
-  d.channels_per_group = d.channels / d.group;
-  d.maps_per_group = d.maps / d.group;
+  etrt_conv_dims d = etrt_conv_dims_of(&g, &inputs[0], inputs[1].dims[0], params->group);
   const float *x = inputs[0].data, *w = inputs[1].data;
   float *y = outputs[0].data;
   int64_t k_total = d.channels_per_group * d.kernel_count;
@@ -117,8 +131,8 @@ etrt_status etrt_cpu_conv(const etrt_node *node, const etrt_tensor *inputs, etrt
       const float *wg = w + grp * d.maps_per_group * k_total;
       float *yg = y + (n * d.maps + grp * d.maps_per_group) * d.out_count;
       if (pointwise) {
-        etrt_cpu_gemm_f32(d.maps_per_group, d.out_count, k_total, wg, k_total, 1, xg, d.in_count,
-                          yg, d.out_count, 0);
+        etrt_cpu_gemm_f32(d.maps_per_group, d.out_count, k_total, 1.0f, wg, k_total, 1, xg,
+                          d.in_count, yg, d.out_count, 0);
         continue;
       }
       for (int64_t p0 = 0; p0 < d.out_count; p0 += ETRT_CONV_TILE_N) {
@@ -127,8 +141,8 @@ etrt_status etrt_cpu_conv(const etrt_node *node, const etrt_tensor *inputs, etrt
         for (int64_t k0 = 0; k0 < k_total; k0 += ETRT_CONV_TILE_K) {
           int64_t kt = k_total - k0 < ETRT_CONV_TILE_K ? k_total - k0 : ETRT_CONV_TILE_K;
           etrt_conv_pack(&g, xg, d.kernel_count, k0, kt, nt, origin, packed);
-          etrt_cpu_gemm_f32(d.maps_per_group, nt, kt, wg + k0, k_total, 1, packed, nt, yg + p0,
-                            d.out_count, k0 > 0);
+          etrt_cpu_gemm_f32(d.maps_per_group, nt, kt, 1.0f, wg + k0, k_total, 1, packed, nt,
+                            yg + p0, d.out_count, k0 > 0);
         }
       }
     }
@@ -145,22 +159,12 @@ static void etrt_conv_scatter(const etrt_conv_geometry *g, const float *cols, in
   for (int64_t m = 0; m < mt; ++m) {
     int64_t map = (m0 + m) / kernel_count;
     int64_t offset[ETRT_CONV_MAX_SPATIAL];
-    etrt_conv_unflatten((m0 + m) % kernel_count, g->kernel, g->spatial, offset);
-    for (int32_t s = 0; s < g->spatial; ++s) offset[s] *= g->dilation[s];
+    etrt_conv_kernel_offset(g, (m0 + m) % kernel_count, offset);
     float *ym = y + map * out_count;
     const float *row = cols + m * nt;
     for (int64_t j = 0; j < nt; ++j) {
-      int64_t index = 0;
-      int inside = 1;
-      for (int32_t s = 0; s < g->spatial; ++s) {
-        int64_t c = origin[s][j] + offset[s];
-        if (c < 0 || c >= g->out[s]) {
-          inside = 0;
-          break;
-        }
-        index = index * g->out[s] + c;
-      }
-      if (inside) ym[index] += row[j];
+      int64_t index = etrt_conv_window_index(g, g->out, origin, j, offset);
+      if (index >= 0) ym[index] += row[j];
     }
   }
 }
@@ -170,17 +174,8 @@ etrt_status etrt_cpu_conv_transpose(const etrt_node *node, const etrt_tensor *in
   const etrt_conv_params *params = node->state;
   etrt_conv_geometry g;
   ETRT_RETURN_IF_ERROR(etrt_conv_geometry_transpose(node, params, &inputs[0], &inputs[1], &g));
-  etrt_conv_dims d = {inputs[0].dims[0],
-                      inputs[0].dims[1],
-                      inputs[1].dims[1] * params->group,
-                      params->group,
-                      0,
-                      0,
-                      etrt_conv_geometry_in_count(&g),
-                      etrt_conv_geometry_out_count(&g),
-                      etrt_conv_geometry_kernel_count(&g)};
-  d.channels_per_group = d.channels / d.group;
-  d.maps_per_group = d.maps / d.group;
+  etrt_conv_dims d =
+      etrt_conv_dims_of(&g, &inputs[0], inputs[1].dims[1] * params->group, params->group);
   const float *x = inputs[0].data, *w = inputs[1].data;
   float *y = outputs[0].data;
   int64_t rows = d.maps_per_group * d.kernel_count; /* columns of W per input channel */
@@ -198,8 +193,8 @@ etrt_status etrt_cpu_conv_transpose(const etrt_node *node, const etrt_tensor *in
         etrt_conv_tile_origins(&g, g.in, p0, nt, origin);
         for (int64_t m0 = 0; m0 < rows; m0 += ETRT_CONV_TILE_K) {
           int64_t mt = rows - m0 < ETRT_CONV_TILE_K ? rows - m0 : ETRT_CONV_TILE_K;
-          etrt_cpu_gemm_f32(mt, nt, d.channels_per_group, wg + m0, 1, rows, xg + p0, d.in_count,
-                            cols, nt, 0);
+          etrt_cpu_gemm_f32(mt, nt, d.channels_per_group, 1.0f, wg + m0, 1, rows, xg + p0,
+                            d.in_count, cols, nt, 0);
           etrt_conv_scatter(&g, cols, m0, mt, nt, d.kernel_count, d.out_count, origin, yg);
         }
       }

@@ -25,8 +25,7 @@ etrt_status etrt_cpu_gather(const etrt_node *node, const etrt_tensor *inputs,
                             etrt_tensor *outputs) {
   const etrt_tensor *data = &inputs[0], *indices = &inputs[1];
   int32_t axis;
-  ETRT_RETURN_IF_ERROR(
-      etrt_shape_axis(node, "axis", etrt_node_attribute_int(node, "axis", 0), data->rank, &axis));
+  ETRT_RETURN_IF_ERROR(etrt_shape_axis_attribute(node, 0, data->rank, &axis));
   size_t element = etrt_dtype_size(data->dtype);
   int64_t outer = etrt_shape_numel(axis, data->dims), size = data->dims[axis];
   size_t block =
@@ -44,27 +43,52 @@ etrt_status etrt_cpu_gather(const etrt_node *node, const etrt_tensor *inputs,
   return ETRT_OK;
 }
 
+/* GatherElements and ScatterElements walk the indices in order: element i stands for
+ * the data element at its own coordinates, except along `axis`, where its value is
+ * the coordinate. */
+typedef struct etrt_elements_walk {
+  int32_t axis;
+  int64_t strides[ETRT_MAX_RANK];
+  int64_t coords[ETRT_MAX_RANK]; /* of the next indices element */
+} etrt_elements_walk;
+
+static etrt_status etrt_elements_walk_init(const etrt_node *node, const etrt_tensor *data,
+                                           etrt_elements_walk *w) {
+  memset(w, 0, sizeof *w);
+  ETRT_RETURN_IF_ERROR(etrt_shape_axis_attribute(node, 0, data->rank, &w->axis));
+  etrt_shape_strides(data->rank, data->dims, w->strides);
+  return ETRT_OK;
+}
+
+/* The data offset (in elements) of indices element i, the next in the walk. */
+static etrt_status etrt_elements_walk_next(const etrt_node *node, const etrt_tensor *data,
+                                           const etrt_tensor *indices, etrt_elements_walk *w,
+                                           int64_t i, int64_t *offset) {
+  int64_t at = 0;
+  ETRT_RETURN_IF_ERROR(etrt_gather_resolve(node, indices, i, data->dims[w->axis], w->axis, &at));
+  *offset = 0;
+  for (int32_t a = 0; a < data->rank; ++a)
+    *offset += (a == w->axis ? at : w->coords[a]) * w->strides[a];
+  for (int32_t a = indices->rank - 1; a >= 0; --a) {
+    if (++w->coords[a] < indices->dims[a]) break;
+    w->coords[a] = 0;
+  }
+  return ETRT_OK;
+}
+
 etrt_status etrt_cpu_gather_elements(const etrt_node *node, const etrt_tensor *inputs,
                                      etrt_tensor *outputs) {
   const etrt_tensor *data = &inputs[0], *indices = &inputs[1];
-  int32_t axis;
-  ETRT_RETURN_IF_ERROR(
-      etrt_shape_axis(node, "axis", etrt_node_attribute_int(node, "axis", 0), data->rank, &axis));
+  etrt_elements_walk walk;
+  ETRT_RETURN_IF_ERROR(etrt_elements_walk_init(node, data, &walk));
   size_t element = etrt_dtype_size(data->dtype);
-  int64_t strides[ETRT_MAX_RANK], coords[ETRT_MAX_RANK] = {0};
-  etrt_shape_strides(data->rank, data->dims, strides);
   int64_t count = etrt_tensor_numel(indices);
   const uint8_t *src = data->data;
   uint8_t *dst = outputs[0].data;
   for (int64_t i = 0; i < count; ++i) {
-    int64_t at = 0, offset = 0;
-    ETRT_RETURN_IF_ERROR(etrt_gather_resolve(node, indices, i, data->dims[axis], axis, &at));
-    for (int32_t a = 0; a < data->rank; ++a) offset += (a == axis ? at : coords[a]) * strides[a];
+    int64_t offset;
+    ETRT_RETURN_IF_ERROR(etrt_elements_walk_next(node, data, indices, &walk, i, &offset));
     etrt_cpu_copy_element(dst + (size_t)i * element, src + (size_t)offset * element, element);
-    for (int32_t a = indices->rank - 1; a >= 0; --a) {
-      if (++coords[a] < indices->dims[a]) break;
-      coords[a] = 0;
-    }
   }
   return ETRT_OK;
 }
@@ -122,6 +146,25 @@ etrt_status etrt_cpu_gather_nd(const etrt_node *node, const etrt_tensor *inputs,
     }                             \
   } while (0)
 
+/* Integers add and multiply wrapping (in the unsigned type U), as the reference's
+ * fixed-width types, and compare signed (S). */
+#define ETRT_SCATTER_APPLY_INT(U, S)           \
+  do {                                         \
+    U *d = target, u;                          \
+    S s, t;                                    \
+    memcpy(&u, update, sizeof u);              \
+    memcpy(&s, update, sizeof s);              \
+    memcpy(&t, target, sizeof t);              \
+    if (reduction == ETRT_SCATTER_ADD)         \
+      *d += u;                                 \
+    else if (reduction == ETRT_SCATTER_MUL)    \
+      *d *= u;                                 \
+    else if (reduction == ETRT_SCATTER_MAX) {  \
+      if (s > t) memcpy(target, &s, sizeof s); \
+    } else if (s < t)                          \
+      memcpy(target, &s, sizeof s);            \
+  } while (0)
+
 static void etrt_scatter_combine(etrt_scatter_reduction reduction, etrt_dtype dtype, void *target,
                                  const void *update, size_t element) {
   if (reduction == ETRT_SCATTER_NONE) {
@@ -135,68 +178,33 @@ static void etrt_scatter_combine(etrt_scatter_reduction reduction, etrt_dtype dt
     case ETRT_DTYPE_FLOAT64:
       ETRT_SCATTER_APPLY(double);
       break;
-    case ETRT_DTYPE_INT32: {
-      /* wrapping integer arithmetic, as the reference's fixed-width types */
-      uint32_t *d = target, u;
-      int32_t s, t;
-      memcpy(&u, update, sizeof u);
-      memcpy(&s, update, sizeof s);
-      memcpy(&t, target, sizeof t);
-      if (reduction == ETRT_SCATTER_ADD)
-        *d += u;
-      else if (reduction == ETRT_SCATTER_MUL)
-        *d *= u;
-      else if (reduction == ETRT_SCATTER_MAX) {
-        if (s > t) memcpy(target, &s, sizeof s);
-      } else if (s < t)
-        memcpy(target, &s, sizeof s);
+    case ETRT_DTYPE_INT32:
+      ETRT_SCATTER_APPLY_INT(uint32_t, int32_t);
       break;
-    }
-    default: {
-      uint64_t *d = target, u;
-      int64_t s, t;
-      memcpy(&u, update, sizeof u);
-      memcpy(&s, update, sizeof s);
-      memcpy(&t, target, sizeof t);
-      if (reduction == ETRT_SCATTER_ADD)
-        *d += u;
-      else if (reduction == ETRT_SCATTER_MUL)
-        *d *= u;
-      else if (reduction == ETRT_SCATTER_MAX) {
-        if (s > t) memcpy(target, &s, sizeof s);
-      } else if (s < t)
-        memcpy(target, &s, sizeof s);
+    default:
+      ETRT_SCATTER_APPLY_INT(uint64_t, int64_t);
       break;
-    }
   }
 }
 
 etrt_status etrt_cpu_scatter_elements(const etrt_node *node, const etrt_tensor *inputs,
                                       etrt_tensor *outputs) {
   const etrt_tensor *data = &inputs[0], *indices = &inputs[1], *updates = &inputs[2];
-  int32_t axis;
-  ETRT_RETURN_IF_ERROR(
-      etrt_shape_axis(node, "axis", etrt_node_attribute_int(node, "axis", 0), data->rank, &axis));
+  etrt_elements_walk walk;
+  ETRT_RETURN_IF_ERROR(etrt_elements_walk_init(node, data, &walk));
   etrt_scatter_reduction reduction;
   ETRT_RETURN_IF_ERROR(etrt_scatter_reduction_parse(node, &reduction));
   size_t element = etrt_dtype_size(data->dtype);
   size_t bytes = (size_t)etrt_tensor_numel(data) * element;
   if (bytes > 0 && outputs[0].data != data->data) memmove(outputs[0].data, data->data, bytes);
-  int64_t strides[ETRT_MAX_RANK], coords[ETRT_MAX_RANK] = {0};
-  etrt_shape_strides(data->rank, data->dims, strides);
   int64_t count = etrt_tensor_numel(indices);
   uint8_t *dst = outputs[0].data;
   const uint8_t *src = updates->data;
   for (int64_t i = 0; i < count; ++i) {
-    int64_t at = 0, offset = 0;
-    ETRT_RETURN_IF_ERROR(etrt_gather_resolve(node, indices, i, data->dims[axis], axis, &at));
-    for (int32_t a = 0; a < data->rank; ++a) offset += (a == axis ? at : coords[a]) * strides[a];
+    int64_t offset;
+    ETRT_RETURN_IF_ERROR(etrt_elements_walk_next(node, data, indices, &walk, i, &offset));
     etrt_scatter_combine(reduction, data->dtype, dst + (size_t)offset * element,
                          src + (size_t)i * element, element);
-    for (int32_t a = indices->rank - 1; a >= 0; --a) {
-      if (++coords[a] < indices->dims[a]) break;
-      coords[a] = 0;
-    }
   }
   return ETRT_OK;
 }
@@ -225,8 +233,7 @@ etrt_status etrt_cpu_one_hot(const etrt_node *node, const etrt_tensor *inputs,
                              etrt_tensor *outputs) {
   const etrt_tensor *indices = &inputs[0], *y = &outputs[0];
   int32_t axis;
-  ETRT_RETURN_IF_ERROR(
-      etrt_shape_axis(node, "axis", etrt_node_attribute_int(node, "axis", -1), y->rank, &axis));
+  ETRT_RETURN_IF_ERROR(etrt_shape_axis_attribute(node, -1, y->rank, &axis));
   size_t element = etrt_dtype_size(y->dtype);
   const uint8_t *values = inputs[2].data;
   int64_t depth = y->dims[axis];

@@ -1,6 +1,7 @@
 /* CPU kernels of the data-movement operators: byte copies by element size. */
 #include "engine/ops/layout.h"
 
+#include <stdbool.h>
 #include <string.h>
 
 #include "engine/ops/cpu/copy_util.h"
@@ -47,51 +48,40 @@ etrt_status etrt_cpu_expand(const etrt_node *node, const etrt_tensor *inputs,
   return ETRT_OK;
 }
 
-etrt_status etrt_cpu_concat(const etrt_node *node, const etrt_tensor *inputs,
-                            etrt_tensor *outputs) {
-  const etrt_tensor *y = &outputs[0];
+/* Concat (into the whole) and Split (out of it): along `axis`, each part is a block
+ * of every row of the whole, the parts side by side in order. */
+static etrt_status etrt_cpu_parts_copy(const etrt_node *node, const etrt_tensor *whole,
+                                       const etrt_tensor *parts, uint32_t count, bool to_whole) {
   int32_t axis;
-  ETRT_RETURN_IF_ERROR(
-      etrt_shape_axis(node, "axis", etrt_node_attribute_int(node, "axis", 0), y->rank, &axis));
-  size_t element = etrt_dtype_size(y->dtype);
-  int64_t outer = etrt_shape_numel(axis, y->dims);
+  ETRT_RETURN_IF_ERROR(etrt_shape_axis_attribute(node, 0, whole->rank, &axis));
+  size_t element = etrt_dtype_size(whole->dtype);
+  int64_t outer = etrt_shape_numel(axis, whole->dims);
   size_t inner_bytes =
-      (size_t)etrt_shape_numel(y->rank - (axis + 1), y->dims + (axis + 1)) * element;
-  size_t out_row = (size_t)y->dims[axis] * inner_bytes;
+      (size_t)etrt_shape_numel(whole->rank - (axis + 1), whole->dims + (axis + 1)) * element;
+  size_t whole_row = (size_t)whole->dims[axis] * inner_bytes;
   size_t at = 0;
-  for (uint32_t k = 0; k < node->num_inputs; ++k) {
-    size_t block = (size_t)inputs[k].dims[axis] * inner_bytes;
+  for (uint32_t k = 0; k < count; ++k) {
+    size_t block = (size_t)parts[k].dims[axis] * inner_bytes;
     if (block == 0) continue;
-    const uint8_t *src = inputs[k].data;
-    uint8_t *dst = (uint8_t *)y->data + at;
-    for (int64_t o = 0; o < outer; ++o)
-      memcpy(dst + (size_t)o * out_row, src + (size_t)o * block, block);
+    uint8_t *row = (uint8_t *)whole->data + at, *part = parts[k].data;
+    for (int64_t o = 0; o < outer; ++o) {
+      if (to_whole)
+        memcpy(row + (size_t)o * whole_row, part + (size_t)o * block, block);
+      else
+        memcpy(part + (size_t)o * block, row + (size_t)o * whole_row, block);
+    }
     at += block;
   }
   return ETRT_OK;
 }
 
+etrt_status etrt_cpu_concat(const etrt_node *node, const etrt_tensor *inputs,
+                            etrt_tensor *outputs) {
+  return etrt_cpu_parts_copy(node, &outputs[0], inputs, node->num_inputs, true);
+}
+
 etrt_status etrt_cpu_split(const etrt_node *node, const etrt_tensor *inputs, etrt_tensor *outputs) {
-  const etrt_tensor *x = &inputs[0];
-  int32_t axis;
-  ETRT_RETURN_IF_ERROR(
-      etrt_shape_axis(node, "axis", etrt_node_attribute_int(node, "axis", 0), x->rank, &axis));
-  size_t element = etrt_dtype_size(x->dtype);
-  int64_t outer = etrt_shape_numel(axis, x->dims);
-  size_t inner_bytes =
-      (size_t)etrt_shape_numel(x->rank - (axis + 1), x->dims + (axis + 1)) * element;
-  size_t in_row = (size_t)x->dims[axis] * inner_bytes;
-  size_t at = 0;
-  for (uint32_t k = 0; k < node->num_outputs; ++k) {
-    size_t block = (size_t)outputs[k].dims[axis] * inner_bytes;
-    if (block == 0) continue;
-    const uint8_t *src = (const uint8_t *)x->data + at;
-    uint8_t *dst = outputs[k].data;
-    for (int64_t o = 0; o < outer; ++o)
-      memcpy(dst + (size_t)o * block, src + (size_t)o * in_row, block);
-    at += block;
-  }
-  return ETRT_OK;
+  return etrt_cpu_parts_copy(node, &inputs[0], outputs, node->num_outputs, false);
 }
 
 etrt_status etrt_cpu_tile(const etrt_node *node, const etrt_tensor *inputs, etrt_tensor *outputs) {

@@ -1,17 +1,13 @@
 /* CPU kernels of MatMul and Gemm. One strided matrix product, expanded per dtype:
  * Y = alpha * A B (+ beta * C). Where B's rows are contiguous and the dtype computes
- * in its own type, the loop is i-k-j blocked on k and j (a row of Y is updated from
- * a row of B, contiguous and vectorised, with a block of B kept in cache); otherwise
- * (B transposed, 16-bit floats) a dot product per element, accumulated in float. */
-#include <string.h>
-
+ * in its own type, the blocked GEMM of gemm_util.c (rows of Y updated from rows of
+ * B, contiguous and vectorised); otherwise (B transposed, 16-bit floats) a dot
+ * product per element, accumulated in float. */
 #include "base/half.h"
 #include "base/status.h"
+#include "engine/ops/cpu/gemm_util.h"
 #include "engine/ops/matmul.h"
 #include "engine/ops/shape_util.h"
-
-#define ETRT_MM_BLOCK_K 128
-#define ETRT_MM_BLOCK_J 256
 
 typedef struct etrt_gemm_args {
   int64_t m, n, k;
@@ -34,8 +30,8 @@ typedef struct etrt_gemm_args {
   X(f64, ETRT_DTYPE_FLOAT64, double, double, ETRT_MM_SAME, ETRT_MM_SAME)               \
   X(f16, ETRT_DTYPE_FLOAT16, uint16_t, float, etrt_half_to_float, etrt_float_to_half)  \
   X(bf16, ETRT_DTYPE_BFLOAT16, uint16_t, float, etrt_bfloat16_to_float, etrt_float_to_bfloat16)
-/* The types that compute in their storage type take the blocked i-k-j loop. */
-#define ETRT_MM_AXPY_TYPES(X) \
+/* The types that compute in their storage type take the blocked GEMM. */
+#define ETRT_MM_BLOCKED_TYPES(X) \
   X(f32, ETRT_DTYPE_FLOAT32, float) X(f64, ETRT_DTYPE_FLOAT64, double)
 
 #define ETRT_MM_DEFINE_DOT(NAME, DT, S, C, LOAD, STORE)                                 \
@@ -58,50 +54,35 @@ typedef struct etrt_gemm_args {
   }
 ETRT_MM_TYPES(ETRT_MM_DEFINE_DOT)
 
-#define ETRT_MM_DEFINE_AXPY(NAME, DT, T)                                                 \
-  static void etrt_gemm_axpy_##NAME(const etrt_gemm_args *g) {                           \
-    const T *a = g->a, *b = g->b, *c = g->c;                                             \
-    T *y = g->y;                                                                         \
-    const T alpha = (T)g->alpha, beta = (T)g->beta;                                      \
-    for (int64_t i = 0; i < g->m; ++i) {                                                 \
-      T *yrow = y + i * g->y_row;                                                        \
-      if (c == NULL) {                                                                   \
-        for (int64_t j = 0; j < g->n; ++j) yrow[j] = 0;                                  \
-      } else {                                                                           \
-        for (int64_t j = 0; j < g->n; ++j) yrow[j] = beta * c[i * g->c_row + j * g->c_col]; \
-      }                                                                                  \
-    }                                                                                    \
-    for (int64_t j0 = 0; j0 < g->n; j0 += ETRT_MM_BLOCK_J) {                             \
-      const int64_t jn = g->n - j0 < ETRT_MM_BLOCK_J ? g->n - j0 : ETRT_MM_BLOCK_J;      \
-      for (int64_t k0 = 0; k0 < g->k; k0 += ETRT_MM_BLOCK_K) {                           \
-        const int64_t kn = g->k - k0 < ETRT_MM_BLOCK_K ? g->k - k0 : ETRT_MM_BLOCK_K;    \
-        for (int64_t i = 0; i < g->m; ++i) {                                             \
-          T *restrict yrow = y + i * g->y_row + j0;                                      \
-          const T *arow = a + i * g->a_row;                                              \
-          for (int64_t k = k0; k < k0 + kn; ++k) {                                       \
-            const T av = alpha * arow[k * g->a_col];                                     \
-            const T *restrict brow = b + k * g->b_row + j0;                              \
-            for (int64_t j = 0; j < jn; ++j) yrow[j] += av * brow[j];                    \
-          }                                                                              \
-        }                                                                                \
-      }                                                                                  \
-    }                                                                                    \
+/* Y starts as beta * C (or 0), then the GEMM adds alpha * A B into it. */
+#define ETRT_MM_DEFINE_BLOCKED(NAME, DT, T)                                               \
+  static void etrt_gemm_blocked_##NAME(const etrt_gemm_args *g) {                         \
+    const T *c = g->c;                                                                    \
+    T *y = g->y;                                                                          \
+    if (c != NULL) {                                                                      \
+      const T beta = (T)g->beta;                                                          \
+      for (int64_t i = 0; i < g->m; ++i)                                                  \
+        for (int64_t j = 0; j < g->n; ++j)                                                \
+          y[i * g->y_row + j] = beta * c[i * g->c_row + j * g->c_col];                    \
+    }                                                                                     \
+    etrt_cpu_gemm_##NAME(g->m, g->n, g->k, (T)g->alpha, g->a, g->a_row, g->a_col, g->b,   \
+                         g->b_row, y, g->y_row, c != NULL);                               \
   }
-ETRT_MM_AXPY_TYPES(ETRT_MM_DEFINE_AXPY)
+ETRT_MM_BLOCKED_TYPES(ETRT_MM_DEFINE_BLOCKED)
 
 static etrt_status etrt_gemm_run(etrt_dtype dtype, const etrt_gemm_args *g) {
   if (g->m == 0 || g->n == 0) return ETRT_OK;
   if (g->b_col == 1) {
-#define ETRT_MM_AXPY_CASE(NAME, DT, T) \
-  case DT:                             \
-    etrt_gemm_axpy_##NAME(g);          \
+#define ETRT_MM_BLOCKED_CASE(NAME, DT, T) \
+  case DT:                                \
+    etrt_gemm_blocked_##NAME(g);          \
     return ETRT_OK;
     switch (dtype) {
-      ETRT_MM_AXPY_TYPES(ETRT_MM_AXPY_CASE)
+      ETRT_MM_BLOCKED_TYPES(ETRT_MM_BLOCKED_CASE)
       default:
         break;
     }
-#undef ETRT_MM_AXPY_CASE
+#undef ETRT_MM_BLOCKED_CASE
   }
 #define ETRT_MM_DOT_CASE(NAME, DT, S, C, LOAD, STORE) \
   case DT:                                            \

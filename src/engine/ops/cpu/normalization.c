@@ -53,51 +53,44 @@ etrt_status etrt_cpu_batch_norm(const etrt_node *node, const etrt_tensor *inputs
   return ETRT_OK;
 }
 
-etrt_status etrt_cpu_instance_norm(const etrt_node *node, const etrt_tensor *inputs,
-                                   etrt_tensor *outputs) {
-  const etrt_norm_state *s = node->state;
+/* Normalizes each group of channels of each batch item over all its elements, then
+ * scales and shifts every channel (parameters per channel, or one per group). */
+static void etrt_norm_groups(const etrt_tensor *inputs, int64_t groups, double epsilon,
+                             etrt_tensor *y) {
   const etrt_tensor *x = &inputs[0];
   int64_t batch = x->dims[0], channels = x->dims[1];
-  int64_t inner = etrt_shape_numel(x->rank - 2, x->dims + 2);
-  for (int64_t n = 0; n < batch; ++n) {
-    for (int64_t c = 0; c < channels; ++c) {
-      int64_t first = (n * channels + c) * inner;
-      double mean, inv_std;
-      etrt_norm_moments(x, first, inner, s->epsilon, &mean, &inv_std);
-      double scale = etrt_norm_load(&inputs[1], c) * inv_std;
-      double bias = etrt_norm_load(&inputs[2], c);
-      for (int64_t i = 0; i < inner; ++i)
-        etrt_norm_store(&outputs[0], first + i,
-                        (etrt_norm_load(x, first + i) - mean) * scale + bias);
-    }
-  }
-  return ETRT_OK;
-}
-
-etrt_status etrt_cpu_group_norm(const etrt_node *node, const etrt_tensor *inputs,
-                                etrt_tensor *outputs) {
-  const etrt_norm_state *s = node->state;
-  const etrt_tensor *x = &inputs[0];
-  int64_t batch = x->dims[0], channels = x->dims[1], groups = s->num_groups;
-  int64_t per_group = channels / groups;
+  int64_t per_group = groups > 0 ? channels / groups : 0; /* no groups without channels */
   int64_t inner = etrt_shape_numel(x->rank - 2, x->dims + 2);
   int per_channel = inputs[1].dims[0] == channels;
   for (int64_t n = 0; n < batch; ++n) {
     for (int64_t g = 0; g < groups; ++g) {
       int64_t first = (n * channels + g * per_group) * inner;
       double mean, inv_std;
-      etrt_norm_moments(x, first, per_group * inner, s->epsilon, &mean, &inv_std);
+      etrt_norm_moments(x, first, per_group * inner, epsilon, &mean, &inv_std);
       for (int64_t c = 0; c < per_group; ++c) {
         int64_t param = per_channel ? g * per_group + c : g;
         double scale = etrt_norm_load(&inputs[1], param) * inv_std;
         double bias = etrt_norm_load(&inputs[2], param);
         int64_t base = first + c * inner;
         for (int64_t i = 0; i < inner; ++i)
-          etrt_norm_store(&outputs[0], base + i,
-                          (etrt_norm_load(x, base + i) - mean) * scale + bias);
+          etrt_norm_store(y, base + i, (etrt_norm_load(x, base + i) - mean) * scale + bias);
       }
     }
   }
+}
+
+/* A group per channel. */
+etrt_status etrt_cpu_instance_norm(const etrt_node *node, const etrt_tensor *inputs,
+                                   etrt_tensor *outputs) {
+  const etrt_norm_state *s = node->state;
+  etrt_norm_groups(inputs, inputs[0].dims[1], s->epsilon, &outputs[0]);
+  return ETRT_OK;
+}
+
+etrt_status etrt_cpu_group_norm(const etrt_node *node, const etrt_tensor *inputs,
+                                etrt_tensor *outputs) {
+  const etrt_norm_state *s = node->state;
+  etrt_norm_groups(inputs, s->num_groups, s->epsilon, &outputs[0]);
   return ETRT_OK;
 }
 

@@ -46,8 +46,7 @@ etrt_status etrt_cpu_arg_extreme(const etrt_node *node, const etrt_tensor *input
                                  etrt_tensor *outputs) {
   const etrt_tensor *x = &inputs[0];
   int32_t axis;
-  ETRT_RETURN_IF_ERROR(
-      etrt_shape_axis(node, "axis", etrt_node_attribute_int(node, "axis", 0), x->rank, &axis));
+  ETRT_RETURN_IF_ERROR(etrt_shape_axis_attribute(node, 0, x->rank, &axis));
   etrt_selection_dims d = etrt_selection_split(x, axis);
   int want_max = strcmp(node->op_type, "ArgMax") == 0;
   int last = etrt_node_attribute_int(node, "select_last_index", 0) != 0;
@@ -120,8 +119,7 @@ ETRT_TOP_K_KERNEL(int64_t, etrt_top_k_i64)
 etrt_status etrt_cpu_top_k(const etrt_node *node, const etrt_tensor *inputs, etrt_tensor *outputs) {
   const etrt_tensor *x = &inputs[0];
   int32_t axis;
-  ETRT_RETURN_IF_ERROR(
-      etrt_shape_axis(node, "axis", etrt_node_attribute_int(node, "axis", -1), x->rank, &axis));
+  ETRT_RETURN_IF_ERROR(etrt_shape_axis_attribute(node, -1, x->rank, &axis));
   etrt_selection_dims d = etrt_selection_split(x, axis);
   int64_t k = outputs[0].dims[axis];
   if (k == 0) return ETRT_OK;

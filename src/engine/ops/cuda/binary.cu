@@ -153,8 +153,7 @@ static etrt_status etrt_binary_launch(const etrt_node *node, const etrt_tensor *
   } else {
     ETRT_CUDA_NUMERIC_SWITCH(
         a->dtype, T,
-        return etrt_error(ETRT_ERROR_UNSUPPORTED, "%s node '%s': no CUDA kernel for %s",
-                          node->op_type, etrt_cuda_name(node), etrt_dtype_name(a->dtype)),
+        return etrt_cuda_no_kernel(node, a->dtype),
         etrt_binary_kernel<T, OP><<<blocks, ETRT_CUDA_THREADS, 0, stream>>>(
             (const T *)a->data, (const T *)b->data, y->data, n, it));
   }
@@ -257,8 +256,7 @@ extern "C" ETRT_CUDA_RUN(etrt_cuda_bit_shift) {
   int left = state->kind == ETRT_BINARY_SHIFT_LEFT;
   ETRT_CUDA_BYTES_SWITCH(
       etrt_dtype_size(y->dtype), T,
-      return etrt_error(ETRT_ERROR_UNSUPPORTED, "BitShift node '%s': no CUDA kernel for %s",
-                        etrt_cuda_name(node), etrt_dtype_name(y->dtype)),
+      return etrt_cuda_no_kernel(node, y->dtype),
       etrt_bit_shift_kernel<T><<<etrt_cuda_blocks(n, ETRT_CUDA_THREADS), ETRT_CUDA_THREADS, 0,
                                  etrt_cuda_stream(launch)>>>(
           (const T *)inputs[0].data, (const T *)inputs[1].data, (T *)y->data, n, it, left));
@@ -321,9 +319,7 @@ static etrt_status etrt_variadic_launch(const etrt_node *node, const etrt_tensor
   int64_t n = etrt_tensor_numel(y);
   if (!mean || count == 1 || n == 0) return ETRT_OK;
   ETRT_CUDA_FLOAT_SWITCH(y->dtype, T,
-                         return etrt_error(ETRT_ERROR_UNSUPPORTED,
-                                           "Mean node '%s': no CUDA kernel for %s",
-                                           etrt_cuda_name(node), etrt_dtype_name(y->dtype)),
+                         return etrt_cuda_no_kernel(node, y->dtype),
                          etrt_scale_kernel<T>
                          <<<etrt_cuda_blocks(n, ETRT_CUDA_THREADS), ETRT_CUDA_THREADS, 0,
                             stream>>>((T *)y->data, n, 1.0 / (double)count));
@@ -384,8 +380,7 @@ extern "C" ETRT_CUDA_RUN(etrt_cuda_where) {
   unsigned blocks = etrt_cuda_blocks(n, ETRT_CUDA_THREADS);
   ETRT_CUDA_BYTES_SWITCH(
       etrt_dtype_size(out->dtype), T,
-      return etrt_error(ETRT_ERROR_UNSUPPORTED, "Where node '%s': no CUDA kernel for %s",
-                        etrt_cuda_name(node), etrt_dtype_name(out->dtype)),
+      return etrt_cuda_no_kernel(node, out->dtype),
       etrt_where_kernel<T><<<blocks, ETRT_CUDA_THREADS, 0, etrt_cuda_stream(launch)>>>(
           (const uint8_t *)inputs[0].data, (const T *)inputs[1].data,
           (const T *)inputs[2].data, (T *)out->data, n, it));

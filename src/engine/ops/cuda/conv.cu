@@ -122,8 +122,7 @@ extern "C" ETRT_CUDA_RUN(etrt_cuda_conv) {
   if (d.group > 1 || !etrt_cuda_gemm_dtype_ok(x->dtype)) {
     ETRT_CUDA_FLOAT_SWITCH(
         x->dtype, T,
-        return etrt_error(ETRT_ERROR_UNSUPPORTED, "Conv node '%s': no CUDA kernel for %s",
-                          etrt_cuda_name(node), etrt_dtype_name(x->dtype)),
+        return etrt_cuda_no_kernel(node, x->dtype),
         etrt_conv_direct_kernel<T><<<etrt_cuda_blocks(total, ETRT_CUDA_THREADS),
                                      ETRT_CUDA_THREADS, 0, stream>>>(
             (const T *)x->data, (const T *)w->data,
@@ -175,8 +174,7 @@ extern "C" ETRT_CUDA_RUN(etrt_cuda_conv) {
     const char *xs = (const char *)x->data + (size_t)(first * d.channels * d.in_count) * elem;
     ETRT_CUDA_FLOAT_SWITCH(
         x->dtype, T,
-        return etrt_error(ETRT_ERROR_UNSUPPORTED, "Conv node '%s': no CUDA kernel for %s",
-                          etrt_cuda_name(node), etrt_dtype_name(x->dtype)),
+        return etrt_cuda_no_kernel(node, x->dtype),
         etrt_im2col_kernel<T><<<blocks, ETRT_CUDA_THREADS, 0, stream>>>(
             (const T *)xs, (T *)col, images, d.channels, d.in_count, d.kernel_count,
             d.out_count, g));
@@ -282,8 +280,7 @@ extern "C" ETRT_CUDA_RUN(etrt_cuda_conv_transpose) {
   cudaStream_t stream = etrt_cuda_stream(launch);
   ETRT_CUDA_FLOAT_SWITCH(
       x->dtype, T,
-      return etrt_error(ETRT_ERROR_UNSUPPORTED, "ConvTranspose node '%s': no CUDA kernel for %s",
-                        etrt_cuda_name(node), etrt_dtype_name(x->dtype)),
+      return etrt_cuda_no_kernel(node, x->dtype),
       etrt_conv_transpose_kernel<T><<<etrt_cuda_blocks(total, ETRT_CUDA_THREADS),
                                       ETRT_CUDA_THREADS, 0, stream>>>(
           (const T *)x->data, (const T *)w->data,

@@ -8,6 +8,11 @@ extern "C" etrt_status etrt_cuda_check(const etrt_node *node, const char *kernel
                     etrt_cuda_name(node), kernel, cudaGetErrorString(err));
 }
 
+extern "C" etrt_status etrt_cuda_no_kernel(const etrt_node *node, etrt_dtype dtype) {
+  return etrt_error(ETRT_ERROR_UNSUPPORTED, "%s node '%s': no CUDA kernel for %s", node->op_type,
+                    etrt_cuda_name(node), etrt_dtype_name(dtype));
+}
+
 template <typename T>
 __global__ void etrt_broadcast_copy_kernel(const T *in, T *out, int64_t n,
                                            etrt_broadcast_iter it) {

@@ -22,6 +22,9 @@ extern "C" {
  * node and the kernel. */
 extern "C" etrt_status etrt_cuda_check(const etrt_node *node, const char *kernel);
 
+/* Refuses a dtype the op has no CUDA kernel for, naming the op and the node. */
+extern "C" etrt_status etrt_cuda_no_kernel(const etrt_node *node, etrt_dtype dtype);
+
 /* Blocks for a grid-stride loop over n items (at least 1, capped: the loop covers
  * the rest). */
 static inline unsigned etrt_cuda_blocks(int64_t n, int threads) {

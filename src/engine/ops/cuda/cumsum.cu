@@ -79,8 +79,7 @@ extern "C" ETRT_CUDA_RUN(etrt_cuda_cumsum) {
     ETRT_CUMSUM_CASE(ETRT_DTYPE_UINT64, uint64_t)
 #undef ETRT_CUMSUM_CASE
     default:
-      return etrt_error(ETRT_ERROR_UNSUPPORTED, "CumSum node '%s': no CUDA kernel for %s",
-                        etrt_cuda_name(node), etrt_dtype_name(inputs[0].dtype));
+      return etrt_cuda_no_kernel(node, inputs[0].dtype);
   }
   return etrt_cuda_check(node, "cumsum");
 }

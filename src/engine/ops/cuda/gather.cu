@@ -12,11 +12,6 @@ extern "C" {
 #include "engine/ops/gather.h"
 }
 
-static etrt_status etrt_gather_no_dtype(const etrt_node *node, etrt_dtype dtype) {
-  return etrt_error(ETRT_ERROR_UNSUPPORTED, "%s node '%s': no CUDA kernel for %s", node->op_type,
-                    etrt_cuda_name(node), etrt_dtype_name(dtype));
-}
-
 /* Index i mapped into [0, size), or -1 when out of range. */
 template <typename I>
 __device__ __forceinline__ int64_t etrt_gather_at(const I *indices, int64_t i, int64_t size) {
@@ -38,8 +33,7 @@ static etrt_status etrt_gather_plan_make(const etrt_node *node, const etrt_tenso
                                          const etrt_tensor *indices, etrt_gather_plan *plan) {
   memset(plan, 0, sizeof *plan);
   int32_t axis = 0;
-  ETRT_RETURN_IF_ERROR(etrt_shape_axis(node, "axis", etrt_node_attribute_int(node, "axis", 0),
-                                       data->rank, &axis));
+  ETRT_RETURN_IF_ERROR(etrt_shape_axis_attribute(node, 0, data->rank, &axis));
   if (indices->rank != data->rank) {
     return etrt_error(ETRT_ERROR_INVALID_ARGUMENT, "%s node '%s': indices have rank %d, data %d",
                       node->op_type, etrt_cuda_name(node), (int)indices->rank, (int)data->rank);
@@ -83,13 +77,13 @@ extern "C" ETRT_CUDA_RUN(etrt_cuda_gather_elements) {
   cudaStream_t stream = etrt_cuda_stream(launch);
   size_t elem = etrt_dtype_size(data->dtype);
   if (indices->dtype == ETRT_DTYPE_INT32) {
-    ETRT_CUDA_BYTES_SWITCH(elem, T, return etrt_gather_no_dtype(node, data->dtype),
+    ETRT_CUDA_BYTES_SWITCH(elem, T, return etrt_cuda_no_kernel(node, data->dtype),
                            etrt_gather_elements_kernel<T, int32_t>
                            <<<blocks, ETRT_CUDA_THREADS, 0, stream>>>(
                                (const T *)data->data, (const int32_t *)indices->data,
                                (T *)outputs[0].data, n, plan));
   } else {
-    ETRT_CUDA_BYTES_SWITCH(elem, T, return etrt_gather_no_dtype(node, data->dtype),
+    ETRT_CUDA_BYTES_SWITCH(elem, T, return etrt_cuda_no_kernel(node, data->dtype),
                            etrt_gather_elements_kernel<T, int64_t>
                            <<<blocks, ETRT_CUDA_THREADS, 0, stream>>>(
                                (const T *)data->data, (const int64_t *)indices->data,
@@ -157,7 +151,7 @@ static etrt_status etrt_scatter_dispatch(const etrt_node *node, const I *indices
                                          etrt_scatter_reduction reduction, cudaStream_t stream) {
   if (reduction == ETRT_SCATTER_NONE) {
     ETRT_CUDA_BYTES_SWITCH(etrt_dtype_size(data->dtype), T,
-                           return etrt_gather_no_dtype(node, data->dtype),
+                           return etrt_cuda_no_kernel(node, data->dtype),
                            etrt_scatter_launch<T, I>(indices, updates, out, lines, plan,
                                                      reduction, stream));
     return ETRT_OK;
@@ -176,7 +170,7 @@ static etrt_status etrt_scatter_dispatch(const etrt_node *node, const I *indices
       etrt_scatter_launch<int64_t, I>(indices, updates, out, lines, plan, reduction, stream);
       break;
     default:
-      return etrt_gather_no_dtype(node, data->dtype);
+      return etrt_cuda_no_kernel(node, data->dtype);
   }
   return ETRT_OK;
 }
@@ -262,12 +256,12 @@ extern "C" ETRT_CUDA_RUN(etrt_cuda_gather_nd) {
   cudaStream_t stream = etrt_cuda_stream(launch);
   size_t elem = etrt_dtype_size(data->dtype);
   if (indices->dtype == ETRT_DTYPE_INT32) {
-    ETRT_CUDA_BYTES_SWITCH(elem, T, return etrt_gather_no_dtype(node, data->dtype),
+    ETRT_CUDA_BYTES_SWITCH(elem, T, return etrt_cuda_no_kernel(node, data->dtype),
                            etrt_gather_nd_kernel<T, int32_t><<<blocks, ETRT_CUDA_THREADS, 0, stream>>>(
                                (const T *)data->data, (const int32_t *)indices->data,
                                (T *)outputs[0].data, n, plan));
   } else {
-    ETRT_CUDA_BYTES_SWITCH(elem, T, return etrt_gather_no_dtype(node, data->dtype),
+    ETRT_CUDA_BYTES_SWITCH(elem, T, return etrt_cuda_no_kernel(node, data->dtype),
                            etrt_gather_nd_kernel<T, int64_t><<<blocks, ETRT_CUDA_THREADS, 0, stream>>>(
                                (const T *)data->data, (const int64_t *)indices->data,
                                (T *)outputs[0].data, n, plan));
@@ -336,12 +330,11 @@ extern "C" ETRT_CUDA_RUN(etrt_cuda_one_hot) {
   const etrt_tensor *indices = &inputs[0];
   etrt_tensor *y = &outputs[0];
   int32_t axis = 0;
-  ETRT_RETURN_IF_ERROR(etrt_shape_axis(node, "axis", etrt_node_attribute_int(node, "axis", -1),
-                                       y->rank, &axis));
+  ETRT_RETURN_IF_ERROR(etrt_shape_axis_attribute(node, -1, y->rank, &axis));
   int64_t n = etrt_tensor_numel(y);
   if (n == 0) return ETRT_OK;
   int64_t depth = y->dims[axis], inner = etrt_cuda_span(y, axis + 1, y->rank);
-  ETRT_CUDA_BYTES_SWITCH(etrt_dtype_size(y->dtype), T, return etrt_gather_no_dtype(node, y->dtype),
+  ETRT_CUDA_BYTES_SWITCH(etrt_dtype_size(y->dtype), T, return etrt_cuda_no_kernel(node, y->dtype),
                          etrt_one_hot_launch<T>(indices, inputs[2].data, y->data, n, depth, inner,
                                                 etrt_cuda_stream(launch)));
   return etrt_cuda_check(node, "one_hot");

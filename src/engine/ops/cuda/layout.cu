@@ -13,11 +13,6 @@ extern "C" {
 #include "engine/ops/shape.h"
 }
 
-static etrt_status etrt_layout_no_dtype(const etrt_node *node, etrt_dtype dtype) {
-  return etrt_error(ETRT_ERROR_UNSUPPORTED, "%s node '%s': no CUDA kernel for %s", node->op_type,
-                    etrt_cuda_name(node), etrt_dtype_name(dtype));
-}
-
 /* Same bytes, new shape: a copy unless the executor gave the output the input's
  * buffer. */
 extern "C" ETRT_CUDA_RUN(etrt_cuda_copy) {
@@ -62,7 +57,7 @@ static etrt_status etrt_view_copy(const etrt_node *node, const etrt_layout_view 
   }
   size_t elem = etrt_dtype_size(in->dtype);
   const char *base = (const char *)in->data + (size_t)view->offset * elem;
-  ETRT_CUDA_BYTES_SWITCH(elem, T, return etrt_layout_no_dtype(node, in->dtype),
+  ETRT_CUDA_BYTES_SWITCH(elem, T, return etrt_cuda_no_kernel(node, in->dtype),
                          etrt_view_kernel<T><<<etrt_cuda_blocks(n, ETRT_CUDA_THREADS),
                                                ETRT_CUDA_THREADS, 0, stream>>>(
                              (const T *)base, (T *)out->data, n, it));
@@ -134,7 +129,7 @@ extern "C" ETRT_CUDA_RUN(etrt_cuda_tile) {
   }
   etrt_shape_strides(x->rank, x->dims, shapes.strides[0]);
   size_t elem = etrt_dtype_size(x->dtype);
-  ETRT_CUDA_BYTES_SWITCH(elem, T, return etrt_layout_no_dtype(node, x->dtype),
+  ETRT_CUDA_BYTES_SWITCH(elem, T, return etrt_cuda_no_kernel(node, x->dtype),
                          etrt_tile_kernel<T><<<etrt_cuda_blocks(n, ETRT_CUDA_THREADS),
                                                ETRT_CUDA_THREADS, 0, etrt_cuda_stream(launch)>>>(
                              (const T *)x->data, (T *)y->data, n, y->rank, shapes));
@@ -157,44 +152,37 @@ static etrt_status etrt_rows_copy(const etrt_node *node, void *dst, size_t dst_p
   return etrt_cuda_check(node, "copy2d");
 }
 
-extern "C" ETRT_CUDA_RUN(etrt_cuda_concat) {
-  const etrt_tensor *y = &outputs[0];
+/* Concat (into the whole) and Split (out of it): along `axis`, each part is a block
+ * of every row of the whole, the parts side by side in order. */
+static etrt_status etrt_parts_copy(const etrt_node *node, const etrt_tensor *whole,
+                                   const etrt_tensor *parts, uint32_t count, bool to_whole,
+                                   cudaStream_t stream) {
   int32_t axis;
-  ETRT_RETURN_IF_ERROR(
-      etrt_shape_axis(node, "axis", etrt_node_attribute_int(node, "axis", 0), y->rank, &axis));
-  size_t elem = etrt_dtype_size(y->dtype);
-  int64_t outer = etrt_cuda_span(y, 0, axis);
-  size_t inner_bytes = (size_t)etrt_cuda_span(y, axis + 1, y->rank) * elem;
-  size_t out_row = (size_t)y->dims[axis] * inner_bytes;
+  ETRT_RETURN_IF_ERROR(etrt_shape_axis_attribute(node, 0, whole->rank, &axis));
+  size_t elem = etrt_dtype_size(whole->dtype);
+  int64_t outer = etrt_cuda_span(whole, 0, axis);
+  size_t inner_bytes = (size_t)etrt_cuda_span(whole, axis + 1, whole->rank) * elem;
+  size_t whole_row = (size_t)whole->dims[axis] * inner_bytes;
   size_t at = 0;
-  cudaStream_t stream = etrt_cuda_stream(launch);
-  for (uint32_t k = 0; k < node->num_inputs; ++k) {
-    size_t block = (size_t)inputs[k].dims[axis] * inner_bytes;
-    ETRT_RETURN_IF_ERROR(etrt_rows_copy(node, (char *)y->data + at, out_row, inputs[k].data,
-                                        block, block, outer, stream));
+  for (uint32_t k = 0; k < count; ++k) {
+    size_t block = (size_t)parts[k].dims[axis] * inner_bytes;
+    char *row = (char *)whole->data + at;
+    ETRT_RETURN_IF_ERROR(
+        to_whole ? etrt_rows_copy(node, row, whole_row, parts[k].data, block, block, outer, stream)
+                 : etrt_rows_copy(node, parts[k].data, block, row, whole_row, block, outer, stream));
     at += block;
   }
   return ETRT_OK;
 }
 
+extern "C" ETRT_CUDA_RUN(etrt_cuda_concat) {
+  return etrt_parts_copy(node, &outputs[0], inputs, node->num_inputs, true,
+                         etrt_cuda_stream(launch));
+}
+
 extern "C" ETRT_CUDA_RUN(etrt_cuda_split) {
-  const etrt_tensor *x = &inputs[0];
-  int32_t axis;
-  ETRT_RETURN_IF_ERROR(
-      etrt_shape_axis(node, "axis", etrt_node_attribute_int(node, "axis", 0), x->rank, &axis));
-  size_t elem = etrt_dtype_size(x->dtype);
-  int64_t outer = etrt_cuda_span(x, 0, axis);
-  size_t inner_bytes = (size_t)etrt_cuda_span(x, axis + 1, x->rank) * elem;
-  size_t in_row = (size_t)x->dims[axis] * inner_bytes;
-  size_t at = 0;
-  cudaStream_t stream = etrt_cuda_stream(launch);
-  for (uint32_t k = 0; k < node->num_outputs; ++k) {
-    size_t block = (size_t)outputs[k].dims[axis] * inner_bytes;
-    ETRT_RETURN_IF_ERROR(etrt_rows_copy(node, outputs[k].data, block, (const char *)x->data + at,
-                                        in_row, block, outer, stream));
-    at += block;
-  }
-  return ETRT_OK;
+  return etrt_parts_copy(node, &inputs[0], outputs, node->num_outputs, false,
+                         etrt_cuda_stream(launch));
 }
 
 /* ---- Gather ---------------------------------------------------------------------- */
@@ -218,8 +206,7 @@ extern "C" ETRT_CUDA_RUN(etrt_cuda_gather) {
   const etrt_tensor *data = &inputs[0], *indices = &inputs[1];
   etrt_tensor *y = &outputs[0];
   int32_t axis;
-  ETRT_RETURN_IF_ERROR(etrt_shape_axis(node, "axis", etrt_node_attribute_int(node, "axis", 0),
-                                       data->rank, &axis));
+  ETRT_RETURN_IF_ERROR(etrt_shape_axis_attribute(node, 0, data->rank, &axis));
   int64_t n = etrt_tensor_numel(y);
   if (n == 0) return ETRT_OK;
   int64_t size = data->dims[axis], inner = etrt_cuda_span(data, axis + 1, data->rank);
@@ -228,12 +215,12 @@ extern "C" ETRT_CUDA_RUN(etrt_cuda_gather) {
   cudaStream_t stream = etrt_cuda_stream(launch);
   size_t elem = etrt_dtype_size(data->dtype);
   if (indices->dtype == ETRT_DTYPE_INT32) {
-    ETRT_CUDA_BYTES_SWITCH(elem, T, return etrt_layout_no_dtype(node, data->dtype),
+    ETRT_CUDA_BYTES_SWITCH(elem, T, return etrt_cuda_no_kernel(node, data->dtype),
                            etrt_gather_kernel<T, int32_t><<<blocks, ETRT_CUDA_THREADS, 0, stream>>>(
                                (const T *)data->data, (const int32_t *)indices->data,
                                (T *)y->data, n, count, size, inner));
   } else {
-    ETRT_CUDA_BYTES_SWITCH(elem, T, return etrt_layout_no_dtype(node, data->dtype),
+    ETRT_CUDA_BYTES_SWITCH(elem, T, return etrt_cuda_no_kernel(node, data->dtype),
                            etrt_gather_kernel<T, int64_t><<<blocks, ETRT_CUDA_THREADS, 0, stream>>>(
                                (const T *)data->data, (const int64_t *)indices->data,
                                (T *)y->data, n, count, size, inner));
@@ -317,7 +304,7 @@ static etrt_status etrt_fill(const etrt_node *node, etrt_tensor *out, const void
   int64_t n = etrt_tensor_numel(out);
   if (n == 0) return ETRT_OK;
   size_t elem = etrt_dtype_size(out->dtype);
-  ETRT_CUDA_BYTES_SWITCH(elem, T, return etrt_layout_no_dtype(node, out->dtype), {
+  ETRT_CUDA_BYTES_SWITCH(elem, T, return etrt_cuda_no_kernel(node, out->dtype), {
     T v;
     memcpy(&v, value, sizeof v);
     etrt_fill_kernel<T><<<etrt_cuda_blocks(n, ETRT_CUDA_THREADS), ETRT_CUDA_THREADS, 0, stream>>>(
@@ -379,7 +366,7 @@ extern "C" ETRT_CUDA_RUN(etrt_cuda_range) {
     ETRT_RANGE_CASE(ETRT_DTYPE_INT64, int64_t)
 #undef ETRT_RANGE_CASE
     default:
-      return etrt_layout_no_dtype(node, y->dtype);
+      return etrt_cuda_no_kernel(node, y->dtype);
   }
   return etrt_cuda_check(node, "range");
 }
@@ -450,7 +437,7 @@ extern "C" ETRT_CUDA_RUN(etrt_cuda_pad) {
   }
   ETRT_RETURN_IF_ERROR(etrt_cuda_uploader_finish(&up));
   size_t elem = etrt_dtype_size(x->dtype);
-  ETRT_CUDA_BYTES_SWITCH(elem, T, return etrt_layout_no_dtype(node, x->dtype), {
+  ETRT_CUDA_BYTES_SWITCH(elem, T, return etrt_cuda_no_kernel(node, x->dtype), {
     T value;
     memcpy(&value, constant, sizeof value);
     etrt_pad_kernel<T><<<etrt_cuda_blocks(n, ETRT_CUDA_THREADS), ETRT_CUDA_THREADS, 0, stream>>>(
@@ -495,7 +482,7 @@ extern "C" ETRT_CUDA_RUN(etrt_cuda_trilu) {
   }
   int64_t rows = x->dims[x->rank - 2], cols = x->dims[x->rank - 1];
   size_t elem = etrt_dtype_size(x->dtype);
-  ETRT_CUDA_BYTES_SWITCH(elem, T, return etrt_layout_no_dtype(node, x->dtype),
+  ETRT_CUDA_BYTES_SWITCH(elem, T, return etrt_cuda_no_kernel(node, x->dtype),
                          etrt_trilu_kernel<T><<<etrt_cuda_blocks(n, ETRT_CUDA_THREADS),
                                                 ETRT_CUDA_THREADS, 0, etrt_cuda_stream(launch)>>>(
                              (const T *)x->data, (T *)outputs[0].data, n, rows, cols, k, upper));

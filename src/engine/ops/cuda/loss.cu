@@ -136,8 +136,7 @@ extern "C" ETRT_CUDA_RUN(etrt_cuda_loss) {
   int int32_target = inputs[1].dtype == ETRT_DTYPE_INT32;
   ETRT_CUDA_FLOAT_SWITCH(
       x->dtype, T,
-      return etrt_error(ETRT_ERROR_UNSUPPORTED, "%s node '%s': no CUDA kernel for %s",
-                        node->op_type, etrt_cuda_name(node), etrt_dtype_name(x->dtype)),
+      return etrt_cuda_no_kernel(node, x->dtype),
       {
         T *lp = log_prob != NULL ? (T *)log_prob->data : (T *)NULL;
         if (int32_target)

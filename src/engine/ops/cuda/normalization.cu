@@ -68,8 +68,7 @@ static etrt_status etrt_norm_segments(const etrt_node *node, const etrt_tensor *
   cudaStream_t stream = etrt_cuda_stream(launch);
   ETRT_CUDA_FLOAT_SWITCH(
       x->dtype, T,
-      return etrt_error(ETRT_ERROR_UNSUPPORTED, "%s node '%s': no CUDA kernel for %s",
-                        node->op_type, etrt_cuda_name(node), etrt_dtype_name(x->dtype)),
+      return etrt_cuda_no_kernel(node, x->dtype),
       etrt_norm_segments_kernel<T><<<blocks, threads, 0, stream>>>(
           (const T *)x->data, (const T *)inputs[1].data,
           has_bias ? (const T *)inputs[2].data : (const T *)NULL, (T *)outputs[0].data,
@@ -152,8 +151,7 @@ extern "C" ETRT_CUDA_RUN(etrt_cuda_batch_norm) {
   cudaStream_t stream = etrt_cuda_stream(launch);
   ETRT_CUDA_FLOAT_SWITCH(
       x->dtype, T,
-      return etrt_error(ETRT_ERROR_UNSUPPORTED, "%s node '%s': no CUDA kernel for %s",
-                        node->op_type, etrt_cuda_name(node), etrt_dtype_name(x->dtype)),
+      return etrt_cuda_no_kernel(node, x->dtype),
       etrt_batch_norm_kernel<T><<<etrt_cuda_blocks(n, ETRT_CUDA_THREADS), ETRT_CUDA_THREADS, 0,
                                   stream>>>(
           (const T *)x->data, (const T *)inputs[1].data, (const T *)inputs[2].data,
@@ -195,8 +193,7 @@ extern "C" ETRT_CUDA_RUN(etrt_cuda_lp_norm) {
   cudaStream_t stream = etrt_cuda_stream(launch);
   ETRT_CUDA_FLOAT_SWITCH(
       x->dtype, T,
-      return etrt_error(ETRT_ERROR_UNSUPPORTED, "%s node '%s': no CUDA kernel for %s",
-                        node->op_type, etrt_cuda_name(node), etrt_dtype_name(x->dtype)),
+      return etrt_cuda_no_kernel(node, x->dtype),
       etrt_lp_norm_kernel<T><<<etrt_cuda_blocks(outer * inner, ETRT_CUDA_THREADS),
                                ETRT_CUDA_THREADS, 0, stream>>>(
           (const T *)x->data, (T *)outputs[0].data, outer, size, inner, (int)s->p));

@@ -95,8 +95,7 @@ extern "C" ETRT_CUDA_RUN(etrt_cuda_pool) {
   cudaStream_t stream = etrt_cuda_stream(launch);
   ETRT_CUDA_FLOAT_SWITCH(
       inputs[0].dtype, T,
-      return etrt_error(ETRT_ERROR_UNSUPPORTED, "%s node '%s': no CUDA kernel for %s",
-                        node->op_type, etrt_cuda_name(node), etrt_dtype_name(inputs[0].dtype)),
+      return etrt_cuda_no_kernel(node, inputs[0].dtype),
       etrt_pool_kernel<T><<<blocks, ETRT_CUDA_THREADS, 0, stream>>>(
           (const T *)inputs[0].data, (T *)outputs[0].data, indices, planes,
           etrt_conv_geometry_in_count(&g), out_count, etrt_conv_geometry_kernel_count(&g), g,
@@ -145,8 +144,7 @@ extern "C" ETRT_CUDA_RUN(etrt_cuda_global_pool) {
   cudaStream_t stream = etrt_cuda_stream(launch);
   ETRT_CUDA_FLOAT_SWITCH(
       x->dtype, T,
-      return etrt_error(ETRT_ERROR_UNSUPPORTED, "%s node '%s': no CUDA kernel for %s",
-                        node->op_type, etrt_cuda_name(node), etrt_dtype_name(x->dtype)),
+      return etrt_cuda_no_kernel(node, x->dtype),
       etrt_global_pool_kernel<T><<<blocks, threads, 0, stream>>>(
           (const T *)x->data, (T *)outputs[0].data, planes, size, (int)state->kind,
           (double)state->params.lp_p));

@@ -207,10 +207,7 @@ extern "C" ETRT_CUDA_RUN(etrt_cuda_reduce) {
     case ETRT_DTYPE_INT64: etrt_reduce_enqueue<int64_t, int64_t>(p, in->data, outputs[0].data, stream); break;
     default:
       ETRT_CUDA_FLOAT_SWITCH(in->dtype, T,
-                             return etrt_error(ETRT_ERROR_UNSUPPORTED,
-                                               "%s node '%s': no CUDA kernel for %s",
-                                               node->op_type, etrt_cuda_name(node),
-                                               etrt_dtype_name(in->dtype)),
+                             return etrt_cuda_no_kernel(node, in->dtype),
                              etrt_reduce_enqueue<T, double>(p, in->data, outputs[0].data, stream));
   }
   return etrt_cuda_check(node, "reduce");

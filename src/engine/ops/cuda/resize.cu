@@ -89,11 +89,6 @@ __global__ void etrt_resize_weighted_kernel(const T *x, T *y, int64_t n,
   }
 }
 
-static etrt_status etrt_resize_no_dtype(const etrt_node *node, etrt_dtype dtype) {
-  return etrt_error(ETRT_ERROR_UNSUPPORTED, "%s node '%s': no CUDA kernel for %s", node->op_type,
-                    etrt_cuda_name(node), etrt_dtype_name(dtype));
-}
-
 extern "C" ETRT_CUDA_RUN(etrt_cuda_resize) {
   const etrt_resize_params *p = (const etrt_resize_params *)node->state;
   const etrt_tensor *x = &inputs[0];
@@ -136,7 +131,7 @@ extern "C" ETRT_CUDA_RUN(etrt_cuda_resize) {
     } else if (x->dtype == ETRT_DTYPE_FLOAT64) {
       memcpy(outside, &p->extrapolation_value, sizeof p->extrapolation_value);
     }
-    ETRT_CUDA_BYTES_SWITCH(etrt_dtype_size(x->dtype), T, return etrt_resize_no_dtype(node, x->dtype), {
+    ETRT_CUDA_BYTES_SWITCH(etrt_dtype_size(x->dtype), T, return etrt_cuda_no_kernel(node, x->dtype), {
       T value;
       memcpy(&value, outside, sizeof value);
       etrt_resize_nearest_kernel<T><<<blocks, ETRT_CUDA_THREADS, 0, stream>>>(
@@ -151,7 +146,7 @@ extern "C" ETRT_CUDA_RUN(etrt_cuda_resize) {
     etrt_resize_weighted_kernel<double><<<blocks, ETRT_CUDA_THREADS, 0, stream>>>(
         (const double *)x->data, (double *)y->data, n, table, plan, p->extrapolation_value);
   } else {
-    return etrt_resize_no_dtype(node, x->dtype);
+    return etrt_cuda_no_kernel(node, x->dtype);
   }
   return etrt_cuda_check(node, "resize");
 }

@@ -19,8 +19,7 @@ static etrt_status etrt_selection_rows_of(const etrt_node *node, const etrt_tens
                                           int64_t axis_default, etrt_selection_rows *r,
                                           int32_t *axis_out) {
   int32_t axis = 0;
-  ETRT_RETURN_IF_ERROR(etrt_shape_axis(
-      node, "axis", etrt_node_attribute_int(node, "axis", axis_default), x->rank, &axis));
+  ETRT_RETURN_IF_ERROR(etrt_shape_axis_attribute(node, axis_default, x->rank, &axis));
   *axis_out = axis;
   r->outer = etrt_cuda_span(x, 0, axis);
   r->size = x->dims[axis];
@@ -63,11 +62,6 @@ static etrt_status etrt_selection_rows_of(const etrt_node *node, const etrt_tens
       ELSE;                                        \
   }
 
-static etrt_status etrt_selection_no_dtype(const etrt_node *node, etrt_dtype dtype) {
-  return etrt_error(ETRT_ERROR_UNSUPPORTED, "%s node '%s': no CUDA kernel for %s", node->op_type,
-                    etrt_cuda_name(node), etrt_dtype_name(dtype));
-}
-
 template <typename T>
 __global__ void etrt_arg_kernel(const T *x, int64_t *y, etrt_selection_rows r, int want_max,
                                 int last) {
@@ -97,7 +91,7 @@ extern "C" ETRT_CUDA_RUN(etrt_cuda_arg_extreme) {
   if (rows == 0 || r.size == 0) return ETRT_OK;
   int want_max = strcmp(node->op_type, "ArgMax") == 0;
   int last = etrt_node_attribute_int(node, "select_last_index", 0) != 0;
-  ETRT_SELECTION_SWITCH(x->dtype, T, return etrt_selection_no_dtype(node, x->dtype),
+  ETRT_SELECTION_SWITCH(x->dtype, T, return etrt_cuda_no_kernel(node, x->dtype),
                         etrt_arg_kernel<T><<<etrt_cuda_blocks(rows, ETRT_CUDA_THREADS),
                                              ETRT_CUDA_THREADS, 0, etrt_cuda_stream(launch)>>>(
                             (const T *)x->data, (int64_t *)outputs[0].data, r, want_max, last));
@@ -141,7 +135,7 @@ extern "C" ETRT_CUDA_RUN(etrt_cuda_top_k) {
   int64_t rows = r.outer * r.inner;
   if (k == 0 || rows == 0) return ETRT_OK;
   int largest = etrt_node_attribute_int(node, "largest", 1) != 0;
-  ETRT_SELECTION_SWITCH(x->dtype, T, return etrt_selection_no_dtype(node, x->dtype),
+  ETRT_SELECTION_SWITCH(x->dtype, T, return etrt_cuda_no_kernel(node, x->dtype),
                         etrt_top_k_kernel<T><<<etrt_cuda_blocks(rows, ETRT_CUDA_THREADS),
                                                ETRT_CUDA_THREADS, 0, etrt_cuda_stream(launch)>>>(
                             (const T *)x->data, (T *)outputs[0].data,

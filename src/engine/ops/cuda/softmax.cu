@@ -88,20 +88,14 @@ extern "C" ETRT_CUDA_RUN(etrt_cuda_softmax) {
     unsigned blocks = outer > 65535 ? 65535u : (unsigned)outer;
     int log_mode = s->kind == ETRT_SOFTMAX_LOG;
     ETRT_CUDA_FLOAT_SWITCH(inputs[0].dtype, T,
-                           return etrt_error(ETRT_ERROR_UNSUPPORTED,
-                                             "%s node '%s': no CUDA kernel for %s",
-                                             node->op_type, etrt_cuda_name(node),
-                                             etrt_dtype_name(inputs[0].dtype)),
+                           return etrt_cuda_no_kernel(node, inputs[0].dtype),
                            etrt_softmax_rows_kernel<T><<<blocks, threads, 0, stream>>>(
                                (const T *)x, (T *)y, outer, n, log_mode));
     return etrt_cuda_check(node, "softmax_rows");
   }
   unsigned blocks = etrt_cuda_blocks(outer * inner, ETRT_CUDA_THREADS);
   ETRT_CUDA_FLOAT_SWITCH(inputs[0].dtype, T,
-                         return etrt_error(ETRT_ERROR_UNSUPPORTED,
-                                           "%s node '%s': no CUDA kernel for %s", node->op_type,
-                                           etrt_cuda_name(node),
-                                           etrt_dtype_name(inputs[0].dtype)),
+                         return etrt_cuda_no_kernel(node, inputs[0].dtype),
                          etrt_softmax_columns_kernel<T><<<blocks, ETRT_CUDA_THREADS, 0, stream>>>(
                              (const T *)x, (T *)y, outer, n, inner, (int)s->kind));
   return etrt_cuda_check(node, "softmax_columns");

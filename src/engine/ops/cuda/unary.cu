@@ -118,11 +118,6 @@ __global__ void etrt_unary_test_kernel(const T *x, uint8_t *y, int64_t n, etrt_u
   }
 }
 
-static etrt_status etrt_unary_unsupported(const etrt_node *node, const etrt_tensor *in) {
-  return etrt_error(ETRT_ERROR_UNSUPPORTED, "%s node '%s': no CUDA kernel for %s", node->op_type,
-                    etrt_cuda_name(node), etrt_dtype_name(in->dtype));
-}
-
 static etrt_status etrt_unary_launch(const etrt_node *node, const etrt_unary_args *a,
                                      const etrt_tensor *in, etrt_tensor *out,
                                      cudaStream_t stream) {
@@ -136,14 +131,14 @@ static etrt_status etrt_unary_launch(const etrt_node *node, const etrt_unary_arg
   }
   unsigned blocks = etrt_cuda_blocks(n, ETRT_CUDA_THREADS);
   if (a->kind == ETRT_UNARY_ISNAN || a->kind == ETRT_UNARY_ISINF) {
-    ETRT_CUDA_FLOAT_SWITCH(in->dtype, T, return etrt_unary_unsupported(node, in),
+    ETRT_CUDA_FLOAT_SWITCH(in->dtype, T, return etrt_cuda_no_kernel(node, in->dtype),
                            etrt_unary_test_kernel<T><<<blocks, ETRT_CUDA_THREADS, 0, stream>>>(
                                (const T *)in->data, (uint8_t *)out->data, n, *a));
   } else if (in->dtype == ETRT_DTYPE_BOOL) {
     etrt_unary_kernel<uint8_t><<<blocks, ETRT_CUDA_THREADS, 0, stream>>>(
         (const uint8_t *)in->data, (uint8_t *)out->data, n, *a);
   } else {
-    ETRT_CUDA_NUMERIC_SWITCH(in->dtype, T, return etrt_unary_unsupported(node, in),
+    ETRT_CUDA_NUMERIC_SWITCH(in->dtype, T, return etrt_cuda_no_kernel(node, in->dtype),
                              etrt_unary_kernel<T><<<blocks, ETRT_CUDA_THREADS, 0, stream>>>(
                                  (const T *)in->data, (T *)out->data, n, *a));
   }
@@ -206,8 +201,7 @@ extern "C" ETRT_CUDA_RUN(etrt_cuda_clip) {
   unsigned blocks = etrt_cuda_blocks(n, ETRT_CUDA_THREADS);
   ETRT_CUDA_NUMERIC_SWITCH(
       in->dtype, T,
-      return etrt_error(ETRT_ERROR_UNSUPPORTED, "Clip node '%s': no CUDA kernel for %s",
-                        etrt_cuda_name(node), etrt_dtype_name(in->dtype)),
+      return etrt_cuda_no_kernel(node, in->dtype),
       typedef typename etrt_math<T>::type M;
       M lo_default = std::numeric_limits<M>::lowest();
       M hi_default = std::numeric_limits<M>::max();
