@@ -2,6 +2,8 @@
  * device-handling contract of DESIGN.md section 3; the engine below it only takes
  * bound addresses and a stream. The rules are cited where they are implemented. */
 #include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -180,11 +182,19 @@ static void etrt_backend_destroy(void *handle) {
 
 /* --- execute ---------------------------------------------------------------------- */
 
+/* Fails naming the method, the delegate and the binding ("input 1", "output 0"). */
 static etrt_status etrt_backend_io_error(const etrt_backend_handle *h, uint32_t position, etrt_status status,
-                                         const char *fmt, const char *detail) {
+                                         const char *fmt, ...) ETRT_PRINTF(4, 5);
+static etrt_status etrt_backend_io_error(const etrt_backend_handle *h, uint32_t position, etrt_status status,
+                                         const char *fmt, ...) {
+  char detail[512];
+  va_list args;
+  va_start(args, fmt);
+  vsnprintf(detail, sizeof detail, fmt, args);
+  va_end(args);
   int is_input = position < h->num_inputs;
-  return etrt_error(status, "method '%s', delegate %u, %s %u: %s%s", h->method_name, h->delegate_index,
-                    is_input ? "input" : "output", is_input ? position : position - h->num_inputs, fmt, detail);
+  return etrt_error(status, "method '%s', delegate %u, %s %u: %s", h->method_name, h->delegate_index,
+                    is_input ? "input" : "output", is_input ? position : position - h->num_inputs, detail);
 }
 
 /* Rule 3: where the bytes of one binding are, and what address the engine gets. */
@@ -195,14 +205,14 @@ static etrt_status etrt_backend_bind(etrt_backend_handle *h, uint32_t position, 
     *address = h->driver != NULL ? h->dummy : (void *)h; /* any valid, non-NULL address */
     return ETRT_OK;
   }
-  if (t->data == NULL) return etrt_backend_io_error(h, position, ETRT_ERROR_STATE, "has no memory", "");
+  if (t->data == NULL) return etrt_backend_io_error(h, position, ETRT_ERROR_STATE, "has no memory");
   if (h->driver == NULL) {
     /* The CPU executor reads host memory; device memory here is a planning bug. */
     const etrt_device_driver *present = etrt_device_driver_get();
     etrt_pointer_info info = {ETRT_POINTER_PAGEABLE_HOST, -1};
     if (present != NULL) ETRT_RETURN_IF_ERROR(present->pointer_info(t->data, &info));
     if (info.kind == ETRT_POINTER_DEVICE)
-      return etrt_backend_io_error(h, position, ETRT_ERROR_INVALID_ARGUMENT, "is device memory, this engine runs on the CPU", "");
+      return etrt_backend_io_error(h, position, ETRT_ERROR_INVALID_ARGUMENT, "is device memory, this engine runs on the CPU");
     *address = t->data;
     return ETRT_OK;
   }
@@ -214,9 +224,8 @@ static etrt_status etrt_backend_bind(etrt_backend_handle *h, uint32_t position, 
     return ETRT_OK;
   }
   if (info.kind == ETRT_POINTER_DEVICE) {
-    return etrt_error(ETRT_ERROR_INVALID_ARGUMENT, "method '%s', delegate %u, %s %u: pointer is on cuda:%d, engine runs on cuda:%d",
-                      h->method_name, h->delegate_index, position < h->num_inputs ? "input" : "output",
-                      position < h->num_inputs ? position : position - h->num_inputs, info.device, h->device);
+    return etrt_backend_io_error(h, position, ETRT_ERROR_INVALID_ARGUMENT, "pointer is on cuda:%d, engine runs on cuda:%d",
+                                 info.device, h->device);
   }
   /* Host memory: a cached device buffer per binding that grows and is reused. */
   etrt_staging *staging = &h->staging[position];
@@ -235,7 +244,7 @@ static etrt_status etrt_backend_bind(etrt_backend_handle *h, uint32_t position, 
 static etrt_status etrt_backend_tensor(const etrt_backend_handle *h, const etrt_backend_execute_args *args,
                                        uint32_t position, etrt_runtime_tensor **out) {
   etrt_value *v = args->values[position];
-  if (v->tag != ETRT_VALUE_TENSOR) return etrt_backend_io_error(h, position, ETRT_ERROR_INVALID_ARGUMENT, "is not a tensor", "");
+  if (v->tag != ETRT_VALUE_TENSOR) return etrt_backend_io_error(h, position, ETRT_ERROR_INVALID_ARGUMENT, "is not a tensor");
   *out = &v->u.tensor;
   return ETRT_OK;
 }
@@ -253,7 +262,7 @@ static etrt_status etrt_backend_prepare(etrt_backend_handle *h, const etrt_backe
      * shape input, which the engine keeps in int64. */
     int widened = desc->is_shape_input && t->dtype == ETRT_DTYPE_INT32;
     if (t->dtype != desc->dtype && !widened) {
-      return etrt_backend_io_error(h, p, ETRT_ERROR_INVALID_ARGUMENT, "dtype differs from the engine's ",
+      return etrt_backend_io_error(h, p, ETRT_ERROR_INVALID_ARGUMENT, "dtype differs from the engine's %s",
                                    etrt_dtype_name(desc->dtype));
     }
     if (desc->is_shape_input) {
@@ -262,12 +271,12 @@ static etrt_status etrt_backend_prepare(etrt_backend_handle *h, const etrt_backe
        * the bounds the plan was built for. */
       int64_t count = 1;
       for (int32_t a = 0; a < t->rank; ++a) count *= t->sizes[a];
-      if (t->data == NULL && count > 0) return etrt_backend_io_error(h, p, ETRT_ERROR_STATE, "has no memory", "");
+      if (t->data == NULL && count > 0) return etrt_backend_io_error(h, p, ETRT_ERROR_STATE, "has no memory");
       const int64_t *values = t->data;
       int64_t wide[64];
       if (widened) {
         if (count > (int64_t)(sizeof wide / sizeof wide[0]))
-          return etrt_backend_io_error(h, p, ETRT_ERROR_INVALID_ARGUMENT, "holds more values than a shape input takes", "");
+          return etrt_backend_io_error(h, p, ETRT_ERROR_INVALID_ARGUMENT, "holds more values than a shape input takes");
         for (int64_t i = 0; i < count; ++i) wide[i] = ((const int32_t *)t->data)[i];
         values = wide;
       }
@@ -293,12 +302,12 @@ static etrt_status etrt_backend_prepare(etrt_backend_handle *h, const etrt_backe
     int64_t sizes[ETRT_MAX_RANK];
     ETRT_RETURN_IF_ERROR(etrt_exec_context_output_shape(h->context, io, &rank, sizes));
     if (t->dtype != etrt_engine_io_at(h->engine, io)->dtype || rank != t->rank)
-      return etrt_backend_io_error(h, p, ETRT_ERROR_INVALID_ARGUMENT, "dtype or rank differs from the engine's output", "");
+      return etrt_backend_io_error(h, p, ETRT_ERROR_INVALID_ARGUMENT, "dtype or rank differs from the engine's output");
     if (memcmp(sizes, t->sizes, (size_t)rank * sizeof(int64_t)) != 0) {
       etrt_runtime_tensor resized = *t;
       memcpy(resized.sizes, sizes, sizeof resized.sizes);
       if (!t->dynamic || etrt_runtime_tensor_nbytes(&resized) > t->capacity)
-        return etrt_backend_io_error(h, p, ETRT_ERROR_INVALID_ARGUMENT, "the engine's output shape does not fit the tensor", "");
+        return etrt_backend_io_error(h, p, ETRT_ERROR_INVALID_ARGUMENT, "the engine's output shape does not fit the tensor");
       memcpy(t->sizes, sizes, sizeof t->sizes);
     }
     void *address;
