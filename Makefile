@@ -4,6 +4,9 @@
 #   make test       everything CI runs: dependencies, sanitizer build, ctest, conformance, brief fuzzing
 #   make test-gpu   the GPU suite (ctest label gpu, conformance on cuda:0) on a machine with an NVIDIA GPU
 #   make test-gpu-sanitize  the GPU tests under compute-sanitizer memcheck and racecheck
+#   make test-tsan  the tests that share programs and streams between threads, under ThreadSanitizer
+#   make format     clang-format every C, header and CUDA source in place
+#   make format-check  fail (and list the files) when a source is not formatted
 #   make fuzz       run every libFuzzer target for FUZZ_SECONDS each (default 600)
 #   make conformance  the ONNX backend test data through build + run (CONFORMANCE_FLAGS=
 #                   "--device cuda:0 --verbose ..."; see build/bin/etrt_conformance --help)
@@ -20,8 +23,10 @@ ONNX_TESTDATA ?= /usr/share/libonnx-testdata/data
 BUILD := build
 BUILD_ASAN := build-asan
 BUILD_FUZZ := build-fuzz
+BUILD_TSAN := build-tsan
+CLANG_FORMAT ?= clang-format
 
-.PHONY: bench-build all build run test test-gpu test-gpu-sanitize fuzz fuzz-build fuzz-brief conformance deps clean bench
+.PHONY: bench-build all build run test test-tsan format format-check test-gpu test-gpu-sanitize fuzz fuzz-build fuzz-brief conformance deps clean bench
 
 all: build
 
@@ -35,7 +40,7 @@ run: build
 	./$(BUILD)/bin/etrt demo
 
 # Debian packages the tests need; installed only where missing.
-DEBIAN_PACKAGES := cmake clang libclang-rt-14-dev python3 python3-numpy python3-onnx libonnx-testdata
+DEBIAN_PACKAGES := cmake clang clang-format libclang-rt-14-dev python3 python3-numpy python3-onnx libonnx-testdata
 deps:
 	@missing=""; for p in $(DEBIAN_PACKAGES); do \
 	  dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
@@ -48,12 +53,36 @@ deps:
 $(BUILD_ASAN)/CMakeCache.txt:
 	cmake -S . -B $(BUILD_ASAN) -DCMAKE_BUILD_TYPE=Debug -DETRT_SANITIZE=ON -DETRT_CUDA=$(ETRT_CUDA) $(CMAKE_FLAGS)
 
-test: deps $(BUILD_ASAN)/CMakeCache.txt
+test: deps format-check $(BUILD_ASAN)/CMakeCache.txt
 	cmake --build $(BUILD_ASAN) -j $(JOBS)
 	cd $(BUILD_ASAN) && ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1 \
 	  ctest --output-on-failure -j $(JOBS) -LE gpu
 	$(MAKE) conformance BUILD=$(BUILD_ASAN)
+	$(MAKE) test-tsan
 	$(MAKE) fuzz-brief
+
+# ThreadSanitizer excludes AddressSanitizer, so the tests labelled threads get a build of
+# their own (CPU only: the simulated GPUs are what those tests share between threads).
+$(BUILD_TSAN)/CMakeCache.txt:
+	cmake -S . -B $(BUILD_TSAN) -DCMAKE_BUILD_TYPE=Debug -DETRT_TSAN=ON -DETRT_CUDA=OFF $(CMAKE_FLAGS)
+
+test-tsan: $(BUILD_TSAN)/CMakeCache.txt
+	cmake --build $(BUILD_TSAN) -j $(JOBS) --target thread_tests
+	cd $(BUILD_TSAN) && TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" \
+	  ctest --output-on-failure -j $(JOBS) -L threads
+
+# Every C, header and CUDA source that git tracks, formatted by the root .clang-format.
+FORMAT_SOURCES = $(shell git ls-files '*.c' '*.h' '*.cu' 2>/dev/null)
+
+format:
+	$(CLANG_FORMAT) -i $(FORMAT_SOURCES)
+
+format-check:
+	@unformatted=""; for f in $(FORMAT_SOURCES); do \
+	  $(CLANG_FORMAT) --dry-run --Werror $$f >/dev/null 2>&1 || unformatted="$$unformatted $$f"; done; \
+	if [ -n "$$unformatted" ]; then \
+	  echo "not formatted (run make format):$$unformatted"; exit 1; fi; \
+	echo "format-check: $(words $(FORMAT_SOURCES)) files formatted"
 
 # The GPU suite: every test labelled gpu, then the conformance cases built for cuda:0.
 test-gpu: build
@@ -113,4 +142,4 @@ bench-build: build
 	ETRT_BIN=$(BUILD)/bin/etrt ETRT_BUILD_DIR=$(BUILD) $(PYTHON) bench/build_time.py
 
 clean:
-	rm -rf $(BUILD) $(BUILD_ASAN) $(BUILD_FUZZ)
+	rm -rf $(BUILD) $(BUILD_ASAN) $(BUILD_FUZZ) $(BUILD_TSAN)

@@ -7,7 +7,7 @@ import sys
 import tempfile
 
 ETRT = os.environ.get("ETRT_BIN", "build/bin/etrt")
-FIXTURES = os.environ.get("ETRT_FIXTURES_DIR", os.path.join(os.path.dirname(__file__), "../../../shared/fixtures"))
+FIXTURES = os.environ.get("ETRT_FIXTURES_DIR", os.path.join(os.path.dirname(__file__), "..", "data"))
 failures = []
 
 

@@ -11,7 +11,7 @@ from onnx import numpy_helper
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import build_testing as bt  # noqa: E402
 
-FIXTURES = os.environ.get("ETRT_FIXTURES_DIR", os.path.join(bt.ROOT, "..", "shared", "fixtures"))
+FIXTURES = os.environ.get("ETRT_FIXTURES_DIR", os.path.join(bt.ROOT, "tests", "data"))
 
 
 def run(args, env=None):

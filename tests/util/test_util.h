@@ -69,7 +69,7 @@ void etrt_test_fail(const char *file, int line, const char *fmt, ...);
 
 #define TEST_EXIT() (etrt_test_failures == 0 ? 0 : (fprintf(stderr, "%d check(s) failed\n", etrt_test_failures), 1))
 
-/* Paths: the shared fixtures folder, the source tree, the built etrt tool, and a
+/* Paths: the test data folder (tests/data), the source tree, the built etrt tool, and a
  * fresh temporary folder for this test process (removed at exit). */
 const char *etrt_test_fixture(const char *relative); /* returns a static buffer */
 const char *etrt_test_source(const char *relative);
