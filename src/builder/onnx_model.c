@@ -6,20 +6,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/arena.h"
 #include "base/checked.h"
 #include "base/file.h"
 #include "base/status.h"
 #include "builder/protobuf.h"
-
-/* --- arena: every array of a parsed model, freed at once --------------------------- */
-
-typedef struct etrt_onnx_block {
-  struct etrt_onnx_block *next;
-  size_t used, capacity;
-  _Alignas(16) uint8_t data[];
-} etrt_onnx_block;
-
-#define ETRT_ONNX_BLOCK_SIZE (64u * 1024u)
 
 typedef struct etrt_onnx_external {
   char *location;
@@ -27,7 +18,7 @@ typedef struct etrt_onnx_external {
 } etrt_onnx_external;
 
 struct etrt_onnx_model {
-  etrt_onnx_block *blocks;
+  etrt_arena *arena; /* every array of the parsed model */
   const etrt_onnx_graph *graph;
   int64_t ir_version;
   etrt_onnx_str producer_name, producer_version;
@@ -99,31 +90,9 @@ static void *etrt_onnx_alloc(etrt_onnx_parser *p, size_t count, size_t element, 
     *status = etrt_error(ETRT_ERROR_OUT_OF_MEMORY, "%s: %zu entries overflow", p->path, count);
     return NULL;
   }
-  size = etrt_align_up(size, 16);
-  etrt_onnx_block *block = p->model->blocks;
-  if (block == NULL || block->capacity - block->used < size) {
-    size_t capacity = size > ETRT_ONNX_BLOCK_SIZE ? size : ETRT_ONNX_BLOCK_SIZE;
-    block = malloc(sizeof *block + capacity);
-    if (block == NULL) {
-      *status = etrt_error(ETRT_ERROR_OUT_OF_MEMORY, "%s: out of memory for %zu entries", p->path,
-                           count);
-      return NULL;
-    }
-    block->used = 0;
-    block->capacity = capacity;
-    /* A large array gets a block of its own behind the current one, so that the
-     * current block's free space is not wasted. */
-    if (p->model->blocks != NULL && capacity > ETRT_ONNX_BLOCK_SIZE) {
-      block->next = p->model->blocks->next;
-      p->model->blocks->next = block;
-    } else {
-      block->next = p->model->blocks;
-      p->model->blocks = block;
-    }
-  }
-  void *memory = block->data + block->used;
-  block->used += size;
-  memset(memory, 0, size);
+  void *memory = etrt_arena_alloc(p->model->arena, size, 16);
+  if (memory == NULL)
+    *status = etrt_error(ETRT_ERROR_OUT_OF_MEMORY, "%s: out of memory for %zu entries", p->path, count);
   return memory;
 }
 
@@ -1096,7 +1065,12 @@ static etrt_status etrt_onnx_parse_model_cursor(etrt_onnx_parser *p, etrt_pb_cur
 
 static etrt_status etrt_onnx_model_new(etrt_onnx_model **out) {
   *out = calloc(1, sizeof **out);
-  if (*out == NULL) return etrt_error(ETRT_ERROR_OUT_OF_MEMORY, "out of memory for an ONNX model");
+  if (*out != NULL) (*out)->arena = etrt_arena_create();
+  if (*out == NULL || (*out)->arena == NULL) {
+    free(*out);
+    *out = NULL;
+    return etrt_error(ETRT_ERROR_OUT_OF_MEMORY, "out of memory for an ONNX model");
+  }
   return ETRT_OK;
 }
 
@@ -1160,12 +1134,7 @@ etrt_status etrt_onnx_model_load_file(const char *path, etrt_onnx_model **out) {
 
 void etrt_onnx_model_free(etrt_onnx_model *model) {
   if (model == NULL) return;
-  etrt_onnx_block *block = model->blocks;
-  while (block != NULL) {
-    etrt_onnx_block *next = block->next;
-    free(block);
-    block = next;
-  }
+  etrt_arena_destroy(model->arena);
   for (size_t i = 0; i < model->external_count; ++i) {
     etrt_file_map_close(&model->externals[i].map);
     free(model->externals[i].location);
