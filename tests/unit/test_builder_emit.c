@@ -6,7 +6,6 @@
 #include "builder/emit.h"
 #include "builder/import.h"
 #include "builder/lower.h"
-#include "builder/memplan.h"
 #include "builder/partition.h"
 #include "builder/shape_spec.h"
 #include "builder/target_device.h"
@@ -57,25 +56,6 @@ static void test_target_device_derivation(void) {
   etrt_target_device_derive(cpu, size, "cuda:3", label, sizeof label);
   CHECK(strcmp(label, "cpu") == 0); /* a CPU partition is never labelled a GPU */
   free(cpu);
-}
-
-/* --- memory planning ------------------------------------------------------------------ */
-
-static void test_memplan(void) {
-  etrt_memplan_tensor t[4] = {
-      {1, 100, 0, 1, 0}, /* a: live 0..1 */
-      {1, 64, 1, 2, 0},  /* b: overlaps a */
-      {1, 100, 2, 3, 0}, /* c: overlaps b, not a: reuses a's place */
-      {2, 10, 0, 3, 0},  /* another buffer */
-  };
-  uint64_t sizes[3];
-  CHECK_OK(etrt_memplan_place(t, 4, sizes, 3));
-  CHECK_EQ_INT(t[0].offset, 0);
-  CHECK_EQ_INT(t[2].offset, 0);
-  CHECK_EQ_INT(t[1].offset, 128);
-  CHECK_EQ_INT(sizes[1], 192);
-  CHECK_EQ_INT(sizes[2], 64);
-  CHECK_EQ_INT(sizes[0], 0);
 }
 
 /* --- programs --------------------------------------------------------------------------- */
@@ -333,7 +313,6 @@ static void test_io_on_device(void) {
 
 int main(void) {
   RUN_TEST(test_target_device_derivation);
-  RUN_TEST(test_memplan);
   RUN_TEST(test_gpu_cpu_gpu_copies);
   RUN_TEST(test_labels_and_determinism);
   RUN_TEST(test_two_devices);
