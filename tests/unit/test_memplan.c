@@ -96,6 +96,31 @@ static void test_largest_first(void) {
   CHECK_EQ_INT(size, 536);
 }
 
+/* Random lifetimes, sizes and buffers (a fixed seed): the invariants hold, and each
+ * buffer is no larger than the sum of its tensors (reuse never costs room). */
+static void test_random_plans(void) {
+  uint64_t state = 0x9e3779b97f4a7c15ull;
+  enum { N = 300 };
+  static etrt_memplan_interval t[N];
+  for (int round = 0; round < 20; ++round) {
+    uint64_t sum[3] = {0, 0, 0};
+    for (uint32_t i = 0; i < N; ++i) {
+      state = state * 6364136223846793005ull + 1442695040888963407ull;
+      uint64_t r = state >> 11;
+      int64_t first = (int64_t)(r % 200);
+      t[i] = (etrt_memplan_interval){.size = (r >> 8) % 5000,
+                                     .buffer = (uint32_t)((r >> 24) % 3),
+                                     .first = first,
+                                     .last = first + (int64_t)((r >> 32) % 30)};
+      sum[t[i].buffer] += (t[i].size + 63) / 64 * 64;
+    }
+    uint64_t sizes[3];
+    CHECK_OK(etrt_memplan_place(t, N, 64, sizes, 3));
+    check_plan(t, N, 64, sizes);
+    for (int b = 0; b < 3; ++b) CHECK(sizes[b] <= sum[b]);
+  }
+}
+
 static void test_empty_and_refusals(void) {
   uint64_t sizes[2] = {9, 9};
   CHECK_OK(etrt_memplan_place(NULL, 0, 64, sizes, 2));
@@ -129,6 +154,7 @@ int main(void) {
   RUN_TEST(test_lifetimes_are_inclusive);
   RUN_TEST(test_alignment_and_gaps);
   RUN_TEST(test_largest_first);
+  RUN_TEST(test_random_plans);
   RUN_TEST(test_empty_and_refusals);
   return TEST_EXIT();
 }
