@@ -18,11 +18,9 @@ static int etrt_memplan_by_offset(const void *a, const void *b) {
   return x[1] < y[1] ? -1 : x[1] > y[1];
 }
 
-/* `size` rounded up to `alignment`; 1 when that passes 2^63. */
-static int etrt_memplan_round(uint64_t size, uint64_t alignment, uint64_t *out) {
-  if (size > (uint64_t)INT64_MAX) return 1;
-  *out = (size + alignment - 1) & ~(alignment - 1);
-  return *out > (uint64_t)INT64_MAX;
+/* `size` rounded up to `alignment`: cannot wrap for sizes below 2^63 (checked first). */
+static uint64_t etrt_memplan_rounded(uint64_t size, uint64_t alignment) {
+  return (size + alignment - 1) & ~(alignment - 1);
 }
 
 static etrt_status etrt_memplan_check(const etrt_memplan_interval *intervals, uint32_t count,
@@ -41,8 +39,8 @@ static etrt_status etrt_memplan_check(const etrt_memplan_interval *intervals, ui
       return etrt_error(ETRT_ERROR_INVALID_ARGUMENT,
                         "memory planning: tensor %u ends (step %lld) before it starts (step %lld)", i,
                         (long long)t->last, (long long)t->first);
-    uint64_t rounded;
-    if (etrt_memplan_round(t->size, alignment, &rounded))
+    if (t->size > (uint64_t)INT64_MAX ||
+        etrt_memplan_rounded(t->size, alignment) > (uint64_t)INT64_MAX)
       return etrt_error(ETRT_ERROR_UNSUPPORTED,
                         "memory planning: tensor %u of %llu bytes is too large", i,
                         (unsigned long long)t->size);
@@ -71,17 +69,14 @@ etrt_status etrt_memplan_place(etrt_memplan_interval *intervals, uint32_t count,
   uint32_t num_placed = 0;
   for (uint32_t k = 0; k < count; ++k) {
     etrt_memplan_interval *t = &intervals[order[k]];
-    uint64_t need;
-    etrt_memplan_round(t->size, alignment, &need); /* checked above */
+    uint64_t need = etrt_memplan_rounded(t->size, alignment);
     /* Memory ranges of live-overlapping tensors of the same buffer, by offset. */
     uint32_t n = 0;
     for (uint32_t p = 0; p < num_placed; ++p) {
       const etrt_memplan_interval *o = &intervals[placed[p]];
       if (o->buffer != t->buffer || o->last < t->first || t->last < o->first) continue;
-      uint64_t o_need;
-      etrt_memplan_round(o->size, alignment, &o_need);
       busy[2 * n] = o->offset;
-      busy[2 * n + 1] = o->offset + o_need; /* placed: below 2^63 */
+      busy[2 * n + 1] = o->offset + etrt_memplan_rounded(o->size, alignment); /* placed: below 2^63 */
       ++n;
     }
     qsort(busy, n, 2 * sizeof *busy, etrt_memplan_by_offset);
