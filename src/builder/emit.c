@@ -291,8 +291,8 @@ static etrt_status etrt_emit_model(etrt_emit *e, const etrt_partitioning *parts,
     status = etrt_emit_nbytes(&g->values[in->value], &tensors[i].size);
     if (!in->planned) tensors[i].size = 0, tensors[i].buffer = 0;
   }
-  if (status == ETRT_OK) status = etrt_memplan_place(tensors, e->num_inst, ETRT_EMIT_ALIGNMENT, buffer_sizes,
-                                                       num_buffers);
+  if (status == ETRT_OK)
+    status = etrt_memplan_place(tensors, e->num_inst, ETRT_EMIT_ALIGNMENT, buffer_sizes, num_buffers);
   if (status != ETRT_OK) {
     free(tensors);
     return status;
