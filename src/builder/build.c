@@ -176,7 +176,10 @@ static etrt_status etrt_build_program(etrt_build *b, const etrt_ir_graph *g, uin
     }
     plans[k].plan = plan;
     plans[k].plan_size = plan_size;
-    etrt_target_device_derive(plan, plan_size, b->options->target_device, labels[k], sizeof labels[k]);
+    /* The label comes from the options the plan was just built with (the plan records
+     * that device as given): nothing is read back from the plan's bytes. */
+    etrt_target_device_label(plan_options.device, b->options->target_device, labels[k],
+                             sizeof labels[k]);
     plans[k].target_device = labels[k];
     etrt_build_progress(b, "plan %u %s: %s, %u inputs, %u outputs, target_device %s (%.2f s)", k,
                         etrt_device_format(parts->parts[k].device, device, sizeof device),

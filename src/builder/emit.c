@@ -4,13 +4,15 @@
 #include <string.h>
 
 #include "base/checked.h"
-#include "builder/memplan.h"
+#include "base/memplan.h"
 #include "delegate/backend.h"
 #include "pte/pte.h"
 
 /* A location: the host, or the CUDA device of that index. */
 #define ETRT_EMIT_HOST (-1)
 #define ETRT_EMIT_FOREVER INT32_MAX
+/* Every planned tensor of the program starts 64-byte aligned in its buffer. */
+#define ETRT_EMIT_ALIGNMENT 64
 
 /* One tensor of the program: an IR value in one location. Its EValue index is its
  * index among the instances. */
@@ -275,7 +277,7 @@ static etrt_status etrt_emit_model(etrt_emit *e, const etrt_partitioning *parts,
     for (uint32_t i = 0; i < e->num_inst && !used; ++i) used = e->inst[i].planned && e->inst[i].loc == loc;
     if (used) gpu_of_buffer[num_buffers++] = loc;
   }
-  etrt_memplan_tensor *tensors = calloc((size_t)e->num_inst + 1, sizeof *tensors);
+  etrt_memplan_interval *tensors = calloc((size_t)e->num_inst + 1, sizeof *tensors);
   uint64_t buffer_sizes[130];
   if (tensors == NULL) return etrt_emit_oom();
   etrt_status status = ETRT_OK;
@@ -289,7 +291,8 @@ static etrt_status etrt_emit_model(etrt_emit *e, const etrt_partitioning *parts,
     status = etrt_emit_nbytes(&g->values[in->value], &tensors[i].size);
     if (!in->planned) tensors[i].size = 0, tensors[i].buffer = 0;
   }
-  if (status == ETRT_OK) status = etrt_memplan_place(tensors, e->num_inst, buffer_sizes, num_buffers);
+  if (status == ETRT_OK)
+    status = etrt_memplan_place(tensors, e->num_inst, ETRT_EMIT_ALIGNMENT, buffer_sizes, num_buffers);
   if (status != ETRT_OK) {
     free(tensors);
     return status;

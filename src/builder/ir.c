@@ -5,79 +5,31 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/arena.h"
 #include "base/checked.h"
 
-/* ---- arena: every string and array of a graph, freed at once ------------------- */
-
-typedef struct etrt_ir_block {
-  struct etrt_ir_block *next;
-  size_t used, size;
-  _Alignas(16) unsigned char data[];
-} etrt_ir_block;
-
-struct etrt_ir_arena {
-  etrt_ir_block *head;
-};
-
-#define ETRT_IR_BLOCK_SIZE ((size_t)64 * 1024)
+/* ---- graph-owned memory: the graph's arena ------------------------------------- */
 
 void *etrt_ir_alloc(etrt_ir_graph *graph, size_t size) {
-  void *p = etrt_ir_alloc_uninit(graph, size);
-  if (p != NULL) memset(p, 0, size);
-  return p;
+  return etrt_arena_alloc(graph->arena_, size, 16);
 }
 
 void *etrt_ir_alloc_uninit(etrt_ir_graph *graph, size_t size) {
-  etrt_ir_arena *arena = graph->arena_;
-  size_t need = etrt_align_up(size == 0 ? 1 : size, 16);
-  if (need < size) return NULL;
-  etrt_ir_block *block = arena->head;
-  if (block == NULL || block->size - block->used < need) {
-    /* Large requests get a block of their own, placed behind the current one so
-     * that the small allocations keep filling the current block. */
-    size_t block_size = need > ETRT_IR_BLOCK_SIZE / 4 ? need : ETRT_IR_BLOCK_SIZE;
-    size_t total;
-    if (etrt_add_overflow_size(sizeof(etrt_ir_block), block_size, &total)) return NULL;
-    etrt_ir_block *fresh = malloc(total);
-    if (fresh == NULL) return NULL;
-    fresh->used = 0;
-    fresh->size = block_size;
-    if (block != NULL && block_size != ETRT_IR_BLOCK_SIZE) {
-      fresh->next = block->next;
-      block->next = fresh;
-    } else {
-      fresh->next = block;
-      arena->head = fresh;
-    }
-    block = fresh;
-  }
-  void *p = block->data + block->used;
-  block->used += need;
-  return p;
+  return etrt_arena_alloc_uninit(graph->arena_, size, 16);
 }
 
 char *etrt_ir_strndup(etrt_ir_graph *graph, const char *text, size_t size) {
-  char *copy = etrt_ir_alloc(graph, size + 1);
-  if (copy == NULL) return NULL;
-  if (size) memcpy(copy, text, size);
-  copy[size] = '\0';
-  return copy;
+  return etrt_arena_strndup(graph->arena_, text, size);
 }
 
 char *etrt_ir_strdup(etrt_ir_graph *graph, const char *text) {
-  return etrt_ir_strndup(graph, text, strlen(text));
+  return etrt_arena_strdup(graph->arena_, text);
 }
 
 char *etrt_ir_printf(etrt_ir_graph *graph, const char *fmt, ...) {
   va_list args;
   va_start(args, fmt);
-  int n = vsnprintf(NULL, 0, fmt, args);
-  va_end(args);
-  if (n < 0) return NULL;
-  char *text = etrt_ir_alloc(graph, (size_t)n + 1);
-  if (text == NULL) return NULL;
-  va_start(args, fmt);
-  vsnprintf(text, (size_t)n + 1, fmt, args);
+  char *text = etrt_arena_vprintf(graph->arena_, fmt, args);
   va_end(args);
   return text;
 }
@@ -151,11 +103,11 @@ static etrt_status etrt_ir_index_insert(etrt_ir_graph *graph, int32_t id) {
 etrt_status etrt_ir_graph_create(etrt_ir_graph **out) {
   *out = NULL;
   etrt_ir_graph *graph = calloc(1, sizeof *graph);
-  etrt_ir_arena *arena = calloc(1, sizeof *arena);
+  etrt_arena *arena = etrt_arena_create();
   etrt_ir_index *index = calloc(1, sizeof *index);
   if (graph == NULL || arena == NULL || index == NULL) {
     free(graph);
-    free(arena);
+    etrt_arena_destroy(arena);
     free(index);
     return etrt_error(ETRT_ERROR_OUT_OF_MEMORY, "graph: out of memory");
   }
@@ -168,12 +120,7 @@ etrt_status etrt_ir_graph_create(etrt_ir_graph **out) {
 
 void etrt_ir_graph_destroy(etrt_ir_graph *graph) {
   if (graph == NULL) return;
-  for (etrt_ir_block *b = graph->arena_->head; b != NULL;) {
-    etrt_ir_block *next = b->next;
-    free(b);
-    b = next;
-  }
-  free(graph->arena_);
+  etrt_arena_destroy(graph->arena_);
   free(graph->index_->slots);
   free(graph->index_);
   free(graph->values);

@@ -54,7 +54,6 @@ typedef struct etrt_ir_node {
 } etrt_ir_node;
 
 typedef struct etrt_ir_index etrt_ir_index;
-typedef struct etrt_ir_arena etrt_ir_arena;
 
 typedef struct etrt_ir_graph {
   etrt_ir_value *values;
@@ -67,7 +66,7 @@ typedef struct etrt_ir_graph {
   const char **output_names; /* the model's names of the outputs */
   uint32_t num_outputs;
   int64_t opset; /* the default domain's opset version */
-  etrt_ir_arena *arena_;
+  struct etrt_arena *arena_;
   etrt_ir_index *index_; /* name -> value id */
 } etrt_ir_graph;
 

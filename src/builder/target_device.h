@@ -4,18 +4,16 @@
 #define ETRT_BUILDER_TARGET_DEVICE_H
 
 #include <stddef.h>
-#include <stdint.h>
 
 #include "etrt/types.h"
 
-/* Writes the label of a partition whose plan is `plan` into out (at least 32 bytes):
+/* Writes the label of a partition whose plan was built for `device` (the device its
+ * etrt_plan_options named, which the plan records as given) into out (at least 32
+ * bytes):
+ *  - "cpu" for a CPU plan, whatever the user asked;
  *  - a user's explicit target (non-NULL `user_target`), verbatim, for a GPU plan;
- *  - else derived from the plan's own device as the engine reads it back: "cuda:N"
- *    for a CUDA plan, "cpu" for a CPU plan;
- *  - "cuda:0" when the plan cannot be read (the seed's fallback).
- * The derivation deserializes the plan with the engine itself, so the label cannot
- * drift from the device the runtime will use. */
-void etrt_target_device_derive(const uint8_t *plan, size_t plan_size, const char *user_target,
-                               char *out, size_t out_size);
+ *  - else "cuda:N" for a CUDA plan, "cuda:0" for any other device (the seed's
+ *    fallback). */
+void etrt_target_device_label(etrt_device device, const char *user_target, char *out, size_t out_size);
 
 #endif

@@ -12,7 +12,7 @@
 #ifndef ETRT_ENGINE_BOUNDS_H
 #define ETRT_ENGINE_BOUNDS_H
 
-#include "engine/arena.h"
+#include "base/arena.h"
 #include "engine/graph.h"
 
 typedef struct etrt_bounds_host {

@@ -16,6 +16,7 @@
 
 #include "base/checked.h"
 #include "base/log.h"
+#include "base/memplan.h"
 #include "base/status.h"
 #include "engine/executor.h"
 #include "engine/ops/shape_util.h"
@@ -29,11 +30,6 @@ typedef struct etrt_exec_patch {
   uint32_t arg;
   uint32_t io;
 } etrt_exec_patch;
-
-typedef struct etrt_plan_item {
-  size_t size, offset;
-  uint32_t value, first, last;
-} etrt_plan_item;
 
 struct etrt_exec_context {
   etrt_engine *engine;
@@ -58,8 +54,8 @@ struct etrt_exec_context {
   void *arena;
   size_t arena_size;
   size_t *arena_capacity, *arena_offset; /* per value; capacity 0: not in the arena */
-  etrt_plan_item *items;                 /* one per arena value */
-  etrt_plan_item *conflicts;             /* scratch for placement */
+  etrt_memplan_interval *items;          /* one per arena value, in value order */
+  uint32_t *item_values;                 /* the value of each item */
   uint32_t item_count;
 
   etrt_tensor *args;
@@ -137,51 +133,29 @@ static etrt_status etrt_exec_host_reserve(etrt_exec_context *c, uint32_t v, int6
 
 /* --- arena ----------------------------------------------------------------------- */
 
-static int etrt_plan_item_by_size(const void *a_, const void *b_) {
-  const etrt_plan_item *a = a_, *b = b_;
-  if (a->size != b->size) return a->size > b->size ? -1 : 1;
-  return a->value < b->value ? -1 : a->value > b->value;
-}
-
-static int etrt_plan_item_by_offset(const void *a_, const void *b_) {
-  const etrt_plan_item *a = a_, *b = b_;
-  return a->offset < b->offset ? -1 : a->offset > b->offset;
-}
-
-/* Places every arena value: largest first, at the lowest offset that no value alive
- * at the same time occupies. Grows the arena when the plan needs more. */
+/* Places every arena value with the planner the builder also uses (base/memplan.h)
+ * and grows the arena when the plan needs more. */
 static etrt_status etrt_exec_arena_plan(etrt_exec_context *c) {
-  for (uint32_t i = 0; i < c->item_count; ++i) c->items[i].size = c->arena_capacity[c->items[i].value];
-  qsort(c->items, c->item_count, sizeof *c->items, etrt_plan_item_by_size);
-  size_t total = 0;
-  for (uint32_t i = 0; i < c->item_count; ++i) {
-    etrt_plan_item *item = &c->items[i];
-    uint32_t nc = 0;
-    for (uint32_t j = 0; j < i; ++j) {
-      if (c->items[j].first <= item->last && item->first <= c->items[j].last)
-        c->conflicts[nc++] = c->items[j];
-    }
-    qsort(c->conflicts, nc, sizeof *c->conflicts, etrt_plan_item_by_offset);
-    size_t offset = 0;
-    for (uint32_t j = 0; j < nc; ++j) {
-      if (offset + item->size <= c->conflicts[j].offset) break;
-      size_t end = c->conflicts[j].offset + c->conflicts[j].size;
-      if (end > offset) offset = end;
-    }
-    item->offset = offset;
-    if (offset + item->size > total) total = offset + item->size;
-  }
-  if (total > c->arena_size || c->arena == NULL) {
+  for (uint32_t i = 0; i < c->item_count; ++i) c->items[i].size = c->arena_capacity[c->item_values[i]];
+  uint64_t total = 0;
+  etrt_status s = etrt_memplan_place(c->items, c->item_count, ETRT_ARENA_ALIGNMENT, &total, 1);
+  if (s != ETRT_OK) return etrt_error_context(s, "engine '%s': ", etrt_exec_name(c));
+  if ((uint64_t)(size_t)total != total)
+    return etrt_error(ETRT_ERROR_OUT_OF_MEMORY, "engine '%s': the intermediates need %llu bytes",
+                      etrt_exec_name(c), (unsigned long long)total);
+  if ((size_t)total > c->arena_size || c->arena == NULL) {
     if (c->arena != NULL) {
       ETRT_RETURN_IF_ERROR(c->ops->quiesce(c->exec));
       c->ops->free(c->exec, c->arena);
       c->arena = NULL;
       c->arena_size = 0;
     }
-    ETRT_RETURN_IF_ERROR(c->ops->alloc(c->exec, total > 0 ? total : ETRT_ARENA_ALIGNMENT, &c->arena));
-    c->arena_size = total;
+    ETRT_RETURN_IF_ERROR(
+        c->ops->alloc(c->exec, total > 0 ? (size_t)total : ETRT_ARENA_ALIGNMENT, &c->arena));
+    c->arena_size = (size_t)total;
   }
-  for (uint32_t i = 0; i < c->item_count; ++i) c->arena_offset[c->items[i].value] = c->items[i].offset;
+  for (uint32_t i = 0; i < c->item_count; ++i)
+    c->arena_offset[c->item_values[i]] = (size_t)c->items[i].offset;
   return ETRT_OK;
 }
 
@@ -377,14 +351,14 @@ static etrt_status etrt_exec_allocate(etrt_exec_context *c) {
   c->arena_capacity = calloc(nv, sizeof(size_t));
   c->arena_offset = calloc(nv, sizeof(size_t));
   c->items = calloc(nv, sizeof *c->items);
-  c->conflicts = calloc(nv, sizeof *c->conflicts);
+  c->item_values = calloc(nv, sizeof *c->item_values);
   c->args = calloc(args > 0 ? args : 1, sizeof *c->args);
   c->patches = calloc(args > 0 ? args : 1, sizeof *c->patches);
   c->uploads = calloc(uploads > 0 ? uploads : 1, sizeof *c->uploads);
   c->scratch = calloc(c->engine->max_node_args + 1, sizeof *c->scratch);
   if (c->values == NULL || c->shape_set == NULL || c->addresses == NULL ||
       c->host_capacity == NULL || c->host_offset == NULL || c->arena_capacity == NULL ||
-      c->arena_offset == NULL || c->items == NULL || c->conflicts == NULL || c->args == NULL ||
+      c->arena_offset == NULL || c->items == NULL || c->item_values == NULL || c->args == NULL ||
       c->patches == NULL || c->uploads == NULL || c->scratch == NULL)
     return etrt_error(ETRT_ERROR_OUT_OF_MEMORY, "engine: out of memory");
   c->upload_count = uploads;
@@ -429,21 +403,21 @@ static etrt_status etrt_exec_init(etrt_exec_context *c) {
     }
     if (etrt_value_in_arena(gv)) {
       c->arena_capacity[v] = etrt_arena_round(etrt_graph_nbytes(gv->dtype, gv->rank, gv->max_dims));
-      etrt_plan_item *item = &c->items[c->item_count++];
-      item->value = v;
-      item->first = gv->is_shape_input ? 0 : (uint32_t)gv->producer;
-      item->last = gv->is_shape_input ? g->node_count : item->first;
+      c->item_values[c->item_count] = v;
+      etrt_memplan_interval *item = &c->items[c->item_count++];
+      item->first = gv->is_shape_input ? 0 : gv->producer;
+      item->last = gv->is_shape_input ? (int64_t)g->node_count : item->first;
     }
   }
   /* Lifetimes end at the last node reading the value. */
   uint32_t *item_of = calloc(g->value_count > 0 ? g->value_count : 1, sizeof *item_of);
   if (item_of == NULL) return etrt_error(ETRT_ERROR_OUT_OF_MEMORY, "engine: out of memory");
-  for (uint32_t i = 0; i < c->item_count; ++i) item_of[c->items[i].value] = i + 1;
+  for (uint32_t i = 0; i < c->item_count; ++i) item_of[c->item_values[i]] = i + 1;
   for (uint32_t n = 0; n < g->node_count; ++n) {
     const etrt_node *node = &g->nodes[n];
     for (uint32_t i = 0; i < node->num_inputs; ++i) {
       int32_t id = node->inputs[i];
-      if (id >= 0 && item_of[id] != 0 && c->items[item_of[id] - 1].last < n)
+      if (id >= 0 && item_of[id] != 0 && c->items[item_of[id] - 1].last < (int64_t)n)
         c->items[item_of[id] - 1].last = n;
     }
   }
@@ -508,7 +482,7 @@ void etrt_exec_context_destroy(etrt_exec_context *c) {
   free(c->arena_capacity);
   free(c->arena_offset);
   free(c->items);
-  free(c->conflicts);
+  free(c->item_values);
   free(c->args);
   free(c->arg_offsets);
   free(c->patches);

@@ -13,7 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "engine/arena.h"
+#include "base/arena.h"
 #include "engine/op.h"
 #include "etrt/network.h"
 #include "etrt/types.h"

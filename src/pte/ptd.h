@@ -34,7 +34,7 @@ typedef struct etrt_ptd_file {
   const etrt_ptd_entry *entries; /* file order; keys are unique (checked) */
   size_t entries_count;
   const etrt_ptd_entry **by_key_; /* private: entries sorted by key */
-  etrt_pte_arena *arena_;         /* private */
+  etrt_arena *arena_;             /* private */
 } etrt_ptd_file;
 
 /* Verifies the whole file and decodes it. Refuses with ETRT_ERROR_INVALID_FORMAT

@@ -6,7 +6,7 @@
 #include "base/checked.h"
 #include "base/status.h"
 #include "pte/flatbuffers_reader.h"
-#include "pte/pte_arena.h"
+#include "base/arena.h"
 #include "pte/pte_format.h"
 #include "pte/ptd.h"
 
@@ -103,7 +103,7 @@ static etrt_status read_body(etrt_fb_reader *fb, const uint8_t *data, etrt_ptd_f
   ETRT_RETURN_IF_ERROR(etrt_fb_read_vector(&root, 1, "segments", 4, 4, &v));
   ETRT_RETURN_IF_ERROR(etrt_fb_charge(fb, v.count));
   ETRT_RETURN_IF_ERROR(etrt_fb_charge_memory(fb, (uint64_t)v.count * sizeof(etrt_pte_segment)));
-  etrt_pte_segment *segs = etrt_pte_arena_alloc_array(f->arena_, sizeof *segs, v.count);
+  etrt_pte_segment *segs = etrt_arena_alloc_array(f->arena_, sizeof *segs, v.count, 16);
   if (segs == NULL) return etrt_error(ETRT_ERROR_OUT_OF_MEMORY, "reading a .ptd: out of memory");
   for (size_t i = 0; i < v.count; ++i) {
     etrt_status st = etrt_fb_vector_table(&v, i, "DataSegment", &t);
@@ -125,8 +125,8 @@ static etrt_status read_body(etrt_fb_reader *fb, const uint8_t *data, etrt_ptd_f
   ETRT_RETURN_IF_ERROR(etrt_fb_read_vector(&root, 2, "named_data", 4, 4, &v));
   ETRT_RETURN_IF_ERROR(etrt_fb_charge(fb, v.count));
   ETRT_RETURN_IF_ERROR(etrt_fb_charge_memory(fb, (uint64_t)v.count * (sizeof(etrt_ptd_entry) + sizeof(void *))));
-  etrt_ptd_entry *entries = etrt_pte_arena_alloc_array(f->arena_, sizeof *entries, v.count);
-  const etrt_ptd_entry **sorted = etrt_pte_arena_alloc_array(f->arena_, sizeof *sorted, v.count);
+  etrt_ptd_entry *entries = etrt_arena_alloc_array(f->arena_, sizeof *entries, v.count, 16);
+  const etrt_ptd_entry **sorted = etrt_arena_alloc_array(f->arena_, sizeof *sorted, v.count, 16);
   if (entries == NULL || sorted == NULL) return etrt_error(ETRT_ERROR_OUT_OF_MEMORY, "reading a .ptd: out of memory");
   for (size_t i = 0; i < v.count; ++i) {
     etrt_ptd_entry *e = &entries[i];
@@ -168,10 +168,10 @@ static etrt_status read_body(etrt_fb_reader *fb, const uint8_t *data, etrt_ptd_f
 etrt_status etrt_ptd_parse(const uint8_t *data, size_t size, etrt_ptd_file **out) {
   *out = NULL;
   if (data == NULL && size != 0) return etrt_error(ETRT_ERROR_INVALID_ARGUMENT, "etrt_ptd_parse: NULL data");
-  etrt_pte_arena *arena = etrt_pte_arena_create();
-  etrt_ptd_file *f = arena ? etrt_pte_arena_alloc(arena, sizeof *f) : NULL;
+  etrt_arena *arena = etrt_arena_create();
+  etrt_ptd_file *f = arena ? etrt_arena_alloc(arena, sizeof *f, 16) : NULL;
   if (f == NULL) {
-    etrt_pte_arena_destroy(arena);
+    etrt_arena_destroy(arena);
     return etrt_error(ETRT_ERROR_OUT_OF_MEMORY, "reading a .ptd: out of memory");
   }
   f->arena_ = arena;
@@ -182,7 +182,7 @@ etrt_status etrt_ptd_parse(const uint8_t *data, size_t size, etrt_ptd_file **out
     st = read_body(&fb, data, f);
   }
   if (st != ETRT_OK) {
-    etrt_pte_arena_destroy(arena);
+    etrt_arena_destroy(arena);
     return etrt_error_context(st, "ExecuTorch data file: ");
   }
   *out = f;
@@ -190,7 +190,7 @@ etrt_status etrt_ptd_parse(const uint8_t *data, size_t size, etrt_ptd_file **out
 }
 
 void etrt_ptd_file_free(etrt_ptd_file *file) {
-  if (file != NULL) etrt_pte_arena_destroy(file->arena_);
+  if (file != NULL) etrt_arena_destroy(file->arena_);
 }
 
 etrt_status etrt_ptd_find(const etrt_ptd_file *f, const char *key, const etrt_ptd_entry **out) {

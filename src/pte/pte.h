@@ -311,7 +311,7 @@ typedef struct etrt_pte_extended_header {
   uint64_t segment_data_size;
 } etrt_pte_extended_header;
 
-typedef struct etrt_pte_arena etrt_pte_arena;
+typedef struct etrt_arena etrt_arena;
 
 typedef struct etrt_pte_program {
   char file_identifier[5]; /* "ET12", NUL-terminated (reader output only) */
@@ -336,7 +336,7 @@ typedef struct etrt_pte_program {
   const etrt_pte_named_data *named_data;
   size_t named_data_count;
 
-  etrt_pte_arena *arena_; /* private: what etrt_pte_program_free releases */
+  etrt_arena *arena_; /* private: what etrt_pte_program_free releases */
 } etrt_pte_program;
 
 /* ---- reading ------------------------------------------------------------------ */

@@ -6,7 +6,7 @@
 #include "base/checked.h"
 #include "base/status.h"
 #include "pte/pte.h"
-#include "pte/pte_arena.h"
+#include "base/arena.h"
 #include "pte/pte_format.h"
 
 typedef struct builder_segment {
@@ -21,7 +21,7 @@ typedef struct builder_named {
 } builder_named;
 
 struct etrt_pte_builder {
-  etrt_pte_arena *arena;
+  etrt_arena *arena;
   etrt_pte_program *program;
   bool failed; /* an allocation failed: write refuses */
 
@@ -44,9 +44,9 @@ struct etrt_pte_builder {
 etrt_status etrt_pte_builder_create(etrt_pte_builder **out) {
   *out = NULL;
   etrt_pte_builder *b = calloc(1, sizeof *b);
-  if (b == NULL || (b->arena = etrt_pte_arena_create()) == NULL ||
-      (b->program = etrt_pte_arena_alloc(b->arena, sizeof *b->program)) == NULL) {
-    if (b) etrt_pte_arena_destroy(b->arena);
+  if (b == NULL || (b->arena = etrt_arena_create()) == NULL ||
+      (b->program = etrt_arena_alloc(b->arena, sizeof *b->program, 16)) == NULL) {
+    if (b) etrt_arena_destroy(b->arena);
     free(b);
     return etrt_error(ETRT_ERROR_OUT_OF_MEMORY, "program builder: out of memory");
   }
@@ -56,7 +56,7 @@ etrt_status etrt_pte_builder_create(etrt_pte_builder **out) {
 
 void etrt_pte_builder_destroy(etrt_pte_builder *b) {
   if (b == NULL) return;
-  etrt_pte_arena_destroy(b->arena);
+  etrt_arena_destroy(b->arena);
   free(b->constants);
   free(b->constant_offsets);
   free(b->segments);
@@ -67,13 +67,13 @@ void etrt_pte_builder_destroy(etrt_pte_builder *b) {
 etrt_pte_program *etrt_pte_builder_program(etrt_pte_builder *b) { return b->program; }
 
 void *etrt_pte_builder_alloc(etrt_pte_builder *b, size_t size) {
-  void *p = etrt_pte_arena_alloc(b->arena, size);
+  void *p = etrt_arena_alloc(b->arena, size, 16);
   if (p == NULL) b->failed = true;
   return p;
 }
 
 void *etrt_pte_builder_alloc_array(etrt_pte_builder *b, size_t elem_size, size_t count) {
-  void *p = etrt_pte_arena_alloc_array(b->arena, elem_size, count);
+  void *p = etrt_arena_alloc_array(b->arena, elem_size, count, 16);
   if (p == NULL) b->failed = true;
   return p;
 }

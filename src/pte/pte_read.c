@@ -7,12 +7,12 @@
 #include "base/status.h"
 #include "pte/flatbuffers_reader.h"
 #include "pte/pte.h"
-#include "pte/pte_arena.h"
+#include "base/arena.h"
 #include "pte/pte_format.h"
 
 typedef struct pte_reader {
   etrt_fb_reader fb;
-  etrt_pte_arena *arena;
+  etrt_arena *arena;
   etrt_pte_program *program;
   const uint8_t *file;
   size_t file_size;
@@ -37,7 +37,7 @@ static etrt_status no_memory(const char *what) {
 }
 
 static void *alloc_array(pte_reader *r, size_t elem_size, size_t count) {
-  return etrt_pte_arena_alloc_array(r->arena, elem_size, count);
+  return etrt_arena_alloc_array(r->arena, elem_size, count, 16);
 }
 
 /* ---- small typed field readers ---------------------------------------------- */
@@ -689,11 +689,11 @@ etrt_status etrt_pte_parse(const uint8_t *data, size_t size, etrt_pte_program **
   memset(&r, 0, sizeof r);
   r.file = data;
   r.file_size = size;
-  r.arena = etrt_pte_arena_create();
+  r.arena = etrt_arena_create();
   if (r.arena == NULL) return no_memory("the program");
-  r.program = etrt_pte_arena_alloc(r.arena, sizeof *r.program);
+  r.program = etrt_arena_alloc(r.arena, sizeof *r.program, 16);
   if (r.program == NULL) {
-    etrt_pte_arena_destroy(r.arena);
+    etrt_arena_destroy(r.arena);
     return no_memory("the program");
   }
   r.program->arena_ = r.arena;
@@ -725,7 +725,7 @@ etrt_status etrt_pte_parse(const uint8_t *data, size_t size, etrt_pte_program **
   }
   if (st != ETRT_OK) {
     etrt_error_context(st, "ExecuTorch program: ");
-    etrt_pte_arena_destroy(r.arena);
+    etrt_arena_destroy(r.arena);
     return st;
   }
   *out = r.program;
@@ -733,5 +733,5 @@ etrt_status etrt_pte_parse(const uint8_t *data, size_t size, etrt_pte_program **
 }
 
 void etrt_pte_program_free(etrt_pte_program *program) {
-  if (program != NULL) etrt_pte_arena_destroy(program->arena_);
+  if (program != NULL) etrt_arena_destroy(program->arena_);
 }

@@ -1,4 +1,4 @@
-/* The emitter and the target_device derivation: the .pte a partitioned graph becomes,
+/* The emitter and the target_device labels: the .pte a partitioned graph becomes,
  * read back with the .pte reader. Copies exactly at host/device boundaries, none
  * between partitions on one GPU, device labels, planned buffers and lifetimes. */
 #include <stdint.h>
@@ -6,10 +6,10 @@
 #include "builder/emit.h"
 #include "builder/import.h"
 #include "builder/lower.h"
-#include "builder/memplan.h"
 #include "builder/partition.h"
 #include "builder/shape_spec.h"
 #include "builder/target_device.h"
+#include "engine/engine.h"
 #include "built_program_testing.h"
 #include "onnx_build_testing.h"
 #include "pte/pte.h"
@@ -31,51 +31,36 @@ static uint8_t *tiny_plan(etrt_device device, size_t *size) {
   return plan;
 }
 
-static void test_target_device_derivation(void) {
+static void test_target_device_label(void) {
   char label[32];
-  size_t size;
-  uint8_t *cuda1 = tiny_plan((etrt_device){ETRT_DEVICE_CUDA, 1}, &size);
-  etrt_target_device_derive(cuda1, size, NULL, label, sizeof label);
+  etrt_target_device_label((etrt_device){ETRT_DEVICE_CUDA, 1}, NULL, label, sizeof label);
   CHECK(strcmp(label, "cuda:1") == 0);
-  etrt_target_device_derive(cuda1, size, "cuda:3", label, sizeof label);
+  etrt_target_device_label((etrt_device){ETRT_DEVICE_CUDA, 1}, "cuda:3", label, sizeof label);
   CHECK(strcmp(label, "cuda:3") == 0); /* the user's label, verbatim */
-  /* Unreadable: a corrupted plan, a truncated one, none at all -> cuda:0. */
-  cuda1[size / 2] ^= 0x5a;
-  etrt_target_device_derive(cuda1, size, NULL, label, sizeof label);
-  CHECK(strcmp(label, "cuda:0") == 0);
-  CHECK(strcmp(etrt_last_error(), "") == 0); /* the fallback is no error */
-  etrt_target_device_derive(cuda1, 10, NULL, label, sizeof label);
-  CHECK(strcmp(label, "cuda:0") == 0);
-  etrt_target_device_derive(NULL, 0, NULL, label, sizeof label);
-  CHECK(strcmp(label, "cuda:0") == 0);
-  etrt_target_device_derive((const uint8_t *)"garbage!", 8, "cuda:2", label, sizeof label);
-  CHECK(strcmp(label, "cuda:2") == 0);
-  free(cuda1);
-  uint8_t *cpu = tiny_plan((etrt_device){ETRT_DEVICE_CPU, 0}, &size);
-  etrt_target_device_derive(cpu, size, NULL, label, sizeof label);
+  etrt_target_device_label((etrt_device){ETRT_DEVICE_CUDA, -1}, NULL, label, sizeof label);
+  CHECK(strcmp(label, "cuda:0") == 0); /* no usable index: the seed's fallback */
+  etrt_target_device_label((etrt_device){ETRT_DEVICE_CPU, 0}, NULL, label, sizeof label);
   CHECK(strcmp(label, "cpu") == 0);
-  etrt_target_device_derive(cpu, size, "cuda:3", label, sizeof label);
+  etrt_target_device_label((etrt_device){ETRT_DEVICE_CPU, 0}, "cuda:3", label, sizeof label);
   CHECK(strcmp(label, "cpu") == 0); /* a CPU partition is never labelled a GPU */
-  free(cpu);
 }
 
-/* --- memory planning ------------------------------------------------------------------ */
-
-static void test_memplan(void) {
-  etrt_memplan_tensor t[4] = {
-      {1, 100, 0, 1, 0}, /* a: live 0..1 */
-      {1, 64, 1, 2, 0},  /* b: overlaps a */
-      {1, 100, 2, 3, 0}, /* c: overlaps b, not a: reuses a's place */
-      {2, 10, 0, 3, 0},  /* another buffer */
-  };
-  uint64_t sizes[3];
-  CHECK_OK(etrt_memplan_place(t, 4, sizes, 3));
-  CHECK_EQ_INT(t[0].offset, 0);
-  CHECK_EQ_INT(t[2].offset, 0);
-  CHECK_EQ_INT(t[1].offset, 128);
-  CHECK_EQ_INT(sizes[1], 192);
-  CHECK_EQ_INT(sizes[2], 64);
-  CHECK_EQ_INT(sizes[0], 0);
+/* The builder labels partitions from the device it built each plan for, without
+ * reading the plan back: that device must be the one the engine reads from the plan. */
+static void test_plan_records_its_device(void) {
+  etrt_device devices[3] = {{ETRT_DEVICE_CPU, 0}, {ETRT_DEVICE_CUDA, 0}, {ETRT_DEVICE_CUDA, 5}};
+  for (int k = 0; k < 3; ++k) {
+    size_t size;
+    uint8_t *plan = tiny_plan(devices[k], &size);
+    etrt_engine *engine = NULL;
+    CHECK_OK(etrt_engine_deserialize(plan, size, &engine));
+    if (engine != NULL) {
+      etrt_device read = etrt_engine_device(engine);
+      CHECK(read.type == devices[k].type && read.index == devices[k].index);
+    }
+    etrt_engine_destroy(engine);
+    free(plan);
+  }
 }
 
 /* --- programs --------------------------------------------------------------------------- */
@@ -132,7 +117,7 @@ static void build(const recipe *r, built *out) {
     uint8_t *plan = NULL;
     CHECK_OK(etrt_lower_partition_plan(g, &parts->parts[k], &po, &plan, &plans[k].plan_size));
     plans[k].plan = plan;
-    etrt_target_device_derive(plan, plans[k].plan_size, r->user_target, labels[k], 32);
+    etrt_target_device_label(po.device, r->user_target, labels[k], 32);
     plans[k].target_device = labels[k];
   }
   etrt_emit_options eo = {.io_on_device = r->io_on_device};
@@ -332,8 +317,8 @@ static void test_io_on_device(void) {
 }
 
 int main(void) {
-  RUN_TEST(test_target_device_derivation);
-  RUN_TEST(test_memplan);
+  RUN_TEST(test_target_device_label);
+  RUN_TEST(test_plan_records_its_device);
   RUN_TEST(test_gpu_cpu_gpu_copies);
   RUN_TEST(test_labels_and_determinism);
   RUN_TEST(test_two_devices);
