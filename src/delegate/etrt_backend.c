@@ -9,7 +9,7 @@
 
 #include "base/log.h"
 #include "base/status.h"
-#include "delegate/backend.h"
+#include "delegate/etrt_backend.h"
 #include "device/device.h"
 #include "engine/engine.h"
 
