@@ -8,7 +8,8 @@
 
 #include "base/log.h"
 #include "base/status.h"
-#include "delegate/backend.h"
+#include "device/device_scope.h"
+#include "runtime/backend.h"
 #include "etrt/stream.h"
 #include "runtime/kernels.h"
 #include "runtime/program.h"
@@ -50,16 +51,6 @@ struct etrt_method {
 
 /* --- planned memory ------------------------------------------------------------ */
 
-static etrt_status etrt_method_with_device(const etrt_device_driver *driver, int device, int *previous) {
-  ETRT_RETURN_IF_ERROR(driver->get_device(previous));
-  if (*previous != device) return driver->set_device(device);
-  return ETRT_OK;
-}
-
-static void etrt_method_restore_device(const etrt_device_driver *driver, int device, int previous) {
-  if (previous != device) (void)driver->set_device(previous);
-}
-
 static etrt_status etrt_method_alloc_buffer(etrt_method *m, etrt_method_buffer *b) {
   if (b->size == 0) return ETRT_OK;
   if (b->device.type == ETRT_DEVICE_CPU || m->driver == NULL) {
@@ -68,22 +59,21 @@ static etrt_status etrt_method_alloc_buffer(etrt_method *m, etrt_method_buffer *
     if (b->data == NULL) return etrt_error(ETRT_ERROR_OUT_OF_MEMORY, "out of memory for a %zu-byte planned buffer", b->size);
     return ETRT_OK;
   }
-  int previous;
-  ETRT_RETURN_IF_ERROR(etrt_method_with_device(m->driver, b->device.index, &previous));
+  /* Contract rule 2: allocated on the buffer's device, the caller's put back. */
+  etrt_device_scope scope;
+  ETRT_RETURN_IF_ERROR(etrt_device_scope_enter(m->driver, b->device.index, &scope));
   etrt_status status = m->driver->malloc_device(b->size, &b->data);
-  etrt_method_restore_device(m->driver, b->device.index, previous);
-  if (status == ETRT_OK) b->on_device = 1;
-  return status;
+  if (status == ETRT_OK) b->on_device = 1; /* freed by destroy even if the restore fails */
+  else b->data = NULL;
+  return etrt_device_scope_exit(&scope, status);
 }
 
 static void etrt_method_free_buffer(etrt_method *m, etrt_method_buffer *b) {
   if (b->data == NULL) return;
   if (b->on_device) {
-    int previous;
-    if (etrt_method_with_device(m->driver, b->device.index, &previous) == ETRT_OK) {
-      (void)m->driver->free_device(b->data);
-      etrt_method_restore_device(m->driver, b->device.index, previous);
-    }
+    etrt_device_scope scope; /* contract rule 2 */
+    if (etrt_device_scope_enter(m->driver, b->device.index, &scope) == ETRT_OK)
+      (void)etrt_device_scope_exit(&scope, m->driver->free_device(b->data));
   } else {
     free(b->data);
   }
@@ -320,7 +310,9 @@ etrt_status etrt_method_create(const etrt_program *program, const char *name, et
   if (status == ETRT_OK) status = etrt_method_init_delegates(m);
   if (status != ETRT_OK) {
     etrt_error_context(status, "method '%s': ", name);
+    etrt_error_keep keep = etrt_error_keep_first(status); /* the teardown's failures are not the cause */
     etrt_method_destroy(m);
+    etrt_error_keep_end(keep);
     return status;
   }
   *out = m;
@@ -573,9 +565,13 @@ static etrt_status etrt_method_run(etrt_method *m, int async, void **event_out) 
     status = etrt_method_run_chain(m, c, &context);
   }
   if (status != ETRT_OK) {
-    /* Contract rule 9: nothing stays queued after an error. */
+    /* Contract rule 9: nothing stays queued after an error; the drain's own failure
+     * does not replace the message of the first. */
+    etrt_error_context(status, "method '%s': ", m->name);
+    etrt_error_keep keep = etrt_error_keep_first(status);
     (void)etrt_method_wait_in_flight(m, &context);
-    return etrt_error_context(status, "method '%s': ", m->name);
+    etrt_error_keep_end(keep);
+    return status;
   }
   if (!async) return etrt_method_wait_in_flight(m, &context);
   /* One event for the caller that completes after every delegate's work and the
@@ -586,7 +582,9 @@ static etrt_status etrt_method_run(etrt_method *m, int async, void **event_out) 
   }
   if (status == ETRT_OK) status = m->driver->event_record(m->event, context.stream);
   if (status != ETRT_OK) {
+    etrt_error_keep keep = etrt_error_keep_first(status);
     (void)etrt_method_wait_in_flight(m, &context);
+    etrt_error_keep_end(keep);
     return status;
   }
   for (size_t d = 0; d < m->plan->delegates_count; ++d) m->in_flight[d] = NULL;
