@@ -437,6 +437,36 @@ static void sweep_faults(etrt_sim_fault fault) {
   CHECK_EQ_INT(failures, calls);
 }
 
+/* Rule 9's drain after a failure can fail too; the caller still reads the first
+ * failure, the one that says what went wrong. */
+static void test_failing_drain_keeps_the_first_error(void) {
+  etrt_device_select_sim(1);
+  sim = etrt_device_sim_driver();
+  fixture f;
+  CHECK(fixture_open(&f, 0, "first_error", 14));
+  CHECK(check_host_run(&f, 2, 0));
+  /* Host I/O: the input's staging copy, the run, then the output's copy back. The
+   * copy back fails, and so does the drain of what was queued before it. */
+  long syncs = etrt_sim_call_count(ETRT_SIM_FAULT_SYNC);
+  etrt_sim_fail_nth(ETRT_SIM_FAULT_COPY, 2);
+  etrt_sim_fail_nth(ETRT_SIM_FAULT_SYNC, 1);
+  float x[2 * IN];
+  fill_input(x, 2, 1);
+  etrt_tensor_view vx = {x, ETRT_DTYPE_FLOAT32, 2, {2, IN}};
+  CHECK_OK(etrt_method_set_input(f.method, 0, &vx));
+  CHECK_FAILS(etrt_method_execute(f.method), ETRT_ERROR_DEVICE, "injected copy failure");
+  CHECK(strstr(etrt_last_error(), "synchronize") == NULL);
+  CHECK_STR_CONTAINS(etrt_last_error(), "method 'forward'");
+  CHECK(etrt_sim_call_count(ETRT_SIM_FAULT_SYNC) > syncs); /* the drain ran, and failed */
+  etrt_sim_fail_nth(ETRT_SIM_FAULT_COPY, 0);
+  etrt_sim_fail_nth(ETRT_SIM_FAULT_SYNC, 0);
+  CHECK_OK(sim->stream_synchronize(ETRT_STREAM_PER_THREAD)); /* what the failed drain left */
+  CHECK_EQ_INT(etrt_sim_pending_work(), 0);
+  CHECK(check_host_run(&f, 2, 2)); /* usable afterwards */
+  etrt_test_mlp_fixture_close(&f);
+  CHECK_EQ_INT(etrt_sim_bytes_in_use(), 0);
+}
+
 static void test_fault_injection_allocations(void) { sweep_faults(ETRT_SIM_FAULT_ALLOC); }
 static void test_fault_injection_copies(void) { sweep_faults(ETRT_SIM_FAULT_COPY); }
 
@@ -452,6 +482,7 @@ int main(void) {
   RUN_TEST(test_green_context_streams);
   RUN_TEST(test_ten_thousand_async_runs_never_see_stale_output);
   RUN_TEST(test_two_threads_on_one_method);
+  RUN_TEST(test_failing_drain_keeps_the_first_error);
   RUN_TEST(test_fault_injection_allocations);
   RUN_TEST(test_fault_injection_copies);
   etrt_device_select_sim(0);
