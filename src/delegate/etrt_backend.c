@@ -32,7 +32,8 @@ typedef struct etrt_backend_handle {
   uint32_t *io_index;  /* argument position -> engine I/O index */
   etrt_staging *staging; /* one cached device buffer per binding (rule 3) */
   void *dummy;         /* the address bound for zero-size tensors */
-  etrt_event completion;
+  /* Rule 7: the context's completion event (etrt_exec_context_completion) was
+   * recorded by an enqueue nobody has waited for yet. */
   int completion_pending;
   int staging_logged;  /* rule 4: one staging log line per engine */
   const char *method_name;
@@ -50,14 +51,13 @@ static void etrt_backend_free(etrt_backend_handle *h, etrt_status pending) {
    * whichever device is current). */
   (void)etrt_device_scope_enter(h->driver, h->device, &scope);
   if (h->driver != NULL) {
-    if (h->completion_pending) (void)h->driver->event_synchronize(h->completion);
+    if (h->completion_pending) (void)h->driver->event_synchronize(etrt_exec_context_completion(h->context));
     if (h->staging != NULL) {
       for (uint32_t i = 0; i < h->num_inputs + h->num_outputs; ++i) {
         if (h->staging[i].data != NULL) (void)h->driver->free_device(h->staging[i].data);
       }
     }
     if (h->dummy != NULL) (void)h->driver->free_device(h->dummy);
-    if (h->completion != NULL) (void)h->driver->event_destroy(h->completion);
   }
   etrt_exec_context_destroy(h->context);
   etrt_engine_destroy(h->engine);
@@ -120,7 +120,6 @@ static etrt_status etrt_backend_init_device(etrt_backend_handle *h, const etrt_b
   etrt_device_scope scope; /* rule 2 */
   ETRT_RETURN_IF_ERROR(etrt_device_scope_enter(driver, h->device, &scope));
   etrt_status status = etrt_exec_context_create(h->engine, driver, &h->context);
-  if (status == ETRT_OK) status = driver->event_create(&h->completion);
   if (status == ETRT_OK) status = driver->malloc_device(ETRT_DUMMY_BYTES, &h->dummy);
   return etrt_device_scope_exit(&scope, status);
 }
@@ -327,13 +326,13 @@ static etrt_status etrt_backend_run_gpu(etrt_backend_handle *h, const etrt_backe
   }
   /* Rule 7: the previous enqueue must finish before the context is reconfigured. */
   if (h->completion_pending) {
-    ETRT_RETURN_IF_ERROR(driver->event_synchronize(h->completion));
+    ETRT_RETURN_IF_ERROR(driver->event_synchronize(etrt_exec_context_completion(h->context)));
     h->completion_pending = 0;
   }
   if (h->num_outputs > 32 * ETRT_MAX_STAGED_WORDS)
     return etrt_error(ETRT_ERROR_UNSUPPORTED, "engine '%s' has more than %d outputs", etrt_engine_name(h->engine), 32 * ETRT_MAX_STAGED_WORDS);
   uint32_t staged_outputs[ETRT_MAX_STAGED_WORDS] = {0};
-  int any_staged = 0;
+  int any_staged = 0, copies_back = 0;
   etrt_status status = etrt_backend_prepare(h, args, stream, staged_outputs, &any_staged);
   if (status == ETRT_OK && any_staged && !h->staging_logged) {
     /* Rule 4: a caller expecting zero-copy device I/O learns that it fell off it. */
@@ -347,8 +346,8 @@ static etrt_status etrt_backend_run_gpu(etrt_backend_handle *h, const etrt_backe
     etrt_runtime_tensor *t = &args->values[h->num_inputs + p]->u.tensor;
     status = driver->memcpy_async(t->data, h->staging[h->num_inputs + p].data, etrt_runtime_tensor_nbytes(t),
                                   ETRT_COPY_DEVICE_TO_HOST, stream);
+    copies_back = 1;
   }
-  if (status == ETRT_OK) status = driver->event_record(h->completion, stream);
   if (status != ETRT_OK) {
     /* Rule 9: whatever was queued before the failure is drained. */
     etrt_error_keep keep = etrt_error_keep_first(status);
@@ -356,14 +355,23 @@ static etrt_status etrt_backend_run_gpu(etrt_backend_handle *h, const etrt_backe
     etrt_error_keep_end(keep);
     return status;
   }
+  /* Rule 7: the enqueue recorded the context's completion event, the one event of
+   * this execute; the handle records none of its own. */
+  etrt_event completion = etrt_exec_context_completion(h->context);
   h->completion_pending = 1;
-  /* Staged host I/O must be ready (inputs read, outputs written) when we return. */
-  if (any_staged || !args->allow_async) {
-    status = driver->event_synchronize(h->completion);
+  /* Staged host I/O must be ready (inputs read, outputs written) when we return. The
+   * copies back were queued after the completion event: the stream covers them. */
+  if (copies_back) {
+    status = driver->stream_synchronize(stream);
+    h->completion_pending = 0;
+    if (status != ETRT_OK) return status;
+  } else if (any_staged || !args->allow_async) {
+    status = driver->event_synchronize(completion);
     h->completion_pending = 0;
     if (status != ETRT_OK) return status;
   } else if (args->completion_event != NULL) {
-    *args->completion_event = h->completion;
+    *args->completion_event = completion;
+    if (args->completion_device != NULL) *args->completion_device = h->device;
   }
   return ETRT_OK;
 }

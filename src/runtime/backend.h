@@ -40,6 +40,9 @@ typedef struct etrt_backend_execute_args {
    * completion event here (else it returns with all work done). */
   int allow_async;
   void **completion_event; /* set to the handle's event, or NULL when nothing is in flight */
+  /* Set with a completion event (when not NULL): the device whose stream it was
+   * recorded on, so that the method knows whether it follows the method's own work. */
+  int *completion_device;
   /* The stream the method runs on (the caller's selection, else the per-thread
    * default); resolved once per method execute. */
   void *stream;

@@ -41,8 +41,8 @@ struct etrt_method {
   etrt_method_step **steps; /* steps[chain][instruction] */
   const etrt_backend **backends;
   void **handles;
-  etrt_event event;      /* execute_async's completion event */
-  int event_pending;
+  etrt_event event;         /* execute_async's own event, where one must join several */
+  etrt_event pending_event; /* what the last execute_async handed out, not yet waited for */
   /* Per delegate: its completion event while its work is in flight. The delegate's
    * device may not be the caller's, so the method waits on these events rather than
    * on a stream of the current device. */
@@ -322,10 +322,8 @@ etrt_status etrt_method_create(const etrt_program *program, const char *name, et
 void etrt_method_destroy(etrt_method *m) {
   if (m == NULL) return;
   pthread_mutex_lock(&m->mutex);
-  if (m->event != NULL) {
-    (void)m->driver->event_synchronize(m->event); /* work in flight from execute_async */
-    (void)m->driver->event_destroy(m->event);
-  }
+  if (m->pending_event != NULL) (void)m->driver->event_synchronize(m->pending_event); /* execute_async's work */
+  if (m->event != NULL) (void)m->driver->event_destroy(m->event);
   if (m->handles != NULL) {
     for (size_t i = 0; i < m->plan->delegates_count; ++i) {
       if (m->handles[i] != NULL) m->backends[i]->destroy(m->handles[i]);
@@ -485,6 +483,7 @@ static etrt_status etrt_method_run_chain(etrt_method *m, size_t c, etrt_run_cont
       case ETRT_PTE_INSTR_DELEGATE: {
         int32_t d = in->delegate.delegate_index;
         void *event = NULL;
+        int event_device = -1;
         etrt_backend_execute_args args = {
             .values = step->delegate_args,
             .num_values = (uint32_t)in->delegate.args.count,
@@ -492,11 +491,19 @@ static etrt_status etrt_method_run_chain(etrt_method *m, size_t c, etrt_run_cont
             .delegate_index = (uint32_t)d,
             .allow_async = 1, /* the method synchronises (or hands out an event) at the end */
             .completion_event = &event,
+            .completion_device = &event_device,
             .stream = context->stream,
             .stream_selected = context->stream_selected,
         };
         status = m->backends[d]->execute(m->handles[d], &args);
         m->in_flight[d] = event;
+        if (event != NULL && context->stream_device >= 0 && event_device == context->stream_device) {
+          /* Recorded on the method's stream after everything queued there so far. */
+          context->last_completion = event;
+          context->stream_has_work = 0;
+        } else if (event != NULL) {
+          context->other_streams = 1;
+        }
         break;
       }
       case ETRT_PTE_INSTR_MOVE:
@@ -550,16 +557,20 @@ static etrt_status etrt_method_run(etrt_method *m, int async, void **event_out) 
   etrt_status status = etrt_method_check_inputs(m);
   if (status == ETRT_OK && async) status = etrt_method_check_async_outputs(m);
   if (status != ETRT_OK) return status;
-  etrt_run_context context = {.driver = m->driver, .stream = ETRT_STREAM_PER_THREAD, .method_name = m->name};
+  etrt_run_context context = {
+      .driver = m->driver, .stream = ETRT_STREAM_PER_THREAD, .method_name = m->name, .stream_device = -1};
   etrt_stream selected;
   if (etrt_stream_selected(&selected)) {
     context.stream = selected;
     context.stream_selected = 1;
   }
-  if (m->event_pending) {
+  /* Unknown (-1) where the query fails: the delegate reports what is wrong with the
+   * stream, and the events are joined as for several streams. */
+  if (async && m->driver->stream_device(context.stream, &context.stream_device) != ETRT_OK) context.stream_device = -1;
+  if (m->pending_event != NULL) {
     /* The previous execute_async's outputs are being rewritten: wait for them. */
-    ETRT_RETURN_IF_ERROR(m->driver->event_synchronize(m->event));
-    m->event_pending = 0;
+    ETRT_RETURN_IF_ERROR(m->driver->event_synchronize(m->pending_event));
+    m->pending_event = NULL;
   }
   for (size_t c = 0; c < m->plan->chains_count && status == ETRT_OK; ++c) {
     status = etrt_method_run_chain(m, c, &context);
@@ -574,8 +585,17 @@ static etrt_status etrt_method_run(etrt_method *m, int async, void **event_out) 
     return status;
   }
   if (!async) return etrt_method_wait_in_flight(m, &context);
-  /* One event for the caller that completes after every delegate's work and the
-   * method's own copies. */
+  if (context.last_completion != NULL && !context.other_streams && !context.stream_has_work) {
+    /* Contract rule 7, one event per execute: everything this execute queued is on
+     * one stream, before the last delegate's completion event; that event is the
+     * caller's. */
+    for (size_t d = 0; d < m->plan->delegates_count; ++d) m->in_flight[d] = NULL;
+    m->pending_event = context.last_completion;
+    *event_out = context.last_completion;
+    return ETRT_OK;
+  }
+  /* Work on several streams (delegates on several devices) or the method's own copies
+   * after the last delegate: one event for the caller that joins them. */
   if (m->event == NULL) status = m->driver->event_create(&m->event);
   for (size_t d = 0; status == ETRT_OK && d < m->plan->delegates_count; ++d) {
     if (m->in_flight[d] != NULL) status = m->driver->stream_wait_event(context.stream, m->in_flight[d]);
@@ -588,7 +608,7 @@ static etrt_status etrt_method_run(etrt_method *m, int async, void **event_out) 
     return status;
   }
   for (size_t d = 0; d < m->plan->delegates_count; ++d) m->in_flight[d] = NULL;
-  m->event_pending = 1;
+  m->pending_event = m->event;
   *event_out = m->event;
   return ETRT_OK;
 }
