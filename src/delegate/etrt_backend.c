@@ -361,19 +361,24 @@ static etrt_status etrt_backend_run_gpu(etrt_backend_handle *h, const etrt_backe
   h->completion_pending = 1;
   /* Staged host I/O must be ready (inputs read, outputs written) when we return. The
    * copies back were queued after the completion event: the stream covers them. */
-  if (copies_back) {
-    status = driver->stream_synchronize(stream);
-    h->completion_pending = 0;
-    if (status != ETRT_OK) return status;
-  } else if (any_staged || !args->allow_async) {
-    status = driver->event_synchronize(completion);
-    h->completion_pending = 0;
-    if (status != ETRT_OK) return status;
-  } else if (args->completion_event != NULL) {
-    *args->completion_event = completion;
-    if (args->completion_device != NULL) *args->completion_device = h->device;
+  if (!copies_back && !any_staged && args->allow_async) {
+    if (args->completion_event != NULL) {
+      *args->completion_event = completion;
+      if (args->completion_device != NULL) *args->completion_device = h->device;
+    }
+    return ETRT_OK;
   }
-  return ETRT_OK;
+  status = copies_back ? driver->stream_synchronize(stream) : driver->event_synchronize(completion);
+  if (status == ETRT_OK) {
+    h->completion_pending = 0;
+    return ETRT_OK;
+  }
+  /* Rule 9: the wait failed; drain what it left, keeping its message. Work the drain
+   * cannot finish stays pending for the next execute and destroy to wait on. */
+  etrt_error_keep keep = etrt_error_keep_first(status);
+  if (driver->stream_synchronize(stream) == ETRT_OK) h->completion_pending = 0;
+  etrt_error_keep_end(keep);
+  return status;
 }
 
 static etrt_status etrt_backend_run_cpu(etrt_backend_handle *h, const etrt_backend_execute_args *args) {

@@ -536,20 +536,32 @@ static etrt_status etrt_method_run_chain(etrt_method *m, size_t c, etrt_run_cont
 }
 
 /* Waits for what this execute left queued: each delegate's completion event and
- * the method's own copies on the stream. */
+ * the method's own copies on the stream. What a failed wait left stays listed, so
+ * that a second call (contract rule 9's drain) waits for it again. */
 static etrt_status etrt_method_wait_in_flight(etrt_method *m, etrt_run_context *context) {
   etrt_status status = ETRT_OK;
   for (size_t d = 0; d < m->plan->delegates_count; ++d) {
     if (m->in_flight[d] == NULL) continue;
     etrt_status s = m->driver->event_synchronize(m->in_flight[d]);
-    if (status == ETRT_OK) status = s;
-    m->in_flight[d] = NULL;
+    if (s == ETRT_OK) m->in_flight[d] = NULL;
+    status = etrt_status_first(status, s);
   }
   if (context->stream_has_work) {
     etrt_status s = m->driver->stream_synchronize(context->stream);
-    if (status == ETRT_OK) status = s;
-    context->stream_has_work = 0;
+    if (s == ETRT_OK) context->stream_has_work = 0;
+    status = etrt_status_first(status, s);
   }
+  return status;
+}
+
+/* The synchronous end of an execute: wait, and where the wait fails, drain what it
+ * left (rule 9) without replacing its message. */
+static etrt_status etrt_method_finish(etrt_method *m, etrt_run_context *context) {
+  etrt_status status = etrt_method_wait_in_flight(m, context);
+  if (status == ETRT_OK) return ETRT_OK;
+  etrt_error_keep keep = etrt_error_keep_first(status);
+  (void)etrt_method_wait_in_flight(m, context);
+  etrt_error_keep_end(keep);
   return status;
 }
 
@@ -584,7 +596,7 @@ static etrt_status etrt_method_run(etrt_method *m, int async, void **event_out) 
     etrt_error_keep_end(keep);
     return status;
   }
-  if (!async) return etrt_method_wait_in_flight(m, &context);
+  if (!async) return etrt_method_finish(m, &context);
   if (context.last_completion != NULL && !context.other_streams && !context.stream_has_work) {
     /* Contract rule 7, one event per execute: everything this execute queued is on
      * one stream, before the last delegate's completion event; that event is the

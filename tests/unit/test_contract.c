@@ -560,7 +560,8 @@ static void sweep_faults(etrt_sim_fault fault) {
     CHECK_EQ_INT(etrt_sim_bytes_in_use(), 0); /* nothing leaked */
   }
   printf("%s faults: %ld calls in creation and a first execute, each failed cleanly: %s\n",
-         fault == ETRT_SIM_FAULT_ALLOC ? "allocation" : "copy", calls, failures == calls ? "yes" : "no");
+         fault == ETRT_SIM_FAULT_ALLOC ? "allocation" : fault == ETRT_SIM_FAULT_COPY ? "copy" : "synchronisation", calls,
+         failures == calls ? "yes" : "no");
   CHECK_EQ_INT(failures, calls);
 }
 
@@ -594,8 +595,44 @@ static void test_failing_drain_keeps_the_first_error(void) {
   CHECK_EQ_INT(etrt_sim_bytes_in_use(), 0);
 }
 
+/* Device I/O: the method waits on the delegate's completion event; where that wait
+ * fails, the method drains what it left (rule 9) and reports the wait's failure. */
+static void test_failing_wait_is_drained(void) {
+  etrt_device_select_sim(1);
+  sim = etrt_device_sim_driver();
+  fixture f;
+  CHECK(fixture_open(&f, 0, "failed_wait", 16));
+  float x[2 * IN], y[2 * OUT], want[2 * OUT];
+  fill_input(x, 2, 3);
+  void *dx = device_alloc(0, sizeof x), *dy = device_alloc(0, MAX_BATCH * OUT * sizeof(float));
+  to_device(dx, x, sizeof x);
+  etrt_tensor_view vx = {dx, ETRT_DTYPE_FLOAT32, 2, {2, IN}};
+  CHECK_OK(etrt_method_set_input(f.method, 0, &vx));
+  CHECK_OK(etrt_method_set_output(f.method, 0, dy, MAX_BATCH * OUT * sizeof(float)));
+  CHECK_OK(etrt_method_execute(f.method));
+  long before = etrt_sim_call_count(ETRT_SIM_FAULT_SYNC);
+  CHECK_OK(etrt_method_execute(f.method));
+  long syncs = etrt_sim_call_count(ETRT_SIM_FAULT_SYNC) - before;
+  CHECK(syncs >= 1);
+  etrt_sim_fail_nth(ETRT_SIM_FAULT_SYNC, syncs); /* the method's wait, the last one */
+  CHECK_FAILS(etrt_method_execute(f.method), ETRT_ERROR_DEVICE, "injected synchronize failure");
+  CHECK_EQ_INT(etrt_sim_pending_work(), 0);
+  etrt_sim_fail_nth(ETRT_SIM_FAULT_SYNC, 0);
+  fill_input(x, 2, 4);
+  to_device(dx, x, sizeof x);
+  CHECK_OK(etrt_method_execute(f.method));
+  to_host(y, dy, sizeof y);
+  etrt_test_mlp_reference(&f.mlp, x, 2, want);
+  CHECK(etrt_test_max_diff(y, want, 2 * OUT) < 1e-5);
+  etrt_test_mlp_fixture_close(&f);
+  device_free(0, dx);
+  device_free(0, dy);
+  CHECK_EQ_INT(etrt_sim_bytes_in_use(), 0);
+}
+
 static void test_fault_injection_allocations(void) { sweep_faults(ETRT_SIM_FAULT_ALLOC); }
 static void test_fault_injection_copies(void) { sweep_faults(ETRT_SIM_FAULT_COPY); }
+static void test_fault_injection_synchronisations(void) { sweep_faults(ETRT_SIM_FAULT_SYNC); }
 
 int main(void) {
   RUN_TEST(test_host_io_is_staged_and_logged_once_per_engine);
@@ -612,8 +649,10 @@ int main(void) {
   RUN_TEST(test_async_over_two_devices_joins_the_streams);
   RUN_TEST(test_two_threads_on_one_method);
   RUN_TEST(test_failing_drain_keeps_the_first_error);
+  RUN_TEST(test_failing_wait_is_drained);
   RUN_TEST(test_fault_injection_allocations);
   RUN_TEST(test_fault_injection_copies);
+  RUN_TEST(test_fault_injection_synchronisations);
   etrt_device_select_sim(0);
   return TEST_EXIT();
 }
