@@ -7,6 +7,8 @@
 #define ETRT_ERROR_CAPACITY 1024
 
 static _Thread_local char etrt_error_message[ETRT_ERROR_CAPACITY];
+/* Open keeps made for a failure: while above zero the message is frozen. */
+static _Thread_local int etrt_error_held;
 
 const char *etrt_status_name(etrt_status status) {
   switch (status) {
@@ -29,7 +31,18 @@ const char *etrt_last_error(void) { return etrt_error_message; }
 
 void etrt_clear_error(void) { etrt_error_message[0] = '\0'; }
 
+etrt_error_keep etrt_error_keep_first(etrt_status pending) {
+  etrt_error_keep keep = {pending != ETRT_OK};
+  etrt_error_held += keep.held;
+  return keep;
+}
+
+void etrt_error_keep_end(etrt_error_keep keep) {
+  if (keep.held && etrt_error_held > 0) --etrt_error_held;
+}
+
 etrt_status etrt_error(etrt_status status, const char *fmt, ...) {
+  if (etrt_error_held > 0) return status;
   va_list args;
   va_start(args, fmt);
   vsnprintf(etrt_error_message, sizeof etrt_error_message, fmt, args);
@@ -38,6 +51,7 @@ etrt_status etrt_error(etrt_status status, const char *fmt, ...) {
 }
 
 etrt_status etrt_error_context(etrt_status status, const char *fmt, ...) {
+  if (etrt_error_held > 0) return status;
   char previous[ETRT_ERROR_CAPACITY];
   memcpy(previous, etrt_error_message, sizeof previous);
   va_list args;

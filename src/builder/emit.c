@@ -5,7 +5,7 @@
 
 #include "base/checked.h"
 #include "base/memplan.h"
-#include "delegate/backend.h"
+#include "delegate/etrt_backend.h"
 #include "pte/pte.h"
 
 /* A location: the host, or the CUDA device of that index. */

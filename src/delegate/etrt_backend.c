@@ -9,8 +9,9 @@
 
 #include "base/log.h"
 #include "base/status.h"
-#include "delegate/backend.h"
+#include "delegate/etrt_backend.h"
 #include "device/device.h"
+#include "device/device_scope.h"
 #include "engine/engine.h"
 
 #define ETRT_DUMMY_BYTES 256
@@ -31,54 +32,37 @@ typedef struct etrt_backend_handle {
   uint32_t *io_index;  /* argument position -> engine I/O index */
   etrt_staging *staging; /* one cached device buffer per binding (rule 3) */
   void *dummy;         /* the address bound for zero-size tensors */
-  etrt_event completion;
+  /* Rule 7: the context's completion event (etrt_exec_context_completion) was
+   * recorded by an enqueue nobody has waited for yet. */
   int completion_pending;
   int staging_logged;  /* rule 4: one staging log line per engine */
   const char *method_name;
   uint32_t delegate_index;
 } etrt_backend_handle;
 
-/* --- device selection (rule 2) ----------------------------------------------------- */
-
-typedef struct etrt_device_scope {
-  const etrt_device_driver *driver;
-  int previous;
-  int changed;
-} etrt_device_scope;
-
-static etrt_status etrt_device_scope_enter(etrt_device_scope *scope, const etrt_device_driver *driver, int device) {
-  scope->driver = driver;
-  scope->changed = 0;
-  if (driver == NULL) return ETRT_OK;
-  ETRT_RETURN_IF_ERROR(driver->get_device(&scope->previous));
-  if (scope->previous == device) return ETRT_OK;
-  ETRT_RETURN_IF_ERROR(driver->set_device(device));
-  scope->changed = 1;
-  return ETRT_OK;
-}
-
-static void etrt_device_scope_leave(etrt_device_scope *scope) {
-  if (scope->changed) (void)scope->driver->set_device(scope->previous);
-}
-
 /* --- init and destroy ------------------------------------------------------------- */
 
-static void etrt_backend_free(etrt_backend_handle *h) {
-  etrt_device_scope scope;
-  int entered = h->driver != NULL && etrt_device_scope_enter(&scope, h->driver, h->device) == ETRT_OK;
+/* Frees a handle; `pending` is the failure that led here (ETRT_OK from destroy), whose
+ * message a failing step of the teardown must not replace. */
+static void etrt_backend_free(etrt_backend_handle *h, etrt_status pending) {
+  etrt_error_keep keep = etrt_error_keep_first(pending);
+  etrt_device_scope scope; /* rule 2: the frees below run on the engine's device */
+  /* Entering may fail; the frees are still attempted (device pointers are freed
+   * whichever device is current). */
+  (void)etrt_device_scope_enter(h->driver, h->device, &scope);
   if (h->driver != NULL) {
-    if (h->completion_pending) (void)h->driver->event_synchronize(h->completion);
+    if (h->completion_pending) (void)h->driver->event_synchronize(etrt_exec_context_completion(h->context));
     if (h->staging != NULL) {
       for (uint32_t i = 0; i < h->num_inputs + h->num_outputs; ++i) {
         if (h->staging[i].data != NULL) (void)h->driver->free_device(h->staging[i].data);
       }
     }
     if (h->dummy != NULL) (void)h->driver->free_device(h->dummy);
-    if (h->completion != NULL) (void)h->driver->event_destroy(h->completion);
   }
   etrt_exec_context_destroy(h->context);
   etrt_engine_destroy(h->engine);
-  if (entered) etrt_device_scope_leave(&scope);
+  (void)etrt_device_scope_exit(&scope, pending);
+  etrt_error_keep_end(keep);
   free(h->staging);
   free(h->io_index);
   pthread_mutex_destroy(&h->mutex);
@@ -133,13 +117,11 @@ static etrt_status etrt_backend_init_device(etrt_backend_handle *h, const etrt_b
                       attributes.compute_minor);
   }
   h->pageable_access = attributes.pageable_memory_access;
-  etrt_device_scope scope;
-  ETRT_RETURN_IF_ERROR(etrt_device_scope_enter(&scope, driver, h->device));
+  etrt_device_scope scope; /* rule 2 */
+  ETRT_RETURN_IF_ERROR(etrt_device_scope_enter(driver, h->device, &scope));
   etrt_status status = etrt_exec_context_create(h->engine, driver, &h->context);
-  if (status == ETRT_OK) status = driver->event_create(&h->completion);
   if (status == ETRT_OK) status = driver->malloc_device(ETRT_DUMMY_BYTES, &h->dummy);
-  etrt_device_scope_leave(&scope);
-  return status;
+  return etrt_device_scope_exit(&scope, status);
 }
 
 static etrt_status etrt_backend_init(const etrt_backend_init_args *args, void **out) {
@@ -153,8 +135,9 @@ static etrt_status etrt_backend_init(const etrt_backend_init_args *args, void **
   if (status == ETRT_OK) status = etrt_backend_map_io(h);
   if (status == ETRT_OK) status = etrt_backend_init_device(h, args);
   if (status != ETRT_OK) {
-    etrt_backend_free(h);
-    return etrt_error_context(status, "delegate %u: ", args->delegate_index);
+    etrt_error_context(status, "delegate %u: ", args->delegate_index);
+    etrt_backend_free(h, status);
+    return status;
   }
   /* Rule 1: target_device is AOT metadata; say so where it disagrees. */
   for (uint32_t i = 0; i < args->num_compile_specs; ++i) {
@@ -177,7 +160,7 @@ static void etrt_backend_destroy(void *handle) {
   if (h == NULL) return;
   pthread_mutex_lock(&h->mutex); /* rule 8: waits for a call in progress */
   pthread_mutex_unlock(&h->mutex);
-  etrt_backend_free(h);
+  etrt_backend_free(h, ETRT_OK);
 }
 
 /* --- execute ---------------------------------------------------------------------- */
@@ -343,13 +326,13 @@ static etrt_status etrt_backend_run_gpu(etrt_backend_handle *h, const etrt_backe
   }
   /* Rule 7: the previous enqueue must finish before the context is reconfigured. */
   if (h->completion_pending) {
-    ETRT_RETURN_IF_ERROR(driver->event_synchronize(h->completion));
+    ETRT_RETURN_IF_ERROR(driver->event_synchronize(etrt_exec_context_completion(h->context)));
     h->completion_pending = 0;
   }
   if (h->num_outputs > 32 * ETRT_MAX_STAGED_WORDS)
     return etrt_error(ETRT_ERROR_UNSUPPORTED, "engine '%s' has more than %d outputs", etrt_engine_name(h->engine), 32 * ETRT_MAX_STAGED_WORDS);
   uint32_t staged_outputs[ETRT_MAX_STAGED_WORDS] = {0};
-  int any_staged = 0;
+  int any_staged = 0, copies_back = 0;
   etrt_status status = etrt_backend_prepare(h, args, stream, staged_outputs, &any_staged);
   if (status == ETRT_OK && any_staged && !h->staging_logged) {
     /* Rule 4: a caller expecting zero-copy device I/O learns that it fell off it. */
@@ -363,23 +346,39 @@ static etrt_status etrt_backend_run_gpu(etrt_backend_handle *h, const etrt_backe
     etrt_runtime_tensor *t = &args->values[h->num_inputs + p]->u.tensor;
     status = driver->memcpy_async(t->data, h->staging[h->num_inputs + p].data, etrt_runtime_tensor_nbytes(t),
                                   ETRT_COPY_DEVICE_TO_HOST, stream);
+    copies_back = 1;
   }
-  if (status == ETRT_OK) status = driver->event_record(h->completion, stream);
   if (status != ETRT_OK) {
     /* Rule 9: whatever was queued before the failure is drained. */
+    etrt_error_keep keep = etrt_error_keep_first(status);
     (void)driver->stream_synchronize(stream);
+    etrt_error_keep_end(keep);
     return status;
   }
+  /* Rule 7: the enqueue recorded the context's completion event, the one event of
+   * this execute; the handle records none of its own. */
+  etrt_event completion = etrt_exec_context_completion(h->context);
   h->completion_pending = 1;
-  /* Staged host I/O must be ready (inputs read, outputs written) when we return. */
-  if (any_staged || !args->allow_async) {
-    status = driver->event_synchronize(h->completion);
-    h->completion_pending = 0;
-    if (status != ETRT_OK) return status;
-  } else if (args->completion_event != NULL) {
-    *args->completion_event = h->completion;
+  /* Staged host I/O must be ready (inputs read, outputs written) when we return. The
+   * copies back were queued after the completion event: the stream covers them. */
+  if (!copies_back && !any_staged && args->allow_async) {
+    if (args->completion_event != NULL) {
+      *args->completion_event = completion;
+      if (args->completion_device != NULL) *args->completion_device = h->device;
+    }
+    return ETRT_OK;
   }
-  return ETRT_OK;
+  status = copies_back ? driver->stream_synchronize(stream) : driver->event_synchronize(completion);
+  if (status == ETRT_OK) {
+    h->completion_pending = 0;
+    return ETRT_OK;
+  }
+  /* Rule 9: the wait failed; drain what it left, keeping its message. Work the drain
+   * cannot finish stays pending for the next execute and destroy to wait on. */
+  etrt_error_keep keep = etrt_error_keep_first(status);
+  if (driver->stream_synchronize(stream) == ETRT_OK) h->completion_pending = 0;
+  etrt_error_keep_end(keep);
+  return status;
 }
 
 static etrt_status etrt_backend_run_cpu(etrt_backend_handle *h, const etrt_backend_execute_args *args) {
@@ -404,11 +403,8 @@ static etrt_status etrt_backend_execute(void *handle, const etrt_backend_execute
   } else {
     /* Rule 2: set the device only when it differs, and put it back on every path. */
     etrt_device_scope scope;
-    status = etrt_device_scope_enter(&scope, h->driver, h->device);
-    if (status == ETRT_OK) {
-      status = etrt_backend_run_gpu(h, args);
-      etrt_device_scope_leave(&scope);
-    }
+    status = etrt_device_scope_enter(h->driver, h->device, &scope);
+    if (status == ETRT_OK) status = etrt_device_scope_exit(&scope, etrt_backend_run_gpu(h, args));
   }
   pthread_mutex_unlock(&h->mutex);
   return status;

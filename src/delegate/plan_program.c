@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "base/status.h"
-#include "delegate/backend.h"
+#include "delegate/etrt_backend.h"
 #include "engine/engine.h"
 #include "etrt/network.h"
 #include "pte/pte.h"

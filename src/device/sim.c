@@ -96,6 +96,7 @@ static struct {
   uint64_t next_seq, next_stream_id;
   long calls[ETRT_SIM_FAULT_COUNT];
   long fail_at[ETRT_SIM_FAULT_COUNT];
+  long event_records;
 } sim = {.lock = PTHREAD_MUTEX_INITIALIZER, .idle = PTHREAD_COND_INITIALIZER, .generation = 1};
 
 /* Per-thread state; stale (and cleared) when its generation differs from sim's. */
@@ -144,8 +145,9 @@ static etrt_status count_call(etrt_sim_fault fault, const char *call) {
   long n = ++sim.calls[fault];
   if (sim.fail_at[fault] != 0 && n == sim.fail_at[fault]) {
     sim.fail_at[fault] = 0;
+    static const char *const names[ETRT_SIM_FAULT_COUNT] = {"allocation", "copy", "synchronize"};
     return etrt_error(ETRT_ERROR_DEVICE, "sim %s on sim:%d: injected %s failure (call %ld)", call,
-                      tls.device, fault == ETRT_SIM_FAULT_ALLOC ? "allocation" : "copy", n);
+                      tls.device, names[fault], n);
   }
   return ETRT_OK;
 }
@@ -352,6 +354,13 @@ static etrt_status sim_set_device(int device) {
   }
   unlock();
   return status;
+}
+
+long etrt_sim_event_records(void) {
+  lock();
+  long records = sim.event_records;
+  unlock();
+  return records;
 }
 
 long etrt_sim_set_device_calls(void) {
@@ -576,6 +585,7 @@ static etrt_status sim_stream_synchronize(etrt_stream stream) {
   lock();
   sim_stream *s = NULL;
   etrt_status status = resolve_stream("stream_synchronize", stream, &s);
+  if (status == ETRT_OK) status = count_call(ETRT_SIM_FAULT_SYNC, "stream_synchronize");
   if (status == ETRT_OK) status = run_until(s->id, s->last_seq);
   unlock();
   return status;
@@ -777,6 +787,7 @@ static etrt_status sim_event_record(etrt_event event, etrt_stream stream) {
   }
   if (status == ETRT_OK) status = enqueue("event_record", s, (sim_item){.type = SIM_ITEM_RECORD});
   if (status == ETRT_OK) {
+    ++sim.event_records;
     e->recorded = 1;
     e->stream_id = s->id;
     e->seq = s->last_seq;
@@ -811,6 +822,7 @@ static etrt_status sim_event_synchronize(etrt_event event) {
   lock();
   sim_event *e = find_event(event);
   etrt_status status = e == NULL ? unknown_event("event_synchronize", event) : ETRT_OK;
+  if (status == ETRT_OK) status = count_call(ETRT_SIM_FAULT_SYNC, "event_synchronize");
   if (status == ETRT_OK && e->recorded) status = run_until(e->stream_id, e->seq);
   unlock();
   return status;
@@ -912,6 +924,7 @@ etrt_status etrt_sim_reset(int count) {
   memset(sim.legacy, 0, sizeof sim.legacy);
   memset(sim.calls, 0, sizeof sim.calls);
   memset(sim.fail_at, 0, sizeof sim.fail_at);
+  sim.event_records = 0;
   sim.generation++;
   pthread_cond_broadcast(&sim.idle); /* a waiter in run_until sees the new generation */
   sim.count = 0;

@@ -54,10 +54,11 @@
  *   ETRT_STREAM_PER_THREAD fails with ETRT_ERROR_DEVICE "invalid resource handle: the
  *   per-thread default stream is invalid while a green context is current"; the
  *   legacy stream and explicit streams keep working.
- * - Fault injection counts allocations (device, pinned, managed) and copies
+ * - Fault injection counts allocations (device, pinned, managed), copies
  *   (memcpy_async, memset_async, zero-byte ones included, counted once the stream is
- *   resolved); the armed call fails with ETRT_ERROR_DEVICE "injected ... failure"
- *   and queues or allocates nothing.
+ *   resolved) and synchronisations (stream_synchronize, event_synchronize, counted
+ *   once the handle is resolved); the armed call fails with ETRT_ERROR_DEVICE
+ *   "injected ... failure" and queues, allocates or runs nothing.
  * - Thread-safe (one lock). etrt_device_select_sim drops all state, including work
  *   never run; handles from before are then "not live". */
 #ifndef ETRT_DEVICE_SIM_H
@@ -85,7 +86,8 @@ etrt_status etrt_sim_reset(int count);
 typedef enum etrt_sim_fault {
   ETRT_SIM_FAULT_ALLOC = 0, /* device, pinned and managed allocations */
   ETRT_SIM_FAULT_COPY = 1,  /* memcpy_async and memset_async */
-  ETRT_SIM_FAULT_COUNT = 2
+  ETRT_SIM_FAULT_SYNC = 2,  /* stream_synchronize and event_synchronize */
+  ETRT_SIM_FAULT_COUNT = 3
 } etrt_sim_fault;
 
 /* The Nth call (1-based) of that kind from now fails with ETRT_ERROR_DEVICE; 0
@@ -112,6 +114,10 @@ int etrt_sim_stream_sm_count(etrt_stream stream);
 /* set_device calls this thread has made since selection: rule 2 (set the device
  * only when it differs) is checked with it. */
 long etrt_sim_set_device_calls(void);
+
+/* Successful event_record calls on every thread since selection: the one completion
+ * event per execute (contract rule 7) is checked with it. */
+long etrt_sim_event_records(void);
 
 /* Makes a simulated green context current on this thread (or clears it), to test
  * the "select a stream" error. */

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "base/status.h"
+#include "device/device_scope.h"
 #include "engine/bounds.h"
 #include "engine/engine_internal.h"
 
@@ -130,12 +131,12 @@ etrt_status etrt_engine_deserialize(const void *plan, size_t size, etrt_engine *
 void etrt_engine_destroy(etrt_engine *engine) {
   if (engine == NULL) return;
   if (engine->device_weights != NULL) {
+    /* Contract rule 2: freed on the engine's device, the caller's put back. A failed
+     * switch still frees (device pointers are freed whichever device is current). */
     const etrt_device_driver *d = engine->device_driver;
-    int current = -1;
-    int switched = d->get_device(&current) == ETRT_OK && current != engine->info.device.index &&
-                   d->set_device(engine->info.device.index) == ETRT_OK;
-    d->free_device(engine->device_weights);
-    if (switched) d->set_device(current);
+    etrt_device_scope scope;
+    (void)etrt_device_scope_enter(d, engine->info.device.index, &scope);
+    (void)etrt_device_scope_exit(&scope, d->free_device(engine->device_weights));
   }
   pthread_mutex_destroy(&engine->device_lock);
   free(engine->io);
@@ -165,12 +166,14 @@ etrt_status etrt_engine_device_weights(etrt_engine *engine, const etrt_device_dr
       s = driver->memcpy_async(device, engine->weights, engine->weights_size,
                                ETRT_COPY_HOST_TO_DEVICE, stream);
     if (s == ETRT_OK) s = driver->stream_synchronize(stream);
-    if (stream != NULL) driver->stream_destroy(stream);
+    etrt_error_keep keep = etrt_error_keep_first(s); /* cleanup keeps the first message */
+    if (stream != NULL) (void)driver->stream_destroy(stream);
+    if (s != ETRT_OK && device != NULL) (void)driver->free_device(device);
+    etrt_error_keep_end(keep);
     if (s == ETRT_OK) {
       engine->device_weights = device;
       engine->device_driver = driver;
     } else {
-      if (device != NULL) driver->free_device(device);
       etrt_error_context(s, "engine '%s': uploading %zu bytes of weights: ", engine->info.name,
                          engine->weights_size);
     }

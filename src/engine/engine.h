@@ -89,5 +89,10 @@ etrt_status etrt_exec_context_set_address(etrt_exec_context *context, uint32_t i
  * completion before returning). No allocation unless a shape exceeds what the
  * context has seen before (buffers grow, then are reused). */
 etrt_status etrt_exec_context_enqueue(etrt_exec_context *context, etrt_stream stream);
+/* The completion event each enqueue records on its stream after the plan's work, or
+ * NULL (the CPU executor finishes inside enqueue). This is the one event of an
+ * execute (contract rule 7): the delegate and the method wait on it rather than
+ * recording events of their own. Each enqueue re-records it. */
+etrt_event etrt_exec_context_completion(const etrt_exec_context *context);
 
 #endif

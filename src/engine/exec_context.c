@@ -493,6 +493,10 @@ void etrt_exec_context_destroy(etrt_exec_context *c) {
 
 etrt_executor_kind etrt_exec_context_executor(const etrt_exec_context *c) { return c->ops->kind; }
 
+etrt_event etrt_exec_context_completion(const etrt_exec_context *c) {
+  return c->ops->completion != NULL ? c->ops->completion(c->exec) : NULL;
+}
+
 /* --- inputs, outputs, run -------------------------------------------------------- */
 
 static etrt_status etrt_exec_io(const etrt_exec_context *c, uint32_t io, const char *call) {

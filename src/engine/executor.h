@@ -80,6 +80,8 @@ typedef struct etrt_executor_ops {
   /* Waits until no enqueued work of this context is in flight; refuses (ETRT_ERROR_STATE)
    * when it cannot. */
   etrt_status (*quiesce)(void *state);
+  /* The event enqueue records after each run (NULL: runs finish inside enqueue). */
+  etrt_event (*completion)(void *state);
 } etrt_executor_ops;
 
 extern const etrt_executor_ops etrt_executor_cpu;

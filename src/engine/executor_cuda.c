@@ -222,6 +222,8 @@ static etrt_status etrt_cuda_exec_quiesce(void *state) {
   return ETRT_OK;
 }
 
+static etrt_event etrt_cuda_exec_completion(void *state) { return ((etrt_cuda_exec *)state)->done; }
+
 const etrt_executor_ops etrt_executor_cuda = {
     .kind = ETRT_EXECUTOR_CUDA,
     .name = "cuda",
@@ -232,6 +234,7 @@ const etrt_executor_ops etrt_executor_cuda = {
     .free = etrt_cuda_exec_free,
     .enqueue = etrt_cuda_exec_enqueue,
     .quiesce = etrt_cuda_exec_quiesce,
+    .completion = etrt_cuda_exec_completion,
 };
 #else
 /* ISO C forbids an empty translation unit. */

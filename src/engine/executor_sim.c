@@ -35,6 +35,7 @@ struct etrt_sim_exec {
   etrt_sim_snapshot *free_list;
   long in_flight;
   etrt_stream last_stream;
+  etrt_event done; /* recorded after each run, as the CUDA executor does */
   etrt_status failed; /* the first failure of a run, reported by the next enqueue */
   char message[512];
 };
@@ -48,6 +49,7 @@ static etrt_status etrt_sim_create(etrt_engine *engine, const etrt_device_driver
   x->engine = engine;
   x->driver = driver;
   etrt_status s = etrt_engine_device_weights(engine, driver, &x->weights);
+  if (s == ETRT_OK) s = driver->event_create(&x->done);
   if (s != ETRT_OK) {
     free(x);
     return s;
@@ -59,6 +61,8 @@ static etrt_status etrt_sim_create(etrt_engine *engine, const etrt_device_driver
 
 static void etrt_sim_destroy(void *state) {
   etrt_sim_exec *x = state;
+  if (x->driver->event_destroy(x->done) != ETRT_OK)
+    etrt_log(ETRT_LOG_ERROR, "engine '%s': destroying an event: %s", x->engine->info.name, etrt_last_error());
   while (x->free_list != NULL) {
     etrt_sim_snapshot *next = x->free_list->next;
     free(x->free_list);
@@ -181,6 +185,8 @@ static etrt_status etrt_sim_enqueue(void *state, const etrt_exec_run *run, etrt_
     etrt_sim_release(x, snap);
     return etrt_error_context(s, "engine '%s': enqueue: ", x->engine->info.name);
   }
+  s = x->driver->event_record(x->done, stream);
+  if (s != ETRT_OK) return etrt_error_context(s, "engine '%s': enqueue: ", x->engine->info.name);
   return ETRT_OK;
 }
 
@@ -202,6 +208,8 @@ static etrt_status etrt_sim_quiesce(void *state) {
                     x->engine->info.name, in_flight);
 }
 
+static etrt_event etrt_sim_completion(void *state) { return ((etrt_sim_exec *)state)->done; }
+
 const etrt_executor_ops etrt_executor_sim = {
     .kind = ETRT_EXECUTOR_CPU_ON_SIM,
     .name = "cpu-on-sim",
@@ -212,4 +220,5 @@ const etrt_executor_ops etrt_executor_sim = {
     .free = etrt_sim_free,
     .enqueue = etrt_sim_enqueue,
     .quiesce = etrt_sim_quiesce,
+    .completion = etrt_sim_completion,
 };

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "base/status.h"
+#include "device/device_scope.h"
 #include "runtime/kernels.h"
 
 static etrt_status etrt_copy_prepare(etrt_kernel_call *call, const etrt_value *values) {
@@ -66,13 +67,13 @@ static etrt_status etrt_copy_run(etrt_kernel_call *call, etrt_value *values, etr
     context->stream_has_work = 0;
     return driver->stream_synchronize(context->stream); /* host code reads it next */
   }
-  int previous;
-  ETRT_RETURN_IF_ERROR(driver->get_device(&previous));
-  etrt_status status = driver->set_device(device);
-  if (status == ETRT_OK) status = driver->memcpy_async(out->data, self->data, size, kind, ETRT_STREAM_PER_THREAD);
+  /* Contract rule 2: switch only when the caller is on another device, and put the
+   * caller's device back whether or not the copy succeeded. */
+  etrt_device_scope scope;
+  ETRT_RETURN_IF_ERROR(etrt_device_scope_enter(driver, device, &scope));
+  etrt_status status = driver->memcpy_async(out->data, self->data, size, kind, ETRT_STREAM_PER_THREAD);
   if (status == ETRT_OK) status = driver->stream_synchronize(ETRT_STREAM_PER_THREAD);
-  (void)driver->set_device(previous);
-  return status;
+  return etrt_device_scope_exit(&scope, status);
 }
 
 static etrt_status etrt_h2d_run(etrt_kernel_call *call, etrt_value *values, etrt_run_context *context) {

@@ -18,6 +18,12 @@ typedef struct etrt_run_context {
   int stream_selected;              /* 0: nothing selected, `stream` is the per-thread default */
   int stream_has_work;              /* set when something was queued on the stream */
   const char *method_name;
+  /* execute_async: the device `stream` resolves to for the method (-1: unknown), the
+   * latest delegate completion event recorded on that same stream, and whether a
+   * delegate left work in flight on a stream of another device. */
+  int stream_device;
+  void *last_completion;
+  int other_streams;
 } etrt_run_context;
 
 #define ETRT_KERNEL_MAX_ENGINE_INPUTS 3

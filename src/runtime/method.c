@@ -8,7 +8,8 @@
 
 #include "base/log.h"
 #include "base/status.h"
-#include "delegate/backend.h"
+#include "device/device_scope.h"
+#include "runtime/backend.h"
 #include "etrt/stream.h"
 #include "runtime/kernels.h"
 #include "runtime/program.h"
@@ -40,8 +41,8 @@ struct etrt_method {
   etrt_method_step **steps; /* steps[chain][instruction] */
   const etrt_backend **backends;
   void **handles;
-  etrt_event event;      /* execute_async's completion event */
-  int event_pending;
+  etrt_event event;         /* execute_async's own event, where one must join several */
+  etrt_event pending_event; /* what the last execute_async handed out, not yet waited for */
   /* Per delegate: its completion event while its work is in flight. The delegate's
    * device may not be the caller's, so the method waits on these events rather than
    * on a stream of the current device. */
@@ -49,16 +50,6 @@ struct etrt_method {
 };
 
 /* --- planned memory ------------------------------------------------------------ */
-
-static etrt_status etrt_method_with_device(const etrt_device_driver *driver, int device, int *previous) {
-  ETRT_RETURN_IF_ERROR(driver->get_device(previous));
-  if (*previous != device) return driver->set_device(device);
-  return ETRT_OK;
-}
-
-static void etrt_method_restore_device(const etrt_device_driver *driver, int device, int previous) {
-  if (previous != device) (void)driver->set_device(previous);
-}
 
 static etrt_status etrt_method_alloc_buffer(etrt_method *m, etrt_method_buffer *b) {
   if (b->size == 0) return ETRT_OK;
@@ -68,22 +59,21 @@ static etrt_status etrt_method_alloc_buffer(etrt_method *m, etrt_method_buffer *
     if (b->data == NULL) return etrt_error(ETRT_ERROR_OUT_OF_MEMORY, "out of memory for a %zu-byte planned buffer", b->size);
     return ETRT_OK;
   }
-  int previous;
-  ETRT_RETURN_IF_ERROR(etrt_method_with_device(m->driver, b->device.index, &previous));
+  /* Contract rule 2: allocated on the buffer's device, the caller's put back. */
+  etrt_device_scope scope;
+  ETRT_RETURN_IF_ERROR(etrt_device_scope_enter(m->driver, b->device.index, &scope));
   etrt_status status = m->driver->malloc_device(b->size, &b->data);
-  etrt_method_restore_device(m->driver, b->device.index, previous);
-  if (status == ETRT_OK) b->on_device = 1;
-  return status;
+  if (status == ETRT_OK) b->on_device = 1; /* freed by destroy even if the restore fails */
+  else b->data = NULL;
+  return etrt_device_scope_exit(&scope, status);
 }
 
 static void etrt_method_free_buffer(etrt_method *m, etrt_method_buffer *b) {
   if (b->data == NULL) return;
   if (b->on_device) {
-    int previous;
-    if (etrt_method_with_device(m->driver, b->device.index, &previous) == ETRT_OK) {
-      (void)m->driver->free_device(b->data);
-      etrt_method_restore_device(m->driver, b->device.index, previous);
-    }
+    etrt_device_scope scope; /* contract rule 2 */
+    if (etrt_device_scope_enter(m->driver, b->device.index, &scope) == ETRT_OK)
+      (void)etrt_device_scope_exit(&scope, m->driver->free_device(b->data));
   } else {
     free(b->data);
   }
@@ -320,7 +310,9 @@ etrt_status etrt_method_create(const etrt_program *program, const char *name, et
   if (status == ETRT_OK) status = etrt_method_init_delegates(m);
   if (status != ETRT_OK) {
     etrt_error_context(status, "method '%s': ", name);
+    etrt_error_keep keep = etrt_error_keep_first(status); /* the teardown's failures are not the cause */
     etrt_method_destroy(m);
+    etrt_error_keep_end(keep);
     return status;
   }
   *out = m;
@@ -330,10 +322,8 @@ etrt_status etrt_method_create(const etrt_program *program, const char *name, et
 void etrt_method_destroy(etrt_method *m) {
   if (m == NULL) return;
   pthread_mutex_lock(&m->mutex);
-  if (m->event != NULL) {
-    (void)m->driver->event_synchronize(m->event); /* work in flight from execute_async */
-    (void)m->driver->event_destroy(m->event);
-  }
+  if (m->pending_event != NULL) (void)m->driver->event_synchronize(m->pending_event); /* execute_async's work */
+  if (m->event != NULL) (void)m->driver->event_destroy(m->event);
   if (m->handles != NULL) {
     for (size_t i = 0; i < m->plan->delegates_count; ++i) {
       if (m->handles[i] != NULL) m->backends[i]->destroy(m->handles[i]);
@@ -493,6 +483,7 @@ static etrt_status etrt_method_run_chain(etrt_method *m, size_t c, etrt_run_cont
       case ETRT_PTE_INSTR_DELEGATE: {
         int32_t d = in->delegate.delegate_index;
         void *event = NULL;
+        int event_device = -1;
         etrt_backend_execute_args args = {
             .values = step->delegate_args,
             .num_values = (uint32_t)in->delegate.args.count,
@@ -500,11 +491,19 @@ static etrt_status etrt_method_run_chain(etrt_method *m, size_t c, etrt_run_cont
             .delegate_index = (uint32_t)d,
             .allow_async = 1, /* the method synchronises (or hands out an event) at the end */
             .completion_event = &event,
+            .completion_device = &event_device,
             .stream = context->stream,
             .stream_selected = context->stream_selected,
         };
         status = m->backends[d]->execute(m->handles[d], &args);
         m->in_flight[d] = event;
+        if (event != NULL && context->stream_device >= 0 && event_device == context->stream_device) {
+          /* Recorded on the method's stream after everything queued there so far. */
+          context->last_completion = event;
+          context->stream_has_work = 0;
+        } else if (event != NULL) {
+          context->other_streams = 1;
+        }
         break;
       }
       case ETRT_PTE_INSTR_MOVE:
@@ -537,20 +536,32 @@ static etrt_status etrt_method_run_chain(etrt_method *m, size_t c, etrt_run_cont
 }
 
 /* Waits for what this execute left queued: each delegate's completion event and
- * the method's own copies on the stream. */
+ * the method's own copies on the stream. What a failed wait left stays listed, so
+ * that a second call (contract rule 9's drain) waits for it again. */
 static etrt_status etrt_method_wait_in_flight(etrt_method *m, etrt_run_context *context) {
   etrt_status status = ETRT_OK;
   for (size_t d = 0; d < m->plan->delegates_count; ++d) {
     if (m->in_flight[d] == NULL) continue;
     etrt_status s = m->driver->event_synchronize(m->in_flight[d]);
-    if (status == ETRT_OK) status = s;
-    m->in_flight[d] = NULL;
+    if (s == ETRT_OK) m->in_flight[d] = NULL;
+    status = etrt_status_first(status, s);
   }
   if (context->stream_has_work) {
     etrt_status s = m->driver->stream_synchronize(context->stream);
-    if (status == ETRT_OK) status = s;
-    context->stream_has_work = 0;
+    if (s == ETRT_OK) context->stream_has_work = 0;
+    status = etrt_status_first(status, s);
   }
+  return status;
+}
+
+/* The synchronous end of an execute: wait, and where the wait fails, drain what it
+ * left (rule 9) without replacing its message. */
+static etrt_status etrt_method_finish(etrt_method *m, etrt_run_context *context) {
+  etrt_status status = etrt_method_wait_in_flight(m, context);
+  if (status == ETRT_OK) return ETRT_OK;
+  etrt_error_keep keep = etrt_error_keep_first(status);
+  (void)etrt_method_wait_in_flight(m, context);
+  etrt_error_keep_end(keep);
   return status;
 }
 
@@ -558,39 +569,58 @@ static etrt_status etrt_method_run(etrt_method *m, int async, void **event_out) 
   etrt_status status = etrt_method_check_inputs(m);
   if (status == ETRT_OK && async) status = etrt_method_check_async_outputs(m);
   if (status != ETRT_OK) return status;
-  etrt_run_context context = {.driver = m->driver, .stream = ETRT_STREAM_PER_THREAD, .method_name = m->name};
+  etrt_run_context context = {
+      .driver = m->driver, .stream = ETRT_STREAM_PER_THREAD, .method_name = m->name, .stream_device = -1};
   etrt_stream selected;
   if (etrt_stream_selected(&selected)) {
     context.stream = selected;
     context.stream_selected = 1;
   }
-  if (m->event_pending) {
+  /* Unknown (-1) where the query fails: the delegate reports what is wrong with the
+   * stream, and the events are joined as for several streams. */
+  if (async && m->driver->stream_device(context.stream, &context.stream_device) != ETRT_OK) context.stream_device = -1;
+  if (m->pending_event != NULL) {
     /* The previous execute_async's outputs are being rewritten: wait for them. */
-    ETRT_RETURN_IF_ERROR(m->driver->event_synchronize(m->event));
-    m->event_pending = 0;
+    ETRT_RETURN_IF_ERROR(m->driver->event_synchronize(m->pending_event));
+    m->pending_event = NULL;
   }
   for (size_t c = 0; c < m->plan->chains_count && status == ETRT_OK; ++c) {
     status = etrt_method_run_chain(m, c, &context);
   }
   if (status != ETRT_OK) {
-    /* Contract rule 9: nothing stays queued after an error. */
+    /* Contract rule 9: nothing stays queued after an error; the drain's own failure
+     * does not replace the message of the first. */
+    etrt_error_context(status, "method '%s': ", m->name);
+    etrt_error_keep keep = etrt_error_keep_first(status);
     (void)etrt_method_wait_in_flight(m, &context);
-    return etrt_error_context(status, "method '%s': ", m->name);
+    etrt_error_keep_end(keep);
+    return status;
   }
-  if (!async) return etrt_method_wait_in_flight(m, &context);
-  /* One event for the caller that completes after every delegate's work and the
-   * method's own copies. */
+  if (!async) return etrt_method_finish(m, &context);
+  if (context.last_completion != NULL && !context.other_streams && !context.stream_has_work) {
+    /* Contract rule 7, one event per execute: everything this execute queued is on
+     * one stream, before the last delegate's completion event; that event is the
+     * caller's. */
+    for (size_t d = 0; d < m->plan->delegates_count; ++d) m->in_flight[d] = NULL;
+    m->pending_event = context.last_completion;
+    *event_out = context.last_completion;
+    return ETRT_OK;
+  }
+  /* Work on several streams (delegates on several devices) or the method's own copies
+   * after the last delegate: one event for the caller that joins them. */
   if (m->event == NULL) status = m->driver->event_create(&m->event);
   for (size_t d = 0; status == ETRT_OK && d < m->plan->delegates_count; ++d) {
     if (m->in_flight[d] != NULL) status = m->driver->stream_wait_event(context.stream, m->in_flight[d]);
   }
   if (status == ETRT_OK) status = m->driver->event_record(m->event, context.stream);
   if (status != ETRT_OK) {
+    etrt_error_keep keep = etrt_error_keep_first(status);
     (void)etrt_method_wait_in_flight(m, &context);
+    etrt_error_keep_end(keep);
     return status;
   }
   for (size_t d = 0; d < m->plan->delegates_count; ++d) m->in_flight[d] = NULL;
-  m->event_pending = 1;
+  m->pending_event = m->event;
   *event_out = m->event;
   return ETRT_OK;
 }

@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "base/status.h"
-#include "delegate/backend.h"
+#include "runtime/backend.h"
 #include "runtime/kernels.h"
 
 const etrt_pte_plan *etrt_program_plan(const etrt_program *program, const char *name) {

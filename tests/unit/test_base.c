@@ -3,6 +3,7 @@
 #include "base/digest.h"
 #include "base/file.h"
 #include "base/log.h"
+#include "base/status.h"
 #include "etrt/types.h"
 #include "test_util.h"
 
@@ -34,6 +35,35 @@ static void test_errors_and_context(void) {
   etrt_clear_error();
   CHECK(etrt_last_error()[0] == '\0');
   CHECK(strcmp(etrt_status_name(ETRT_ERROR_INVALID_FORMAT), "invalid format") == 0);
+}
+
+static void test_first_error_wins_during_cleanup(void) {
+  /* A keep for a failure freezes the message; statuses still come back. */
+  etrt_status first = etrt_error(ETRT_ERROR_DEVICE, "the copy failed");
+  etrt_error_keep keep = etrt_error_keep_first(first);
+  CHECK_EQ_INT(etrt_error(ETRT_ERROR_STATE, "the drain failed"), ETRT_ERROR_STATE);
+  CHECK_EQ_INT(etrt_error_context(ETRT_ERROR_STATE, "cleanup: "), ETRT_ERROR_STATE);
+  /* Nested keeps (a cleanup inside a cleanup) end in order. */
+  etrt_error_keep inner = etrt_error_keep_first(ETRT_ERROR_STATE);
+  etrt_error(ETRT_ERROR_IO, "the free failed");
+  etrt_error_keep_end(inner);
+  etrt_error(ETRT_ERROR_IO, "the destroy failed");
+  etrt_error_keep_end(keep);
+  CHECK(strcmp(etrt_last_error(), "the copy failed") == 0);
+  /* Closed: messages are written again. */
+  etrt_error(ETRT_ERROR_IO, "a later, separate failure");
+  CHECK(strcmp(etrt_last_error(), "a later, separate failure") == 0);
+
+  /* A keep for success changes nothing: cleanup failures on a success path report. */
+  keep = etrt_error_keep_first(ETRT_OK);
+  etrt_error(ETRT_ERROR_STATE, "the restore failed");
+  etrt_error_keep_end(keep);
+  CHECK(strcmp(etrt_last_error(), "the restore failed") == 0);
+
+  CHECK_EQ_INT(etrt_status_first(ETRT_ERROR_DEVICE, ETRT_ERROR_STATE), ETRT_ERROR_DEVICE);
+  CHECK_EQ_INT(etrt_status_first(ETRT_OK, ETRT_ERROR_STATE), ETRT_ERROR_STATE);
+  CHECK_EQ_INT(etrt_status_first(ETRT_OK, ETRT_OK), ETRT_OK);
+  etrt_clear_error();
 }
 
 static int log_count;
@@ -87,6 +117,7 @@ static void test_file_write_and_map(void) {
 int main(void) {
   RUN_TEST(test_sha256_known_answers);
   RUN_TEST(test_errors_and_context);
+  RUN_TEST(test_first_error_wins_during_cleanup);
   RUN_TEST(test_log_levels_and_sink);
   RUN_TEST(test_dtype_and_device_names);
   RUN_TEST(test_file_write_and_map);

@@ -5,9 +5,11 @@
 #include <string.h>
 
 #include "device/sim.h"
+#include "etrt/build.h"
 #include "etrt/method.h"
 #include "etrt/program.h"
 #include "etrt/stream.h"
+#include "onnx_build_testing.h"
 #include "pte/pte.h"
 #include "test_programs.h"
 #include "test_util.h"
@@ -383,6 +385,131 @@ static void test_ten_thousand_async_runs_never_see_stale_output(void) {
   device_free(0, dy);
 }
 
+/* Rule 7 with one event: the engine's context records a completion event after each
+ * enqueue and the delegate and the method wait on that one; an execute records
+ * exactly one, synchronous or not, staged or not, and execute_async hands it out. */
+static void test_one_completion_event_per_execute(void) {
+  etrt_device_select_sim(1);
+  sim = etrt_device_sim_driver();
+  fixture f;
+  CHECK(fixture_open(&f, 0, "one_event", 15));
+  /* Host I/O, staged both ways. */
+  CHECK(check_host_run(&f, 3, 0));
+  long records = etrt_sim_event_records();
+  CHECK(check_host_run(&f, 3, 1));
+  CHECK_EQ_INT(etrt_sim_event_records() - records, 1);
+  records = etrt_sim_event_records();
+  CHECK(check_host_run(&f, 5, 2));
+  CHECK_EQ_INT(etrt_sim_event_records() - records, 1);
+
+  /* Device I/O, synchronous and asynchronous. */
+  float x[2 * IN], y[2 * OUT], want[2 * OUT];
+  void *dx = device_alloc(0, sizeof x), *dy = device_alloc(0, MAX_BATCH * OUT * sizeof(float));
+  etrt_tensor_view vx = {dx, ETRT_DTYPE_FLOAT32, 2, {2, IN}};
+  CHECK_OK(etrt_method_set_input(f.method, 0, &vx));
+  CHECK_OK(etrt_method_set_output(f.method, 0, dy, MAX_BATCH * OUT * sizeof(float)));
+  for (int async = 0; async < 2; ++async) {
+    for (int i = 0; i < 3; ++i) {
+      fill_input(x, 2, 10 * async + i);
+      to_device(dx, x, sizeof x);
+      records = etrt_sim_event_records();
+      void *event = NULL;
+      if (async) {
+        CHECK_OK(etrt_method_execute_async(f.method, &event));
+        CHECK(event != NULL);
+        CHECK_EQ_INT(sim->event_query(event), ETRT_ERROR_STATE); /* still in flight */
+        CHECK_OK(sim->event_synchronize(event));
+      } else {
+        CHECK_OK(etrt_method_execute(f.method));
+      }
+      CHECK_EQ_INT(etrt_sim_event_records() - records, 1);
+      to_host(y, dy, sizeof y);
+      etrt_test_mlp_reference(&f.mlp, x, 2, want);
+      CHECK(etrt_test_max_diff(y, want, 2 * OUT) < 1e-5);
+    }
+  }
+  /* Two execute_async calls without a wait between them: the second waits on the
+   * first's event before reconfiguring, and its own event covers its run. */
+  fill_input(x, 2, 40);
+  to_device(dx, x, sizeof x);
+  void *first = NULL, *second = NULL;
+  CHECK_OK(etrt_method_execute_async(f.method, &first));
+  records = etrt_sim_event_records();
+  CHECK_OK(etrt_method_execute_async(f.method, &second));
+  CHECK_EQ_INT(etrt_sim_event_records() - records, 1);
+  CHECK_OK(sim->event_synchronize(second));
+  to_host(y, dy, sizeof y);
+  etrt_test_mlp_reference(&f.mlp, x, 2, want);
+  CHECK(etrt_test_max_diff(y, want, 2 * OUT) < 1e-5);
+  /* Destroy waits for an execute_async nobody waited for. */
+  CHECK_OK(etrt_method_execute_async(f.method, &first));
+  CHECK(etrt_sim_pending_work() > 0);
+  etrt_test_mlp_fixture_close(&f);
+  CHECK_EQ_INT(etrt_sim_pending_work(), 0);
+  device_free(0, dx);
+  device_free(0, dy);
+  CHECK_EQ_INT(etrt_sim_bytes_in_use(), 0);
+}
+
+/* Delegates on two devices leave work on two streams: execute_async joins them in
+ * one event of the method's (one record per delegate, one for the join), which
+ * completes only after both. */
+static void test_async_over_two_devices_joins_the_streams(void) {
+  etrt_device_select_sim(2);
+  sim = etrt_device_sim_driver();
+  size_t onnx_size;
+  uint8_t *onnx = tm_mlp(0, &onnx_size);
+  etrt_build_options o;
+  etrt_build_options_init(&o);
+  etrt_build_placement place = {"mm2", "cuda:1"};
+  o.device = "cuda:0";
+  o.placements = &place;
+  o.num_placements = 1;
+  o.io_on_device = 1;
+  uint8_t *pte = NULL;
+  size_t pte_size = 0;
+  CHECK_OK(etrt_build_onnx_memory(onnx, onnx_size, &o, &pte, &pte_size));
+  free(onnx);
+  etrt_program *program = NULL;
+  etrt_method *method = NULL;
+  if (pte != NULL) CHECK_OK(etrt_program_load_memory(pte, pte_size, NULL, &program));
+  if (program != NULL) CHECK_OK(etrt_method_create(program, "forward", &method));
+  if (method == NULL) {
+    etrt_program_destroy(program);
+    free(pte);
+    return;
+  }
+  float x[2 * 4], want[2 * 3], y[2 * 3];
+  for (int i = 0; i < 8; ++i) x[i] = (float)(i - 3) / 4.0f;
+  void *dx = device_alloc(0, sizeof x), *dy = device_alloc(1, sizeof y);
+  to_device(dx, x, sizeof x);
+  etrt_tensor_view vx = {dx, ETRT_DTYPE_FLOAT32, 2, {2, 4}};
+  CHECK_OK(etrt_method_set_input(method, 0, &vx));
+  CHECK_OK(etrt_method_set_output(method, 0, dy, sizeof y));
+  CHECK_OK(etrt_method_execute(method));
+  to_host(want, dy, sizeof want);
+  float zero[2 * 3] = {0};
+  to_device(dy, zero, sizeof zero);
+  long records = etrt_sim_event_records();
+  void *event = NULL;
+  CHECK_OK(etrt_method_execute_async(method, &event));
+  CHECK(event != NULL);
+  CHECK_EQ_INT(etrt_sim_event_records() - records, 3);
+  CHECK_OK(sim->event_synchronize(event)); /* runs cuda:1's stream through the join */
+  to_host(y, dy, sizeof y);
+  CHECK(memcmp(y, want, sizeof y) == 0);
+  int current = -1;
+  sim->get_device(&current);
+  CHECK_EQ_INT(current, 0);
+  etrt_method_destroy(method);
+  etrt_program_destroy(program);
+  free(pte);
+  device_free(0, dx);
+  device_free(1, dy);
+  CHECK_EQ_INT(etrt_sim_pending_work(), 0);
+  CHECK_EQ_INT(etrt_sim_bytes_in_use(), 0);
+}
+
 /* --- rule 8: one call at a time per method instance ----------------------------------- */
 
 static void test_two_threads_on_one_method(void) {
@@ -433,12 +560,79 @@ static void sweep_faults(etrt_sim_fault fault) {
     CHECK_EQ_INT(etrt_sim_bytes_in_use(), 0); /* nothing leaked */
   }
   printf("%s faults: %ld calls in creation and a first execute, each failed cleanly: %s\n",
-         fault == ETRT_SIM_FAULT_ALLOC ? "allocation" : "copy", calls, failures == calls ? "yes" : "no");
+         fault == ETRT_SIM_FAULT_ALLOC ? "allocation" : fault == ETRT_SIM_FAULT_COPY ? "copy" : "synchronisation", calls,
+         failures == calls ? "yes" : "no");
   CHECK_EQ_INT(failures, calls);
+}
+
+/* Rule 9's drain after a failure can fail too; the caller still reads the first
+ * failure, the one that says what went wrong. */
+static void test_failing_drain_keeps_the_first_error(void) {
+  etrt_device_select_sim(1);
+  sim = etrt_device_sim_driver();
+  fixture f;
+  CHECK(fixture_open(&f, 0, "first_error", 14));
+  CHECK(check_host_run(&f, 2, 0));
+  /* Host I/O: the input's staging copy, the run, then the output's copy back. The
+   * copy back fails, and so does the drain of what was queued before it. */
+  long syncs = etrt_sim_call_count(ETRT_SIM_FAULT_SYNC);
+  etrt_sim_fail_nth(ETRT_SIM_FAULT_COPY, 2);
+  etrt_sim_fail_nth(ETRT_SIM_FAULT_SYNC, 1);
+  float x[2 * IN];
+  fill_input(x, 2, 1);
+  etrt_tensor_view vx = {x, ETRT_DTYPE_FLOAT32, 2, {2, IN}};
+  CHECK_OK(etrt_method_set_input(f.method, 0, &vx));
+  CHECK_FAILS(etrt_method_execute(f.method), ETRT_ERROR_DEVICE, "injected copy failure");
+  CHECK(strstr(etrt_last_error(), "synchronize") == NULL);
+  CHECK_STR_CONTAINS(etrt_last_error(), "method 'forward'");
+  CHECK(etrt_sim_call_count(ETRT_SIM_FAULT_SYNC) > syncs); /* the drain ran, and failed */
+  etrt_sim_fail_nth(ETRT_SIM_FAULT_COPY, 0);
+  etrt_sim_fail_nth(ETRT_SIM_FAULT_SYNC, 0);
+  CHECK_OK(sim->stream_synchronize(ETRT_STREAM_PER_THREAD)); /* what the failed drain left */
+  CHECK_EQ_INT(etrt_sim_pending_work(), 0);
+  CHECK(check_host_run(&f, 2, 2)); /* usable afterwards */
+  etrt_test_mlp_fixture_close(&f);
+  CHECK_EQ_INT(etrt_sim_bytes_in_use(), 0);
+}
+
+/* Device I/O: the method waits on the delegate's completion event; where that wait
+ * fails, the method drains what it left (rule 9) and reports the wait's failure. */
+static void test_failing_wait_is_drained(void) {
+  etrt_device_select_sim(1);
+  sim = etrt_device_sim_driver();
+  fixture f;
+  CHECK(fixture_open(&f, 0, "failed_wait", 16));
+  float x[2 * IN], y[2 * OUT], want[2 * OUT];
+  fill_input(x, 2, 3);
+  void *dx = device_alloc(0, sizeof x), *dy = device_alloc(0, MAX_BATCH * OUT * sizeof(float));
+  to_device(dx, x, sizeof x);
+  etrt_tensor_view vx = {dx, ETRT_DTYPE_FLOAT32, 2, {2, IN}};
+  CHECK_OK(etrt_method_set_input(f.method, 0, &vx));
+  CHECK_OK(etrt_method_set_output(f.method, 0, dy, MAX_BATCH * OUT * sizeof(float)));
+  CHECK_OK(etrt_method_execute(f.method));
+  long before = etrt_sim_call_count(ETRT_SIM_FAULT_SYNC);
+  CHECK_OK(etrt_method_execute(f.method));
+  long syncs = etrt_sim_call_count(ETRT_SIM_FAULT_SYNC) - before;
+  CHECK(syncs >= 1);
+  etrt_sim_fail_nth(ETRT_SIM_FAULT_SYNC, syncs); /* the method's wait, the last one */
+  CHECK_FAILS(etrt_method_execute(f.method), ETRT_ERROR_DEVICE, "injected synchronize failure");
+  CHECK_EQ_INT(etrt_sim_pending_work(), 0);
+  etrt_sim_fail_nth(ETRT_SIM_FAULT_SYNC, 0);
+  fill_input(x, 2, 4);
+  to_device(dx, x, sizeof x);
+  CHECK_OK(etrt_method_execute(f.method));
+  to_host(y, dy, sizeof y);
+  etrt_test_mlp_reference(&f.mlp, x, 2, want);
+  CHECK(etrt_test_max_diff(y, want, 2 * OUT) < 1e-5);
+  etrt_test_mlp_fixture_close(&f);
+  device_free(0, dx);
+  device_free(0, dy);
+  CHECK_EQ_INT(etrt_sim_bytes_in_use(), 0);
 }
 
 static void test_fault_injection_allocations(void) { sweep_faults(ETRT_SIM_FAULT_ALLOC); }
 static void test_fault_injection_copies(void) { sweep_faults(ETRT_SIM_FAULT_COPY); }
+static void test_fault_injection_synchronisations(void) { sweep_faults(ETRT_SIM_FAULT_SYNC); }
 
 int main(void) {
   RUN_TEST(test_host_io_is_staged_and_logged_once_per_engine);
@@ -451,9 +645,14 @@ int main(void) {
   RUN_TEST(test_selected_stream_carries_the_work);
   RUN_TEST(test_green_context_streams);
   RUN_TEST(test_ten_thousand_async_runs_never_see_stale_output);
+  RUN_TEST(test_one_completion_event_per_execute);
+  RUN_TEST(test_async_over_two_devices_joins_the_streams);
   RUN_TEST(test_two_threads_on_one_method);
+  RUN_TEST(test_failing_drain_keeps_the_first_error);
+  RUN_TEST(test_failing_wait_is_drained);
   RUN_TEST(test_fault_injection_allocations);
   RUN_TEST(test_fault_injection_copies);
+  RUN_TEST(test_fault_injection_synchronisations);
   etrt_device_select_sim(0);
   return TEST_EXIT();
 }

@@ -5,7 +5,8 @@
 #include <string.h>
 
 #include "base/file.h"
-#include "delegate/backend.h"
+#include "delegate/etrt_backend.h"
+#include "runtime/backend.h"
 #include "etrt/method.h"
 #include "etrt/program.h"
 #include "pte/pte.h"

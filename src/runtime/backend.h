@@ -1,7 +1,9 @@
 /* The delegate interface, as ExecuTorch defines it: a backend registered under an id
- * is_available / init (payload, compile specs, context) / execute / destroy. */
-#ifndef ETRT_DELEGATE_BACKEND_H
-#define ETRT_DELEGATE_BACKEND_H
+ * is_available / init (payload, compile specs, context) / execute / destroy. It
+ * belongs to the runtime, as ExecuTorch's BackendInterface belongs to its runtime;
+ * src/delegate/ implements it (EtrtBackend). */
+#ifndef ETRT_RUNTIME_BACKEND_H
+#define ETRT_RUNTIME_BACKEND_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -38,6 +40,9 @@ typedef struct etrt_backend_execute_args {
    * completion event here (else it returns with all work done). */
   int allow_async;
   void **completion_event; /* set to the handle's event, or NULL when nothing is in flight */
+  /* Set with a completion event (when not NULL): the device whose stream it was
+   * recorded on, so that the method knows whether it follows the method's own work. */
+  int *completion_device;
   /* The stream the method runs on (the caller's selection, else the per-thread
    * default); resolved once per method execute. */
   void *stream;
@@ -56,11 +61,8 @@ typedef struct etrt_backend {
 /* Registers a backend; a second registration of an id is refused. The backend struct
  * must outlive the process (static storage). */
 etrt_status etrt_backend_register(const etrt_backend *backend);
-/* The backend registered under `id`, or NULL. EtrtBackend is registered on first use. */
+/* The backend registered under `id`, or NULL. The built-in EtrtBackend is registered
+ * on first use. */
 const etrt_backend *etrt_backend_find(const char *id);
-
-/* The engine delegate (contract: DESIGN.md section 3). */
-extern const etrt_backend etrt_backend_etrt;
-#define ETRT_BACKEND_ID "EtrtBackend"
 
 #endif
