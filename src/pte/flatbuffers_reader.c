@@ -173,8 +173,8 @@ static etrt_status field_pos(const etrt_fb_table *t, int slot, const char *field
   }
   if (!aligned(at, size)) {
     return etrt_error(ETRT_ERROR_INVALID_FORMAT,
-                      "%s.%s at byte offset %zu: field of %zu bytes is not %zu-byte aligned", t->type,
-                      field, at, size, size);
+                      "%s.%s at byte offset %zu: field of %zu bytes is not %zu-byte aligned",
+                      t->type, field, at, size, size);
   }
   *pos = at;
   return ETRT_OK;
@@ -222,8 +222,9 @@ static etrt_status follow(etrt_fb_reader *r, size_t pos, const char *type, const
                       type, field, pos);
   }
   if (!etrt_range_ok(pos, 4, r->size)) {
-    return etrt_error(ETRT_ERROR_INVALID_FORMAT, "%s.%s at byte offset %zu: offset lies outside the data (%zu bytes)",
-                      type, field, pos, r->size);
+    return etrt_error(ETRT_ERROR_INVALID_FORMAT,
+                      "%s.%s at byte offset %zu: offset lies outside the data (%zu bytes)", type,
+                      field, pos, r->size);
   }
   uint32_t off = load_u32(r->data + pos);
   if (off == 0 || off > (uint32_t)INT32_MAX || !etrt_range_ok(pos, off, r->size) || pos + off >= r->size) {

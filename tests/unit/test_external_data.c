@@ -62,7 +62,8 @@ static uint8_t *write_program(const external_spec *spec, size_t *size) {
   w->has_extra_tensor_info = 1;
   w->extra_tensor_info.location = ETRT_PTE_TENSOR_EXTERNAL;
   w->extra_tensor_info.fully_qualified_name = etrt_pte_builder_str(b, KEY);
-  if (spec->named != NULL) CHECK_OK(etrt_pte_builder_add_named_data(b, KEY, spec->named, spec->named_size, 16));
+  if (spec->named != NULL)
+    CHECK_OK(etrt_pte_builder_add_named_data(b, KEY, spec->named, spec->named_size, 16));
 
   etrt_pte_operator *op = ETRT_PTE_NEW(b, etrt_pte_operator, 1);
   op->name = etrt_pte_builder_str(b, "aten::mul");
@@ -111,7 +112,8 @@ static const char *write_ptd(const etrt_ptd_blob *blob) {
 }
 
 /* Runs y = x * w on x = {1, 2, 3}; true when y = x * expected. */
-static int runs_with(const uint8_t *pte, size_t size, const char *data_path, const float *expected) {
+static int runs_with(const uint8_t *pte, size_t size, const char *data_path,
+                     const float *expected) {
   etrt_program_options options = {.data_path = data_path};
   etrt_program *program = NULL;
   etrt_method *method = NULL;
@@ -194,12 +196,14 @@ static void test_refusals(void) {
   uint8_t *pte = write_program(&spec, &size);
   /* No data file given, and the program has no such named data. */
   refused_with(pte, size, NULL, ETRT_ERROR_NOT_FOUND,
-               "tensor '" KEY "' is external and the program's named data does not hold it: load the program "
+               "tensor '" KEY
+               "' is external and the program's named data does not hold it: load the program "
                "with its .ptd data file");
   /* The data file lacks the key. */
   etrt_ptd_blob other = {.key = "other", .data = weight, .size = sizeof weight};
   refused_with(pte, size, write_ptd(&other), ETRT_ERROR_NOT_FOUND,
-               "external tensor '" KEY "' is neither in the data file nor in the program's named data");
+               "external tensor '" KEY
+               "' is neither in the data file nor in the program's named data");
   /* The entry holds more bytes than the tensor, then fewer. */
   float four[4] = {1, 2, 3, 4};
   etrt_ptd_blob longer = {.key = KEY, .data = four, .size = sizeof four};
@@ -214,7 +218,8 @@ static void test_refusals(void) {
   etrt_ptd_blob typed = {.key = KEY, .data = ints, .size = sizeof ints, .has_layout = true};
   typed.layout = (etrt_ptd_tensor_layout){ETRT_DTYPE_INT32, {dims, 1}, {order, 1}};
   char expected[160];
-  snprintf(expected, sizeof expected, "external tensor '%s' is %s in the data file, but the program declares it %s", KEY,
+  snprintf(expected, sizeof expected,
+           "external tensor '%s' is %s in the data file, but the program declares it %s", KEY,
            etrt_dtype_name(ETRT_DTYPE_INT32), etrt_dtype_name(ETRT_DTYPE_FLOAT32));
   refused_with(pte, size, write_ptd(&typed), ETRT_ERROR_INVALID_FORMAT, expected);
   free(pte);
@@ -222,12 +227,14 @@ static void test_refusals(void) {
   external_spec named = {.data_buffer_idx = 1, .named = four, .named_size = sizeof four};
   pte = write_program(&named, &size);
   refused_with(pte, size, NULL, ETRT_ERROR_INVALID_FORMAT,
-               "external tensor '" KEY "' has 16 bytes in the program's named data, the tensor needs 12");
+               "external tensor '" KEY
+               "' has 16 bytes in the program's named data, the tensor needs 12");
   free(pte);
   /* A planned EXTERNAL tensor is refused the same way. */
   external_spec planned = {.data_buffer_idx = 1, .planned = 1};
   pte = write_program(&planned, &size);
-  refused_with(pte, size, write_ptd(&longer), ETRT_ERROR_INVALID_FORMAT, "has 16 bytes in the data file");
+  refused_with(pte, size, write_ptd(&longer), ETRT_ERROR_INVALID_FORMAT,
+               "has 16 bytes in the data file");
   free(pte);
 }
 

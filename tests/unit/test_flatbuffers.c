@@ -197,7 +197,8 @@ static void test_refusals(void) {
   memcpy(buf + vt_pos + 4 + 2 * R_I32, &far, 2);
   etrt_fb_reader_init(&r, buf, size);
   CHECK_OK(etrt_fb_root(&r, "Root", &root));
-  CHECK_FAILS(etrt_fb_read_i32(&root, R_I32, "i32", 0, &i32), ETRT_ERROR_INVALID_FORMAT, "runs past the end of the data");
+  CHECK_FAILS(etrt_fb_read_i32(&root, R_I32, "i32", 0, &i32), ETRT_ERROR_INVALID_FORMAT,
+              "runs past the end of the data");
 
   /* Offsets of the name string, the longs vector and the inners vector. */
   etrt_fb_reader_init(&r, good, size);
@@ -274,8 +275,8 @@ static void test_refusals(void) {
   /* The depth limit: the root is depth 0, so depth 63 is the 64th level. */
   etrt_fb_reader_init(&r, good, size);
   CHECK_OK(etrt_fb_table_at(&r, root_pos, ETRT_FB_MAX_DEPTH - 1, "Root", &t));
-  CHECK_FAILS(etrt_fb_table_at(&r, root_pos, ETRT_FB_MAX_DEPTH, "Root", &t), ETRT_ERROR_INVALID_FORMAT,
-              "nested deeper");
+  CHECK_FAILS(etrt_fb_table_at(&r, root_pos, ETRT_FB_MAX_DEPTH, "Root", &t),
+              ETRT_ERROR_INVALID_FORMAT, "nested deeper");
 
   /* The work and memory budgets. */
   etrt_fb_reader_init(&r, good, size);
@@ -343,8 +344,9 @@ static void test_verifier_rules(void) {
   etrt_fb_reader_init(&r, b, 28);
   CHECK_OK(etrt_fb_root(&r, "Root", &root));
   CHECK_OK(etrt_fb_read_i32(&root, 0, "a", 0, &i32));
-  CHECK_FAILS(etrt_fb_read_i64(&root, 1, "b", 0, &i64), ETRT_ERROR_INVALID_FORMAT,
-              "Root.b at byte offset 24: field (8 bytes at +8) runs past the end of the data (28 bytes)");
+  CHECK_FAILS(
+      etrt_fb_read_i64(&root, 1, "b", 0, &i64), ETRT_ERROR_INVALID_FORMAT,
+      "Root.b at byte offset 24: field (8 bytes at +8) runs past the end of the data (28 bytes)");
 
   /* Refused: an int at byte 22 and a long at byte 20 (both relative to the start). */
   uint16_t skewed[2] = {6, 4};
@@ -382,8 +384,9 @@ static void test_verifier_rules(void) {
   put32(b, 24, 4);
   etrt_fb_reader_init(&r, b, 32);
   CHECK_OK(etrt_fb_root(&r, "Root", &root));
-  CHECK_FAILS(etrt_fb_read_string(&root, 0, "name", &s), ETRT_ERROR_INVALID_FORMAT,
-              "Root.name: string at byte offset 24 (length 4) runs past the end of the data (32 bytes)");
+  CHECK_FAILS(
+      etrt_fb_read_string(&root, 0, "name", &s), ETRT_ERROR_INVALID_FORMAT,
+      "Root.name: string at byte offset 24 (length 4) runs past the end of the data (32 bytes)");
 
   /* A vector of two ints at 24: accepted; then three, past the end; then with
    * its length at a misaligned byte. */
@@ -399,9 +402,10 @@ static void test_verifier_rules(void) {
   put32(b, 24, 3);
   etrt_fb_reader_init(&r, b, 36);
   CHECK_OK(etrt_fb_root(&r, "Root", &root));
-  CHECK_FAILS(etrt_fb_read_vector(&root, 0, "ints", 4, 4, &v), ETRT_ERROR_INVALID_FORMAT,
-              "Root.ints: vector at byte offset 24 (3 elements of 4 bytes) runs past the end of the data "
-              "(36 bytes)");
+  CHECK_FAILS(
+      etrt_fb_read_vector(&root, 0, "ints", 4, 4, &v), ETRT_ERROR_INVALID_FORMAT,
+      "Root.ints: vector at byte offset 24 (3 elements of 4 bytes) runs past the end of the data "
+      "(36 bytes)");
   put32(b, 20, 6);
   etrt_fb_reader_init(&r, b, 36);
   CHECK_OK(etrt_fb_root(&r, "Root", &root));
@@ -444,8 +448,8 @@ static void test_depth_limit(void) {
     t = child;
   }
   CHECK_EQ_INT(t.depth, ETRT_FB_MAX_DEPTH - 1);
-  CHECK_FAILS(etrt_fb_read_table(&t, 0, "next", "Node", &child, &present), ETRT_ERROR_INVALID_FORMAT,
-              "nested deeper than 64 tables");
+  CHECK_FAILS(etrt_fb_read_table(&t, 0, "next", "Node", &child, &present),
+              ETRT_ERROR_INVALID_FORMAT, "nested deeper than 64 tables");
   free(b);
 }
 
