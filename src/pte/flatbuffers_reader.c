@@ -19,6 +19,7 @@ void etrt_fb_reader_init(etrt_fb_reader *reader, const uint8_t *data, size_t siz
   reader->size = size;
   reader->budget = (uint64_t)size * FB_BUDGET_PER_BYTE + FB_BUDGET_FLOOR;
   reader->memory_budget = (uint64_t)size * FB_MEMORY_PER_BYTE + FB_MEMORY_FLOOR;
+  reader->tables = 0;
 }
 
 etrt_status etrt_fb_charge(etrt_fb_reader *reader, uint64_t units) {
@@ -59,51 +60,62 @@ static uint32_t load_u32(const uint8_t *p) {
   return v;
 }
 
-static bool aligned(const etrt_fb_reader *r, size_t pos, size_t align) {
+/* The verifier's alignment rule: relative to the buffer's start. The start itself
+ * is checked 4-byte aligned in memory by etrt_fb_root, so 2- and 4-byte alignment
+ * hold in memory too. */
+static bool aligned(size_t pos, size_t align) { return align <= 1 || pos % align == 0; }
+
+/* Vectors are handed out as typed views, so their elements must also be aligned in
+ * memory (the same thing whenever the buffer is 8-byte aligned, as loaded files are). */
+static bool aligned_in_memory(const etrt_fb_reader *r, size_t pos, size_t align) {
   return align <= 1 || ((uintptr_t)(r->data + pos)) % align == 0;
 }
 
 etrt_status etrt_fb_table_at(etrt_fb_reader *r, size_t pos, int depth, const char *type,
                              etrt_fb_table *out) {
-  if (depth > ETRT_FB_MAX_DEPTH) {
+  if (depth < 0 || depth >= ETRT_FB_MAX_DEPTH) {
     return etrt_error(ETRT_ERROR_INVALID_FORMAT, "%s at byte offset %zu: nested deeper than %d tables",
                       type, pos, ETRT_FB_MAX_DEPTH);
   }
+  if (r->tables >= ETRT_FB_MAX_TABLES) {
+    return etrt_error(ETRT_ERROR_INVALID_FORMAT,
+                      "%s at byte offset %zu: the data holds more than %u tables", type, pos,
+                      ETRT_FB_MAX_TABLES);
+  }
+  r->tables++;
   ETRT_RETURN_IF_ERROR(etrt_fb_charge(r, 1));
   if (!etrt_range_ok(pos, 4, r->size)) {
     return etrt_error(ETRT_ERROR_INVALID_FORMAT,
                       "%s at byte offset %zu: table starts past the end of the data (%zu bytes)", type,
                       pos, r->size);
   }
-  if (!aligned(r, pos, 4)) {
+  if (!aligned(pos, 4)) {
     return etrt_error(ETRT_ERROR_INVALID_FORMAT, "%s at byte offset %zu: table is not 4-byte aligned",
                       type, pos);
   }
   int32_t soffset = (int32_t)load_u32(r->data + pos);
   int64_t vt = (int64_t)pos - (int64_t)soffset;
-  if (vt < 0 || !etrt_range_ok((uint64_t)vt, 4, r->size)) {
+  if (vt < 0 || !etrt_range_ok((uint64_t)vt, 2, r->size)) {
     return etrt_error(ETRT_ERROR_INVALID_FORMAT,
                       "%s at byte offset %zu: vtable offset %lld lies outside the data (%zu bytes)",
                       type, pos, (long long)vt, r->size);
   }
   size_t vtable = (size_t)vt;
-  if (!aligned(r, vtable, 2)) {
+  if (!aligned(vtable, 2)) {
     return etrt_error(ETRT_ERROR_INVALID_FORMAT,
                       "%s at byte offset %zu: vtable at byte offset %zu is not 2-byte aligned", type,
                       pos, vtable);
   }
+  /* The verifier asks only that the vtable be even-sized and inside the data; one
+   * shorter than 4 bytes declares no fields (all read as absent). The inline table
+   * size it declares is not checked by the verifier, so it is not checked here. */
   uint16_t vsize = load_u16(r->data + vtable);
-  uint16_t tsize = load_u16(r->data + vtable + 2);
-  if (vsize < 4 || vsize % 2 != 0 || !etrt_range_ok(vtable, vsize, r->size)) {
+  if (vsize % 2 != 0 || !etrt_range_ok(vtable, vsize, r->size)) {
     return etrt_error(ETRT_ERROR_INVALID_FORMAT,
                       "%s at byte offset %zu: vtable at byte offset %zu has a bad size %u", type, pos,
                       vtable, (unsigned)vsize);
   }
-  if (tsize < 4 || !etrt_range_ok(pos, tsize, r->size)) {
-    return etrt_error(ETRT_ERROR_INVALID_FORMAT,
-                      "%s at byte offset %zu: table size %u runs past the end of the data (%zu bytes)",
-                      type, pos, (unsigned)tsize, r->size);
-  }
+  uint16_t tsize = vsize >= 4 ? load_u16(r->data + vtable + 2) : 0;
   out->reader = r;
   out->pos = pos;
   out->vtable = vtable;
@@ -120,11 +132,11 @@ etrt_status etrt_fb_root(etrt_fb_reader *r, const char *type, etrt_fb_table *out
                       "%s: %zu bytes is too short for a FlatBuffer (root offset + identifier)", type,
                       r->size);
   }
-  if (!aligned(r, 0, 4)) {
+  if (!aligned_in_memory(r, 0, 4)) {
     return etrt_error(ETRT_ERROR_INVALID_FORMAT, "%s: the data is not 4-byte aligned in memory", type);
   }
   uint32_t root = load_u32(r->data);
-  if (root < 8 || root >= r->size) {
+  if (root == 0 || root > (uint32_t)INT32_MAX || root >= r->size) {
     return etrt_error(ETRT_ERROR_INVALID_FORMAT,
                       "%s: root table offset %u at byte offset 0 lies outside the data (%zu bytes)", type,
                       root, r->size);
@@ -143,19 +155,28 @@ bool etrt_fb_table_has(const etrt_fb_table *t, int slot) { return field_offset(t
 
 size_t etrt_fb_field_offset(const etrt_fb_table *t, int slot) { return t->pos + field_offset(t, slot); }
 
-/* Byte offset of a present field of `size` bytes, checked inside the table; 0 when
- * absent (a field can never sit at offset 0: that is the soffset). */
+/* Byte offset of a present field of `size` bytes (scalars, and 4-byte offsets);
+ * 0 when absent (a field can never sit at offset 0: that is the soffset). As in the
+ * verifier, the field must lie inside the data and be aligned to its size; it may
+ * end past the inline size the vtable declares (writers emit such tables). */
 static etrt_status field_pos(const etrt_fb_table *t, int slot, const char *field, size_t size,
                              size_t *pos) {
   uint16_t voff = field_offset(t, slot);
   *pos = 0;
   if (voff == 0) return ETRT_OK;
-  if ((size_t)voff + size > t->table_size) {
+  size_t at = t->pos + voff;
+  if (!etrt_range_ok(at, size, t->reader->size)) {
     return etrt_error(ETRT_ERROR_INVALID_FORMAT,
-                      "%s.%s at byte offset %zu: field (%zu bytes at +%u) runs past the table's %u bytes",
-                      t->type, field, t->pos, size, (unsigned)voff, (unsigned)t->table_size);
+                      "%s.%s at byte offset %zu: field (%zu bytes at +%u) runs past the end of the "
+                      "data (%zu bytes)",
+                      t->type, field, at, size, (unsigned)voff, t->reader->size);
   }
-  *pos = t->pos + voff;
+  if (!aligned(at, size)) {
+    return etrt_error(ETRT_ERROR_INVALID_FORMAT,
+                      "%s.%s at byte offset %zu: field of %zu bytes is not %zu-byte aligned",
+                      t->type, field, at, size, size);
+  }
+  *pos = at;
   return ETRT_OK;
 }
 
@@ -196,9 +217,14 @@ etrt_status etrt_fb_read_bool(const etrt_fb_table *t, int slot, const char *fiel
 /* Follows the uoffset stored at `pos` (a field or a vector element). */
 static etrt_status follow(etrt_fb_reader *r, size_t pos, const char *type, const char *field,
                           size_t *target) {
-  if (!aligned(r, pos, 4)) {
+  if (!aligned(pos, 4)) {
     return etrt_error(ETRT_ERROR_INVALID_FORMAT, "%s.%s at byte offset %zu: offset is not 4-byte aligned",
                       type, field, pos);
+  }
+  if (!etrt_range_ok(pos, 4, r->size)) {
+    return etrt_error(ETRT_ERROR_INVALID_FORMAT,
+                      "%s.%s at byte offset %zu: offset lies outside the data (%zu bytes)", type,
+                      field, pos, r->size);
   }
   uint32_t off = load_u32(r->data + pos);
   if (off == 0 || off > (uint32_t)INT32_MAX || !etrt_range_ok(pos, off, r->size) || pos + off >= r->size) {
@@ -212,7 +238,7 @@ static etrt_status follow(etrt_fb_reader *r, size_t pos, const char *type, const
 
 static etrt_status string_at(etrt_fb_reader *r, size_t pos, const char *type, const char *field,
                              etrt_fb_str *out) {
-  if (!aligned(r, pos, 4) || !etrt_range_ok(pos, 4, r->size)) {
+  if (!aligned(pos, 4) || !etrt_range_ok(pos, 4, r->size)) {
     return etrt_error(ETRT_ERROR_INVALID_FORMAT,
                       "%s.%s: string at byte offset %zu is misaligned or outside the data", type, field,
                       pos);
@@ -266,7 +292,7 @@ etrt_status etrt_fb_read_vector(const etrt_fb_table *t, int slot, const char *fi
   if (pos == 0) return ETRT_OK;
   etrt_fb_reader *r = t->reader;
   ETRT_RETURN_IF_ERROR(follow(r, pos, t->type, field, &target));
-  if (!aligned(r, target, 4) || !etrt_range_ok(target, 4, r->size)) {
+  if (!aligned(target, 4) || !etrt_range_ok(target, 4, r->size)) {
     return etrt_error(ETRT_ERROR_INVALID_FORMAT,
                       "%s.%s: vector at byte offset %zu is misaligned or outside the data", t->type,
                       field, target);
@@ -279,7 +305,7 @@ etrt_status etrt_fb_read_vector(const etrt_fb_table *t, int slot, const char *fi
                       "the data (%zu bytes)",
                       t->type, field, target, count, elem_size, r->size);
   }
-  if (!aligned(r, target + 4, align)) {
+  if (!aligned(target + 4, align) || !aligned_in_memory(r, target + 4, align)) {
     return etrt_error(ETRT_ERROR_INVALID_FORMAT,
                       "%s.%s: vector elements at byte offset %zu are not %zu-byte aligned", t->type,
                       field, target + 4, align);

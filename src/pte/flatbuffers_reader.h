@@ -4,8 +4,16 @@
  * before anything is read through it, and a failure names the schema type, the
  * field and the byte offset.
  *
+ * What is accepted and refused follows the official FlatBuffers verifier (what
+ * ExecuTorch runs on a program before loading it): every field, offset, vector and
+ * string is bounded by the buffer and aligned to its size relative to the buffer's
+ * start; a field is never compared with the inline size its table's vtable
+ * declares, since the verifier does not either and real writers rely on it. The
+ * verifier's limits apply too: tables nest at most 64 deep and at most 1,000,000
+ * tables are visited.
+ *
  * Offsets between tables only point forward in FlatBuffers (unsigned), so walks
- * terminate; a depth limit and a work budget keep hostile buffers (many elements
+ * terminate; the depth limit and a work budget keep hostile buffers (many elements
  * sharing one large child) linear in the buffer size.
  */
 #ifndef ETRT_PTE_FLATBUFFERS_READER_H
@@ -17,13 +25,17 @@
 
 #include "etrt/status.h"
 
+/* The verifier's defaults: the root table is at depth 1 and no table may sit
+ * deeper than 64; no more than 1,000,000 tables per buffer. */
 #define ETRT_FB_MAX_DEPTH 64
+#define ETRT_FB_MAX_TABLES 1000000u
 
 typedef struct etrt_fb_reader {
   const uint8_t *data;
   size_t size;
   uint64_t budget;        /* elements and tables that may still be visited */
   uint64_t memory_budget; /* bytes a decoder may still allocate for what it reads */
+  uint32_t tables;        /* tables visited so far */
 } etrt_fb_reader;
 
 typedef struct etrt_fb_table {
@@ -31,8 +43,9 @@ typedef struct etrt_fb_table {
   size_t pos;          /* byte offset of the table */
   size_t vtable;       /* byte offset of its vtable */
   uint16_t vtable_size;
-  uint16_t table_size;
-  int depth;
+  uint16_t table_size; /* as the vtable declares it (0 when the vtable is too short
+                        * to say); informative only, fields are not bounded by it */
+  int depth;           /* 0 for the root */
   const char *type;    /* schema type name, for messages */
 } etrt_fb_table;
 
@@ -69,7 +82,8 @@ bool etrt_fb_has_identifier(const uint8_t *data, size_t size, const char *identi
 /* The root table (uoffset at byte 0). */
 etrt_status etrt_fb_root(etrt_fb_reader *reader, const char *type, etrt_fb_table *out);
 
-/* The table at byte offset `pos`, with its vtable checked. */
+/* The table at byte offset `pos`, with its vtable checked; `depth` is 0 for the
+ * root, so a table at depth ETRT_FB_MAX_DEPTH or more is refused. */
 etrt_status etrt_fb_table_at(etrt_fb_reader *reader, size_t pos, int depth, const char *type,
                              etrt_fb_table *out);
 

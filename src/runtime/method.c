@@ -130,6 +130,8 @@ static etrt_status etrt_method_tensor_value(etrt_method *m, size_t index, const 
   rt->device = etrt_pte_tensor_device(t);
   size_t nbytes = etrt_runtime_tensor_nbytes(rt);
   if (nbytes == SIZE_MAX) return etrt_error(ETRT_ERROR_INVALID_FORMAT, "value %zu: tensor size overflows", index);
+  bool external =
+      t->has_extra_tensor_info && t->extra_tensor_info.location == ETRT_PTE_TENSOR_EXTERNAL;
   if (t->has_allocation_info) {
     uint32_t id = t->allocation_info.memory_id;
     uint64_t offset = etrt_pte_allocation_offset(&t->allocation_info);
@@ -145,7 +147,17 @@ static etrt_status etrt_method_tensor_value(etrt_method *m, size_t index, const 
     }
     rt->data = m->buffers[id].size ? (uint8_t *)m->buffers[id].data + offset : NULL;
     rt->capacity = nbytes;
-    if (t->data_buffer_idx > 0) {
+    if (external) {
+      /* A planned EXTERNAL tensor starts from its named bytes, as ExecuTorch loads it. */
+      const uint8_t *bytes;
+      ETRT_RETURN_IF_ERROR(
+          etrt_program_external_tensor(m->program, t->extra_tensor_info.fully_qualified_name.data,
+                                       t->scalar_type, nbytes, &bytes));
+      if (m->buffers[id].on_device)
+        return etrt_error(ETRT_ERROR_UNSUPPORTED,
+                          "value %zu: external data for a device-planned tensor", index);
+      if (nbytes > 0) memcpy(rt->data, bytes, nbytes);
+    } else if (t->data_buffer_idx > 0) {
       etrt_pte_bytes initial;
       ETRT_RETURN_IF_ERROR(etrt_pte_program_mutable_data(m->program->pte, t, nbytes, &initial));
       if (m->buffers[id].on_device)
@@ -154,19 +166,22 @@ static etrt_status etrt_method_tensor_value(etrt_method *m, size_t index, const 
     }
     return ETRT_OK;
   }
+  /* Contract: an EXTERNAL tensor is looked up by name whatever its data_buffer_idx. */
+  if (external) {
+    const uint8_t *bytes;
+    ETRT_RETURN_IF_ERROR(
+        etrt_program_external_tensor(m->program, t->extra_tensor_info.fully_qualified_name.data,
+                                     t->scalar_type, nbytes, &bytes));
+    rt->data = (void *)bytes; /* read-only, as constants */
+    rt->capacity = nbytes;
+    return ETRT_OK;
+  }
   if (t->data_buffer_idx > 0) {
     etrt_pte_bytes bytes;
     ETRT_RETURN_IF_ERROR(etrt_pte_program_constant(m->program->pte, t->data_buffer_idx, nbytes, &bytes));
     rt->data = (void *)bytes.data; /* constants are read-only: no kernel writes them */
     rt->capacity = nbytes;
     return ETRT_OK;
-  }
-  if (t->has_extra_tensor_info && t->extra_tensor_info.location == ETRT_PTE_TENSOR_EXTERNAL) {
-    const uint8_t *bytes;
-    ETRT_RETURN_IF_ERROR(etrt_program_external_tensor(m->program, t->extra_tensor_info.fully_qualified_name.data,
-                                                      nbytes, &bytes));
-    rt->data = (void *)bytes;
-    rt->capacity = nbytes;
   }
   return ETRT_OK; /* no memory yet: an input the caller sets, or an unplanned output */
 }

@@ -19,9 +19,10 @@ struct etrt_program {
 /* The optional .ptd data file of external tensors (program_data.c). */
 etrt_status etrt_program_open_data(etrt_program *program, const char *path);
 void etrt_program_close_data(etrt_program *program);
-/* The bytes of external tensor `key` (at least `nbytes`). */
-etrt_status etrt_program_external_tensor(const etrt_program *program, const char *key, size_t nbytes,
-                                         const uint8_t **out);
+/* The bytes of external tensor `key` of `dtype` (exactly `nbytes`): the .ptd's
+ * entry first, then the program's named data. */
+etrt_status etrt_program_external_tensor(const etrt_program *program, const char *key,
+                                         etrt_dtype dtype, size_t nbytes, const uint8_t **out);
 
 /* The method named `name`, or NULL with a message listing the methods. */
 const etrt_pte_plan *etrt_program_plan(const etrt_program *program, const char *name);

@@ -172,7 +172,8 @@ static void test_refusals(void) {
   etrt_fb_reader_init(&r, buf, size);
   CHECK_FAILS(etrt_fb_root(&r, "Root", &root), ETRT_ERROR_INVALID_FORMAT, "vtable offset");
 
-  /* An odd vtable size, and a table size past the end. */
+  /* An odd vtable size is refused; a declared table size past the end is not
+   * checked (the verifier ignores it), and the fields still read. */
   int32_t real_soff;
   memcpy(&real_soff, good + root_pos, 4);
   size_t vt_pos = root_pos - real_soff;
@@ -185,16 +186,19 @@ static void test_refusals(void) {
   buf[vt_pos + 2] = 0xff;
   buf[vt_pos + 3] = 0xff;
   etrt_fb_reader_init(&r, buf, size);
-  CHECK_FAILS(etrt_fb_root(&r, "Root", &root), ETRT_ERROR_INVALID_FORMAT, "table size");
+  CHECK_OK(etrt_fb_root(&r, "Root", &root));
+  int32_t i32;
+  CHECK_OK(etrt_fb_read_i32(&root, R_I32, "i32", 0, &i32));
+  CHECK_EQ_INT(i32, -5);
 
-  /* A field whose voffset points past the table. */
+  /* A field whose voffset points past the end of the data. */
   memcpy(buf, good, size);
   uint16_t far = 0x7ff0;
   memcpy(buf + vt_pos + 4 + 2 * R_I32, &far, 2);
   etrt_fb_reader_init(&r, buf, size);
   CHECK_OK(etrt_fb_root(&r, "Root", &root));
-  int32_t i32;
-  CHECK_FAILS(etrt_fb_read_i32(&root, R_I32, "i32", 0, &i32), ETRT_ERROR_INVALID_FORMAT, "Root.i32 at byte offset");
+  CHECK_FAILS(etrt_fb_read_i32(&root, R_I32, "i32", 0, &i32), ETRT_ERROR_INVALID_FORMAT,
+              "runs past the end of the data");
 
   /* Offsets of the name string, the longs vector and the inners vector. */
   etrt_fb_reader_init(&r, good, size);
@@ -268,10 +272,11 @@ static void test_refusals(void) {
   CHECK_FAILS(etrt_fb_read_union(&root, R_UTYPE, "u", 1, union_names, &tag, &t), ETRT_ERROR_INVALID_FORMAT,
               "has no value");
 
-  /* The depth limit. */
+  /* The depth limit: the root is depth 0, so depth 63 is the 64th level. */
   etrt_fb_reader_init(&r, good, size);
-  CHECK_FAILS(etrt_fb_table_at(&r, root_pos, ETRT_FB_MAX_DEPTH + 1, "Root", &t), ETRT_ERROR_INVALID_FORMAT,
-              "nested deeper");
+  CHECK_OK(etrt_fb_table_at(&r, root_pos, ETRT_FB_MAX_DEPTH - 1, "Root", &t));
+  CHECK_FAILS(etrt_fb_table_at(&r, root_pos, ETRT_FB_MAX_DEPTH, "Root", &t),
+              ETRT_ERROR_INVALID_FORMAT, "nested deeper");
 
   /* The work and memory budgets. */
   etrt_fb_reader_init(&r, good, size);
@@ -282,6 +287,207 @@ static void test_refusals(void) {
 
   free(buf);
   free(good);
+}
+
+/* Hand-laid buffers for the verifier's rules, little-endian writes at fixed
+ * offsets. The layout of most of them:
+ *   0: root uoffset   4: "TST1"   8: vtable (vsize, tsize, voff0, voff1, ...)
+ *   then the table, 4-byte aligned, with its soffset back to the vtable at 8. */
+static void put16(uint8_t *b, size_t at, uint16_t v) { memcpy(b + at, &v, 2); }
+static void put32(uint8_t *b, size_t at, uint32_t v) { memcpy(b + at, &v, 4); }
+static void put64(uint8_t *b, size_t at, uint64_t v) { memcpy(b + at, &v, 8); }
+
+/* A table at 16 whose vtable (at 8) lists `nfields` voffsets from `voffs`. */
+static void lay_table(uint8_t *b, uint16_t tsize, const uint16_t *voffs, int nfields) {
+  put32(b, 0, 16);
+  memcpy(b + 4, "TST1", 4);
+  put16(b, 8, (uint16_t)(4 + 2 * nfields));
+  put16(b, 10, tsize);
+  for (int i = 0; i < nfields; ++i) put16(b, 12 + 2 * (size_t)i, voffs[i]);
+  put32(b, 16, 16 - 8);
+}
+
+static void test_verifier_rules(void) {
+  uint8_t *b = aligned_alloc(16, 64);
+  etrt_fb_reader r;
+  etrt_fb_table root;
+  etrt_fb_str s;
+  etrt_fb_vector v;
+  int32_t i32 = 0;
+  int64_t i64 = 0;
+
+  /* Accepted: the vtable declares a 4-byte table (the soffset alone), yet its
+   * fields lie beyond: an int at +4 and a long at +8, inside the data. */
+  memset(b, 0, 64);
+  uint16_t two_fields[2] = {4, 8};
+  lay_table(b, 4, two_fields, 2);
+  put32(b, 20, 0x12345678u);
+  put64(b, 24, (uint64_t)-42);
+  etrt_fb_reader_init(&r, b, 32);
+  CHECK_OK(etrt_fb_root(&r, "Root", &root));
+  CHECK_EQ_INT(root.table_size, 4);
+  CHECK_OK(etrt_fb_read_i32(&root, 0, "a", 0, &i32));
+  CHECK_EQ_INT(i32, 0x12345678);
+  CHECK_OK(etrt_fb_read_i64(&root, 1, "b", 0, &i64));
+  CHECK(i64 == -42);
+
+  /* Accepted: a vtable of 2 bytes declares no fields, which read as defaults. */
+  put16(b, 8, 2);
+  etrt_fb_reader_init(&r, b, 32);
+  CHECK_OK(etrt_fb_root(&r, "Root", &root));
+  CHECK_EQ_INT(root.table_size, 0);
+  CHECK_OK(etrt_fb_read_i32(&root, 0, "a", 7, &i32));
+  CHECK_EQ_INT(i32, 7);
+
+  /* Refused: the long ends 4 bytes past the end of the data. */
+  lay_table(b, 4, two_fields, 2);
+  etrt_fb_reader_init(&r, b, 28);
+  CHECK_OK(etrt_fb_root(&r, "Root", &root));
+  CHECK_OK(etrt_fb_read_i32(&root, 0, "a", 0, &i32));
+  CHECK_FAILS(
+      etrt_fb_read_i64(&root, 1, "b", 0, &i64), ETRT_ERROR_INVALID_FORMAT,
+      "Root.b at byte offset 24: field (8 bytes at +8) runs past the end of the data (28 bytes)");
+
+  /* Refused: an int at byte 22 and a long at byte 20 (both relative to the start). */
+  uint16_t skewed[2] = {6, 4};
+  lay_table(b, 16, skewed, 2);
+  etrt_fb_reader_init(&r, b, 40);
+  CHECK_OK(etrt_fb_root(&r, "Root", &root));
+  CHECK_FAILS(etrt_fb_read_i32(&root, 0, "a", 0, &i32), ETRT_ERROR_INVALID_FORMAT,
+              "Root.a at byte offset 22: field of 4 bytes is not 4-byte aligned");
+  CHECK_FAILS(etrt_fb_read_i64(&root, 1, "b", 0, &i64), ETRT_ERROR_INVALID_FORMAT,
+              "Root.b at byte offset 20: field of 8 bytes is not 8-byte aligned");
+
+  /* Refused: a string offset at byte 22, not 4-byte aligned. */
+  etrt_fb_reader_init(&r, b, 40);
+  CHECK_OK(etrt_fb_root(&r, "Root", &root));
+  CHECK_FAILS(etrt_fb_read_string(&root, 0, "name", &s), ETRT_ERROR_INVALID_FORMAT,
+              "Root.name at byte offset 22: field of 4 bytes is not 4-byte aligned");
+
+  /* A string at 24 ("abc"): accepted; then its NUL replaced, then cut off so the
+   * terminator would lie past the end. */
+  uint16_t one_field[1] = {4};
+  memset(b, 0, 64);
+  lay_table(b, 8, one_field, 1);
+  put32(b, 20, 4); /* 20 + 4 = 24 */
+  put32(b, 24, 3);
+  memcpy(b + 28, "abc", 4);
+  etrt_fb_reader_init(&r, b, 32);
+  CHECK_OK(etrt_fb_root(&r, "Root", &root));
+  CHECK_OK(etrt_fb_read_string(&root, 0, "name", &s));
+  CHECK(s.size == 3 && strcmp(s.data, "abc") == 0);
+  b[31] = 'd';
+  etrt_fb_reader_init(&r, b, 32);
+  CHECK_OK(etrt_fb_root(&r, "Root", &root));
+  CHECK_FAILS(etrt_fb_read_string(&root, 0, "name", &s), ETRT_ERROR_INVALID_FORMAT,
+              "Root.name: string at byte offset 24 lacks its terminating NUL");
+  put32(b, 24, 4);
+  etrt_fb_reader_init(&r, b, 32);
+  CHECK_OK(etrt_fb_root(&r, "Root", &root));
+  CHECK_FAILS(
+      etrt_fb_read_string(&root, 0, "name", &s), ETRT_ERROR_INVALID_FORMAT,
+      "Root.name: string at byte offset 24 (length 4) runs past the end of the data (32 bytes)");
+
+  /* A vector of two ints at 24: accepted; then three, past the end; then with
+   * its length at a misaligned byte. */
+  put32(b, 24, 2);
+  put32(b, 28, 5);
+  put32(b, 32, 6);
+  const int32_t *ints;
+  size_t count;
+  etrt_fb_reader_init(&r, b, 36);
+  CHECK_OK(etrt_fb_root(&r, "Root", &root));
+  CHECK_OK(etrt_fb_read_numbers(&root, 0, "ints", 4, (const void **)&ints, &count));
+  CHECK(count == 2 && ints[0] == 5 && ints[1] == 6);
+  put32(b, 24, 3);
+  etrt_fb_reader_init(&r, b, 36);
+  CHECK_OK(etrt_fb_root(&r, "Root", &root));
+  CHECK_FAILS(
+      etrt_fb_read_vector(&root, 0, "ints", 4, 4, &v), ETRT_ERROR_INVALID_FORMAT,
+      "Root.ints: vector at byte offset 24 (3 elements of 4 bytes) runs past the end of the data "
+      "(36 bytes)");
+  put32(b, 20, 6);
+  etrt_fb_reader_init(&r, b, 36);
+  CHECK_OK(etrt_fb_root(&r, "Root", &root));
+  CHECK_FAILS(etrt_fb_read_vector(&root, 0, "ints", 4, 4, &v), ETRT_ERROR_INVALID_FORMAT,
+              "Root.ints: vector at byte offset 26 is misaligned");
+
+  /* A vtable at an odd byte (soffset 7 from the table at 16). */
+  put32(b, 16, 7);
+  etrt_fb_reader_init(&r, b, 36);
+  CHECK_FAILS(etrt_fb_root(&r, "Root", &root), ETRT_ERROR_INVALID_FORMAT,
+              "Root at byte offset 16: vtable at byte offset 9 is not 2-byte aligned");
+  free(b);
+}
+
+/* 65 tables, each holding an offset to the next: 64 levels are accepted, the 65th
+ * is refused. All share one vtable at 8 (one offset field at +4). */
+static void test_depth_limit(void) {
+  enum { LEVELS = ETRT_FB_MAX_DEPTH + 1 };
+  size_t size = 16 + 8 * (size_t)LEVELS;
+  uint8_t *b = aligned_alloc(16, etrt_align_up(size, 16));
+  memset(b, 0, size);
+  put32(b, 0, 16);
+  memcpy(b + 4, "TST1", 4);
+  put16(b, 8, 6);
+  put16(b, 10, 8);
+  put16(b, 12, 4);
+  for (size_t i = 0; i < LEVELS; ++i) {
+    size_t pos = 16 + 8 * i;
+    put32(b, pos, (uint32_t)(pos - 8));
+    put32(b, pos + 4, 4); /* the next table, 8 bytes on */
+  }
+  etrt_fb_reader r;
+  etrt_fb_table t, child;
+  bool present = false;
+  etrt_fb_reader_init(&r, b, size);
+  CHECK_OK(etrt_fb_root(&r, "Node", &t));
+  for (int level = 1; level < ETRT_FB_MAX_DEPTH; ++level) {
+    CHECK_OK(etrt_fb_read_table(&t, 0, "next", "Node", &child, &present));
+    CHECK(present);
+    t = child;
+  }
+  CHECK_EQ_INT(t.depth, ETRT_FB_MAX_DEPTH - 1);
+  CHECK_FAILS(etrt_fb_read_table(&t, 0, "next", "Node", &child, &present),
+              ETRT_ERROR_INVALID_FORMAT, "nested deeper than 64 tables");
+  free(b);
+}
+
+/* A vector of 1,000,000 offsets to one shared table: with the root that makes
+ * 1,000,001 table visits, one more than the verifier allows. */
+static void test_table_count_limit(void) {
+  const size_t n = ETRT_FB_MAX_TABLES;
+  /* 0: root uoffset, 4: id, 8: vtable {6, 8, 4}, 16: root table (offset to the
+   * vector at 24), 24: vector, then the shared table with a 4-byte vtable. */
+  size_t vec = 24, shared_vt = vec + 4 + 4 * n, shared = shared_vt + 4;
+  size_t size = shared + 4;
+  uint8_t *b = aligned_alloc(16, etrt_align_up(size, 16));
+  memset(b, 0, size);
+  put32(b, 0, 16);
+  memcpy(b + 4, "TST1", 4);
+  put16(b, 8, 6);
+  put16(b, 10, 8);
+  put16(b, 12, 4);
+  put32(b, 16, 8);
+  put32(b, 20, (uint32_t)(vec - 20));
+  put32(b, vec, (uint32_t)n);
+  for (size_t i = 0; i < n; ++i) put32(b, vec + 4 + 4 * i, (uint32_t)(shared - (vec + 4 + 4 * i)));
+  put16(b, shared_vt, 4);
+  put16(b, shared_vt + 2, 4);
+  put32(b, shared, 4);
+  etrt_fb_reader r;
+  etrt_fb_table root, t;
+  etrt_fb_vector v;
+  etrt_fb_reader_init(&r, b, size);
+  CHECK_OK(etrt_fb_root(&r, "Root", &root));
+  CHECK_OK(etrt_fb_read_vector(&root, 0, "items", 4, 4, &v));
+  CHECK(v.count == n);
+  size_t i = 0;
+  while (i + 1 < n && etrt_fb_vector_table(&v, i, "Item", &t) == ETRT_OK) ++i;
+  CHECK(i == n - 1);
+  CHECK_FAILS(etrt_fb_vector_table(&v, n - 1, "Item", &t), ETRT_ERROR_INVALID_FORMAT,
+              "more than 1000000 tables");
+  free(b);
 }
 
 static void test_builder_failure_is_sticky(void) {
@@ -308,6 +514,9 @@ static void test_builder_failure_is_sticky(void) {
 int main(void) {
   RUN_TEST(test_round_trip);
   RUN_TEST(test_refusals);
+  RUN_TEST(test_verifier_rules);
+  RUN_TEST(test_depth_limit);
+  RUN_TEST(test_table_count_limit);
   RUN_TEST(test_builder_failure_is_sticky);
   return TEST_EXIT();
 }

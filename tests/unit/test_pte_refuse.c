@@ -65,6 +65,7 @@ static etrt_fb_table walk(etrt_fb_reader *r, uint8_t *bytes, size_t size, const 
   walk((r), (bytes), (size), (const step[]){__VA_ARGS__}, (int)(sizeof((const step[]){__VA_ARGS__}) / sizeof(step)))
 
 static const step PLAN = {1, 0};
+enum { PTE_SEGMENTS_SLOT = 4 }; /* Program.segments */
 
 /* ---- the file level ------------------------------------------------------------ */
 
@@ -381,6 +382,34 @@ static void test_program_tables(void) {
   named_data_out_of_range();
 }
 
+/* Not a refusal: a DataSegment whose vtable declares a 4-byte table (the soffset
+ * alone) while its offset and size fields lie beyond. The FlatBuffers verifier
+ * never compares fields with that size, and ExecuTorch loads such files. */
+static void test_declared_table_size_is_not_a_bound(void) {
+  size_t size;
+  uint8_t *good = sample(NULL, &size);
+  if (good == NULL) return;
+  uint8_t *b = malloc(size);
+  memcpy(b, good, size);
+  etrt_fb_reader r;
+  etrt_fb_table segment = WALK(&r, b, size, {PTE_SEGMENTS_SLOT, 0});
+  CHECK(segment.table_size > 4);
+  uint16_t four = 4;
+  memcpy(b + segment.vtable + 2, &four, 2);
+  etrt_pte_program *expected = NULL, *patched = NULL;
+  CHECK_OK(etrt_pte_parse(good, size, &expected));
+  CHECK_OK(etrt_pte_parse(b, size, &patched));
+  if (expected != NULL && patched != NULL) {
+    CHECK(patched->segments_count == expected->segments_count && patched->segments_count > 0);
+    CHECK(patched->segments[0].offset == expected->segments[0].offset);
+    CHECK(patched->segments[0].size == expected->segments[0].size);
+  }
+  etrt_pte_program_free(expected);
+  etrt_pte_program_free(patched);
+  free(b);
+  free(good);
+}
+
 int main(void) {
   RUN_TEST(test_identification);
   RUN_TEST(test_extended_header);
@@ -388,5 +417,6 @@ int main(void) {
   RUN_TEST(test_structure);
   RUN_TEST(test_indices);
   RUN_TEST(test_program_tables);
+  RUN_TEST(test_declared_table_size_is_not_a_bound);
   return TEST_EXIT();
 }
