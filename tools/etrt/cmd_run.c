@@ -12,6 +12,7 @@
 #include "base/log.h"
 #include "commands.h"
 #include "device/device.h"
+#include "engine/engine.h"
 #include "duration.h"
 #include "etrt/log.h"
 #include "etrt/method.h"
@@ -53,7 +54,11 @@ static void etrt_run_usage(FILE *out) {
           "  --output-dir DIR      write output_0.npy, output_1.npy, ... into DIR (created with\n"
           "                        its missing parents; a file in its place is refused)\n"
           "  --iterations N        run N times and report the median time (default 1)\n"
-          "  --io host|pinned|device  where the tool places inputs and outputs (default host)\n"
+          "  --io host|pinned|device  where the tool places inputs and outputs (default host):\n"
+          "                        host or pinned memory is bound as is; where the program keeps\n"
+          "                        I/O on a GPU (etrt build --io-on-device) the runtime stages it\n"
+          "                        through device memory (contract rule 3); device: memory on the\n"
+          "                        program's GPU (cuda:1 for a program built for cuda:1), zero copy\n"
           "  --stream default|caller  the per-thread default stream, or a stream the tool creates and selects\n"
           "  --sms N               run on a green-context stream of N SMs and print the SMs granted\n"
           "  --async               execute_async, then wait on the completion event (needs --io device)\n"
@@ -344,16 +349,27 @@ typedef struct etrt_run_state {
 } etrt_run_state;
 
 /* The GPU a program runs on, for I/O it plans in host memory and for the streams the
- * tool creates: the device of the first tensor the program places on a GPU (every
- * tensor a delegate reads or writes is labelled with the delegate's device; a
- * program built for cuda:1 labels them cuda:1). -1 for a program that places no
- * tensor on a GPU (it runs on the CPU). */
+ * tool creates: the device of the first tensor the program places on a GPU (a
+ * program built for cuda:1 labels the tensors of its delegates cuda:1), else the
+ * device of the first delegate whose engine runs on a GPU (contract rule 1: the
+ * plan decides; programs assembled without device labels still record it there).
+ * -1 for a program that runs on the CPU. */
 static int etrt_run_program_device(const etrt_program *program, const char *method) {
   const etrt_pte_plan *plan = etrt_program_plan(program, method);
   if (plan == NULL) return -1;
   for (size_t i = 0; i < plan->values_count; ++i) {
     if (plan->values[i].kind != ETRT_PTE_VALUE_TENSOR) continue;
     etrt_device device = etrt_pte_tensor_device(&plan->values[i].tensor);
+    if (device.type == ETRT_DEVICE_CUDA) return device.index;
+  }
+  for (size_t d = 0; d < plan->delegates_count; ++d) {
+    etrt_pte_bytes payload;
+    etrt_engine *engine = NULL;
+    if (etrt_pte_program_delegate_data(program->pte, &plan->delegates[d], &payload) != ETRT_OK ||
+        etrt_engine_deserialize(payload.data, payload.size, &engine) != ETRT_OK)
+      continue; /* not an etrt engine: it says nothing of a device */
+    etrt_device device = etrt_engine_device(engine);
+    etrt_engine_destroy(engine);
     if (device.type == ETRT_DEVICE_CUDA) return device.index;
   }
   return -1;
@@ -369,8 +385,8 @@ static int etrt_run_tensor_device(const etrt_run_state *st, const etrt_tensor_in
 static int etrt_run_device_of(const etrt_run_state *st, const etrt_tensor_info *info, const char *what, uint32_t i) {
   int device = etrt_run_tensor_device(st, info);
   if (device < 0) {
-    fprintf(stderr, "etrt run: --io device: %s %u: the program plans no GPU memory (it runs on the CPU); "
-                    "use --io host\n", what, i);
+    fprintf(stderr, "etrt run: --io device: %s %u: the program runs on the CPU, not on a GPU; use --io host\n",
+            what, i);
   }
   return device;
 }
@@ -661,7 +677,9 @@ int etrt_cmd_run(int argc, char **argv) {
     return 2;
   }
   code = etrt_run_load(st, 0, &st->program, &st->method);
-  if (code == 0) st->program_device = etrt_run_program_device(st->program, st->o.method);
+  st->program_device = -1;
+  if (code == 0 && st->driver != NULL && (st->o.io != ETRT_IO_HOST || st->o.caller_stream || st->o.sms))
+    st->program_device = etrt_run_program_device(st->program, st->o.method);
   if (code == 0) code = etrt_run_prepare_inputs(st);
   if (code == 0) code = etrt_run_prepare_outputs(st);
   if (code == 0) code = etrt_run_select_stream(st);
