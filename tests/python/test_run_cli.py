@@ -121,6 +121,7 @@ def small_model():
 def run_outputs(pte, flags, env, tag):
     """Runs pte on small.npy with flags; returns (result, output 0 or None)."""
     out = bt.path(tag)
+    os.makedirs(out, exist_ok=True)  # test_output_dir covers a missing folder
     r = run(["run", pte, "--input", bt.path("small.npy"), "--output-dir", out] + flags, env=env)
     path = os.path.join(out, "output_0.npy")
     return r, (np.load(path) if r.returncode == 0 and os.path.exists(path) else None)
