@@ -1,12 +1,15 @@
 """`etrt run` from the command line: the real ExecuTorch fixtures with .npy and .pb
 inputs, every contract option on simulated GPUs, the no-GPU message and --allow-cpu,
-and bad input (exit status 2, nothing on standard output)."""
+bad input (exit status 2, nothing on standard output), --output-dir made when missing,
+programs with device-resident I/O under every --io, --io device on the program's own
+GPU, and times in the unit that fits."""
 import os
+import re
 import subprocess
 import sys
 
 import numpy as np
-from onnx import numpy_helper
+from onnx import TensorProto, helper, numpy_helper
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import build_testing as bt  # noqa: E402
@@ -86,8 +89,93 @@ def test_contract_options_on_sim():
     bt.check(r.returncode == 0 and got == checksum, "--allow-cpu: same outputs (%s) %s" % (got, r.stderr))
 
 
+def test_output_dir():
+    add = os.path.join(FIXTURES, "pte", "add.pte")
+    nested = bt.path(os.path.join("made", "by", "run"))
+    r = run(["run", add, "--random-inputs", "1", "--output-dir", nested])
+    bt.check(r.returncode == 0 and os.path.isfile(os.path.join(nested, "output_0.npy")),
+             "--output-dir and its missing parents are created: %d %s" % (r.returncode, r.stderr))
+    # A file where the folder should be: refused as bad input before anything runs.
+    blocker = bt.path("a_file")
+    with open(blocker, "w") as f:
+        f.write("keep")
+    for target in (blocker, os.path.join(blocker, "below")):
+        r = run(["run", add, "--random-inputs", "1", "--output-dir", target])
+        bt.check(r.returncode == 2 and r.stdout == "" and "is not a directory" in r.stderr,
+                 "--output-dir %s: exit 2, nothing run: %d %r %r" % (target, r.returncode, r.stdout, r.stderr))
+    with open(blocker) as f:
+        bt.check(f.read() == "keep", "the file in the way is untouched")
+    bt.check(not os.path.exists(os.path.join(blocker, "output_0.npy")), "nothing written")
+
+
+def small_model():
+    """x[2,8] -> MatMul -> Relu -> y[2,6]: one GPU partition."""
+    w = np.linspace(-1.0, 1.0, 48, dtype=np.float32).reshape(8, 6)
+    nodes = [helper.make_node("MatMul", ["x", "W"], ["h"], name="mm"), helper.make_node("Relu", ["h"], ["y"], name="relu")]
+    graph = helper.make_graph(nodes, "small", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 8])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 6])],
+                              [numpy_helper.from_array(w, "W")])
+    return bt.save_model(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), "small.onnx")
+
+
+def run_outputs(pte, flags, env, tag):
+    """Runs pte on small.npy with flags; returns (result, output 0 or None)."""
+    out = bt.path(tag)
+    os.makedirs(out, exist_ok=True)  # test_output_dir covers a missing folder
+    r = run(["run", pte, "--input", bt.path("small.npy"), "--output-dir", out] + flags, env=env)
+    path = os.path.join(out, "output_0.npy")
+    return r, (np.load(path) if r.returncode == 0 and os.path.exists(path) else None)
+
+
+def test_device_io_programs():
+    model = small_model()
+    x = np.linspace(-2.0, 2.0, 16, dtype=np.float32).reshape(2, 8)
+    np.save(bt.path("small.npy"), x)
+    env = bt.sim_env(2)
+    cpu_pte, _ = bt.build(model, "small_cpu.pte", "--device", "cpu", "--quiet", env=env)
+    r, want = run_outputs(cpu_pte, [], env, "small_cpu_out")
+    if not bt.check(want is not None and want.shape == (2, 6), "CPU-built program runs: " + r.stderr):
+        return
+    # Device-resident I/O (--io-on-device): host and pinned buffers are staged by the
+    # delegate (rule 3), device buffers are bound in place.
+    for device in ("cuda:0", "cuda:1"):
+        pte, _ = bt.build(model, "small_io_%s.pte" % device[-1], "--device", device, "--io-on-device", "--quiet",
+                          env=env)
+        for flags in (["--io", "host"], ["--io", "pinned"], ["--io", "device"], ["--io", "host", "--check-cpu"],
+                      ["--io", "device", "--stream", "caller", "--async"]):
+            tag = "small_io_%s_%s" % (device[-1], "_".join(f.strip("-") for f in flags))
+            r, got = run_outputs(pte, flags, env, tag)
+            bt.check(got is not None and np.array_equal(got, want),
+                     "--io-on-device %s %s: outputs equal the CPU build's: %s %s" % (device, flags, got, r.stderr))
+    # --io device places buffers on the program's GPU (cuda:1 here), for host-planned
+    # and device-planned I/O alike; ETRT_LOG=info says where.
+    log_env = dict(env, ETRT_LOG="info")
+    for extra in ([], ["--io-on-device"]):
+        pte, _ = bt.build(model, "small_cuda1%s.pte" % ("_io" if extra else ""), "--device", "cuda:1", "--quiet",
+                          *extra, env=env)
+        r, got = run_outputs(pte, ["--io", "device"], log_env, "small_cuda1_device%s" % ("_io" if extra else ""))
+        bt.check(got is not None and np.array_equal(got, want), "cuda:1 %s --io device: outputs %s %s" % (extra, got, r.stderr))
+        bt.check("device memory on cuda:1" in r.stderr and "device memory on cuda:0" not in r.stderr,
+                 "cuda:1 %s --io device allocates on cuda:1: %s" % (extra, r.stderr))
+    r = run(["run", cpu_pte, "--random-inputs", "1", "--io", "device"], env=env)
+    bt.check(r.returncode == 2 and "the program runs on the CPU" in r.stderr, "--io device for a CPU program: " + r.stderr)
+
+
+def test_duration_units():
+    r = run(["run", os.path.join(FIXTURES, "pte", "add.pte"), "--random-inputs", "1", "--iterations", "5"])
+    m = re.search(r"time per iteration: (\S+) (ns|\u00b5s|ms|s) \(median of 5\)", r.stdout)
+    bt.check(m is not None, "time per iteration with a unit: " + r.stdout + r.stderr)
+    if m:
+        digits = m.group(1).replace(".", "").lstrip("0")
+        bt.check(len(digits) == 3 or float(m.group(1)) >= 1000, "three significant figures: " + m.group(0))
+        bt.check(float(m.group(1)) > 0, "a fast run is not reported as zero: " + m.group(0))
+
+
 if __name__ == "__main__":
     test_fixtures()
     test_bad_input()
     test_contract_options_on_sim()
+    test_output_dir()
+    test_device_io_programs()
+    test_duration_units()
     bt.finish("test_run_cli")

@@ -9,6 +9,7 @@
 
 #include "commands.h"
 #include "device/device.h"
+#include "duration.h"
 #include "engine/engine.h"
 #include "etrt/method.h"
 #include "etrt/network.h"
@@ -120,9 +121,12 @@ static int etrt_bench_overhead(const etrt_device_driver *d, int iterations) {
     full[i] = t2 - t1;
   }
   ETRT_BENCH_CHECK(etrt_stream_pop());
-  double r = etrt_bench_median(raw, iterations) * 1e6, f = etrt_bench_median(full, iterations) * 1e6;
-  printf("overhead  raw enqueue+sync %8.2f us   etrt_method_execute %8.2f us   overhead %6.2f us (median of %d)\n", r, f,
-         f - r, iterations);
+  double r = etrt_bench_median(raw, iterations), f = etrt_bench_median(full, iterations);
+  char raw_text[32], full_text[32], overhead_text[32];
+  printf("overhead  raw enqueue+sync %10s   etrt_method_execute %10s   overhead %10s (median of %d)\n",
+         etrt_tool_format_duration(r, raw_text, sizeof raw_text),
+         etrt_tool_format_duration(f, full_text, sizeof full_text),
+         etrt_tool_format_duration(f - r, overhead_text, sizeof overhead_text), iterations);
   free(raw);
   free(full);
   etrt_exec_context_destroy(context);

@@ -10,6 +10,7 @@
 #include "base/file.h"
 #include "base/status.h"
 #include "commands.h"
+#include "duration.h"
 #include "device/device.h"
 #include "etrt/method.h"
 #include "etrt/network.h"
@@ -132,7 +133,8 @@ int etrt_cmd_demo(int argc, char **argv) {
       for (int64_t c = 0; c < out.sizes[1]; ++c) printf(" %+.4f", logits[r * out.sizes[1] + c]);
       printf("\n");
     }
-    printf("best of %ld runs: %.1f us per execute\n", iterations, best);
+    char text[32];
+    printf("best of %ld runs: %s per execute\n", iterations, etrt_tool_format_duration(best * 1e-6, text, sizeof text));
   } else {
     fprintf(stderr, "etrt demo: %s\n", etrt_last_error());
   }

@@ -1,18 +1,24 @@
 /* etrt run: load a program, run a method on inputs from files or random ones, report
  * and write the outputs. Exercises the device contract: where I/O lives (--io), the
  * stream (--stream, --sms), async completion (--async). */
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
+#include "base/log.h"
 #include "commands.h"
 #include "device/device.h"
+#include "engine/engine.h"
+#include "duration.h"
 #include "etrt/log.h"
 #include "etrt/method.h"
 #include "etrt/program.h"
 #include "etrt/stream.h"
+#include "runtime/program.h"
 #include "tensor_file.h"
 
 #define ETRT_RUN_MAX_IO 64
@@ -45,9 +51,14 @@ static void etrt_run_usage(FILE *out) {
           "  --input FILE          an input, in order: .npy, or .pb (ONNX TensorProto); repeat per input\n"
           "  --random-inputs SEED  random inputs at the declared (largest) shapes instead\n"
           "  --data FILE.ptd       external tensors the program refers to\n"
-          "  --output-dir DIR      write output_0.npy, output_1.npy, ... into DIR\n"
+          "  --output-dir DIR      write output_0.npy, output_1.npy, ... into DIR (created with\n"
+          "                        its missing parents; a file in its place is refused)\n"
           "  --iterations N        run N times and report the median time (default 1)\n"
-          "  --io host|pinned|device  where the tool places inputs and outputs (default host)\n"
+          "  --io host|pinned|device  where the tool places inputs and outputs (default host):\n"
+          "                        host or pinned memory is bound as is; where the program keeps\n"
+          "                        I/O on a GPU (etrt build --io-on-device) the runtime stages it\n"
+          "                        through device memory (contract rule 3); device: memory on the\n"
+          "                        program's GPU (cuda:1 for a program built for cuda:1), zero copy\n"
           "  --stream default|caller  the per-thread default stream, or a stream the tool creates and selects\n"
           "  --sms N               run on a green-context stream of N SMs and print the SMs granted\n"
           "  --async               execute_async, then wait on the completion event (needs --io device)\n"
@@ -162,6 +173,42 @@ static int etrt_run_fail(const char *what, etrt_status status) {
              : 1;
 }
 
+/* --output-dir: every existing prefix of the path must be a directory; with `create`
+ * the missing ones are made (mkdir -p). Checked before anything runs, so that a
+ * path naming a file is refused with nothing written; created only when the outputs
+ * are written. */
+static int etrt_run_output_dir(const char *dir, int create) {
+  char path[4096];
+  size_t len = strlen(dir);
+  if (len == 0 || len >= sizeof path) {
+    fprintf(stderr, "etrt run: --output-dir '%s': not a usable path\n", dir);
+    return 2;
+  }
+  memcpy(path, dir, len + 1);
+  for (size_t end = 1; end <= len; ++end) {
+    if (end < len && path[end] != '/') continue;
+    char saved = path[end];
+    path[end] = '\0';
+    struct stat info;
+    if (stat(path, &info) == 0) {
+      if (!S_ISDIR(info.st_mode)) {
+        fprintf(stderr, "etrt run: --output-dir '%s': '%s' exists and is not a directory\n", dir, path);
+        return 2;
+      }
+    } else if (errno != ENOENT) {
+      fprintf(stderr, "etrt run: --output-dir '%s': %s: %s\n", dir, path, strerror(errno));
+      return 2;
+    } else if (!create) {
+      return 0; /* the rest does not exist yet: made when the outputs are written */
+    } else if (mkdir(path, 0777) != 0 && errno != EEXIST) {
+      fprintf(stderr, "etrt run: --output-dir '%s': cannot create '%s': %s\n", dir, path, strerror(errno));
+      return 1;
+    }
+    path[end] = saved;
+  }
+  return 0;
+}
+
 static uint64_t etrt_run_random_state;
 static double etrt_run_random(void) {
   etrt_run_random_state = etrt_run_random_state * 6364136223846793005ULL + 1442695040888963407ULL;
@@ -200,11 +247,27 @@ typedef struct etrt_run_buffer {
   void *data;
   size_t size;
   etrt_io_place place;
+  int device; /* for ETRT_IO_DEVICE: the GPU the memory is on */
 } etrt_run_buffer;
 
-static int etrt_run_alloc(const etrt_device_driver *driver, etrt_io_place place, size_t size, etrt_run_buffer *b) {
+/* Makes `device` current for the device calls that follow (they act on the current
+ * device), keeping the previous one for etrt_run_device_leave. */
+static etrt_status etrt_run_device_enter(const etrt_device_driver *driver, int device, int *previous) {
+  *previous = -1;
+  etrt_status s = driver->get_device(previous);
+  if (s == ETRT_OK && *previous != device) s = driver->set_device(device);
+  return s;
+}
+
+static void etrt_run_device_leave(const etrt_device_driver *driver, int device, int previous) {
+  if (previous >= 0 && previous != device) (void)driver->set_device(previous);
+}
+
+static int etrt_run_alloc(const etrt_device_driver *driver, etrt_io_place place, int device, size_t size,
+                          etrt_run_buffer *b) {
   b->size = size;
   b->place = place;
+  b->device = device;
   size_t n = size ? size : 1;
   etrt_status s = ETRT_OK;
   if (place == ETRT_IO_HOST) {
@@ -212,7 +275,11 @@ static int etrt_run_alloc(const etrt_device_driver *driver, etrt_io_place place,
   } else if (place == ETRT_IO_PINNED) {
     s = driver->malloc_pinned(n, &b->data);
   } else {
-    s = driver->malloc_device(n, &b->data);
+    int previous;
+    s = etrt_run_device_enter(driver, device, &previous);
+    if (s == ETRT_OK) s = driver->malloc_device(n, &b->data);
+    etrt_run_device_leave(driver, device, previous);
+    if (s == ETRT_OK) etrt_log(ETRT_LOG_INFO, "etrt run: %zu bytes of device memory on cuda:%d", size, device);
   }
   if (s != ETRT_OK || b->data == NULL) {
     fprintf(stderr, "etrt run: cannot allocate %zu bytes: %s\n", size, etrt_last_error());
@@ -223,10 +290,28 @@ static int etrt_run_alloc(const etrt_device_driver *driver, etrt_io_place place,
 
 static void etrt_run_free(const etrt_device_driver *driver, etrt_run_buffer *b) {
   if (b->data == NULL) return;
-  if (b->place == ETRT_IO_HOST) free(b->data);
-  else if (b->place == ETRT_IO_PINNED) (void)driver->free_pinned(b->data);
-  else (void)driver->free_device(b->data);
+  if (b->place == ETRT_IO_HOST) {
+    free(b->data);
+  } else if (b->place == ETRT_IO_PINNED) {
+    (void)driver->free_pinned(b->data);
+  } else {
+    int previous;
+    if (etrt_run_device_enter(driver, b->device, &previous) == ETRT_OK) (void)driver->free_device(b->data);
+    etrt_run_device_leave(driver, b->device, previous);
+  }
   b->data = NULL;
+}
+
+/* A copy between host memory and memory of `device`, on that device's per-thread
+ * stream, finished on return. */
+static etrt_status etrt_run_copy(const etrt_device_driver *driver, int device, void *dst, const void *src,
+                                 size_t size, etrt_copy_kind kind) {
+  int previous;
+  etrt_status s = etrt_run_device_enter(driver, device, &previous);
+  if (s == ETRT_OK) s = driver->memcpy_async(dst, src, size, kind, ETRT_STREAM_PER_THREAD);
+  if (s == ETRT_OK) s = driver->stream_synchronize(ETRT_STREAM_PER_THREAD);
+  etrt_run_device_leave(driver, device, previous);
+  return s;
 }
 
 static double etrt_run_median(double *values, long n) {
@@ -260,7 +345,51 @@ typedef struct etrt_run_state {
   etrt_tool_tensor host_outputs[ETRT_RUN_MAX_IO];
   void *stream;
   int stream_is_green;
+  int program_device; /* the GPU the program runs on; -1: none */
 } etrt_run_state;
+
+/* The GPU a program runs on, for I/O it plans in host memory and for the streams the
+ * tool creates: the device of the first tensor the program places on a GPU (a
+ * program built for cuda:1 labels the tensors of its delegates cuda:1), else the
+ * device of the first delegate whose engine runs on a GPU (contract rule 1: the
+ * plan decides; programs assembled without device labels still record it there).
+ * -1 for a program that runs on the CPU. */
+static int etrt_run_program_device(const etrt_program *program, const char *method) {
+  const etrt_pte_plan *plan = etrt_program_plan(program, method);
+  if (plan == NULL) return -1;
+  for (size_t i = 0; i < plan->values_count; ++i) {
+    if (plan->values[i].kind != ETRT_PTE_VALUE_TENSOR) continue;
+    etrt_device device = etrt_pte_tensor_device(&plan->values[i].tensor);
+    if (device.type == ETRT_DEVICE_CUDA) return device.index;
+  }
+  for (size_t d = 0; d < plan->delegates_count; ++d) {
+    etrt_pte_bytes payload;
+    etrt_engine *engine = NULL;
+    if (etrt_pte_program_delegate_data(program->pte, &plan->delegates[d], &payload) != ETRT_OK ||
+        etrt_engine_deserialize(payload.data, payload.size, &engine) != ETRT_OK)
+      continue; /* not an etrt engine: it says nothing of a device */
+    etrt_device device = etrt_engine_device(engine);
+    etrt_engine_destroy(engine);
+    if (device.type == ETRT_DEVICE_CUDA) return device.index;
+  }
+  return -1;
+}
+
+/* Where --io device places a tensor: the device the program plans it on (device
+ * I/O of a program built with --io-on-device), else the program's device. */
+static int etrt_run_tensor_device(const etrt_run_state *st, const etrt_tensor_info *info) {
+  return info->device.type == ETRT_DEVICE_CUDA ? info->device.index : st->program_device;
+}
+
+/* --io device needs a GPU to place I/O on. */
+static int etrt_run_device_of(const etrt_run_state *st, const etrt_tensor_info *info, const char *what, uint32_t i) {
+  int device = etrt_run_tensor_device(st, info);
+  if (device < 0) {
+    fprintf(stderr, "etrt run: --io device: %s %u: the program runs on the CPU, not on a GPU; use --io host\n",
+            what, i);
+  }
+  return device;
+}
 
 static int etrt_run_load(etrt_run_state *st, int force_cpu, etrt_program **program, etrt_method **method) {
   etrt_program_options options = {.data_path = st->o.data, .allow_cpu_fallback = st->o.allow_cpu, .force_cpu = force_cpu};
@@ -312,13 +441,14 @@ static int etrt_run_prepare_inputs(etrt_run_state *st) {
     }
     etrt_tensor_view placed = t->view;
     if (st->o.io != ETRT_IO_HOST) {
-      if (etrt_run_alloc(st->driver, st->o.io, t->nbytes, &st->placed_inputs[i])) return 1;
+      int device = -1;
+      if (st->o.io == ETRT_IO_DEVICE && (device = etrt_run_device_of(st, &info, "input", i)) < 0) return 2;
+      if (etrt_run_alloc(st->driver, st->o.io, device, t->nbytes, &st->placed_inputs[i])) return 1;
       placed.data = st->placed_inputs[i].data;
       if (st->o.io == ETRT_IO_PINNED) {
         memcpy(placed.data, t->view.data, t->nbytes);
       } else if (t->nbytes > 0) {
-        s = st->driver->memcpy_async(placed.data, t->view.data, t->nbytes, ETRT_COPY_HOST_TO_DEVICE, ETRT_STREAM_PER_THREAD);
-        if (s == ETRT_OK) s = st->driver->stream_synchronize(ETRT_STREAM_PER_THREAD);
+        s = etrt_run_copy(st->driver, device, placed.data, t->view.data, t->nbytes, ETRT_COPY_HOST_TO_DEVICE);
         if (s != ETRT_OK) return etrt_run_fail("copying an input to the device", s);
       }
     }
@@ -334,16 +464,21 @@ static int etrt_run_prepare_outputs(etrt_run_state *st) {
     fprintf(stderr, "etrt run: the method has %u outputs; the tool handles %d\n", st->num_outputs, ETRT_RUN_MAX_IO);
     return 2;
   }
-  if (st->o.io == ETRT_IO_HOST) return 0;
   for (uint32_t i = 0; i < st->num_outputs; ++i) {
     etrt_tensor_info info;
     etrt_status s = etrt_program_output_info(st->program, st->o.method, i, &info);
     if (s != ETRT_OK) return etrt_run_fail("output", s);
     if (!info.is_tensor) continue;
+    /* With --io host an output the program plans in host memory stays in the
+     * method's own memory; one it leaves to the caller on a GPU (--io-on-device)
+     * gets a host buffer that the delegate stages through device memory (rule 3). */
+    if (st->o.io == ETRT_IO_HOST && info.device.type != ETRT_DEVICE_CUDA) continue;
+    int device = -1;
+    if (st->o.io == ETRT_IO_DEVICE && (device = etrt_run_device_of(st, &info, "output", i)) < 0) return 2;
     etrt_tensor_view largest = {.dtype = info.dtype, .rank = info.rank};
     memcpy(largest.sizes, info.sizes, sizeof largest.sizes);
     size_t size = (size_t)etrt_tensor_view_numel(&largest) * etrt_dtype_size(info.dtype);
-    if (etrt_run_alloc(st->driver, st->o.io, size, &st->placed_outputs[i])) return 1;
+    if (etrt_run_alloc(st->driver, st->o.io, device, size, &st->placed_outputs[i])) return 1;
     s = etrt_method_set_output(st->method, i, st->placed_outputs[i].data, size ? size : 1);
     if (s != ETRT_OK) return etrt_run_fail("output", s);
   }
@@ -364,8 +499,7 @@ static int etrt_run_fetch_output(etrt_run_state *st, etrt_method *method, uint32
   etrt_pointer_info info = {ETRT_POINTER_PAGEABLE_HOST, -1};
   if (st->driver != NULL) (void)st->driver->pointer_info(v.data, &info);
   if (info.kind == ETRT_POINTER_DEVICE) {
-    s = st->driver->memcpy_async(out->view.data, v.data, nbytes, ETRT_COPY_DEVICE_TO_HOST, ETRT_STREAM_PER_THREAD);
-    if (s == ETRT_OK) s = st->driver->stream_synchronize(ETRT_STREAM_PER_THREAD);
+    s = etrt_run_copy(st->driver, info.device, out->view.data, v.data, nbytes, ETRT_COPY_DEVICE_TO_HOST);
     if (s != ETRT_OK) return etrt_run_fail("copying an output to the host", s);
   } else {
     memcpy(out->view.data, v.data, nbytes);
@@ -377,12 +511,15 @@ static int etrt_run_select_stream(etrt_run_state *st) {
   etrt_status s = ETRT_OK;
   if (st->o.sms > 0) {
     int granted = 0;
-    s = etrt_green_stream_create(0, st->o.sms, &st->stream, &granted);
+    s = etrt_green_stream_create(st->program_device > 0 ? st->program_device : 0, st->o.sms, &st->stream, &granted);
     if (s != ETRT_OK) return etrt_run_fail("cannot create a green-context stream", s);
     st->stream_is_green = 1;
     printf("green context: %d SMs asked, %d granted\n", st->o.sms, granted);
   } else if (st->o.caller_stream) {
-    s = st->driver->stream_create(&st->stream);
+    int device = st->program_device > 0 ? st->program_device : 0, previous;
+    s = etrt_run_device_enter(st->driver, device, &previous);
+    if (s == ETRT_OK) s = st->driver->stream_create(&st->stream);
+    etrt_run_device_leave(st->driver, device, previous);
     if (s != ETRT_OK) return etrt_run_fail("cannot create a stream", s);
   } else {
     return 0;
@@ -404,6 +541,14 @@ static int etrt_run_execute(etrt_run_state *st, double *seconds) {
   double *times = calloc((size_t)st->o.iterations, sizeof *times);
   if (times == NULL) return etrt_run_fail("timing", ETRT_ERROR_OUT_OF_MEMORY);
   int code = 0;
+  /* The program's device is made current while it runs, so that what the method
+   * creates on the current device (its completion event) is on the device of the
+   * stream the tool selected. */
+  int device = st->program_device, previous = -1;
+  if (device >= 0 && st->driver != NULL) {
+    etrt_status s = etrt_run_device_enter(st->driver, device, &previous);
+    if (s != ETRT_OK) code = etrt_run_fail("selecting the program's device", s);
+  }
   for (long it = 0; it < st->o.iterations && code == 0; ++it) {
     double t0 = etrt_run_now();
     etrt_status s;
@@ -417,6 +562,7 @@ static int etrt_run_execute(etrt_run_state *st, double *seconds) {
     times[it] = etrt_run_now() - t0;
     if (s != ETRT_OK) code = etrt_run_fail("execute", s) == 2 ? 2 : 1;
   }
+  if (device >= 0 && st->driver != NULL) etrt_run_device_leave(st->driver, device, previous);
   *seconds = etrt_run_median(times, st->o.iterations);
   free(times);
   return code;
@@ -429,6 +575,10 @@ static double etrt_run_checksum(const etrt_tensor_view *v, size_t count) {
 }
 
 static int etrt_run_report(etrt_run_state *st) {
+  if (st->o.output_dir != NULL) {
+    int code = etrt_run_output_dir(st->o.output_dir, 1);
+    if (code != 0) return code;
+  }
   for (uint32_t i = 0; i < st->num_outputs; ++i) {
     etrt_tool_tensor *t = &st->host_outputs[i];
     if (etrt_run_fetch_output(st, st->method, i, t)) return 1;
@@ -453,10 +603,27 @@ static int etrt_run_report(etrt_run_state *st) {
 static int etrt_run_check_cpu(etrt_run_state *st) {
   etrt_program *program = NULL;
   etrt_method *method = NULL;
+  etrt_run_buffer outputs[ETRT_RUN_MAX_IO] = {{0}};
   int code = etrt_run_load(st, 1, &program, &method);
   for (uint32_t i = 0; code == 0 && i < st->num_inputs; ++i) {
     etrt_status s = etrt_method_set_input(method, i, &st->host_inputs[i].view);
     if (s != ETRT_OK) code = etrt_run_fail("check-cpu input", s);
+  }
+  /* Outputs a --io-on-device program leaves to the caller get host memory here. */
+  for (uint32_t i = 0; code == 0 && i < st->num_outputs; ++i) {
+    etrt_tensor_info info;
+    etrt_status s = etrt_program_output_info(program, st->o.method, i, &info);
+    if (s != ETRT_OK) {
+      code = etrt_run_fail("check-cpu output", s);
+      break;
+    }
+    if (!info.is_tensor || info.device.type != ETRT_DEVICE_CUDA) continue;
+    etrt_tensor_view largest = {.dtype = info.dtype, .rank = info.rank};
+    memcpy(largest.sizes, info.sizes, sizeof largest.sizes);
+    size_t size = (size_t)etrt_tensor_view_numel(&largest) * etrt_dtype_size(info.dtype);
+    code = etrt_run_alloc(st->driver, ETRT_IO_HOST, -1, size, &outputs[i]);
+    if (code == 0 && (s = etrt_method_set_output(method, i, outputs[i].data, size ? size : 1)) != ETRT_OK)
+      code = etrt_run_fail("check-cpu output", s);
   }
   if (code == 0) {
     etrt_status s = etrt_method_execute(method);
@@ -482,6 +649,7 @@ static int etrt_run_check_cpu(etrt_run_state *st) {
   if (code == 0) printf("check-cpu: largest difference %.3g (output %u)\n", worst, worst_output);
   etrt_method_destroy(method);
   etrt_program_destroy(program);
+  for (uint32_t i = 0; i < ETRT_RUN_MAX_IO; ++i) etrt_run_free(st->driver, &outputs[i]);
   return code;
 }
 
@@ -499,12 +667,19 @@ int etrt_cmd_run(int argc, char **argv) {
     free(st);
     return 2;
   }
+  if (st->o.output_dir != NULL && (code = etrt_run_output_dir(st->o.output_dir, 0)) != 0) {
+    free(st);
+    return code;
+  }
   if (st->o.async && st->o.io != ETRT_IO_DEVICE) {
     fprintf(stderr, "etrt run: --async needs --io device (execute_async is refused where an output is host memory)\n");
     free(st);
     return 2;
   }
   code = etrt_run_load(st, 0, &st->program, &st->method);
+  st->program_device = -1;
+  if (code == 0 && st->driver != NULL && (st->o.io != ETRT_IO_HOST || st->o.caller_stream || st->o.sms))
+    st->program_device = etrt_run_program_device(st->program, st->o.method);
   if (code == 0) code = etrt_run_prepare_inputs(st);
   if (code == 0) code = etrt_run_prepare_outputs(st);
   if (code == 0) code = etrt_run_select_stream(st);
@@ -513,7 +688,9 @@ int etrt_cmd_run(int argc, char **argv) {
   etrt_run_release_stream(st);
   if (code == 0) code = etrt_run_report(st);
   if (code == 0) {
-    printf("time per iteration: %.3f ms (median of %ld)\n", seconds * 1e3, st->o.iterations);
+    char text[32];
+    printf("time per iteration: %s (median of %ld)\n", etrt_tool_format_duration(seconds, text, sizeof text),
+           st->o.iterations);
     if (st->o.check_cpu) code = etrt_run_check_cpu(st);
   }
   etrt_method_destroy(st->method);

@@ -1,9 +1,9 @@
 /* Matrix products through cuBLASLt (see gemm.h). cuBLASLt is column-major: a
  * row-major Y = op(A) op(B) is computed as the column-major Y^T = op(B)^T op(A)^T,
  * which reads the same bytes without moving them. Descriptors live on the stack
- * (the *Init forms), so a launch allocates nothing. */
-#include <cublasLt.h>
-
+ * (the *Init forms), so a launch allocates nothing. cuBLASLt is reached through the
+ * table of cuda_libraries.h (loaded with the first handle), never linked. */
+#include "engine/ops/cuda/cuda_libraries.h"
 #include "engine/ops/cuda/gemm.h"
 
 static cudaDataType_t etrt_gemm_data_type(etrt_dtype dtype) {
@@ -40,33 +40,37 @@ static uint32_t etrt_gemm_alignment(const void *ptr, int64_t stride, size_t elem
   return (uint32_t)(bits & (~bits + 1));
 }
 
-static etrt_status etrt_gemm_failed(const etrt_node *node, const char *call, cublasStatus_t st) {
+static etrt_status etrt_gemm_failed(const etrt_cublaslt_api *lt, const etrt_node *node, const char *call,
+                                    cublasStatus_t st) {
   return etrt_error(ETRT_ERROR_DEVICE, "%s node '%s': %s failed: %s (%d)", node->op_type,
-                    etrt_cuda_name(node), call, cublasGetStatusName(st), (int)st);
+                    etrt_cuda_name(node), call, lt->status_name(st), (int)st);
 }
 
-#define ETRT_LT_TRY(node, call)                                        \
-  do {                                                                 \
-    cublasStatus_t st_ = (call);                                       \
-    if (st_ != CUBLAS_STATUS_SUCCESS) return etrt_gemm_failed(node, #call, st_); \
+#define ETRT_LT_TRY(node, name, call)                                             \
+  do {                                                                            \
+    cublasStatus_t st_ = (call);                                                  \
+    if (st_ != CUBLAS_STATUS_SUCCESS) return etrt_gemm_failed(lt, node, name, st_); \
   } while (0)
 
-static etrt_status etrt_gemm_layout(const etrt_node *node, cublasLtMatrixLayoutOpaque_t *layout,
-                                    cudaDataType_t type, int64_t rows, int64_t cols, int64_t ld,
-                                    int64_t batch, int64_t stride) {
-  ETRT_LT_TRY(node, cublasLtMatrixLayoutInit(layout, type, (uint64_t)rows, (uint64_t)cols, ld));
+static etrt_status etrt_gemm_layout(const etrt_cublaslt_api *lt, const etrt_node *node,
+                                    cublasLtMatrixLayoutOpaque_t *layout, cudaDataType_t type,
+                                    int64_t rows, int64_t cols, int64_t ld, int64_t batch,
+                                    int64_t stride) {
+  ETRT_LT_TRY(node, "cublasLtMatrixLayoutInit", lt->matrix_layout_init(layout, sizeof *layout, type, (uint64_t)rows,
+                                           (uint64_t)cols, ld));
   if (batch > 1) {
     int32_t count = (int32_t)batch;
-    ETRT_LT_TRY(node, cublasLtMatrixLayoutSetAttribute(layout, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT,
-                                                       &count, sizeof count));
-    ETRT_LT_TRY(node, cublasLtMatrixLayoutSetAttribute(
+    ETRT_LT_TRY(node, "cublasLtMatrixLayoutSetAttribute", lt->matrix_layout_set_attribute(layout, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT,
+                                                      &count, sizeof count));
+    ETRT_LT_TRY(node, "cublasLtMatrixLayoutSetAttribute", lt->matrix_layout_set_attribute(
                           layout, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &stride,
                           sizeof stride));
   }
   return ETRT_OK;
 }
 
-static etrt_status etrt_gemm_try(const etrt_node *node, const etrt_cuda_gemm_args *g,
+static etrt_status etrt_gemm_try(const etrt_cublaslt_api *lt, const etrt_node *node,
+                                 const etrt_cuda_gemm_args *g,
                                  cublasComputeType_t compute, const etrt_cuda_launch *launch,
                                  void *workspace, size_t workspace_size, int *no_algorithm) {
   cublasLtHandle_t handle = (cublasLtHandle_t)launch->cublaslt;
@@ -75,13 +79,13 @@ static etrt_status etrt_gemm_try(const etrt_node *node, const etrt_cuda_gemm_arg
   *no_algorithm = 0;
 
   cublasLtMatmulDescOpaque_t desc;
-  ETRT_LT_TRY(node, cublasLtMatmulDescInit(&desc, compute, CUDA_R_32F));
+  ETRT_LT_TRY(node, "cublasLtMatmulDescInit", lt->matmul_desc_init(&desc, sizeof desc, compute, CUDA_R_32F));
   /* cuBLASLt's A is our B and its B is our A (see the file comment). */
   cublasOperation_t op_a = g->trans_b ? CUBLAS_OP_T : CUBLAS_OP_N;
   cublasOperation_t op_b = g->trans_a ? CUBLAS_OP_T : CUBLAS_OP_N;
-  ETRT_LT_TRY(node, cublasLtMatmulDescSetAttribute(&desc, CUBLASLT_MATMUL_DESC_TRANSA, &op_a,
+  ETRT_LT_TRY(node, "cublasLtMatmulDescSetAttribute", lt->matmul_desc_set_attribute(&desc, CUBLASLT_MATMUL_DESC_TRANSA, &op_a,
                                                    sizeof op_a));
-  ETRT_LT_TRY(node, cublasLtMatmulDescSetAttribute(&desc, CUBLASLT_MATMUL_DESC_TRANSB, &op_b,
+  ETRT_LT_TRY(node, "cublasLtMatmulDescSetAttribute", lt->matmul_desc_set_attribute(&desc, CUBLASLT_MATMUL_DESC_TRANSB, &op_b,
                                                    sizeof op_b));
 
   /* Row-major [r][c] with leading dimension ld is column-major c x r. */
@@ -89,37 +93,37 @@ static etrt_status etrt_gemm_try(const etrt_node *node, const etrt_cuda_gemm_arg
   int64_t a_rows = g->trans_a ? g->k : g->m, a_cols = g->trans_a ? g->m : g->k;
   cublasLtMatrixLayoutOpaque_t lt_a, lt_b, lt_d;
   ETRT_RETURN_IF_ERROR(
-      etrt_gemm_layout(node, &lt_a, type, b_cols, b_rows, g->ldb, g->batch, g->stride_b));
+      etrt_gemm_layout(lt, node, &lt_a, type, b_cols, b_rows, g->ldb, g->batch, g->stride_b));
   ETRT_RETURN_IF_ERROR(
-      etrt_gemm_layout(node, &lt_b, type, a_cols, a_rows, g->lda, g->batch, g->stride_a));
+      etrt_gemm_layout(lt, node, &lt_b, type, a_cols, a_rows, g->lda, g->batch, g->stride_a));
   ETRT_RETURN_IF_ERROR(
-      etrt_gemm_layout(node, &lt_d, type, g->n, g->m, g->ldy, g->batch, g->stride_y));
+      etrt_gemm_layout(lt, node, &lt_d, type, g->n, g->m, g->ldy, g->batch, g->stride_y));
 
   cublasLtMatmulPreferenceOpaque_t pref;
-  ETRT_LT_TRY(node, cublasLtMatmulPreferenceInit(&pref));
+  ETRT_LT_TRY(node, "cublasLtMatmulPreferenceInit", lt->preference_init(&pref, sizeof pref));
   uint64_t ws = workspace_size;
-  ETRT_LT_TRY(node, cublasLtMatmulPreferenceSetAttribute(
+  ETRT_LT_TRY(node, "cublasLtMatmulPreferenceSetAttribute", lt->preference_set_attribute(
                         &pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof ws));
   uint32_t align_a = etrt_gemm_alignment(g->b, g->stride_b, elem, g->batch);
   uint32_t align_b = etrt_gemm_alignment(g->a, g->stride_a, elem, g->batch);
   uint32_t align_d = etrt_gemm_alignment(g->y, g->stride_y, elem, g->batch);
-  ETRT_LT_TRY(node, cublasLtMatmulPreferenceSetAttribute(
+  ETRT_LT_TRY(node, "cublasLtMatmulPreferenceSetAttribute", lt->preference_set_attribute(
                         &pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, &align_a,
                         sizeof align_a));
-  ETRT_LT_TRY(node, cublasLtMatmulPreferenceSetAttribute(
+  ETRT_LT_TRY(node, "cublasLtMatmulPreferenceSetAttribute", lt->preference_set_attribute(
                         &pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, &align_b,
                         sizeof align_b));
-  ETRT_LT_TRY(node, cublasLtMatmulPreferenceSetAttribute(
+  ETRT_LT_TRY(node, "cublasLtMatmulPreferenceSetAttribute", lt->preference_set_attribute(
                         &pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, &align_d,
                         sizeof align_d));
-  ETRT_LT_TRY(node, cublasLtMatmulPreferenceSetAttribute(
+  ETRT_LT_TRY(node, "cublasLtMatmulPreferenceSetAttribute", lt->preference_set_attribute(
                         &pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, &align_d,
                         sizeof align_d));
 
   /* cuBLASLt caches heuristic answers, so asking on every launch costs little. */
   cublasLtMatmulHeuristicResult_t result;
   int found = 0;
-  cublasStatus_t st = cublasLtMatmulAlgoGetHeuristic(handle, &desc, &lt_a, &lt_b, &lt_d, &lt_d,
+  cublasStatus_t st = lt->algo_get_heuristic(handle, &desc, &lt_a, &lt_b, &lt_d, &lt_d,
                                                       &pref, 1, &result, &found);
   if (st == CUBLAS_STATUS_NOT_SUPPORTED || (st == CUBLAS_STATUS_SUCCESS && found == 0)) {
     *no_algorithm = 1;
@@ -128,10 +132,10 @@ static etrt_status etrt_gemm_try(const etrt_node *node, const etrt_cuda_gemm_arg
                       node->op_type, etrt_cuda_name(node), (long long)g->m,
                       (long long)g->n, (long long)g->k, etrt_dtype_name(g->dtype));
   }
-  if (st != CUBLAS_STATUS_SUCCESS) return etrt_gemm_failed(node, "cublasLtMatmulAlgoGetHeuristic", st);
+  if (st != CUBLAS_STATUS_SUCCESS) return etrt_gemm_failed(lt, node, "cublasLtMatmulAlgoGetHeuristic", st);
 
   float alpha = g->alpha, beta = g->beta;
-  ETRT_LT_TRY(node, cublasLtMatmul(handle, &desc, &alpha, g->b, &lt_a, g->a, &lt_b, &beta, g->y,
+  ETRT_LT_TRY(node, "cublasLtMatmul", lt->matmul(handle, &desc, &alpha, g->b, &lt_a, g->a, &lt_b, &beta, g->y,
                                    &lt_d, g->y, &lt_d, &result.algo, workspace,
                                    result.workspaceSize, etrt_cuda_stream(launch)));
   return ETRT_OK;
@@ -165,23 +169,28 @@ etrt_status etrt_cuda_gemm_run(const etrt_node *node, const etrt_cuda_gemm_args 
     }
     return ETRT_OK;
   }
+  const etrt_cublaslt_api *lt = NULL;
+  ETRT_RETURN_IF_ERROR(etrt_cuda_cublaslt_get(&lt));
   cublasComputeType_t compute = etrt_gemm_compute_type(gemm->dtype, launch->precision);
   int no_algorithm = 0;
   etrt_status st =
-      etrt_gemm_try(node, gemm, compute, launch, workspace, workspace_size, &no_algorithm);
+      etrt_gemm_try(lt, node, gemm, compute, launch, workspace, workspace_size, &no_algorithm);
   if (st != ETRT_OK && no_algorithm && compute != CUBLAS_COMPUTE_32F) {
     /* A reduced-precision mode is permission, not a requirement. */
-    st = etrt_gemm_try(node, gemm, CUBLAS_COMPUTE_32F, launch, workspace, workspace_size,
+    st = etrt_gemm_try(lt, node, gemm, CUBLAS_COMPUTE_32F, launch, workspace, workspace_size,
                        &no_algorithm);
   }
   return st;
 }
 
+/* The first handle of the process loads cuBLASLt (cuda_libraries.c). */
 extern "C" etrt_status etrt_cuda_blas_create(void **handle) {
+  const etrt_cublaslt_api *lt = NULL;
+  ETRT_RETURN_IF_ERROR(etrt_cuda_cublaslt_get(&lt));
   cublasLtHandle_t h = NULL;
-  cublasStatus_t st = cublasLtCreate(&h);
+  cublasStatus_t st = lt->create(&h);
   if (st != CUBLAS_STATUS_SUCCESS) {
-    return etrt_error(ETRT_ERROR_DEVICE, "cublasLtCreate failed: %s (%d)", cublasGetStatusName(st),
+    return etrt_error(ETRT_ERROR_DEVICE, "cublasLtCreate failed: %s (%d)", lt->status_name(st),
                       (int)st);
   }
   *handle = h;
@@ -189,5 +198,7 @@ extern "C" etrt_status etrt_cuda_blas_create(void **handle) {
 }
 
 extern "C" void etrt_cuda_blas_destroy(void *handle) {
-  if (handle != NULL) cublasLtDestroy((cublasLtHandle_t)handle);
+  const etrt_cublaslt_api *lt = NULL;
+  /* A handle exists only where the library loaded. */
+  if (handle != NULL && etrt_cuda_cublaslt_get(&lt) == ETRT_OK) lt->destroy((cublasLtHandle_t)handle);
 }

@@ -1,0 +1,103 @@
+/* cuBLASLt through dlopen (see cuda_libraries.h). The soname of the toolkit the code
+ * was compiled against is tried first (the loader's search path: LD_LIBRARY_PATH,
+ * ld.so.cache), then the same file in that toolkit's library folder, so a build runs
+ * where it was built without any setup. */
+#ifdef ETRT_HAVE_CUDA
+#include "engine/ops/cuda/cuda_libraries.h"
+
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "base/status.h"
+
+#define ETRT_STRINGIFY_(x) #x
+#define ETRT_STRINGIFY(x) ETRT_STRINGIFY_(x)
+#define ETRT_CUBLASLT_SONAME "libcublasLt.so." ETRT_STRINGIFY(CUBLAS_VER_MAJOR)
+
+/* dlsym returns an object pointer; C11 allows converting it to a function pointer
+ * only through memcpy (POSIX guarantees the representations match). */
+static int etrt_cublaslt_symbol(void *library, const char *name, void *slot, size_t slot_size) {
+  void *symbol = dlsym(library, name);
+  if (symbol == NULL) return -1;
+  memcpy(slot, &symbol, slot_size);
+  return 0;
+}
+
+etrt_status etrt_cuda_cublaslt_load(const char *const *names, size_t count, etrt_cublaslt_api *out) {
+  memset(out, 0, sizeof *out);
+  void *library = NULL;
+  char tried[1024] = "";
+  size_t used = 0;
+  for (size_t i = 0; i < count && library == NULL; ++i) {
+    library = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
+    if (library == NULL && used < sizeof tried) {
+      const char *why = dlerror();
+      int n = snprintf(tried + used, sizeof tried - used, "%s%s", used ? "; " : "", why ? why : names[i]);
+      if (n > 0) used += (size_t)n;
+    }
+  }
+  if (library == NULL) {
+    return etrt_error(ETRT_ERROR_UNSUPPORTED,
+                      "cannot load cuBLASLt (%s), which GPU plans need for matrix products: %s", ETRT_CUBLASLT_SONAME,
+                      tried);
+  }
+  struct {
+    const char *name;
+    void *slot;
+    size_t size;
+  } symbols[] = {
+      {"cublasLtCreate", &out->create, sizeof out->create},
+      {"cublasLtDestroy", &out->destroy, sizeof out->destroy},
+      {"cublasLtGetStatusName", &out->status_name, sizeof out->status_name},
+      {"cublasLtMatmulDescInit_internal", &out->matmul_desc_init, sizeof out->matmul_desc_init},
+      {"cublasLtMatmulDescSetAttribute", &out->matmul_desc_set_attribute, sizeof out->matmul_desc_set_attribute},
+      {"cublasLtMatrixLayoutInit_internal", &out->matrix_layout_init, sizeof out->matrix_layout_init},
+      {"cublasLtMatrixLayoutSetAttribute", &out->matrix_layout_set_attribute, sizeof out->matrix_layout_set_attribute},
+      {"cublasLtMatmulPreferenceInit_internal", &out->preference_init, sizeof out->preference_init},
+      {"cublasLtMatmulPreferenceSetAttribute", &out->preference_set_attribute, sizeof out->preference_set_attribute},
+      {"cublasLtMatmulAlgoGetHeuristic", &out->algo_get_heuristic, sizeof out->algo_get_heuristic},
+      {"cublasLtMatmul", &out->matmul, sizeof out->matmul},
+  };
+  for (size_t i = 0; i < sizeof symbols / sizeof symbols[0]; ++i) {
+    if (etrt_cublaslt_symbol(library, symbols[i].name, symbols[i].slot, symbols[i].size) != 0) {
+      const char *why = dlerror();
+      memset(out, 0, sizeof *out);
+      return etrt_error(ETRT_ERROR_UNSUPPORTED, "cuBLASLt (%s) lacks %s: %s", ETRT_CUBLASLT_SONAME, symbols[i].name,
+                        why ? why : "no such symbol");
+    }
+  }
+  return ETRT_OK;
+}
+
+static pthread_once_t etrt_cublaslt_once = PTHREAD_ONCE_INIT;
+static etrt_cublaslt_api etrt_cublaslt_table;
+static etrt_status etrt_cublaslt_status;
+static char etrt_cublaslt_message[1024];
+
+static void etrt_cublaslt_init(void) {
+  static const char *const names[] = {
+      ETRT_CUBLASLT_SONAME,
+#ifdef ETRT_CUDA_LIBRARY_DIR
+      ETRT_CUDA_LIBRARY_DIR "/" ETRT_CUBLASLT_SONAME,
+#endif
+  };
+  etrt_cublaslt_status = etrt_cuda_cublaslt_load(names, sizeof names / sizeof names[0], &etrt_cublaslt_table);
+  if (etrt_cublaslt_status != ETRT_OK)
+    snprintf(etrt_cublaslt_message, sizeof etrt_cublaslt_message, "%s", etrt_last_error());
+}
+
+etrt_status etrt_cuda_cublaslt_get(const etrt_cublaslt_api **out) {
+  *out = NULL;
+  pthread_once(&etrt_cublaslt_once, etrt_cublaslt_init);
+  /* The message is per thread: every caller that finds the library missing gets it. */
+  if (etrt_cublaslt_status != ETRT_OK) return etrt_error(etrt_cublaslt_status, "%s", etrt_cublaslt_message);
+  *out = &etrt_cublaslt_table;
+  return ETRT_OK;
+}
+
+#else
+/* ISO C forbids an empty translation unit. */
+typedef int etrt_cuda_libraries_unused;
+#endif
