@@ -42,6 +42,7 @@ struct etrt_method {
   const etrt_backend **backends;
   void **handles;
   etrt_event event;         /* execute_async's own event, where one must join several */
+  int event_device;         /* the device `event` was created on */
   etrt_event pending_event; /* what the last execute_async handed out, not yet waited for */
   /* Per delegate: its completion event while its work is in flight. The delegate's
    * device may not be the caller's, so the method waits on these events rather than
@@ -580,6 +581,24 @@ static etrt_status etrt_method_finish(etrt_method *m, etrt_run_context *context)
   return status;
 }
 
+/* An event is recorded only on a stream of the device it was created on: the join
+ * event belongs to the selected stream's device, which need not be the current one
+ * (contract rule 5: the caller picks the stream). Called with nothing pending on the
+ * old event (the previous execute_async was waited for). */
+static etrt_status etrt_method_join_event(etrt_method *m, int stream_device) {
+  if (m->event != NULL && (stream_device < 0 || m->event_device == stream_device)) return ETRT_OK;
+  if (m->event != NULL) {
+    ETRT_RETURN_IF_ERROR(m->driver->event_destroy(m->event));
+    m->event = NULL;
+  }
+  etrt_device_scope scope = {0};
+  etrt_status status = ETRT_OK;
+  if (stream_device >= 0) status = etrt_device_scope_enter(m->driver, stream_device, &scope);
+  if (status == ETRT_OK) status = m->driver->event_create(&m->event);
+  if (status == ETRT_OK) status = m->driver->get_device(&m->event_device);
+  return etrt_device_scope_exit(&scope, status);
+}
+
 static etrt_status etrt_method_run(etrt_method *m, int async, void **event_out) {
   etrt_status status = etrt_method_check_inputs(m);
   if (status == ETRT_OK && async) status = etrt_method_check_async_outputs(m);
@@ -623,7 +642,7 @@ static etrt_status etrt_method_run(etrt_method *m, int async, void **event_out) 
   }
   /* Work on several streams (delegates on several devices) or the method's own copies
    * after the last delegate: one event for the caller that joins them. */
-  if (m->event == NULL) status = m->driver->event_create(&m->event);
+  status = etrt_method_join_event(m, context.stream_device);
   for (size_t d = 0; status == ETRT_OK && d < m->plan->delegates_count; ++d) {
     if (m->in_flight[d] != NULL) status = m->driver->stream_wait_event(context.stream, m->in_flight[d]);
   }

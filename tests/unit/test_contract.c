@@ -453,8 +453,10 @@ static void test_one_completion_event_per_execute(void) {
 
 /* Delegates on two devices leave work on two streams: execute_async joins them in
  * one event of the method's (one record per delegate, one for the join), which
- * completes only after both. */
-static void test_async_over_two_devices_joins_the_streams(void) {
+ * completes only after both. With `stream_device` >= 0 the caller selects a stream of
+ * that device while cuda:0 stays current: the join event must then belong to the
+ * stream's device, not to the current one. */
+static void run_async_over_two_devices(int stream_device, int one_device) {
   etrt_device_select_sim(2);
   sim = etrt_device_sim_driver();
   size_t onnx_size;
@@ -462,10 +464,10 @@ static void test_async_over_two_devices_joins_the_streams(void) {
   etrt_build_options o;
   etrt_build_options_init(&o);
   etrt_build_placement place = {"mm2", "cuda:1"};
-  o.device = "cuda:0";
-  o.placements = &place;
-  o.num_placements = 1;
-  o.io_on_device = 1;
+  o.device = one_device ? "cuda:1" : "cuda:0";
+  o.placements = one_device ? NULL : &place;
+  o.num_placements = one_device ? 0 : 1;
+  o.io_on_device = !one_device; /* one device: host-planned input, so the method queues its copy */
   uint8_t *pte = NULL;
   size_t pte_size = 0;
   CHECK_OK(etrt_build_onnx_memory(onnx, onnx_size, &o, &pte, &pte_size));
@@ -483,31 +485,58 @@ static void test_async_over_two_devices_joins_the_streams(void) {
   for (int i = 0; i < 8; ++i) x[i] = (float)(i - 3) / 4.0f;
   void *dx = device_alloc(0, sizeof x), *dy = device_alloc(1, sizeof y);
   to_device(dx, x, sizeof x);
-  etrt_tensor_view vx = {dx, ETRT_DTYPE_FLOAT32, 2, {2, 4}};
+  etrt_tensor_view vx = {one_device ? (void *)x : dx, ETRT_DTYPE_FLOAT32, 2, {2, 4}};
   CHECK_OK(etrt_method_set_input(method, 0, &vx));
   CHECK_OK(etrt_method_set_output(method, 0, dy, sizeof y));
   CHECK_OK(etrt_method_execute(method));
   to_host(want, dy, sizeof want);
   float zero[2 * 3] = {0};
   to_device(dy, zero, sizeof zero);
+  etrt_stream stream = NULL;
+  if (stream_device >= 0) {
+    CHECK_OK(sim->set_device(stream_device));
+    CHECK_OK(sim->stream_create(&stream));
+    CHECK_OK(sim->set_device(0));
+    CHECK_OK(etrt_stream_push(stream));
+  }
   long records = etrt_sim_event_records();
   void *event = NULL;
   CHECK_OK(etrt_method_execute_async(method, &event));
   CHECK(event != NULL);
-  CHECK_EQ_INT(etrt_sim_event_records() - records, 3);
-  CHECK_OK(sim->event_synchronize(event)); /* runs cuda:1's stream through the join */
+  /* Two devices: one record per delegate and the join. One device with host-planned
+   * output: the delegate's and one after the method's copy of the output. */
+  CHECK_EQ_INT(etrt_sim_event_records() - records, one_device ? 2 : 3);
+  if (event != NULL) CHECK_OK(sim->event_synchronize(event)); /* runs every stream through the join */
   to_host(y, dy, sizeof y);
   CHECK(memcmp(y, want, sizeof y) == 0);
   int current = -1;
   sim->get_device(&current);
   CHECK_EQ_INT(current, 0);
+  /* A second run on the same stream reuses the method's join event. */
+  if (stream_device >= 0) {
+    to_device(dy, zero, sizeof zero);
+    CHECK_OK(etrt_method_execute_async(method, &event));
+    if (event != NULL) CHECK_OK(sim->event_synchronize(event));
+    to_host(y, dy, sizeof y);
+    CHECK(memcmp(y, want, sizeof y) == 0);
+    CHECK_OK(etrt_stream_pop());
+  }
   etrt_method_destroy(method);
   etrt_program_destroy(program);
   free(pte);
+  if (stream != NULL) CHECK_OK(sim->stream_destroy(stream));
   device_free(0, dx);
   device_free(1, dy);
   CHECK_EQ_INT(etrt_sim_pending_work(), 0);
   CHECK_EQ_INT(etrt_sim_bytes_in_use(), 0);
+}
+
+static void test_async_over_two_devices_joins_the_streams(void) { run_async_over_two_devices(-1, 0); }
+
+/* A program on cuda:1 run asynchronously on the caller's cuda:1 stream while cuda:0 is
+ * current: whatever event the caller gets belongs to the stream's device. */
+static void test_async_event_belongs_to_the_callers_stream_device(void) {
+  run_async_over_two_devices(1, 1);
 }
 
 /* --- rule 8: one call at a time per method instance ----------------------------------- */
@@ -647,6 +676,7 @@ int main(void) {
   RUN_TEST(test_ten_thousand_async_runs_never_see_stale_output);
   RUN_TEST(test_one_completion_event_per_execute);
   RUN_TEST(test_async_over_two_devices_joins_the_streams);
+  RUN_TEST(test_async_event_belongs_to_the_callers_stream_device);
   RUN_TEST(test_two_threads_on_one_method);
   RUN_TEST(test_failing_drain_keeps_the_first_error);
   RUN_TEST(test_failing_wait_is_drained);
