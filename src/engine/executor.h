@@ -88,6 +88,19 @@ extern const etrt_executor_ops etrt_executor_sim;
 extern const etrt_executor_ops etrt_executor_cuda;
 #endif
 
+/* Node `node`'s tensors at the largest shapes the plan allows (dtype, rank, max dims;
+ * constants' host bytes as host values), for predicates and workspace sizes. */
+void etrt_executor_node_bounds(const etrt_graph *g, const etrt_node *node, etrt_tensor *args);
+
+/* The create-time check of a CUDA plan's node n (args: room for its tensors, filled
+ * with their bounds). has_kernel: the CUDA executor has a row for the op (the sim
+ * executor: the definition has a cuda_supports). Refuses, naming the node and op, an
+ * op without a kernel unless shape inference evaluates it on the host (then *launch
+ * is 0: its outputs are uploaded), and a node the definition's cuda_supports
+ * rejects; else *launch is 1. */
+etrt_status etrt_executor_cuda_node_check(const etrt_engine *engine, uint32_t n, int has_kernel,
+                                          etrt_tensor *args, int *launch);
+
 /* Runs node after node with the CPU kernels on memory the host can address. Shared by
  * the CPU executor and the sim executor's host function. */
 etrt_status etrt_executor_run_nodes(const etrt_exec_run *run, etrt_tensor *args);

@@ -255,20 +255,20 @@ static etrt_status etrt_depth_space_infer(const etrt_node *node, const etrt_tens
   return ETRT_OK;
 }
 
-#define ETRT_LAYOUT_DEF(ident, name, infer_fn, kernel, values) \
+#define ETRT_LAYOUT_DEF(ident, name, infer_fn, values) \
   static const etrt_op_def etrt_op_def_##ident = {             \
-      .op_type = name, .infer = infer_fn, .run_cpu = kernel, .value_inputs = values};
-ETRT_LAYOUT_DEF(transpose, "Transpose", etrt_transpose_infer, etrt_cpu_transpose, 0)
-ETRT_LAYOUT_DEF(slice, "Slice", etrt_slice_infer, etrt_cpu_slice, 0x1eu)
-ETRT_LAYOUT_DEF(concat, "Concat", etrt_concat_infer, etrt_cpu_concat, 0)
-ETRT_LAYOUT_DEF(split, "Split", etrt_split_infer, etrt_cpu_split, 1u << 1)
-ETRT_LAYOUT_DEF(expand, "Expand", etrt_expand_infer, etrt_cpu_expand, 1u << 1)
-ETRT_LAYOUT_DEF(tile, "Tile", etrt_tile_infer, etrt_cpu_tile, 1u << 1)
-ETRT_LAYOUT_DEF(pad, "Pad", etrt_pad_infer, etrt_cpu_pad, (1u << 1) | (1u << 3))
+      .op_type = name, .infer = infer_fn, .cuda_supports = etrt_op_supports_all, .value_inputs = values};
+ETRT_LAYOUT_DEF(transpose, "Transpose", etrt_transpose_infer, 0)
+ETRT_LAYOUT_DEF(slice, "Slice", etrt_slice_infer, 0x1eu)
+ETRT_LAYOUT_DEF(concat, "Concat", etrt_concat_infer, 0)
+ETRT_LAYOUT_DEF(split, "Split", etrt_split_infer, 1u << 1)
+ETRT_LAYOUT_DEF(expand, "Expand", etrt_expand_infer, 1u << 1)
+ETRT_LAYOUT_DEF(tile, "Tile", etrt_tile_infer, 1u << 1)
+ETRT_LAYOUT_DEF(pad, "Pad", etrt_pad_infer, (1u << 1) | (1u << 3))
 /* k is read on the host by every executor, so it is a value input too. */
-ETRT_LAYOUT_DEF(trilu, "Trilu", etrt_trilu_infer, etrt_cpu_trilu, 1u << 1)
-ETRT_LAYOUT_DEF(depth_to_space, "DepthToSpace", etrt_depth_space_infer, etrt_cpu_depth_space, 0)
-ETRT_LAYOUT_DEF(space_to_depth, "SpaceToDepth", etrt_depth_space_infer, etrt_cpu_depth_space, 0)
+ETRT_LAYOUT_DEF(trilu, "Trilu", etrt_trilu_infer, 1u << 1)
+ETRT_LAYOUT_DEF(depth_to_space, "DepthToSpace", etrt_depth_space_infer, 0)
+ETRT_LAYOUT_DEF(space_to_depth, "SpaceToDepth", etrt_depth_space_infer, 0)
 #undef ETRT_LAYOUT_DEF
 
 const etrt_op_def *const etrt_ops_layout[] = {&etrt_op_def_transpose,

@@ -181,3 +181,18 @@ etrt_status etrt_cpu_trilu(const etrt_node *node, const etrt_tensor *inputs, etr
   }
   return ETRT_OK;
 }
+
+/* The CPU rows of the family (ops/cpu/table.c). */
+const etrt_op_cpu_row etrt_cpu_rows_layout[] = {
+    {"Transpose", etrt_cpu_transpose},
+    {"Slice", etrt_cpu_slice},
+    {"Concat", etrt_cpu_concat},
+    {"Split", etrt_cpu_split},
+    {"Expand", etrt_cpu_expand},
+    {"Tile", etrt_cpu_tile},
+    {"Pad", etrt_cpu_pad},
+    {"Trilu", etrt_cpu_trilu},
+    {"DepthToSpace", etrt_cpu_depth_space},
+    {"SpaceToDepth", etrt_cpu_depth_space},
+    {NULL, NULL},
+};

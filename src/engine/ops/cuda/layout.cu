@@ -228,10 +228,6 @@ extern "C" ETRT_CUDA_RUN(etrt_cuda_gather) {
   return etrt_cuda_check(node, "gather");
 }
 
-extern "C" ETRT_CUDA_SUPPORTS(etrt_cuda_gather_supports) {
-  return inputs[1].dtype == ETRT_DTYPE_INT32 || inputs[1].dtype == ETRT_DTYPE_INT64;
-}
-
 /* ---- Cast ------------------------------------------------------------------------ */
 
 __global__ void etrt_cast_kernel(const void *in, void *out, int64_t n, int from, int to,
@@ -488,3 +484,29 @@ extern "C" ETRT_CUDA_RUN(etrt_cuda_trilu) {
                              (const T *)x->data, (T *)outputs[0].data, n, rows, cols, k, upper));
   return etrt_cuda_check(node, "trilu");
 }
+
+/* The CUDA rows of the family (ops/cuda/table.c). */
+extern "C" const etrt_op_cuda_row etrt_cuda_rows_layout[] = {
+    {"Reshape", etrt_cuda_copy, NULL},
+    {"Flatten", etrt_cuda_copy, NULL},
+    {"Squeeze", etrt_cuda_copy, NULL},
+    {"Unsqueeze", etrt_cuda_copy, NULL},
+    {"Transpose", etrt_cuda_transpose, NULL},
+    {"Slice", etrt_cuda_slice, NULL},
+    {"DepthToSpace", etrt_cuda_depth_to_space, NULL},
+    {"SpaceToDepth", etrt_cuda_space_to_depth, NULL},
+    {"Expand", etrt_cuda_expand, NULL},
+    {"Tile", etrt_cuda_tile, NULL},
+    {"Concat", etrt_cuda_concat, NULL},
+    {"Split", etrt_cuda_split, NULL},
+    {"Gather", etrt_cuda_gather, NULL},
+    {"Cast", etrt_cuda_cast, NULL},
+    {"CastLike", etrt_cuda_cast, NULL},
+    {"Shape", etrt_cuda_shape, NULL},
+    {"Size", etrt_cuda_size, NULL},
+    {"ConstantOfShape", etrt_cuda_constant_of_shape, NULL},
+    {"Range", etrt_cuda_range, NULL},
+    {"Pad", etrt_cuda_pad, etrt_cuda_pad_workspace},
+    {"Trilu", etrt_cuda_trilu, NULL},
+    {NULL, NULL, NULL},
+};
