@@ -1,0 +1,739 @@
+/* The shared operator cases (op_cases.h) and the runner that compares the CPU
+ * executor with another executor on each. Every row of an executor's table needs at
+ * least one case here; add an operator's cases under its family. */
+#include "op_cases.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "test_util.h"
+
+/* Initializers of a co_value (the list is static data). */
+#define CO_UNPAREN(...) __VA_ARGS__
+#define CO_F32(rank_, dims_) {.dtype = ETRT_DTYPE_FLOAT32, .rank = rank_, .dims = {CO_UNPAREN dims_}}
+#define CO_POS(rank_, dims_) \
+  {.dtype = ETRT_DTYPE_FLOAT32, .rank = rank_, .dims = {CO_UNPAREN dims_}, .fill = CO_POSITIVE}
+#define CO_UNIT_F32(rank_, dims_) \
+  {.dtype = ETRT_DTYPE_FLOAT32, .rank = rank_, .dims = {CO_UNPAREN dims_}, .fill = CO_UNIT}
+#define CO_TYPED(dtype_, rank_, dims_) {.dtype = dtype_, .rank = rank_, .dims = {CO_UNPAREN dims_}}
+#define CO_CONST_F32(rank_, dims_) \
+  {.dtype = ETRT_DTYPE_FLOAT32, .rank = rank_, .dims = {CO_UNPAREN dims_}, .constant = 1}
+#define CO_CONST_POS(rank_, dims_)                                                           \
+  {.dtype = ETRT_DTYPE_FLOAT32, .rank = rank_, .dims = {CO_UNPAREN dims_}, .constant = 1, \
+   .fill = CO_POSITIVE}
+#define CO_CONST_I64(rank_, dims_, ...)                                                  \
+  {.dtype = ETRT_DTYPE_INT64, .rank = rank_, .dims = {CO_UNPAREN dims_}, .constant = 1, \
+   .fill = CO_GIVEN, .data = (const int64_t[]){__VA_ARGS__}}
+/* Values given in full: an input, or a constant of the network. */
+#define CO_VALUES(dtype_, ctype, rank_, dims_, ...)                                  \
+  {.dtype = dtype_, .rank = rank_, .dims = {CO_UNPAREN dims_}, .fill = CO_GIVEN, \
+   .data = (const ctype[]){__VA_ARGS__}}
+#define CO_CONST_VALUES(dtype_, ctype, rank_, dims_, ...)                                          \
+  {.dtype = dtype_, .rank = rank_, .dims = {CO_UNPAREN dims_}, .constant = 1, .fill = CO_GIVEN, \
+   .data = (const ctype[]){__VA_ARGS__}}
+/* An empty constant: an optional input left out but with one after it (Resize's roi). */
+#define CO_EMPTY(dtype_) {.dtype = dtype_, .rank = 1, .dims = {0}, .constant = 1}
+
+#define CO_INT(n, v) {.name = n, .kind = ETRT_ATTRIBUTE_INT, .i = v}
+#define CO_FLOAT(n, v) {.name = n, .kind = ETRT_ATTRIBUTE_FLOAT, .f = v}
+#define CO_STRING(n, v) {.name = n, .kind = ETRT_ATTRIBUTE_STRING, .s = v}
+#define CO_INTS(n, count_, ...) \
+  {.name = n, .kind = ETRT_ATTRIBUTE_INTS, .count = count_, .ints = (const int64_t[]){__VA_ARGS__}}
+
+#define CO_IN(...) (const co_value[]){__VA_ARGS__}
+#define CO_ATTR(...) (const etrt_attribute[]){__VA_ARGS__}
+#define FP32 ETRT_PRECISION_FP32
+
+static const int64_t co_seven = 7;
+#define CO_SEVEN                                                                      \
+  {.name = "value", .kind = ETRT_ATTRIBUTE_TENSOR,                                   \
+   .tensor = {.data = (void *)&co_seven, .dtype = ETRT_DTYPE_INT64, .rank = 1, .sizes = {1}}}
+
+static const co_case co_list[] = {
+    /* matmul */
+    {"matmul linear fold", "MatMul", 2, CO_IN(CO_F32(4, (2, 3, 16, 32)), CO_F32(2, (32, 24))),
+     0, NULL, 1, 1e-4, FP32},
+    {"matmul batched", "MatMul", 2, CO_IN(CO_F32(3, (4, 8, 16)), CO_F32(3, (4, 16, 8))), 0,
+     NULL, 1, 1e-4, FP32},
+    {"matmul mixed broadcast", "MatMul", 2,
+     CO_IN(CO_F32(4, (2, 1, 5, 7)), CO_F32(3, (3, 7, 6))), 0, NULL, 1, 1e-4, FP32},
+    {"matmul broadcast left", "MatMul", 2, CO_IN(CO_F32(2, (5, 7)), CO_F32(3, (3, 7, 6))), 0,
+     NULL, 1, 1e-4, FP32},
+    {"matmul vector", "MatMul", 2, CO_IN(CO_F32(1, (33)), CO_F32(2, (33, 9))), 0, NULL, 1,
+     1e-4, FP32},
+    {"matmul matrix-vector", "MatMul", 2, CO_IN(CO_F32(3, (2, 9, 33)), CO_F32(1, (33))), 0,
+     NULL, 1, 1e-4, FP32},
+    {"matmul constant weights", "MatMul", 2,
+     CO_IN(CO_F32(2, (64, 128)), CO_CONST_F32(2, (128, 96))), 0, NULL, 1, 1e-4, FP32},
+    /* TF32 keeps 10 mantissa bits: the relative norm difference stays near 5e-4. */
+    {"matmul tf32", "MatMul", 2, CO_IN(CO_F32(2, (64, 256)), CO_F32(2, (256, 64))), 0, NULL,
+     1, 5e-3, ETRT_PRECISION_TF32},
+    /* gemm */
+    {"gemm plain", "Gemm", 2, CO_IN(CO_F32(2, (17, 33)), CO_F32(2, (33, 9))), 0, NULL, 1,
+     1e-4, FP32},
+    {"gemm transposed, bias row", "Gemm", 3,
+     CO_IN(CO_F32(2, (33, 17)), CO_CONST_F32(2, (9, 33)), CO_CONST_F32(1, (9))), 4,
+     CO_ATTR(CO_INT("transA", 1), CO_INT("transB", 1), CO_FLOAT("alpha", 0.5f),
+             CO_FLOAT("beta", 2.0f)),
+     1, 1e-4, FP32},
+    {"gemm full bias", "Gemm", 3,
+     CO_IN(CO_F32(2, (8, 16)), CO_F32(2, (16, 12)), CO_F32(2, (8, 12))), 0, NULL, 1, 1e-4,
+     FP32},
+    /* conv */
+    {"conv 3x3 stride 2 pad 1 bias", "Conv", 3,
+     CO_IN(CO_F32(4, (2, 3, 9, 9)), CO_CONST_F32(4, (4, 3, 3, 3)), CO_CONST_F32(1, (4))), 3,
+     CO_ATTR(CO_INTS("kernel_shape", 2, 3, 3), CO_INTS("strides", 2, 2, 2),
+             CO_INTS("pads", 4, 1, 1, 1, 1)),
+     1, 1e-4, FP32},
+    {"conv pointwise", "Conv", 3,
+     CO_IN(CO_F32(4, (2, 8, 5, 5)), CO_CONST_F32(4, (6, 8, 1, 1)), CO_CONST_F32(1, (6))), 0,
+     NULL, 1, 1e-4, FP32},
+    {"conv depthwise", "Conv", 2,
+     CO_IN(CO_F32(4, (1, 4, 6, 6)), CO_CONST_F32(4, (4, 1, 3, 3))), 2,
+     CO_ATTR(CO_INT("group", 4), CO_STRING("auto_pad", "SAME_UPPER")), 1, 1e-4, FP32},
+    {"conv 1-d dilated", "Conv", 2,
+     CO_IN(CO_F32(3, (2, 3, 20)), CO_CONST_F32(3, (5, 3, 3))), 1,
+     CO_ATTR(CO_INTS("dilations", 1, 2)), 1, 1e-4, FP32},
+    /* binary */
+    {"Add", "Add", 2, CO_IN(CO_F32(3, (2, 3, 40)), CO_F32(2, (3, 1))), 0, NULL, 1, 1e-5,
+     FP32},
+    {"Sub", "Sub", 2, CO_IN(CO_F32(3, (2, 3, 40)), CO_F32(2, (3, 1))), 0, NULL, 1, 1e-5,
+     FP32},
+    {"Mul", "Mul", 2, CO_IN(CO_F32(3, (2, 3, 40)), CO_F32(2, (3, 1))), 0, NULL, 1, 1e-5,
+     FP32},
+    {"Div", "Div", 2, CO_IN(CO_F32(3, (2, 3, 40)), CO_F32(2, (3, 1))), 0, NULL, 1, 1e-5,
+     FP32},
+    {"Add int64", "Add", 2,
+     CO_IN(CO_TYPED(ETRT_DTYPE_INT64, 2, (4, 5)), CO_TYPED(ETRT_DTYPE_INT64, 1, (5))), 0, NULL,
+     1, 0, FP32},
+    {"Pow", "Pow", 2, CO_IN(CO_POS(2, (4, 9)), CO_F32(1, (9))), 0, NULL, 1, 1e-5, FP32},
+    {"Equal int32", "Equal", 2,
+     CO_IN(CO_TYPED(ETRT_DTYPE_INT32, 2, (6, 7)), CO_TYPED(ETRT_DTYPE_INT32, 2, (6, 7))), 0,
+     NULL, 1, 0, FP32},
+    {"Less", "Less", 2, CO_IN(CO_F32(2, (6, 7)), CO_F32(1, (7))), 0, NULL, 1, 0, FP32},
+    {"Where", "Where", 3,
+     CO_IN(CO_TYPED(ETRT_DTYPE_BOOL, 2, (5, 1)), CO_F32(2, (5, 6)), CO_F32(1, (6))), 0, NULL,
+     1, 0, FP32},
+    {"Max of three", "Max", 3, CO_IN(CO_F32(1, (6)), CO_F32(2, (4, 6)), CO_F32(2, (4, 1))), 0,
+     NULL, 1, 0, FP32},
+    {"Mean of two", "Mean", 2, CO_IN(CO_F32(2, (4, 6)), CO_F32(2, (4, 6))), 0, NULL, 1, 1e-5,
+     FP32},
+    {"PRelu", "PRelu", 2, CO_IN(CO_F32(4, (2, 3, 4, 4)), CO_F32(3, (3, 1, 1))), 0, NULL, 1,
+     1e-5, FP32},
+    /* unary */
+    {"Exp", "Exp", 1, CO_IN(CO_F32(2, (7, 33))), 0, NULL, 1, 1e-5, FP32},
+    {"Tanh", "Tanh", 1, CO_IN(CO_F32(2, (7, 33))), 0, NULL, 1, 1e-5, FP32},
+    {"Sigmoid", "Sigmoid", 1, CO_IN(CO_F32(2, (7, 33))), 0, NULL, 1, 1e-5, FP32},
+    {"Erf", "Erf", 1, CO_IN(CO_F32(2, (7, 33))), 0, NULL, 1, 1e-5, FP32},
+    {"Relu", "Relu", 1, CO_IN(CO_F32(2, (7, 33))), 0, NULL, 1, 1e-5, FP32},
+    {"Abs", "Abs", 1, CO_IN(CO_F32(2, (7, 33))), 0, NULL, 1, 1e-5, FP32},
+    {"Neg", "Neg", 1, CO_IN(CO_F32(2, (7, 33))), 0, NULL, 1, 1e-5, FP32},
+    {"Softsign", "Softsign", 1, CO_IN(CO_F32(2, (7, 33))), 0, NULL, 1, 1e-5, FP32},
+    {"HardSwish", "HardSwish", 1, CO_IN(CO_F32(2, (7, 33))), 0, NULL, 1, 1e-5, FP32},
+    {"Gelu", "Gelu", 1, CO_IN(CO_F32(2, (7, 33))), 0, NULL, 1, 1e-5, FP32},
+    {"Mish", "Mish", 1, CO_IN(CO_F32(2, (7, 33))), 0, NULL, 1, 1e-5, FP32},
+    {"Softplus", "Softplus", 1, CO_IN(CO_F32(2, (7, 33))), 0, NULL, 1, 1e-5, FP32},
+    {"Sin", "Sin", 1, CO_IN(CO_F32(2, (7, 33))), 0, NULL, 1, 1e-5, FP32},
+    {"Floor", "Floor", 1, CO_IN(CO_F32(2, (7, 33))), 0, NULL, 1, 1e-5, FP32},
+    {"Log", "Log", 1, CO_IN(CO_POS(2, (7, 33))), 0, NULL, 1, 1e-5, FP32},
+    {"Sqrt", "Sqrt", 1, CO_IN(CO_POS(2, (7, 33))), 0, NULL, 1, 1e-5, FP32},
+    {"LeakyRelu", "LeakyRelu", 1, CO_IN(CO_F32(1, (100))), 1, CO_ATTR(CO_FLOAT("alpha", 0.1f)),
+     1, 1e-5, FP32},
+    {"Gelu tanh", "Gelu", 1, CO_IN(CO_F32(1, (100))), 1,
+     CO_ATTR(CO_STRING("approximate", "tanh")), 1, 1e-5, FP32},
+    {"Abs int32", "Abs", 1, CO_IN(CO_TYPED(ETRT_DTYPE_INT32, 1, (50))), 0, NULL, 1, 0, FP32},
+    {"Not", "Not", 1, CO_IN(CO_TYPED(ETRT_DTYPE_BOOL, 1, (50))), 0, NULL, 1, 0, FP32},
+    {"Clip", "Clip", 3,
+     CO_IN(CO_F32(2, (5, 20)), CO_CONST_F32(0, (0)), CO_CONST_F32(0, (0))), 0, NULL, 1, 0,
+     FP32},
+    {"Cast to int32", "Cast", 1, CO_IN(CO_F32(2, (5, 20))), 1,
+     CO_ATTR(CO_INT("to", 6)), 1, 0, FP32},
+    {"Cast to float16", "Cast", 1, CO_IN(CO_F32(2, (5, 20))), 1,
+     CO_ATTR(CO_INT("to", 10)), 1, 0, FP32},
+    {"Cast int64 to float", "Cast", 1, CO_IN(CO_TYPED(ETRT_DTYPE_INT64, 1, (30))), 1,
+     CO_ATTR(CO_INT("to", 1)), 1, 0, FP32},
+    /* softmax */
+    {"Softmax rows", "Softmax", 1, CO_IN(CO_F32(2, (4, 300))), 0, NULL, 1, 1e-5, FP32},
+    {"Softmax axis 1", "Softmax", 1, CO_IN(CO_F32(3, (2, 5, 7))), 1,
+     CO_ATTR(CO_INT("axis", 1)), 1, 1e-5, FP32},
+    {"LogSoftmax", "LogSoftmax", 1, CO_IN(CO_F32(2, (6, 37))), 0, NULL, 1, 1e-5, FP32},
+    {"Hardmax", "Hardmax", 1, CO_IN(CO_F32(2, (6, 37))), 0, NULL, 1, 0, FP32},
+    /* reduce */
+    {"ReduceMean middle axis", "ReduceMean", 1, CO_IN(CO_F32(3, (3, 50, 7))), 1,
+     CO_ATTR(CO_INTS("axes", 1, 1)), 1, 1e-5, FP32},
+    {"ReduceSum last axis", "ReduceSum", 1, CO_IN(CO_F32(2, (6, 300))), 2,
+     CO_ATTR(CO_INTS("axes", 1, -1), CO_INT("keepdims", 0)), 1, 1e-5, FP32},
+    {"ReduceMax all", "ReduceMax", 1, CO_IN(CO_F32(3, (4, 5, 6))), 0, NULL, 1, 0, FP32},
+    {"ReduceLogSumExp", "ReduceLogSumExp", 1, CO_IN(CO_F32(3, (4, 5, 6))), 1,
+     CO_ATTR(CO_INTS("axes", 2, 0, 2)), 1, 1e-5, FP32},
+    {"ReduceL2", "ReduceL2", 1, CO_IN(CO_F32(2, (9, 40))), 1, CO_ATTR(CO_INTS("axes", 1, 1)),
+     1, 1e-5, FP32},
+    /* normalization */
+    {"LayerNormalization", "LayerNormalization", 3,
+     CO_IN(CO_F32(3, (2, 4, 64)), CO_CONST_F32(1, (64)), CO_CONST_F32(1, (64))), 0, NULL, 1,
+     1e-5, FP32},
+    {"BatchNormalization", "BatchNormalization", 5,
+     CO_IN(CO_F32(4, (2, 3, 4, 4)), CO_CONST_F32(1, (3)), CO_CONST_F32(1, (3)),
+           CO_CONST_F32(1, (3)), {.dtype = ETRT_DTYPE_FLOAT32, .rank = 1,
+                                            .dims = {3}, .constant = 1, .fill = CO_POSITIVE}),
+     0, NULL, 1, 1e-5, FP32},
+    {"InstanceNormalization", "InstanceNormalization", 3,
+     CO_IN(CO_F32(4, (2, 3, 5, 5)), CO_CONST_F32(1, (3)), CO_CONST_F32(1, (3))), 0, NULL, 1,
+     1e-5, FP32},
+    {"GroupNormalization", "GroupNormalization", 3,
+     CO_IN(CO_F32(4, (2, 6, 4, 4)), CO_CONST_F32(1, (6)), CO_CONST_F32(1, (6))), 1,
+     CO_ATTR(CO_INT("num_groups", 3)), 1, 1e-5, FP32},
+    /* pool */
+    {"MaxPool", "MaxPool", 1, CO_IN(CO_F32(4, (2, 3, 9, 9))), 3,
+     CO_ATTR(CO_INTS("kernel_shape", 2, 3, 3), CO_INTS("strides", 2, 2, 2),
+             CO_INTS("pads", 4, 1, 1, 1, 1)),
+     1, 0, FP32},
+    {"AveragePool count_include_pad", "AveragePool", 1, CO_IN(CO_F32(4, (2, 3, 7, 7))), 3,
+     CO_ATTR(CO_INTS("kernel_shape", 2, 2, 2), CO_INTS("pads", 4, 1, 1, 0, 0),
+             CO_INT("count_include_pad", 1)),
+     1, 1e-5, FP32},
+    {"GlobalAveragePool", "GlobalAveragePool", 1, CO_IN(CO_F32(4, (2, 5, 7, 7))), 0, NULL, 1,
+     1e-5, FP32},
+    /* layout */
+    {"Transpose", "Transpose", 1, CO_IN(CO_F32(3, (2, 3, 4))), 1,
+     CO_ATTR(CO_INTS("perm", 3, 0, 2, 1)), 1, 0, FP32},
+    {"Concat", "Concat", 3, CO_IN(CO_F32(3, (2, 3, 4)), CO_F32(3, (2, 1, 4)), CO_F32(3, (2, 5, 4))),
+     1, CO_ATTR(CO_INT("axis", 1)), 1, 0, FP32},
+    {"Slice", "Slice", 5,
+     CO_IN(CO_F32(3, (4, 10, 6)), CO_CONST_I64(1, (2), 1, 8), CO_CONST_I64(1, (2), 4, 1),
+           CO_CONST_I64(1, (2), 0, 1), CO_CONST_I64(1, (2), 2, -3)),
+     0, NULL, 1, 0, FP32},
+    {"Gather", "Gather", 2, CO_IN(CO_F32(3, (5, 4, 3)), CO_CONST_I64(2, (2, 2), 4, -1, 0, 2)),
+     1, CO_ATTR(CO_INT("axis", 0)), 1, 0, FP32},
+    {"Expand", "Expand", 2, CO_IN(CO_F32(2, (3, 1)), CO_CONST_I64(1, (3), 2, 3, 4)), 0, NULL,
+     1, 0, FP32},
+    {"Reshape", "Reshape", 2, CO_IN(CO_F32(3, (2, 3, 4)), CO_CONST_I64(1, (2), 6, -1)), 0,
+     NULL, 1, 0, FP32},
+    {"Split", "Split", 1, CO_IN(CO_F32(2, (4, 9))), 1, CO_ATTR(CO_INT("axis", 1)), 3, 0,
+     FP32},
+    {"Tile", "Tile", 2, CO_IN(CO_F32(2, (2, 3)), CO_CONST_I64(1, (2), 3, 2)), 0, NULL, 1, 0,
+     FP32},
+    /* conv transpose */
+    {"ConvTranspose stride 2 pads output_padding bias", "ConvTranspose", 3,
+     CO_IN(CO_F32(4, (2, 4, 5, 5)), CO_CONST_F32(4, (4, 3, 3, 3)), CO_CONST_F32(1, (3))), 3,
+     CO_ATTR(CO_INTS("strides", 2, 2, 2), CO_INTS("pads", 4, 1, 1, 1, 1),
+             CO_INTS("output_padding", 2, 1, 1)),
+     1, 1e-4, FP32},
+    {"ConvTranspose 1-d grouped dilated", "ConvTranspose", 2,
+     CO_IN(CO_F32(3, (2, 4, 7)), CO_CONST_F32(3, (4, 3, 3))), 3,
+     CO_ATTR(CO_INT("group", 2), CO_INTS("dilations", 1, 2), CO_INTS("strides", 1, 3)), 1,
+     1e-4, FP32},
+    {"ConvTranspose SAME_UPPER", "ConvTranspose", 2,
+     CO_IN(CO_F32(4, (1, 2, 4, 4)), CO_CONST_F32(4, (2, 2, 3, 3))), 2,
+     CO_ATTR(CO_STRING("auto_pad", "SAME_UPPER"), CO_INTS("strides", 2, 2, 2)), 1, 1e-4,
+     FP32},
+    {"ConvTranspose output_shape", "ConvTranspose", 2,
+     CO_IN(CO_F32(4, (1, 3, 3, 3)), CO_CONST_F32(4, (3, 2, 3, 3))), 2,
+     CO_ATTR(CO_INTS("strides", 2, 3, 2), CO_INTS("output_shape", 2, 10, 8)), 1, 1e-4, FP32},
+    /* pad */
+    {"Pad constant input", "Pad", 3,
+     CO_IN(CO_F32(3, (2, 3, 4)), CO_CONST_I64(1, (6), 0, 1, 2, 1, 0, 3), CO_CONST_F32(0, (0))),
+     0, NULL, 1, 0, FP32},
+    {"Pad reflect", "Pad", 2, CO_IN(CO_F32(3, (2, 5, 6)), CO_CONST_I64(1, (6), 0, 2, 3, 0, 4, 5)),
+     1, CO_ATTR(CO_STRING("mode", "reflect")), 1, 0, FP32},
+    {"Pad edge with crops", "Pad", 2,
+     CO_IN(CO_F32(3, (2, 5, 6)), CO_CONST_I64(1, (6), 0, -1, 2, 0, 3, -2)), 1,
+     CO_ATTR(CO_STRING("mode", "edge")), 1, 0, FP32},
+    {"Pad int64 zero", "Pad", 2,
+     CO_IN(CO_TYPED(ETRT_DTYPE_INT64, 2, (3, 4)), CO_CONST_I64(1, (4), 1, 0, 2, 3)), 0, NULL,
+     1, 0, FP32},
+    /* resize */
+    {"Resize nearest round_prefer_ceil scales", "Resize", 3,
+     CO_IN(CO_F32(4, (1, 2, 3, 4)), CO_EMPTY(ETRT_DTYPE_FLOAT32),
+           CO_CONST_VALUES(ETRT_DTYPE_FLOAT32, float, 1, (4), 1.0f, 1.0f, 2.0f, 1.5f)),
+     1, CO_ATTR(CO_STRING("nearest_mode", "round_prefer_ceil")), 1, 0, FP32},
+    {"Upsample nearest int64", "Upsample", 2,
+     CO_IN(CO_TYPED(ETRT_DTYPE_INT64, 4, (1, 2, 3, 3)),
+           CO_CONST_VALUES(ETRT_DTYPE_FLOAT32, float, 1, (4), 1.0f, 1.0f, 2.0f, 3.0f)),
+     0, NULL, 1, 0, FP32},
+    {"Resize linear half_pixel sizes", "Resize", 4,
+     CO_IN(CO_F32(4, (1, 2, 5, 6)), CO_EMPTY(ETRT_DTYPE_FLOAT32), CO_EMPTY(ETRT_DTYPE_FLOAT32),
+           CO_CONST_I64(1, (4), 1, 2, 8, 9)),
+     1, CO_ATTR(CO_STRING("mode", "linear")), 1, 1e-5, FP32},
+    /* 710 taps of 72 bytes: the table goes up in several launches */
+    {"Resize linear large", "Resize", 4,
+     CO_IN(CO_F32(4, (1, 2, 37, 41)), CO_EMPTY(ETRT_DTYPE_FLOAT32), CO_EMPTY(ETRT_DTYPE_FLOAT32),
+           CO_CONST_I64(1, (4), 1, 2, 300, 410)),
+     1, CO_ATTR(CO_STRING("mode", "linear")), 1, 1e-5, FP32},
+    {"Resize cubic align_corners scales", "Resize", 3,
+     CO_IN(CO_F32(4, (1, 1, 6, 7)), CO_EMPTY(ETRT_DTYPE_FLOAT32),
+           CO_CONST_VALUES(ETRT_DTYPE_FLOAT32, float, 1, (4), 1.0f, 1.0f, 1.5f, 0.6f)),
+     2,
+     CO_ATTR(CO_STRING("mode", "cubic"),
+             CO_STRING("coordinate_transformation_mode", "align_corners")),
+     1, 1e-5, FP32},
+    {"Resize cubic pytorch_half_pixel exclude_outside", "Resize", 3,
+     CO_IN(CO_F32(3, (2, 9, 5)), CO_EMPTY(ETRT_DTYPE_FLOAT32),
+           CO_CONST_VALUES(ETRT_DTYPE_FLOAT32, float, 1, (3), 1.0f, 0.5f, 2.0f)),
+     3,
+     CO_ATTR(CO_STRING("mode", "cubic"), CO_INT("exclude_outside", 1),
+             CO_STRING("coordinate_transformation_mode", "pytorch_half_pixel")),
+     1, 1e-5, FP32},
+    /* selection */
+    {"ArgMax axis 1", "ArgMax", 1, CO_IN(CO_F32(3, (3, 5, 7))), 2,
+     CO_ATTR(CO_INT("axis", 1), CO_INT("keepdims", 0)), 1, 0, FP32},
+    {"ArgMin int32 last index", "ArgMin", 1, CO_IN(CO_TYPED(ETRT_DTYPE_INT32, 2, (6, 20))), 2,
+     CO_ATTR(CO_INT("axis", -1), CO_INT("select_last_index", 1)), 1, 0, FP32},
+    {"TopK largest axis 1", "TopK", 2,
+     CO_IN(CO_F32(3, (4, 9, 6)), CO_CONST_I64(1, (1), 3)), 1, CO_ATTR(CO_INT("axis", 1)), 2,
+     0, FP32},
+    {"TopK smallest int64 ties", "TopK", 2,
+     CO_IN(CO_TYPED(ETRT_DTYPE_INT64, 2, (5, 20)), CO_CONST_I64(1, (1), 6)), 1,
+     CO_ATTR(CO_INT("largest", 0)), 2, 0, FP32},
+    /* cumsum */
+    {"CumSum axis 1", "CumSum", 2, CO_IN(CO_F32(3, (3, 40, 5)), CO_CONST_I64(0, (0), 1)), 0,
+     NULL, 1, 1e-5, FP32},
+    {"CumSum exclusive reverse int32", "CumSum", 2,
+     CO_IN(CO_TYPED(ETRT_DTYPE_INT32, 2, (4, 30)),
+           CO_CONST_VALUES(ETRT_DTYPE_INT32, int32_t, 1, (1), -1)),
+     2, CO_ATTR(CO_INT("exclusive", 1), CO_INT("reverse", 1)), 1, 0, FP32},
+    /* trilu */
+    {"Trilu upper k 1", "Trilu", 2, CO_IN(CO_F32(3, (2, 5, 6)), CO_CONST_I64(0, (0), 1)), 0,
+     NULL, 1, 0, FP32},
+    {"Trilu lower k -1 int64", "Trilu", 2,
+     CO_IN(CO_TYPED(ETRT_DTYPE_INT64, 2, (6, 4)), CO_CONST_I64(0, (0), -1)), 1,
+     CO_ATTR(CO_INT("upper", 0)), 1, 0, FP32},
+    /* indexing */
+    {"GatherElements axis 1", "GatherElements", 2,
+     CO_IN(CO_F32(2, (3, 4)),
+           CO_VALUES(ETRT_DTYPE_INT64, int64_t, 2, (3, 5), 0, 3, -1, 2, 1, -4, 1, 1, 0, 3, 2,
+                     2, -2, 0, 1)),
+     1, CO_ATTR(CO_INT("axis", 1)), 1, 0, FP32},
+    {"GatherElements int32 axis 0", "GatherElements", 2,
+     CO_IN(CO_TYPED(ETRT_DTYPE_INT64, 2, (3, 4)),
+           CO_VALUES(ETRT_DTYPE_INT32, int32_t, 2, (2, 3), 2, 0, 1, -1, 1, 0)),
+     0, NULL, 1, 0, FP32},
+    {"GatherND", "GatherND", 2,
+     CO_IN(CO_F32(3, (2, 3, 4)), CO_VALUES(ETRT_DTYPE_INT64, int64_t, 2, (3, 2), 0, 1, 1, -1,
+                                           1, 0)),
+     0, NULL, 1, 0, FP32},
+    {"GatherND batch_dims 1", "GatherND", 2,
+     CO_IN(CO_F32(3, (2, 3, 4)), CO_VALUES(ETRT_DTYPE_INT64, int64_t, 3, (2, 2, 1), 2, 0, 1,
+                                           -1)),
+     1, CO_ATTR(CO_INT("batch_dims", 1)), 1, 0, FP32},
+    {"ScatterElements duplicates", "ScatterElements", 3,
+     CO_IN(CO_F32(2, (3, 4)),
+           CO_VALUES(ETRT_DTYPE_INT64, int64_t, 2, (2, 4), 0, 2, 1, 1, 0, -1, 1, 2),
+           CO_F32(2, (2, 4))),
+     0, NULL, 1, 0, FP32},
+    {"ScatterElements add int64 axis 1", "ScatterElements", 3,
+     CO_IN(CO_TYPED(ETRT_DTYPE_INT64, 2, (3, 4)),
+           CO_VALUES(ETRT_DTYPE_INT32, int32_t, 2, (3, 3), 0, 0, 3, 1, 1, 1, 2, -1, 2),
+           CO_TYPED(ETRT_DTYPE_INT64, 2, (3, 3))),
+     2, CO_ATTR(CO_INT("axis", 1), CO_STRING("reduction", "add")), 1, 0, FP32},
+    {"ScatterElements max", "ScatterElements", 3,
+     CO_IN(CO_F32(2, (3, 4)),
+           CO_VALUES(ETRT_DTYPE_INT64, int64_t, 2, (2, 4), 2, 2, 0, 1, 2, 0, 0, 1),
+           CO_F32(2, (2, 4))),
+     1, CO_ATTR(CO_STRING("reduction", "max")), 1, 0, FP32},
+    {"Scatter", "Scatter", 3,
+     CO_IN(CO_F32(2, (4, 3)), CO_VALUES(ETRT_DTYPE_INT64, int64_t, 2, (2, 3), 3, 0, 1, 1, 2, 3),
+           CO_F32(2, (2, 3))),
+     0, NULL, 1, 0, FP32},
+    {"OneHot last axis, out-of-range off", "OneHot", 3,
+     CO_IN(CO_VALUES(ETRT_DTYPE_INT64, int64_t, 2, (2, 3), 0, 3, -1, 5, 2, -6),
+           CO_CONST_I64(1, (1), 5), CO_CONST_F32(1, (2))),
+     0, NULL, 1, 0, FP32},
+    {"OneHot float indices axis 0", "OneHot", 3,
+     CO_IN(CO_VALUES(ETRT_DTYPE_FLOAT32, float, 1, (4), 1.7f, -1.2f, 3.0f, 0.0f),
+           CO_CONST_I64(0, (0), 4), CO_CONST_I64(1, (2), 0, 9)),
+     1, CO_ATTR(CO_INT("axis", 0)), 1, 0, FP32},
+    /* generators */
+    {"Range float", "Range", 3,
+     CO_IN(CO_CONST_VALUES(ETRT_DTYPE_FLOAT32, float, 0, (0), 0.5f),
+           CO_CONST_VALUES(ETRT_DTYPE_FLOAT32, float, 0, (0), 7.3f),
+           CO_CONST_VALUES(ETRT_DTYPE_FLOAT32, float, 0, (0), 0.25f)),
+     0, NULL, 1, 0, FP32},
+    {"Range int32 down", "Range", 3,
+     CO_IN(CO_CONST_VALUES(ETRT_DTYPE_INT32, int32_t, 0, (0), 10),
+           CO_CONST_VALUES(ETRT_DTYPE_INT32, int32_t, 0, (0), -7),
+           CO_CONST_VALUES(ETRT_DTYPE_INT32, int32_t, 0, (0), -3)),
+     0, NULL, 1, 0, FP32},
+    {"ConstantOfShape int64 7", "ConstantOfShape", 1, CO_IN(CO_CONST_I64(1, (3), 2, 3, 4)), 1,
+     CO_ATTR(CO_SEVEN), 1, 0, FP32},
+    {"ConstantOfShape default zeros", "ConstantOfShape", 1, CO_IN(CO_CONST_I64(1, (2), 5, 6)),
+     0, NULL, 1, 0, FP32},
+    /* binary more */
+    {"BitShift left uint32", "BitShift", 2,
+     CO_IN(CO_VALUES(ETRT_DTYPE_UINT32, uint32_t, 1, (6), 1, 7, 0xffffffffu, 12, 5, 9),
+           CO_VALUES(ETRT_DTYPE_UINT32, uint32_t, 1, (6), 0, 3, 4, 31, 32, 70)),
+     1, CO_ATTR(CO_STRING("direction", "LEFT")), 1, 0, FP32},
+    {"BitShift right uint8 broadcast", "BitShift", 2,
+     CO_IN(CO_VALUES(ETRT_DTYPE_UINT8, uint8_t, 2, (2, 3), 255, 128, 7, 16, 3, 200),
+           CO_VALUES(ETRT_DTYPE_UINT8, uint8_t, 1, (3), 1, 7, 9)),
+     1, CO_ATTR(CO_STRING("direction", "RIGHT")), 1, 0, FP32},
+    {"Pow float ** int64", "Pow", 2,
+     CO_IN(CO_POS(2, (4, 9)), CO_TYPED(ETRT_DTYPE_INT64, 1, (9))), 0, NULL, 1, 1e-5, FP32},
+    {"Pow int64 ** float", "Pow", 2,
+     CO_IN(CO_VALUES(ETRT_DTYPE_INT64, int64_t, 1, (4), 1, 2, 3, -2),
+           CO_VALUES(ETRT_DTYPE_FLOAT32, float, 1, (4), 4.0f, 5.0f, 6.0f, 3.0f)),
+     0, NULL, 1, 0, FP32},
+    {"Pow int64", "Pow", 2,
+     CO_IN(CO_VALUES(ETRT_DTYPE_INT64, int64_t, 1, (6), 2, -3, 1, -1, 5, 0),
+           CO_VALUES(ETRT_DTYPE_INT64, int64_t, 1, (6), 3, 3, -2, -3, -1, 0)),
+     0, NULL, 1, 0, FP32},
+    {"CastLike", "CastLike", 2, CO_IN(CO_F32(2, (5, 20)), CO_TYPED(ETRT_DTYPE_INT32, 1, (1))),
+     0, NULL, 1, 0, FP32},
+    /* loss */
+    {"NegativeLogLikelihoodLoss mean weight ignore", "NegativeLogLikelihoodLoss", 3,
+     CO_IN(CO_F32(3, (3, 5, 4)),
+           CO_VALUES(ETRT_DTYPE_INT64, int64_t, 2, (3, 4), 0, 4, 2, 1, 3, 3, 0, 2, 4, 1, 1, 0),
+           {.dtype = ETRT_DTYPE_FLOAT32, .rank = 1, .dims = {5}, .constant = 1,
+                      .fill = CO_POSITIVE}),
+     1, CO_ATTR(CO_INT("ignore_index", 3)), 1, 1e-5, FP32},
+    {"NegativeLogLikelihoodLoss none int32", "NegativeLogLikelihoodLoss", 2,
+     CO_IN(CO_F32(2, (6, 4)), CO_VALUES(ETRT_DTYPE_INT32, int32_t, 1, (6), 0, 3, 2, 1, 3, 0)),
+     1, CO_ATTR(CO_STRING("reduction", "none")), 1, 1e-5, FP32},
+    {"SoftmaxCrossEntropyLoss sum with log_prob", "SoftmaxCrossEntropyLoss", 2,
+     CO_IN(CO_F32(3, (3, 5, 4)),
+           CO_VALUES(ETRT_DTYPE_INT64, int64_t, 2, (3, 4), 0, 4, 2, 1, 3, 3, 0, 2, 4, 1, 1, 0)),
+     1, CO_ATTR(CO_STRING("reduction", "sum")), 2, 1e-5, FP32},
+    {"SoftmaxCrossEntropyLoss mean", "SoftmaxCrossEntropyLoss", 2,
+     CO_IN(CO_F32(2, (8, 10)), CO_VALUES(ETRT_DTYPE_INT64, int64_t, 1, (8), 9, 0, 3, 3, 7, 1, 2,
+                                          5)),
+     0, NULL, 1, 1e-5, FP32},
+    /* one-input elementwise, the rest of the family */
+    {"Ceil", "Ceil", 1, CO_IN(CO_F32(2, (7, 33))), 0, NULL, 1, 0, FP32},
+    {"Round", "Round", 1, CO_IN(CO_F32(2, (7, 33))), 0, NULL, 1, 0, FP32},
+    {"Reciprocal", "Reciprocal", 1, CO_IN(CO_POS(2, (7, 33))), 0, NULL, 1, 1e-5, FP32},
+    {"Cos", "Cos", 1, CO_IN(CO_F32(2, (7, 33))), 0, NULL, 1, 1e-5, FP32},
+    {"Tan", "Tan", 1, CO_IN(CO_UNIT_F32(2, (7, 33))), 0, NULL, 1, 1e-5, FP32},
+    {"Asin", "Asin", 1, CO_IN(CO_UNIT_F32(2, (7, 33))), 0, NULL, 1, 1e-5, FP32},
+    {"Acos", "Acos", 1, CO_IN(CO_UNIT_F32(2, (7, 33))), 0, NULL, 1, 1e-5, FP32},
+    {"Atan", "Atan", 1, CO_IN(CO_F32(2, (7, 33))), 0, NULL, 1, 1e-5, FP32},
+    {"Sinh", "Sinh", 1, CO_IN(CO_F32(2, (7, 33))), 0, NULL, 1, 1e-5, FP32},
+    {"Cosh", "Cosh", 1, CO_IN(CO_F32(2, (7, 33))), 0, NULL, 1, 1e-5, FP32},
+    {"Asinh", "Asinh", 1, CO_IN(CO_F32(2, (7, 33))), 0, NULL, 1, 1e-5, FP32},
+    /* values below 1 give NaN on both sides */
+    {"Acosh", "Acosh", 1, CO_IN(CO_POS(2, (7, 33))), 0, NULL, 1, 1e-5, FP32},
+    {"Atanh", "Atanh", 1, CO_IN(CO_UNIT_F32(2, (7, 33))), 0, NULL, 1, 1e-5, FP32},
+    {"Sign", "Sign", 1, CO_IN(CO_F32(2, (7, 33))), 0, NULL, 1, 0, FP32},
+    {"Sign int64", "Sign", 1, CO_IN(CO_TYPED(ETRT_DTYPE_INT64, 1, (40))), 0, NULL, 1, 0, FP32},
+    {"IsNaN", "IsNaN", 1,
+     CO_IN(CO_VALUES(ETRT_DTYPE_FLOAT32, float, 1, (4), 1.0f, NAN, -INFINITY, 0.0f)), 0, NULL, 1, 0,
+     FP32},
+    {"IsInf negative only", "IsInf", 1,
+     CO_IN(CO_VALUES(ETRT_DTYPE_FLOAT32, float, 1, (5), 1.0f, NAN, -INFINITY, INFINITY, 0.0f)), 1,
+     CO_ATTR(CO_INT("detect_positive", 0)), 1, 0, FP32},
+    {"Identity int64", "Identity", 1, CO_IN(CO_TYPED(ETRT_DTYPE_INT64, 2, (3, 5))), 0, NULL, 1, 0,
+     FP32},
+    {"BitwiseNot int32", "BitwiseNot", 1, CO_IN(CO_TYPED(ETRT_DTYPE_INT32, 1, (40))), 0, NULL, 1, 0,
+     FP32},
+    {"HardSigmoid", "HardSigmoid", 1, CO_IN(CO_F32(1, (100))), 2,
+     CO_ATTR(CO_FLOAT("alpha", 0.3f), CO_FLOAT("beta", 0.4f)), 1, 1e-5, FP32},
+    {"Elu", "Elu", 1, CO_IN(CO_F32(1, (100))), 1, CO_ATTR(CO_FLOAT("alpha", 0.7f)), 1, 1e-5, FP32},
+    {"Selu", "Selu", 1, CO_IN(CO_F32(1, (100))), 0, NULL, 1, 1e-5, FP32},
+    {"Celu", "Celu", 1, CO_IN(CO_F32(1, (100))), 1, CO_ATTR(CO_FLOAT("alpha", 1.5f)), 1, 1e-5, FP32},
+    {"ThresholdedRelu", "ThresholdedRelu", 1, CO_IN(CO_F32(1, (100))), 1,
+     CO_ATTR(CO_FLOAT("alpha", 0.5f)), 1, 0, FP32},
+    {"Shrink", "Shrink", 1, CO_IN(CO_F32(1, (100))), 2,
+     CO_ATTR(CO_FLOAT("lambd", 0.8f), CO_FLOAT("bias", 0.25f)), 1, 1e-5, FP32},
+    /* reductions, the rest of the family */
+    {"ReduceMin int32", "ReduceMin", 1, CO_IN(CO_TYPED(ETRT_DTYPE_INT32, 3, (4, 5, 6))), 1,
+     CO_ATTR(CO_INTS("axes", 1, 1)), 1, 0, FP32},
+    {"ReduceProd", "ReduceProd", 1, CO_IN(CO_UNIT_F32(2, (6, 9))), 1,
+     CO_ATTR(CO_INTS("axes", 1, 1)), 1, 1e-5, FP32},
+    {"ReduceL1", "ReduceL1", 1, CO_IN(CO_F32(3, (3, 8, 5))), 1, CO_ATTR(CO_INTS("axes", 2, 0, 2)), 1,
+     1e-5, FP32},
+    {"ReduceLogSum", "ReduceLogSum", 1, CO_IN(CO_POS(2, (6, 40))), 1,
+     CO_ATTR(CO_INTS("axes", 1, -1)), 1, 1e-5, FP32},
+    {"ReduceSumSquare keepdims 0", "ReduceSumSquare", 1, CO_IN(CO_F32(3, (2, 7, 9))), 2,
+     CO_ATTR(CO_INTS("axes", 1, 1), CO_INT("keepdims", 0)), 1, 1e-5, FP32},
+    /* two broadcast inputs, the rest of the family */
+    {"Mod fmod", "Mod", 2, CO_IN(CO_F32(2, (4, 9)), CO_POS(1, (9))), 1, CO_ATTR(CO_INT("fmod", 1)), 1,
+     1e-5, FP32},
+    {"Mod int32", "Mod", 2,
+     CO_IN(CO_VALUES(ETRT_DTYPE_INT32, int32_t, 1, (6), 7, -7, 5, -5, 9, 0),
+           CO_VALUES(ETRT_DTYPE_INT32, int32_t, 1, (6), 3, 3, -2, -2, 4, 5)),
+     0, NULL, 1, 0, FP32},
+    {"BitwiseAnd int32", "BitwiseAnd", 2,
+     CO_IN(CO_TYPED(ETRT_DTYPE_INT32, 2, (4, 6)), CO_TYPED(ETRT_DTYPE_INT32, 1, (6))), 0, NULL, 1, 0,
+     FP32},
+    {"BitwiseOr uint8", "BitwiseOr", 2,
+     CO_IN(CO_TYPED(ETRT_DTYPE_UINT8, 2, (4, 6)), CO_TYPED(ETRT_DTYPE_UINT8, 2, (4, 6))), 0, NULL, 1,
+     0, FP32},
+    {"BitwiseXor int64", "BitwiseXor", 2,
+     CO_IN(CO_TYPED(ETRT_DTYPE_INT64, 2, (4, 6)), CO_TYPED(ETRT_DTYPE_INT64, 2, (4, 1))), 0, NULL, 1,
+     0, FP32},
+    {"And", "And", 2,
+     CO_IN(CO_TYPED(ETRT_DTYPE_BOOL, 2, (5, 6)), CO_TYPED(ETRT_DTYPE_BOOL, 1, (6))), 0, NULL, 1, 0,
+     FP32},
+    {"Or", "Or", 2, CO_IN(CO_TYPED(ETRT_DTYPE_BOOL, 2, (5, 6)), CO_TYPED(ETRT_DTYPE_BOOL, 2, (5, 6))),
+     0, NULL, 1, 0, FP32},
+    {"Xor", "Xor", 2,
+     CO_IN(CO_TYPED(ETRT_DTYPE_BOOL, 2, (5, 6)), CO_TYPED(ETRT_DTYPE_BOOL, 2, (5, 1))), 0, NULL, 1, 0,
+     FP32},
+    {"Greater", "Greater", 2, CO_IN(CO_F32(2, (6, 7)), CO_F32(1, (7))), 0, NULL, 1, 0, FP32},
+    {"LessOrEqual int64", "LessOrEqual", 2,
+     CO_IN(CO_TYPED(ETRT_DTYPE_INT64, 2, (6, 7)), CO_TYPED(ETRT_DTYPE_INT64, 1, (7))), 0, NULL, 1, 0,
+     FP32},
+    {"GreaterOrEqual", "GreaterOrEqual", 2, CO_IN(CO_F32(2, (6, 7)), CO_F32(2, (6, 7))), 0, NULL, 1,
+     0, FP32},
+    {"Min of two", "Min", 2, CO_IN(CO_F32(2, (4, 6)), CO_F32(1, (6))), 0, NULL, 1, 0, FP32},
+    {"Sum of three", "Sum", 3, CO_IN(CO_F32(2, (4, 6)), CO_F32(1, (6)), CO_F32(2, (4, 1))), 0, NULL,
+     1, 1e-5, FP32},
+    /* normalization, windows */
+    {"LpNormalization p 1", "LpNormalization", 1, CO_IN(CO_F32(3, (2, 5, 7))), 2,
+     CO_ATTR(CO_INT("axis", 1), CO_INT("p", 1)), 1, 1e-5, FP32},
+    {"LpPool p 2", "LpPool", 1, CO_IN(CO_F32(4, (2, 3, 7, 7))), 2,
+     CO_ATTR(CO_INTS("kernel_shape", 2, 3, 3), CO_INT("p", 2)), 1, 1e-5, FP32},
+    {"GlobalMaxPool", "GlobalMaxPool", 1, CO_IN(CO_F32(4, (2, 5, 6, 7))), 0, NULL, 1, 0, FP32},
+    {"GlobalLpPool", "GlobalLpPool", 1, CO_IN(CO_F32(3, (2, 5, 9))), 1, CO_ATTR(CO_INT("p", 3)), 1,
+     1e-5, FP32},
+    /* data movement, the rest of the family */
+    {"Flatten axis 2", "Flatten", 1, CO_IN(CO_F32(4, (2, 3, 4, 5))), 1, CO_ATTR(CO_INT("axis", 2)),
+     1, 0, FP32},
+    {"Squeeze", "Squeeze", 2, CO_IN(CO_F32(4, (2, 1, 4, 1)), CO_CONST_I64(1, (2), 1, -1)), 0, NULL,
+     1, 0, FP32},
+    {"Unsqueeze", "Unsqueeze", 2, CO_IN(CO_F32(2, (3, 4)), CO_CONST_I64(1, (2), 0, 3)), 0, NULL, 1,
+     0, FP32},
+    {"DepthToSpace CRD", "DepthToSpace", 1, CO_IN(CO_F32(4, (2, 8, 3, 2))), 2,
+     CO_ATTR(CO_INT("blocksize", 2), CO_STRING("mode", "CRD")), 1, 0, FP32},
+    {"DepthToSpace DCR", "DepthToSpace", 1, CO_IN(CO_F32(4, (1, 12, 2, 3))), 1,
+     CO_ATTR(CO_INT("blocksize", 2)), 1, 0, FP32},
+    {"SpaceToDepth", "SpaceToDepth", 1, CO_IN(CO_F32(4, (2, 3, 4, 6))), 1,
+     CO_ATTR(CO_INT("blocksize", 2)), 1, 0, FP32},
+    {"Shape sliced", "Shape", 1, CO_IN(CO_F32(4, (2, 3, 4, 5))), 2,
+     CO_ATTR(CO_INT("start", 1), CO_INT("end", -1)), 1, 0, FP32},
+    {"Size", "Size", 1, CO_IN(CO_F32(3, (2, 3, 4))), 0, NULL, 1, 0, FP32},
+    /* tests: the SM ids differ by executor, so only that it runs */
+    {"EtrtSmId", "EtrtSmId", 1, CO_IN(CO_F32(1, (4))), 1, CO_ATTR(CO_INT("blocks", 64)), 1, -1,
+     FP32},
+};
+
+const co_case *co_cases(size_t *count) {
+  *count = sizeof co_list / sizeof co_list[0];
+  return co_list;
+}
+
+/* ---- the runner ------------------------------------------------------------------ */
+
+static uint64_t co_seed = 0x9e3779b97f4a7c15ull;
+
+static double co_uniform(void) {
+  co_seed = co_seed * 6364136223846793005ull + 1442695040888963407ull;
+  return (double)(co_seed >> 11) / 9007199254740992.0;
+}
+
+static int64_t co_numel(int32_t rank, const int64_t *dims) {
+  int64_t n = 1;
+  for (int32_t i = 0; i < rank; ++i) n *= dims[i];
+  return n;
+}
+
+/* Random bytes of a value: floats in [-2, 2) (or [0.1, 4), or [-0.9, 0.9)), integers
+ * in [-8, 8) (unsigned: [0, 16)), bools 0/1. */
+static void *co_generate(const co_value *v) {
+  int64_t n = co_numel(v->rank, v->dims);
+  size_t size = etrt_dtype_size(v->dtype);
+  void *p = malloc((size_t)(n > 0 ? n : 1) * size);
+  if (v->fill == CO_GIVEN) {
+    memcpy(p, v->data, (size_t)n * size);
+    return p;
+  }
+  for (int64_t i = 0; i < n; ++i) {
+    double u = co_uniform();
+    double f = v->fill == CO_POSITIVE ? 0.1 + 3.9 * u : v->fill == CO_UNIT ? 1.8 * u - 0.9 : 4.0 * u - 2.0;
+    int64_t k = (int64_t)(u * 16.0) - 8;
+    switch (v->dtype) {
+      case ETRT_DTYPE_FLOAT32: ((float *)p)[i] = (float)f; break;
+      case ETRT_DTYPE_FLOAT64: ((double *)p)[i] = f; break;
+      case ETRT_DTYPE_INT8: ((int8_t *)p)[i] = (int8_t)k; break;
+      case ETRT_DTYPE_UINT8: ((uint8_t *)p)[i] = (uint8_t)(k + 8); break;
+      case ETRT_DTYPE_INT32: ((int32_t *)p)[i] = (int32_t)k; break;
+      case ETRT_DTYPE_INT64: ((int64_t *)p)[i] = k; break;
+      case ETRT_DTYPE_BOOL: ((uint8_t *)p)[i] = (uint8_t)(u < 0.5); break;
+      default: memset((char *)p + (size_t)i * size, 0, size); break;
+    }
+  }
+  return p;
+}
+
+/* Compares the outputs; returns the number of mismatches (the first few printed). */
+static int co_compare(const char *what, etrt_dtype dtype, int64_t n, const void *cpu,
+                      const void *other, double tol) {
+  int bad = 0;
+  double worst = 0.0;
+  for (int64_t i = 0; i < n; ++i) {
+    double a, b;
+    if (dtype == ETRT_DTYPE_FLOAT32) {
+      a = ((const float *)cpu)[i];
+      b = ((const float *)other)[i];
+    } else if (dtype == ETRT_DTYPE_FLOAT64) {
+      a = ((const double *)cpu)[i];
+      b = ((const double *)other)[i];
+    } else {
+      size_t size = etrt_dtype_size(dtype);
+      if (memcmp((const char *)cpu + (size_t)i * size, (const char *)other + (size_t)i * size, size) != 0) {
+        if (bad++ < 3) printf("  %s: element %lld differs\n", what, (long long)i);
+      }
+      continue;
+    }
+    if (isnan(a) && isnan(b)) continue;
+    double err = fabs(a - b) / (fabs(a) > 1.0 ? fabs(a) : 1.0);
+    if (err > worst) worst = err;
+    if (!(err <= tol)) {
+      if (bad++ < 3) printf("  %s: element %lld: cpu %.9g other %.9g\n", what, (long long)i, a, b);
+    }
+  }
+  if (bad == 0 && (dtype == ETRT_DTYPE_FLOAT32 || dtype == ETRT_DTYPE_FLOAT64))
+    printf("  %s: %lld elements, largest relative difference %.3g (tolerance %.0e)\n", what,
+           (long long)n, worst, tol);
+  return bad;
+}
+
+/* Reduced-precision matrix work (TF32, FP16, BF16) rounds the operands, so single
+ * elements near cancellation can be far off relatively: compare ||other - cpu|| / ||cpu||. */
+static int co_compare_norm(const char *what, int64_t n, const void *cpu, const void *other, double tol) {
+  double diff = 0.0, ref = 0.0;
+  for (int64_t i = 0; i < n; ++i) {
+    double a = ((const float *)cpu)[i], b = ((const float *)other)[i];
+    diff += (a - b) * (a - b);
+    ref += a * a;
+  }
+  double rel = ref > 0.0 ? sqrt(diff / ref) : sqrt(diff);
+  printf("  %s: %lld elements, relative norm difference %.3g (tolerance %.0e)\n", what, (long long)n, rel, tol);
+  return rel <= tol ? 0 : 1;
+}
+
+void co_run(const co_case *c, const etrt_device_driver *d, etrt_executor_kind kind, void **keep) {
+  etrt_network *net = NULL;
+  etrt_engine *engine = NULL;
+  etrt_exec_context *cpu = NULL, *other = NULL;
+  uint8_t *plan = NULL;
+  size_t plan_size = 0;
+  int32_t ids[CO_MAX_IO], out_ids[CO_MAX_IO];
+  void *host_in[CO_MAX_IO] = {0}, *dev_in[CO_MAX_IO] = {0};
+  void *cpu_out[CO_MAX_IO] = {0}, *other_out[CO_MAX_IO] = {0}, *dev_out[CO_MAX_IO] = {0};
+  uint32_t io_of_input[CO_MAX_IO], input_io = 0;
+  etrt_stream stream = NULL;
+  const co_value *inputs = c->inputs;
+  printf("%s\n", c->label);
+  if (c->num_inputs > CO_MAX_IO || c->num_outputs > CO_MAX_IO) {
+    etrt_test_fail(__FILE__, __LINE__, "%s: more than %d inputs or outputs", c->label, CO_MAX_IO);
+    return;
+  }
+
+  CHECK_OK(etrt_network_create(&net));
+  for (uint32_t i = 0; i < c->num_inputs; ++i) {
+    char name[16];
+    snprintf(name, sizeof name, "x%u", i);
+    host_in[i] = co_generate(&inputs[i]);
+    if (inputs[i].constant) {
+      CHECK_OK(etrt_network_add_constant(net, name, inputs[i].dtype, inputs[i].rank,
+                                         inputs[i].dims, host_in[i], &ids[i]));
+    } else {
+      CHECK_OK(etrt_network_add_input(net, name, inputs[i].dtype, inputs[i].rank, inputs[i].dims,
+                                      inputs[i].dims, &ids[i]));
+      io_of_input[i] = input_io++;
+    }
+  }
+  etrt_status s = etrt_network_add_op(net, c->op, "node", c->num_inputs, ids, c->num_outputs,
+                                      out_ids, c->num_attributes, c->attributes);
+  CHECK_OK(s);
+  if (s != ETRT_OK) goto done;
+  for (uint32_t o = 0; o < c->num_outputs; ++o) {
+    char name[16];
+    snprintf(name, sizeof name, "y%u", o);
+    CHECK_OK(etrt_network_mark_output(net, out_ids[o], name));
+  }
+  etrt_plan_options options = {.device = {ETRT_DEVICE_CUDA, 0}, .precision = c->precision,
+                               .name = c->label};
+  CHECK_OK(etrt_plan_build(net, &options, &plan, &plan_size));
+  CHECK_OK(etrt_engine_deserialize(plan, plan_size, &engine));
+  if (engine == NULL) goto done;
+  CHECK_OK(etrt_exec_context_create(engine, NULL, &cpu));
+  CHECK_OK(etrt_exec_context_create(engine, d, &other));
+  if (cpu == NULL || other == NULL) goto done;
+  CHECK_EQ_INT(etrt_exec_context_executor(other), kind);
+  CHECK_OK(d->stream_create(&stream));
+
+  for (uint32_t i = 0; i < c->num_inputs; ++i) {
+    if (inputs[i].constant) continue;
+    size_t bytes = (size_t)co_numel(inputs[i].rank, inputs[i].dims) * etrt_dtype_size(inputs[i].dtype);
+    CHECK_OK(d->malloc_device(bytes > 0 ? bytes : 1, &dev_in[i]));
+    if (bytes > 0)
+      CHECK_OK(d->memcpy_async(dev_in[i], host_in[i], bytes, ETRT_COPY_HOST_TO_DEVICE, stream));
+    CHECK_OK(etrt_exec_context_set_address(cpu, io_of_input[i], host_in[i]));
+    CHECK_OK(etrt_exec_context_set_address(other, io_of_input[i], dev_in[i]));
+  }
+  size_t out_bytes[CO_MAX_IO];
+  etrt_dtype out_dtype[CO_MAX_IO];
+  for (uint32_t o = 0; o < c->num_outputs; ++o) {
+    uint32_t io = input_io + o;
+    int32_t rank = 0;
+    int64_t dims[ETRT_MAX_RANK];
+    CHECK_OK(etrt_exec_context_output_shape(cpu, io, &rank, dims));
+    out_dtype[o] = etrt_engine_io_at(engine, io)->dtype;
+    out_bytes[o] = (size_t)co_numel(rank, dims) * etrt_dtype_size(out_dtype[o]);
+    cpu_out[o] = calloc(1, out_bytes[o] + 1);
+    other_out[o] = calloc(1, out_bytes[o] + 1);
+    CHECK_OK(d->malloc_device(out_bytes[o] + 1, &dev_out[o]));
+    CHECK_OK(etrt_exec_context_set_address(cpu, io, cpu_out[o]));
+    CHECK_OK(etrt_exec_context_set_address(other, io, dev_out[o]));
+  }
+  CHECK_OK(etrt_exec_context_enqueue(cpu, NULL));
+  CHECK_OK(etrt_exec_context_enqueue(other, stream));
+  for (uint32_t o = 0; o < c->num_outputs; ++o) {
+    if (out_bytes[o] > 0)
+      CHECK_OK(d->memcpy_async(other_out[o], dev_out[o], out_bytes[o], ETRT_COPY_DEVICE_TO_HOST,
+                               stream));
+  }
+  CHECK_OK(d->stream_synchronize(stream));
+  if (keep != NULL) {
+    *keep = other_out[0];
+    other_out[0] = NULL;
+    goto done;
+  }
+  for (uint32_t o = 0; o < c->num_outputs && c->tol >= 0; ++o) {
+    char what[64];
+    snprintf(what, sizeof what, "%s output %u", c->op, o);
+    int64_t n = (int64_t)(out_bytes[o] / etrt_dtype_size(out_dtype[o]));
+    int bad = c->precision == ETRT_PRECISION_FP32
+                  ? co_compare(what, out_dtype[o], n, cpu_out[o], other_out[o], c->tol)
+                  : co_compare_norm(what, n, cpu_out[o], other_out[o], c->tol);
+    if (bad > 0) etrt_test_fail(__FILE__, __LINE__, "%s: %d element(s) differ", c->label, bad);
+  }
+
+done:
+  if (stream != NULL) d->stream_destroy(stream);
+  for (uint32_t i = 0; i < CO_MAX_IO; ++i) {
+    free(host_in[i]);
+    free(cpu_out[i]);
+    free(other_out[i]);
+    if (dev_in[i] != NULL) d->free_device(dev_in[i]);
+    if (dev_out[i] != NULL) d->free_device(dev_out[i]);
+  }
+  etrt_exec_context_destroy(other);
+  etrt_exec_context_destroy(cpu);
+  etrt_engine_destroy(engine);
+  free(plan);
+  etrt_network_destroy(net);
+}
+
+int co_run_ops(const char *const *ops, size_t count, const etrt_device_driver *d,
+               etrt_executor_kind kind) {
+  size_t case_count = 0;
+  const co_case *cases = co_cases(&case_count);
+  int missing = 0;
+  for (size_t r = 0; r < count; ++r) {
+    int found = 0;
+    for (size_t k = 0; k < case_count; ++k) {
+      if (strcmp(cases[k].op, ops[r]) != 0) continue;
+      ++found;
+      co_run(&cases[k], d, kind, NULL);
+    }
+    if (found == 0) {
+      fprintf(stderr, "operation %s has a row but no case in tests/util/op_cases.c\n", ops[r]);
+      ++missing;
+    }
+  }
+  return missing;
+}
