@@ -503,6 +503,12 @@ static const co_case co_list[] = {
     {"Shape sliced", "Shape", 1, CO_IN(CO_F32(4, (2, 3, 4, 5))), 2,
      CO_ATTR(CO_INT("start", 1), CO_INT("end", -1)), 1, 0, FP32},
     {"Size", "Size", 1, CO_IN(CO_F32(3, (2, 3, 4))), 0, NULL, 1, 0, FP32},
+    {"ReverseSequence time-major", "ReverseSequence", 2,
+     CO_IN(CO_F32(3, (4, 3, 5)), CO_VALUES(ETRT_DTYPE_INT64, int64_t, 1, (3), 4, 1, 2)), 0, NULL, 1, 0,
+     FP32},
+    {"ReverseSequence batch-major int64", "ReverseSequence", 2,
+     CO_IN(CO_TYPED(ETRT_DTYPE_INT64, 2, (3, 6)), CO_CONST_I64(1, (3), 6, 0, 3)), 2,
+     CO_ATTR(CO_INT("time_axis", 1), CO_INT("batch_axis", 0)), 1, 0, FP32},
     /* tests: the SM ids differ by executor, so only that it runs */
     {"EtrtSmId", "EtrtSmId", 1, CO_IN(CO_F32(1, (4))), 1, CO_ATTR(CO_INT("blocks", 64)), 1, -1,
      FP32},
