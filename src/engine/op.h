@@ -9,14 +9,18 @@
  *                                   {op type, kernel}; src/engine/ops/cpu/table.c lists
  *                                   the families.
  *   src/engine/ops/cuda/<family>.cu the CUDA kernels, ending with the family's CUDA rows
- *                                   {op type, launcher, workspace};
+ *                                   {op type, launcher, workspace} (a .cu family may
+ *                                   hold several definition families: binary.cu has the
+ *                                   elementwise, variadic and Where kernels);
  *                                   src/engine/ops/cuda/table.c lists the families.
  *
  * Because the predicate lives with the definition, a CPU-only build partitions a
  * graph exactly as a CUDA build does, and the sim executor refuses what the CUDA
  * executor would refuse. A node's CPU kernel is resolved once, when its definition is
  * (etrt_node.run_cpu). tests/unit/test_op_tables.c checks that the definitions and
- * the rows agree; tests/util/op_cases.c holds every row's cases. */
+ * the rows agree; tests/util/op_cases.c holds every row's cases, which
+ * tests/unit/test_op_cases.c (CPU against sim) and tests/gpu/test_cuda_ops.c (CPU
+ * against CUDA) run. docs/adding-an-operator.md walks through a new operator. */
 #ifndef ETRT_ENGINE_OP_H
 #define ETRT_ENGINE_OP_H
 
