@@ -223,12 +223,12 @@ static etrt_status etrt_binary_table_infer(const etrt_node *node, const etrt_ten
   return etrt_shape_broadcast(node, 2, inputs, &outputs[0].rank, outputs[0].dims);
 }
 
-#define ETRT_BINARY_DEF(var, name, cuda)                                                \
+#define ETRT_BINARY_DEF(var, name, cuda)                                               \
   static const etrt_op_def var = {.op_type = name,                                     \
                                   .state_size = sizeof(etrt_binary_state),             \
                                   .prepare = etrt_binary_prepare,                      \
                                   .infer = etrt_binary_table_infer,                    \
-                                  .cuda_supports = cuda};       
+                                  .cuda_supports = cuda};
 ETRT_BINARY_DEF(etrt_op_pow, "Pow", etrt_pow_cuda_supports)
 ETRT_BINARY_DEF(etrt_op_mod, "Mod", etrt_binary_cuda_supports)
 ETRT_BINARY_DEF(etrt_op_prelu, "PRelu", etrt_binary_float_cuda_supports)

@@ -296,9 +296,11 @@ static const etrt_op_def etrt_op_def_reverse_sequence = {
     .infer = etrt_reverse_sequence_infer,
     .cuda_supports = etrt_reverse_sequence_cuda_supports};
 
-#define ETRT_LAYOUT_DEF(ident, name, infer_fn, values) \
-  static const etrt_op_def etrt_op_def_##ident = {             \
-      .op_type = name, .infer = infer_fn, .cuda_supports = etrt_op_supports_all, .value_inputs = values};
+#define ETRT_LAYOUT_DEF(ident, name, infer_fn, values)                                   \
+  static const etrt_op_def etrt_op_def_##ident = {.op_type = name,                       \
+                                                  .infer = infer_fn,                     \
+                                                  .cuda_supports = etrt_op_supports_all, \
+                                                  .value_inputs = values};
 ETRT_LAYOUT_DEF(transpose, "Transpose", etrt_transpose_infer, 0)
 ETRT_LAYOUT_DEF(slice, "Slice", etrt_slice_infer, 0x1eu)
 ETRT_LAYOUT_DEF(concat, "Concat", etrt_concat_infer, 0)

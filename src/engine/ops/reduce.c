@@ -119,7 +119,7 @@ static int etrt_reduce_cuda_supports(const etrt_node *node, const etrt_tensor *i
                                                         .state_size = sizeof(etrt_reduce_state), \
                                                         .prepare = etrt_reduce_prepare,          \
                                                         .infer = etrt_reduce_infer,              \
-                                                        .cuda_supports = etrt_reduce_cuda_supports,             \
+                                                        .cuda_supports = etrt_reduce_cuda_supports, \
                                                         .value_inputs = 2u};
 ETRT_REDUCE_OPS(ETRT_REDUCE_DEF)
 #undef ETRT_REDUCE_DEF
