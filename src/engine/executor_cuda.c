@@ -21,7 +21,7 @@ typedef struct etrt_cuda_exec {
   etrt_engine *engine;
   const etrt_device_driver *driver;
   const uint8_t *weights;
-  const etrt_op_cuda_row **defs; /* per node; NULL: outputs uploaded from the host */
+  const etrt_op_cuda_row **rows; /* per node; NULL: outputs uploaded from the host */
   void *cublaslt;
   void *workspace;
   size_t workspace_size;
@@ -39,7 +39,7 @@ static void etrt_cuda_exec_destroy(void *state) {
     etrt_log(ETRT_LOG_ERROR, "engine '%s': freeing the workspace: %s", x->engine->info.name,
              etrt_last_error());
   etrt_cuda_blas_destroy(x->cublaslt);
-  free(x->defs);
+  free(x->rows);
   free(x);
 }
 
@@ -55,8 +55,8 @@ static etrt_status etrt_cuda_exec_resolve(etrt_cuda_exec *x) {
     const etrt_op_cuda_row *row = etrt_op_cuda_find(node->op_type);
     int launch = 0;
     s = etrt_executor_cuda_node_check(x->engine, n, row != NULL, args, &launch);
-    x->defs[n] = s == ETRT_OK && launch ? row : NULL;
-    if (x->defs[n] != NULL && row->workspace != NULL) {
+    x->rows[n] = s == ETRT_OK && launch ? row : NULL;
+    if (x->rows[n] != NULL && row->workspace != NULL) {
       size_t need = row->workspace(node, args, args + node->num_inputs);
       if (need > x->workspace_size) x->workspace_size = need;
     }
@@ -71,8 +71,8 @@ static etrt_status etrt_cuda_exec_create(etrt_engine *engine, const etrt_device_
   if (x == NULL) return etrt_error(ETRT_ERROR_OUT_OF_MEMORY, "engine: out of memory");
   x->engine = engine;
   x->driver = driver;
-  x->defs = calloc(engine->graph.node_count > 0 ? engine->graph.node_count : 1, sizeof *x->defs);
-  etrt_status s = x->defs == NULL ? etrt_error(ETRT_ERROR_OUT_OF_MEMORY, "engine: out of memory")
+  x->rows = calloc(engine->graph.node_count > 0 ? engine->graph.node_count : 1, sizeof *x->rows);
+  etrt_status s = x->rows == NULL ? etrt_error(ETRT_ERROR_OUT_OF_MEMORY, "engine: out of memory")
                                   : etrt_cuda_exec_resolve(x);
   if (s == ETRT_OK) s = etrt_engine_device_weights(engine, driver, &x->weights);
   if (s == ETRT_OK) s = etrt_cuda_blas_create(&x->cublaslt);
@@ -151,16 +151,16 @@ static etrt_status etrt_cuda_exec_enqueue(void *state, const etrt_exec_run *run,
                              .precision = x->engine->info.precision};
   for (uint32_t n = 0; n < run->node_count; ++n) {
     const etrt_node *node = &run->nodes[n];
-    const etrt_op_cuda_row *def = x->defs[n];
+    const etrt_op_cuda_row *row = x->rows[n];
     etrt_tensor *in = run->args + run->arg_offsets[n];
     etrt_tensor *out = in + node->num_inputs;
-    if (def == NULL) {
+    if (row == NULL) {
       ETRT_RETURN_IF_ERROR(etrt_cuda_exec_upload_outputs(x, n, node, out, stream));
       continue;
     }
-    if (def->workspace != NULL) {
+    if (row->workspace != NULL) {
       /* Sized at the largest shapes at creation; more would be a bounds error. */
-      size_t need = def->workspace(node, in, out);
+      size_t need = row->workspace(node, in, out);
       if (need > x->workspace_size)
         return etrt_error(ETRT_ERROR_INTERNAL,
                           "engine '%s', node %u '%s' (%s): needs %zu bytes of workspace, the "
@@ -168,7 +168,7 @@ static etrt_status etrt_cuda_exec_enqueue(void *state, const etrt_exec_run *run,
                           x->engine->info.name, n, node->name, node->op_type, need,
                           x->workspace_size);
     }
-    etrt_status s = def->run(node, in, out, &launch);
+    etrt_status s = row->run(node, in, out, &launch);
     if (s != ETRT_OK)
       return etrt_error_context(s, "engine '%s', node %u '%s' (%s): ", x->engine->info.name, n,
                                 node->name, node->op_type);
