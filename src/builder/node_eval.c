@@ -22,6 +22,7 @@ etrt_status etrt_node_eval_prepare(const etrt_ir_graph *graph, const etrt_ir_nod
   out->outputs = ir_node->outputs;
   out->attributes = ir_node->attributes;
   out->def = def;
+  out->run_cpu = etrt_op_cpu_find(ir_node->op_type);
   if (def->state_size) {
     out->state = calloc(1, def->state_size);
     if (out->state == NULL) return etrt_error(ETRT_ERROR_OUT_OF_MEMORY, "out of memory");
@@ -102,7 +103,7 @@ etrt_status etrt_node_eval_fold(etrt_ir_graph *graph, uint32_t node_index, size_
     return etrt_node_eval_shape(graph, node, folded);
 
   const etrt_op_def *def = etrt_op_find(node->op_type);
-  if (def == NULL || def->run_cpu == NULL || def->infer == NULL) return ETRT_OK;
+  if (def == NULL || def->infer == NULL || etrt_op_cpu_find(node->op_type) == NULL) return ETRT_OK;
   for (uint32_t i = 0; i < node->num_inputs; ++i)
     if (node->inputs[i] >= 0 && !graph->values[node->inputs[i]].is_constant) return ETRT_OK;
 
@@ -138,7 +139,7 @@ etrt_status etrt_node_eval_fold(etrt_ir_graph *graph, uint32_t node_index, size_
       goto done;
     }
   }
-  status = def->run_cpu(&engine_node, inputs, outputs);
+  status = engine_node.run_cpu(&engine_node, inputs, outputs);
   if (status != ETRT_OK) {
     status = etrt_error_context(status, "constant folding: ");
     goto done;

@@ -18,24 +18,21 @@ bool etrt_partition_cuda_default(const etrt_ir_graph *graph, const etrt_ir_node 
     if ((def->value_inputs >> i & 1u) && node->inputs[i] >= 0 &&
         !graph->values[node->inputs[i]].is_constant)
       return false;
-#ifdef ETRT_HAVE_CUDA
-  const etrt_op_cuda_def *cuda = etrt_op_cuda_find(node->op_type);
-  if (cuda == NULL) return false;
-  if (cuda->supports == NULL) return true;
+  /* The definition's predicate, compiled in every build, so that a CPU-only build
+   * places nodes exactly as a CUDA build does. */
+  if (def->cuda_supports == NULL) return false;
+  if (def->cuda_supports == etrt_op_supports_all) return true;
   etrt_node engine_node;
   if (etrt_node_eval_prepare(graph, node, &engine_node) != ETRT_OK) return false;
   etrt_tensor *inputs = calloc((size_t)node->num_inputs + 1, sizeof *inputs);
   bool ok = false;
   if (inputs != NULL) {
     etrt_node_eval_inputs(graph, node, inputs);
-    ok = cuda->supports(&engine_node, inputs) != 0;
+    ok = etrt_op_cuda_supports(&engine_node, inputs) != 0;
   }
   free(inputs);
   etrt_node_eval_release(&engine_node);
   return ok;
-#else
-  return true;
-#endif
 }
 
 void etrt_partitioning_destroy(etrt_partitioning *partitioning) {

@@ -54,9 +54,9 @@ typedef struct etrt_partitioning {
 
 /* Whether the engine has a CUDA kernel for the node that takes its input types and
  * shapes, and every input that decides output shapes is a constant (known on the
- * host when the plan is built). Without CUDA kernels compiled in, a CUDA plan can
- * only run on simulated devices, which run every operation with the CPU kernels:
- * then every operation the engine has counts as supported. */
+ * host when the plan is built). Decided by the definition's cuda_supports (op.h),
+ * compiled in every build: a CPU-only build partitions as a CUDA build does, and
+ * its sim devices run exactly the nodes a GPU would. */
 bool etrt_partition_cuda_default(const etrt_ir_graph *graph, const etrt_ir_node *node, void *user);
 
 /* Assigns every live node a device (a placement by name wins; a CUDA target keeps a

@@ -68,7 +68,7 @@ etrt_status etrt_bounds_infer_node(etrt_graph *graph, uint32_t index, etrt_bound
   }
   /* Evaluated on the host too when every input it reads is known here and the
    * outputs are small (shape arithmetic). */
-  int evaluate = def->run_cpu != NULL;
+  int evaluate = node->run_cpu != NULL;
   for (uint32_t i = 0; i < node->num_inputs && evaluate; ++i) {
     int32_t id = node->inputs[i];
     int dims_only = i < 32 && (def->dims_only_inputs & (1u << i));
@@ -133,7 +133,7 @@ etrt_status etrt_bounds_infer_node(etrt_graph *graph, uint32_t index, etrt_bound
       o[k].data = etrt_arena_alloc(arena, (size_t)bytes, 64);
       if (o[k].data == NULL) return etrt_error(ETRT_ERROR_OUT_OF_MEMORY, "out of memory");
     }
-    etrt_status s = def->run_cpu(node, in, o);
+    etrt_status s = node->run_cpu(node, in, o);
     if (s != ETRT_OK)
       return etrt_error_context(s, "%s '%s': evaluating on the host at build time: ", node->op_type,
                                 node->name);

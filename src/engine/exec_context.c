@@ -213,7 +213,7 @@ static etrt_status etrt_exec_host_evaluate(etrt_exec_context *c, uint32_t n) {
     t[k].data = id >= 0 && !dims_only ? (void *)c->values[id].host_value : NULL;
     t[k].host_value = NULL;
   }
-  etrt_status s = node->def->run_cpu(node, t, t + node->num_inputs);
+  etrt_status s = node->run_cpu(node, t, t + node->num_inputs);
   if (s != ETRT_OK)
     return etrt_error_context(s, "engine '%s': computing shape values on the host: ",
                               etrt_exec_name(c));

@@ -2,21 +2,27 @@
  * bound. The context (exec_context.c) owns everything that does not depend on where
  * the kernels run: shape inference, host values ("shape tensors"), the memory plan of
  * intermediates, binding checks, and each node's argument tensors. An executor owns
- * only its memory and the running:
+ * only its memory and the running. Each executor has one table of rows, an operator
+ * per row (op.h): the definitions say which nodes the CUDA kernels take
+ * (cuda_supports, in every build), the tables say which kernel runs them.
  *
- *   executor_cpu.c   ETRT_EXECUTOR_CPU: the CPU kernels, synchronously, host memory
+ *   executor_cpu.c   ETRT_EXECUTOR_CPU: the CPU table's kernels (etrt_node.run_cpu,
+ *                    resolved with the node), synchronously, host memory
  *   executor_sim.c   ETRT_EXECUTOR_CPU_ON_SIM: a CUDA plan on a simulated device; the
- *                    CPU kernels run in one host function queued on the stream
- *   executor_cuda.c  ETRT_EXECUTOR_CUDA: the CUDA kernels (etrt_op_cuda_find) on the
- *                    stream (the next issue; see the contract below)
+ *                    CPU kernels run in one host function queued on the stream, for
+ *                    exactly the plans the CUDA executor takes (same create check)
+ *   executor_cuda.c  ETRT_EXECUTOR_CUDA: the CUDA table's kernels (etrt_op_cuda_find)
+ *                    on the stream (see the contract below)
+ *
+ * The create check the CUDA and sim executors share lives in executor_support.c.
  *
  * The CUDA executor's contract, the same as the sim executor's:
  *   create   on the current device (the caller has made it the engine's): get the
  *            engine's device weights (etrt_engine_device_weights), resolve every
- *            node's etrt_op_cuda_def and refuse, naming the node and op, when one is
- *            missing or its `supports` rejects the node at its max bounds; create the
- *            cuBLASLt handle and the workspace (largest `workspace` over the nodes at
- *            their max bounds).
+ *            node's CUDA row and refuse, naming the node and op, when one is missing
+ *            or the definition's cuda_supports rejects the node at its max bounds
+ *            (etrt_executor_cuda_node_check); create the cuBLASLt handle and the
+ *            workspace (largest row `workspace` over the nodes at their max bounds).
  *   alloc    device memory (malloc_device); called at create and when a shape
  *            exceeds what was seen, after `quiesce`.
  *   enqueue  on `stream`: first the uploads (host -> device, from host memory that
@@ -89,6 +95,19 @@ extern const etrt_executor_ops etrt_executor_sim;
 #ifdef ETRT_HAVE_CUDA
 extern const etrt_executor_ops etrt_executor_cuda;
 #endif
+
+/* Node `node`'s tensors at the largest shapes the plan allows (dtype, rank, max dims;
+ * constants' host bytes as host values), for predicates and workspace sizes. */
+void etrt_executor_node_bounds(const etrt_graph *g, const etrt_node *node, etrt_tensor *args);
+
+/* The create-time check of a CUDA plan's node n (args: room for its tensors, filled
+ * with their bounds). has_kernel: the CUDA executor has a row for the op (the sim
+ * executor: the definition has a cuda_supports). Refuses, naming the node and op, an
+ * op without a kernel unless shape inference evaluates it on the host (then *launch
+ * is 0: its outputs are uploaded), and a node the definition's cuda_supports
+ * rejects; else *launch is 1. */
+etrt_status etrt_executor_cuda_node_check(const etrt_engine *engine, uint32_t n, int has_kernel,
+                                          etrt_tensor *args, int *launch);
 
 /* Runs node after node with the CPU kernels on memory the host can address. Shared by
  * the CPU executor and the sim executor's host function. */

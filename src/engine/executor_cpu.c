@@ -11,10 +11,10 @@ etrt_status etrt_executor_run_nodes(const etrt_exec_run *run, etrt_tensor *args)
   for (uint32_t n = 0; n < run->node_count; ++n) {
     const etrt_node *node = &run->nodes[n];
     etrt_tensor *in = args + run->arg_offsets[n];
-    if (node->def->run_cpu == NULL)
+    if (node->run_cpu == NULL)
       return etrt_error(ETRT_ERROR_UNSUPPORTED, "node %u '%s' (%s): no CPU kernel", n, node->name,
                         node->op_type);
-    etrt_status s = node->def->run_cpu(node, in, in + node->num_inputs);
+    etrt_status s = node->run_cpu(node, in, in + node->num_inputs);
     if (s != ETRT_OK)
       return etrt_error_context(s, "engine '%s', node %u '%s' (%s): ", run->engine->info.name, n,
                                 node->name, node->op_type);

@@ -1,7 +1,8 @@
 /* The CUDA executor (ETRT_EXECUTOR_CUDA); its contract is in executor.h. At
- * creation it resolves every node's CUDA kernel (refusing a plan with an operation
- * the GPU lacks, naming it), creates the context's cuBLASLt handle and allocates the
- * workspace, sized for every node at its largest shapes. A run enqueues the shape
+ * creation it resolves every node's CUDA row (refusing, by the check it shares with
+ * the sim executor in executor_support.c, a plan with an operation the GPU lacks or
+ * does not take, naming it), creates the context's cuBLASLt handle and allocates
+ * the workspace, sized for every node at its largest shapes. A run enqueues the shape
  * inputs' uploads and then each node's kernels on the caller's stream, with no
  * allocation and no synchronisation, and records an event that quiesce waits for.
  * A node that shape inference evaluates on the host (Shape -> Gather -> Concat
@@ -20,34 +21,13 @@ typedef struct etrt_cuda_exec {
   etrt_engine *engine;
   const etrt_device_driver *driver;
   const uint8_t *weights;
-  const etrt_op_cuda_def **defs; /* per node; NULL: outputs uploaded from the host */
+  const etrt_op_cuda_row **rows; /* per node; NULL: outputs uploaded from the host */
   void *cublaslt;
   void *workspace;
   size_t workspace_size;
   etrt_event done; /* recorded after each run */
   int enqueued;
 } etrt_cuda_exec;
-
-/* Node n's tensors at the largest shapes the plan allows (dtype, rank, max dims;
- * constants' host bytes as host values), for `supports` and `workspace`. */
-static void etrt_cuda_exec_bounds(const etrt_graph *g, const etrt_node *node, etrt_tensor *args) {
-  uint32_t count = node->num_inputs + node->num_outputs;
-  for (uint32_t a = 0; a < count; ++a) {
-    int32_t id = a < node->num_inputs ? node->inputs[a] : node->outputs[a - node->num_inputs];
-    etrt_tensor *t = &args[a];
-    memset(t, 0, sizeof *t);
-    if (id < 0) {
-      t->rank = -1;
-      t->dtype = ETRT_DTYPE_INVALID;
-      continue;
-    }
-    const etrt_graph_value *v = &g->values[id];
-    t->dtype = v->dtype;
-    t->rank = v->rank;
-    memcpy(t->dims, v->max_dims, sizeof t->dims);
-    if (v->kind == ETRT_VALUE_KIND_CONSTANT) t->host_value = v->data;
-  }
-}
 
 static void etrt_cuda_exec_destroy(void *state) {
   etrt_cuda_exec *x = state;
@@ -59,7 +39,7 @@ static void etrt_cuda_exec_destroy(void *state) {
     etrt_log(ETRT_LOG_ERROR, "engine '%s': freeing the workspace: %s", x->engine->info.name,
              etrt_last_error());
   etrt_cuda_blas_destroy(x->cublaslt);
-  free(x->defs);
+  free(x->rows);
   free(x);
 }
 
@@ -72,27 +52,13 @@ static etrt_status etrt_cuda_exec_resolve(etrt_cuda_exec *x) {
   etrt_status s = ETRT_OK;
   for (uint32_t n = 0; n < g->node_count && s == ETRT_OK; ++n) {
     const etrt_node *node = &g->nodes[n];
-    const etrt_op_cuda_def *def = etrt_op_cuda_find(node->op_type);
-    etrt_cuda_exec_bounds(g, node, args);
-    if (def == NULL && x->engine->host_evaluated[n]) {
-      x->defs[n] = NULL;
-    } else if (def == NULL) {
-      s = etrt_error(ETRT_ERROR_UNSUPPORTED,
-                     "engine '%s': node %u '%s': operation %s has no CUDA kernel (build the "
-                     "plan so that the partitioner keeps it on the CPU)",
-                     x->engine->info.name, n, node->name, node->op_type);
-    } else if (def->supports != NULL && !def->supports(node, args)) {
-      s = etrt_error(ETRT_ERROR_UNSUPPORTED,
-                     "engine '%s': node %u '%s': the CUDA kernel of %s does not take these "
-                     "inputs (input 0 is %s)",
-                     x->engine->info.name, n, node->name, node->op_type,
-                     node->num_inputs > 0 ? etrt_dtype_name(args[0].dtype) : "absent");
-    } else {
-      x->defs[n] = def;
-      if (def->workspace != NULL) {
-        size_t need = def->workspace(node, args, args + node->num_inputs);
-        if (need > x->workspace_size) x->workspace_size = need;
-      }
+    const etrt_op_cuda_row *row = etrt_op_cuda_find(node->op_type);
+    int launch = 0;
+    s = etrt_executor_cuda_node_check(x->engine, n, row != NULL, args, &launch);
+    x->rows[n] = s == ETRT_OK && launch ? row : NULL;
+    if (x->rows[n] != NULL && row->workspace != NULL) {
+      size_t need = row->workspace(node, args, args + node->num_inputs);
+      if (need > x->workspace_size) x->workspace_size = need;
     }
   }
   free(args);
@@ -105,8 +71,8 @@ static etrt_status etrt_cuda_exec_create(etrt_engine *engine, const etrt_device_
   if (x == NULL) return etrt_error(ETRT_ERROR_OUT_OF_MEMORY, "engine: out of memory");
   x->engine = engine;
   x->driver = driver;
-  x->defs = calloc(engine->graph.node_count > 0 ? engine->graph.node_count : 1, sizeof *x->defs);
-  etrt_status s = x->defs == NULL ? etrt_error(ETRT_ERROR_OUT_OF_MEMORY, "engine: out of memory")
+  x->rows = calloc(engine->graph.node_count > 0 ? engine->graph.node_count : 1, sizeof *x->rows);
+  etrt_status s = x->rows == NULL ? etrt_error(ETRT_ERROR_OUT_OF_MEMORY, "engine: out of memory")
                                   : etrt_cuda_exec_resolve(x);
   if (s == ETRT_OK) s = etrt_engine_device_weights(engine, driver, &x->weights);
   if (s == ETRT_OK) s = etrt_cuda_blas_create(&x->cublaslt);
@@ -185,16 +151,16 @@ static etrt_status etrt_cuda_exec_enqueue(void *state, const etrt_exec_run *run,
                              .precision = x->engine->info.precision};
   for (uint32_t n = 0; n < run->node_count; ++n) {
     const etrt_node *node = &run->nodes[n];
-    const etrt_op_cuda_def *def = x->defs[n];
+    const etrt_op_cuda_row *row = x->rows[n];
     etrt_tensor *in = run->args + run->arg_offsets[n];
     etrt_tensor *out = in + node->num_inputs;
-    if (def == NULL) {
+    if (row == NULL) {
       ETRT_RETURN_IF_ERROR(etrt_cuda_exec_upload_outputs(x, n, node, out, stream));
       continue;
     }
-    if (def->workspace != NULL) {
+    if (row->workspace != NULL) {
       /* Sized at the largest shapes at creation; more would be a bounds error. */
-      size_t need = def->workspace(node, in, out);
+      size_t need = row->workspace(node, in, out);
       if (need > x->workspace_size)
         return etrt_error(ETRT_ERROR_INTERNAL,
                           "engine '%s', node %u '%s' (%s): needs %zu bytes of workspace, the "
@@ -202,7 +168,7 @@ static etrt_status etrt_cuda_exec_enqueue(void *state, const etrt_exec_run *run,
                           x->engine->info.name, n, node->name, node->op_type, need,
                           x->workspace_size);
     }
-    etrt_status s = def->run(node, in, out, &launch);
+    etrt_status s = row->run(node, in, out, &launch);
     if (s != ETRT_OK)
       return etrt_error_context(s, "engine '%s', node %u '%s' (%s): ", x->engine->info.name, n,
                                 node->name, node->op_type);

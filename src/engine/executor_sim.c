@@ -2,7 +2,9 @@
  * intermediates and weights are simulated device memory; a run is ONE host function
  * queued on the caller's stream, which runs the CPU kernels on that memory when the
  * stream is synchronised. A caller that forgets to synchronise reads stale outputs,
- * exactly as on a GPU.
+ * exactly as on a GPU. It runs only the plans the CUDA executor would run: at
+ * creation every node passes the CUDA executor's check (executor_support.c), by the
+ * definitions' cuda_supports, compiled in every build.
  *
  * Everything the run reads from the context (argument tensors, shape inputs' values,
  * host values) is copied into a snapshot at enqueue, because the caller may change
@@ -42,13 +44,30 @@ struct etrt_sim_exec {
 
 #define ETRT_SIM_SNAPSHOT_HEADER etrt_align_up(sizeof(etrt_sim_snapshot), 64)
 
+/* Refuses what the CUDA executor would refuse: a node whose definition has no CUDA
+ * kernel or whose cuda_supports rejects it at the plan's largest shapes. */
+static etrt_status etrt_sim_check(const etrt_engine *engine) {
+  const etrt_graph *g = &engine->graph;
+  etrt_tensor *args = calloc(engine->max_node_args > 0 ? engine->max_node_args : 1, sizeof *args);
+  if (args == NULL) return etrt_error(ETRT_ERROR_OUT_OF_MEMORY, "engine: out of memory");
+  etrt_status s = ETRT_OK;
+  for (uint32_t n = 0; n < g->node_count && s == ETRT_OK; ++n) {
+    int launch;
+    s = etrt_executor_cuda_node_check(engine, n, g->nodes[n].def->cuda_supports != NULL, args,
+                                      &launch);
+  }
+  free(args);
+  return s;
+}
+
 static etrt_status etrt_sim_create(etrt_engine *engine, const etrt_device_driver *driver,
                                    void **state) {
   etrt_sim_exec *x = calloc(1, sizeof *x);
   if (x == NULL) return etrt_error(ETRT_ERROR_OUT_OF_MEMORY, "engine: out of memory");
   x->engine = engine;
   x->driver = driver;
-  etrt_status s = etrt_engine_device_weights(engine, driver, &x->weights);
+  etrt_status s = etrt_sim_check(engine);
+  if (s == ETRT_OK) s = etrt_engine_device_weights(engine, driver, &x->weights);
   if (s == ETRT_OK) s = driver->event_create(&x->done);
   if (s != ETRT_OK) {
     free(x);

@@ -234,6 +234,7 @@ etrt_status etrt_network_add_op(etrt_network *network, const char *op_type, cons
   if (s == ETRT_OK) {
     etrt_node *node = &g->nodes[index];
     node->def = def;
+    node->run_cpu = etrt_op_cpu_find(op_type);
     if (def->state_size > 0) {
       node->state = etrt_arena_alloc(&g->arena, def->state_size, 64);
       if (node->state == NULL) s = etrt_error(ETRT_ERROR_OUT_OF_MEMORY, "network: out of memory");

@@ -1,9 +1,26 @@
-/* The engine's operations: one definition per ONNX operator type, with its shape
- * logic written once and shared by the CPU kernels (ops/cpu) and the CUDA kernels
- * (ops/cuda). Definitions (attributes, shape inference, the CPU kernel) live in
- * src/engine/ops/<family>.c and are listed in src/engine/ops/registry.c; CPU kernels
- * in src/engine/ops/cpu/<family>.c; CUDA kernels in src/engine/ops/cuda/<family>.cu
- * with their table in src/engine/ops/cuda/cuda_registry.c. */
+/* The engine's operations. A backend is a table, an operator is a row:
+ *
+ *   src/engine/ops/<family>.c       one definition per ONNX operator type (attributes,
+ *                                   shape inference, value inputs) and, compiled in every
+ *                                   build, its `cuda_supports` predicate: which nodes the
+ *                                   CUDA kernels take. Listed once per family in
+ *                                   src/engine/ops/registry.c.
+ *   src/engine/ops/cpu/<family>.c   the CPU kernels, ending with the family's CPU rows
+ *                                   {op type, kernel}; src/engine/ops/cpu/table.c lists
+ *                                   the families.
+ *   src/engine/ops/cuda/<family>.cu the CUDA kernels, ending with the family's CUDA rows
+ *                                   {op type, launcher, workspace} (a .cu family may
+ *                                   hold several definition families: binary.cu has the
+ *                                   elementwise, variadic and Where kernels);
+ *                                   src/engine/ops/cuda/table.c lists the families.
+ *
+ * Because the predicate lives with the definition, a CPU-only build partitions a
+ * graph exactly as a CUDA build does, and the sim executor refuses what the CUDA
+ * executor would refuse. A node's CPU kernel is resolved once, when its definition is
+ * (etrt_node.run_cpu). tests/unit/test_op_tables.c checks that the definitions and
+ * the rows agree; tests/util/op_cases.c holds every row's cases, which
+ * tests/unit/test_op_cases.c (CPU against sim) and tests/gpu/test_cuda_ops.c (CPU
+ * against CUDA) run. docs/adding-an-operator.md walks through a new operator. */
 #ifndef ETRT_ENGINE_OP_H
 #define ETRT_ENGINE_OP_H
 
@@ -42,6 +59,9 @@ typedef struct etrt_node {
   const etrt_attribute *attributes;
   const etrt_op_def *def; /* resolved when the graph is built or deserialized */
   void *state;            /* def->state_size bytes, filled by def->prepare */
+  /* The CPU row's kernel (etrt_op_cpu_find), resolved with `def`; NULL: none. */
+  etrt_status (*run_cpu)(const struct etrt_node *node, const struct etrt_tensor *inputs,
+                         struct etrt_tensor *outputs);
 } etrt_node;
 
 /* What a CUDA kernel launcher gets besides its tensors. */
@@ -60,8 +80,10 @@ typedef etrt_status (*etrt_op_cpu_fn)(const etrt_node *node, const etrt_tensor *
                                       etrt_tensor *outputs);
 typedef etrt_status (*etrt_op_cuda_fn)(const etrt_node *node, const etrt_tensor *inputs,
                                        etrt_tensor *outputs, const etrt_cuda_launch *launch);
-/* True when the CUDA kernel handles this node with these input types and shapes. */
-typedef int (*etrt_op_cuda_supports_fn)(const etrt_node *node, const etrt_tensor *inputs);
+/* True when the kernels of an executor handle this node with these input types and
+ * shapes (after the shape inference accepted them). Looks only at dtypes, ranks,
+ * dims, attributes and the prepared state, so it runs in every build. */
+typedef int (*etrt_op_supports_fn)(const etrt_node *node, const etrt_tensor *inputs);
 /* Bytes of launch->workspace the kernel needs for these shapes. The executor sizes a
  * context's workspace as the largest over its nodes at the inputs' largest shapes,
  * and grows it before a launch that needs more. */
@@ -75,25 +97,50 @@ struct etrt_op_def {
   /* Output dtypes and dims from input dtypes and dims (and host values of the
    * inputs in value_inputs). Refuses bad inputs with a message naming the op. */
   etrt_op_infer_fn infer;
-  etrt_op_cpu_fn run_cpu;
+  /* Which nodes the CUDA kernels take: NULL when the op has no CUDA kernel,
+   * etrt_op_supports_all when its kernel takes every node the shape inference
+   * accepts. A CUDA build has a CUDA row exactly for the ops where this is set. */
+  etrt_op_supports_fn cuda_supports;
   uint32_t value_inputs; /* bit i: output shapes depend on the values of input i */
-  /* bit i: run_cpu reads only the dims of input i, never its bytes (Shape, Size), so
+  /* bit i: the CPU kernel reads only the dims of input i, never its bytes (Shape, Size), so
    * the node can be evaluated on the host during shape inference even when input i's
    * values are not known there. */
   uint32_t dims_only_inputs;
 };
 
-/* The CUDA side of an operation, kept in its own table (src/engine/ops/cuda/
- * cuda_registry.c) so that the CPU build never references a CUDA symbol. */
-typedef struct etrt_op_cuda_def {
+/* A row of the CPU table: the kernel of an operator type. */
+typedef struct etrt_op_cpu_row {
+  const char *op_type;
+  etrt_op_cpu_fn run;
+} etrt_op_cpu_row;
+
+/* A row of the CUDA table (the .cu files; none without CUDA compiled in). */
+typedef struct etrt_op_cuda_row {
   const char *op_type;
   etrt_op_cuda_fn run;
-  etrt_op_cuda_supports_fn supports; /* NULL: `run` handles every case */
   etrt_op_cuda_workspace_fn workspace; /* NULL: no workspace */
-} etrt_op_cuda_def;
+} etrt_op_cuda_row;
 
-/* The CUDA kernel of an operator type, or NULL (none, or CUDA not compiled in). */
-const etrt_op_cuda_def *etrt_op_cuda_find(const char *op_type);
+/* Every CPU row (sets *count), and the CPU kernel of an operator type or NULL. */
+const etrt_op_cpu_row *const *etrt_op_cpu_all(size_t *count);
+etrt_op_cpu_fn etrt_op_cpu_find(const char *op_type);
+
+/* Every CUDA row (sets *count; 0 without CUDA), and the row of an operator type or
+ * NULL (none, or CUDA not compiled in). */
+const etrt_op_cuda_row *const *etrt_op_cuda_all(size_t *count);
+const etrt_op_cuda_row *etrt_op_cuda_find(const char *op_type);
+
+/* The cuda_supports of an op whose CUDA kernel takes every node. */
+int etrt_op_supports_all(const etrt_node *node, const etrt_tensor *inputs);
+
+/* Whether the CUDA kernels take this node with these inputs, by its definition's
+ * predicate, in every build (contract: the partitioner and the sim executor decide
+ * by this, so they agree with the CUDA executor). */
+int etrt_op_cuda_supports(const etrt_node *node, const etrt_tensor *inputs);
+
+/* Points node->def and node->run_cpu at the definition and CPU kernel of
+ * node->op_type (NULL when unknown). */
+void etrt_op_resolve(etrt_node *node);
 
 /* The definition of an operator type, or NULL. */
 const etrt_op_def *etrt_op_find(const char *op_type);

@@ -436,7 +436,7 @@ static etrt_status etrt_plan_nodes(etrt_plan_reader *r, etrt_graph *graph, uint3
     snprintf(r->where, sizeof r->where, "node %u ", n);
     size_t at = r->pos;
     ETRT_RETURN_IF_ERROR(etrt_plan_string(r, "op type", &node.op_type));
-    node.def = etrt_op_find(node.op_type);
+    etrt_op_resolve(&node);
     if (node.def == NULL)
       return etrt_error(ETRT_ERROR_UNSUPPORTED,
                         "plan: node %u op type at byte offset %zu: unknown operation '%.64s'", n, at,

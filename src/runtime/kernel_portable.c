@@ -47,6 +47,7 @@ static etrt_status etrt_portable_node(etrt_node *node, void **state, const char 
   node->attributes = attributes;
   node->num_attributes = num_attributes;
   node->def = def;
+  node->run_cpu = etrt_op_cpu_find(op_type);
   *state = NULL;
   if (def->state_size > 0) {
     *state = calloc(1, def->state_size);
@@ -172,7 +173,7 @@ static etrt_status etrt_portable_run(etrt_kernel_call *call, etrt_value *values,
     scaled = inputs[1];
     scaled.data = (uint8_t *)call->scratch + 16;
     scaled.host_value = scaled.data;
-    ETRT_RETURN_IF_ERROR(call->scale_node.def->run_cpu(&call->scale_node, scale_inputs, &scaled));
+    ETRT_RETURN_IF_ERROR(call->scale_node.run_cpu(&call->scale_node, scale_inputs, &scaled));
     inputs[1] = scaled;
   }
   etrt_tensor output;
@@ -205,7 +206,7 @@ static etrt_status etrt_portable_run(etrt_kernel_call *call, etrt_value *values,
     output.dims[0] = inputs[0].dims[0];
     output.dims[1] = out->sizes[out->rank - 1];
   }
-  return call->node.def->run_cpu(&call->node, inputs, &output);
+  return call->node.run_cpu(&call->node, inputs, &output);
 }
 
 #define ETRT_PORTABLE(var, name_, nargs, op, i0, i1, i2, opt, out_, alpha_, beta_, linear_) \

@@ -41,7 +41,8 @@ static inline etrt_status op_run(const char *op_type, uint32_t num_inputs, const
   int32_t ids[8] = {0, 1, 2, 3, 4, 5, 6, 7};
   etrt_node node = {.op_type = op_type, .name = "t", .num_inputs = num_inputs, .num_outputs = 1,
                     .num_attributes = num_attributes, .inputs = ids, .outputs = ids,
-                    .attributes = attributes, .def = def, .state = state};
+                    .attributes = attributes, .def = def, .state = state,
+                    .run_cpu = etrt_op_cpu_find(op_type)};
   if (def->state_size > sizeof state) return ETRT_ERROR_INTERNAL;
   if (def->prepare != NULL) {
     etrt_status s = def->prepare(&node, state);
@@ -53,7 +54,8 @@ static inline etrt_status op_run(const char *op_type, uint32_t num_inputs, const
   etrt_status s = def->infer(&node, inputs, out);
   if (s != ETRT_OK) return s;
   out->data = data;
-  return def->run_cpu(&node, inputs, out);
+  if (node.run_cpu == NULL) return ETRT_ERROR_NOT_FOUND;
+  return node.run_cpu(&node, inputs, out);
 }
 
 #endif

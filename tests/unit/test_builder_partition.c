@@ -167,8 +167,7 @@ static void test_default_value_inputs(void) {
   etrt_partition_options options = {.target = {ETRT_DEVICE_CUDA, 0}};
   const etrt_ir_graph *g = l.graph;
   CHECK(!etrt_partition_cuda_default(g, &g->nodes[2], NULL));
-#ifndef ETRT_HAVE_CUDA
-  /* Without CUDA kernels compiled in, every other operation counts as supported. */
+  /* Reshape's CUDA kernel takes every node; the same in every build. */
   CHECK(etrt_partition_cuda_default(g, &g->nodes[0], NULL));
   etrt_partitioning *p = NULL;
   CHECK_OK(etrt_partition_graph(g, &options, &p));
@@ -177,12 +176,42 @@ static void test_default_value_inputs(void) {
   CHECK_EQ_INT(p->parts[0].num_nodes, 1); /* static_reshape */
   CHECK_EQ_INT(p->parts[1].num_inputs, 2); /* x (for its dims) and r */
   etrt_partitioning_destroy(p);
-#else
-  (void)options;
-#endif
   unload(&l);
 }
 
+/* The CUDA predicate decides in every build: the GPU's MatMul takes no float64, so
+ * that node stays on the CPU between two GPU partitions, with or without CUDA
+ * compiled in. */
+static void test_default_follows_cuda_predicate(void) {
+  tm_model m;
+  tm_init(&m);
+  const char *dims[2] = {"2", "3"};
+  tm_input(&m, "x", 2, dims);
+  double w[6] = {1, 2, 3, 4, 5, 6};
+  tm_initializer(&m, "w", ETRT_ONNX_DOUBLE, 2, (int64_t[]){3, 2}, w, sizeof w);
+  tm_node(&m, "Cast", "to_double", "x", "d", 1, tm_attr_int("to", ETRT_ONNX_DOUBLE));
+  tm_node(&m, "MatMul", "product", "d,w", "p", 0);
+  tm_node(&m, "Relu", "relu", "p", "y", 0);
+  tm_output(&m, "y");
+  loaded l;
+  load(&m, &l);
+  const etrt_ir_graph *g = l.graph;
+  CHECK(etrt_partition_cuda_default(g, &g->nodes[0], NULL));
+  CHECK(!etrt_partition_cuda_default(g, &g->nodes[1], NULL));
+  CHECK(etrt_partition_cuda_default(g, &g->nodes[2], NULL));
+  etrt_partition_options options = {.target = {ETRT_DEVICE_CUDA, 0}};
+  etrt_partitioning *p = NULL;
+  CHECK_OK(etrt_partition_graph(g, &options, &p));
+  CHECK_EQ_INT(p->count, 3);
+  if (p->count == 3) {
+    CHECK(p->parts[0].device.type == ETRT_DEVICE_CUDA);
+    CHECK(p->parts[1].device.type == ETRT_DEVICE_CPU && p->parts[1].num_nodes == 1 &&
+          p->parts[1].nodes[0] == 1);
+    CHECK(p->parts[2].device.type == ETRT_DEVICE_CUDA);
+  }
+  etrt_partitioning_destroy(p);
+  unload(&l);
+}
 
 /* A GPU that runs every operation but those listed (comma-separated) in user. */
 static bool gpu_runs_all_but(const etrt_ir_graph *graph, const etrt_ir_node *node, void *user) {
@@ -395,6 +424,7 @@ int main(void) {
   RUN_TEST(test_gpu_cpu_gpu);
   RUN_TEST(test_placements);
   RUN_TEST(test_default_value_inputs);
+  RUN_TEST(test_default_follows_cuda_predicate);
   RUN_TEST(test_recompute_host_value);
   RUN_TEST(test_idle_partition_dropped);
   CHECK_OK(etrt_device_select_sim(1));

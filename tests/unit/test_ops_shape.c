@@ -1,6 +1,7 @@
 /* Shape and data-movement operators on the CPU executor: Reshape, Flatten,
  * Squeeze, Unsqueeze, Shape, Size, ConstantOfShape, Range, Transpose, Concat, Split,
- * Slice, Expand, Tile, Pad, Trilu, DepthToSpace, SpaceToDepth, over several dtypes
+ * Slice, Expand, Tile, Pad, Trilu, DepthToSpace, SpaceToDepth, ReverseSequence, over
+ * several dtypes
  * (they move bytes), with value inputs as constants and as shape inputs, and their
  * refusals. */
 #include "op_harness.h"
@@ -306,6 +307,44 @@ static void test_expand_tile_pad(void) {
                    "Pad", "mode");
 }
 
+/* ReverseSequence time-major and batch-major; lengths outside [0, steps] are an
+ * execute error naming the op. */
+static void test_reverse_sequence(void) {
+  oh_value x = {ETRT_DTYPE_INT64, 2, {3, 2}, g_iota, OH_INPUT}; /* x[t][b] = 2t + b */
+  int64_t y[6];
+  CHECK_OK(oh_run("ReverseSequence", 2, (oh_value[]){x, OH_I64(1, (2), 3, 1)}, 0, NULL, 1,
+                  (void *[]){y}, NULL));
+  OH_CHECK_INTS(y, ((int64_t[]){4, 1, 2, 3, 0, 5}), 6);
+  /* batch-major uint8 [2, 4, 1]: the first 2 and all 4 steps reversed */
+  oh_value b = OH_U8(3, (2, 4, 1), 1, 2, 3, 4, 5, 6, 7, 8);
+  uint8_t z[8];
+  CHECK_OK(oh_run("ReverseSequence", 2, (oh_value[]){b, OH_CONST(OH_I64(1, (2), 2, 4))}, 2,
+                  (etrt_attribute[]){OH_INT("time_axis", 1), OH_INT("batch_axis", 0)}, 1,
+                  (void *[]){z}, NULL));
+  const uint8_t want[8] = {2, 1, 3, 4, 8, 7, 6, 5};
+  CHECK(memcmp(z, want, sizeof want) == 0);
+  OH_CHECK_REFUSED(oh_run("ReverseSequence", 2, (oh_value[]){x, OH_I64(1, (2), 4, 1)}, 0, NULL, 1,
+                          (void *[]){y}, NULL),
+                   "ReverseSequence", "sequence_lens[0] is 4, outside [0, 3]");
+  OH_CHECK_REFUSED(oh_run("ReverseSequence", 2, (oh_value[]){x, OH_I64(1, (2), 1, -1)}, 0, NULL, 1,
+                          (void *[]){y}, NULL),
+                   "ReverseSequence", "sequence_lens[1] is -1");
+  OH_CHECK_REFUSED(oh_run("ReverseSequence", 2, (oh_value[]){x, OH_I32(1, (2), 1, 1)}, 0, NULL, 1,
+                          NULL, NULL),
+                   "ReverseSequence", "sequence_lens must be int64");
+  OH_CHECK_REFUSED(oh_run("ReverseSequence", 2, (oh_value[]){x, OH_I64(1, (3), 1, 1, 1)}, 0, NULL,
+                          1, NULL, NULL),
+                   "ReverseSequence", "sequence_lens must be int64 [2]");
+  OH_CHECK_REFUSED(oh_run("ReverseSequence", 2, (oh_value[]){x, OH_I64(1, (2), 1, 1)}, 1,
+                          (etrt_attribute[]){OH_INT("batch_axis", 0)}, 1, NULL, NULL),
+                   "ReverseSequence", "time_axis 0 and batch_axis 0");
+  OH_CHECK_REFUSED(oh_run("ReverseSequence", 2, (oh_value[]){OH_I64(1, (2), 1, 2), OH_I64(1, (2), 1, 1)},
+                          0, NULL, 1, NULL, NULL),
+                   "ReverseSequence", "rank 2 or more");
+  OH_CHECK_REFUSED(oh_run("ReverseSequence", 1, &x, 0, NULL, 1, NULL, NULL), "ReverseSequence",
+                   "takes 2 to 2 inputs");
+}
+
 static void test_trilu_depth_space(void) {
   oh_value x = {ETRT_DTYPE_INT64, 3, {2, 3, 4}, g_iota, OH_INPUT};
   int64_t y[24], want[24];
@@ -370,5 +409,6 @@ int main(void) {
   RUN_TEST(test_slice);
   RUN_TEST(test_expand_tile_pad);
   RUN_TEST(test_trilu_depth_space);
+  RUN_TEST(test_reverse_sequence);
   return TEST_EXIT();
 }

@@ -72,10 +72,10 @@ static const etrt_op_def etrt_op_def_cast = {.op_type = "Cast",
                                              .state_size = sizeof(etrt_cast_state),
                                              .prepare = etrt_cast_prepare,
                                              .infer = etrt_cast_infer,
-                                             .run_cpu = etrt_cpu_cast};
+                                             .cuda_supports = etrt_op_supports_all};
 static const etrt_op_def etrt_op_def_cast_like = {.op_type = "CastLike",
                                                   .infer = etrt_cast_like_infer,
-                                                  .run_cpu = etrt_cpu_cast,
+                                                  .cuda_supports = etrt_op_supports_all,
                                                   .dims_only_inputs = 2u};
 
 const etrt_op_def *const etrt_ops_cast[] = {&etrt_op_def_cast, &etrt_op_def_cast_like, NULL};

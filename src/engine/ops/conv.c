@@ -90,15 +90,22 @@ static etrt_status etrt_conv_transpose_infer(const etrt_node *node, const etrt_t
   return etrt_conv_output(node, inputs, &g, w->dims[1] * params.group, outputs);
 }
 
+/* The CUDA kernels take X, W and the optional bias of one float dtype. */
+static int etrt_conv_cuda_supports(const etrt_node *node, const etrt_tensor *inputs) {
+  etrt_dtype t = inputs[0].dtype;
+  if (!etrt_op_dtype_is_float(t) || inputs[1].dtype != t) return 0;
+  return node->num_inputs < 3 || inputs[2].rank < 0 || inputs[2].dtype == t;
+}
+
 static const etrt_op_def etrt_op_def_conv = {.op_type = "Conv",
                                              .state_size = sizeof(etrt_conv_params),
                                              .prepare = etrt_conv_prepare,
                                              .infer = etrt_conv_infer,
-                                             .run_cpu = etrt_cpu_conv};
+                                             .cuda_supports = etrt_conv_cuda_supports};
 static const etrt_op_def etrt_op_def_conv_transpose = {.op_type = "ConvTranspose",
                                                        .state_size = sizeof(etrt_conv_params),
                                                        .prepare = etrt_conv_prepare,
                                                        .infer = etrt_conv_transpose_infer,
-                                                       .run_cpu = etrt_cpu_conv_transpose};
+                                                       .cuda_supports = etrt_conv_cuda_supports};
 
 const etrt_op_def *const etrt_ops_conv[] = {&etrt_op_def_conv, &etrt_op_def_conv_transpose, NULL};

@@ -62,7 +62,7 @@ static const etrt_op_def etrt_op_def_cumsum = {.op_type = "CumSum",
                                                .state_size = sizeof(etrt_cumsum_state),
                                                .prepare = etrt_cumsum_prepare,
                                                .infer = etrt_cumsum_infer,
-                                               .run_cpu = etrt_cpu_cumsum,
+                                               .cuda_supports = etrt_op_supports_all,
                                                .value_inputs = 2u};
 
 const etrt_op_def *const etrt_ops_cumsum[] = {&etrt_op_def_cumsum, NULL};

@@ -53,11 +53,68 @@ static etrt_status etrt_relu_infer(const etrt_node *node, const etrt_tensor *inp
   return ETRT_OK;
 }
 
-static const etrt_op_def etrt_op_add = {.op_type = "Add", .infer = etrt_binary_infer, .run_cpu = etrt_cpu_add};
-static const etrt_op_def etrt_op_sub = {.op_type = "Sub", .infer = etrt_binary_infer, .run_cpu = etrt_cpu_sub};
-static const etrt_op_def etrt_op_mul = {.op_type = "Mul", .infer = etrt_binary_infer, .run_cpu = etrt_cpu_mul};
-static const etrt_op_def etrt_op_div = {.op_type = "Div", .infer = etrt_binary_infer, .run_cpu = etrt_cpu_div};
-static const etrt_op_def etrt_op_relu = {.op_type = "Relu", .infer = etrt_relu_infer, .run_cpu = etrt_cpu_relu};
+/* ---- which nodes the CUDA kernels take ------------------------------------------ */
+
+/* Every input of one numeric dtype the kernels have. */
+int etrt_binary_cuda_supports(const etrt_node *node, const etrt_tensor *inputs) {
+  for (uint32_t k = 0; k < node->num_inputs; ++k) {
+    if (inputs[k].rank < 0 || inputs[k].dtype != inputs[0].dtype) return 0;
+  }
+  return etrt_op_dtype_cuda_numeric(inputs[0].dtype);
+}
+
+int etrt_binary_float_cuda_supports(const etrt_node *node, const etrt_tensor *inputs) {
+  return etrt_binary_cuda_supports(node, inputs) && etrt_op_dtype_is_float(inputs[0].dtype);
+}
+
+static int etrt_binary_integer_cuda_supports(const etrt_node *node, const etrt_tensor *inputs) {
+  return etrt_binary_cuda_supports(node, inputs) && !etrt_op_dtype_is_float(inputs[0].dtype);
+}
+
+static int etrt_logical_cuda_supports(const etrt_node *node, const etrt_tensor *inputs) {
+  (void)node;
+  return inputs[0].dtype == ETRT_DTYPE_BOOL && inputs[1].dtype == ETRT_DTYPE_BOOL;
+}
+
+static int etrt_relu_cuda_supports(const etrt_node *node, const etrt_tensor *inputs) {
+  (void)node;
+  return etrt_op_dtype_cuda_numeric(inputs[0].dtype);
+}
+
+/* The integer and float dtypes the mixed Pow kernel's element loads take. */
+static int etrt_binary_any_numeric(etrt_dtype t) {
+  switch (t) {
+    case ETRT_DTYPE_FLOAT32: case ETRT_DTYPE_FLOAT64: case ETRT_DTYPE_FLOAT16:
+    case ETRT_DTYPE_BFLOAT16: case ETRT_DTYPE_INT8: case ETRT_DTYPE_INT16:
+    case ETRT_DTYPE_INT32: case ETRT_DTYPE_INT64: case ETRT_DTYPE_UINT8:
+    case ETRT_DTYPE_UINT16: case ETRT_DTYPE_UINT32: case ETRT_DTYPE_UINT64:
+      return 1;
+    default:
+      return 0;
+  }
+}
+
+/* One numeric dtype (the templated kernel), or a base and an exponent of any two
+ * numeric dtypes (the mixed kernel). */
+static int etrt_pow_cuda_supports(const etrt_node *node, const etrt_tensor *inputs) {
+  if (node->num_inputs != 2 || inputs[0].rank < 0 || inputs[1].rank < 0) return 0;
+  if (inputs[0].dtype == inputs[1].dtype) return etrt_binary_cuda_supports(node, inputs);
+  return etrt_binary_any_numeric(inputs[0].dtype) && etrt_binary_any_numeric(inputs[1].dtype);
+}
+
+/* The unsigned dtypes ONNX gives BitShift (the kernel shifts logically). */
+static int etrt_bit_shift_cuda_supports(const etrt_node *node, const etrt_tensor *inputs) {
+  (void)node;
+  etrt_dtype t = inputs[0].dtype;
+  return inputs[1].dtype == t && (t == ETRT_DTYPE_UINT8 || t == ETRT_DTYPE_UINT16 ||
+                                  t == ETRT_DTYPE_UINT32 || t == ETRT_DTYPE_UINT64);
+}
+
+static const etrt_op_def etrt_op_add = {.op_type = "Add", .infer = etrt_binary_infer, .cuda_supports = etrt_binary_cuda_supports};
+static const etrt_op_def etrt_op_sub = {.op_type = "Sub", .infer = etrt_binary_infer, .cuda_supports = etrt_binary_cuda_supports};
+static const etrt_op_def etrt_op_mul = {.op_type = "Mul", .infer = etrt_binary_infer, .cuda_supports = etrt_binary_cuda_supports};
+static const etrt_op_def etrt_op_div = {.op_type = "Div", .infer = etrt_binary_infer, .cuda_supports = etrt_binary_cuda_supports};
+static const etrt_op_def etrt_op_relu = {.op_type = "Relu", .infer = etrt_relu_infer, .cuda_supports = etrt_relu_cuda_supports};
 
 /* ---- the other operations of two broadcast inputs, defined by one table ---------- */
 
@@ -166,27 +223,27 @@ static etrt_status etrt_binary_table_infer(const etrt_node *node, const etrt_ten
   return etrt_shape_broadcast(node, 2, inputs, &outputs[0].rank, outputs[0].dims);
 }
 
-#define ETRT_BINARY_DEF(var, name)                                                     \
+#define ETRT_BINARY_DEF(var, name, cuda)                                               \
   static const etrt_op_def var = {.op_type = name,                                     \
                                   .state_size = sizeof(etrt_binary_state),             \
                                   .prepare = etrt_binary_prepare,                      \
                                   .infer = etrt_binary_table_infer,                    \
-                                  .run_cpu = etrt_cpu_binary_node};
-ETRT_BINARY_DEF(etrt_op_pow, "Pow")
-ETRT_BINARY_DEF(etrt_op_mod, "Mod")
-ETRT_BINARY_DEF(etrt_op_prelu, "PRelu")
-ETRT_BINARY_DEF(etrt_op_bitshift, "BitShift")
-ETRT_BINARY_DEF(etrt_op_bitwise_and, "BitwiseAnd")
-ETRT_BINARY_DEF(etrt_op_bitwise_or, "BitwiseOr")
-ETRT_BINARY_DEF(etrt_op_bitwise_xor, "BitwiseXor")
-ETRT_BINARY_DEF(etrt_op_and, "And")
-ETRT_BINARY_DEF(etrt_op_or, "Or")
-ETRT_BINARY_DEF(etrt_op_xor, "Xor")
-ETRT_BINARY_DEF(etrt_op_equal, "Equal")
-ETRT_BINARY_DEF(etrt_op_less, "Less")
-ETRT_BINARY_DEF(etrt_op_less_equal, "LessOrEqual")
-ETRT_BINARY_DEF(etrt_op_greater, "Greater")
-ETRT_BINARY_DEF(etrt_op_greater_equal, "GreaterOrEqual")
+                                  .cuda_supports = cuda};
+ETRT_BINARY_DEF(etrt_op_pow, "Pow", etrt_pow_cuda_supports)
+ETRT_BINARY_DEF(etrt_op_mod, "Mod", etrt_binary_cuda_supports)
+ETRT_BINARY_DEF(etrt_op_prelu, "PRelu", etrt_binary_float_cuda_supports)
+ETRT_BINARY_DEF(etrt_op_bitshift, "BitShift", etrt_bit_shift_cuda_supports)
+ETRT_BINARY_DEF(etrt_op_bitwise_and, "BitwiseAnd", etrt_binary_integer_cuda_supports)
+ETRT_BINARY_DEF(etrt_op_bitwise_or, "BitwiseOr", etrt_binary_integer_cuda_supports)
+ETRT_BINARY_DEF(etrt_op_bitwise_xor, "BitwiseXor", etrt_binary_integer_cuda_supports)
+ETRT_BINARY_DEF(etrt_op_and, "And", etrt_logical_cuda_supports)
+ETRT_BINARY_DEF(etrt_op_or, "Or", etrt_logical_cuda_supports)
+ETRT_BINARY_DEF(etrt_op_xor, "Xor", etrt_logical_cuda_supports)
+ETRT_BINARY_DEF(etrt_op_equal, "Equal", etrt_binary_cuda_supports)
+ETRT_BINARY_DEF(etrt_op_less, "Less", etrt_binary_cuda_supports)
+ETRT_BINARY_DEF(etrt_op_less_equal, "LessOrEqual", etrt_binary_cuda_supports)
+ETRT_BINARY_DEF(etrt_op_greater, "Greater", etrt_binary_cuda_supports)
+ETRT_BINARY_DEF(etrt_op_greater_equal, "GreaterOrEqual", etrt_binary_cuda_supports)
 #undef ETRT_BINARY_DEF
 
 const etrt_op_def *const etrt_ops_elementwise[] = {

@@ -71,4 +71,9 @@ etrt_status etrt_cpu_mul(const etrt_node *node, const etrt_tensor *inputs, etrt_
 etrt_status etrt_cpu_div(const etrt_node *node, const etrt_tensor *inputs, etrt_tensor *outputs);
 etrt_status etrt_cpu_relu(const etrt_node *node, const etrt_tensor *inputs, etrt_tensor *outputs);
 
+/* cuda_supports shared with the variadic ops: every input present and of one dtype
+ * the CUDA arithmetic kernels have (and a float one). */
+int etrt_binary_cuda_supports(const etrt_node *node, const etrt_tensor *inputs);
+int etrt_binary_float_cuda_supports(const etrt_node *node, const etrt_tensor *inputs);
+
 #endif

@@ -187,22 +187,60 @@ static etrt_status etrt_one_hot_infer(const etrt_node *node, const etrt_tensor *
   return ETRT_OK;
 }
 
+/* ---- which nodes the CUDA kernels take: int32/int64 indices, elements moved as
+ * 1, 2, 4 or 8 bytes ---- */
+
+static int etrt_gather_index_dtype(etrt_dtype t) {
+  return t == ETRT_DTYPE_INT32 || t == ETRT_DTYPE_INT64;
+}
+
+static int etrt_gather_element_size_ok(etrt_dtype t) {
+  size_t size = etrt_dtype_size(t);
+  return size == 1 || size == 2 || size == 4 || size == 8;
+}
+
+static int etrt_gather_cuda_supports(const etrt_node *node, const etrt_tensor *inputs) {
+  (void)node;
+  return etrt_gather_index_dtype(inputs[1].dtype);
+}
+
+static int etrt_gather_elements_cuda_supports(const etrt_node *node, const etrt_tensor *inputs) {
+  (void)node;
+  return etrt_gather_index_dtype(inputs[1].dtype) && etrt_gather_element_size_ok(inputs[0].dtype);
+}
+
+/* A reduction takes the types the CPU kernel reduces; plain updates any type. */
+static int etrt_scatter_elements_cuda_supports(const etrt_node *node, const etrt_tensor *inputs) {
+  if (!etrt_gather_elements_cuda_supports(node, inputs)) return 0;
+  if (strcmp(etrt_node_attribute_string(node, "reduction", "none"), "none") == 0) return 1;
+  etrt_dtype t = inputs[0].dtype;
+  return t == ETRT_DTYPE_FLOAT32 || t == ETRT_DTYPE_FLOAT64 || t == ETRT_DTYPE_INT32 ||
+         t == ETRT_DTYPE_INT64;
+}
+
+static int etrt_one_hot_cuda_supports(const etrt_node *node, const etrt_tensor *inputs) {
+  (void)node;
+  etrt_dtype t = inputs[0].dtype;
+  return (etrt_gather_index_dtype(t) || t == ETRT_DTYPE_FLOAT32 || t == ETRT_DTYPE_FLOAT64) &&
+         etrt_gather_element_size_ok(inputs[2].dtype);
+}
+
 static const etrt_op_def etrt_op_def_gather = {
-    .op_type = "Gather", .infer = etrt_gather_infer, .run_cpu = etrt_cpu_gather};
+    .op_type = "Gather", .infer = etrt_gather_infer, .cuda_supports = etrt_gather_cuda_supports};
 static const etrt_op_def etrt_op_def_gather_elements = {.op_type = "GatherElements",
                                                         .infer = etrt_gather_elements_infer,
-                                                        .run_cpu = etrt_cpu_gather_elements};
+                                                        .cuda_supports = etrt_gather_elements_cuda_supports};
 static const etrt_op_def etrt_op_def_gather_nd = {
-    .op_type = "GatherND", .infer = etrt_gather_nd_infer, .run_cpu = etrt_cpu_gather_nd};
+    .op_type = "GatherND", .infer = etrt_gather_nd_infer, .cuda_supports = etrt_gather_elements_cuda_supports};
 static const etrt_op_def etrt_op_def_scatter_elements = {.op_type = "ScatterElements",
                                                          .infer = etrt_scatter_elements_infer,
-                                                         .run_cpu = etrt_cpu_scatter_elements};
+                                                         .cuda_supports = etrt_scatter_elements_cuda_supports};
 static const etrt_op_def etrt_op_def_scatter = {.op_type = "Scatter",
                                                 .infer = etrt_scatter_elements_infer,
-                                                .run_cpu = etrt_cpu_scatter_elements};
+                                                .cuda_supports = etrt_scatter_elements_cuda_supports};
 static const etrt_op_def etrt_op_def_one_hot = {.op_type = "OneHot",
                                                 .infer = etrt_one_hot_infer,
-                                                .run_cpu = etrt_cpu_one_hot,
+                                                .cuda_supports = etrt_one_hot_cuda_supports,
                                                 .value_inputs = 1u << 1};
 
 const etrt_op_def *const etrt_ops_gather[] = {&etrt_op_def_gather,

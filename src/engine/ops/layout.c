@@ -255,20 +255,63 @@ static etrt_status etrt_depth_space_infer(const etrt_node *node, const etrt_tens
   return ETRT_OK;
 }
 
-#define ETRT_LAYOUT_DEF(ident, name, infer_fn, kernel, values) \
-  static const etrt_op_def etrt_op_def_##ident = {             \
-      .op_type = name, .infer = infer_fn, .run_cpu = kernel, .value_inputs = values};
-ETRT_LAYOUT_DEF(transpose, "Transpose", etrt_transpose_infer, etrt_cpu_transpose, 0)
-ETRT_LAYOUT_DEF(slice, "Slice", etrt_slice_infer, etrt_cpu_slice, 0x1eu)
-ETRT_LAYOUT_DEF(concat, "Concat", etrt_concat_infer, etrt_cpu_concat, 0)
-ETRT_LAYOUT_DEF(split, "Split", etrt_split_infer, etrt_cpu_split, 1u << 1)
-ETRT_LAYOUT_DEF(expand, "Expand", etrt_expand_infer, etrt_cpu_expand, 1u << 1)
-ETRT_LAYOUT_DEF(tile, "Tile", etrt_tile_infer, etrt_cpu_tile, 1u << 1)
-ETRT_LAYOUT_DEF(pad, "Pad", etrt_pad_infer, etrt_cpu_pad, (1u << 1) | (1u << 3))
+/* ReverseSequence(input, sequence_lens): input is [time, batch, ...] or [batch,
+ * time, ...] (time_axis and batch_axis are 0 and 1, either way); sequence_lens is
+ * int64 [batch]. The lengths are data, checked by the kernels. */
+static etrt_status etrt_reverse_sequence_infer(const etrt_node *node, const etrt_tensor *inputs,
+                                               etrt_tensor *outputs) {
+  ETRT_RETURN_IF_ERROR(etrt_layout_check_io(node, inputs, 2, 2, 1));
+  int64_t time_axis = etrt_node_attribute_int(node, "time_axis", 0);
+  int64_t batch_axis = etrt_node_attribute_int(node, "batch_axis", 1);
+  if ((time_axis != 0 && time_axis != 1) || (batch_axis != 0 && batch_axis != 1) ||
+      time_axis == batch_axis)
+    return etrt_op_error(node, ETRT_ERROR_INVALID_ARGUMENT,
+                         "time_axis %lld and batch_axis %lld must be 0 and 1, either way",
+                         (long long)time_axis, (long long)batch_axis);
+  if (inputs[0].rank < 2)
+    return etrt_op_error(node, ETRT_ERROR_INVALID_ARGUMENT,
+                         "input must have rank 2 or more, has %d", (int)inputs[0].rank);
+  const etrt_tensor *lens = &inputs[1];
+  if (lens->dtype != ETRT_DTYPE_INT64 || lens->rank != 1 ||
+      lens->dims[0] != inputs[0].dims[batch_axis])
+    return etrt_op_error(node, ETRT_ERROR_INVALID_ARGUMENT,
+                         "sequence_lens must be int64 [%lld] (the batch), is %s of rank %d",
+                         (long long)inputs[0].dims[batch_axis], etrt_dtype_name(lens->dtype),
+                         (int)lens->rank);
+  outputs[0] = inputs[0];
+  outputs[0].data = NULL;
+  outputs[0].host_value = NULL;
+  return ETRT_OK;
+}
+
+/* The CUDA kernel moves elements of 1, 2, 4 or 8 bytes. */
+static int etrt_reverse_sequence_cuda_supports(const etrt_node *node, const etrt_tensor *inputs) {
+  (void)node;
+  size_t size = etrt_dtype_size(inputs[0].dtype);
+  return size == 1 || size == 2 || size == 4 || size == 8;
+}
+
+static const etrt_op_def etrt_op_def_reverse_sequence = {
+    .op_type = "ReverseSequence",
+    .infer = etrt_reverse_sequence_infer,
+    .cuda_supports = etrt_reverse_sequence_cuda_supports};
+
+#define ETRT_LAYOUT_DEF(ident, name, infer_fn, values)                                   \
+  static const etrt_op_def etrt_op_def_##ident = {.op_type = name,                       \
+                                                  .infer = infer_fn,                     \
+                                                  .cuda_supports = etrt_op_supports_all, \
+                                                  .value_inputs = values};
+ETRT_LAYOUT_DEF(transpose, "Transpose", etrt_transpose_infer, 0)
+ETRT_LAYOUT_DEF(slice, "Slice", etrt_slice_infer, 0x1eu)
+ETRT_LAYOUT_DEF(concat, "Concat", etrt_concat_infer, 0)
+ETRT_LAYOUT_DEF(split, "Split", etrt_split_infer, 1u << 1)
+ETRT_LAYOUT_DEF(expand, "Expand", etrt_expand_infer, 1u << 1)
+ETRT_LAYOUT_DEF(tile, "Tile", etrt_tile_infer, 1u << 1)
+ETRT_LAYOUT_DEF(pad, "Pad", etrt_pad_infer, (1u << 1) | (1u << 3))
 /* k is read on the host by every executor, so it is a value input too. */
-ETRT_LAYOUT_DEF(trilu, "Trilu", etrt_trilu_infer, etrt_cpu_trilu, 1u << 1)
-ETRT_LAYOUT_DEF(depth_to_space, "DepthToSpace", etrt_depth_space_infer, etrt_cpu_depth_space, 0)
-ETRT_LAYOUT_DEF(space_to_depth, "SpaceToDepth", etrt_depth_space_infer, etrt_cpu_depth_space, 0)
+ETRT_LAYOUT_DEF(trilu, "Trilu", etrt_trilu_infer, 1u << 1)
+ETRT_LAYOUT_DEF(depth_to_space, "DepthToSpace", etrt_depth_space_infer, 0)
+ETRT_LAYOUT_DEF(space_to_depth, "SpaceToDepth", etrt_depth_space_infer, 0)
 #undef ETRT_LAYOUT_DEF
 
 const etrt_op_def *const etrt_ops_layout[] = {&etrt_op_def_transpose,
@@ -281,4 +324,5 @@ const etrt_op_def *const etrt_ops_layout[] = {&etrt_op_def_transpose,
                                               &etrt_op_def_trilu,
                                               &etrt_op_def_depth_to_space,
                                               &etrt_op_def_space_to_depth,
+                                              &etrt_op_def_reverse_sequence,
                                               NULL};

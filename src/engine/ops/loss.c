@@ -85,15 +85,21 @@ static etrt_status etrt_loss_infer(const etrt_node *node, const etrt_tensor *inp
   return ETRT_OK;
 }
 
+static int etrt_loss_cuda_supports(const etrt_node *node, const etrt_tensor *inputs) {
+  (void)node;
+  return etrt_op_dtype_is_float(inputs[0].dtype) &&
+         (inputs[1].dtype == ETRT_DTYPE_INT32 || inputs[1].dtype == ETRT_DTYPE_INT64);
+}
+
 static const etrt_op_def etrt_op_def_nll = {.op_type = "NegativeLogLikelihoodLoss",
                                             .state_size = sizeof(etrt_loss_state),
                                             .prepare = etrt_loss_prepare,
                                             .infer = etrt_loss_infer,
-                                            .run_cpu = etrt_cpu_loss};
+                                            .cuda_supports = etrt_loss_cuda_supports};
 static const etrt_op_def etrt_op_def_sce = {.op_type = "SoftmaxCrossEntropyLoss",
                                             .state_size = sizeof(etrt_loss_state),
                                             .prepare = etrt_loss_prepare,
                                             .infer = etrt_loss_infer,
-                                            .run_cpu = etrt_cpu_loss};
+                                            .cuda_supports = etrt_loss_cuda_supports};
 
 const etrt_op_def *const etrt_ops_loss[] = {&etrt_op_def_nll, &etrt_op_def_sce, NULL};

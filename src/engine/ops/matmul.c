@@ -152,12 +152,20 @@ static etrt_status etrt_gemm_infer(const etrt_node *node, const etrt_tensor *inp
   return ETRT_OK;
 }
 
+/* The dtypes of the cuBLASLt product, both operands alike. */
+static int etrt_matmul_cuda_supports(const etrt_node *node, const etrt_tensor *inputs) {
+  (void)node;
+  etrt_dtype t = inputs[0].dtype;
+  return (t == ETRT_DTYPE_FLOAT32 || t == ETRT_DTYPE_FLOAT16 || t == ETRT_DTYPE_BFLOAT16) &&
+         inputs[1].dtype == t;
+}
+
 static const etrt_op_def etrt_op_matmul = {
-    .op_type = "MatMul", .infer = etrt_matmul_infer, .run_cpu = etrt_cpu_matmul};
+    .op_type = "MatMul", .infer = etrt_matmul_infer, .cuda_supports = etrt_matmul_cuda_supports};
 static const etrt_op_def etrt_op_gemm = {.op_type = "Gemm",
                                          .state_size = sizeof(etrt_gemm_state),
                                          .prepare = etrt_gemm_prepare,
                                          .infer = etrt_gemm_infer,
-                                         .run_cpu = etrt_cpu_gemm};
+                                         .cuda_supports = etrt_matmul_cuda_supports};
 
 const etrt_op_def *const etrt_ops_matmul[] = {&etrt_op_matmul, &etrt_op_gemm, NULL};

@@ -166,18 +166,28 @@ static etrt_status etrt_lp_norm_infer(const etrt_node *node, const etrt_tensor *
   return ETRT_OK;
 }
 
-#define ETRT_NORM_DEF(ident, name, infer_fn, kernel)                                     \
+/* X and every parameter of one float dtype (LayerNormalization's optional Mean and
+ * InvStdDev outputs are float32 as on the CPU). */
+static int etrt_norm_cuda_supports(const etrt_node *node, const etrt_tensor *inputs) {
+  etrt_dtype t = inputs[0].dtype;
+  if (!etrt_op_dtype_is_float(t)) return 0;
+  for (uint32_t k = 1; k < node->num_inputs; ++k) {
+    if (inputs[k].rank >= 0 && inputs[k].dtype != t) return 0;
+  }
+  return 1;
+}
+
+#define ETRT_NORM_DEF(ident, name, infer_fn)                                             \
   static const etrt_op_def etrt_op_def_##ident = {.op_type = name,                       \
                                                   .state_size = sizeof(etrt_norm_state), \
                                                   .prepare = etrt_norm_prepare,          \
                                                   .infer = infer_fn,                     \
-                                                  .run_cpu = kernel};
-ETRT_NORM_DEF(batch_norm, "BatchNormalization", etrt_batch_norm_infer, etrt_cpu_batch_norm)
-ETRT_NORM_DEF(instance_norm, "InstanceNormalization", etrt_instance_norm_infer,
-              etrt_cpu_instance_norm)
-ETRT_NORM_DEF(layer_norm, "LayerNormalization", etrt_layer_norm_infer, etrt_cpu_layer_norm)
-ETRT_NORM_DEF(group_norm, "GroupNormalization", etrt_group_norm_infer, etrt_cpu_group_norm)
-ETRT_NORM_DEF(lp_norm, "LpNormalization", etrt_lp_norm_infer, etrt_cpu_lp_norm)
+                                                  .cuda_supports = etrt_norm_cuda_supports};
+ETRT_NORM_DEF(batch_norm, "BatchNormalization", etrt_batch_norm_infer)
+ETRT_NORM_DEF(instance_norm, "InstanceNormalization", etrt_instance_norm_infer)
+ETRT_NORM_DEF(layer_norm, "LayerNormalization", etrt_layer_norm_infer)
+ETRT_NORM_DEF(group_norm, "GroupNormalization", etrt_group_norm_infer)
+ETRT_NORM_DEF(lp_norm, "LpNormalization", etrt_lp_norm_infer)
 #undef ETRT_NORM_DEF
 
 const etrt_op_def *const etrt_ops_normalization[] = {

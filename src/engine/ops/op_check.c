@@ -138,3 +138,18 @@ etrt_status etrt_op_numel(const etrt_node *node, int32_t rank, const int64_t *di
   *out = n;
   return ETRT_OK;
 }
+
+int etrt_op_dtype_is_float(etrt_dtype dtype) {
+  return dtype == ETRT_DTYPE_FLOAT32 || dtype == ETRT_DTYPE_FLOAT16 ||
+         dtype == ETRT_DTYPE_BFLOAT16 || dtype == ETRT_DTYPE_FLOAT64;
+}
+
+int etrt_op_dtype_cuda_numeric(etrt_dtype dtype) {
+  return etrt_op_dtype_is_float(dtype) || dtype == ETRT_DTYPE_INT8 || dtype == ETRT_DTYPE_UINT8 ||
+         dtype == ETRT_DTYPE_INT32 || dtype == ETRT_DTYPE_INT64;
+}
+
+int etrt_op_float_cuda_supports(const etrt_node *node, const etrt_tensor *inputs) {
+  (void)node;
+  return etrt_op_dtype_is_float(inputs[0].dtype);
+}

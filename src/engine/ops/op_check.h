@@ -44,4 +44,12 @@ etrt_status etrt_op_check_dtype(const etrt_node *node, const char *what, etrt_dt
 /* Elements from `tensor`'s dims, refusing negative sizes and overflow. */
 etrt_status etrt_op_numel(const etrt_node *node, int32_t rank, const int64_t *dims, int64_t *out);
 
+/* float16, bfloat16, float32 or float64. */
+int etrt_op_dtype_is_float(etrt_dtype dtype);
+/* The dtypes the CUDA arithmetic kernels are instantiated for: the floats, int8,
+ * uint8, int32 and int64. */
+int etrt_op_dtype_cuda_numeric(etrt_dtype dtype);
+/* cuda_supports of the ops whose CUDA kernels take input 0 of a float dtype. */
+int etrt_op_float_cuda_supports(const etrt_node *node, const etrt_tensor *inputs);
+
 #endif

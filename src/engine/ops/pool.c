@@ -74,18 +74,18 @@ static etrt_status etrt_pool_infer(const etrt_node *node, const etrt_tensor *inp
   return ETRT_OK;
 }
 
-#define ETRT_POOL_DEF(ident, name, kernel)                                               \
+#define ETRT_POOL_DEF(ident, name)                                                       \
   static const etrt_op_def etrt_op_def_##ident = {.op_type = name,                       \
                                                   .state_size = sizeof(etrt_pool_state), \
                                                   .prepare = etrt_pool_prepare,          \
                                                   .infer = etrt_pool_infer,              \
-                                                  .run_cpu = kernel};
-ETRT_POOL_DEF(max_pool, "MaxPool", etrt_cpu_pool)
-ETRT_POOL_DEF(average_pool, "AveragePool", etrt_cpu_pool)
-ETRT_POOL_DEF(lp_pool, "LpPool", etrt_cpu_pool)
-ETRT_POOL_DEF(global_max_pool, "GlobalMaxPool", etrt_cpu_global_pool)
-ETRT_POOL_DEF(global_average_pool, "GlobalAveragePool", etrt_cpu_global_pool)
-ETRT_POOL_DEF(global_lp_pool, "GlobalLpPool", etrt_cpu_global_pool)
+                                                  .cuda_supports = etrt_op_float_cuda_supports};
+ETRT_POOL_DEF(max_pool, "MaxPool")
+ETRT_POOL_DEF(average_pool, "AveragePool")
+ETRT_POOL_DEF(lp_pool, "LpPool")
+ETRT_POOL_DEF(global_max_pool, "GlobalMaxPool")
+ETRT_POOL_DEF(global_average_pool, "GlobalAveragePool")
+ETRT_POOL_DEF(global_lp_pool, "GlobalLpPool")
 #undef ETRT_POOL_DEF
 
 const etrt_op_def *const etrt_ops_pool[] = {&etrt_op_def_max_pool,

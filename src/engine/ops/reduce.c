@@ -102,12 +102,24 @@ static etrt_status etrt_reduce_infer(const etrt_node *node, const etrt_tensor *i
   return ETRT_OK;
 }
 
+/* Floats for every kind; int32/int64 for the kinds that stay integers. */
+static int etrt_reduce_cuda_supports(const etrt_node *node, const etrt_tensor *inputs) {
+  const etrt_reduce_state *s = (const etrt_reduce_state *)node->state;
+  etrt_dtype t = inputs[0].dtype;
+  if (s == NULL) return 0;
+  if (etrt_op_dtype_is_float(t)) return 1;
+  if (t != ETRT_DTYPE_INT32 && t != ETRT_DTYPE_INT64) return 0;
+  return s->kind == ETRT_REDUCE_SUM || s->kind == ETRT_REDUCE_MAX || s->kind == ETRT_REDUCE_MIN ||
+         s->kind == ETRT_REDUCE_PROD || s->kind == ETRT_REDUCE_SUM_SQUARE ||
+         s->kind == ETRT_REDUCE_L1;
+}
+
 #define ETRT_REDUCE_DEF(kind, name, ints)                                                        \
   static const etrt_op_def etrt_op_def_reduce_##kind = {.op_type = name,                         \
                                                         .state_size = sizeof(etrt_reduce_state), \
                                                         .prepare = etrt_reduce_prepare,          \
                                                         .infer = etrt_reduce_infer,              \
-                                                        .run_cpu = etrt_cpu_reduce,              \
+                                                        .cuda_supports = etrt_reduce_cuda_supports, \
                                                         .value_inputs = 2u};
 ETRT_REDUCE_OPS(ETRT_REDUCE_DEF)
 #undef ETRT_REDUCE_DEF

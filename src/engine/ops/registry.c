@@ -79,3 +79,19 @@ const etrt_op_def *etrt_op_find(const char *op_type) {
   }
   return NULL;
 }
+
+int etrt_op_supports_all(const etrt_node *node, const etrt_tensor *inputs) {
+  (void)node;
+  (void)inputs;
+  return 1;
+}
+
+int etrt_op_cuda_supports(const etrt_node *node, const etrt_tensor *inputs) {
+  return node->def != NULL && node->def->cuda_supports != NULL &&
+         node->def->cuda_supports(node, inputs) != 0;
+}
+
+void etrt_op_resolve(etrt_node *node) {
+  node->def = etrt_op_find(node->op_type);
+  node->run_cpu = node->def != NULL ? etrt_op_cpu_find(node->op_type) : NULL;
+}

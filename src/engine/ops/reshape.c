@@ -139,9 +139,11 @@ static etrt_status etrt_unsqueeze_infer(const etrt_node *node, const etrt_tensor
   return ETRT_OK;
 }
 
-#define ETRT_RESHAPE_DEF(ident, name, infer_fn, values) \
-  static const etrt_op_def etrt_op_def_##ident = {      \
-      .op_type = name, .infer = infer_fn, .run_cpu = etrt_cpu_reshape, .value_inputs = values};
+#define ETRT_RESHAPE_DEF(ident, name, infer_fn, values)                                  \
+  static const etrt_op_def etrt_op_def_##ident = {.op_type = name,                       \
+                                                  .infer = infer_fn,                     \
+                                                  .cuda_supports = etrt_op_supports_all, \
+                                                  .value_inputs = values};
 ETRT_RESHAPE_DEF(reshape, "Reshape", etrt_reshape_infer, 1u << 1)
 ETRT_RESHAPE_DEF(flatten, "Flatten", etrt_flatten_infer, 0)
 ETRT_RESHAPE_DEF(squeeze, "Squeeze", etrt_squeeze_infer, 1u << 1)

@@ -36,17 +36,33 @@ static etrt_status etrt_resize_infer(const etrt_node *node, const etrt_tensor *i
   return ETRT_OK;
 }
 
+/* tf_crop_and_resize reads roi on the host, and roi (not a value input) is known
+ * there only while the plan is built: such nodes stay on the CPU. Nearest moves
+ * elements of 1, 2, 4 or 8 bytes; the interpolating modes take float32/float64. */
+static int etrt_resize_cuda_supports(const etrt_node *node, const etrt_tensor *inputs) {
+  const etrt_resize_params *p = (const etrt_resize_params *)node->state;
+  if (p == NULL) return 0;
+  if (p->transform == ETRT_RESIZE_TF_CROP_AND_RESIZE && node->num_inputs > 1 &&
+      inputs[1].rank >= 0 && etrt_tensor_numel(&inputs[1]) > 0)
+    return 0;
+  if (p->mode == ETRT_RESIZE_NEAREST) {
+    size_t size = etrt_dtype_size(inputs[0].dtype);
+    return size == 1 || size == 2 || size == 4 || size == 8;
+  }
+  return inputs[0].dtype == ETRT_DTYPE_FLOAT32 || inputs[0].dtype == ETRT_DTYPE_FLOAT64;
+}
+
 static const etrt_op_def etrt_op_def_resize = {.op_type = "Resize",
                                                .state_size = sizeof(etrt_resize_params),
                                                .prepare = etrt_resize_prepare,
                                                .infer = etrt_resize_infer,
-                                               .run_cpu = etrt_cpu_resize,
+                                               .cuda_supports = etrt_resize_cuda_supports,
                                                .value_inputs = (1u << 2) | (1u << 3)};
 static const etrt_op_def etrt_op_def_upsample = {.op_type = "Upsample",
                                                  .state_size = sizeof(etrt_resize_params),
                                                  .prepare = etrt_resize_prepare,
                                                  .infer = etrt_resize_infer,
-                                                 .run_cpu = etrt_cpu_resize,
+                                                 .cuda_supports = etrt_resize_cuda_supports,
                                                  .value_inputs = 1u << 1};
 
 const etrt_op_def *const etrt_ops_resize[] = {&etrt_op_def_resize, &etrt_op_def_upsample, NULL};

@@ -63,13 +63,25 @@ static etrt_status etrt_top_k_infer(const etrt_node *node, const etrt_tensor *in
   return ETRT_OK;
 }
 
+static int etrt_selection_cuda_supports(const etrt_node *node, const etrt_tensor *inputs) {
+  (void)node;
+  switch (inputs[0].dtype) {
+    case ETRT_DTYPE_FLOAT32: case ETRT_DTYPE_FLOAT64: case ETRT_DTYPE_INT8:
+    case ETRT_DTYPE_UINT8: case ETRT_DTYPE_INT16: case ETRT_DTYPE_INT32:
+    case ETRT_DTYPE_INT64:
+      return 1;
+    default:
+      return 0;
+  }
+}
+
 static const etrt_op_def etrt_op_def_arg_max = {
-    .op_type = "ArgMax", .infer = etrt_arg_infer, .run_cpu = etrt_cpu_arg_extreme};
+    .op_type = "ArgMax", .infer = etrt_arg_infer, .cuda_supports = etrt_selection_cuda_supports};
 static const etrt_op_def etrt_op_def_arg_min = {
-    .op_type = "ArgMin", .infer = etrt_arg_infer, .run_cpu = etrt_cpu_arg_extreme};
+    .op_type = "ArgMin", .infer = etrt_arg_infer, .cuda_supports = etrt_selection_cuda_supports};
 static const etrt_op_def etrt_op_def_top_k = {.op_type = "TopK",
                                               .infer = etrt_top_k_infer,
-                                              .run_cpu = etrt_cpu_top_k,
+                                              .cuda_supports = etrt_selection_cuda_supports,
                                               .value_inputs = 1u << 1};
 
 const etrt_op_def *const etrt_ops_selection[] = {&etrt_op_def_arg_max, &etrt_op_def_arg_min,

@@ -80,7 +80,7 @@ static etrt_status etrt_softmax_infer(const etrt_node *node, const etrt_tensor *
                                   .state_size = sizeof(etrt_softmax_state), \
                                   .prepare = etrt_softmax_prepare,          \
                                   .infer = etrt_softmax_infer,              \
-                                  .run_cpu = etrt_cpu_softmax};
+                                  .cuda_supports = etrt_op_float_cuda_supports};
 ETRT_SOFTMAX_DEF(etrt_op_def_softmax, "Softmax")
 ETRT_SOFTMAX_DEF(etrt_op_def_log_softmax, "LogSoftmax")
 ETRT_SOFTMAX_DEF(etrt_op_def_hardmax, "Hardmax")

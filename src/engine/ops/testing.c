@@ -3,8 +3,6 @@
  * confinement from inside the engine's own kernels: output[b] is the SM id of block
  * b (int32, `blocks` of them, attribute "blocks"). Its one input is ignored; it only
  * orders the node after the input's producer. On the CPU every "SM id" is 0. */
-#include <string.h>
-
 #include "engine/op.h"
 #include "engine/ops/op_check.h"
 
@@ -29,16 +27,8 @@ static etrt_status etrt_sm_id_infer(const etrt_node *node, const etrt_tensor *in
   return ETRT_OK;
 }
 
-static etrt_status etrt_cpu_sm_id(const etrt_node *node, const etrt_tensor *inputs,
-                                  etrt_tensor *outputs) {
-  (void)node;
-  (void)inputs;
-  memset(outputs[0].data, 0, (size_t)outputs[0].dims[0] * sizeof(int32_t));
-  return ETRT_OK;
-}
-
 static const etrt_op_def etrt_op_def_sm_id = {.op_type = "EtrtSmId",
                                               .infer = etrt_sm_id_infer,
-                                              .run_cpu = etrt_cpu_sm_id};
+                                              .cuda_supports = etrt_op_supports_all};
 
 const etrt_op_def *const etrt_ops_testing[] = {&etrt_op_def_sm_id, NULL};

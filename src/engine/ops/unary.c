@@ -174,12 +174,31 @@ static etrt_status etrt_clip_infer(const etrt_node *node, const etrt_tensor *inp
 
 /* ---- the list --------------------------------------------------------------------- */
 
+/* Which kinds the CUDA integer and bool kernels implement; the float kernel does
+ * all but the bitwise and logical ones. */
+static int etrt_unary_cuda_supports(const etrt_node *node, const etrt_tensor *inputs) {
+  const etrt_unary_state *s = (const etrt_unary_state *)node->state;
+  etrt_dtype t = inputs[0].dtype;
+  if (s == NULL) return 0;
+  if (s->kind == ETRT_UNARY_IDENTITY) return 1;
+  if (etrt_op_dtype_is_float(t)) return s->kind != ETRT_UNARY_NOT && s->kind != ETRT_UNARY_BITWISE_NOT;
+  if (t == ETRT_DTYPE_BOOL) return s->kind == ETRT_UNARY_NOT;
+  if (!etrt_op_dtype_cuda_numeric(t)) return 0;
+  return s->kind == ETRT_UNARY_ABS || s->kind == ETRT_UNARY_NEG || s->kind == ETRT_UNARY_SIGN ||
+         s->kind == ETRT_UNARY_BITWISE_NOT;
+}
+
+static int etrt_clip_cuda_supports(const etrt_node *node, const etrt_tensor *inputs) {
+  (void)node;
+  return etrt_op_dtype_cuda_numeric(inputs[0].dtype);
+}
+
 #define ETRT_UNARY_DEF(kind, name, types, to_bool)                                       \
   static const etrt_op_def etrt_op_def_##kind = {.op_type = name,                        \
                                                  .state_size = sizeof(etrt_unary_state), \
                                                  .prepare = etrt_unary_prepare,          \
                                                  .infer = etrt_unary_infer,              \
-                                                 .run_cpu = etrt_cpu_unary};
+                                                 .cuda_supports = etrt_unary_cuda_supports};
 ETRT_UNARY_OPS(ETRT_UNARY_DEF)
 #undef ETRT_UNARY_DEF
 
@@ -187,7 +206,7 @@ static const etrt_op_def etrt_op_def_clip = {.op_type = "Clip",
                                              .state_size = sizeof(etrt_clip_state),
                                              .prepare = etrt_clip_prepare,
                                              .infer = etrt_clip_infer,
-                                             .run_cpu = etrt_cpu_clip};
+                                             .cuda_supports = etrt_clip_cuda_supports};
 
 const etrt_op_def *const etrt_ops_unary[] = {
 #define ETRT_UNARY_REF(kind, name, types, to_bool) &etrt_op_def_##kind,

@@ -48,16 +48,16 @@ static etrt_status etrt_variadic_infer(const etrt_node *node, const etrt_tensor 
   return etrt_shape_broadcast(node, node->num_inputs, inputs, &outputs[0].rank, outputs[0].dims);
 }
 
-#define ETRT_VARIADIC_DEF(var, name)                                         \
+#define ETRT_VARIADIC_DEF(var, name, cuda)                                   \
   static const etrt_op_def var = {.op_type = name,                           \
                                   .state_size = sizeof(etrt_variadic_state), \
                                   .prepare = etrt_variadic_prepare,          \
                                   .infer = etrt_variadic_infer,              \
-                                  .run_cpu = etrt_cpu_variadic};
-ETRT_VARIADIC_DEF(etrt_op_def_max, "Max")
-ETRT_VARIADIC_DEF(etrt_op_def_min, "Min")
-ETRT_VARIADIC_DEF(etrt_op_def_sum, "Sum")
-ETRT_VARIADIC_DEF(etrt_op_def_mean, "Mean")
+                                  .cuda_supports = cuda};
+ETRT_VARIADIC_DEF(etrt_op_def_max, "Max", etrt_binary_cuda_supports)
+ETRT_VARIADIC_DEF(etrt_op_def_min, "Min", etrt_binary_cuda_supports)
+ETRT_VARIADIC_DEF(etrt_op_def_sum, "Sum", etrt_binary_cuda_supports)
+ETRT_VARIADIC_DEF(etrt_op_def_mean, "Mean", etrt_binary_float_cuda_supports)
 #undef ETRT_VARIADIC_DEF
 
 const etrt_op_def *const etrt_ops_variadic[] = {&etrt_op_def_max, &etrt_op_def_min,

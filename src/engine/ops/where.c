@@ -31,7 +31,12 @@ static etrt_status etrt_where_infer(const etrt_node *node, const etrt_tensor *in
   return etrt_shape_broadcast(node, 3, inputs, &outputs[0].rank, outputs[0].dims);
 }
 
+static int etrt_where_cuda_supports(const etrt_node *node, const etrt_tensor *inputs) {
+  (void)node;
+  return inputs[0].dtype == ETRT_DTYPE_BOOL && inputs[1].dtype == inputs[2].dtype;
+}
+
 static const etrt_op_def etrt_op_def_where = {
-    .op_type = "Where", .infer = etrt_where_infer, .run_cpu = etrt_cpu_where};
+    .op_type = "Where", .infer = etrt_where_infer, .cuda_supports = etrt_where_cuda_supports};
 
 const etrt_op_def *const etrt_ops_where[] = {&etrt_op_def_where, NULL};

@@ -119,3 +119,10 @@ etrt_status etrt_cpu_cast(const etrt_node *node, const etrt_tensor *inputs, etrt
   if (status != ETRT_OK) return etrt_error_context(status, "%s: ", node->op_type);
   return ETRT_OK;
 }
+
+/* The CPU rows of the family (ops/cpu/table.c). */
+const etrt_op_cpu_row etrt_cpu_rows_cast[] = {
+    {"Cast", etrt_cpu_cast},
+    {"CastLike", etrt_cpu_cast},
+    {NULL, NULL},
+};

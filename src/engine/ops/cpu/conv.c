@@ -203,3 +203,10 @@ etrt_status etrt_cpu_conv_transpose(const etrt_node *node, const etrt_tensor *in
   etrt_conv_add_bias(node->num_inputs > 2 && inputs[2].rank >= 0 ? &inputs[2] : NULL, &d, y);
   return ETRT_OK;
 }
+
+/* The CPU rows of the family (ops/cpu/table.c). */
+const etrt_op_cpu_row etrt_cpu_rows_conv[] = {
+    {"Conv", etrt_cpu_conv},
+    {"ConvTranspose", etrt_cpu_conv_transpose},
+    {NULL, NULL},
+};

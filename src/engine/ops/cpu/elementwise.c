@@ -303,3 +303,28 @@ etrt_status etrt_cpu_relu(const etrt_node *node, const etrt_tensor *inputs, etrt
   return etrt_error(ETRT_ERROR_UNSUPPORTED, "Relu kernel: no kernel for %s",
                     etrt_dtype_name(outputs[0].dtype));
 }
+
+/* The CPU rows of the family (ops/cpu/table.c). */
+const etrt_op_cpu_row etrt_cpu_rows_elementwise[] = {
+    {"Add", etrt_cpu_add},
+    {"Sub", etrt_cpu_sub},
+    {"Mul", etrt_cpu_mul},
+    {"Div", etrt_cpu_div},
+    {"Relu", etrt_cpu_relu},
+    {"Pow", etrt_cpu_binary_node},
+    {"Mod", etrt_cpu_binary_node},
+    {"PRelu", etrt_cpu_binary_node},
+    {"BitShift", etrt_cpu_binary_node},
+    {"BitwiseAnd", etrt_cpu_binary_node},
+    {"BitwiseOr", etrt_cpu_binary_node},
+    {"BitwiseXor", etrt_cpu_binary_node},
+    {"And", etrt_cpu_binary_node},
+    {"Or", etrt_cpu_binary_node},
+    {"Xor", etrt_cpu_binary_node},
+    {"Equal", etrt_cpu_binary_node},
+    {"Less", etrt_cpu_binary_node},
+    {"LessOrEqual", etrt_cpu_binary_node},
+    {"Greater", etrt_cpu_binary_node},
+    {"GreaterOrEqual", etrt_cpu_binary_node},
+    {NULL, NULL},
+};

@@ -256,3 +256,14 @@ etrt_status etrt_cpu_one_hot(const etrt_node *node, const etrt_tensor *inputs,
   }
   return ETRT_OK;
 }
+
+/* The CPU rows of the family (ops/cpu/table.c). */
+const etrt_op_cpu_row etrt_cpu_rows_gather[] = {
+    {"Gather", etrt_cpu_gather},
+    {"GatherElements", etrt_cpu_gather_elements},
+    {"GatherND", etrt_cpu_gather_nd},
+    {"ScatterElements", etrt_cpu_scatter_elements},
+    {"Scatter", etrt_cpu_scatter_elements},
+    {"OneHot", etrt_cpu_one_hot},
+    {NULL, NULL},
+};

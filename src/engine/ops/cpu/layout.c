@@ -181,3 +181,49 @@ etrt_status etrt_cpu_trilu(const etrt_node *node, const etrt_tensor *inputs, etr
   }
   return ETRT_OK;
 }
+
+/* Each batch entry's first sequence_lens[b] steps reversed, the rest copied. Every
+ * length is checked before anything is written. */
+static etrt_status etrt_cpu_reverse_sequence(const etrt_node *node, const etrt_tensor *inputs,
+                                             etrt_tensor *outputs) {
+  const etrt_tensor *x = &inputs[0];
+  const int64_t *lens = inputs[1].data;
+  int time_axis = etrt_node_attribute_int(node, "time_axis", 0) == 1;
+  int64_t steps = x->dims[time_axis], batch = x->dims[!time_axis];
+  for (int64_t b = 0; b < batch; ++b) {
+    if (lens[b] < 0 || lens[b] > steps)
+      return etrt_op_error(node, ETRT_ERROR_INVALID_ARGUMENT,
+                           "sequence_lens[%lld] is %lld, outside [0, %lld]", (long long)b,
+                           (long long)lens[b], (long long)steps);
+  }
+  size_t row = (size_t)etrt_shape_numel(x->rank - 2, x->dims + 2) * etrt_dtype_size(x->dtype);
+  const uint8_t *src = x->data;
+  uint8_t *dst = outputs[0].data;
+  for (int64_t i = 0; i < x->dims[0]; ++i) {
+    for (int64_t j = 0; j < x->dims[1]; ++j) {
+      int64_t t = time_axis ? j : i, b = time_axis ? i : j;
+      int64_t from = t < lens[b] ? lens[b] - 1 - t : t;
+      int64_t si = time_axis ? i : from, sj = time_axis ? from : j;
+      if (row > 0)
+        memcpy(dst + (size_t)(i * x->dims[1] + j) * row, src + (size_t)(si * x->dims[1] + sj) * row,
+               row);
+    }
+  }
+  return ETRT_OK;
+}
+
+/* The CPU rows of the family (ops/cpu/table.c). */
+const etrt_op_cpu_row etrt_cpu_rows_layout[] = {
+    {"Transpose", etrt_cpu_transpose},
+    {"Slice", etrt_cpu_slice},
+    {"Concat", etrt_cpu_concat},
+    {"Split", etrt_cpu_split},
+    {"Expand", etrt_cpu_expand},
+    {"Tile", etrt_cpu_tile},
+    {"Pad", etrt_cpu_pad},
+    {"Trilu", etrt_cpu_trilu},
+    {"DepthToSpace", etrt_cpu_depth_space},
+    {"SpaceToDepth", etrt_cpu_depth_space},
+    {"ReverseSequence", etrt_cpu_reverse_sequence},
+    {NULL, NULL},
+};

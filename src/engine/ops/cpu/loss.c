@@ -62,3 +62,10 @@ etrt_status etrt_cpu_loss(const etrt_node *node, const etrt_tensor *inputs, etrt
     etrt_scalar_store(outputs[0].data, outputs[0].dtype, 0, total / total_weight);
   return ETRT_OK;
 }
+
+/* The CPU rows of the family (ops/cpu/table.c). */
+const etrt_op_cpu_row etrt_cpu_rows_loss[] = {
+    {"NegativeLogLikelihoodLoss", etrt_cpu_loss},
+    {"SoftmaxCrossEntropyLoss", etrt_cpu_loss},
+    {NULL, NULL},
+};

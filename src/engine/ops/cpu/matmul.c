@@ -143,3 +143,10 @@ etrt_status etrt_cpu_gemm(const etrt_node *node, const etrt_tensor *inputs, etrt
   }
   return etrt_gemm_run(outputs[0].dtype, &g);
 }
+
+/* The CPU rows of the family (ops/cpu/table.c). */
+const etrt_op_cpu_row etrt_cpu_rows_matmul[] = {
+    {"MatMul", etrt_cpu_matmul},
+    {"Gemm", etrt_cpu_gemm},
+    {NULL, NULL},
+};

@@ -204,3 +204,14 @@ etrt_status etrt_cpu_global_pool(const etrt_node *node, const etrt_tensor *input
   }
   return ETRT_OK;
 }
+
+/* The CPU rows of the family (ops/cpu/table.c). */
+const etrt_op_cpu_row etrt_cpu_rows_pool[] = {
+    {"MaxPool", etrt_cpu_pool},
+    {"AveragePool", etrt_cpu_pool},
+    {"LpPool", etrt_cpu_pool},
+    {"GlobalMaxPool", etrt_cpu_global_pool},
+    {"GlobalAveragePool", etrt_cpu_global_pool},
+    {"GlobalLpPool", etrt_cpu_global_pool},
+    {NULL, NULL},
+};

@@ -243,3 +243,11 @@ etrt_status etrt_cpu_reduce(const etrt_node *node, const etrt_tensor *inputs,
   return etrt_op_error(node, ETRT_ERROR_UNSUPPORTED, "no CPU kernel for input type %s",
                        etrt_dtype_name(inputs[0].dtype));
 }
+
+/* The CPU rows of the family (ops/cpu/table.c). */
+const etrt_op_cpu_row etrt_cpu_rows_reduce[] = {
+#define ETRT_CPU_REDUCE_ROW(kind, name, ints) {name, etrt_cpu_reduce},
+    ETRT_REDUCE_OPS(ETRT_CPU_REDUCE_ROW)
+#undef ETRT_CPU_REDUCE_ROW
+    {NULL, NULL},
+};

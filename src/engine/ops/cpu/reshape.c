@@ -9,3 +9,12 @@ etrt_status etrt_cpu_reshape(const etrt_node *node, const etrt_tensor *inputs,
     memmove(outputs[0].data, inputs[0].data, bytes);
   return ETRT_OK;
 }
+
+/* The CPU rows of the family (ops/cpu/table.c). */
+const etrt_op_cpu_row etrt_cpu_rows_reshape[] = {
+    {"Reshape", etrt_cpu_reshape},
+    {"Flatten", etrt_cpu_reshape},
+    {"Squeeze", etrt_cpu_reshape},
+    {"Unsqueeze", etrt_cpu_reshape},
+    {NULL, NULL},
+};

@@ -72,3 +72,10 @@ etrt_status etrt_cpu_resize(const etrt_node *node, const etrt_tensor *inputs,
   }
   return ETRT_OK;
 }
+
+/* The CPU rows of the family (ops/cpu/table.c). */
+const etrt_op_cpu_row etrt_cpu_rows_resize[] = {
+    {"Resize", etrt_cpu_resize},
+    {"Upsample", etrt_cpu_resize},
+    {NULL, NULL},
+};

@@ -151,3 +151,11 @@ etrt_status etrt_cpu_top_k(const etrt_node *node, const etrt_tensor *inputs, etr
   }
   return ETRT_OK;
 }
+
+/* The CPU rows of the family (ops/cpu/table.c). */
+const etrt_op_cpu_row etrt_cpu_rows_selection[] = {
+    {"ArgMax", etrt_cpu_arg_extreme},
+    {"ArgMin", etrt_cpu_arg_extreme},
+    {"TopK", etrt_cpu_top_k},
+    {NULL, NULL},
+};

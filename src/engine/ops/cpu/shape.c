@@ -63,3 +63,12 @@ etrt_status etrt_cpu_range(const etrt_node *node, const etrt_tensor *inputs, etr
   }
   return ETRT_OK;
 }
+
+/* The CPU rows of the family (ops/cpu/table.c). */
+const etrt_op_cpu_row etrt_cpu_rows_shape[] = {
+    {"Shape", etrt_cpu_shape},
+    {"Size", etrt_cpu_size},
+    {"ConstantOfShape", etrt_cpu_constant_of_shape},
+    {"Range", etrt_cpu_range},
+    {NULL, NULL},
+};

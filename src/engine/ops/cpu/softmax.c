@@ -65,3 +65,11 @@ etrt_status etrt_cpu_softmax(const etrt_node *node, const etrt_tensor *inputs,
   return etrt_op_error(node, ETRT_ERROR_UNSUPPORTED, "no CPU kernel for input type %s",
                        etrt_dtype_name(inputs[0].dtype));
 }
+
+/* The CPU rows of the family (ops/cpu/table.c). */
+const etrt_op_cpu_row etrt_cpu_rows_softmax[] = {
+    {"Softmax", etrt_cpu_softmax},
+    {"LogSoftmax", etrt_cpu_softmax},
+    {"Hardmax", etrt_cpu_softmax},
+    {NULL, NULL},
+};

@@ -204,3 +204,12 @@ etrt_status etrt_cpu_clip(const etrt_node *node, const etrt_tensor *inputs, etrt
   return etrt_op_error(node, ETRT_ERROR_UNSUPPORTED, "no CPU kernel for input type %s",
                        etrt_dtype_name(in->dtype));
 }
+
+/* The CPU rows of the family (ops/cpu/table.c). */
+const etrt_op_cpu_row etrt_cpu_rows_unary[] = {
+#define ETRT_CPU_UNARY_ROW(kind, name, types, to_bool) {name, etrt_cpu_unary},
+    ETRT_UNARY_OPS(ETRT_CPU_UNARY_ROW)
+#undef ETRT_CPU_UNARY_ROW
+    {"Clip", etrt_cpu_clip},
+    {NULL, NULL},
+};

@@ -35,3 +35,12 @@ etrt_status etrt_cpu_variadic(const etrt_node *node, const etrt_tensor *inputs,
   if (status != ETRT_OK) return etrt_error_context(status, "%s: ", node->op_type);
   return ETRT_OK;
 }
+
+/* The CPU rows of the family (ops/cpu/table.c). */
+const etrt_op_cpu_row etrt_cpu_rows_variadic[] = {
+    {"Max", etrt_cpu_variadic},
+    {"Min", etrt_cpu_variadic},
+    {"Sum", etrt_cpu_variadic},
+    {"Mean", etrt_cpu_variadic},
+    {NULL, NULL},
+};

@@ -44,3 +44,9 @@ etrt_status etrt_cpu_where(const etrt_node *node, const etrt_tensor *inputs, etr
   return etrt_op_error(node, ETRT_ERROR_UNSUPPORTED, "no CPU kernel for type %s",
                        etrt_dtype_name(outputs[0].dtype));
 }
+
+/* The CPU rows of the family (ops/cpu/table.c). */
+const etrt_op_cpu_row etrt_cpu_rows_where[] = {
+    {"Where", etrt_cpu_where},
+    {NULL, NULL},
+};

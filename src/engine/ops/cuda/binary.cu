@@ -211,27 +211,6 @@ extern "C" ETRT_CUDA_RUN(etrt_cuda_pow) {
   return etrt_cuda_check(node, "pow_mixed");
 }
 
-/* The integer and float dtypes the element loads take (every numeric dtype). */
-static int etrt_binary_any_numeric(etrt_dtype t) {
-  switch (t) {
-    case ETRT_DTYPE_FLOAT32: case ETRT_DTYPE_FLOAT64: case ETRT_DTYPE_FLOAT16:
-    case ETRT_DTYPE_BFLOAT16: case ETRT_DTYPE_INT8: case ETRT_DTYPE_INT16:
-    case ETRT_DTYPE_INT32: case ETRT_DTYPE_INT64: case ETRT_DTYPE_UINT8:
-    case ETRT_DTYPE_UINT16: case ETRT_DTYPE_UINT32: case ETRT_DTYPE_UINT64:
-      return 1;
-    default:
-      return 0;
-  }
-}
-
-/* One numeric dtype (the templated kernel), or a base and an exponent of any two
- * numeric dtypes (the mixed kernel). */
-extern "C" ETRT_CUDA_SUPPORTS(etrt_cuda_pow_supports) {
-  if (node->num_inputs != 2 || inputs[0].rank < 0 || inputs[1].rank < 0) return 0;
-  if (inputs[0].dtype == inputs[1].dtype) return etrt_cuda_binary_supports(node, inputs);
-  return etrt_binary_any_numeric(inputs[0].dtype) && etrt_binary_any_numeric(inputs[1].dtype);
-}
-
 /* BitShift on unsigned integers, in 64 bits and truncated to the type: a shift by the
  * type's width or more gives 0, as on the CPU. */
 template <typename T>
@@ -261,13 +240,6 @@ extern "C" ETRT_CUDA_RUN(etrt_cuda_bit_shift) {
                                  etrt_cuda_stream(launch)>>>(
           (const T *)inputs[0].data, (const T *)inputs[1].data, (T *)y->data, n, it, left));
   return etrt_cuda_check(node, "bit_shift");
-}
-
-/* The unsigned dtypes ONNX gives BitShift (the kernel shifts logically). */
-extern "C" ETRT_CUDA_SUPPORTS(etrt_cuda_bit_shift_supports) {
-  etrt_dtype t = inputs[0].dtype;
-  return inputs[1].dtype == t && (t == ETRT_DTYPE_UINT8 || t == ETRT_DTYPE_UINT16 ||
-                                  t == ETRT_DTYPE_UINT32 || t == ETRT_DTYPE_UINT64);
 }
 
 /* The slope as it broadcasts to x, by the shared rule (elementwise.h), which also
@@ -339,26 +311,6 @@ extern "C" ETRT_CUDA_RUN(etrt_cuda_mean) {
   return etrt_variadic_launch<ETRT_BIN_ADD>(node, inputs, outputs, launch, 1);
 }
 
-/* Every input of one numeric dtype the kernels have. */
-extern "C" ETRT_CUDA_SUPPORTS(etrt_cuda_binary_supports) {
-  for (uint32_t k = 0; k < node->num_inputs; ++k) {
-    if (inputs[k].rank < 0 || inputs[k].dtype != inputs[0].dtype) return 0;
-  }
-  return etrt_cuda_is_numeric(inputs[0].dtype);
-}
-
-extern "C" ETRT_CUDA_SUPPORTS(etrt_cuda_binary_float_supports) {
-  return etrt_cuda_binary_supports(node, inputs) && etrt_cuda_is_float(inputs[0].dtype);
-}
-
-extern "C" ETRT_CUDA_SUPPORTS(etrt_cuda_binary_integer_supports) {
-  return etrt_cuda_binary_supports(node, inputs) && !etrt_cuda_is_float(inputs[0].dtype);
-}
-
-extern "C" ETRT_CUDA_SUPPORTS(etrt_cuda_logical_supports) {
-  return inputs[0].dtype == ETRT_DTYPE_BOOL && inputs[1].dtype == ETRT_DTYPE_BOOL;
-}
-
 /* Where(condition, x, y): three operands broadcast; x and y move as bytes. */
 template <typename T>
 __global__ void etrt_where_kernel(const uint8_t *cond, const T *x, const T *y, T *out, int64_t n,
@@ -387,6 +339,32 @@ extern "C" ETRT_CUDA_RUN(etrt_cuda_where) {
   return etrt_cuda_check(node, "where");
 }
 
-extern "C" ETRT_CUDA_SUPPORTS(etrt_cuda_where_supports) {
-  return inputs[0].dtype == ETRT_DTYPE_BOOL && inputs[1].dtype == inputs[2].dtype;
-}
+
+/* The CUDA rows of the family (ops/cuda/table.c). */
+extern "C" const etrt_op_cuda_row etrt_cuda_rows_binary[] = {
+    {"Add", etrt_cuda_add, NULL},
+    {"Sub", etrt_cuda_sub, NULL},
+    {"Mul", etrt_cuda_mul, NULL},
+    {"Div", etrt_cuda_div, NULL},
+    {"Pow", etrt_cuda_pow, NULL},
+    {"Mod", etrt_cuda_mod, NULL},
+    {"PRelu", etrt_cuda_prelu, NULL},
+    {"BitShift", etrt_cuda_bit_shift, NULL},
+    {"BitwiseAnd", etrt_cuda_bitwise_and, NULL},
+    {"BitwiseOr", etrt_cuda_bitwise_or, NULL},
+    {"BitwiseXor", etrt_cuda_bitwise_xor, NULL},
+    {"And", etrt_cuda_and, NULL},
+    {"Or", etrt_cuda_or, NULL},
+    {"Xor", etrt_cuda_xor, NULL},
+    {"Equal", etrt_cuda_equal, NULL},
+    {"Less", etrt_cuda_less, NULL},
+    {"Greater", etrt_cuda_greater, NULL},
+    {"LessOrEqual", etrt_cuda_less_equal, NULL},
+    {"GreaterOrEqual", etrt_cuda_greater_equal, NULL},
+    {"Max", etrt_cuda_max, NULL},
+    {"Min", etrt_cuda_min, NULL},
+    {"Sum", etrt_cuda_sum, NULL},
+    {"Mean", etrt_cuda_mean, NULL},
+    {"Where", etrt_cuda_where, NULL},
+    {NULL, NULL, NULL},
+};

@@ -200,12 +200,6 @@ extern "C" ETRT_CUDA_WORKSPACE(etrt_cuda_conv_workspace) {
   return ETRT_CUDA_GEMM_WORKSPACE + images * per_image;
 }
 
-extern "C" ETRT_CUDA_SUPPORTS(etrt_cuda_conv_supports) {
-  etrt_dtype t = inputs[0].dtype;
-  if (!etrt_cuda_is_float(t) || inputs[1].dtype != t) return 0;
-  return node->num_inputs < 3 || inputs[2].rank < 0 || inputs[2].dtype == t;
-}
-
 /* ---- ConvTranspose --------------------------------------------------------------- */
 
 /* A direct kernel that gathers instead of scattering, so no two threads write one
@@ -287,3 +281,10 @@ extern "C" ETRT_CUDA_RUN(etrt_cuda_conv_transpose) {
           bias != NULL ? (const T *)bias->data : (const T *)NULL, (T *)outputs[0].data, d, g));
   return etrt_cuda_check(node, "conv_transpose");
 }
+
+/* The CUDA rows of the family (ops/cuda/table.c). */
+extern "C" const etrt_op_cuda_row etrt_cuda_rows_conv[] = {
+    {"Conv", etrt_cuda_conv, etrt_cuda_conv_workspace},
+    {"ConvTranspose", etrt_cuda_conv_transpose, NULL},
+    {NULL, NULL, NULL},
+};

@@ -83,3 +83,9 @@ extern "C" ETRT_CUDA_RUN(etrt_cuda_cumsum) {
   }
   return etrt_cuda_check(node, "cumsum");
 }
+
+/* The CUDA rows of the family (ops/cuda/table.c). */
+extern "C" const etrt_op_cuda_row etrt_cuda_rows_cumsum[] = {
+    {"CumSum", etrt_cuda_cumsum, NULL},
+    {NULL, NULL, NULL},
+};

@@ -340,33 +340,13 @@ extern "C" ETRT_CUDA_RUN(etrt_cuda_one_hot) {
   return etrt_cuda_check(node, "one_hot");
 }
 
-/* ---- supports --------------------------------------------------------------------------- */
 
-static int etrt_gather_index_dtype(etrt_dtype t) {
-  return t == ETRT_DTYPE_INT32 || t == ETRT_DTYPE_INT64;
-}
-
-static int etrt_gather_element_size_ok(etrt_dtype t) {
-  size_t size = etrt_dtype_size(t);
-  return size == 1 || size == 2 || size == 4 || size == 8;
-}
-
-extern "C" ETRT_CUDA_SUPPORTS(etrt_cuda_gather_elements_supports) {
-  return etrt_gather_index_dtype(inputs[1].dtype) && etrt_gather_element_size_ok(inputs[0].dtype);
-}
-
-/* A reduction takes the types the CPU kernel reduces; plain updates any type. */
-extern "C" ETRT_CUDA_SUPPORTS(etrt_cuda_scatter_elements_supports) {
-  if (!etrt_gather_index_dtype(inputs[1].dtype) || !etrt_gather_element_size_ok(inputs[0].dtype))
-    return 0;
-  if (strcmp(etrt_node_attribute_string(node, "reduction", "none"), "none") == 0) return 1;
-  etrt_dtype t = inputs[0].dtype;
-  return t == ETRT_DTYPE_FLOAT32 || t == ETRT_DTYPE_FLOAT64 || t == ETRT_DTYPE_INT32 ||
-         t == ETRT_DTYPE_INT64;
-}
-
-extern "C" ETRT_CUDA_SUPPORTS(etrt_cuda_one_hot_supports) {
-  etrt_dtype t = inputs[0].dtype;
-  return (etrt_gather_index_dtype(t) || t == ETRT_DTYPE_FLOAT32 || t == ETRT_DTYPE_FLOAT64) &&
-         etrt_gather_element_size_ok(inputs[2].dtype);
-}
+/* The CUDA rows of the family (ops/cuda/table.c). */
+extern "C" const etrt_op_cuda_row etrt_cuda_rows_gather[] = {
+    {"GatherElements", etrt_cuda_gather_elements, NULL},
+    {"GatherND", etrt_cuda_gather_nd, NULL},
+    {"ScatterElements", etrt_cuda_scatter_elements, NULL},
+    {"Scatter", etrt_cuda_scatter_elements, NULL},
+    {"OneHot", etrt_cuda_one_hot, NULL},
+    {NULL, NULL, NULL},
+};

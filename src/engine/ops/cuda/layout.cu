@@ -2,7 +2,8 @@
  * DepthToSpace/SpaceToDepth (strided views from the shared layout_shape.h), Expand,
  * Tile, Concat, Split (2-D copies), Gather, Cast/CastLike, Shape, Size,
  * ConstantOfShape, Range, Pad (per-axis source tables from the shared
- * etrt_pad_source) and Trilu. Elements move by size, so every dtype works. */
+ * etrt_pad_source), Trilu and ReverseSequence. Elements move by size, so every dtype
+ * works. */
 #include "engine/ops/cuda/cuda_kernel.h"
 #include "engine/ops/cuda/cuda_ops.h"
 
@@ -226,10 +227,6 @@ extern "C" ETRT_CUDA_RUN(etrt_cuda_gather) {
                                (T *)y->data, n, count, size, inner));
   }
   return etrt_cuda_check(node, "gather");
-}
-
-extern "C" ETRT_CUDA_SUPPORTS(etrt_cuda_gather_supports) {
-  return inputs[1].dtype == ETRT_DTYPE_INT32 || inputs[1].dtype == ETRT_DTYPE_INT64;
 }
 
 /* ---- Cast ------------------------------------------------------------------------ */
@@ -488,3 +485,68 @@ extern "C" ETRT_CUDA_RUN(etrt_cuda_trilu) {
                              (const T *)x->data, (T *)outputs[0].data, n, rows, cols, k, upper));
   return etrt_cuda_check(node, "trilu");
 }
+
+/* ---- ReverseSequence ---------------------------------------------------------------- */
+
+/* Output element (i, j, k) of [d0, d1, inner]; the length is clamped to [0, steps]
+ * on the device, so a bad length (the CPU kernel refuses it) never reads or writes
+ * outside the tensors. */
+template <typename T>
+__global__ void etrt_reverse_sequence_kernel(const T *x, const int64_t *lens, T *y, int64_t n,
+                                             int64_t d1, int64_t inner, int64_t steps,
+                                             int time_axis) {
+  ETRT_CUDA_LOOP(e, n) {
+    int64_t k = e % inner, ij = e / inner;
+    int64_t i = ij / d1, j = ij % d1;
+    int64_t t = time_axis ? j : i, b = time_axis ? i : j;
+    int64_t len = lens[b];
+    len = len < 0 ? 0 : len > steps ? steps : len;
+    int64_t from = t < len ? len - 1 - t : t;
+    int64_t si = time_axis ? i : from, sj = time_axis ? from : j;
+    y[e] = x[(si * d1 + sj) * inner + k];
+  }
+}
+
+extern "C" ETRT_CUDA_RUN(etrt_cuda_reverse_sequence) {
+  const etrt_tensor *x = &inputs[0];
+  int64_t n = etrt_tensor_numel(x);
+  if (n == 0) return ETRT_OK;
+  int time_axis = etrt_node_attribute_int(node, "time_axis", 0) == 1;
+  int64_t d1 = x->dims[1], steps = x->dims[time_axis];
+  int64_t inner = etrt_shape_numel(x->rank - 2, x->dims + 2);
+  ETRT_CUDA_BYTES_SWITCH(etrt_dtype_size(x->dtype), T,
+                         return etrt_cuda_no_kernel(node, x->dtype),
+                         etrt_reverse_sequence_kernel<T>
+                         <<<etrt_cuda_blocks(n, ETRT_CUDA_THREADS), ETRT_CUDA_THREADS, 0,
+                            etrt_cuda_stream(launch)>>>(
+                             (const T *)x->data, (const int64_t *)inputs[1].data,
+                             (T *)outputs[0].data, n, d1, inner, steps, time_axis));
+  return etrt_cuda_check(node, "reverse_sequence");
+}
+
+/* The CUDA rows of the family (ops/cuda/table.c). */
+extern "C" const etrt_op_cuda_row etrt_cuda_rows_layout[] = {
+    {"Reshape", etrt_cuda_copy, NULL},
+    {"Flatten", etrt_cuda_copy, NULL},
+    {"Squeeze", etrt_cuda_copy, NULL},
+    {"Unsqueeze", etrt_cuda_copy, NULL},
+    {"Transpose", etrt_cuda_transpose, NULL},
+    {"Slice", etrt_cuda_slice, NULL},
+    {"DepthToSpace", etrt_cuda_depth_to_space, NULL},
+    {"SpaceToDepth", etrt_cuda_space_to_depth, NULL},
+    {"Expand", etrt_cuda_expand, NULL},
+    {"Tile", etrt_cuda_tile, NULL},
+    {"Concat", etrt_cuda_concat, NULL},
+    {"Split", etrt_cuda_split, NULL},
+    {"Gather", etrt_cuda_gather, NULL},
+    {"Cast", etrt_cuda_cast, NULL},
+    {"CastLike", etrt_cuda_cast, NULL},
+    {"Shape", etrt_cuda_shape, NULL},
+    {"Size", etrt_cuda_size, NULL},
+    {"ConstantOfShape", etrt_cuda_constant_of_shape, NULL},
+    {"Range", etrt_cuda_range, NULL},
+    {"Pad", etrt_cuda_pad, etrt_cuda_pad_workspace},
+    {"Trilu", etrt_cuda_trilu, NULL},
+    {"ReverseSequence", etrt_cuda_reverse_sequence, NULL},
+    {NULL, NULL, NULL},
+};

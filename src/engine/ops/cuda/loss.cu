@@ -147,7 +147,10 @@ extern "C" ETRT_CUDA_RUN(etrt_cuda_loss) {
   return etrt_cuda_check(node, "loss");
 }
 
-extern "C" ETRT_CUDA_SUPPORTS(etrt_cuda_loss_supports) {
-  return etrt_cuda_is_float(inputs[0].dtype) &&
-         (inputs[1].dtype == ETRT_DTYPE_INT32 || inputs[1].dtype == ETRT_DTYPE_INT64);
-}
+
+/* The CUDA rows of the family (ops/cuda/table.c). */
+extern "C" const etrt_op_cuda_row etrt_cuda_rows_loss[] = {
+    {"NegativeLogLikelihoodLoss", etrt_cuda_loss, NULL},
+    {"SoftmaxCrossEntropyLoss", etrt_cuda_loss, NULL},
+    {NULL, NULL, NULL},
+};

@@ -103,11 +103,15 @@ extern "C" ETRT_CUDA_RUN(etrt_cuda_gemm) {
   }
   return etrt_cuda_gemm_run(node, &g, launch, launch->workspace, launch->workspace_size);
 }
-extern "C" int etrt_cuda_matmul_supports(const etrt_node *node, const etrt_tensor *inputs) {
-  return etrt_cuda_gemm_dtype_ok(inputs[0].dtype) && inputs[1].dtype == inputs[0].dtype;
-}
 
 extern "C" size_t etrt_cuda_matmul_workspace(const etrt_node *node, const etrt_tensor *inputs,
                                              const etrt_tensor *outputs) {
   return ETRT_CUDA_GEMM_WORKSPACE;
 }
+
+/* The CUDA rows of the family (ops/cuda/table.c). */
+extern "C" const etrt_op_cuda_row etrt_cuda_rows_matmul[] = {
+    {"MatMul", etrt_cuda_matmul, etrt_cuda_matmul_workspace},
+    {"Gemm", etrt_cuda_gemm, etrt_cuda_matmul_workspace},
+    {NULL, NULL, NULL},
+};

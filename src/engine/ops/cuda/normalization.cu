@@ -200,13 +200,13 @@ extern "C" ETRT_CUDA_RUN(etrt_cuda_lp_norm) {
   return etrt_cuda_check(node, "lp_norm");
 }
 
-/* X and every parameter of one float dtype (LayerNormalization's optional Mean and
- * InvStdDev outputs are float32 as on the CPU). */
-extern "C" ETRT_CUDA_SUPPORTS(etrt_cuda_norm_supports) {
-  etrt_dtype t = inputs[0].dtype;
-  if (!etrt_cuda_is_float(t)) return 0;
-  for (uint32_t k = 1; k < node->num_inputs; ++k) {
-    if (inputs[k].rank >= 0 && inputs[k].dtype != t) return 0;
-  }
-  return 1;
-}
+
+/* The CUDA rows of the family (ops/cuda/table.c). */
+extern "C" const etrt_op_cuda_row etrt_cuda_rows_normalization[] = {
+    {"BatchNormalization", etrt_cuda_batch_norm, NULL},
+    {"InstanceNormalization", etrt_cuda_instance_norm, NULL},
+    {"LayerNormalization", etrt_cuda_layer_norm, NULL},
+    {"GroupNormalization", etrt_cuda_group_norm, NULL},
+    {"LpNormalization", etrt_cuda_lp_norm, NULL},
+    {NULL, NULL, NULL},
+};

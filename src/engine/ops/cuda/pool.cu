@@ -150,3 +150,14 @@ extern "C" ETRT_CUDA_RUN(etrt_cuda_global_pool) {
           (double)state->params.lp_p));
   return etrt_cuda_check(node, "global_pool");
 }
+
+/* The CUDA rows of the family (ops/cuda/table.c). */
+extern "C" const etrt_op_cuda_row etrt_cuda_rows_pool[] = {
+    {"MaxPool", etrt_cuda_pool, NULL},
+    {"AveragePool", etrt_cuda_pool, NULL},
+    {"LpPool", etrt_cuda_pool, NULL},
+    {"GlobalMaxPool", etrt_cuda_global_pool, NULL},
+    {"GlobalAveragePool", etrt_cuda_global_pool, NULL},
+    {"GlobalLpPool", etrt_cuda_global_pool, NULL},
+    {NULL, NULL, NULL},
+};

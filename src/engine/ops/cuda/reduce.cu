@@ -213,14 +213,11 @@ extern "C" ETRT_CUDA_RUN(etrt_cuda_reduce) {
   return etrt_cuda_check(node, "reduce");
 }
 
-/* Floats for every kind; int32/int64 for the kinds that stay integers. */
-extern "C" ETRT_CUDA_SUPPORTS(etrt_cuda_reduce_supports) {
-  const etrt_reduce_state *s = (const etrt_reduce_state *)node->state;
-  etrt_dtype t = inputs[0].dtype;
-  if (s == NULL) return 0;
-  if (etrt_cuda_is_float(t)) return 1;
-  if (t != ETRT_DTYPE_INT32 && t != ETRT_DTYPE_INT64) return 0;
-  return s->kind == ETRT_REDUCE_SUM || s->kind == ETRT_REDUCE_MAX || s->kind == ETRT_REDUCE_MIN ||
-         s->kind == ETRT_REDUCE_PROD || s->kind == ETRT_REDUCE_SUM_SQUARE ||
-         s->kind == ETRT_REDUCE_L1;
-}
+
+/* The CUDA rows of the family (ops/cuda/table.c). */
+extern "C" const etrt_op_cuda_row etrt_cuda_rows_reduce[] = {
+#define ETRT_CUDA_REDUCE_ROW(kind, name, ints) {name, etrt_cuda_reduce, NULL},
+    ETRT_REDUCE_OPS(ETRT_CUDA_REDUCE_ROW)
+#undef ETRT_CUDA_REDUCE_ROW
+    {NULL, NULL, NULL},
+};

@@ -158,16 +158,10 @@ extern "C" ETRT_CUDA_WORKSPACE(etrt_cuda_resize_workspace) {
   return entries * sizeof(etrt_resize_tap);
 }
 
-/* tf_crop_and_resize reads roi on the host, and roi (not a value input) is known
- * there only while the plan is built: such nodes stay on the CPU. */
-extern "C" ETRT_CUDA_SUPPORTS(etrt_cuda_resize_supports) {
-  const etrt_resize_params *p = (const etrt_resize_params *)node->state;
-  if (p->transform == ETRT_RESIZE_TF_CROP_AND_RESIZE && node->num_inputs > 1 &&
-      inputs[1].rank >= 0 && etrt_tensor_numel(&inputs[1]) > 0)
-    return 0;
-  if (p->mode == ETRT_RESIZE_NEAREST) {
-    size_t size = etrt_dtype_size(inputs[0].dtype);
-    return size == 1 || size == 2 || size == 4 || size == 8;
-  }
-  return inputs[0].dtype == ETRT_DTYPE_FLOAT32 || inputs[0].dtype == ETRT_DTYPE_FLOAT64;
-}
+
+/* The CUDA rows of the family (ops/cuda/table.c). */
+extern "C" const etrt_op_cuda_row etrt_cuda_rows_resize[] = {
+    {"Resize", etrt_cuda_resize, etrt_cuda_resize_workspace},
+    {"Upsample", etrt_cuda_resize, etrt_cuda_resize_workspace},
+    {NULL, NULL, NULL},
+};

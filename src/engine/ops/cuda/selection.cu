@@ -143,13 +143,11 @@ extern "C" ETRT_CUDA_RUN(etrt_cuda_top_k) {
   return etrt_cuda_check(node, "top_k");
 }
 
-extern "C" ETRT_CUDA_SUPPORTS(etrt_cuda_selection_supports) {
-  switch (inputs[0].dtype) {
-    case ETRT_DTYPE_FLOAT32: case ETRT_DTYPE_FLOAT64: case ETRT_DTYPE_INT8:
-    case ETRT_DTYPE_UINT8: case ETRT_DTYPE_INT16: case ETRT_DTYPE_INT32:
-    case ETRT_DTYPE_INT64:
-      return 1;
-    default:
-      return 0;
-  }
-}
+
+/* The CUDA rows of the family (ops/cuda/table.c). */
+extern "C" const etrt_op_cuda_row etrt_cuda_rows_selection[] = {
+    {"ArgMax", etrt_cuda_arg_extreme, NULL},
+    {"ArgMin", etrt_cuda_arg_extreme, NULL},
+    {"TopK", etrt_cuda_top_k, NULL},
+    {NULL, NULL, NULL},
+};

@@ -101,6 +101,11 @@ extern "C" ETRT_CUDA_RUN(etrt_cuda_softmax) {
   return etrt_cuda_check(node, "softmax_columns");
 }
 
-extern "C" ETRT_CUDA_SUPPORTS(etrt_cuda_float_supports) {
-  return etrt_cuda_is_float(inputs[0].dtype);
-}
+
+/* The CUDA rows of the family (ops/cuda/table.c). */
+extern "C" const etrt_op_cuda_row etrt_cuda_rows_softmax[] = {
+    {"Softmax", etrt_cuda_softmax, NULL},
+    {"LogSoftmax", etrt_cuda_softmax, NULL},
+    {"Hardmax", etrt_cuda_softmax, NULL},
+    {NULL, NULL, NULL},
+};

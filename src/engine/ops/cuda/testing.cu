@@ -24,3 +24,9 @@ extern "C" ETRT_CUDA_RUN(etrt_cuda_sm_id) {
       (int32_t *)outputs[0].data);
   return etrt_cuda_check(node, "sm_id");
 }
+
+/* The CUDA rows of the family (ops/cuda/table.c). */
+extern "C" const etrt_op_cuda_row etrt_cuda_rows_testing[] = {
+    {"EtrtSmId", etrt_cuda_sm_id, NULL},
+    {NULL, NULL, NULL},
+};

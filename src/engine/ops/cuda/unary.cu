@@ -156,23 +156,6 @@ extern "C" ETRT_CUDA_RUN(etrt_cuda_relu) {
   return etrt_unary_launch(node, &a, &inputs[0], &outputs[0], etrt_cuda_stream(launch));
 }
 
-/* Which kinds the integer and bool kernels implement; the float kernel does all. */
-extern "C" ETRT_CUDA_SUPPORTS(etrt_cuda_unary_supports) {
-  const etrt_unary_state *s = (const etrt_unary_state *)node->state;
-  etrt_dtype t = inputs[0].dtype;
-  if (s == NULL) return 0;
-  if (s->kind == ETRT_UNARY_IDENTITY) return 1;
-  if (etrt_cuda_is_float(t)) return s->kind != ETRT_UNARY_NOT && s->kind != ETRT_UNARY_BITWISE_NOT;
-  if (t == ETRT_DTYPE_BOOL) return s->kind == ETRT_UNARY_NOT;
-  if (!etrt_cuda_is_numeric(t)) return 0;
-  return s->kind == ETRT_UNARY_ABS || s->kind == ETRT_UNARY_NEG || s->kind == ETRT_UNARY_SIGN ||
-         s->kind == ETRT_UNARY_BITWISE_NOT;
-}
-
-extern "C" ETRT_CUDA_SUPPORTS(etrt_cuda_relu_supports) {
-  return etrt_cuda_is_numeric(inputs[0].dtype);
-}
-
 /* Clip: the bounds are read on the device from the optional min/max inputs (they
  * need not be known on the host), else from the attributes, else the type's range. */
 template <typename T>
@@ -217,6 +200,13 @@ extern "C" ETRT_CUDA_RUN(etrt_cuda_clip) {
   return etrt_cuda_check(node, "clip");
 }
 
-extern "C" ETRT_CUDA_SUPPORTS(etrt_cuda_clip_supports) {
-  return etrt_cuda_is_numeric(inputs[0].dtype);
-}
+
+/* The CUDA rows of the family (ops/cuda/table.c). */
+extern "C" const etrt_op_cuda_row etrt_cuda_rows_unary[] = {
+    {"Relu", etrt_cuda_relu, NULL},
+    {"Clip", etrt_cuda_clip, NULL},
+#define ETRT_CUDA_UNARY_ROW(kind, name, types, to_bool) {name, etrt_cuda_unary, NULL},
+    ETRT_UNARY_OPS(ETRT_CUDA_UNARY_ROW)
+#undef ETRT_CUDA_UNARY_ROW
+    {NULL, NULL, NULL},
+};
