@@ -27,13 +27,15 @@ uint32_t etrt_method_output_count(const etrt_method *method);
  * memory is used in place and must stay valid through the execute. A shape inside
  * the declared bounds of a dynamic input is accepted; anything else is refused
  * naming the input, the axis and the bound. */
-etrt_status etrt_method_set_input(etrt_method *method, uint32_t index, const etrt_tensor_view *view);
+etrt_status etrt_method_set_input(etrt_method *method, uint32_t index,
+                                  const etrt_tensor_view *view);
 /* Sets a scalar (int64) input. */
 etrt_status etrt_method_set_input_int(etrt_method *method, uint32_t index, int64_t value);
 
 /* Hands in memory for output `index` (its capacity in bytes); without this the
  * output lives in the method's own planned memory. */
-etrt_status etrt_method_set_output(etrt_method *method, uint32_t index, void *data, size_t capacity);
+etrt_status etrt_method_set_output(etrt_method *method, uint32_t index, void *data,
+                                   size_t capacity);
 
 /* Runs the method; returns when every output is ready. */
 etrt_status etrt_method_execute(etrt_method *method);
@@ -45,7 +47,8 @@ etrt_status etrt_method_execute_async(etrt_method *method, void **event);
 
 /* Output `index` after execute: data pointer (host or device, as planned or handed
  * in), dtype and the actual sizes. */
-etrt_status etrt_method_get_output(const etrt_method *method, uint32_t index, etrt_tensor_view *out);
+etrt_status etrt_method_get_output(const etrt_method *method, uint32_t index,
+                                   etrt_tensor_view *out);
 
 #ifdef __cplusplus
 }

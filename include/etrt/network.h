@@ -3,9 +3,9 @@
  *
  *   etrt_network *net;  etrt_network_create(&net);
  *   int32_t x, w, y;
- *   etrt_network_add_input(net, "x", ETRT_DTYPE_FLOAT32, 2, (int64_t[]){1, 64}, (int64_t[]){32, 64}, &x);
- *   etrt_network_add_constant(net, "w", ETRT_DTYPE_FLOAT32, 2, (int64_t[]){64, 10}, weights, &w);
- *   etrt_network_add_op(net, "MatMul", NULL, 2, (int32_t[]){x, w}, 1, &y, 0, NULL);
+ *   etrt_network_add_input(net, "x", ETRT_DTYPE_FLOAT32, 2, (int64_t[]){1, 64}, (int64_t[]){32,
+ * 64}, &x); etrt_network_add_constant(net, "w", ETRT_DTYPE_FLOAT32, 2, (int64_t[]){64, 10},
+ * weights, &w); etrt_network_add_op(net, "MatMul", NULL, 2, (int32_t[]){x, w}, 1, &y, 0, NULL);
  *   etrt_network_mark_output(net, y, "y");
  *   etrt_plan_build(net, &(etrt_plan_options){.device = {ETRT_DEVICE_CPU, 0}}, &plan, &plan_size);
  */
@@ -37,12 +37,12 @@ typedef enum etrt_attribute_kind {
 typedef struct etrt_attribute {
   const char *name;
   etrt_attribute_kind kind;
-  int64_t i;           /* INT */
-  float f;             /* FLOAT */
-  const char *s;       /* STRING (NUL-terminated) */
-  int64_t count;       /* INTS, FLOATS */
-  const int64_t *ints; /* INTS */
-  const float *floats; /* FLOATS */
+  int64_t i;               /* INT */
+  float f;                 /* FLOAT */
+  const char *s;           /* STRING (NUL-terminated) */
+  int64_t count;           /* INTS, FLOATS */
+  const int64_t *ints;     /* INTS */
+  const float *floats;     /* FLOATS */
   etrt_tensor_view tensor; /* TENSOR: a host tensor (data, dtype, rank, sizes) */
 } etrt_attribute;
 
@@ -52,8 +52,8 @@ void etrt_network_destroy(etrt_network *network);
 /* An input whose size along each axis may vary between min_sizes and max_sizes at run
  * time (equal for a fixed axis). Writes the new value's id to *out. */
 etrt_status etrt_network_add_input(etrt_network *network, const char *name, etrt_dtype dtype,
-                                   int32_t rank, const int64_t *min_sizes,
-                                   const int64_t *max_sizes, int32_t *out);
+                                   int32_t rank, const int64_t *min_sizes, const int64_t *max_sizes,
+                                   int32_t *out);
 
 /* A shape input: a 1-D int64 tensor of `count` values passed on the host at run
  * time (etrt_exec_context_set_input_values), whose values decide other shapes (the
@@ -113,7 +113,8 @@ etrt_status etrt_plan_build(const etrt_network *network, const etrt_plan_options
  * inputs and outputs are the engine's, planned in host memory, and one EtrtBackend
  * DelegateCall whose target_device is the plan's device. The .pte bytes are malloc'd
  * (free with free()). */
-etrt_status etrt_plan_to_program(const uint8_t *plan, size_t plan_size, uint8_t **pte, size_t *pte_size);
+etrt_status etrt_plan_to_program(const uint8_t *plan, size_t plan_size, uint8_t **pte,
+                                 size_t *pte_size);
 
 #ifdef __cplusplus
 }

@@ -44,16 +44,16 @@ const char *etrt_program_method_name(const etrt_program *program, uint32_t index
 typedef struct etrt_tensor_info {
   etrt_dtype dtype;
   int32_t rank;
-  int64_t sizes[ETRT_MAX_RANK];     /* the declared (largest) sizes */
-  int dynamic;                      /* sizes may shrink within the bounds at run time */
-  etrt_device device;               /* where the program plans this tensor to live */
-  int is_tensor;                    /* 0 for a non-tensor value (int, bool, ...) */
+  int64_t sizes[ETRT_MAX_RANK]; /* the declared (largest) sizes */
+  int dynamic;                  /* sizes may shrink within the bounds at run time */
+  etrt_device device;           /* where the program plans this tensor to live */
+  int is_tensor;                /* 0 for a non-tensor value (int, bool, ...) */
 } etrt_tensor_info;
 
 etrt_status etrt_program_method_io(const etrt_program *program, const char *method,
                                    uint32_t *num_inputs, uint32_t *num_outputs);
-etrt_status etrt_program_input_info(const etrt_program *program, const char *method,
-                                    uint32_t index, etrt_tensor_info *out);
+etrt_status etrt_program_input_info(const etrt_program *program, const char *method, uint32_t index,
+                                    etrt_tensor_info *out);
 etrt_status etrt_program_output_info(const etrt_program *program, const char *method,
                                      uint32_t index, etrt_tensor_info *out);
 

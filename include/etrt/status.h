@@ -13,9 +13,9 @@ typedef enum etrt_status {
   ETRT_ERROR_NOT_FOUND = 3,        /* a named thing does not exist */
   ETRT_ERROR_UNSUPPORTED = 4,      /* valid, but not something etrt can do */
   ETRT_ERROR_OUT_OF_MEMORY = 5,
-  ETRT_ERROR_IO = 6,               /* the operating system refused a file operation */
-  ETRT_ERROR_DEVICE = 7,           /* the GPU (or its driver) failed */
-  ETRT_ERROR_STATE = 8,            /* the object is not in a state that allows this */
+  ETRT_ERROR_IO = 6,     /* the operating system refused a file operation */
+  ETRT_ERROR_DEVICE = 7, /* the GPU (or its driver) failed */
+  ETRT_ERROR_STATE = 8,  /* the object is not in a state that allows this */
   ETRT_ERROR_ALREADY_EXISTS = 9,
   ETRT_ERROR_INTERNAL = 10
 } etrt_status;

@@ -19,8 +19,9 @@ etrt_status etrt_stream_pop(void);
 int etrt_stream_selected(void **stream);
 
 /* Scope form: ETRT_STREAM_SCOPE(s) { ... } runs the block with `s` selected. */
-#define ETRT_STREAM_SCOPE(s) \
-  for (int etrt_scope_once_ = (etrt_stream_push(s) == ETRT_OK); etrt_scope_once_; etrt_scope_once_ = 0, etrt_stream_pop())
+#define ETRT_STREAM_SCOPE(s)                                                      \
+  for (int etrt_scope_once_ = (etrt_stream_push(s) == ETRT_OK); etrt_scope_once_; \
+       etrt_scope_once_ = 0, etrt_stream_pop())
 
 /* A stream on a green context of `device` holding `sm_count` SMs (rounded up as the
  * hardware requires); *granted_sms says how many were granted. The green context

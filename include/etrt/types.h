@@ -37,10 +37,7 @@ const char *etrt_dtype_name(etrt_dtype dtype);
 etrt_dtype etrt_dtype_from_name(const char *name);
 
 /* Device types, numbered as ExecuTorch's schema DeviceType. */
-typedef enum etrt_device_type {
-  ETRT_DEVICE_CPU = 0,
-  ETRT_DEVICE_CUDA = 1
-} etrt_device_type;
+typedef enum etrt_device_type { ETRT_DEVICE_CPU = 0, ETRT_DEVICE_CUDA = 1 } etrt_device_type;
 
 typedef struct etrt_device {
   etrt_device_type type;

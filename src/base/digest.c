@@ -28,9 +28,10 @@ static void etrt_sha256_block(etrt_sha256_ctx *ctx, const uint8_t *p) {
   uint32_t a = ctx->state[0], b = ctx->state[1], c = ctx->state[2], d = ctx->state[3];
   uint32_t e = ctx->state[4], f = ctx->state[5], g = ctx->state[6], h = ctx->state[7];
   for (int i = 0; i < 64; ++i) {
-    uint32_t t1 = h + (etrt_rotr(e, 6) ^ etrt_rotr(e, 11) ^ etrt_rotr(e, 25)) + ((e & f) ^ (~e & g)) +
-                  etrt_sha256_k[i] + w[i];
-    uint32_t t2 = (etrt_rotr(a, 2) ^ etrt_rotr(a, 13) ^ etrt_rotr(a, 22)) + ((a & b) ^ (a & c) ^ (b & c));
+    uint32_t t1 = h + (etrt_rotr(e, 6) ^ etrt_rotr(e, 11) ^ etrt_rotr(e, 25)) +
+                  ((e & f) ^ (~e & g)) + etrt_sha256_k[i] + w[i];
+    uint32_t t2 =
+        (etrt_rotr(a, 2) ^ etrt_rotr(a, 13) ^ etrt_rotr(a, 22)) + ((a & b) ^ (a & c) ^ (b & c));
     h = g;
     g = f;
     f = e;

@@ -10,12 +10,12 @@ static const struct {
   size_t size;
   int32_t onnx;
 } etrt_dtype_table[] = {
-    {ETRT_DTYPE_UINT8, "uint8", 1, 2},       {ETRT_DTYPE_INT8, "int8", 1, 3},
-    {ETRT_DTYPE_INT16, "int16", 2, 5},       {ETRT_DTYPE_INT32, "int32", 4, 6},
-    {ETRT_DTYPE_INT64, "int64", 8, 7},       {ETRT_DTYPE_FLOAT16, "float16", 2, 10},
-    {ETRT_DTYPE_FLOAT32, "float32", 4, 1},   {ETRT_DTYPE_FLOAT64, "float64", 8, 11},
-    {ETRT_DTYPE_BOOL, "bool", 1, 9},         {ETRT_DTYPE_BFLOAT16, "bfloat16", 2, 16},
-    {ETRT_DTYPE_UINT16, "uint16", 2, 4},     {ETRT_DTYPE_UINT32, "uint32", 4, 12},
+    {ETRT_DTYPE_UINT8, "uint8", 1, 2},     {ETRT_DTYPE_INT8, "int8", 1, 3},
+    {ETRT_DTYPE_INT16, "int16", 2, 5},     {ETRT_DTYPE_INT32, "int32", 4, 6},
+    {ETRT_DTYPE_INT64, "int64", 8, 7},     {ETRT_DTYPE_FLOAT16, "float16", 2, 10},
+    {ETRT_DTYPE_FLOAT32, "float32", 4, 1}, {ETRT_DTYPE_FLOAT64, "float64", 8, 11},
+    {ETRT_DTYPE_BOOL, "bool", 1, 9},       {ETRT_DTYPE_BFLOAT16, "bfloat16", 2, 16},
+    {ETRT_DTYPE_UINT16, "uint16", 2, 4},   {ETRT_DTYPE_UINT32, "uint32", 4, 12},
     {ETRT_DTYPE_UINT64, "uint64", 8, 13},
 };
 

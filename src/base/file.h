@@ -10,7 +10,7 @@
 typedef struct etrt_file_map {
   const uint8_t *data; /* never NULL on success, even for an empty file */
   size_t size;
-  void *mapping_;      /* private: what to unmap */
+  void *mapping_; /* private: what to unmap */
   size_t mapping_size_;
 } etrt_file_map;
 

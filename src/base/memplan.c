@@ -37,8 +37,8 @@ static etrt_status etrt_memplan_check(const etrt_memplan_interval *intervals, ui
                         t->buffer, num_buffers);
     if (t->first > t->last)
       return etrt_error(ETRT_ERROR_INVALID_ARGUMENT,
-                        "memory planning: tensor %u ends (step %lld) before it starts (step %lld)", i,
-                        (long long)t->last, (long long)t->first);
+                        "memory planning: tensor %u ends (step %lld) before it starts (step %lld)",
+                        i, (long long)t->last, (long long)t->first);
     if (t->size > (uint64_t)INT64_MAX ||
         etrt_memplan_rounded(t->size, alignment) > (uint64_t)INT64_MAX)
       return etrt_error(ETRT_ERROR_UNSUPPORTED,
@@ -60,7 +60,8 @@ etrt_status etrt_memplan_place(etrt_memplan_interval *intervals, uint32_t count,
     free(order);
     free(placed);
     free(busy);
-    return etrt_error(ETRT_ERROR_OUT_OF_MEMORY, "memory planning: out of memory for %u tensors", count);
+    return etrt_error(ETRT_ERROR_OUT_OF_MEMORY, "memory planning: out of memory for %u tensors",
+                      count);
   }
   for (uint32_t i = 0; i < count; ++i) order[i] = i;
   /* qsort is not stable, but the comparison is total (ties broken by index). */
@@ -76,7 +77,8 @@ etrt_status etrt_memplan_place(etrt_memplan_interval *intervals, uint32_t count,
       const etrt_memplan_interval *o = &intervals[placed[p]];
       if (o->buffer != t->buffer || o->last < t->first || t->last < o->first) continue;
       busy[2 * n] = o->offset;
-      busy[2 * n + 1] = o->offset + etrt_memplan_rounded(o->size, alignment); /* placed: below 2^63 */
+      busy[2 * n + 1] =
+          o->offset + etrt_memplan_rounded(o->size, alignment); /* placed: below 2^63 */
       ++n;
     }
     qsort(busy, n, 2 * sizeof *busy, etrt_memplan_by_offset);

@@ -20,10 +20,10 @@
 #include "etrt/status.h"
 
 typedef struct etrt_memplan_interval {
-  uint64_t size;        /* in: bytes */
-  uint32_t buffer;      /* in: the buffer it lives in, < num_buffers */
-  int64_t first, last;  /* in: lifetime, inclusive; first <= last */
-  uint64_t offset;      /* out: a multiple of the alignment */
+  uint64_t size;       /* in: bytes */
+  uint32_t buffer;     /* in: the buffer it lives in, < num_buffers */
+  int64_t first, last; /* in: lifetime, inclusive; first <= last */
+  uint64_t offset;     /* out: a multiple of the alignment */
 } etrt_memplan_interval;
 
 /* Writes each interval's offset and each buffer's size (the end of its last tensor,

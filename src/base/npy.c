@@ -100,7 +100,8 @@ static etrt_status etrt_npy_descr(etrt_npy_text *t, etrt_dtype *dtype) {
       return ETRT_OK;
     }
   }
-  if (descr[0] == '>') return etrt_npy_fail(at, "descr", "big-endian dtype '%s' is not supported", descr);
+  if (descr[0] == '>')
+    return etrt_npy_fail(at, "descr", "big-endian dtype '%s' is not supported", descr);
   return etrt_npy_fail(at, "descr", "dtype '%s' is not supported", descr);
 }
 
@@ -144,7 +145,8 @@ static etrt_status etrt_npy_shape(etrt_npy_text *t, int32_t *rank, int64_t *size
     sizes[r++] = v;
     etrt_npy_space(t);
     trailing_comma = t->i < t->n && t->p[t->i] == ',';
-    if (trailing_comma) ++t->i;
+    if (trailing_comma)
+      ++t->i;
     else if (r == 1 && t->i < t->n && t->p[t->i] == ')')
       return etrt_npy_fail(etrt_npy_at(t), "shape", "a one-element tuple needs a trailing comma");
   }
@@ -189,7 +191,9 @@ static etrt_status etrt_npy_header(etrt_npy_text *t, etrt_npy *out) {
   }
   if (!seen_descr || !seen_fortran || !seen_shape)
     return etrt_npy_fail(t->base, "header", "missing key '%s'",
-                         !seen_descr ? "descr" : !seen_fortran ? "fortran_order" : "shape");
+                         !seen_descr     ? "descr"
+                         : !seen_fortran ? "fortran_order"
+                                         : "shape");
   /* numpy pads with spaces and ends the header with a newline. */
   etrt_npy_space(t);
   if (t->i + 1 != t->n || t->p[t->i] != '\n')
@@ -206,7 +210,8 @@ etrt_status etrt_npy_parse(const void *data, size_t size, etrt_npy *out) {
     return etrt_npy_fail(0, "magic", "not a .npy file");
   uint8_t major = b[6], minor = b[7];
   if ((major != 1 && major != 2 && major != 3) || minor != 0)
-    return etrt_npy_fail(6, "version", "format %u.%u is not supported (1.0, 2.0, 3.0 are)", major, minor);
+    return etrt_npy_fail(6, "version", "format %u.%u is not supported (1.0, 2.0, 3.0 are)", major,
+                         minor);
   size_t header_at, header_len;
   if (major == 1) {
     header_at = 10;
@@ -217,9 +222,11 @@ etrt_status etrt_npy_parse(const void *data, size_t size, etrt_npy *out) {
     header_len = (size_t)b[8] | (size_t)b[9] << 8 | (size_t)b[10] << 16 | (size_t)b[11] << 24;
   }
   if (header_len > ETRT_NPY_MAX_HEADER)
-    return etrt_npy_fail(8, "header length", "%zu bytes, at most %u", header_len, ETRT_NPY_MAX_HEADER);
+    return etrt_npy_fail(8, "header length", "%zu bytes, at most %u", header_len,
+                         ETRT_NPY_MAX_HEADER);
   if (!etrt_range_ok(header_at, header_len, size))
-    return etrt_npy_fail(8, "header length", "%zu bytes, but only %zu follow", header_len, size - header_at);
+    return etrt_npy_fail(8, "header length", "%zu bytes, but only %zu follow", header_len,
+                         size - header_at);
   etrt_npy_text t = {.p = (const char *)b + header_at, .n = header_len, .i = 0, .base = header_at};
   out->view.dtype = ETRT_DTYPE_INVALID;
   ETRT_RETURN_IF_ERROR(etrt_npy_header(&t, out));
@@ -230,8 +237,9 @@ etrt_status etrt_npy_parse(const void *data, size_t size, etrt_npy *out) {
   if (numel < 0 || etrt_mul_overflow_size((size_t)numel, item, &nbytes))
     return etrt_npy_fail(header_at, "shape", "the size overflows");
   if (size - offset != nbytes)
-    return etrt_npy_fail(offset, "data", "%zu bytes, the shape and dtype need %zu (%s)", size - offset,
-                         nbytes, size - offset < nbytes ? "truncated" : "trailing bytes");
+    return etrt_npy_fail(offset, "data", "%zu bytes, the shape and dtype need %zu (%s)",
+                         size - offset, nbytes,
+                         size - offset < nbytes ? "truncated" : "trailing bytes");
   out->nbytes = nbytes;
   out->data_offset = offset;
   const uint8_t *p = b + offset;
@@ -240,7 +248,8 @@ etrt_status etrt_npy_parse(const void *data, size_t size, etrt_npy *out) {
     return ETRT_OK;
   }
   out->owned = malloc(nbytes);
-  if (out->owned == NULL) return etrt_error(ETRT_ERROR_OUT_OF_MEMORY, "npy: out of memory for %zu bytes", nbytes);
+  if (out->owned == NULL)
+    return etrt_error(ETRT_ERROR_OUT_OF_MEMORY, "npy: out of memory for %zu bytes", nbytes);
   memcpy(out->owned, p, nbytes);
   out->view.data = out->owned;
   return ETRT_OK;
@@ -287,17 +296,20 @@ etrt_status etrt_npy_encode(const etrt_tensor_view *view, uint8_t **out, size_t 
   size_t nbytes;
   if (numel < 0 || etrt_mul_overflow_size((size_t)numel, etrt_dtype_size(view->dtype), &nbytes))
     return etrt_error(ETRT_ERROR_INVALID_ARGUMENT, "npy: bad shape (rank %d)", (int)view->rank);
-  if (nbytes > 0 && view->data == NULL) return etrt_error(ETRT_ERROR_INVALID_ARGUMENT, "npy: NULL data");
+  if (nbytes > 0 && view->data == NULL)
+    return etrt_error(ETRT_ERROR_INVALID_ARGUMENT, "npy: NULL data");
   char dict[512];
   int n = snprintf(dict, sizeof dict, "{'descr': '%s', 'fortran_order': False, 'shape': (", descr);
   for (int32_t i = 0; i < view->rank; ++i)
-    n += snprintf(dict + n, sizeof dict - (size_t)n, i ? ", %lld" : "%lld", (long long)view->sizes[i]);
+    n += snprintf(dict + n, sizeof dict - (size_t)n, i ? ", %lld" : "%lld",
+                  (long long)view->sizes[i]);
   n += snprintf(dict + n, sizeof dict - (size_t)n, "%s), }", view->rank == 1 ? "," : "");
   /* Pad with spaces so that the data starts on a 64-byte boundary, newline last. */
   size_t header_len = etrt_align_up(10 + (size_t)n + 1, 64) - 10;
   size_t total = 10 + header_len + nbytes;
   uint8_t *buf = malloc(total);
-  if (buf == NULL) return etrt_error(ETRT_ERROR_OUT_OF_MEMORY, "npy: out of memory for %zu bytes", total);
+  if (buf == NULL)
+    return etrt_error(ETRT_ERROR_OUT_OF_MEMORY, "npy: out of memory for %zu bytes", total);
   memcpy(buf, ETRT_NPY_MAGIC, ETRT_NPY_MAGIC_SIZE);
   buf[6] = 1;
   buf[7] = 0;

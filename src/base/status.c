@@ -12,17 +12,28 @@ static _Thread_local int etrt_error_held;
 
 const char *etrt_status_name(etrt_status status) {
   switch (status) {
-    case ETRT_OK: return "ok";
-    case ETRT_ERROR_INVALID_ARGUMENT: return "invalid argument";
-    case ETRT_ERROR_INVALID_FORMAT: return "invalid format";
-    case ETRT_ERROR_NOT_FOUND: return "not found";
-    case ETRT_ERROR_UNSUPPORTED: return "unsupported";
-    case ETRT_ERROR_OUT_OF_MEMORY: return "out of memory";
-    case ETRT_ERROR_IO: return "i/o error";
-    case ETRT_ERROR_DEVICE: return "device error";
-    case ETRT_ERROR_STATE: return "invalid state";
-    case ETRT_ERROR_ALREADY_EXISTS: return "already exists";
-    case ETRT_ERROR_INTERNAL: return "internal error";
+    case ETRT_OK:
+      return "ok";
+    case ETRT_ERROR_INVALID_ARGUMENT:
+      return "invalid argument";
+    case ETRT_ERROR_INVALID_FORMAT:
+      return "invalid format";
+    case ETRT_ERROR_NOT_FOUND:
+      return "not found";
+    case ETRT_ERROR_UNSUPPORTED:
+      return "unsupported";
+    case ETRT_ERROR_OUT_OF_MEMORY:
+      return "out of memory";
+    case ETRT_ERROR_IO:
+      return "i/o error";
+    case ETRT_ERROR_DEVICE:
+      return "device error";
+    case ETRT_ERROR_STATE:
+      return "invalid state";
+    case ETRT_ERROR_ALREADY_EXISTS:
+      return "already exists";
+    case ETRT_ERROR_INTERNAL:
+      return "internal error";
   }
   return "unknown status";
 }

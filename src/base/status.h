@@ -43,9 +43,9 @@ static inline etrt_status etrt_status_first(etrt_status first, etrt_status clean
   return first != ETRT_OK ? first : cleanup;
 }
 
-#define ETRT_RETURN_IF_ERROR(expr)          \
-  do {                                      \
-    etrt_status etrt_status_ = (expr);      \
+#define ETRT_RETURN_IF_ERROR(expr)                    \
+  do {                                                \
+    etrt_status etrt_status_ = (expr);                \
     if (etrt_status_ != ETRT_OK) return etrt_status_; \
   } while (0)
 

@@ -67,7 +67,8 @@ static etrt_status etrt_build_check_options(etrt_build *b) {
   const etrt_build_options *o = b->options;
   if (o->device != NULL) {
     if (etrt_device_parse(o->device, &b->device) != 0)
-      return etrt_error(ETRT_ERROR_INVALID_ARGUMENT, "device '%s': expected cpu or cuda:N", o->device);
+      return etrt_error(ETRT_ERROR_INVALID_ARGUMENT, "device '%s': expected cpu or cuda:N",
+                        o->device);
   } else {
     b->device = etrt_device_driver_get() != NULL ? (etrt_device){ETRT_DEVICE_CUDA, 0}
                                                  : (etrt_device){ETRT_DEVICE_CPU, 0};
@@ -80,7 +81,8 @@ static etrt_status etrt_build_check_options(etrt_build *b) {
     return etrt_error(ETRT_ERROR_INVALID_ARGUMENT, "precision %d is not fp32, tf32, fp16 or bf16",
                       (int)o->precision);
   if (o->num_shapes && o->shapes == NULL)
-    return etrt_error(ETRT_ERROR_INVALID_ARGUMENT, "shapes: NULL array with %u entries", o->num_shapes);
+    return etrt_error(ETRT_ERROR_INVALID_ARGUMENT, "shapes: NULL array with %u entries",
+                      o->num_shapes);
   for (uint32_t i = 0; i < o->num_shapes; ++i) {
     if (o->shapes[i] == NULL) return etrt_error(ETRT_ERROR_INVALID_ARGUMENT, "shape %u is NULL", i);
     ETRT_RETURN_IF_ERROR(etrt_shape_spec_check(o->shapes[i]));
@@ -101,7 +103,8 @@ static etrt_status etrt_build_check_options(etrt_build *b) {
     if (b->placements == NULL) return etrt_error(ETRT_ERROR_OUT_OF_MEMORY, "build: out of memory");
     for (uint32_t i = 0; i < o->num_placements; ++i) {
       const etrt_build_placement *p = &o->placements[i];
-      if (p->node == NULL || p->device == NULL || etrt_device_parse(p->device, &b->placements[i].device) != 0)
+      if (p->node == NULL || p->device == NULL ||
+          etrt_device_parse(p->device, &b->placements[i].device) != 0)
         return etrt_error(ETRT_ERROR_INVALID_ARGUMENT,
                           "placement %u ('%s' on '%s'): expected a node name and cpu or cuda:N", i,
                           p->node ? p->node : "(null)", p->device ? p->device : "(null)");
@@ -122,11 +125,12 @@ static etrt_status etrt_build_graph(etrt_build *b, const etrt_onnx_model *model,
   ETRT_RETURN_IF_ERROR(etrt_shape_specs_apply(g, b->options->shapes, b->options->num_shapes));
   etrt_pass_stats stats;
   ETRT_RETURN_IF_ERROR(etrt_passes_run(g, b->options->fold_limit_bytes, &stats));
-  etrt_build_progress(b,
-                      "shapes and passes: %u identities dropped, %u nodes folded, %u batch norms folded, %u "
-                      "GEMMs fused, %u dead nodes removed: %u nodes left (%.2f s)",
-                      stats.identities, stats.folded, stats.batchnorms, stats.gemms, stats.dead,
-                      etrt_ir_live_node_count(g), etrt_build_seconds(&b->started));
+  etrt_build_progress(
+      b,
+      "shapes and passes: %u identities dropped, %u nodes folded, %u batch norms folded, %u "
+      "GEMMs fused, %u dead nodes removed: %u nodes left (%.2f s)",
+      stats.identities, stats.folded, stats.batchnorms, stats.gemms, stats.dead,
+      etrt_ir_live_node_count(g), etrt_build_seconds(&b->started));
   return ETRT_OK;
 }
 
@@ -144,7 +148,7 @@ static etrt_status etrt_build_program(etrt_build *b, const etrt_ir_graph *g, uin
   }
   etrt_status status = ETRT_OK;
   etrt_emit_partition *plans = calloc((size_t)parts->count + 1, sizeof *plans);
-  char (*labels)[32] = calloc((size_t)parts->count + 1, sizeof *labels);
+  char(*labels)[32] = calloc((size_t)parts->count + 1, sizeof *labels);
   if (plans == NULL || labels == NULL) {
     status = etrt_error(ETRT_ERROR_OUT_OF_MEMORY, "build: out of memory");
     goto done;
@@ -152,9 +156,8 @@ static etrt_status etrt_build_program(etrt_build *b, const etrt_ir_graph *g, uin
   for (uint32_t k = 0; k < parts->count && status == ETRT_OK; ++k) {
     char name[32], device[32], size[32];
     snprintf(name, sizeof name, "partition_%u", k);
-    etrt_plan_options plan_options = {.device = parts->parts[k].device,
-                                      .precision = b->options->precision,
-                                      .name = name};
+    etrt_plan_options plan_options = {
+        .device = parts->parts[k].device, .precision = b->options->precision, .name = name};
     /* Building for a GPU that is here records its compute capability; for one that
      * is not (cross-building) the engine records its default. */
     const etrt_device_driver *driver = etrt_device_driver_get();
@@ -170,8 +173,9 @@ static etrt_status etrt_build_program(etrt_build *b, const etrt_ir_graph *g, uin
     size_t plan_size = 0;
     status = etrt_lower_partition_plan(g, &parts->parts[k], &plan_options, &plan, &plan_size);
     if (status != ETRT_OK) {
-      status = etrt_error_context(status, "partition %u (%s): ", k,
-                                  etrt_device_format(parts->parts[k].device, device, sizeof device));
+      status =
+          etrt_error_context(status, "partition %u (%s): ", k,
+                             etrt_device_format(parts->parts[k].device, device, sizeof device));
       break;
     }
     plans[k].plan = plan;
@@ -196,7 +200,8 @@ static etrt_status etrt_build_program(etrt_build *b, const etrt_ir_graph *g, uin
                           "program: %u delegates, %u tensors, %u instructions (%u host-to-device, "
                           "%u device-to-host copies), arenas: host %s, device %s",
                           parts->count, stats.values, stats.instructions, stats.h2d_copies,
-                          stats.d2h_copies, etrt_build_size(stats.host_arena_bytes, host, sizeof host),
+                          stats.d2h_copies,
+                          etrt_build_size(stats.host_arena_bytes, host, sizeof host),
                           etrt_build_size(stats.device_arena_bytes, dev, sizeof dev));
     }
   }

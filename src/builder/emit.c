@@ -70,8 +70,8 @@ static etrt_status etrt_emit_instance_new(etrt_emit *e, int32_t value, int32_t l
     e->cap_inst = fresh;
   }
   int32_t id = (int32_t)e->num_inst++;
-  e->inst[id] = (etrt_emit_instance){value, loc, -1, planned, (int32_t)e->num_instr,
-                                     (int32_t)e->num_instr};
+  e->inst[id] =
+      (etrt_emit_instance){value, loc, -1, planned, (int32_t)e->num_instr, (int32_t)e->num_instr};
   if (e->head[value] < 0) {
     e->head[value] = id;
   } else {
@@ -84,11 +84,13 @@ static etrt_status etrt_emit_instance_new(etrt_emit *e, int32_t value, int32_t l
 }
 
 static void etrt_emit_read(etrt_emit *e, int32_t instance) {
-  if (e->inst[instance].last < (int32_t)e->num_instr) e->inst[instance].last = (int32_t)e->num_instr;
+  if (e->inst[instance].last < (int32_t)e->num_instr)
+    e->inst[instance].last = (int32_t)e->num_instr;
 }
 
 static etrt_status etrt_emit_instruction_add(etrt_emit *e, etrt_pte_instruction_kind kind,
-                                             int32_t index, const int32_t *args, uint32_t num_args) {
+                                             int32_t index, const int32_t *args,
+                                             uint32_t num_args) {
   if (e->num_instr == e->cap_instr) {
     uint32_t fresh = e->cap_instr ? e->cap_instr * 2 : 32;
     etrt_emit_instruction *grown = realloc(e->instr, fresh * sizeof *grown);
@@ -131,12 +133,14 @@ static etrt_status etrt_emit_get(etrt_emit *e, int32_t value, int32_t loc, int32
     e->op_order[e->num_ops++] = which;
   }
   int32_t dst;
-  ETRT_RETURN_IF_ERROR(etrt_emit_instance_new(e, value, loc, etrt_emit_planned(e, value, loc), &dst));
+  ETRT_RETURN_IF_ERROR(
+      etrt_emit_instance_new(e, value, loc, etrt_emit_planned(e, value, loc), &dst));
   etrt_emit_read(e, src);
   /* ExecuTorch's out-variant convention: the inputs, the out tensor, then the
    * returned value (the out tensor again). */
   int32_t args[3] = {src, dst, dst};
-  ETRT_RETURN_IF_ERROR(etrt_emit_instruction_add(e, ETRT_PTE_INSTR_KERNEL, e->op_index[which], args, 3));
+  ETRT_RETURN_IF_ERROR(
+      etrt_emit_instruction_add(e, ETRT_PTE_INSTR_KERNEL, e->op_index[which], args, 3));
   if (which == ETRT_EMIT_OP_H2D)
     e->stats->h2d_copies++;
   else
@@ -198,8 +202,8 @@ static etrt_status etrt_emit_schedule(etrt_emit *e, const etrt_partitioning *par
   for (uint32_t i = 0; i < g->num_inputs; ++i) {
     int32_t id;
     bool on_device = e->io_on_device && g->values[g->inputs[i]].value_min == NULL;
-    ETRT_RETURN_IF_ERROR(etrt_emit_instance_new(e, g->inputs[i], on_device ? e->io_loc : ETRT_EMIT_HOST,
-                                                !on_device, &id));
+    ETRT_RETURN_IF_ERROR(etrt_emit_instance_new(
+        e, g->inputs[i], on_device ? e->io_loc : ETRT_EMIT_HOST, !on_device, &id));
     e->inst[id].first = -1;
   }
   int32_t *args = NULL;
@@ -225,7 +229,8 @@ static etrt_status etrt_emit_schedule(etrt_emit *e, const etrt_partitioning *par
     if (status == ETRT_OK)
       status = etrt_emit_instruction_add(e, ETRT_PTE_INSTR_DELEGATE, (int32_t)k, args, n);
     /* A GPU result the host needs goes back right after the call that made it. */
-    for (uint32_t o = 0; o < part->num_outputs && status == ETRT_OK && locs[k] != ETRT_EMIT_HOST; ++o) {
+    for (uint32_t o = 0; o < part->num_outputs && status == ETRT_OK && locs[k] != ETRT_EMIT_HOST;
+         ++o) {
       int32_t v = part->outputs[o], ignored;
       if (etrt_emit_needed_elsewhere(e, parts, locs, k, v))
         status = etrt_emit_get(e, v, ETRT_EMIT_HOST, &ignored);
@@ -248,7 +253,8 @@ static etrt_status etrt_emit_nbytes(const etrt_ir_value *v, uint64_t *out) {
     return etrt_error(ETRT_ERROR_UNSUPPORTED, "program: value '%s' has no known type or shape",
                       v->name);
   for (int32_t a = 0; a < v->rank; ++a)
-    if (v->max[a] < 0 || v->max[a] > INT32_MAX || etrt_mul_overflow_size(bytes, (size_t)v->max[a], &bytes))
+    if (v->max[a] < 0 || v->max[a] > INT32_MAX ||
+        etrt_mul_overflow_size(bytes, (size_t)v->max[a], &bytes))
       return etrt_error(ETRT_ERROR_UNSUPPORTED,
                         "program: value '%s' axis %d: size %lld does not fit a .pte tensor",
                         v->name, (int)a, (long long)v->max[a]);
@@ -274,7 +280,8 @@ static etrt_status etrt_emit_model(etrt_emit *e, const etrt_partitioning *parts,
   uint32_t num_buffers = 2;
   for (int32_t loc = 0; loc < 128; ++loc) {
     bool used = false;
-    for (uint32_t i = 0; i < e->num_inst && !used; ++i) used = e->inst[i].planned && e->inst[i].loc == loc;
+    for (uint32_t i = 0; i < e->num_inst && !used; ++i)
+      used = e->inst[i].planned && e->inst[i].loc == loc;
     if (used) gpu_of_buffer[num_buffers++] = loc;
   }
   etrt_memplan_interval *tensors = calloc((size_t)e->num_inst + 1, sizeof *tensors);
@@ -292,7 +299,8 @@ static etrt_status etrt_emit_model(etrt_emit *e, const etrt_partitioning *parts,
     if (!in->planned) tensors[i].size = 0, tensors[i].buffer = 0;
   }
   if (status == ETRT_OK)
-    status = etrt_memplan_place(tensors, e->num_inst, ETRT_EMIT_ALIGNMENT, buffer_sizes, num_buffers);
+    status =
+        etrt_memplan_place(tensors, e->num_inst, ETRT_EMIT_ALIGNMENT, buffer_sizes, num_buffers);
   if (status != ETRT_OK) {
     free(tensors);
     return status;
@@ -300,7 +308,8 @@ static etrt_status etrt_emit_model(etrt_emit *e, const etrt_partitioning *parts,
   e->stats->host_arena_bytes = buffer_sizes[1];
   for (uint32_t k = 2; k < num_buffers; ++k) e->stats->device_arena_bytes += buffer_sizes[k];
   buffer_sizes[0] = 0;
-  plan->non_const_buffer_sizes = etrt_pte_builder_i64s(b, (const int64_t *)buffer_sizes, num_buffers);
+  plan->non_const_buffer_sizes =
+      etrt_pte_builder_i64s(b, (const int64_t *)buffer_sizes, num_buffers);
   etrt_pte_buffer_device *devices = ETRT_PTE_NEW(b, etrt_pte_buffer_device, num_buffers);
   etrt_pte_value *values = ETRT_PTE_NEW(b, etrt_pte_value, e->num_inst + 1);
   if (devices == NULL || values == NULL) {
@@ -356,7 +365,8 @@ static etrt_status etrt_emit_model(etrt_emit *e, const etrt_partitioning *parts,
   }
   for (uint32_t i = 0; i < g->num_inputs; ++i) inputs[i] = e->head[g->inputs[i]];
   int32_t required = e->io_on_device ? e->io_loc : ETRT_EMIT_HOST;
-  for (uint32_t i = 0; i < g->num_outputs; ++i) outputs[i] = etrt_emit_find(e, g->outputs[i], required);
+  for (uint32_t i = 0; i < g->num_outputs; ++i)
+    outputs[i] = etrt_emit_find(e, g->outputs[i], required);
   plan->inputs = etrt_pte_builder_i32s(b, inputs, g->num_inputs);
   plan->outputs = etrt_pte_builder_i32s(b, outputs, g->num_outputs);
 
@@ -398,7 +408,8 @@ static etrt_status etrt_emit_model(etrt_emit *e, const etrt_partitioning *parts,
 
   for (uint32_t k = 0; k < parts->count; ++k) {
     uint32_t segment;
-    ETRT_RETURN_IF_ERROR(etrt_pte_builder_add_segment(b, plans[k].plan, plans[k].plan_size, 0, &segment));
+    ETRT_RETURN_IF_ERROR(
+        etrt_pte_builder_add_segment(b, plans[k].plan, plans[k].plan_size, 0, &segment));
     etrt_pte_compile_spec *spec = ETRT_PTE_NEW(b, etrt_pte_compile_spec, 1);
     if (spec == NULL) return etrt_emit_oom();
     spec->key = etrt_pte_builder_str(b, "target_device");
@@ -445,7 +456,8 @@ etrt_status etrt_emit_program(const etrt_ir_graph *graph, const etrt_partitionin
     status = etrt_emit_location(plans[k].target_device, &locs[k]);
   if (status != ETRT_OK) goto done;
   if (options->io_on_device) {
-    for (uint32_t k = 0; k < partitioning->count && e.io_loc == ETRT_EMIT_HOST; ++k) e.io_loc = locs[k];
+    for (uint32_t k = 0; k < partitioning->count && e.io_loc == ETRT_EMIT_HOST; ++k)
+      e.io_loc = locs[k];
     e.io_on_device = e.io_loc != ETRT_EMIT_HOST;
   }
   status = etrt_emit_schedule(&e, partitioning, locs);

@@ -192,8 +192,8 @@ static etrt_status etrt_import_ints_to_input(etrt_import *im, etrt_import_node *
 }
 
 static bool etrt_import_is_reduce(const char *op) {
-  static const char *const reduces[] = {"ReduceMean", "ReduceMax",       "ReduceMin",
-                                        "ReduceProd", "ReduceL1",        "ReduceL2",
+  static const char *const reduces[] = {"ReduceMean",   "ReduceMax",       "ReduceMin",
+                                        "ReduceProd",   "ReduceL1",        "ReduceL2",
                                         "ReduceLogSum", "ReduceLogSumExp", "ReduceSumSquare"};
   for (size_t i = 0; i < sizeof reduces / sizeof reduces[0]; ++i)
     if (strcmp(op, reduces[i]) == 0) return true;
@@ -201,7 +201,7 @@ static bool etrt_import_is_reduce(const char *op) {
 }
 
 static bool etrt_import_is_legacy_broadcast(const char *op) {
-  static const char *const ops[] = {"Add", "Sub", "Mul",     "Div",  "Pow", "And",
+  static const char *const ops[] = {"Add", "Sub", "Mul",   "Div",     "Pow", "And",
                                     "Or",  "Xor", "Equal", "Greater", "Less"};
   for (size_t i = 0; i < sizeof ops / sizeof ops[0]; ++i)
     if (strcmp(op, ops[i]) == 0) return true;
@@ -216,8 +216,10 @@ static etrt_status etrt_import_legacy_broadcast(etrt_import *im, etrt_import_nod
   const etrt_attribute *axis = etrt_import_find_attribute(n, "axis");
   const etrt_attribute *broadcast = etrt_import_find_attribute(n, "broadcast");
   if (axis != NULL && broadcast != NULL && broadcast->i != 0) {
-    const etrt_ir_value *a = n->num_inputs > 0 && n->inputs[0] >= 0 ? &im->graph->values[n->inputs[0]] : NULL;
-    const etrt_ir_value *b = n->num_inputs > 1 && n->inputs[1] >= 0 ? &im->graph->values[n->inputs[1]] : NULL;
+    const etrt_ir_value *a =
+        n->num_inputs > 0 && n->inputs[0] >= 0 ? &im->graph->values[n->inputs[0]] : NULL;
+    const etrt_ir_value *b =
+        n->num_inputs > 1 && n->inputs[1] >= 0 ? &im->graph->values[n->inputs[1]] : NULL;
     int64_t at = axis->i;
     if (a != NULL && a->rank >= 0 && at < 0) at += a->rank;
     bool suffix = a != NULL && b != NULL && a->rank >= 0 && b->rank >= 0 && at == a->rank - b->rank;
@@ -243,7 +245,8 @@ static etrt_status etrt_import_upgrade(etrt_import *im, etrt_import_node *n) {
   if ((strcmp(op, "Squeeze") == 0 || strcmp(op, "Unsqueeze") == 0) && opset < 13)
     return etrt_import_ints_to_input(im, n, "axes", 1);
   if (strcmp(op, "Split") == 0 && opset < 13) return etrt_import_ints_to_input(im, n, "split", 1);
-  if (strcmp(op, "ReduceSum") == 0 && opset < 13) return etrt_import_ints_to_input(im, n, "axes", 1);
+  if (strcmp(op, "ReduceSum") == 0 && opset < 13)
+    return etrt_import_ints_to_input(im, n, "axes", 1);
   if (etrt_import_is_reduce(op) && opset < 18) return etrt_import_ints_to_input(im, n, "axes", 1);
   if (strcmp(op, "Reshape") == 0 && opset < 5) return etrt_import_ints_to_input(im, n, "shape", 1);
   if (strcmp(op, "TopK") == 0 && opset < 10) return etrt_import_ints_to_input(im, n, "k", 1);
@@ -273,15 +276,15 @@ static etrt_status etrt_import_upgrade(etrt_import *im, etrt_import_node *n) {
     etrt_attribute *grown = etrt_ir_alloc(im->graph, (n->num_attributes + 1) * sizeof *grown);
     if (grown == NULL) return etrt_import_oom();
     if (n->num_attributes) memcpy(grown, n->attributes, n->num_attributes * sizeof *grown);
-    grown[n->num_attributes++] = (etrt_attribute){.name = "axis", .kind = ETRT_ATTRIBUTE_INT, .i = 1};
+    grown[n->num_attributes++] =
+        (etrt_attribute){.name = "axis", .kind = ETRT_ATTRIBUTE_INT, .i = 1};
     n->attributes = grown;
   }
   return ETRT_OK;
 }
 
 static bool etrt_import_is_softmax_family(const char *op) {
-  return strcmp(op, "Softmax") == 0 || strcmp(op, "LogSoftmax") == 0 ||
-         strcmp(op, "Hardmax") == 0;
+  return strcmp(op, "Softmax") == 0 || strcmp(op, "LogSoftmax") == 0 || strcmp(op, "Hardmax") == 0;
 }
 
 /* A Constant node: its value becomes the output's constant data. */
@@ -359,7 +362,8 @@ static bool etrt_import_constant_zero(const etrt_ir_graph *g, int32_t value, boo
 static etrt_status etrt_import_dropout(etrt_import *im, etrt_import_node *n) {
   etrt_ir_graph *g = im->graph;
   if (n->num_inputs < 1 || n->inputs[0] < 0 || n->num_outputs < 1)
-    return etrt_error(ETRT_ERROR_INVALID_FORMAT, "%s: Dropout needs its input and output", n->label);
+    return etrt_error(ETRT_ERROR_INVALID_FORMAT, "%s: Dropout needs its input and output",
+                      n->label);
   if (n->num_inputs > 2 && n->inputs[2] >= 0) {
     bool mode_known, ratio_known = false;
     bool inference = etrt_import_constant_zero(g, n->inputs[2], &mode_known);
@@ -373,7 +377,8 @@ static etrt_status etrt_import_dropout(etrt_import *im, etrt_import_node *n) {
   }
   int32_t x = n->inputs[0];
   if (n->outputs[0] >= 0)
-    ETRT_RETURN_IF_ERROR(etrt_ir_add_node(g, "Identity", "", n->name, 1, &x, 1, n->outputs, 0, NULL, NULL));
+    ETRT_RETURN_IF_ERROR(
+        etrt_ir_add_node(g, "Identity", "", n->name, 1, &x, 1, n->outputs, 0, NULL, NULL));
   if (n->num_outputs < 2 || n->outputs[1] < 0) return ETRT_OK;
   if (g->opset < 10)
     return etrt_error(ETRT_ERROR_UNSUPPORTED,
@@ -388,10 +393,13 @@ static etrt_status etrt_import_dropout(etrt_import *im, etrt_import_node *n) {
   uint8_t *one = etrt_ir_alloc(g, 1);
   if (one == NULL) return etrt_import_oom();
   one[0] = 1;
-  etrt_attribute value = {.name = "value", .kind = ETRT_ATTRIBUTE_TENSOR,
-                          .tensor = {.data = one, .dtype = ETRT_DTYPE_BOOL, .rank = 1, .sizes = {1}}};
+  etrt_attribute value = {
+      .name = "value",
+      .kind = ETRT_ATTRIBUTE_TENSOR,
+      .tensor = {.data = one, .dtype = ETRT_DTYPE_BOOL, .rank = 1, .sizes = {1}}};
   snprintf(base, sizeof base, "%s/mask", n->name);
-  return etrt_ir_add_node(g, "ConstantOfShape", "", base, 1, &shape, 1, &n->outputs[1], 1, &value, NULL);
+  return etrt_ir_add_node(g, "ConstantOfShape", "", base, 1, &shape, 1, &n->outputs[1], 1, &value,
+                          NULL);
 }
 
 static bool etrt_import_default_domain(etrt_onnx_str domain) {
@@ -545,14 +553,15 @@ etrt_status etrt_import_onnx(const etrt_onnx_model *model, etrt_ir_graph **out) 
     } else if ((status = etrt_import_tensor(&im, t, &host)) != ETRT_OK) {
       status = etrt_error_context(status, "initializer '%s': ", name);
     } else {
-      status = etrt_ir_set_constant(g, id, host.dtype, host.rank, host.dims, host.data,
-                                    host.nbytes);
+      status =
+          etrt_ir_set_constant(g, id, host.dtype, host.rank, host.dims, host.data, host.nbytes);
     }
   }
   /* Before IR version 4 every initializer was also listed as an input: such an
    * input is a constant, not something the caller passes. */
   for (size_t i = 0; i < og->input_count && status == ETRT_OK; ++i)
-    if (!etrt_import_is_initializer(og, og->inputs[i].name)) status = etrt_import_input(&im, &og->inputs[i]);
+    if (!etrt_import_is_initializer(og, og->inputs[i].name))
+      status = etrt_import_input(&im, &og->inputs[i]);
 
   /* Every node output first, so that nodes may read values written by nodes listed
    * after them (the graph is sorted below). */

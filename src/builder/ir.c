@@ -37,7 +37,7 @@ char *etrt_ir_printf(etrt_ir_graph *graph, const char *fmt, ...) {
 /* ---- name index: open addressing over value ids -------------------------------- */
 
 struct etrt_ir_index {
-  int32_t *slots; /* value id + 1; 0 is empty */
+  int32_t *slots;  /* value id + 1; 0 is empty */
   size_t capacity; /* power of two */
   size_t count;
 };
@@ -55,7 +55,8 @@ static etrt_status etrt_ir_index_grow(etrt_ir_graph *graph) {
   etrt_ir_index *index = graph->index_;
   size_t capacity = index->capacity ? index->capacity * 2 : 256;
   int32_t *slots = calloc(capacity, sizeof *slots);
-  if (slots == NULL) return etrt_error(ETRT_ERROR_OUT_OF_MEMORY, "graph: out of memory (name index)");
+  if (slots == NULL)
+    return etrt_error(ETRT_ERROR_OUT_OF_MEMORY, "graph: out of memory (name index)");
   for (size_t i = 0; i < index->capacity; ++i) {
     int32_t id = index->slots[i];
     if (id == 0) continue;
@@ -133,7 +134,7 @@ void etrt_ir_graph_destroy(etrt_ir_graph *graph) {
 
 /* Grows a malloc'd array to hold one more element. */
 static etrt_status etrt_ir_reserve(void **array, uint32_t count, uint32_t *capacity,
-                                      size_t elem_size) {
+                                   size_t elem_size) {
   if (count < *capacity) return ETRT_OK;
   if (count >= INT32_MAX / 2) return etrt_error(ETRT_ERROR_UNSUPPORTED, "graph: too many elements");
   uint32_t fresh = *capacity ? *capacity * 2 : 64;
@@ -146,7 +147,7 @@ static etrt_status etrt_ir_reserve(void **array, uint32_t count, uint32_t *capac
 
 static etrt_status etrt_ir_push_value(etrt_ir_graph *graph, const char *name, int32_t *out) {
   ETRT_RETURN_IF_ERROR(etrt_ir_reserve((void **)&graph->values, graph->num_values,
-                                          &graph->values_capacity, sizeof *graph->values));
+                                       &graph->values_capacity, sizeof *graph->values));
   char *copy = etrt_ir_strdup(graph, name);
   if (copy == NULL) return etrt_error(ETRT_ERROR_OUT_OF_MEMORY, "graph: out of memory");
   int32_t id = (int32_t)graph->num_values;
@@ -179,8 +180,8 @@ etrt_status etrt_ir_add_value_unique(etrt_ir_graph *graph, const char *base, int
 }
 
 etrt_status etrt_ir_set_constant(etrt_ir_graph *graph, int32_t value, etrt_dtype dtype,
-                                    int32_t rank, const int64_t *dims, const void *data,
-                                    size_t nbytes) {
+                                 int32_t rank, const int64_t *dims, const void *data,
+                                 size_t nbytes) {
   etrt_ir_value *v = &graph->values[value];
   if (rank < 0 || rank > ETRT_MAX_RANK)
     return etrt_error(ETRT_ERROR_UNSUPPORTED, "constant '%s': rank %d is more than %d", v->name,
@@ -210,7 +211,7 @@ etrt_status etrt_ir_add_constant(etrt_ir_graph *graph, const char *base, etrt_dt
 }
 
 static etrt_status etrt_ir_copy_attribute(etrt_ir_graph *graph, const etrt_attribute *from,
-                                             etrt_attribute *to) {
+                                          etrt_attribute *to) {
   *to = *from;
   to->name = etrt_ir_strdup(graph, from->name ? from->name : "");
   if (to->name == NULL) return etrt_error(ETRT_ERROR_OUT_OF_MEMORY, "graph: out of memory");
@@ -236,12 +237,11 @@ static etrt_status etrt_ir_copy_attribute(etrt_ir_graph *graph, const etrt_attri
 }
 
 etrt_status etrt_ir_add_node(etrt_ir_graph *graph, const char *op_type, const char *domain,
-                                const char *name, uint32_t num_inputs, const int32_t *inputs,
-                                uint32_t num_outputs, const int32_t *outputs,
-                                uint32_t num_attributes, const etrt_attribute *attributes,
-                                int32_t *out) {
+                             const char *name, uint32_t num_inputs, const int32_t *inputs,
+                             uint32_t num_outputs, const int32_t *outputs, uint32_t num_attributes,
+                             const etrt_attribute *attributes, int32_t *out) {
   ETRT_RETURN_IF_ERROR(etrt_ir_reserve((void **)&graph->nodes, graph->num_nodes,
-                                          &graph->nodes_capacity, sizeof *graph->nodes));
+                                       &graph->nodes_capacity, sizeof *graph->nodes));
   int32_t id = (int32_t)graph->num_nodes;
   etrt_ir_node node;
   memset(&node, 0, sizeof node);
@@ -493,7 +493,8 @@ etrt_status etrt_ir_sort(etrt_ir_graph *graph) {
   }
   memcpy(graph->nodes, sorted, n * sizeof *sorted);
   for (uint32_t v = 0; v < graph->num_values; ++v)
-    if (graph->values[v].producer >= 0) graph->values[v].producer = renumber[graph->values[v].producer];
+    if (graph->values[v].producer >= 0)
+      graph->values[v].producer = renumber[graph->values[v].producer];
 done:
   free(pending);
   free(order);
@@ -528,14 +529,12 @@ const etrt_attribute *etrt_ir_node_attribute(const etrt_ir_node *node, const cha
   return NULL;
 }
 
-int64_t etrt_ir_node_attribute_int(const etrt_ir_node *node, const char *name,
-                                      int64_t fallback) {
+int64_t etrt_ir_node_attribute_int(const etrt_ir_node *node, const char *name, int64_t fallback) {
   const etrt_attribute *a = etrt_ir_node_attribute(node, name);
   return a && a->kind == ETRT_ATTRIBUTE_INT ? a->i : fallback;
 }
 
-float etrt_ir_node_attribute_float(const etrt_ir_node *node, const char *name,
-                                      float fallback) {
+float etrt_ir_node_attribute_float(const etrt_ir_node *node, const char *name, float fallback) {
   const etrt_attribute *a = etrt_ir_node_attribute(node, name);
   return a && a->kind == ETRT_ATTRIBUTE_FLOAT ? a->f : fallback;
 }

@@ -19,8 +19,8 @@
 
 typedef struct etrt_ir_value {
   const char *name;
-  etrt_dtype dtype;   /* ETRT_DTYPE_INVALID until known */
-  int32_t rank;       /* -1 until known */
+  etrt_dtype dtype; /* ETRT_DTYPE_INVALID until known */
+  int32_t rank;     /* -1 until known */
   /* Size bounds per axis; min == max for a fixed axis. */
   int64_t min[ETRT_MAX_RANK];
   int64_t max[ETRT_MAX_RANK];
@@ -62,7 +62,7 @@ typedef struct etrt_ir_graph {
   uint32_t num_nodes, nodes_capacity;
   int32_t *inputs; /* value ids of the graph inputs, in order */
   uint32_t num_inputs;
-  int32_t *outputs; /* value ids of the graph outputs, in order */
+  int32_t *outputs;          /* value ids of the graph outputs, in order */
   const char **output_names; /* the model's names of the outputs */
   uint32_t num_outputs;
   int64_t opset; /* the default domain's opset version */
@@ -97,8 +97,8 @@ int32_t etrt_ir_find_value_n(const etrt_ir_graph *graph, const char *name, size_
 /* Makes `value` a constant of that type and shape whose bytes are `data` (not copied:
  * a view that must outlive the graph, or memory from etrt_ir_alloc). */
 etrt_status etrt_ir_set_constant(etrt_ir_graph *graph, int32_t value, etrt_dtype dtype,
-                                    int32_t rank, const int64_t *dims, const void *data,
-                                    size_t nbytes);
+                                 int32_t rank, const int64_t *dims, const void *data,
+                                 size_t nbytes);
 
 /* Adds a constant named after `base` (made unique) whose zeroed bytes are allocated
  * in the graph and returned in *data for the caller to fill. */
@@ -109,10 +109,9 @@ etrt_status etrt_ir_add_constant(etrt_ir_graph *graph, const char *base, etrt_dt
  * attributes deeply). Sets each output's producer. `name` may be NULL or "" (a name
  * is made from the op type and position). */
 etrt_status etrt_ir_add_node(etrt_ir_graph *graph, const char *op_type, const char *domain,
-                                const char *name, uint32_t num_inputs, const int32_t *inputs,
-                                uint32_t num_outputs, const int32_t *outputs,
-                                uint32_t num_attributes, const etrt_attribute *attributes,
-                                int32_t *out);
+                             const char *name, uint32_t num_inputs, const int32_t *inputs,
+                             uint32_t num_outputs, const int32_t *outputs, uint32_t num_attributes,
+                             const etrt_attribute *attributes, int32_t *out);
 
 etrt_status etrt_ir_add_input(etrt_ir_graph *graph, int32_t value);
 etrt_status etrt_ir_add_output(etrt_ir_graph *graph, int32_t value, const char *name);
@@ -146,10 +145,8 @@ bool etrt_ir_value_is_static(const etrt_ir_value *value);
 
 /* Attribute lookup on a node (NULL when absent). */
 const etrt_attribute *etrt_ir_node_attribute(const etrt_ir_node *node, const char *name);
-int64_t etrt_ir_node_attribute_int(const etrt_ir_node *node, const char *name,
-                                      int64_t fallback);
-float etrt_ir_node_attribute_float(const etrt_ir_node *node, const char *name,
-                                      float fallback);
+int64_t etrt_ir_node_attribute_int(const etrt_ir_node *node, const char *name, int64_t fallback);
+float etrt_ir_node_attribute_float(const etrt_ir_node *node, const char *name, float fallback);
 
 /* Live nodes. */
 uint32_t etrt_ir_live_node_count(const etrt_ir_graph *graph);

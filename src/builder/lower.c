@@ -13,8 +13,8 @@
 static etrt_status etrt_lower_shape_input(const etrt_ir_value *v, etrt_network *network,
                                           int32_t *out) {
   int32_t id;
-  ETRT_RETURN_IF_ERROR(
-      etrt_network_add_shape_input(network, v->name, v->value_count, v->value_min, v->value_max, &id));
+  ETRT_RETURN_IF_ERROR(etrt_network_add_shape_input(network, v->name, v->value_count, v->value_min,
+                                                    v->value_max, &id));
   char name[512];
   if (v->rank == 0) {
     static const int64_t no_dims[1] = {0};
@@ -40,10 +40,10 @@ static etrt_status etrt_lower_shape_input(const etrt_ir_value *v, etrt_network *
 etrt_status etrt_lower_input(const etrt_ir_graph *graph, etrt_network *network, int32_t value,
                              int32_t *net_ids) {
   const etrt_ir_value *v = &graph->values[value];
-  etrt_status status =
-      v->value_min != NULL
-          ? etrt_lower_shape_input(v, network, &net_ids[value])
-          : etrt_network_add_input(network, v->name, v->dtype, v->rank, v->min, v->max, &net_ids[value]);
+  etrt_status status = v->value_min != NULL
+                           ? etrt_lower_shape_input(v, network, &net_ids[value])
+                           : etrt_network_add_input(network, v->name, v->dtype, v->rank, v->min,
+                                                    v->max, &net_ids[value]);
   if (status != ETRT_OK) return etrt_error_context(status, "value '%s': ", v->name);
   return ETRT_OK;
 }
@@ -172,7 +172,8 @@ etrt_status etrt_lower_partition_plan(const etrt_ir_graph *graph, const etrt_par
   for (uint32_t v = 0; v < graph->num_values; ++v) net_ids[v] = -1;
   for (uint32_t i = 0; i < part->num_inputs && status == ETRT_OK; ++i)
     status = etrt_lower_input(graph, network, part->inputs[i], net_ids);
-  if (status == ETRT_OK) status = etrt_lower_nodes(graph, network, part->nodes, part->num_nodes, net_ids);
+  if (status == ETRT_OK)
+    status = etrt_lower_nodes(graph, network, part->nodes, part->num_nodes, net_ids);
   for (uint32_t o = 0; o < part->num_outputs && status == ETRT_OK; ++o) {
     int32_t v = part->outputs[o];
     status = etrt_network_mark_output(network, net_ids[v], graph->values[v].name);

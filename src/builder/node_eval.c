@@ -71,7 +71,8 @@ static etrt_status etrt_node_eval_shape(etrt_ir_graph *graph, etrt_ir_node *node
   if (data == NULL) return etrt_error(ETRT_ERROR_OUT_OF_MEMORY, "constant folding: out of memory");
   if (is_size) {
     data[0] = etrt_ir_value_numel(x);
-    ETRT_RETURN_IF_ERROR(etrt_ir_set_constant(graph, out, ETRT_DTYPE_INT64, 0, NULL, data, sizeof *data));
+    ETRT_RETURN_IF_ERROR(
+        etrt_ir_set_constant(graph, out, ETRT_DTYPE_INT64, 0, NULL, data, sizeof *data));
   } else {
     /* Opset 15's start and end: negative counts from the back, then clamped. */
     int64_t rank = x->rank;

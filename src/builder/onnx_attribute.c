@@ -29,12 +29,18 @@ static int32_t etrt_onnx_infer_attr_type(unsigned has) {
     unsigned bit;
     int32_t type;
   } table[] = {
-      {ETRT_ONNX_HAS_F, ETRT_ONNX_ATTR_FLOAT},          {ETRT_ONNX_HAS_I, ETRT_ONNX_ATTR_INT},
-      {ETRT_ONNX_HAS_S, ETRT_ONNX_ATTR_STRING},         {ETRT_ONNX_HAS_T, ETRT_ONNX_ATTR_TENSOR},
-      {ETRT_ONNX_HAS_G, ETRT_ONNX_ATTR_GRAPH},          {ETRT_ONNX_HAS_FLOATS, ETRT_ONNX_ATTR_FLOATS},
-      {ETRT_ONNX_HAS_INTS, ETRT_ONNX_ATTR_INTS},        {ETRT_ONNX_HAS_STRINGS, ETRT_ONNX_ATTR_STRINGS},
-      {ETRT_ONNX_HAS_TENSORS, ETRT_ONNX_ATTR_TENSORS},  {ETRT_ONNX_HAS_GRAPHS, ETRT_ONNX_ATTR_GRAPHS},
-      {ETRT_ONNX_HAS_SPARSE, ETRT_ONNX_ATTR_SPARSE_TENSOR}, {ETRT_ONNX_HAS_TP, ETRT_ONNX_ATTR_TYPE_PROTO},
+      {ETRT_ONNX_HAS_F, ETRT_ONNX_ATTR_FLOAT},
+      {ETRT_ONNX_HAS_I, ETRT_ONNX_ATTR_INT},
+      {ETRT_ONNX_HAS_S, ETRT_ONNX_ATTR_STRING},
+      {ETRT_ONNX_HAS_T, ETRT_ONNX_ATTR_TENSOR},
+      {ETRT_ONNX_HAS_G, ETRT_ONNX_ATTR_GRAPH},
+      {ETRT_ONNX_HAS_FLOATS, ETRT_ONNX_ATTR_FLOATS},
+      {ETRT_ONNX_HAS_INTS, ETRT_ONNX_ATTR_INTS},
+      {ETRT_ONNX_HAS_STRINGS, ETRT_ONNX_ATTR_STRINGS},
+      {ETRT_ONNX_HAS_TENSORS, ETRT_ONNX_ATTR_TENSORS},
+      {ETRT_ONNX_HAS_GRAPHS, ETRT_ONNX_ATTR_GRAPHS},
+      {ETRT_ONNX_HAS_SPARSE, ETRT_ONNX_ATTR_SPARSE_TENSOR},
+      {ETRT_ONNX_HAS_TP, ETRT_ONNX_ATTR_TYPE_PROTO},
   };
   for (size_t i = 0; i < sizeof table / sizeof table[0]; ++i) {
     if (has == table[i].bit) return table[i].type;
@@ -56,8 +62,12 @@ etrt_status etrt_onnx_parse_attribute(etrt_onnx_parser *p, const etrt_pb_cursor 
   ETRT_ONNX_FOR_FIELDS(p, &c, f, {
     size_t mark = p->path_len;
     switch (f.number) {
-      case 1: ETRT_RETURN_IF_ERROR(etrt_onnx_read_str(p, &f, &a->name)); break;
-      case 21: ETRT_RETURN_IF_ERROR(etrt_onnx_read_str(p, &f, &a->ref_attr_name)); break;
+      case 1:
+        ETRT_RETURN_IF_ERROR(etrt_onnx_read_str(p, &f, &a->name));
+        break;
+      case 21:
+        ETRT_RETURN_IF_ERROR(etrt_onnx_read_str(p, &f, &a->ref_attr_name));
+        break;
       case 20:
         etrt_onnx_path_push(p, ".type");
         ETRT_RETURN_IF_ERROR(etrt_onnx_read_int32(p, &f, &a->type));
@@ -79,13 +89,15 @@ etrt_status etrt_onnx_parse_attribute(etrt_onnx_parser *p, const etrt_pb_cursor 
         break;
       case 5:
         etrt_onnx_path_push(p, ".t");
-        ETRT_RETURN_IF_ERROR(etrt_onnx_refuse_twice(p, &f, (has & ETRT_ONNX_HAS_T) ? "" : NULL, "t"));
+        ETRT_RETURN_IF_ERROR(
+            etrt_onnx_refuse_twice(p, &f, (has & ETRT_ONNX_HAS_T) ? "" : NULL, "t"));
         ETRT_ONNX_TRY(p, etrt_pb_field_expect(&f, ETRT_PB_WIRE_LEN));
         has |= ETRT_ONNX_HAS_T;
         break;
       case 6:
         etrt_onnx_path_push(p, ".g");
-        ETRT_RETURN_IF_ERROR(etrt_onnx_refuse_twice(p, &f, (has & ETRT_ONNX_HAS_G) ? "" : NULL, "g"));
+        ETRT_RETURN_IF_ERROR(
+            etrt_onnx_refuse_twice(p, &f, (has & ETRT_ONNX_HAS_G) ? "" : NULL, "g"));
         ETRT_ONNX_TRY(p, etrt_pb_field_expect(&f, ETRT_PB_WIRE_LEN));
         has |= ETRT_ONNX_HAS_G;
         break;
@@ -112,10 +124,15 @@ etrt_status etrt_onnx_parse_attribute(etrt_onnx_parser *p, const etrt_pb_cursor 
         has |= ETRT_ONNX_HAS_GRAPHS;
         break;
       case 22:
-      case 23: has |= ETRT_ONNX_HAS_SPARSE; break;
+      case 23:
+        has |= ETRT_ONNX_HAS_SPARSE;
+        break;
       case 14:
-      case 15: has |= ETRT_ONNX_HAS_TP; break;
-      default: break;
+      case 15:
+        has |= ETRT_ONNX_HAS_TP;
+        break;
+      default:
+        break;
     }
     etrt_onnx_path_pop(p, mark);
   });
@@ -149,13 +166,17 @@ etrt_status etrt_onnx_parse_attribute(etrt_onnx_parser *p, const etrt_pb_cursor 
           break;
         case 7:
           etrt_onnx_path_push(p, ".floats");
-          ETRT_RETURN_IF_ERROR(etrt_onnx_fill_scalars(p, &f, ETRT_ONNX_AS_FLOAT, floats, n_floats, &nf));
+          ETRT_RETURN_IF_ERROR(
+              etrt_onnx_fill_scalars(p, &f, ETRT_ONNX_AS_FLOAT, floats, n_floats, &nf));
           break;
         case 8:
           etrt_onnx_path_push(p, ".ints");
-          ETRT_RETURN_IF_ERROR(etrt_onnx_fill_scalars(p, &f, ETRT_ONNX_AS_INT64, ints, n_ints, &ni));
+          ETRT_RETURN_IF_ERROR(
+              etrt_onnx_fill_scalars(p, &f, ETRT_ONNX_AS_INT64, ints, n_ints, &ni));
           break;
-        case 9: ETRT_RETURN_IF_ERROR(etrt_onnx_read_str(p, &f, &strings[ns++])); break;
+        case 9:
+          ETRT_RETURN_IF_ERROR(etrt_onnx_read_str(p, &f, &strings[ns++]));
+          break;
         case 10:
           etrt_onnx_path_push(p, ".tensors[%zu]", nt);
           ETRT_RETURN_IF_ERROR(etrt_onnx_parse_tensor(p, &c, &f, &tensors[nt++]));
@@ -164,7 +185,8 @@ etrt_status etrt_onnx_parse_attribute(etrt_onnx_parser *p, const etrt_pb_cursor 
           etrt_onnx_path_push(p, ".graphs[%zu]", ng);
           ETRT_RETURN_IF_ERROR(etrt_onnx_parse_graph(p, &c, &f, &graphs[ng++]));
           break;
-        default: break;
+        default:
+          break;
       }
       etrt_onnx_path_pop(p, mark);
     });
@@ -187,8 +209,8 @@ etrt_status etrt_onnx_parse_attribute(etrt_onnx_parser *p, const etrt_pb_cursor 
 /* --- accessors of onnx_model.h --------------------------------------------------- */
 
 static const char *const etrt_onnx_attr_type_names[] = {
-    "UNDEFINED", "FLOAT",   "INT",    "STRING",        "TENSOR",         "GRAPH",
-    "FLOATS",    "INTS",    "STRINGS", "TENSORS",      "GRAPHS",         "SPARSE_TENSOR",
+    "UNDEFINED",      "FLOAT",      "INT",        "STRING",  "TENSOR", "GRAPH",
+    "FLOATS",         "INTS",       "STRINGS",    "TENSORS", "GRAPHS", "SPARSE_TENSOR",
     "SPARSE_TENSORS", "TYPE_PROTO", "TYPE_PROTOS"};
 
 const char *etrt_onnx_attr_type_name(int32_t type) {
@@ -226,16 +248,16 @@ static etrt_status etrt_onnx_attr_missing(const etrt_onnx_node *node, const char
                     ETRT_ONNX_STR_ARGS(node->name), ETRT_ONNX_STR_ARGS(node->op_type), name);
 }
 
-etrt_status etrt_onnx_node_attr_int(const etrt_onnx_node *node, const char *name,
-                                    int64_t fallback, int64_t *out) {
+etrt_status etrt_onnx_node_attr_int(const etrt_onnx_node *node, const char *name, int64_t fallback,
+                                    int64_t *out) {
   const etrt_onnx_attribute *a;
   ETRT_RETURN_IF_ERROR(etrt_onnx_attr_typed(node, name, ETRT_ONNX_ATTR_INT, &a));
   *out = a ? a->i : fallback;
   return ETRT_OK;
 }
 
-etrt_status etrt_onnx_node_attr_float(const etrt_onnx_node *node, const char *name,
-                                      float fallback, float *out) {
+etrt_status etrt_onnx_node_attr_float(const etrt_onnx_node *node, const char *name, float fallback,
+                                      float *out) {
   const etrt_onnx_attribute *a;
   ETRT_RETURN_IF_ERROR(etrt_onnx_attr_typed(node, name, ETRT_ONNX_ATTR_FLOAT, &a));
   *out = a ? a->f : fallback;
@@ -281,10 +303,10 @@ etrt_status etrt_onnx_node_attr_tensor(const etrt_onnx_node *node, const char *n
   ETRT_RETURN_IF_ERROR(etrt_onnx_attr_typed(node, name, ETRT_ONNX_ATTR_TENSOR, &a));
   if (a == NULL) return etrt_onnx_attr_missing(node, name);
   if (a->t == NULL) {
-    return etrt_error(ETRT_ERROR_INVALID_FORMAT,
-                      "node '%.*s' (%.*s): attribute '%s' is TENSOR but holds no tensor at byte %zu",
-                      ETRT_ONNX_STR_ARGS(node->name), ETRT_ONNX_STR_ARGS(node->op_type), name,
-                      a->offset);
+    return etrt_error(
+        ETRT_ERROR_INVALID_FORMAT,
+        "node '%.*s' (%.*s): attribute '%s' is TENSOR but holds no tensor at byte %zu",
+        ETRT_ONNX_STR_ARGS(node->name), ETRT_ONNX_STR_ARGS(node->op_type), name, a->offset);
   }
   *out = a->t;
   return ETRT_OK;

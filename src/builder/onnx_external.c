@@ -137,8 +137,7 @@ done:
   return s;
 }
 
-etrt_status etrt_onnx_resolve_external(etrt_onnx_parser *p, etrt_onnx_tensor *t,
-                                       int has_length) {
+etrt_status etrt_onnx_resolve_external(etrt_onnx_parser *p, etrt_onnx_tensor *t, int has_length) {
   if (p->base_dir == NULL) {
     return etrt_onnx_fail(p, ETRT_ERROR_UNSUPPORTED, t->offset,
                           "tensor '%.*s' keeps its data in external file '%.*s', which needs the "
@@ -148,9 +147,9 @@ etrt_status etrt_onnx_resolve_external(etrt_onnx_parser *p, etrt_onnx_tensor *t,
   ETRT_RETURN_IF_ERROR(etrt_onnx_check_location(p, t->external_location, t->offset));
   const etrt_file_map *map = NULL;
   ETRT_RETURN_IF_ERROR(etrt_onnx_external_map(p, t->external_location, t->offset, &map));
-  uint64_t length = has_length ? t->external_length
-                               : (t->external_offset <= map->size ? map->size - t->external_offset
-                                                                  : 0);
+  uint64_t length = has_length
+                        ? t->external_length
+                        : (t->external_offset <= map->size ? map->size - t->external_offset : 0);
   if (!etrt_range_ok(t->external_offset, length, map->size)) {
     return etrt_onnx_fail(p, ETRT_ERROR_INVALID_FORMAT, t->offset,
                           "tensor '%.*s': external data [%llu, +%llu) lies outside '%.*s' (%zu "
@@ -164,4 +163,3 @@ etrt_status etrt_onnx_resolve_external(etrt_onnx_parser *p, etrt_onnx_tensor *t,
   t->external_length = length;
   return ETRT_OK;
 }
-

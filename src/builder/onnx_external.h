@@ -11,7 +11,6 @@ etrt_status etrt_onnx_parse_string_entry(etrt_onnx_parser *p, const etrt_pb_curs
                                          etrt_onnx_str *value);
 etrt_status etrt_onnx_parse_decimal(etrt_onnx_parser *p, etrt_onnx_str text, size_t offset,
                                     const char *key, uint64_t *out);
-etrt_status etrt_onnx_resolve_external(etrt_onnx_parser *p, etrt_onnx_tensor *t,
-                                       int has_length);
+etrt_status etrt_onnx_resolve_external(etrt_onnx_parser *p, etrt_onnx_tensor *t, int has_length);
 
 #endif

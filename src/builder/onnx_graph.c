@@ -15,9 +15,15 @@ static etrt_status etrt_onnx_parse_node(etrt_onnx_parser *p, const etrt_pb_curso
   ETRT_ONNX_FOR_FIELDS(p, &c, f, {
     size_t mark = p->path_len;
     switch (f.number) {
-      case 1: ETRT_RETURN_IF_ERROR(etrt_onnx_count_len(p, &f, "input", &n_in)); break;
-      case 2: ETRT_RETURN_IF_ERROR(etrt_onnx_count_len(p, &f, "output", &n_out)); break;
-      case 5: ETRT_RETURN_IF_ERROR(etrt_onnx_count_len(p, &f, "attribute", &n_attr)); break;
+      case 1:
+        ETRT_RETURN_IF_ERROR(etrt_onnx_count_len(p, &f, "input", &n_in));
+        break;
+      case 2:
+        ETRT_RETURN_IF_ERROR(etrt_onnx_count_len(p, &f, "output", &n_out));
+        break;
+      case 5:
+        ETRT_RETURN_IF_ERROR(etrt_onnx_count_len(p, &f, "attribute", &n_attr));
+        break;
       case 3:
         etrt_onnx_path_push(p, ".name");
         ETRT_RETURN_IF_ERROR(etrt_onnx_read_str(p, &f, &node->name));
@@ -30,7 +36,8 @@ static etrt_status etrt_onnx_parse_node(etrt_onnx_parser *p, const etrt_pb_curso
         etrt_onnx_path_push(p, ".domain");
         ETRT_RETURN_IF_ERROR(etrt_onnx_read_str(p, &f, &node->domain));
         break;
-      default: break;
+      default:
+        break;
     }
     etrt_onnx_path_pop(p, mark);
   });
@@ -73,11 +80,21 @@ etrt_status etrt_onnx_parse_graph(etrt_onnx_parser *p, const etrt_pb_cursor *par
   ETRT_ONNX_FOR_FIELDS(p, &c, f, {
     size_t mark = p->path_len;
     switch (f.number) {
-      case 1: ETRT_RETURN_IF_ERROR(etrt_onnx_count_len(p, &f, "node", &n_node)); break;
-      case 5: ETRT_RETURN_IF_ERROR(etrt_onnx_count_len(p, &f, "initializer", &n_init)); break;
-      case 11: ETRT_RETURN_IF_ERROR(etrt_onnx_count_len(p, &f, "input", &n_in)); break;
-      case 12: ETRT_RETURN_IF_ERROR(etrt_onnx_count_len(p, &f, "output", &n_out)); break;
-      case 13: ETRT_RETURN_IF_ERROR(etrt_onnx_count_len(p, &f, "value_info", &n_vi)); break;
+      case 1:
+        ETRT_RETURN_IF_ERROR(etrt_onnx_count_len(p, &f, "node", &n_node));
+        break;
+      case 5:
+        ETRT_RETURN_IF_ERROR(etrt_onnx_count_len(p, &f, "initializer", &n_init));
+        break;
+      case 11:
+        ETRT_RETURN_IF_ERROR(etrt_onnx_count_len(p, &f, "input", &n_in));
+        break;
+      case 12:
+        ETRT_RETURN_IF_ERROR(etrt_onnx_count_len(p, &f, "output", &n_out));
+        break;
+      case 13:
+        ETRT_RETURN_IF_ERROR(etrt_onnx_count_len(p, &f, "value_info", &n_vi));
+        break;
       case 2:
         etrt_onnx_path_push(p, ".name");
         ETRT_RETURN_IF_ERROR(etrt_onnx_read_str(p, &f, &g->name));
@@ -86,7 +103,8 @@ etrt_status etrt_onnx_parse_graph(etrt_onnx_parser *p, const etrt_pb_cursor *par
         etrt_onnx_path_push(p, ".sparse_initializer");
         return etrt_onnx_fail(p, ETRT_ERROR_UNSUPPORTED, f.offset,
                               "sparse initializers are not supported");
-      default: break;
+      default:
+        break;
     }
     etrt_onnx_path_pop(p, mark);
   });
@@ -122,7 +140,8 @@ etrt_status etrt_onnx_parse_graph(etrt_onnx_parser *p, const etrt_pb_cursor *par
         etrt_onnx_path_push(p, ".value_info[%zu]", nv);
         ETRT_RETURN_IF_ERROR(etrt_onnx_parse_value_info(p, &c, &f, &vis[nv++]));
         break;
-      default: break;
+      default:
+        break;
     }
     etrt_onnx_path_pop(p, mark);
   });
@@ -166,9 +185,14 @@ etrt_status etrt_onnx_parse_model_cursor(etrt_onnx_parser *p, etrt_pb_cursor *c)
         ETRT_ONNX_TRY(p, etrt_pb_field_expect(&f, ETRT_PB_WIRE_LEN));
         has_graph = 1;
         break;
-      case 8: ETRT_RETURN_IF_ERROR(etrt_onnx_count_len(p, &f, "opset_import", &n_opset)); break;
-      case 25: ETRT_RETURN_IF_ERROR(etrt_onnx_count_len(p, &f, "functions", &n_func)); break;
-      default: break;
+      case 8:
+        ETRT_RETURN_IF_ERROR(etrt_onnx_count_len(p, &f, "opset_import", &n_opset));
+        break;
+      case 25:
+        ETRT_RETURN_IF_ERROR(etrt_onnx_count_len(p, &f, "functions", &n_func));
+        break;
+      default:
+        break;
     }
     etrt_onnx_path_pop(p, mark);
   });
@@ -221,4 +245,3 @@ etrt_status etrt_onnx_parse_model_cursor(etrt_onnx_parser *p, etrt_pb_cursor *c)
   m->graph = graph;
   return ETRT_OK;
 }
-

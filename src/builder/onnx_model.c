@@ -133,7 +133,9 @@ etrt_onnx_str etrt_onnx_model_producer_version(const etrt_onnx_model *model) {
   return model->producer_version;
 }
 size_t etrt_onnx_model_opset_count(const etrt_onnx_model *model) { return model->opset_count; }
-const etrt_onnx_opset *etrt_onnx_model_opsets(const etrt_onnx_model *model) { return model->opsets; }
+const etrt_onnx_opset *etrt_onnx_model_opsets(const etrt_onnx_model *model) {
+  return model->opsets;
+}
 
 static int etrt_onnx_is_default_domain(etrt_onnx_str domain) {
   return domain.size == 0 || etrt_onnx_str_eq(domain, "ai.onnx");
@@ -160,4 +162,3 @@ void etrt_onnx_model_function(const etrt_onnx_model *model, size_t index, etrt_o
   *domain = index < model->function_count ? model->function_domains[index] : etrt_onnx_no_str;
   *name = index < model->function_count ? model->function_names[index] : etrt_onnx_no_str;
 }
-

@@ -16,9 +16,9 @@
  *     const etrt_onnx_node *n = &g->nodes[i];
  *     if (etrt_onnx_str_eq(n->op_type, "Conv")) {
  *       const int64_t *pads; size_t npads;
- *       ETRT_RETURN_IF_ERROR(etrt_onnx_node_attr_ints(n, "pads", &pads, &npads));  // NOT_FOUND if absent
- *       int64_t group = 1;
- *       ETRT_RETURN_IF_ERROR(etrt_onnx_node_attr_int(n, "group", 1, &group));      // default when absent
+ *       ETRT_RETURN_IF_ERROR(etrt_onnx_node_attr_ints(n, "pads", &pads, &npads));  // NOT_FOUND if
+ * absent int64_t group = 1; ETRT_RETURN_IF_ERROR(etrt_onnx_node_attr_int(n, "group", 1, &group));
+ * // default when absent
  *     }
  *   }
  *   etrt_onnx_model_free(model);
@@ -79,8 +79,8 @@ typedef struct etrt_onnx_dim {
 typedef struct etrt_onnx_value_info {
   etrt_onnx_str name;
   etrt_onnx_type_kind kind;
-  int32_t elem_type;   /* TENSOR and SPARSE_TENSOR: the element type */
-  int has_shape;       /* 0: rank unknown */
+  int32_t elem_type; /* TENSOR and SPARSE_TENSOR: the element type */
+  int has_shape;     /* 0: rank unknown */
   size_t rank;
   const etrt_onnx_dim *dims;
   size_t offset;
@@ -112,13 +112,13 @@ typedef struct etrt_onnx_graph etrt_onnx_graph;
 
 typedef struct etrt_onnx_attribute {
   etrt_onnx_str name;
-  int32_t type;           /* etrt_onnx_attr_type; inferred from the value when the file omits it */
+  int32_t type; /* etrt_onnx_attr_type; inferred from the value when the file omits it */
   etrt_onnx_str ref_attr_name; /* set only inside functions */
   float f;
   int64_t i;
   etrt_onnx_str s;
-  const etrt_onnx_tensor *t;  /* NULL unless given */
-  const etrt_onnx_graph *g;   /* NULL unless given */
+  const etrt_onnx_tensor *t; /* NULL unless given */
+  const etrt_onnx_graph *g;  /* NULL unless given */
   const float *floats;
   size_t float_count;
   const int64_t *ints;
@@ -208,10 +208,10 @@ const etrt_onnx_attribute *etrt_onnx_node_attr(const etrt_onnx_node *node, const
  * write the default and succeed; the others return ETRT_ERROR_NOT_FOUND. A present
  * attribute of another type is ETRT_ERROR_INVALID_FORMAT. Messages name the node
  * ("node 'conv1' (Conv): attribute 'pads' is FLOATS, expected INTS"). */
-etrt_status etrt_onnx_node_attr_int(const etrt_onnx_node *node, const char *name,
-                                    int64_t fallback, int64_t *out);
-etrt_status etrt_onnx_node_attr_float(const etrt_onnx_node *node, const char *name,
-                                      float fallback, float *out);
+etrt_status etrt_onnx_node_attr_int(const etrt_onnx_node *node, const char *name, int64_t fallback,
+                                    int64_t *out);
+etrt_status etrt_onnx_node_attr_float(const etrt_onnx_node *node, const char *name, float fallback,
+                                      float *out);
 etrt_status etrt_onnx_node_attr_string(const etrt_onnx_node *node, const char *name,
                                        const char *fallback, etrt_onnx_str *out);
 etrt_status etrt_onnx_node_attr_ints(const etrt_onnx_node *node, const char *name,

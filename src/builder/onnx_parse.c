@@ -33,8 +33,8 @@ etrt_status etrt_onnx_wrap(etrt_onnx_parser *p, etrt_status status) {
   return etrt_error_context(status, "%s: ", p->path);
 }
 
-etrt_status etrt_onnx_fail(etrt_onnx_parser *p, etrt_status status, size_t offset,
-                           const char *fmt, ...) {
+etrt_status etrt_onnx_fail(etrt_onnx_parser *p, etrt_status status, size_t offset, const char *fmt,
+                           ...) {
   char what[512];
   va_list args;
   va_start(args, fmt);
@@ -53,14 +53,14 @@ void *etrt_onnx_alloc(etrt_onnx_parser *p, size_t count, size_t element, etrt_st
   }
   void *memory = etrt_arena_alloc(p->model->arena, size, 16);
   if (memory == NULL)
-    *status = etrt_error(ETRT_ERROR_OUT_OF_MEMORY, "%s: out of memory for %zu entries", p->path, count);
+    *status =
+        etrt_error(ETRT_ERROR_OUT_OF_MEMORY, "%s: out of memory for %zu entries", p->path, count);
   return memory;
 }
 
 /* --- field readers ------------------------------------------------------------------- */
 
-etrt_status etrt_onnx_read_str(etrt_onnx_parser *p, const etrt_pb_field *f,
-                               etrt_onnx_str *out) {
+etrt_status etrt_onnx_read_str(etrt_onnx_parser *p, const etrt_pb_field *f, etrt_onnx_str *out) {
   ETRT_ONNX_TRY(p, etrt_pb_field_expect(f, ETRT_PB_WIRE_LEN));
   out->data = f->size ? (const char *)f->data : etrt_onnx_empty;
   out->size = f->size;
@@ -105,9 +105,15 @@ etrt_status etrt_onnx_fill_scalars(etrt_onnx_parser *p, const etrt_pb_field *f,
   while (etrt_pb_repeated_next(&it, &bits)) {
     size_t i = (*filled)++;
     switch (as) {
-      case ETRT_ONNX_AS_INT64: ((int64_t *)out)[i] = (int64_t)bits; break;
-      case ETRT_ONNX_AS_UINT64: ((uint64_t *)out)[i] = bits; break;
-      case ETRT_ONNX_AS_DOUBLE: memcpy((double *)out + i, &bits, 8); break;
+      case ETRT_ONNX_AS_INT64:
+        ((int64_t *)out)[i] = (int64_t)bits;
+        break;
+      case ETRT_ONNX_AS_UINT64:
+        ((uint64_t *)out)[i] = bits;
+        break;
+      case ETRT_ONNX_AS_DOUBLE:
+        memcpy((double *)out + i, &bits, 8);
+        break;
       case ETRT_ONNX_AS_FLOAT: {
         uint32_t b32 = (uint32_t)bits;
         memcpy((float *)out + i, &b32, 4);
@@ -128,8 +134,8 @@ etrt_status etrt_onnx_fill_scalars(etrt_onnx_parser *p, const etrt_pb_field *f,
 }
 
 /* Pass 1 of a repeated message or string field: check the wire type and count. */
-etrt_status etrt_onnx_count_len(etrt_onnx_parser *p, const etrt_pb_field *f,
-                                const char *name, size_t *count) {
+etrt_status etrt_onnx_count_len(etrt_onnx_parser *p, const etrt_pb_field *f, const char *name,
+                                size_t *count) {
   if (f->wire != ETRT_PB_WIRE_LEN) {
     size_t mark = etrt_onnx_path_push(p, ".%s", name);
     etrt_status s = etrt_onnx_wrap(p, etrt_pb_field_expect(f, ETRT_PB_WIRE_LEN));
@@ -140,9 +146,8 @@ etrt_status etrt_onnx_count_len(etrt_onnx_parser *p, const etrt_pb_field *f,
   return ETRT_OK;
 }
 
-etrt_status etrt_onnx_refuse_twice(etrt_onnx_parser *p, const etrt_pb_field *f,
-                                   const void *already, const char *name) {
+etrt_status etrt_onnx_refuse_twice(etrt_onnx_parser *p, const etrt_pb_field *f, const void *already,
+                                   const char *name) {
   if (already == NULL) return ETRT_OK;
   return etrt_onnx_fail(p, ETRT_ERROR_INVALID_FORMAT, f->offset, "%s given twice", name);
 }
-

@@ -52,31 +52,31 @@ void etrt_onnx_path_pop(etrt_onnx_parser *p, size_t mark);
 /* A lower layer's message, with the field path in front. */
 etrt_status etrt_onnx_wrap(etrt_onnx_parser *p, etrt_status status);
 /* An error naming the field path and the byte offset. */
-etrt_status etrt_onnx_fail(etrt_onnx_parser *p, etrt_status status, size_t offset,
-                           const char *fmt, ...) ETRT_PRINTF(4, 5);
+etrt_status etrt_onnx_fail(etrt_onnx_parser *p, etrt_status status, size_t offset, const char *fmt,
+                           ...) ETRT_PRINTF(4, 5);
 /* `count` zeroed elements in the model's arena; NULL (and ETRT_OK) for 0. */
 void *etrt_onnx_alloc(etrt_onnx_parser *p, size_t count, size_t element, etrt_status *status);
 
 #define ETRT_ONNX_TRY(p, expr) ETRT_RETURN_IF_ERROR(etrt_onnx_wrap((p), (expr)))
 
 /* Allocates `count` elements for `ptr`, returning from the caller on failure. */
-#define ETRT_ONNX_ALLOC(p, ptr, count)                                              \
-  do {                                                                              \
-    etrt_status alloc_status_;                                                      \
-    (ptr) = etrt_onnx_alloc((p), (count), sizeof *(ptr), &alloc_status_);           \
-    if (alloc_status_ != ETRT_OK) return alloc_status_;                             \
+#define ETRT_ONNX_ALLOC(p, ptr, count)                                    \
+  do {                                                                    \
+    etrt_status alloc_status_;                                            \
+    (ptr) = etrt_onnx_alloc((p), (count), sizeof *(ptr), &alloc_status_); \
+    if (alloc_status_ != ETRT_OK) return alloc_status_;                   \
   } while (0)
 
 /* Walks a message's fields: `body` runs for each, with `f` the field. */
-#define ETRT_ONNX_FOR_FIELDS(p, cursor, f, ...)                                    \
-  do {                                                                             \
-    etrt_pb_cursor_rewind(cursor);                                                 \
-    for (;;) {                                                                     \
-      int more_;                                                                   \
-      ETRT_ONNX_TRY((p), etrt_pb_cursor_next((cursor), &(f), &more_));             \
-      if (!more_) break;                                                           \
-      __VA_ARGS__                                                                  \
-    }                                                                              \
+#define ETRT_ONNX_FOR_FIELDS(p, cursor, f, ...)                        \
+  do {                                                                 \
+    etrt_pb_cursor_rewind(cursor);                                     \
+    for (;;) {                                                         \
+      int more_;                                                       \
+      ETRT_ONNX_TRY((p), etrt_pb_cursor_next((cursor), &(f), &more_)); \
+      if (!more_) break;                                               \
+      __VA_ARGS__                                                      \
+    }                                                                  \
   } while (0)
 
 /* --- field readers: each names the field path in its errors */
@@ -86,8 +86,8 @@ etrt_status etrt_onnx_read_int64(etrt_onnx_parser *p, const etrt_pb_field *f, in
 etrt_status etrt_onnx_read_int32(etrt_onnx_parser *p, const etrt_pb_field *f, int32_t *out);
 
 /* Counts the values of one occurrence of a repeated scalar field (pass 1). */
-etrt_status etrt_onnx_count_scalars(etrt_onnx_parser *p, const etrt_pb_field *f, etrt_pb_scalar kind,
-                                    size_t *total);
+etrt_status etrt_onnx_count_scalars(etrt_onnx_parser *p, const etrt_pb_field *f,
+                                    etrt_pb_scalar kind, size_t *total);
 
 /* How fill_scalars stores each value. */
 typedef enum etrt_onnx_scalar_as {
@@ -99,8 +99,9 @@ typedef enum etrt_onnx_scalar_as {
 } etrt_onnx_scalar_as;
 
 /* Appends one occurrence's values to out[*filled..] as raw bits (pass 2). */
-etrt_status etrt_onnx_fill_scalars(etrt_onnx_parser *p, const etrt_pb_field *f, etrt_onnx_scalar_as as,
-                                   void *out, size_t capacity, size_t *filled);
+etrt_status etrt_onnx_fill_scalars(etrt_onnx_parser *p, const etrt_pb_field *f,
+                                   etrt_onnx_scalar_as as, void *out, size_t capacity,
+                                   size_t *filled);
 
 /* Pass 1 of a repeated message or string field: check the wire type and count. */
 etrt_status etrt_onnx_count_len(etrt_onnx_parser *p, const etrt_pb_field *f, const char *name,

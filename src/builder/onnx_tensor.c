@@ -18,10 +18,10 @@ int etrt_onnx_str_eq(etrt_onnx_str s, const char *text) {
 }
 
 static const char *const etrt_onnx_type_names[] = {
-    "UNDEFINED", "FLOAT",      "UINT8",         "INT8",       "UINT16",         "INT16",
-    "INT32",     "INT64",      "STRING",        "BOOL",       "FLOAT16",        "DOUBLE",
-    "UINT32",    "UINT64",     "COMPLEX64",     "COMPLEX128", "BFLOAT16",       "FLOAT8E4M3FN",
-    "FLOAT8E4M3FNUZ", "FLOAT8E5M2", "FLOAT8E5M2FNUZ", "UINT4", "INT4",         "FLOAT4E2M1"};
+    "UNDEFINED",      "FLOAT",      "UINT8",          "INT8",       "UINT16",   "INT16",
+    "INT32",          "INT64",      "STRING",         "BOOL",       "FLOAT16",  "DOUBLE",
+    "UINT32",         "UINT64",     "COMPLEX64",      "COMPLEX128", "BFLOAT16", "FLOAT8E4M3FN",
+    "FLOAT8E4M3FNUZ", "FLOAT8E5M2", "FLOAT8E5M2FNUZ", "UINT4",      "INT4",     "FLOAT4E2M1"};
 
 const char *etrt_onnx_data_type_name(int32_t onnx_type) {
   if (onnx_type >= 0 &&
@@ -55,49 +55,87 @@ static void etrt_onnx_type_layout(int32_t type, etrt_onnx_storage *storage, size
   *per_element = 1;
   *element_bytes = 0;
   switch (type) {
-    case ETRT_ONNX_FLOAT: *storage = ETRT_ONNX_STORAGE_FLOAT; *element_bytes = 4; return;
+    case ETRT_ONNX_FLOAT:
+      *storage = ETRT_ONNX_STORAGE_FLOAT;
+      *element_bytes = 4;
+      return;
     case ETRT_ONNX_COMPLEX64:
       *storage = ETRT_ONNX_STORAGE_FLOAT;
       *per_element = 2;
       *element_bytes = 8;
       return;
-    case ETRT_ONNX_INT32: *storage = ETRT_ONNX_STORAGE_INT32; *element_bytes = 4; return;
+    case ETRT_ONNX_INT32:
+      *storage = ETRT_ONNX_STORAGE_INT32;
+      *element_bytes = 4;
+      return;
     case ETRT_ONNX_INT16:
     case ETRT_ONNX_UINT16:
     case ETRT_ONNX_FLOAT16:
-    case ETRT_ONNX_BFLOAT16: *storage = ETRT_ONNX_STORAGE_INT32; *element_bytes = 2; return;
+    case ETRT_ONNX_BFLOAT16:
+      *storage = ETRT_ONNX_STORAGE_INT32;
+      *element_bytes = 2;
+      return;
     case ETRT_ONNX_INT8:
     case ETRT_ONNX_UINT8:
     case ETRT_ONNX_BOOL:
-    case 17: case 18: case 19: case 20: /* the FLOAT8 types */
+    case 17:
+    case 18:
+    case 19:
+    case 20: /* the FLOAT8 types */
       *storage = ETRT_ONNX_STORAGE_INT32;
       *element_bytes = 1;
       return;
-    case ETRT_ONNX_INT64: *storage = ETRT_ONNX_STORAGE_INT64; *element_bytes = 8; return;
-    case ETRT_ONNX_DOUBLE: *storage = ETRT_ONNX_STORAGE_DOUBLE; *element_bytes = 8; return;
+    case ETRT_ONNX_INT64:
+      *storage = ETRT_ONNX_STORAGE_INT64;
+      *element_bytes = 8;
+      return;
+    case ETRT_ONNX_DOUBLE:
+      *storage = ETRT_ONNX_STORAGE_DOUBLE;
+      *element_bytes = 8;
+      return;
     case ETRT_ONNX_COMPLEX128:
       *storage = ETRT_ONNX_STORAGE_DOUBLE;
       *per_element = 2;
       *element_bytes = 16;
       return;
-    case ETRT_ONNX_UINT32: *storage = ETRT_ONNX_STORAGE_UINT64; *element_bytes = 4; return;
-    case ETRT_ONNX_UINT64: *storage = ETRT_ONNX_STORAGE_UINT64; *element_bytes = 8; return;
-    case ETRT_ONNX_STRING: *storage = ETRT_ONNX_STORAGE_STRING; return;
-    default: *storage = ETRT_ONNX_STORAGE_NONE; *per_element = 0; return;
+    case ETRT_ONNX_UINT32:
+      *storage = ETRT_ONNX_STORAGE_UINT64;
+      *element_bytes = 4;
+      return;
+    case ETRT_ONNX_UINT64:
+      *storage = ETRT_ONNX_STORAGE_UINT64;
+      *element_bytes = 8;
+      return;
+    case ETRT_ONNX_STRING:
+      *storage = ETRT_ONNX_STORAGE_STRING;
+      return;
+    default:
+      *storage = ETRT_ONNX_STORAGE_NONE;
+      *per_element = 0;
+      return;
   }
 }
 
 const char *etrt_onnx_storage_name(etrt_onnx_storage storage) {
   switch (storage) {
-    case ETRT_ONNX_STORAGE_NONE: return "no data";
-    case ETRT_ONNX_STORAGE_RAW: return "raw_data";
-    case ETRT_ONNX_STORAGE_EXTERNAL: return "external data";
-    case ETRT_ONNX_STORAGE_FLOAT: return "float_data";
-    case ETRT_ONNX_STORAGE_INT32: return "int32_data";
-    case ETRT_ONNX_STORAGE_INT64: return "int64_data";
-    case ETRT_ONNX_STORAGE_DOUBLE: return "double_data";
-    case ETRT_ONNX_STORAGE_UINT64: return "uint64_data";
-    case ETRT_ONNX_STORAGE_STRING: return "string_data";
+    case ETRT_ONNX_STORAGE_NONE:
+      return "no data";
+    case ETRT_ONNX_STORAGE_RAW:
+      return "raw_data";
+    case ETRT_ONNX_STORAGE_EXTERNAL:
+      return "external data";
+    case ETRT_ONNX_STORAGE_FLOAT:
+      return "float_data";
+    case ETRT_ONNX_STORAGE_INT32:
+      return "int32_data";
+    case ETRT_ONNX_STORAGE_INT64:
+      return "int64_data";
+    case ETRT_ONNX_STORAGE_DOUBLE:
+      return "double_data";
+    case ETRT_ONNX_STORAGE_UINT64:
+      return "uint64_data";
+    case ETRT_ONNX_STORAGE_STRING:
+      return "string_data";
   }
   return "unknown storage";
 }
@@ -130,7 +168,8 @@ etrt_status etrt_onnx_tensor_check(const etrt_onnx_tensor *t) {
       return etrt_onnx_tensor_fail(t, problem);
     }
     if (etrt_mul_overflow_i64(numel, t->dims[i], &numel)) {
-      snprintf(problem, sizeof problem, "dims %s overflow", etrt_onnx_dims_text(t, dims, sizeof dims));
+      snprintf(problem, sizeof problem, "dims %s overflow",
+               etrt_onnx_dims_text(t, dims, sizeof dims));
       return etrt_onnx_tensor_fail(t, problem);
     }
   }
@@ -154,8 +193,8 @@ etrt_status etrt_onnx_tensor_check(const etrt_onnx_tensor *t) {
       return etrt_onnx_tensor_fail(t, "STRING values cannot be raw bytes");
     }
     size_t needed;
-    if ((uint64_t)numel > SIZE_MAX || etrt_mul_overflow_size((size_t)numel, element_bytes, &needed) ||
-        needed != t->raw_size) {
+    if ((uint64_t)numel > SIZE_MAX ||
+        etrt_mul_overflow_size((size_t)numel, element_bytes, &needed) || needed != t->raw_size) {
       snprintf(problem, sizeof problem, "%s holds %zu bytes, dims %s of %s need %lld x %zu",
                etrt_onnx_storage_name(t->storage), t->raw_size, dims, type, (long long)numel,
                element_bytes);
@@ -207,33 +246,50 @@ static etrt_status etrt_onnx_narrow_int32(const etrt_onnx_tensor *t, size_t elem
 
 static etrt_status etrt_onnx_convert_typed(const etrt_onnx_tensor *t, uint8_t *out) {
   switch (t->data_type) {
-    case ETRT_ONNX_FLOAT: memcpy(out, t->float_data, t->count * 4); return ETRT_OK;
-    case ETRT_ONNX_INT32: memcpy(out, t->int32_data, t->count * 4); return ETRT_OK;
-    case ETRT_ONNX_INT64: memcpy(out, t->int64_data, t->count * 8); return ETRT_OK;
-    case ETRT_ONNX_DOUBLE: memcpy(out, t->double_data, t->count * 8); return ETRT_OK;
-    case ETRT_ONNX_UINT64: memcpy(out, t->uint64_data, t->count * 8); return ETRT_OK;
-    case ETRT_ONNX_INT8: return etrt_onnx_narrow_int32(t, 1, INT8_MIN, INT8_MAX, out);
-    case ETRT_ONNX_UINT8: return etrt_onnx_narrow_int32(t, 1, 0, UINT8_MAX, out);
-    case ETRT_ONNX_BOOL: return etrt_onnx_narrow_int32(t, 1, 0, 1, out);
-    case ETRT_ONNX_INT16: return etrt_onnx_narrow_int32(t, 2, INT16_MIN, INT16_MAX, out);
-    case ETRT_ONNX_UINT16: return etrt_onnx_narrow_int32(t, 2, 0, UINT16_MAX, out);
+    case ETRT_ONNX_FLOAT:
+      memcpy(out, t->float_data, t->count * 4);
+      return ETRT_OK;
+    case ETRT_ONNX_INT32:
+      memcpy(out, t->int32_data, t->count * 4);
+      return ETRT_OK;
+    case ETRT_ONNX_INT64:
+      memcpy(out, t->int64_data, t->count * 8);
+      return ETRT_OK;
+    case ETRT_ONNX_DOUBLE:
+      memcpy(out, t->double_data, t->count * 8);
+      return ETRT_OK;
+    case ETRT_ONNX_UINT64:
+      memcpy(out, t->uint64_data, t->count * 8);
+      return ETRT_OK;
+    case ETRT_ONNX_INT8:
+      return etrt_onnx_narrow_int32(t, 1, INT8_MIN, INT8_MAX, out);
+    case ETRT_ONNX_UINT8:
+      return etrt_onnx_narrow_int32(t, 1, 0, UINT8_MAX, out);
+    case ETRT_ONNX_BOOL:
+      return etrt_onnx_narrow_int32(t, 1, 0, 1, out);
+    case ETRT_ONNX_INT16:
+      return etrt_onnx_narrow_int32(t, 2, INT16_MIN, INT16_MAX, out);
+    case ETRT_ONNX_UINT16:
+      return etrt_onnx_narrow_int32(t, 2, 0, UINT16_MAX, out);
     /* 16-bit float patterns: written as unsigned by ONNX's helpers, accepted
      * sign-extended too. */
     case ETRT_ONNX_FLOAT16:
-    case ETRT_ONNX_BFLOAT16: return etrt_onnx_narrow_int32(t, 2, INT16_MIN, UINT16_MAX, out);
+    case ETRT_ONNX_BFLOAT16:
+      return etrt_onnx_narrow_int32(t, 2, INT16_MIN, UINT16_MAX, out);
     case ETRT_ONNX_UINT32:
       for (size_t i = 0; i < t->count; ++i) {
         if (t->uint64_data[i] > UINT32_MAX) {
           char problem[160];
-          snprintf(problem, sizeof problem, "uint64_data[%zu] = %llu is out of range for UINT32",
-                   i, (unsigned long long)t->uint64_data[i]);
+          snprintf(problem, sizeof problem, "uint64_data[%zu] = %llu is out of range for UINT32", i,
+                   (unsigned long long)t->uint64_data[i]);
           return etrt_onnx_tensor_fail(t, problem);
         }
         uint32_t v = (uint32_t)t->uint64_data[i];
         memcpy(out + 4 * i, &v, 4);
       }
       return ETRT_OK;
-    default: break;
+    default:
+      break;
   }
   return etrt_error(ETRT_ERROR_INTERNAL, "tensor '%.*s': no conversion from %s",
                     ETRT_ONNX_STR_ARGS(t->name), etrt_onnx_data_type_name(t->data_type));
@@ -248,7 +304,8 @@ etrt_status etrt_onnx_tensor_to_host(const etrt_onnx_tensor *t, etrt_onnx_host_t
                               t->offset);
   }
   if (t->rank > ETRT_MAX_RANK) {
-    return etrt_error(ETRT_ERROR_UNSUPPORTED, "tensor '%.*s': rank %zu exceeds etrt's %d at byte %zu",
+    return etrt_error(ETRT_ERROR_UNSUPPORTED,
+                      "tensor '%.*s': rank %zu exceeds etrt's %d at byte %zu",
                       ETRT_ONNX_STR_ARGS(t->name), t->rank, ETRT_MAX_RANK, t->offset);
   }
   ETRT_RETURN_IF_ERROR(etrt_onnx_tensor_check(t));

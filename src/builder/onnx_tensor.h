@@ -53,15 +53,15 @@ etrt_status etrt_onnx_dtype_from_etrt(etrt_dtype dtype, int32_t *out);
 
 /* Where a tensor's values are. */
 typedef enum etrt_onnx_storage {
-  ETRT_ONNX_STORAGE_NONE = 0,  /* no values (only valid when the tensor has 0 elements) */
-  ETRT_ONNX_STORAGE_RAW,       /* raw_data: little-endian bytes */
-  ETRT_ONNX_STORAGE_EXTERNAL,  /* bytes of an external data file (raw_data then points there) */
-  ETRT_ONNX_STORAGE_FLOAT,     /* float_data */
-  ETRT_ONNX_STORAGE_INT32,     /* int32_data (also 8/16-bit ints, bool, float16, bfloat16 bits) */
-  ETRT_ONNX_STORAGE_INT64,     /* int64_data */
-  ETRT_ONNX_STORAGE_DOUBLE,    /* double_data */
-  ETRT_ONNX_STORAGE_UINT64,    /* uint64_data (uint32, uint64) */
-  ETRT_ONNX_STORAGE_STRING     /* string_data */
+  ETRT_ONNX_STORAGE_NONE = 0, /* no values (only valid when the tensor has 0 elements) */
+  ETRT_ONNX_STORAGE_RAW,      /* raw_data: little-endian bytes */
+  ETRT_ONNX_STORAGE_EXTERNAL, /* bytes of an external data file (raw_data then points there) */
+  ETRT_ONNX_STORAGE_FLOAT,    /* float_data */
+  ETRT_ONNX_STORAGE_INT32,    /* int32_data (also 8/16-bit ints, bool, float16, bfloat16 bits) */
+  ETRT_ONNX_STORAGE_INT64,    /* int64_data */
+  ETRT_ONNX_STORAGE_DOUBLE,   /* double_data */
+  ETRT_ONNX_STORAGE_UINT64,   /* uint64_data (uint32, uint64) */
+  ETRT_ONNX_STORAGE_STRING    /* string_data */
 } etrt_onnx_storage;
 
 /* "raw_data", "float_data", ... */
@@ -100,7 +100,7 @@ typedef struct etrt_onnx_host_tensor {
   const void *data; /* contiguous little-endian elements, aligned to the element size;
                        never NULL (a dummy address when nbytes is 0) */
   size_t nbytes;
-  void *owned_;     /* private: a converted copy, freed by release */
+  void *owned_; /* private: a converted copy, freed by release */
 } etrt_onnx_host_tensor;
 
 /* The tensor's values as etrt elements: raw or external bytes are used in place when

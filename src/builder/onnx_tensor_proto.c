@@ -17,8 +17,8 @@ static etrt_status etrt_onnx_set_storage(etrt_onnx_parser *p, etrt_onnx_tensor *
   return ETRT_OK;
 }
 
-etrt_status etrt_onnx_parse_tensor_cursor(etrt_onnx_parser *p, etrt_pb_cursor *c,
-                                          size_t offset, etrt_onnx_tensor *t) {
+etrt_status etrt_onnx_parse_tensor_cursor(etrt_onnx_parser *p, etrt_pb_cursor *c, size_t offset,
+                                          etrt_onnx_tensor *t) {
   memset(t, 0, sizeof *t);
   t->name = etrt_onnx_no_str;
   t->external_location = etrt_onnx_no_str;
@@ -46,12 +46,15 @@ etrt_status etrt_onnx_parse_tensor_cursor(etrt_onnx_parser *p, etrt_pb_cursor *c
       case 7:
       case 10:
       case 11: {
-        static const etrt_onnx_storage storage_of[12] = {
-            [4] = ETRT_ONNX_STORAGE_FLOAT,  [5] = ETRT_ONNX_STORAGE_INT32,
-            [7] = ETRT_ONNX_STORAGE_INT64,  [10] = ETRT_ONNX_STORAGE_DOUBLE,
-            [11] = ETRT_ONNX_STORAGE_UINT64};
-        static const char *const name_of[12] = {[4] = ".float_data", [5] = ".int32_data",
-                                                [7] = ".int64_data", [10] = ".double_data",
+        static const etrt_onnx_storage storage_of[12] = {[4] = ETRT_ONNX_STORAGE_FLOAT,
+                                                         [5] = ETRT_ONNX_STORAGE_INT32,
+                                                         [7] = ETRT_ONNX_STORAGE_INT64,
+                                                         [10] = ETRT_ONNX_STORAGE_DOUBLE,
+                                                         [11] = ETRT_ONNX_STORAGE_UINT64};
+        static const char *const name_of[12] = {[4] = ".float_data",
+                                                [5] = ".int32_data",
+                                                [7] = ".int64_data",
+                                                [10] = ".double_data",
                                                 [11] = ".uint64_data"};
         etrt_pb_scalar kind = f.number == 4    ? ETRT_PB_SCALAR_FIXED32
                               : f.number == 10 ? ETRT_PB_SCALAR_FIXED64
@@ -90,7 +93,8 @@ etrt_status etrt_onnx_parse_tensor_cursor(etrt_onnx_parser *p, etrt_pb_cursor *c
                                 (int)location);
         }
         break;
-      default: break;
+      default:
+        break;
     }
     etrt_onnx_path_pop(p, mark);
   });
@@ -100,13 +104,32 @@ etrt_status etrt_onnx_parse_tensor_cursor(etrt_onnx_parser *p, etrt_pb_cursor *c
   void *values = NULL;
   etrt_onnx_str *strings = NULL;
   switch (t->storage) {
-    case ETRT_ONNX_STORAGE_FLOAT: ETRT_ONNX_ALLOC(p, t->float_data, n_values); values = (void *)t->float_data; break;
-    case ETRT_ONNX_STORAGE_INT32: ETRT_ONNX_ALLOC(p, t->int32_data, n_values); values = (void *)t->int32_data; break;
-    case ETRT_ONNX_STORAGE_INT64: ETRT_ONNX_ALLOC(p, t->int64_data, n_values); values = (void *)t->int64_data; break;
-    case ETRT_ONNX_STORAGE_DOUBLE: ETRT_ONNX_ALLOC(p, t->double_data, n_values); values = (void *)t->double_data; break;
-    case ETRT_ONNX_STORAGE_UINT64: ETRT_ONNX_ALLOC(p, t->uint64_data, n_values); values = (void *)t->uint64_data; break;
-    case ETRT_ONNX_STORAGE_STRING: ETRT_ONNX_ALLOC(p, strings, n_values); t->string_data = strings; break;
-    default: break;
+    case ETRT_ONNX_STORAGE_FLOAT:
+      ETRT_ONNX_ALLOC(p, t->float_data, n_values);
+      values = (void *)t->float_data;
+      break;
+    case ETRT_ONNX_STORAGE_INT32:
+      ETRT_ONNX_ALLOC(p, t->int32_data, n_values);
+      values = (void *)t->int32_data;
+      break;
+    case ETRT_ONNX_STORAGE_INT64:
+      ETRT_ONNX_ALLOC(p, t->int64_data, n_values);
+      values = (void *)t->int64_data;
+      break;
+    case ETRT_ONNX_STORAGE_DOUBLE:
+      ETRT_ONNX_ALLOC(p, t->double_data, n_values);
+      values = (void *)t->double_data;
+      break;
+    case ETRT_ONNX_STORAGE_UINT64:
+      ETRT_ONNX_ALLOC(p, t->uint64_data, n_values);
+      values = (void *)t->uint64_data;
+      break;
+    case ETRT_ONNX_STORAGE_STRING:
+      ETRT_ONNX_ALLOC(p, strings, n_values);
+      t->string_data = strings;
+      break;
+    default:
+      break;
   }
 
   /* Pass 2: the repeated fields. */
@@ -121,20 +144,25 @@ etrt_status etrt_onnx_parse_tensor_cursor(etrt_onnx_parser *p, etrt_pb_cursor *c
           ETRT_RETURN_IF_ERROR(etrt_onnx_fill_scalars(p, &f, ETRT_ONNX_AS_INT64, dims, n_dims, &d));
           break;
         case 4:
-          ETRT_RETURN_IF_ERROR(etrt_onnx_fill_scalars(p, &f, ETRT_ONNX_AS_FLOAT, values, n_values, &v));
+          ETRT_RETURN_IF_ERROR(
+              etrt_onnx_fill_scalars(p, &f, ETRT_ONNX_AS_FLOAT, values, n_values, &v));
           break;
         case 5:
           etrt_onnx_path_push(p, ".int32_data");
-          ETRT_RETURN_IF_ERROR(etrt_onnx_fill_scalars(p, &f, ETRT_ONNX_AS_INT32, values, n_values, &v));
+          ETRT_RETURN_IF_ERROR(
+              etrt_onnx_fill_scalars(p, &f, ETRT_ONNX_AS_INT32, values, n_values, &v));
           break;
         case 7:
-          ETRT_RETURN_IF_ERROR(etrt_onnx_fill_scalars(p, &f, ETRT_ONNX_AS_INT64, values, n_values, &v));
+          ETRT_RETURN_IF_ERROR(
+              etrt_onnx_fill_scalars(p, &f, ETRT_ONNX_AS_INT64, values, n_values, &v));
           break;
         case 10:
-          ETRT_RETURN_IF_ERROR(etrt_onnx_fill_scalars(p, &f, ETRT_ONNX_AS_DOUBLE, values, n_values, &v));
+          ETRT_RETURN_IF_ERROR(
+              etrt_onnx_fill_scalars(p, &f, ETRT_ONNX_AS_DOUBLE, values, n_values, &v));
           break;
         case 11:
-          ETRT_RETURN_IF_ERROR(etrt_onnx_fill_scalars(p, &f, ETRT_ONNX_AS_UINT64, values, n_values, &v));
+          ETRT_RETURN_IF_ERROR(
+              etrt_onnx_fill_scalars(p, &f, ETRT_ONNX_AS_UINT64, values, n_values, &v));
           break;
         case 6:
           ETRT_RETURN_IF_ERROR(etrt_onnx_read_str(p, &f, &strings[v++]));
@@ -146,14 +174,17 @@ etrt_status etrt_onnx_parse_tensor_cursor(etrt_onnx_parser *p, etrt_pb_cursor *c
           if (etrt_onnx_str_eq(key, "location")) {
             t->external_location = value;
           } else if (etrt_onnx_str_eq(key, "offset")) {
-            ETRT_RETURN_IF_ERROR(etrt_onnx_parse_decimal(p, value, f.offset, "offset", &t->external_offset));
+            ETRT_RETURN_IF_ERROR(
+                etrt_onnx_parse_decimal(p, value, f.offset, "offset", &t->external_offset));
           } else if (etrt_onnx_str_eq(key, "length")) {
-            ETRT_RETURN_IF_ERROR(etrt_onnx_parse_decimal(p, value, f.offset, "length", &t->external_length));
+            ETRT_RETURN_IF_ERROR(
+                etrt_onnx_parse_decimal(p, value, f.offset, "length", &t->external_length));
             has_length = 1;
           } /* "checksum" and keys of later versions do not change where the bytes are */
           break;
         }
-        default: break;
+        default:
+          break;
       }
       etrt_onnx_path_pop(p, mark);
     });
@@ -186,4 +217,3 @@ etrt_status etrt_onnx_parse_tensor(etrt_onnx_parser *p, const etrt_pb_cursor *pa
   ETRT_ONNX_TRY(p, etrt_pb_cursor_sub(parent, field, &c));
   return etrt_onnx_parse_tensor_cursor(p, &c, field->offset, t);
 }
-

@@ -5,8 +5,8 @@
 
 #include "builder/onnx_parse.h"
 
-etrt_status etrt_onnx_parse_tensor_cursor(etrt_onnx_parser *p, etrt_pb_cursor *c,
-                                          size_t offset, etrt_onnx_tensor *t);
+etrt_status etrt_onnx_parse_tensor_cursor(etrt_onnx_parser *p, etrt_pb_cursor *c, size_t offset,
+                                          etrt_onnx_tensor *t);
 etrt_status etrt_onnx_parse_tensor(etrt_onnx_parser *p, const etrt_pb_cursor *parent,
                                    const etrt_pb_field *field, etrt_onnx_tensor *t);
 

@@ -51,7 +51,8 @@ static etrt_status etrt_onnx_parse_type(etrt_onnx_parser *p, const etrt_pb_curso
     switch (f.number) {
       case 1:   /* tensor_type */
       case 8: { /* sparse_tensor_type: the same layout */
-        size_t mark = etrt_onnx_path_push(p, f.number == 1 ? ".tensor_type" : ".sparse_tensor_type");
+        size_t mark =
+            etrt_onnx_path_push(p, f.number == 1 ? ".tensor_type" : ".sparse_tensor_type");
         vi->kind = f.number == 1 ? ETRT_ONNX_TYPE_TENSOR : ETRT_ONNX_TYPE_SPARSE_TENSOR;
         vi->has_shape = 0;
         vi->rank = 0;
@@ -86,7 +87,8 @@ static etrt_status etrt_onnx_parse_type(etrt_onnx_parser *p, const etrt_pb_curso
         vi->rank = 0;
         vi->dims = NULL;
         break;
-      default: break;
+      default:
+        break;
     }
   });
   return ETRT_OK;
@@ -113,4 +115,3 @@ etrt_status etrt_onnx_parse_value_info(etrt_onnx_parser *p, const etrt_pb_cursor
   });
   return ETRT_OK;
 }
-

@@ -74,8 +74,9 @@ static etrt_status etrt_partition_assign(const etrt_ir_graph *graph,
     for (uint32_t n = 0; n < graph->num_nodes && !found; ++n)
       found = strcmp(graph->nodes[n].name, options->placements[p].node) == 0;
     if (!found) {
-      status = etrt_error(ETRT_ERROR_INVALID_ARGUMENT, "placement: the model has no node named '%s'",
-                          options->placements[p].node);
+      status =
+          etrt_error(ETRT_ERROR_INVALID_ARGUMENT, "placement: the model has no node named '%s'",
+                     options->placements[p].node);
       goto done;
     }
   }
@@ -90,11 +91,12 @@ static etrt_status etrt_partition_assign(const etrt_ir_graph *graph,
         (etrt_partition_feeds_host(node, uses) || !supports(graph, node, options->cuda_user))) {
       if (placed != NULL) {
         char name[32];
-        status = etrt_error(ETRT_ERROR_UNSUPPORTED,
-                            "placement: node '%s' (%s) is placed on %s, but the engine cannot run "
-                            "it there (no CUDA kernel for these inputs, or its output shape "
-                            "depends on values computed on the device)",
-                            node->name, node->op_type, etrt_device_format(device, name, sizeof name));
+        status =
+            etrt_error(ETRT_ERROR_UNSUPPORTED,
+                       "placement: node '%s' (%s) is placed on %s, but the engine cannot run "
+                       "it there (no CUDA kernel for these inputs, or its output shape "
+                       "depends on values computed on the device)",
+                       node->name, node->op_type, etrt_device_format(device, name, sizeof name));
         goto done;
       }
       device = (etrt_device){ETRT_DEVICE_CPU, 0};
@@ -232,7 +234,8 @@ static etrt_status etrt_partition_recompute(etrt_partition_scratch *s, etrt_part
     s->list[count++] = n;
     const etrt_ir_node *node = &g->nodes[n];
     const etrt_op_def *def = etrt_op_find(node->op_type);
-    uint32_t value_inputs = def ? def->value_inputs : 0, dims_only = def ? def->dims_only_inputs : 0;
+    uint32_t value_inputs = def ? def->value_inputs : 0,
+             dims_only = def ? def->dims_only_inputs : 0;
     bool needed = false; /* some output is needed on the host here */
     for (uint32_t o = 0; o < node->num_outputs; ++o)
       needed |= node->outputs[o] >= 0 && s->value_mark[node->outputs[o]] == mark;
@@ -294,7 +297,8 @@ static void etrt_partition_prune(etrt_partition_scratch *s, etrt_partitioning *r
           s->flag[v] = true;
       }
     }
-    memmove(part->nodes, part->nodes + kept, (size_t)(part->num_nodes - kept) * sizeof *part->nodes);
+    memmove(part->nodes, part->nodes + kept,
+            (size_t)(part->num_nodes - kept) * sizeof *part->nodes);
     part->num_nodes -= kept;
   }
 }
@@ -430,8 +434,8 @@ etrt_status etrt_partition_graph(const etrt_ir_graph *graph, const etrt_partitio
   return ETRT_OK;
 }
 
-void etrt_partition_describe(const etrt_ir_graph *graph, const etrt_partition *part,
-                             uint32_t index, char *buf, size_t size) {
+void etrt_partition_describe(const etrt_ir_graph *graph, const etrt_partition *part, uint32_t index,
+                             char *buf, size_t size) {
   char device[32];
   etrt_device_format(part->device, device, sizeof device);
   int used = snprintf(buf, size, "partition %u %s: %u op%s (", index, device, part->num_nodes,
@@ -447,7 +451,8 @@ void etrt_partition_describe(const etrt_ir_graph *graph, const etrt_partition *p
     uint32_t count = 0;
     for (uint32_t p = j; p < part->num_nodes; ++p)
       count += strcmp(graph->nodes[part->nodes[p]].op_type, op) == 0;
-    int w = count > 1 ? snprintf(buf + used, size - (size_t)used, "%s%s x%u", first ? "" : ", ", op, count)
+    int w = count > 1 ? snprintf(buf + used, size - (size_t)used, "%s%s x%u", first ? "" : ", ", op,
+                                 count)
                       : snprintf(buf + used, size - (size_t)used, "%s%s", first ? "" : ", ", op);
     if (w < 0) break;
     used += w;

@@ -72,7 +72,7 @@ etrt_status etrt_partition_graph(const etrt_ir_graph *graph, const etrt_partitio
 void etrt_partitioning_destroy(etrt_partitioning *partitioning);
 
 /* "partition 0 cuda:0: 12 ops (Conv x5, Relu x4, Add x2, Gemm)" into buf. */
-void etrt_partition_describe(const etrt_ir_graph *graph, const etrt_partition *part,
-                             uint32_t index, char *buf, size_t size);
+void etrt_partition_describe(const etrt_ir_graph *graph, const etrt_partition *part, uint32_t index,
+                             char *buf, size_t size);
 
 #endif

@@ -54,7 +54,8 @@ static etrt_status etrt_bn_fold_weights(etrt_ir_graph *graph, etrt_ir_node *p,
   float *w_new, *b_new;
   int32_t w_id, b_id;
   void *data;
-  ETRT_RETURN_IF_ERROR(etrt_ir_add_constant(graph, base, ETRT_DTYPE_FLOAT32, w.rank, w.max, &data, &w_id));
+  ETRT_RETURN_IF_ERROR(
+      etrt_ir_add_constant(graph, base, ETRT_DTYPE_FLOAT32, w.rank, w.max, &data, &w_id));
   w_new = data;
   const float *w_old = w.data;
   if (channel_axis == 0) {
@@ -71,7 +72,8 @@ static etrt_status etrt_bn_fold_weights(etrt_ir_graph *graph, etrt_ir_node *p,
   }
   snprintf(base, sizeof base, "%s_bn_bias", p->name);
   int64_t dims[1] = {f->channels};
-  ETRT_RETURN_IF_ERROR(etrt_ir_add_constant(graph, base, ETRT_DTYPE_FLOAT32, 1, dims, &data, &b_id));
+  ETRT_RETURN_IF_ERROR(
+      etrt_ir_add_constant(graph, base, ETRT_DTYPE_FLOAT32, 1, dims, &data, &b_id));
   b_new = data;
   for (int64_t c = 0; c < f->channels; ++c) {
     double b = bias ? (double)bias[c] * bias_scale : 0.0;

@@ -6,7 +6,8 @@
 etrt_status etrt_pass_eliminate_dead(etrt_ir_graph *graph, uint32_t *removed) {
   *removed = 0;
   bool *live = calloc((size_t)graph->num_values + 1, sizeof *live);
-  if (live == NULL) return etrt_error(ETRT_ERROR_OUT_OF_MEMORY, "dead-code elimination: out of memory");
+  if (live == NULL)
+    return etrt_error(ETRT_ERROR_OUT_OF_MEMORY, "dead-code elimination: out of memory");
   for (uint32_t i = 0; i < graph->num_outputs; ++i) live[graph->outputs[i]] = true;
   for (uint32_t n = graph->num_nodes; n-- > 0;) {
     etrt_ir_node *node = &graph->nodes[n];

@@ -34,7 +34,8 @@ etrt_status etrt_pass_fuse_gemm(etrt_ir_graph *graph, uint32_t *fused) {
       int32_t m_index = graph->values[product].producer;
       if (m_index < 0 || etrt_ir_single_consumer(graph, product) != (int32_t)n) continue;
       etrt_ir_node *matmul = &graph->nodes[m_index];
-      if (matmul->dead || strcmp(matmul->op_type, "MatMul") != 0 || matmul->num_inputs != 2) continue;
+      if (matmul->dead || strcmp(matmul->op_type, "MatMul") != 0 || matmul->num_inputs != 2)
+        continue;
       int32_t a = matmul->inputs[0], b = matmul->inputs[1];
       if (!etrt_gemm_is_matrix(graph, a) || !etrt_gemm_is_matrix(graph, b)) continue;
       if (!etrt_gemm_is_bias(graph, bias, graph->values[b].max[1])) continue;

@@ -1,7 +1,7 @@
 /* The pass pipeline. Identities go first, before shape inference, so that
- * everything after sees producers and consumers directly; folding runs before the weight rewrites so that weights built
- * by constant subgraphs (a Transpose of an initializer) are constants by then; dead
- * code goes last, taking the nodes the others left unread. */
+ * everything after sees producers and consumers directly; folding runs before the weight rewrites
+ * so that weights built by constant subgraphs (a Transpose of an initializer) are constants by
+ * then; dead code goes last, taking the nodes the others left unread. */
 #include "builder/passes.h"
 
 #include <string.h>

@@ -8,12 +8,18 @@
 
 const char *etrt_pb_wire_name(etrt_pb_wire wire) {
   switch (wire) {
-    case ETRT_PB_WIRE_VARINT: return "varint";
-    case ETRT_PB_WIRE_FIXED64: return "fixed64";
-    case ETRT_PB_WIRE_LEN: return "length-delimited";
-    case ETRT_PB_WIRE_GROUP_START: return "group start";
-    case ETRT_PB_WIRE_GROUP_END: return "group end";
-    case ETRT_PB_WIRE_FIXED32: return "fixed32";
+    case ETRT_PB_WIRE_VARINT:
+      return "varint";
+    case ETRT_PB_WIRE_FIXED64:
+      return "fixed64";
+    case ETRT_PB_WIRE_LEN:
+      return "length-delimited";
+    case ETRT_PB_WIRE_GROUP_START:
+      return "group start";
+    case ETRT_PB_WIRE_GROUP_END:
+      return "group end";
+    case ETRT_PB_WIRE_FIXED32:
+      return "fixed32";
   }
   return "invalid";
 }
@@ -39,8 +45,7 @@ etrt_status etrt_pb_read_varint(const uint8_t *base, size_t *pos, size_t end, ui
     /* The tenth byte holds bit 63 only; anything more does not fit in 64 bits. */
     if (i == ETRT_PB_MAX_VARINT_BYTES - 1 && (byte & 0x80)) break;
     if (i == ETRT_PB_MAX_VARINT_BYTES - 1 && byte > 1) {
-      return etrt_error(ETRT_ERROR_INVALID_FORMAT, "varint overflows 64 bits at byte %zu",
-                        start);
+      return etrt_error(ETRT_ERROR_INVALID_FORMAT, "varint overflows 64 bits at byte %zu", start);
     }
     result |= (uint64_t)(byte & 0x7f) << (7 * i);
     if ((byte & 0x80) == 0) {
@@ -132,9 +137,8 @@ etrt_status etrt_pb_cursor_sub(const etrt_pb_cursor *parent, const etrt_pb_field
                                etrt_pb_cursor *child) {
   ETRT_RETURN_IF_ERROR(etrt_pb_field_expect(field, ETRT_PB_WIRE_LEN));
   if (parent->depth + 1 > ETRT_PB_MAX_DEPTH) {
-    return etrt_error(ETRT_ERROR_INVALID_FORMAT,
-                      "messages nested more than %d deep at byte %zu", ETRT_PB_MAX_DEPTH,
-                      field->offset);
+    return etrt_error(ETRT_ERROR_INVALID_FORMAT, "messages nested more than %d deep at byte %zu",
+                      ETRT_PB_MAX_DEPTH, field->offset);
   }
   child->base = parent->base;
   child->pos = field->data_offset;
@@ -146,9 +150,9 @@ etrt_status etrt_pb_cursor_sub(const etrt_pb_cursor *parent, const etrt_pb_field
 
 etrt_status etrt_pb_field_expect(const etrt_pb_field *field, etrt_pb_wire wire) {
   if (field->wire == wire) return ETRT_OK;
-  return etrt_error(ETRT_ERROR_INVALID_FORMAT,
-                    "field %u has wire type %s, expected %s at byte %zu", field->number,
-                    etrt_pb_wire_name(field->wire), etrt_pb_wire_name(wire), field->offset);
+  return etrt_error(ETRT_ERROR_INVALID_FORMAT, "field %u has wire type %s, expected %s at byte %zu",
+                    field->number, etrt_pb_wire_name(field->wire), etrt_pb_wire_name(wire),
+                    field->offset);
 }
 
 etrt_status etrt_pb_field_int64(const etrt_pb_field *field, int64_t *out) {
@@ -179,9 +183,12 @@ etrt_status etrt_pb_field_float(const etrt_pb_field *field, float *out) {
 
 static etrt_pb_wire etrt_pb_scalar_wire(etrt_pb_scalar kind) {
   switch (kind) {
-    case ETRT_PB_SCALAR_FIXED32: return ETRT_PB_WIRE_FIXED32;
-    case ETRT_PB_SCALAR_FIXED64: return ETRT_PB_WIRE_FIXED64;
-    case ETRT_PB_SCALAR_VARINT: break;
+    case ETRT_PB_SCALAR_FIXED32:
+      return ETRT_PB_WIRE_FIXED32;
+    case ETRT_PB_SCALAR_FIXED64:
+      return ETRT_PB_WIRE_FIXED64;
+    case ETRT_PB_SCALAR_VARINT:
+      break;
   }
   return ETRT_PB_WIRE_VARINT;
 }

@@ -81,9 +81,9 @@ etrt_status etrt_pb_read_varint(const uint8_t *base, size_t *pos, size_t end, ui
 etrt_status etrt_pb_field_expect(const etrt_pb_field *field, etrt_pb_wire wire);
 
 /* Scalar conversions that refuse values out of range for the declared type. */
-etrt_status etrt_pb_field_int32(const etrt_pb_field *field, int32_t *out);  /* int32, enum */
-etrt_status etrt_pb_field_int64(const etrt_pb_field *field, int64_t *out);  /* int64 */
-etrt_status etrt_pb_field_float(const etrt_pb_field *field, float *out);    /* float */
+etrt_status etrt_pb_field_int32(const etrt_pb_field *field, int32_t *out); /* int32, enum */
+etrt_status etrt_pb_field_int64(const etrt_pb_field *field, int64_t *out); /* int64 */
+etrt_status etrt_pb_field_float(const etrt_pb_field *field, float *out);   /* float */
 
 /* Repeated scalar fields arrive packed (one length-delimited field holding many
  * values) or unpacked (one field per value), and a message may mix both; a reader

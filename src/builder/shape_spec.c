@@ -42,8 +42,9 @@ static int etrt_shape_field_dims(const char *text, size_t size, int64_t *dims) {
 
 static const etrt_flag_format etrt_shape_format = {
     .flag = "--shape",
-    .syntax = "expected NAME:N, NAME:MIN:MAX (a dimension symbol), or INPUT:DIMS, "
-              "INPUT:MINDIMS:MAXDIMS with DIMS like 1x3x224x224",
+    .syntax =
+        "expected NAME:N, NAME:MIN:MAX (a dimension symbol), or INPUT:DIMS, "
+        "INPUT:MINDIMS:MAXDIMS with DIMS like 1x3x224x224",
     .field_ok = etrt_shape_field_ok,
     .field_parse = etrt_shape_field_dims,
     .parse_failure =
@@ -115,7 +116,8 @@ static etrt_status etrt_shape_set_axis(etrt_ir_value *v, int32_t axis, int64_t m
     return etrt_error(ETRT_ERROR_INVALID_ARGUMENT,
                       "--shape '%s': input '%s' axis %d: minimum %lld is above maximum %lld", spec,
                       v->name, (int)axis, (long long)min, (long long)max);
-  bool fixed_in_model = v->symbol[axis] == NULL && v->min[axis] >= 0 && v->min[axis] == v->max[axis];
+  bool fixed_in_model =
+      v->symbol[axis] == NULL && v->min[axis] >= 0 && v->min[axis] == v->max[axis];
   if (fixed_in_model && (min != v->min[axis] || max != v->max[axis]))
     return etrt_error(ETRT_ERROR_INVALID_ARGUMENT,
                       "--shape '%s': input '%s' axis %d has the fixed size %lld in the model", spec,
@@ -132,8 +134,8 @@ static etrt_status etrt_shape_apply_symbol(etrt_ir_graph *graph, const char *spe
     int n = etrt_shape_field_dims(text->fields[f], text->field_sizes[f], bounds[f]);
     if (n != 1)
       return etrt_error(ETRT_ERROR_INVALID_ARGUMENT,
-                        "--shape '%s': '%.*s' is a dimension symbol: give one size or MIN:MAX", spec,
-                        (int)text->name_size, text->name);
+                        "--shape '%s': '%.*s' is a dimension symbol: give one size or MIN:MAX",
+                        spec, (int)text->name_size, text->name);
   }
   int64_t min = bounds[0][0], max = bounds[text->field_count - 1][0];
   for (uint32_t i = 0; i < graph->num_inputs; ++i) {

@@ -51,8 +51,9 @@ static int etrt_values_field_parse(const char *text, size_t size, int64_t *value
 
 static const etrt_flag_format etrt_values_format = {
     .flag = "--shape-values",
-    .syntax = "expected INPUT:V1,V2,... (the values) or INPUT:MIN1,MIN2,...:MAX1,MAX2,... (bounds "
-              "of each value), with signed integers",
+    .syntax =
+        "expected INPUT:V1,V2,... (the values) or INPUT:MIN1,MIN2,...:MAX1,MAX2,... (bounds "
+        "of each value), with signed integers",
     .field_ok = etrt_values_field_ok,
     .field_parse = etrt_values_field_parse,
     .parse_failure =
@@ -77,23 +78,25 @@ static etrt_status etrt_values_apply_one(etrt_ir_graph *graph, const char *spec,
     if (!etrt_flag_text_split(spec, 1, &etrt_values_format, &text))
       return etrt_error(ETRT_ERROR_INVALID_ARGUMENT, "--shape-values '%s': %s", spec,
                         etrt_values_format.syntax);
-    return etrt_error(ETRT_ERROR_INVALID_ARGUMENT, "--shape-values '%s': the model has no input named '%.*s'",
-                      spec, (int)text.name_size, text.name);
+    return etrt_error(ETRT_ERROR_INVALID_ARGUMENT,
+                      "--shape-values '%s': the model has no input named '%.*s'", spec,
+                      (int)text.name_size, text.name);
   }
   etrt_ir_value *v = &graph->values[id];
   if (v->value_min != NULL)
-    return etrt_error(ETRT_ERROR_INVALID_ARGUMENT, "--shape-values '%s': input '%s' is given values twice",
-                      spec, v->name);
+    return etrt_error(ETRT_ERROR_INVALID_ARGUMENT,
+                      "--shape-values '%s': input '%s' is given values twice", spec, v->name);
   if (v->dtype != ETRT_DTYPE_INT64 && v->dtype != ETRT_DTYPE_INT32)
     return etrt_error(ETRT_ERROR_INVALID_ARGUMENT,
                       "--shape-values '%s': input '%s' is %s; only int32 and int64 inputs are "
                       "given values at build time",
                       spec, v->name, etrt_dtype_name(v->dtype));
   if (v->rank > 1)
-    return etrt_error(ETRT_ERROR_INVALID_ARGUMENT,
-                      "--shape-values '%s': input '%s' has rank %d; only scalars and 1-D inputs are "
-                      "given values at build time",
-                      spec, v->name, (int)v->rank);
+    return etrt_error(
+        ETRT_ERROR_INVALID_ARGUMENT,
+        "--shape-values '%s': input '%s' has rank %d; only scalars and 1-D inputs are "
+        "given values at build time",
+        spec, v->name, (int)v->rank);
   if (uses[id].node < 0)
     return etrt_error(ETRT_ERROR_INVALID_ARGUMENT,
                       "--shape-values '%s': no operation needs the values of input '%s' when the "
@@ -105,8 +108,8 @@ static etrt_status etrt_values_apply_one(etrt_ir_graph *graph, const char *spec,
                      ? etrt_values_field_parse(text.fields[1], text.field_sizes[1], hi)
                      : count;
   if (count < 0 || count_hi < 0)
-    return etrt_error(ETRT_ERROR_INVALID_ARGUMENT,
-                      "--shape-values '%s': %s", spec, etrt_values_format.parse_failure);
+    return etrt_error(ETRT_ERROR_INVALID_ARGUMENT, "--shape-values '%s': %s", spec,
+                      etrt_values_format.parse_failure);
   if (text.field_count == 1) memcpy(hi, lo, (size_t)count * sizeof *lo);
   if (count != count_hi)
     return etrt_error(ETRT_ERROR_INVALID_ARGUMENT,
@@ -115,8 +118,8 @@ static etrt_status etrt_values_apply_one(etrt_ir_graph *graph, const char *spec,
   for (int i = 0; i < count; ++i)
     if (lo[i] > hi[i])
       return etrt_error(ETRT_ERROR_INVALID_ARGUMENT,
-                        "--shape-values '%s': value %d: minimum %lld is above maximum %lld", spec, i,
-                        (long long)lo[i], (long long)hi[i]);
+                        "--shape-values '%s': value %d: minimum %lld is above maximum %lld", spec,
+                        i, (long long)lo[i], (long long)hi[i]);
   if (v->rank == 0 && count != 1)
     return etrt_error(ETRT_ERROR_INVALID_ARGUMENT,
                       "--shape-values '%s': input '%s' is a scalar: give one value, not %d", spec,
@@ -150,10 +153,12 @@ static etrt_status etrt_values_apply_one(etrt_ir_graph *graph, const char *spec,
 static bool etrt_values_passable(const etrt_ir_value *v) {
   if (v->dtype != ETRT_DTYPE_INT64 && v->dtype != ETRT_DTYPE_INT32) return false;
   if (v->rank > 1) return false;
-  return v->rank != 1 || v->min[0] < 0 || v->min[0] != v->max[0] || v->max[0] <= ETRT_SHAPE_VALUES_MAX;
+  return v->rank != 1 || v->min[0] < 0 || v->min[0] != v->max[0] ||
+         v->max[0] <= ETRT_SHAPE_VALUES_MAX;
 }
 
-etrt_status etrt_shape_values_apply(etrt_ir_graph *graph, const char *const *specs, uint32_t count) {
+etrt_status etrt_shape_values_apply(etrt_ir_graph *graph, const char *const *specs,
+                                    uint32_t count) {
   etrt_host_value_use *uses = malloc(((size_t)graph->num_values + 1) * sizeof *uses);
   if (uses == NULL) return etrt_error(ETRT_ERROR_OUT_OF_MEMORY, "--shape-values: out of memory");
   etrt_host_values_find(graph, uses);

@@ -2,7 +2,8 @@
 
 #include <stdio.h>
 
-void etrt_target_device_label(etrt_device device, const char *user_target, char *out, size_t out_size) {
+void etrt_target_device_label(etrt_device device, const char *user_target, char *out,
+                              size_t out_size) {
   if (device.type == ETRT_DEVICE_CPU) {
     snprintf(out, out_size, "cpu");
   } else if (user_target != NULL) {

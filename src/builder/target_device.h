@@ -14,6 +14,7 @@
  *  - a user's explicit target (non-NULL `user_target`), verbatim, for a GPU plan;
  *  - else "cuda:N" for a CUDA plan, "cuda:0" for any other device (the seed's
  *    fallback). */
-void etrt_target_device_label(etrt_device device, const char *user_target, char *out, size_t out_size);
+void etrt_target_device_label(etrt_device device, const char *user_target, char *out,
+                              size_t out_size);
 
 #endif

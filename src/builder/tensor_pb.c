@@ -111,8 +111,8 @@ void etrt_tensor_pb_release(etrt_tensor_pb *tensor) {
   memset(tensor, 0, sizeof *tensor);
 }
 
-etrt_status etrt_tensor_pb_encode(const char *name, const etrt_tensor_view *tensor,
-                                  uint8_t **data, size_t *size) {
+etrt_status etrt_tensor_pb_encode(const char *name, const etrt_tensor_view *tensor, uint8_t **data,
+                                  size_t *size) {
   *data = NULL;
   *size = 0;
   int32_t onnx_type;

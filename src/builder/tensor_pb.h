@@ -24,7 +24,7 @@ typedef struct etrt_tensor_pb {
   etrt_dtype dtype;
   int32_t rank;
   int64_t sizes[ETRT_MAX_RANK];
-  void *data;    /* contiguous little-endian elements, malloc'd (never NULL); owned */
+  void *data; /* contiguous little-endian elements, malloc'd (never NULL); owned */
   size_t nbytes;
 } etrt_tensor_pb;
 
@@ -36,8 +36,8 @@ void etrt_tensor_pb_release(etrt_tensor_pb *tensor);
 
 /* Serializes a host tensor as a TensorProto (dims, data_type, name, raw_data) into
  * malloc'd bytes. `name` may be NULL. */
-etrt_status etrt_tensor_pb_encode(const char *name, const etrt_tensor_view *tensor,
-                                  uint8_t **data, size_t *size);
+etrt_status etrt_tensor_pb_encode(const char *name, const etrt_tensor_view *tensor, uint8_t **data,
+                                  size_t *size);
 /* The same, written to `path` (all or nothing). */
 etrt_status etrt_tensor_pb_write_file(const char *path, const char *name,
                                       const etrt_tensor_view *tensor);

@@ -29,13 +29,13 @@ typedef struct etrt_backend_handle {
   int device;                       /* rule 1: the engine's device, whatever else says */
   int pageable_access;              /* the device reads pageable memory in place */
   uint32_t num_inputs, num_outputs;
-  uint32_t *io_index;  /* argument position -> engine I/O index */
+  uint32_t *io_index;    /* argument position -> engine I/O index */
   etrt_staging *staging; /* one cached device buffer per binding (rule 3) */
-  void *dummy;         /* the address bound for zero-size tensors */
+  void *dummy;           /* the address bound for zero-size tensors */
   /* Rule 7: the context's completion event (etrt_exec_context_completion) was
    * recorded by an enqueue nobody has waited for yet. */
   int completion_pending;
-  int staging_logged;  /* rule 4: one staging log line per engine */
+  int staging_logged; /* rule 4: one staging log line per engine */
   const char *method_name;
   uint32_t delegate_index;
 } etrt_backend_handle;
@@ -51,7 +51,8 @@ static void etrt_backend_free(etrt_backend_handle *h, etrt_status pending) {
    * whichever device is current). */
   (void)etrt_device_scope_enter(h->driver, h->device, &scope);
   if (h->driver != NULL) {
-    if (h->completion_pending) (void)h->driver->event_synchronize(etrt_exec_context_completion(h->context));
+    if (h->completion_pending)
+      (void)h->driver->event_synchronize(etrt_exec_context_completion(h->context));
     if (h->staging != NULL) {
       for (uint32_t i = 0; i < h->num_inputs + h->num_outputs; ++i) {
         if (h->staging[i].data != NULL) (void)h->driver->free_device(h->staging[i].data);
@@ -73,7 +74,8 @@ static etrt_status etrt_backend_map_io(etrt_backend_handle *h) {
   uint32_t count = etrt_engine_io_count(h->engine);
   h->io_index = calloc(count ? count : 1, sizeof *h->io_index);
   h->staging = calloc(count ? count : 1, sizeof *h->staging);
-  if (h->io_index == NULL || h->staging == NULL) return etrt_error(ETRT_ERROR_OUT_OF_MEMORY, "out of memory");
+  if (h->io_index == NULL || h->staging == NULL)
+    return etrt_error(ETRT_ERROR_OUT_OF_MEMORY, "out of memory");
   /* The DelegateCall's arguments are the engine's inputs, then its outputs, each in
    * the engine's I/O order. */
   uint32_t position = 0;
@@ -87,14 +89,17 @@ static etrt_status etrt_backend_map_io(etrt_backend_handle *h) {
   return ETRT_OK;
 }
 
-static etrt_status etrt_backend_init_device(etrt_backend_handle *h, const etrt_backend_init_args *args) {
+static etrt_status etrt_backend_init_device(etrt_backend_handle *h,
+                                            const etrt_backend_init_args *args) {
   etrt_device device = etrt_engine_device(h->engine);
-  if (device.type == ETRT_DEVICE_CPU || args->force_cpu) return etrt_exec_context_create(h->engine, NULL, &h->context);
+  if (device.type == ETRT_DEVICE_CPU || args->force_cpu)
+    return etrt_exec_context_create(h->engine, NULL, &h->context);
   const etrt_device_driver *driver = etrt_device_driver_get();
   if (driver == NULL) {
     if (!args->allow_cpu_fallback) {
       return etrt_error(ETRT_ERROR_UNSUPPORTED,
-                        "engine '%s' was built for cuda:%d, but no GPU is present (allow the CPU fallback to run it on the CPU)",
+                        "engine '%s' was built for cuda:%d, but no GPU is present (allow the CPU "
+                        "fallback to run it on the CPU)",
                         etrt_engine_name(h->engine), (int)device.index);
     }
     etrt_log(ETRT_LOG_INFO, "engine '%s' (built for cuda:%d) runs on the CPU: no GPU is present",
@@ -102,7 +107,8 @@ static etrt_status etrt_backend_init_device(etrt_backend_handle *h, const etrt_b
     return etrt_exec_context_create(h->engine, NULL, &h->context);
   }
   if (device.index >= driver->device_count()) {
-    return etrt_error(ETRT_ERROR_UNSUPPORTED, "engine '%s' was built for cuda:%d, but only %d GPU(s) are present",
+    return etrt_error(ETRT_ERROR_UNSUPPORTED,
+                      "engine '%s' was built for cuda:%d, but only %d GPU(s) are present",
                       etrt_engine_name(h->engine), (int)device.index, driver->device_count());
   }
   h->driver = driver;
@@ -112,9 +118,10 @@ static etrt_status etrt_backend_init_device(etrt_backend_handle *h, const etrt_b
   int major, minor;
   etrt_engine_compute_capability(h->engine, &major, &minor);
   if (major != attributes.compute_major || minor != attributes.compute_minor) {
-    return etrt_error(ETRT_ERROR_UNSUPPORTED, "engine '%s' was built for compute capability %d.%d, cuda:%d is %d.%d",
-                      etrt_engine_name(h->engine), major, minor, h->device, attributes.compute_major,
-                      attributes.compute_minor);
+    return etrt_error(ETRT_ERROR_UNSUPPORTED,
+                      "engine '%s' was built for compute capability %d.%d, cuda:%d is %d.%d",
+                      etrt_engine_name(h->engine), major, minor, h->device,
+                      attributes.compute_major, attributes.compute_minor);
   }
   h->pageable_access = attributes.pageable_memory_access;
   etrt_device_scope scope; /* rule 2 */
@@ -145,10 +152,12 @@ static etrt_status etrt_backend_init(const etrt_backend_init_args *args, void **
     if (strcmp(spec->key, "target_device") != 0 || !etrt_log_enabled(ETRT_LOG_DEBUG)) continue;
     char engine_device[16];
     etrt_device_format(etrt_engine_device(h->engine), engine_device, sizeof engine_device);
-    if (strlen(engine_device) != spec->value_size || memcmp(engine_device, spec->value, spec->value_size) != 0) {
-      etrt_log(ETRT_LOG_DEBUG, "delegate %u: target_device says %.*s, engine '%s' runs on %s (the engine decides)",
-               args->delegate_index, (int)spec->value_size, (const char *)spec->value, etrt_engine_name(h->engine),
-               engine_device);
+    if (strlen(engine_device) != spec->value_size ||
+        memcmp(engine_device, spec->value, spec->value_size) != 0) {
+      etrt_log(ETRT_LOG_DEBUG,
+               "delegate %u: target_device says %.*s, engine '%s' runs on %s (the engine decides)",
+               args->delegate_index, (int)spec->value_size, (const char *)spec->value,
+               etrt_engine_name(h->engine), engine_device);
     }
   }
   *out = h;
@@ -166,23 +175,26 @@ static void etrt_backend_destroy(void *handle) {
 /* --- execute ---------------------------------------------------------------------- */
 
 /* Fails naming the method, the delegate and the binding ("input 1", "output 0"). */
-static etrt_status etrt_backend_io_error(const etrt_backend_handle *h, uint32_t position, etrt_status status,
-                                         const char *fmt, ...) ETRT_PRINTF(4, 5);
-static etrt_status etrt_backend_io_error(const etrt_backend_handle *h, uint32_t position, etrt_status status,
-                                         const char *fmt, ...) {
+static etrt_status etrt_backend_io_error(const etrt_backend_handle *h, uint32_t position,
+                                         etrt_status status, const char *fmt, ...)
+    ETRT_PRINTF(4, 5);
+static etrt_status etrt_backend_io_error(const etrt_backend_handle *h, uint32_t position,
+                                         etrt_status status, const char *fmt, ...) {
   char detail[512];
   va_list args;
   va_start(args, fmt);
   vsnprintf(detail, sizeof detail, fmt, args);
   va_end(args);
   int is_input = position < h->num_inputs;
-  return etrt_error(status, "method '%s', delegate %u, %s %u: %s", h->method_name, h->delegate_index,
-                    is_input ? "input" : "output", is_input ? position : position - h->num_inputs, detail);
+  return etrt_error(status, "method '%s', delegate %u, %s %u: %s", h->method_name,
+                    h->delegate_index, is_input ? "input" : "output",
+                    is_input ? position : position - h->num_inputs, detail);
 }
 
 /* Rule 3: where the bytes of one binding are, and what address the engine gets. */
-static etrt_status etrt_backend_bind(etrt_backend_handle *h, uint32_t position, const etrt_runtime_tensor *t,
-                                     size_t nbytes, void **address, int *staged) {
+static etrt_status etrt_backend_bind(etrt_backend_handle *h, uint32_t position,
+                                     const etrt_runtime_tensor *t, size_t nbytes, void **address,
+                                     int *staged) {
   *staged = 0;
   if (nbytes == 0) {
     *address = h->driver != NULL ? h->dummy : (void *)h; /* any valid, non-NULL address */
@@ -195,20 +207,23 @@ static etrt_status etrt_backend_bind(etrt_backend_handle *h, uint32_t position, 
     etrt_pointer_info info = {ETRT_POINTER_PAGEABLE_HOST, -1};
     if (present != NULL) ETRT_RETURN_IF_ERROR(present->pointer_info(t->data, &info));
     if (info.kind == ETRT_POINTER_DEVICE)
-      return etrt_backend_io_error(h, position, ETRT_ERROR_INVALID_ARGUMENT, "is device memory, this engine runs on the CPU");
+      return etrt_backend_io_error(h, position, ETRT_ERROR_INVALID_ARGUMENT,
+                                   "is device memory, this engine runs on the CPU");
     *address = t->data;
     return ETRT_OK;
   }
   etrt_pointer_info info;
   ETRT_RETURN_IF_ERROR(h->driver->pointer_info(t->data, &info));
-  if (info.kind == ETRT_POINTER_MANAGED || (info.kind == ETRT_POINTER_DEVICE && info.device == h->device) ||
+  if (info.kind == ETRT_POINTER_MANAGED ||
+      (info.kind == ETRT_POINTER_DEVICE && info.device == h->device) ||
       (info.kind == ETRT_POINTER_PAGEABLE_HOST && h->pageable_access)) {
     *address = t->data; /* zero copy */
     return ETRT_OK;
   }
   if (info.kind == ETRT_POINTER_DEVICE) {
-    return etrt_backend_io_error(h, position, ETRT_ERROR_INVALID_ARGUMENT, "pointer is on cuda:%d, engine runs on cuda:%d",
-                                 info.device, h->device);
+    return etrt_backend_io_error(h, position, ETRT_ERROR_INVALID_ARGUMENT,
+                                 "pointer is on cuda:%d, engine runs on cuda:%d", info.device,
+                                 h->device);
   }
   /* Host memory: a cached device buffer per binding that grows and is reused. */
   etrt_staging *staging = &h->staging[position];
@@ -224,18 +239,21 @@ static etrt_status etrt_backend_bind(etrt_backend_handle *h, uint32_t position, 
   return ETRT_OK;
 }
 
-static etrt_status etrt_backend_tensor(const etrt_backend_handle *h, const etrt_backend_execute_args *args,
-                                       uint32_t position, etrt_runtime_tensor **out) {
+static etrt_status etrt_backend_tensor(const etrt_backend_handle *h,
+                                       const etrt_backend_execute_args *args, uint32_t position,
+                                       etrt_runtime_tensor **out) {
   etrt_value *v = args->values[position];
-  if (v->tag != ETRT_VALUE_TENSOR) return etrt_backend_io_error(h, position, ETRT_ERROR_INVALID_ARGUMENT, "is not a tensor");
+  if (v->tag != ETRT_VALUE_TENSOR)
+    return etrt_backend_io_error(h, position, ETRT_ERROR_INVALID_ARGUMENT, "is not a tensor");
   *out = &v->u.tensor;
   return ETRT_OK;
 }
 
 /* Binds inputs and outputs, staging host inputs; records which outputs need copying
  * back. */
-static etrt_status etrt_backend_prepare(etrt_backend_handle *h, const etrt_backend_execute_args *args,
-                                        etrt_stream stream, uint32_t *staged_outputs, int *any_staged) {
+static etrt_status etrt_backend_prepare(etrt_backend_handle *h,
+                                        const etrt_backend_execute_args *args, etrt_stream stream,
+                                        uint32_t *staged_outputs, int *any_staged) {
   for (uint32_t p = 0; p < h->num_inputs; ++p) {
     etrt_runtime_tensor *t = NULL;
     ETRT_RETURN_IF_ERROR(etrt_backend_tensor(h, args, p, &t));
@@ -245,7 +263,8 @@ static etrt_status etrt_backend_prepare(etrt_backend_handle *h, const etrt_backe
      * shape input, which the engine keeps in int64. */
     int widened = desc->is_shape_input && t->dtype == ETRT_DTYPE_INT32;
     if (t->dtype != desc->dtype && !widened) {
-      return etrt_backend_io_error(h, p, ETRT_ERROR_INVALID_ARGUMENT, "dtype differs from the engine's %s",
+      return etrt_backend_io_error(h, p, ETRT_ERROR_INVALID_ARGUMENT,
+                                   "dtype differs from the engine's %s",
                                    etrt_dtype_name(desc->dtype));
     }
     if (desc->is_shape_input) {
@@ -254,12 +273,14 @@ static etrt_status etrt_backend_prepare(etrt_backend_handle *h, const etrt_backe
        * the bounds the plan was built for. */
       int64_t count = 1;
       for (int32_t a = 0; a < t->rank; ++a) count *= t->sizes[a];
-      if (t->data == NULL && count > 0) return etrt_backend_io_error(h, p, ETRT_ERROR_STATE, "has no memory");
+      if (t->data == NULL && count > 0)
+        return etrt_backend_io_error(h, p, ETRT_ERROR_STATE, "has no memory");
       const int64_t *values = t->data;
       int64_t wide[64];
       if (widened) {
         if (count > (int64_t)(sizeof wide / sizeof wide[0]))
-          return etrt_backend_io_error(h, p, ETRT_ERROR_INVALID_ARGUMENT, "holds more values than a shape input takes");
+          return etrt_backend_io_error(h, p, ETRT_ERROR_INVALID_ARGUMENT,
+                                       "holds more values than a shape input takes");
         for (int64_t i = 0; i < count; ++i) wide[i] = ((const int32_t *)t->data)[i];
         values = wide;
       }
@@ -272,7 +293,8 @@ static etrt_status etrt_backend_prepare(etrt_backend_handle *h, const etrt_backe
     int staged;
     ETRT_RETURN_IF_ERROR(etrt_backend_bind(h, p, t, nbytes, &address, &staged));
     if (staged) {
-      ETRT_RETURN_IF_ERROR(h->driver->memcpy_async(address, t->data, nbytes, ETRT_COPY_HOST_TO_DEVICE, stream));
+      ETRT_RETURN_IF_ERROR(
+          h->driver->memcpy_async(address, t->data, nbytes, ETRT_COPY_HOST_TO_DEVICE, stream));
       *any_staged = 1;
     }
     ETRT_RETURN_IF_ERROR(etrt_exec_context_set_address(h->context, io, address));
@@ -285,17 +307,20 @@ static etrt_status etrt_backend_prepare(etrt_backend_handle *h, const etrt_backe
     int64_t sizes[ETRT_MAX_RANK];
     ETRT_RETURN_IF_ERROR(etrt_exec_context_output_shape(h->context, io, &rank, sizes));
     if (t->dtype != etrt_engine_io_at(h->engine, io)->dtype || rank != t->rank)
-      return etrt_backend_io_error(h, p, ETRT_ERROR_INVALID_ARGUMENT, "dtype or rank differs from the engine's output");
+      return etrt_backend_io_error(h, p, ETRT_ERROR_INVALID_ARGUMENT,
+                                   "dtype or rank differs from the engine's output");
     if (memcmp(sizes, t->sizes, (size_t)rank * sizeof(int64_t)) != 0) {
       etrt_runtime_tensor resized = *t;
       memcpy(resized.sizes, sizes, sizeof resized.sizes);
       if (!t->dynamic || etrt_runtime_tensor_nbytes(&resized) > t->capacity)
-        return etrt_backend_io_error(h, p, ETRT_ERROR_INVALID_ARGUMENT, "the engine's output shape does not fit the tensor");
+        return etrt_backend_io_error(h, p, ETRT_ERROR_INVALID_ARGUMENT,
+                                     "the engine's output shape does not fit the tensor");
       memcpy(t->sizes, sizes, sizeof t->sizes);
     }
     void *address;
     int staged;
-    ETRT_RETURN_IF_ERROR(etrt_backend_bind(h, p, t, etrt_runtime_tensor_nbytes(t), &address, &staged));
+    ETRT_RETURN_IF_ERROR(
+        etrt_backend_bind(h, p, t, etrt_runtime_tensor_nbytes(t), &address, &staged));
     if (staged) {
       staged_outputs[(p - h->num_inputs) / 32] |= 1u << ((p - h->num_inputs) % 32);
       *any_staged = 1;
@@ -307,13 +332,16 @@ static etrt_status etrt_backend_prepare(etrt_backend_handle *h, const etrt_backe
 
 #define ETRT_MAX_STAGED_WORDS 8
 
-static etrt_status etrt_backend_run_gpu(etrt_backend_handle *h, const etrt_backend_execute_args *args) {
+static etrt_status etrt_backend_run_gpu(etrt_backend_handle *h,
+                                        const etrt_backend_execute_args *args) {
   const etrt_device_driver *driver = h->driver;
   etrt_stream stream = args->stream;
   /* Rule 6: the per-thread default stream is invalid under a green context. */
-  if (!args->stream_selected && driver->green_context_current != NULL && driver->green_context_current()) {
+  if (!args->stream_selected && driver->green_context_current != NULL &&
+      driver->green_context_current()) {
     return etrt_error(ETRT_ERROR_STATE,
-                      "method '%s', delegate %u: a green context is current on this thread, where the per-thread default "
+                      "method '%s', delegate %u: a green context is current on this thread, where "
+                      "the per-thread default "
                       "stream is invalid: select the green context's stream with etrt_stream_push",
                       h->method_name, h->delegate_index);
   }
@@ -321,8 +349,10 @@ static etrt_status etrt_backend_run_gpu(etrt_backend_handle *h, const etrt_backe
   int stream_device;
   ETRT_RETURN_IF_ERROR(driver->stream_device(stream, &stream_device));
   if (stream_device != h->device) {
-    return etrt_error(ETRT_ERROR_INVALID_ARGUMENT, "method '%s', delegate %u: the selected stream is on cuda:%d, engine '%s' runs on cuda:%d",
-                      h->method_name, h->delegate_index, stream_device, etrt_engine_name(h->engine), h->device);
+    return etrt_error(
+        ETRT_ERROR_INVALID_ARGUMENT,
+        "method '%s', delegate %u: the selected stream is on cuda:%d, engine '%s' runs on cuda:%d",
+        h->method_name, h->delegate_index, stream_device, etrt_engine_name(h->engine), h->device);
   }
   /* Rule 7: the previous enqueue must finish before the context is reconfigured. */
   if (h->completion_pending) {
@@ -330,22 +360,25 @@ static etrt_status etrt_backend_run_gpu(etrt_backend_handle *h, const etrt_backe
     h->completion_pending = 0;
   }
   if (h->num_outputs > 32 * ETRT_MAX_STAGED_WORDS)
-    return etrt_error(ETRT_ERROR_UNSUPPORTED, "engine '%s' has more than %d outputs", etrt_engine_name(h->engine), 32 * ETRT_MAX_STAGED_WORDS);
+    return etrt_error(ETRT_ERROR_UNSUPPORTED, "engine '%s' has more than %d outputs",
+                      etrt_engine_name(h->engine), 32 * ETRT_MAX_STAGED_WORDS);
   uint32_t staged_outputs[ETRT_MAX_STAGED_WORDS] = {0};
   int any_staged = 0, copies_back = 0;
   etrt_status status = etrt_backend_prepare(h, args, stream, staged_outputs, &any_staged);
   if (status == ETRT_OK && any_staged && !h->staging_logged) {
     /* Rule 4: a caller expecting zero-copy device I/O learns that it fell off it. */
     h->staging_logged = 1;
-    etrt_log(ETRT_LOG_INFO, "engine '%s' (method '%s', delegate %u) is staging host I/O through device buffers; pass device memory for zero-copy",
+    etrt_log(ETRT_LOG_INFO,
+             "engine '%s' (method '%s', delegate %u) is staging host I/O through device buffers; "
+             "pass device memory for zero-copy",
              etrt_engine_name(h->engine), h->method_name, h->delegate_index);
   }
   if (status == ETRT_OK) status = etrt_exec_context_enqueue(h->context, stream);
   for (uint32_t p = 0; status == ETRT_OK && p < h->num_outputs; ++p) {
     if (!(staged_outputs[p / 32] & (1u << (p % 32)))) continue;
     etrt_runtime_tensor *t = &args->values[h->num_inputs + p]->u.tensor;
-    status = driver->memcpy_async(t->data, h->staging[h->num_inputs + p].data, etrt_runtime_tensor_nbytes(t),
-                                  ETRT_COPY_DEVICE_TO_HOST, stream);
+    status = driver->memcpy_async(t->data, h->staging[h->num_inputs + p].data,
+                                  etrt_runtime_tensor_nbytes(t), ETRT_COPY_DEVICE_TO_HOST, stream);
     copies_back = 1;
   }
   if (status != ETRT_OK) {
@@ -381,7 +414,8 @@ static etrt_status etrt_backend_run_gpu(etrt_backend_handle *h, const etrt_backe
   return status;
 }
 
-static etrt_status etrt_backend_run_cpu(etrt_backend_handle *h, const etrt_backend_execute_args *args) {
+static etrt_status etrt_backend_run_cpu(etrt_backend_handle *h,
+                                        const etrt_backend_execute_args *args) {
   uint32_t unused[ETRT_MAX_STAGED_WORDS] = {0};
   int any_staged = 0;
   ETRT_RETURN_IF_ERROR(etrt_backend_prepare(h, args, NULL, unused, &any_staged));
@@ -392,9 +426,11 @@ static etrt_status etrt_backend_execute(void *handle, const etrt_backend_execute
   etrt_backend_handle *h = handle;
   if (args->completion_event != NULL) *args->completion_event = NULL;
   if (args->num_values != h->num_inputs + h->num_outputs) {
-    return etrt_error(ETRT_ERROR_INVALID_ARGUMENT, "method '%s', delegate %u: %u arguments, engine '%s' takes %u inputs and %u outputs",
-                      h->method_name, h->delegate_index, args->num_values, etrt_engine_name(h->engine), h->num_inputs,
-                      h->num_outputs);
+    return etrt_error(
+        ETRT_ERROR_INVALID_ARGUMENT,
+        "method '%s', delegate %u: %u arguments, engine '%s' takes %u inputs and %u outputs",
+        h->method_name, h->delegate_index, args->num_values, etrt_engine_name(h->engine),
+        h->num_inputs, h->num_outputs);
   }
   pthread_mutex_lock(&h->mutex);
   etrt_status status;

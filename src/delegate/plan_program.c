@@ -11,8 +11,8 @@
 
 #define ETRT_PLAN_PROGRAM_ALIGNMENT 64
 
-static etrt_status etrt_plan_program_fill(etrt_pte_builder *b, const etrt_engine *engine, const uint8_t *plan,
-                                          size_t plan_size) {
+static etrt_status etrt_plan_program_fill(etrt_pte_builder *b, const etrt_engine *engine,
+                                          const uint8_t *plan, size_t plan_size) {
   uint32_t count = etrt_engine_io_count(engine);
   etrt_pte_program *program = etrt_pte_builder_program(b);
   etrt_pte_plan *method = ETRT_PTE_NEW(b, etrt_pte_plan, 1);
@@ -24,7 +24,8 @@ static etrt_status etrt_plan_program_fill(etrt_pte_builder *b, const etrt_engine
   etrt_pte_chain *chain = ETRT_PTE_NEW(b, etrt_pte_chain, 1);
   etrt_pte_delegate *delegate = ETRT_PTE_NEW(b, etrt_pte_delegate, 1);
   etrt_pte_compile_spec *spec = ETRT_PTE_NEW(b, etrt_pte_compile_spec, 1);
-  if (!method || !values || !inputs || !outputs || !args || !instruction || !chain || !delegate || !spec)
+  if (!method || !values || !inputs || !outputs || !args || !instruction || !chain || !delegate ||
+      !spec)
     return etrt_error(ETRT_ERROR_OUT_OF_MEMORY, "out of memory writing a program");
   size_t num_inputs = 0, num_outputs = 0, offset = 0;
   /* Values in argument order: the engine's inputs, then its outputs. */
@@ -53,7 +54,8 @@ static etrt_status etrt_plan_program_fill(etrt_pte_builder *b, const etrt_engine
       t->allocation_info.memory_id = 1;
       t->allocation_info.memory_offset_low = (uint32_t)offset;
       t->allocation_info.memory_offset_high = (uint32_t)((uint64_t)offset >> 32);
-      offset += (nbytes + ETRT_PLAN_PROGRAM_ALIGNMENT - 1) / ETRT_PLAN_PROGRAM_ALIGNMENT * ETRT_PLAN_PROGRAM_ALIGNMENT;
+      offset += (nbytes + ETRT_PLAN_PROGRAM_ALIGNMENT - 1) / ETRT_PLAN_PROGRAM_ALIGNMENT *
+                ETRT_PLAN_PROGRAM_ALIGNMENT;
       args[v] = (int32_t)v;
       if (pass) {
         inputs[num_inputs++] = (int32_t)v;
@@ -64,7 +66,8 @@ static etrt_status etrt_plan_program_fill(etrt_pte_builder *b, const etrt_engine
   }
   int64_t buffer_sizes[2] = {0, (int64_t)offset};
   uint32_t segment;
-  ETRT_RETURN_IF_ERROR(etrt_pte_builder_add_segment(b, plan, plan_size, ETRT_PLAN_PROGRAM_ALIGNMENT, &segment));
+  ETRT_RETURN_IF_ERROR(
+      etrt_pte_builder_add_segment(b, plan, plan_size, ETRT_PLAN_PROGRAM_ALIGNMENT, &segment));
   char device[16];
   etrt_device_format(etrt_engine_device(engine), device, sizeof device);
   spec->key = etrt_pte_builder_str(b, "target_device");
@@ -96,7 +99,8 @@ static etrt_status etrt_plan_program_fill(etrt_pte_builder *b, const etrt_engine
   return ETRT_OK;
 }
 
-etrt_status etrt_plan_to_program(const uint8_t *plan, size_t plan_size, uint8_t **pte, size_t *pte_size) {
+etrt_status etrt_plan_to_program(const uint8_t *plan, size_t plan_size, uint8_t **pte,
+                                 size_t *pte_size) {
   *pte = NULL;
   *pte_size = 0;
   etrt_engine *engine;

@@ -59,10 +59,10 @@ static void *entry_point(const char *symbol, unsigned int version) {
 }
 
 /* Function pointers cannot be assigned from void * in ISO C; copy the bits. */
-#define LOAD(field, symbol, version)                 \
-  do {                                               \
-    void *fn_ = entry_point(symbol, version);        \
-    memcpy(&cu.field, &fn_, sizeof cu.field);        \
+#define LOAD(field, symbol, version)          \
+  do {                                        \
+    void *fn_ = entry_point(symbol, version); \
+    memcpy(&cu.field, &fn_, sizeof cu.field); \
   } while (0)
 
 static void load_entry_points(void) {
@@ -82,8 +82,8 @@ static void load_entry_points(void) {
 
 static int have_green_contexts(void) {
   return cu.device_get && cu.device_get_dev_resource && cu.sm_resource_split_by_count &&
-         cu.dev_resource_generate_desc && cu.green_ctx_create && cu.green_ctx_destroy && cu.ctx_from_green_ctx &&
-         cu.green_ctx_stream_create;
+         cu.dev_resource_generate_desc && cu.green_ctx_create && cu.green_ctx_destroy &&
+         cu.ctx_from_green_ctx && cu.green_ctx_stream_create;
 }
 
 /* ---- errors --------------------------------------------------------------------- */
@@ -101,22 +101,25 @@ static int current_device_or(int fallback) {
 static etrt_status cuda_fail(cudaError_t e, const char *call, int device) {
   cudaGetLastError(); /* clear the non-sticky error so that later calls start clean */
   if (device < 0) device = current_device_or(-1);
-  etrt_status status = e == cudaErrorMemoryAllocation ? ETRT_ERROR_OUT_OF_MEMORY : ETRT_ERROR_DEVICE;
+  etrt_status status =
+      e == cudaErrorMemoryAllocation ? ETRT_ERROR_OUT_OF_MEMORY : ETRT_ERROR_DEVICE;
   return etrt_error(status, "%s failed on cuda:%d: %s (%s)", call, device, cudaGetErrorString(e),
                     cudaGetErrorName(e));
 }
 
 static etrt_status cu_fail(CUresult r, const char *call, int device) {
   const char *text = NULL;
-  if (cu.get_error_string == NULL || cu.get_error_string(r, &text) != CUDA_SUCCESS || text == NULL) {
+  if (cu.get_error_string == NULL || cu.get_error_string(r, &text) != CUDA_SUCCESS ||
+      text == NULL) {
     text = "unknown driver error";
   }
-  return etrt_error(ETRT_ERROR_DEVICE, "%s failed on cuda:%d: %s (CUresult %d)", call, device, text, (int)r);
+  return etrt_error(ETRT_ERROR_DEVICE, "%s failed on cuda:%d: %s (CUresult %d)", call, device, text,
+                    (int)r);
 }
 
-#define CUDA_CHECK(expr, call, device)             \
-  do {                                             \
-    cudaError_t e_ = (expr);                       \
+#define CUDA_CHECK(expr, call, device)                         \
+  do {                                                         \
+    cudaError_t e_ = (expr);                                   \
     if (e_ != cudaSuccess) return cuda_fail(e_, call, device); \
   } while (0)
 
@@ -130,15 +133,16 @@ static pthread_mutex_t attribute_lock = PTHREAD_MUTEX_INITIALIZER;
 static int cuda_device_count(void) { return device_total; }
 
 static etrt_status cuda_get_device(int *device) {
-  if (device == NULL) return etrt_error(ETRT_ERROR_INVALID_ARGUMENT, "cuda get_device: NULL output");
+  if (device == NULL)
+    return etrt_error(ETRT_ERROR_INVALID_ARGUMENT, "cuda get_device: NULL output");
   CUDA_CHECK(cudaGetDevice(device), "cudaGetDevice", -1);
   return ETRT_OK;
 }
 
 static etrt_status cuda_set_device(int device) {
   if (device < 0 || device >= device_total) {
-    return etrt_error(ETRT_ERROR_INVALID_ARGUMENT, "cuda set_device: device %d out of range (%d devices)", device,
-                      device_total);
+    return etrt_error(ETRT_ERROR_INVALID_ARGUMENT,
+                      "cuda set_device: device %d out of range (%d devices)", device, device_total);
   }
   CUDA_CHECK(cudaSetDevice(device), "cudaSetDevice", device);
   return ETRT_OK;
@@ -150,10 +154,11 @@ static etrt_status query_attributes(int device, etrt_device_attributes *out) {
   CUDA_CHECK(cudaGetDeviceProperties(&prop, device), "cudaGetDeviceProperties", device);
   snprintf(out->name, sizeof out->name, "%.*s", (int)(sizeof out->name - 1), prop.name);
   out->total_memory = prop.totalGlobalMem;
-  CUDA_CHECK(cudaDeviceGetAttribute(&out->integrated, cudaDevAttrIntegrated, device), "cudaDeviceGetAttribute(integrated)",
-             device);
-  CUDA_CHECK(cudaDeviceGetAttribute(&out->pageable_memory_access, cudaDevAttrPageableMemoryAccess, device),
-             "cudaDeviceGetAttribute(pageableMemoryAccess)", device);
+  CUDA_CHECK(cudaDeviceGetAttribute(&out->integrated, cudaDevAttrIntegrated, device),
+             "cudaDeviceGetAttribute(integrated)", device);
+  CUDA_CHECK(
+      cudaDeviceGetAttribute(&out->pageable_memory_access, cudaDevAttrPageableMemoryAccess, device),
+      "cudaDeviceGetAttribute(pageableMemoryAccess)", device);
   CUDA_CHECK(cudaDeviceGetAttribute(&out->compute_major, cudaDevAttrComputeCapabilityMajor, device),
              "cudaDeviceGetAttribute(computeCapabilityMajor)", device);
   CUDA_CHECK(cudaDeviceGetAttribute(&out->compute_minor, cudaDevAttrComputeCapabilityMinor, device),
@@ -166,8 +171,8 @@ static etrt_status query_attributes(int device, etrt_device_attributes *out) {
 static etrt_status cuda_attributes(int device, etrt_device_attributes *out) {
   if (out == NULL) return etrt_error(ETRT_ERROR_INVALID_ARGUMENT, "cuda attributes: NULL output");
   if (device < 0 || device >= device_total) {
-    return etrt_error(ETRT_ERROR_INVALID_ARGUMENT, "cuda attributes: device %d out of range (%d devices)", device,
-                      device_total);
+    return etrt_error(ETRT_ERROR_INVALID_ARGUMENT,
+                      "cuda attributes: device %d out of range (%d devices)", device, device_total);
   }
   etrt_status status = ETRT_OK;
   pthread_mutex_lock(&attribute_lock);
@@ -187,10 +192,12 @@ static etrt_status cuda_attributes(int device, etrt_device_attributes *out) {
 static size_t at_least_one(size_t size) { return size ? size : 1; }
 
 static etrt_status cuda_malloc_device(size_t size, void **out) {
-  if (out == NULL) return etrt_error(ETRT_ERROR_INVALID_ARGUMENT, "cuda malloc_device: NULL output");
+  if (out == NULL)
+    return etrt_error(ETRT_ERROR_INVALID_ARGUMENT, "cuda malloc_device: NULL output");
   *out = NULL;
   cudaError_t e = cudaMalloc(out, at_least_one(size));
-  if (e != cudaSuccess) return etrt_error_context(cuda_fail(e, "cudaMalloc", -1), "%zu bytes: ", size);
+  if (e != cudaSuccess)
+    return etrt_error_context(cuda_fail(e, "cudaMalloc", -1), "%zu bytes: ", size);
   return ETRT_OK;
 }
 
@@ -200,10 +207,12 @@ static etrt_status cuda_free_device(void *ptr) {
 }
 
 static etrt_status cuda_malloc_pinned(size_t size, void **out) {
-  if (out == NULL) return etrt_error(ETRT_ERROR_INVALID_ARGUMENT, "cuda malloc_pinned: NULL output");
+  if (out == NULL)
+    return etrt_error(ETRT_ERROR_INVALID_ARGUMENT, "cuda malloc_pinned: NULL output");
   *out = NULL;
   cudaError_t e = cudaMallocHost(out, at_least_one(size));
-  if (e != cudaSuccess) return etrt_error_context(cuda_fail(e, "cudaMallocHost", -1), "%zu bytes: ", size);
+  if (e != cudaSuccess)
+    return etrt_error_context(cuda_fail(e, "cudaMallocHost", -1), "%zu bytes: ", size);
   return ETRT_OK;
 }
 
@@ -213,10 +222,12 @@ static etrt_status cuda_free_pinned(void *ptr) {
 }
 
 static etrt_status cuda_malloc_managed(size_t size, void **out) {
-  if (out == NULL) return etrt_error(ETRT_ERROR_INVALID_ARGUMENT, "cuda malloc_managed: NULL output");
+  if (out == NULL)
+    return etrt_error(ETRT_ERROR_INVALID_ARGUMENT, "cuda malloc_managed: NULL output");
   *out = NULL;
   cudaError_t e = cudaMallocManaged(out, at_least_one(size), cudaMemAttachGlobal);
-  if (e != cudaSuccess) return etrt_error_context(cuda_fail(e, "cudaMallocManaged", -1), "%zu bytes: ", size);
+  if (e != cudaSuccess)
+    return etrt_error_context(cuda_fail(e, "cudaMallocManaged", -1), "%zu bytes: ", size);
   return ETRT_OK;
 }
 
@@ -233,8 +244,11 @@ static etrt_status cuda_pointer_info(const void *ptr, etrt_pointer_info *out) {
   }
   if (e != cudaSuccess) return cuda_fail(e, "cudaPointerGetAttributes", -1);
   switch (a.type) {
-    case cudaMemoryTypeUnregistered: break;
-    case cudaMemoryTypeHost: out->kind = ETRT_POINTER_PINNED_HOST; break;
+    case cudaMemoryTypeUnregistered:
+      break;
+    case cudaMemoryTypeHost:
+      out->kind = ETRT_POINTER_PINNED_HOST;
+      break;
     case cudaMemoryTypeDevice:
       out->kind = ETRT_POINTER_DEVICE;
       out->device = a.device;
@@ -279,14 +293,26 @@ static etrt_status cuda_memcpy_async(void *dst, const void *src, size_t size, et
   enum cudaMemcpyKind k;
   const char *call;
   switch (kind) {
-    case ETRT_COPY_HOST_TO_DEVICE: k = cudaMemcpyHostToDevice; call = "cudaMemcpyAsync(host-to-device)"; break;
-    case ETRT_COPY_DEVICE_TO_HOST: k = cudaMemcpyDeviceToHost; call = "cudaMemcpyAsync(device-to-host)"; break;
-    case ETRT_COPY_DEVICE_TO_DEVICE: k = cudaMemcpyDeviceToDevice; call = "cudaMemcpyAsync(device-to-device)"; break;
-    default: return etrt_error(ETRT_ERROR_INVALID_ARGUMENT, "cuda memcpy_async: unknown copy kind %d", (int)kind);
+    case ETRT_COPY_HOST_TO_DEVICE:
+      k = cudaMemcpyHostToDevice;
+      call = "cudaMemcpyAsync(host-to-device)";
+      break;
+    case ETRT_COPY_DEVICE_TO_HOST:
+      k = cudaMemcpyDeviceToHost;
+      call = "cudaMemcpyAsync(device-to-host)";
+      break;
+    case ETRT_COPY_DEVICE_TO_DEVICE:
+      k = cudaMemcpyDeviceToDevice;
+      call = "cudaMemcpyAsync(device-to-device)";
+      break;
+    default:
+      return etrt_error(ETRT_ERROR_INVALID_ARGUMENT, "cuda memcpy_async: unknown copy kind %d",
+                        (int)kind);
   }
   if (size == 0) return ETRT_OK;
   cudaError_t e = cudaMemcpyAsync(dst, src, size, k, to_cuda(stream));
-  if (e != cudaSuccess) return etrt_error_context(cuda_fail(e, call, -1), "%zu bytes %p -> %p: ", size, src, dst);
+  if (e != cudaSuccess)
+    return etrt_error_context(cuda_fail(e, call, -1), "%zu bytes %p -> %p: ", size, src, dst);
   return ETRT_OK;
 }
 
@@ -297,13 +323,15 @@ static etrt_status cuda_memset_async(void *dst, int value, size_t size, etrt_str
 }
 
 static etrt_status cuda_launch_host_func(etrt_stream stream, etrt_host_fn fn, void *user) {
-  if (fn == NULL) return etrt_error(ETRT_ERROR_INVALID_ARGUMENT, "cuda launch_host_func: NULL function");
+  if (fn == NULL)
+    return etrt_error(ETRT_ERROR_INVALID_ARGUMENT, "cuda launch_host_func: NULL function");
   CUDA_CHECK(cudaLaunchHostFunc(to_cuda(stream), fn, user), "cudaLaunchHostFunc", -1);
   return ETRT_OK;
 }
 
 static etrt_status cuda_stream_create(etrt_stream *out) {
-  if (out == NULL) return etrt_error(ETRT_ERROR_INVALID_ARGUMENT, "cuda stream_create: NULL output");
+  if (out == NULL)
+    return etrt_error(ETRT_ERROR_INVALID_ARGUMENT, "cuda stream_create: NULL output");
   cudaStream_t s = NULL;
   CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "cudaStreamCreateWithFlags", -1);
   *out = s;
@@ -312,11 +340,13 @@ static etrt_status cuda_stream_create(etrt_stream *out) {
 
 static etrt_status cuda_stream_destroy(etrt_stream stream) {
   if (stream == NULL || stream == ETRT_STREAM_PER_THREAD) {
-    return etrt_error(ETRT_ERROR_INVALID_ARGUMENT, "cuda stream_destroy: the default streams cannot be destroyed");
+    return etrt_error(ETRT_ERROR_INVALID_ARGUMENT,
+                      "cuda stream_destroy: the default streams cannot be destroyed");
   }
   if (is_green_stream((cudaStream_t)stream)) {
     return etrt_error(ETRT_ERROR_INVALID_ARGUMENT,
-                      "cuda stream_destroy: stream %p is a green-context stream; destroy it with green_stream_destroy",
+                      "cuda stream_destroy: stream %p is a green-context stream; destroy it with "
+                      "green_stream_destroy",
                       stream);
   }
   CUDA_CHECK(cudaStreamDestroy((cudaStream_t)stream), "cudaStreamDestroy", -1);
@@ -329,13 +359,15 @@ static etrt_status cuda_stream_synchronize(etrt_stream stream) {
 }
 
 static etrt_status cuda_stream_device(etrt_stream stream, int *device) {
-  if (device == NULL) return etrt_error(ETRT_ERROR_INVALID_ARGUMENT, "cuda stream_device: NULL output");
+  if (device == NULL)
+    return etrt_error(ETRT_ERROR_INVALID_ARGUMENT, "cuda stream_device: NULL output");
   CUDA_CHECK(cudaStreamGetDevice(to_cuda(stream), device), "cudaStreamGetDevice", -1);
   return ETRT_OK;
 }
 
 static etrt_status cuda_stream_wait_event(etrt_stream stream, etrt_event event) {
-  CUDA_CHECK(cudaStreamWaitEvent(to_cuda(stream), (cudaEvent_t)event, 0), "cudaStreamWaitEvent", -1);
+  CUDA_CHECK(cudaStreamWaitEvent(to_cuda(stream), (cudaEvent_t)event, 0), "cudaStreamWaitEvent",
+             -1);
   return ETRT_OK;
 }
 
@@ -421,15 +453,17 @@ static etrt_status init_primary_context(int device) {
   return ETRT_OK;
 }
 
-static etrt_status cuda_green_stream_create(int device, int sm_count, etrt_stream *out, int *granted) {
+static etrt_status cuda_green_stream_create(int device, int sm_count, etrt_stream *out,
+                                            int *granted) {
   static const char call[] = "cuda green_stream_create";
   if (out == NULL) return etrt_error(ETRT_ERROR_INVALID_ARGUMENT, "%s: NULL output", call);
   *out = NULL;
   if (device < 0 || device >= device_total) {
-    return etrt_error(ETRT_ERROR_INVALID_ARGUMENT, "%s: device %d out of range (%d devices)", call, device,
-                      device_total);
+    return etrt_error(ETRT_ERROR_INVALID_ARGUMENT, "%s: device %d out of range (%d devices)", call,
+                      device, device_total);
   }
-  if (sm_count < 1) return etrt_error(ETRT_ERROR_INVALID_ARGUMENT, "%s: %d SMs requested", call, sm_count);
+  if (sm_count < 1)
+    return etrt_error(ETRT_ERROR_INVALID_ARGUMENT, "%s: %d SMs requested", call, sm_count);
   ETRT_RETURN_IF_ERROR(init_primary_context(device));
 
   CUdevice dev;
@@ -441,17 +475,18 @@ static etrt_status cuda_green_stream_create(int device, int sm_count, etrt_strea
   r = cu.device_get_dev_resource(dev, &all, CU_DEV_RESOURCE_TYPE_SM);
   if (r != CUDA_SUCCESS) return cu_fail(r, "cuDeviceGetDevResource(SM)", device);
   if ((unsigned int)sm_count > all.sm.smCount) {
-    return etrt_error(ETRT_ERROR_INVALID_ARGUMENT, "%s: %d SMs requested, cuda:%d has %u", call, sm_count, device,
-                      all.sm.smCount);
+    return etrt_error(ETRT_ERROR_INVALID_ARGUMENT, "%s: %d SMs requested, cuda:%d has %u", call,
+                      sm_count, device, all.sm.smCount);
   }
   unsigned int groups = 1;
   r = cu.sm_resource_split_by_count(&part, &groups, &all, NULL, 0, (unsigned int)sm_count);
   if (r != CUDA_SUCCESS) return cu_fail(r, "cuDevSmResourceSplitByCount", device);
   if (groups < 1) {
-    return etrt_error(ETRT_ERROR_INVALID_ARGUMENT,
-                      "%s: cuda:%d cannot make a partition of %d SMs (partitions are rounded up to the "
-                      "hardware's granularity of %u, from %u SMs)",
-                      call, device, sm_count, all.sm.smCoscheduledAlignment, all.sm.smCount);
+    return etrt_error(
+        ETRT_ERROR_INVALID_ARGUMENT,
+        "%s: cuda:%d cannot make a partition of %d SMs (partitions are rounded up to the "
+        "hardware's granularity of %u, from %u SMs)",
+        call, device, sm_count, all.sm.smCoscheduledAlignment, all.sm.smCount);
   }
   CUdevResourceDesc desc = NULL;
   r = cu.dev_resource_generate_desc(&desc, &part, 1);
@@ -485,8 +520,8 @@ static etrt_status cuda_green_stream_create(int device, int sm_count, etrt_strea
 static etrt_status cuda_green_stream_destroy(etrt_stream stream) {
   green_entry entry;
   if (stream == NULL || !green_table_take((cudaStream_t)stream, &entry)) {
-    return etrt_error(ETRT_ERROR_INVALID_ARGUMENT, "cuda green_stream_destroy: stream %p is not a green-context stream",
-                      stream);
+    return etrt_error(ETRT_ERROR_INVALID_ARGUMENT,
+                      "cuda green_stream_destroy: stream %p is not a green-context stream", stream);
   }
   /* The green context must outlive the work queued on its stream. */
   cudaError_t e = cudaStreamSynchronize(entry.stream);
@@ -507,14 +542,18 @@ static int cuda_green_context_current(void) {
   for (size_t i = 0; i < green_count && !ours; i++) ours = green_table[i].context == current;
   pthread_mutex_unlock(&green_lock);
   if (ours) return 1;
-  if (cu.ctx_get_device == NULL || cu.ctx_get_dev_resource == NULL || cu.device_get_dev_resource == NULL) return 0;
+  if (cu.ctx_get_device == NULL || cu.ctx_get_dev_resource == NULL ||
+      cu.device_get_dev_resource == NULL)
+    return 0;
   CUdevice dev;
   CUdevResource in_context, in_device;
   memset(&in_context, 0, sizeof in_context);
   memset(&in_device, 0, sizeof in_device);
   if (cu.ctx_get_device(&dev) != CUDA_SUCCESS) return 0;
-  if (cu.ctx_get_dev_resource(current, &in_context, CU_DEV_RESOURCE_TYPE_SM) != CUDA_SUCCESS) return 0;
-  if (cu.device_get_dev_resource(dev, &in_device, CU_DEV_RESOURCE_TYPE_SM) != CUDA_SUCCESS) return 0;
+  if (cu.ctx_get_dev_resource(current, &in_context, CU_DEV_RESOURCE_TYPE_SM) != CUDA_SUCCESS)
+    return 0;
+  if (cu.device_get_dev_resource(dev, &in_device, CU_DEV_RESOURCE_TYPE_SM) != CUDA_SUCCESS)
+    return 0;
   return in_context.sm.smCount < in_device.sm.smCount;
 }
 
@@ -558,7 +597,8 @@ static void cuda_init(void) {
   cudaError_t e = cudaGetDeviceCount(&count);
   if (e != cudaSuccess || count <= 0) {
     cudaGetLastError();
-    etrt_log(ETRT_LOG_DEBUG, "cuda: not usable (%s)", e != cudaSuccess ? cudaGetErrorString(e) : "no devices");
+    etrt_log(ETRT_LOG_DEBUG, "cuda: not usable (%s)",
+             e != cudaSuccess ? cudaGetErrorString(e) : "no devices");
     return;
   }
   attribute_cache = calloc((size_t)count, sizeof *attribute_cache);

@@ -41,7 +41,9 @@ static const etrt_device_driver *choose(void) {
     if (strcmp(env, "cpu") == 0) return NULL;
     if (strcmp(env, "cuda") == 0) {
       const etrt_device_driver *cuda = etrt_device_cuda_driver();
-      if (cuda == NULL) etrt_log(ETRT_LOG_WARN, "ETRT_DEVICE=cuda: no usable CUDA driver and GPU; running on the CPU");
+      if (cuda == NULL)
+        etrt_log(ETRT_LOG_WARN,
+                 "ETRT_DEVICE=cuda: no usable CUDA driver and GPU; running on the CPU");
       return cuda;
     }
     int n = parse_sim_count(env);
@@ -52,8 +54,8 @@ static const etrt_device_driver *choose(void) {
       }
       etrt_log(ETRT_LOG_ERROR, "ETRT_DEVICE=%s: %s", env, etrt_last_error());
     } else {
-      etrt_log(ETRT_LOG_ERROR, "ETRT_DEVICE='%s' is not sim:N (N in 1..%d), cuda or cpu; ignored", env,
-               ETRT_SIM_MAX_DEVICES);
+      etrt_log(ETRT_LOG_ERROR, "ETRT_DEVICE='%s' is not sim:N (N in 1..%d), cuda or cpu; ignored",
+               env, ETRT_SIM_MAX_DEVICES);
     }
   }
   return etrt_device_cuda_driver();
@@ -75,7 +77,8 @@ const etrt_device_driver *etrt_device_driver_get(void) {
 
 etrt_status etrt_device_select_sim(int count) {
   if (count < 0 || count > ETRT_SIM_MAX_DEVICES) {
-    return etrt_error(ETRT_ERROR_INVALID_ARGUMENT, "etrt_device_select_sim(%d): the count must be 0..%d", count,
+    return etrt_error(ETRT_ERROR_INVALID_ARGUMENT,
+                      "etrt_device_select_sim(%d): the count must be 0..%d", count,
                       ETRT_SIM_MAX_DEVICES);
   }
   pthread_mutex_lock(&choice_lock);

@@ -34,8 +34,8 @@ typedef struct etrt_pointer_info {
 
 typedef struct etrt_device_attributes {
   char name[64];
-  int integrated;              /* shares memory with the host */
-  int pageable_memory_access;  /* reads pageable host memory through host page tables */
+  int integrated;             /* shares memory with the host */
+  int pageable_memory_access; /* reads pageable host memory through host page tables */
   int compute_major, compute_minor;
   int sm_count;
   size_t total_memory;

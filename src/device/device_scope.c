@@ -6,7 +6,8 @@
 
 #include "base/status.h"
 
-etrt_status etrt_device_scope_enter(const etrt_device_driver *driver, int device, etrt_device_scope *scope) {
+etrt_status etrt_device_scope_enter(const etrt_device_driver *driver, int device,
+                                    etrt_device_scope *scope) {
   scope->driver = NULL;
   scope->previous = device;
   scope->changed = 0;
@@ -16,7 +17,8 @@ etrt_status etrt_device_scope_enter(const etrt_device_driver *driver, int device
   if (previous == device) return ETRT_OK;
   etrt_status status = driver->set_device(device);
   if (status != ETRT_OK)
-    return etrt_error_context(status, "making cuda:%d current (the caller is on cuda:%d): ", device, previous);
+    return etrt_error_context(status, "making cuda:%d current (the caller is on cuda:%d): ", device,
+                              previous);
   scope->driver = driver;
   scope->previous = previous;
   scope->changed = 1;
@@ -29,7 +31,8 @@ etrt_status etrt_device_scope_exit(etrt_device_scope *scope, etrt_status status)
   etrt_error_keep keep = etrt_error_keep_first(status);
   etrt_status restored = scope->driver->set_device(scope->previous);
   if (restored != ETRT_OK)
-    restored = etrt_error_context(restored, "putting the caller's device cuda:%d back: ", scope->previous);
+    restored =
+        etrt_error_context(restored, "putting the caller's device cuda:%d back: ", scope->previous);
   etrt_error_keep_end(keep);
   return etrt_status_first(status, restored);
 }

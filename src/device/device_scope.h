@@ -14,7 +14,8 @@ typedef struct etrt_device_scope {
  * device differs. A NULL driver (no GPU: the CPU executor) enters a scope that does
  * nothing. On failure the scope is left as one that restores nothing, so exit is
  * always safe to call. */
-etrt_status etrt_device_scope_enter(const etrt_device_driver *driver, int device, etrt_device_scope *scope);
+etrt_status etrt_device_scope_enter(const etrt_device_driver *driver, int device,
+                                    etrt_device_scope *scope);
 
 /* Puts the caller's device back when enter changed it; call it on every return path
  * that follows enter, error paths included, passing the status of the scope's work:

@@ -119,13 +119,15 @@ static void tls_refresh(void) {
 }
 
 static etrt_status no_devices(const char *call) {
-  return etrt_error(ETRT_ERROR_STATE, "sim %s: no simulated devices (etrt_device_select_sim)", call);
+  return etrt_error(ETRT_ERROR_STATE, "sim %s: no simulated devices (etrt_device_select_sim)",
+                    call);
 }
 
 static etrt_status check_device_index(const char *call, int device) {
   if (device < 0 || device >= sim.count) {
-    return etrt_error(ETRT_ERROR_INVALID_ARGUMENT, "sim %s: device %d out of range (%d simulated devices)",
-                      call, device, sim.count);
+    return etrt_error(ETRT_ERROR_INVALID_ARGUMENT,
+                      "sim %s: device %d out of range (%d simulated devices)", call, device,
+                      sim.count);
   }
   return ETRT_OK;
 }
@@ -180,16 +182,21 @@ static sim_alloc *find_alloc(const void *ptr) {
 
 static const char *kind_name(etrt_pointer_kind kind) {
   switch (kind) {
-    case ETRT_POINTER_PAGEABLE_HOST: return "pageable host memory";
-    case ETRT_POINTER_PINNED_HOST: return "pinned host memory";
-    case ETRT_POINTER_DEVICE: return "device memory";
-    case ETRT_POINTER_MANAGED: return "managed memory";
+    case ETRT_POINTER_PAGEABLE_HOST:
+      return "pageable host memory";
+    case ETRT_POINTER_PINNED_HOST:
+      return "pinned host memory";
+    case ETRT_POINTER_DEVICE:
+      return "device memory";
+    case ETRT_POINTER_MANAGED:
+      return "managed memory";
   }
   return "unknown memory";
 }
 
 static etrt_status allocate(const char *call, etrt_pointer_kind kind, size_t size, void **out) {
-  if (out == NULL) return etrt_error(ETRT_ERROR_INVALID_ARGUMENT, "sim %s: NULL output pointer", call);
+  if (out == NULL)
+    return etrt_error(ETRT_ERROR_INVALID_ARGUMENT, "sim %s: NULL output pointer", call);
   *out = NULL;
   lock();
   etrt_status status = ETRT_OK;
@@ -204,9 +211,10 @@ static etrt_status allocate(const char *call, etrt_pointer_kind kind, size_t siz
   if (device >= 0) {
     size_t total = sim.attributes[device].total_memory;
     if (size > total || sim.device_bytes[device] > total - size) {
-      status = etrt_error(ETRT_ERROR_OUT_OF_MEMORY,
-                          "sim %s on sim:%d: out of memory (%zu bytes requested, %zu of %zu in use)", call,
-                          device, size, sim.device_bytes[device], total);
+      status =
+          etrt_error(ETRT_ERROR_OUT_OF_MEMORY,
+                     "sim %s on sim:%d: out of memory (%zu bytes requested, %zu of %zu in use)",
+                     call, device, size, sim.device_bytes[device], total);
       goto done;
     }
   }
@@ -214,7 +222,8 @@ static etrt_status allocate(const char *call, etrt_pointer_kind kind, size_t siz
     size_t capacity = sim.alloc_capacity ? sim.alloc_capacity * 2 : 64;
     sim_alloc *grown = realloc(sim.allocs, capacity * sizeof *grown);
     if (grown == NULL) {
-      status = etrt_error(ETRT_ERROR_OUT_OF_MEMORY, "sim %s: out of host memory for the allocation table", call);
+      status = etrt_error(ETRT_ERROR_OUT_OF_MEMORY,
+                          "sim %s: out of host memory for the allocation table", call);
       goto done;
     }
     sim.allocs = grown;
@@ -222,7 +231,8 @@ static etrt_status allocate(const char *call, etrt_pointer_kind kind, size_t siz
   }
   void *p = malloc(size ? size : 1);
   if (p == NULL) {
-    status = etrt_error(ETRT_ERROR_OUT_OF_MEMORY, "sim %s: out of host memory (%zu bytes)", call, size);
+    status =
+        etrt_error(ETRT_ERROR_OUT_OF_MEMORY, "sim %s: out of host memory (%zu bytes)", call, size);
     goto done;
   }
   /* Poison: an output the device never wrote reads as 0xA5 bytes, not as zeros or as
@@ -262,17 +272,19 @@ static etrt_status release(const char *call, void *ptr, unsigned accept, const c
   sim_alloc *a = find_alloc(ptr);
   if (a == NULL) {
     status = etrt_error(ETRT_ERROR_INVALID_ARGUMENT,
-                        "sim %s(%p): not allocated by the simulated devices, or already freed", call, ptr);
+                        "sim %s(%p): not allocated by the simulated devices, or already freed",
+                        call, ptr);
     goto done;
   }
   if (a->base != (uintptr_t)ptr) {
-    status = etrt_error(ETRT_ERROR_INVALID_ARGUMENT, "sim %s(%p): points inside the allocation at %p, not at its start",
-                        call, ptr, (void *)a->base);
+    status = etrt_error(ETRT_ERROR_INVALID_ARGUMENT,
+                        "sim %s(%p): points inside the allocation at %p, not at its start", call,
+                        ptr, (void *)a->base);
     goto done;
   }
   if (!(accept & (1u << a->kind))) {
-    status = etrt_error(ETRT_ERROR_INVALID_ARGUMENT, "sim %s(%p): this is %s; free it with %s", call, ptr,
-                        kind_name(a->kind), other_call);
+    status = etrt_error(ETRT_ERROR_INVALID_ARGUMENT, "sim %s(%p): this is %s; free it with %s",
+                        call, ptr, kind_name(a->kind), other_call);
     goto done;
   }
   for (sim_stream *s = sim.streams; s != NULL; s = s->next) {
@@ -305,7 +317,8 @@ static etrt_status sim_malloc_managed(size_t size, void **out) {
   return allocate("malloc_managed", ETRT_POINTER_MANAGED, size, out);
 }
 static etrt_status sim_free_device(void *ptr) {
-  return release("free_device", ptr, (1u << ETRT_POINTER_DEVICE) | (1u << ETRT_POINTER_MANAGED), "free_pinned");
+  return release("free_device", ptr, (1u << ETRT_POINTER_DEVICE) | (1u << ETRT_POINTER_MANAGED),
+                 "free_pinned");
 }
 static etrt_status sim_free_pinned(void *ptr) {
   return release("free_pinned", ptr, 1u << ETRT_POINTER_PINNED_HOST, "free_device");
@@ -346,7 +359,8 @@ static etrt_status sim_get_device(int *device) {
 
 static etrt_status sim_set_device(int device) {
   lock();
-  etrt_status status = sim.count == 0 ? no_devices("set_device") : check_device_index("set_device", device);
+  etrt_status status =
+      sim.count == 0 ? no_devices("set_device") : check_device_index("set_device", device);
   if (status == ETRT_OK) {
     tls_refresh();
     tls.device = device;
@@ -374,7 +388,8 @@ long etrt_sim_set_device_calls(void) {
 static etrt_status sim_attributes(int device, etrt_device_attributes *out) {
   if (out == NULL) return etrt_error(ETRT_ERROR_INVALID_ARGUMENT, "sim attributes: NULL output");
   lock();
-  etrt_status status = sim.count == 0 ? no_devices("attributes") : check_device_index("attributes", device);
+  etrt_status status =
+      sim.count == 0 ? no_devices("attributes") : check_device_index("attributes", device);
   if (status == ETRT_OK) *out = sim.attributes[device];
   unlock();
   return status;
@@ -418,15 +433,17 @@ static etrt_status resolve_stream(const char *call, etrt_stream handle, sim_stre
   }
   if (handle == ETRT_STREAM_PER_THREAD) {
     if (tls.green_current) {
-      return etrt_error(ETRT_ERROR_DEVICE,
-                        "sim %s on sim:%d: invalid resource handle: the per-thread default stream is "
-                        "invalid while a green context is current",
-                        call, device);
+      return etrt_error(
+          ETRT_ERROR_DEVICE,
+          "sim %s on sim:%d: invalid resource handle: the per-thread default stream is "
+          "invalid while a green context is current",
+          call, device);
     }
     if (tls.per_thread[device] == NULL) {
       tls.per_thread[device] = new_stream(device, SIM_STREAM_PER_THREAD);
       if (tls.per_thread[device] == NULL) {
-        return etrt_error(ETRT_ERROR_OUT_OF_MEMORY, "sim %s: out of host memory for a stream", call);
+        return etrt_error(ETRT_ERROR_OUT_OF_MEMORY, "sim %s: out of host memory for a stream",
+                          call);
       }
     }
     *out = tls.per_thread[device];
@@ -439,13 +456,15 @@ static etrt_status resolve_stream(const char *call, etrt_stream handle, sim_stre
     }
   }
   return etrt_error(ETRT_ERROR_INVALID_ARGUMENT,
-                    "sim %s: %p is not a live stream of the simulated devices (destroyed, or from another driver)",
+                    "sim %s: %p is not a live stream of the simulated devices (destroyed, or from "
+                    "another driver)",
                     call, handle);
 }
 
 static etrt_status enqueue(const char *call, sim_stream *s, sim_item proto) {
   sim_item *item = malloc(sizeof *item);
-  if (item == NULL) return etrt_error(ETRT_ERROR_OUT_OF_MEMORY, "sim %s: out of host memory for a work item", call);
+  if (item == NULL)
+    return etrt_error(ETRT_ERROR_OUT_OF_MEMORY, "sim %s: out of host memory for a work item", call);
   *item = proto;
   item->next = NULL;
   item->seq = ++sim.next_seq;
@@ -493,10 +512,11 @@ static etrt_status run_until(uint64_t stream_id, uint64_t seq) {
     if (s == NULL || s->completed_seq >= seq) return ETRT_OK;
     if (s->running) {
       if (pthread_equal(s->runner, pthread_self())) {
-        return etrt_error(ETRT_ERROR_STATE,
-                          "sim: a host function queued on a stream of sim:%d synchronised that same stream "
-                          "(it would wait for itself)",
-                          s->device);
+        return etrt_error(
+            ETRT_ERROR_STATE,
+            "sim: a host function queued on a stream of sim:%d synchronised that same stream "
+            "(it would wait for itself)",
+            s->device);
       }
       pthread_cond_wait(&sim.idle, &sim.lock);
       if (generation != sim.generation) break;
@@ -519,7 +539,8 @@ static etrt_status run_until(uint64_t stream_id, uint64_t seq) {
     pthread_cond_broadcast(&sim.idle);
     if (status != ETRT_OK) return status;
   }
-  return etrt_error(ETRT_ERROR_STATE, "sim: the simulated devices were reset while work was running");
+  return etrt_error(ETRT_ERROR_STATE,
+                    "sim: the simulated devices were reset while work was running");
 }
 
 /* Drains the stream (CUDA completes work queued on a destroyed stream), then frees
@@ -552,7 +573,8 @@ static etrt_status sim_stream_create(etrt_stream *out) {
   } else {
     tls_refresh();
     sim_stream *s = new_stream(tls.device, SIM_STREAM_CREATED);
-    if (s == NULL) status = etrt_error(ETRT_ERROR_OUT_OF_MEMORY, "sim stream_create: out of host memory");
+    if (s == NULL)
+      status = etrt_error(ETRT_ERROR_OUT_OF_MEMORY, "sim stream_create: out of host memory");
     *out = s;
   }
   unlock();
@@ -562,24 +584,29 @@ static etrt_status sim_stream_create(etrt_stream *out) {
 /* Shared by stream_destroy and green_stream_destroy: each refuses the other's. */
 static etrt_status destroy_handle(const char *call, etrt_stream stream, int green) {
   if (stream == NULL || stream == ETRT_STREAM_PER_THREAD) {
-    return etrt_error(ETRT_ERROR_INVALID_ARGUMENT, "sim %s: the default streams cannot be destroyed", call);
+    return etrt_error(ETRT_ERROR_INVALID_ARGUMENT,
+                      "sim %s: the default streams cannot be destroyed", call);
   }
   lock();
   sim_stream *s = NULL;
   etrt_status status = resolve_stream(call, stream, &s);
   if (status == ETRT_OK && green && s->kind != SIM_STREAM_GREEN) {
-    status = etrt_error(ETRT_ERROR_INVALID_ARGUMENT, "sim %s: stream %p is not a green-context stream", call, stream);
-  } else if (status == ETRT_OK && !green && s->kind == SIM_STREAM_GREEN) {
     status = etrt_error(ETRT_ERROR_INVALID_ARGUMENT,
-                        "sim %s: stream %p is a green-context stream; destroy it with green_stream_destroy", call,
-                        stream);
+                        "sim %s: stream %p is not a green-context stream", call, stream);
+  } else if (status == ETRT_OK && !green && s->kind == SIM_STREAM_GREEN) {
+    status = etrt_error(
+        ETRT_ERROR_INVALID_ARGUMENT,
+        "sim %s: stream %p is a green-context stream; destroy it with green_stream_destroy", call,
+        stream);
   }
   if (status == ETRT_OK) status = destroy_stream(s);
   unlock();
   return status;
 }
 
-static etrt_status sim_stream_destroy(etrt_stream stream) { return destroy_handle("stream_destroy", stream, 0); }
+static etrt_status sim_stream_destroy(etrt_stream stream) {
+  return destroy_handle("stream_destroy", stream, 0);
+}
 
 static etrt_status sim_stream_synchronize(etrt_stream stream) {
   lock();
@@ -592,7 +619,8 @@ static etrt_status sim_stream_synchronize(etrt_stream stream) {
 }
 
 static etrt_status sim_stream_device(etrt_stream stream, int *device) {
-  if (device == NULL) return etrt_error(ETRT_ERROR_INVALID_ARGUMENT, "sim stream_device: NULL output");
+  if (device == NULL)
+    return etrt_error(ETRT_ERROR_INVALID_ARGUMENT, "sim stream_device: NULL output");
   lock();
   sim_stream *s = NULL;
   etrt_status status = resolve_stream("stream_device", stream, &s);
@@ -616,50 +644,58 @@ int etrt_sim_stream_sm_count(etrt_stream stream) {
 
 /* `ptr` must be device memory usable by a stream of `device`: device memory of that
  * device or managed memory, with [ptr, ptr+size) inside the allocation. */
-static etrt_status check_device_side(const char *call, const char *role, const void *ptr, size_t size,
-                                     int device) {
+static etrt_status check_device_side(const char *call, const char *role, const void *ptr,
+                                     size_t size, int device) {
   sim_alloc *a = find_alloc(ptr);
   etrt_pointer_kind kind = a ? a->kind : ETRT_POINTER_PAGEABLE_HOST;
   if (kind != ETRT_POINTER_DEVICE && kind != ETRT_POINTER_MANAGED) {
-    return etrt_error(ETRT_ERROR_INVALID_ARGUMENT, "sim %s on a stream of sim:%d: %s %p is %s, not device memory",
-                      call, device, role, ptr, kind_name(kind));
+    return etrt_error(ETRT_ERROR_INVALID_ARGUMENT,
+                      "sim %s on a stream of sim:%d: %s %p is %s, not device memory", call, device,
+                      role, ptr, kind_name(kind));
   }
   if (kind == ETRT_POINTER_DEVICE && a->device != device) {
     return etrt_error(ETRT_ERROR_INVALID_ARGUMENT,
-                      "sim %s: %s %p is device memory of sim:%d, but the stream belongs to sim:%d", call, role, ptr,
-                      a->device, device);
+                      "sim %s: %s %p is device memory of sim:%d, but the stream belongs to sim:%d",
+                      call, role, ptr, a->device, device);
   }
   if (size > a->size - ((uintptr_t)ptr - a->base)) {
-    return etrt_error(ETRT_ERROR_INVALID_ARGUMENT,
-                      "sim %s on sim:%d: %s %p + %zu bytes overruns its allocation of %zu bytes at %p", call, device,
-                      role, ptr, size, a->size, (void *)a->base);
+    return etrt_error(
+        ETRT_ERROR_INVALID_ARGUMENT,
+        "sim %s on sim:%d: %s %p + %zu bytes overruns its allocation of %zu bytes at %p", call,
+        device, role, ptr, size, a->size, (void *)a->base);
   }
   return ETRT_OK;
 }
 
 /* `ptr` must be host memory (pageable, pinned or managed); tracked ranges are checked. */
-static etrt_status check_host_side(const char *call, const char *role, const void *ptr, size_t size, int device) {
+static etrt_status check_host_side(const char *call, const char *role, const void *ptr, size_t size,
+                                   int device) {
   sim_alloc *a = find_alloc(ptr);
   if (a == NULL) return ETRT_OK;
   if (a->kind == ETRT_POINTER_DEVICE) {
-    return etrt_error(ETRT_ERROR_INVALID_ARGUMENT, "sim %s on a stream of sim:%d: %s %p is device memory of sim:%d, "
+    return etrt_error(ETRT_ERROR_INVALID_ARGUMENT,
+                      "sim %s on a stream of sim:%d: %s %p is device memory of sim:%d, "
                       "not host memory",
                       call, device, role, ptr, a->device);
   }
   if (size > a->size - ((uintptr_t)ptr - a->base)) {
-    return etrt_error(ETRT_ERROR_INVALID_ARGUMENT,
-                      "sim %s on sim:%d: %s %p + %zu bytes overruns its allocation of %zu bytes at %p", call, device,
-                      role, ptr, size, a->size, (void *)a->base);
+    return etrt_error(
+        ETRT_ERROR_INVALID_ARGUMENT,
+        "sim %s on sim:%d: %s %p + %zu bytes overruns its allocation of %zu bytes at %p", call,
+        device, role, ptr, size, a->size, (void *)a->base);
   }
   return ETRT_OK;
 }
 
 static etrt_status sim_memcpy_async(void *dst, const void *src, size_t size, etrt_copy_kind kind,
                                     etrt_stream stream) {
-  static const char *const names[] = {"", "memcpy_async host-to-device", "memcpy_async device-to-host",
+  static const char *const names[] = {"", "memcpy_async host-to-device",
+                                      "memcpy_async device-to-host",
                                       "memcpy_async device-to-device"};
-  if (kind != ETRT_COPY_HOST_TO_DEVICE && kind != ETRT_COPY_DEVICE_TO_HOST && kind != ETRT_COPY_DEVICE_TO_DEVICE) {
-    return etrt_error(ETRT_ERROR_INVALID_ARGUMENT, "sim memcpy_async: unknown copy kind %d", (int)kind);
+  if (kind != ETRT_COPY_HOST_TO_DEVICE && kind != ETRT_COPY_DEVICE_TO_HOST &&
+      kind != ETRT_COPY_DEVICE_TO_DEVICE) {
+    return etrt_error(ETRT_ERROR_INVALID_ARGUMENT, "sim memcpy_async: unknown copy kind %d",
+                      (int)kind);
   }
   const char *call = names[kind];
   lock();
@@ -681,7 +717,8 @@ static etrt_status sim_memcpy_async(void *dst, const void *src, size_t size, etr
       if (status == ETRT_OK) status = check_device_side(call, "dst", dst, size, s->device);
     }
     if (status == ETRT_OK) {
-      status = enqueue(call, s, (sim_item){.type = SIM_ITEM_COPY, .dst = dst, .src = src, .size = size});
+      status =
+          enqueue(call, s, (sim_item){.type = SIM_ITEM_COPY, .dst = dst, .src = src, .size = size});
     }
   }
   unlock();
@@ -696,8 +733,9 @@ static etrt_status sim_memset_async(void *dst, int value, size_t size, etrt_stre
   if (status == ETRT_OK && size > 0) {
     status = check_device_side("memset_async", "dst", dst, size, s->device);
     if (status == ETRT_OK) {
-      status = enqueue("memset_async", s,
-                       (sim_item){.type = SIM_ITEM_MEMSET, .dst = dst, .size = size, .value = value});
+      status =
+          enqueue("memset_async", s,
+                  (sim_item){.type = SIM_ITEM_MEMSET, .dst = dst, .size = size, .value = value});
     }
   }
   unlock();
@@ -705,12 +743,14 @@ static etrt_status sim_memset_async(void *dst, int value, size_t size, etrt_stre
 }
 
 static etrt_status sim_launch_host_func(etrt_stream stream, etrt_host_fn fn, void *user) {
-  if (fn == NULL) return etrt_error(ETRT_ERROR_INVALID_ARGUMENT, "sim launch_host_func: NULL function");
+  if (fn == NULL)
+    return etrt_error(ETRT_ERROR_INVALID_ARGUMENT, "sim launch_host_func: NULL function");
   lock();
   sim_stream *s = NULL;
   etrt_status status = resolve_stream("launch_host_func", stream, &s);
   if (status == ETRT_OK) {
-    status = enqueue("launch_host_func", s, (sim_item){.type = SIM_ITEM_HOST_FN, .fn = fn, .user = user});
+    status = enqueue("launch_host_func", s,
+                     (sim_item){.type = SIM_ITEM_HOST_FN, .fn = fn, .user = user});
   }
   unlock();
   return status;
@@ -726,9 +766,10 @@ static sim_event *find_event(etrt_event handle) {
 }
 
 static etrt_status unknown_event(const char *call, etrt_event event) {
-  return etrt_error(ETRT_ERROR_INVALID_ARGUMENT,
-                    "sim %s: %p is not a live event of the simulated devices (destroyed, or from another driver)",
-                    call, event);
+  return etrt_error(
+      ETRT_ERROR_INVALID_ARGUMENT,
+      "sim %s: %p is not a live event of the simulated devices (destroyed, or from another driver)",
+      call, event);
 }
 
 static int event_done(const sim_event *e) {
@@ -780,10 +821,12 @@ static etrt_status sim_event_record(etrt_event event, etrt_stream stream) {
   lock();
   sim_stream *s = NULL;
   sim_event *e = find_event(event);
-  etrt_status status = e ? resolve_stream("event_record", stream, &s) : unknown_event("event_record", event);
+  etrt_status status =
+      e ? resolve_stream("event_record", stream, &s) : unknown_event("event_record", event);
   if (status == ETRT_OK && s->device != e->device) {
     status = etrt_error(ETRT_ERROR_INVALID_ARGUMENT,
-                        "sim event_record: the event belongs to sim:%d, the stream to sim:%d", e->device, s->device);
+                        "sim event_record: the event belongs to sim:%d, the stream to sim:%d",
+                        e->device, s->device);
   }
   if (status == ETRT_OK) status = enqueue("event_record", s, (sim_item){.type = SIM_ITEM_RECORD});
   if (status == ETRT_OK) {
@@ -800,11 +843,13 @@ static etrt_status sim_stream_wait_event(etrt_stream stream, etrt_event event) {
   lock();
   sim_stream *s = NULL;
   sim_event *e = find_event(event);
-  etrt_status status = e ? resolve_stream("stream_wait_event", stream, &s) : unknown_event("stream_wait_event", event);
+  etrt_status status = e ? resolve_stream("stream_wait_event", stream, &s)
+                         : unknown_event("stream_wait_event", event);
   /* A wait on a completed (or never recorded) event has nothing to wait for. */
   if (status == ETRT_OK && !event_done(e)) {
-    status = enqueue("stream_wait_event", s,
-                     (sim_item){.type = SIM_ITEM_WAIT, .wait_stream = e->stream_id, .wait_seq = e->seq});
+    status =
+        enqueue("stream_wait_event", s,
+                (sim_item){.type = SIM_ITEM_WAIT, .wait_stream = e->stream_id, .wait_seq = e->seq});
   }
   unlock();
   return status;
@@ -813,7 +858,9 @@ static etrt_status sim_stream_wait_event(etrt_stream stream, etrt_event event) {
 static etrt_status sim_event_query(etrt_event event) {
   lock();
   sim_event *e = find_event(event);
-  etrt_status status = e == NULL ? unknown_event("event_query", event) : event_done(e) ? ETRT_OK : ETRT_ERROR_STATE;
+  etrt_status status = e == NULL       ? unknown_event("event_query", event)
+                       : event_done(e) ? ETRT_OK
+                                       : ETRT_ERROR_STATE;
   unlock();
   return status;
 }
@@ -830,24 +877,29 @@ static etrt_status sim_event_synchronize(etrt_event event) {
 
 /* ---- green contexts ------------------------------------------------------------- */
 
-static etrt_status sim_green_stream_create(int device, int sm_count, etrt_stream *out, int *granted) {
-  if (out == NULL) return etrt_error(ETRT_ERROR_INVALID_ARGUMENT, "sim green_stream_create: NULL output");
+static etrt_status sim_green_stream_create(int device, int sm_count, etrt_stream *out,
+                                           int *granted) {
+  if (out == NULL)
+    return etrt_error(ETRT_ERROR_INVALID_ARGUMENT, "sim green_stream_create: NULL output");
   *out = NULL;
   lock();
   etrt_status status = sim.count == 0 ? no_devices("green_stream_create")
                                       : check_device_index("green_stream_create", device);
   if (status == ETRT_OK) {
     int total = sim.attributes[device].sm_count;
-    long rounded = ((long)sm_count + SIM_GREEN_ALIGNMENT - 1) / SIM_GREEN_ALIGNMENT * SIM_GREEN_ALIGNMENT;
+    long rounded =
+        ((long)sm_count + SIM_GREEN_ALIGNMENT - 1) / SIM_GREEN_ALIGNMENT * SIM_GREEN_ALIGNMENT;
     if (sm_count < 1 || rounded > total) {
-      status = etrt_error(ETRT_ERROR_INVALID_ARGUMENT,
-                          "sim green_stream_create: %d SMs requested on sim:%d, which has %d (partitions are "
-                          "multiples of %d)",
-                          sm_count, device, total, SIM_GREEN_ALIGNMENT);
+      status = etrt_error(
+          ETRT_ERROR_INVALID_ARGUMENT,
+          "sim green_stream_create: %d SMs requested on sim:%d, which has %d (partitions are "
+          "multiples of %d)",
+          sm_count, device, total, SIM_GREEN_ALIGNMENT);
     } else {
       sim_stream *s = new_stream(device, SIM_STREAM_GREEN);
       if (s == NULL) {
-        status = etrt_error(ETRT_ERROR_OUT_OF_MEMORY, "sim green_stream_create: out of host memory");
+        status =
+            etrt_error(ETRT_ERROR_OUT_OF_MEMORY, "sim green_stream_create: out of host memory");
       } else {
         s->sm_count = (int)rounded;
         *out = s;
@@ -896,7 +948,8 @@ size_t etrt_sim_pending_work(void) {
 
 etrt_status etrt_sim_reset(int count) {
   if (count < 0 || count > ETRT_SIM_MAX_DEVICES) {
-    return etrt_error(ETRT_ERROR_INVALID_ARGUMENT, "sim: %d devices requested (0..%d)", count, ETRT_SIM_MAX_DEVICES);
+    return etrt_error(ETRT_ERROR_INVALID_ARGUMENT, "sim: %d devices requested (0..%d)", count,
+                      ETRT_SIM_MAX_DEVICES);
   }
   lock();
   while (sim.streams != NULL) {

@@ -15,7 +15,8 @@ static _Thread_local struct {
 
 etrt_status etrt_stream_push(void *stream) {
   if (selection.depth == ETRT_STREAM_STACK_DEPTH) {
-    return etrt_error(ETRT_ERROR_STATE, "etrt_stream_push: stream selections nested deeper than %d on this thread",
+    return etrt_error(ETRT_ERROR_STATE,
+                      "etrt_stream_push: stream selections nested deeper than %d on this thread",
                       ETRT_STREAM_STACK_DEPTH);
   }
   selection.streams[selection.depth++] = stream;
@@ -24,7 +25,8 @@ etrt_status etrt_stream_push(void *stream) {
 
 etrt_status etrt_stream_pop(void) {
   if (selection.depth == 0) {
-    return etrt_error(ETRT_ERROR_STATE, "etrt_stream_pop: no stream selection to pop on this thread");
+    return etrt_error(ETRT_ERROR_STATE,
+                      "etrt_stream_pop: no stream selection to pop on this thread");
   }
   selection.depth--;
   return ETRT_OK;
@@ -41,13 +43,15 @@ int etrt_stream_selected(void **stream) {
 static etrt_status green_driver(const char *call, const etrt_device_driver **out) {
   const etrt_device_driver *driver = etrt_device_driver_get();
   if (driver == NULL) {
-    return etrt_error(ETRT_ERROR_UNSUPPORTED, "%s: no GPU (no usable CUDA driver and device): green contexts need one",
+    return etrt_error(ETRT_ERROR_UNSUPPORTED,
+                      "%s: no GPU (no usable CUDA driver and device): green contexts need one",
                       call);
   }
   if (driver->green_stream_create == NULL || driver->green_stream_destroy == NULL) {
     return etrt_error(ETRT_ERROR_UNSUPPORTED,
-                      "%s: the %s driver has no green contexts (they need an NVIDIA driver of CUDA 12.5 or later)", call,
-                      driver->name);
+                      "%s: the %s driver has no green contexts (they need an NVIDIA driver of CUDA "
+                      "12.5 or later)",
+                      call, driver->name);
   }
   *out = driver;
   return ETRT_OK;
@@ -56,7 +60,8 @@ static etrt_status green_driver(const char *call, const etrt_device_driver **out
 etrt_status etrt_green_stream_create(int device, int sm_count, void **stream, int *granted_sms) {
   static const char call[] = "etrt_green_stream_create";
   if (stream == NULL || granted_sms == NULL) {
-    return etrt_error(ETRT_ERROR_INVALID_ARGUMENT, "%s: NULL %s", call, stream == NULL ? "stream" : "granted_sms");
+    return etrt_error(ETRT_ERROR_INVALID_ARGUMENT, "%s: NULL %s", call,
+                      stream == NULL ? "stream" : "granted_sms");
   }
   *stream = NULL;
   *granted_sms = 0;
@@ -64,14 +69,15 @@ etrt_status etrt_green_stream_create(int device, int sm_count, void **stream, in
   ETRT_RETURN_IF_ERROR(green_driver(call, &driver));
   int count = driver->device_count();
   if (device < 0 || device >= count) {
-    return etrt_error(ETRT_ERROR_INVALID_ARGUMENT, "%s: device %d out of range (%d %s devices)", call, device, count,
-                      driver->name);
+    return etrt_error(ETRT_ERROR_INVALID_ARGUMENT, "%s: device %d out of range (%d %s devices)",
+                      call, device, count, driver->name);
   }
   etrt_device_attributes attributes;
   etrt_status status = driver->attributes(device, &attributes);
   if (status != ETRT_OK) return etrt_error_context(status, "%s: ", call);
   if (sm_count < 1 || sm_count > attributes.sm_count) {
-    return etrt_error(ETRT_ERROR_INVALID_ARGUMENT, "%s: sm_count %d out of range (%s:%d has %d SMs)", call, sm_count,
+    return etrt_error(ETRT_ERROR_INVALID_ARGUMENT,
+                      "%s: sm_count %d out of range (%s:%d has %d SMs)", call, sm_count,
                       driver->name, device, attributes.sm_count);
   }
   status = driver->green_stream_create(device, sm_count, stream, granted_sms);

@@ -43,8 +43,10 @@ static void etrt_bounds_inputs(const etrt_graph *g, const etrt_node *node,
     in[i].dtype = v->dtype;
     in[i].rank = v->rank;
     memcpy(in[i].dims, end ? v->max_dims : v->min_dims, sizeof in[i].dims);
-    if (as_data) in[i].data = (void *)host[id].at[end];
-    else in[i].host_value = host[id].at[end];
+    if (as_data)
+      in[i].data = (void *)host[id].at[end];
+    else
+      in[i].host_value = host[id].at[end];
   }
 }
 
@@ -86,8 +88,8 @@ etrt_status etrt_bounds_infer_node(etrt_graph *graph, uint32_t index, etrt_bound
       int64_t bytes = etrt_graph_nbytes(o[k].dtype, o[k].rank, o[k].dims);
       if (bytes < 0)
         return etrt_error(ETRT_ERROR_INTERNAL,
-                          "%s '%s': shape inference gave output %u dtype %d rank %d",
-                          node->op_type, node->name, k, (int)o[k].dtype, (int)o[k].rank);
+                          "%s '%s': shape inference gave output %u dtype %d rank %d", node->op_type,
+                          node->name, k, (int)o[k].dtype, (int)o[k].rank);
       if (end == 1 && (o[k].rank != out[k].rank || o[k].dtype != out[k].dtype))
         return etrt_error(ETRT_ERROR_UNSUPPORTED,
                           "%s '%s': output %u is %s rank %d at the inputs' smallest shapes and %s "
@@ -105,15 +107,17 @@ etrt_status etrt_bounds_infer_node(etrt_graph *graph, uint32_t index, etrt_bound
       min_dims[a] = lo->dims[a] < hi->dims[a] ? lo->dims[a] : hi->dims[a];
       max_dims[a] = lo->dims[a] < hi->dims[a] ? hi->dims[a] : lo->dims[a];
       if (max_dims[a] > ETRT_GRAPH_MAX_DIM)
-        return etrt_error(ETRT_ERROR_UNSUPPORTED, "%s '%s': output %u axis %d may reach %lld (over 2^40)",
-                          node->op_type, node->name, k, (int)a, (long long)max_dims[a]);
+        return etrt_error(ETRT_ERROR_UNSUPPORTED,
+                          "%s '%s': output %u axis %d may reach %lld (over 2^40)", node->op_type,
+                          node->name, k, (int)a, (long long)max_dims[a]);
     }
     if (record) {
       v->dtype = lo->dtype;
       v->rank = lo->rank;
       memcpy(v->min_dims, min_dims, (size_t)lo->rank * sizeof *min_dims);
       memcpy(v->max_dims, max_dims, (size_t)lo->rank * sizeof *max_dims);
-    } else if (v->dtype != lo->dtype || !etrt_shape_equal(v->rank, v->min_dims, lo->rank, min_dims) ||
+    } else if (v->dtype != lo->dtype ||
+               !etrt_shape_equal(v->rank, v->min_dims, lo->rank, min_dims) ||
                !etrt_shape_equal(v->rank, v->max_dims, lo->rank, max_dims)) {
       char said[256], inferred[256];
       etrt_bounds_format(v->rank, v->min_dims, v->max_dims, said, sizeof said);

@@ -41,7 +41,8 @@ static etrt_status etrt_engine_prepare(etrt_engine *engine, const size_t *offset
   etrt_status s = host != NULL && scratch != NULL
                       ? ETRT_OK
                       : etrt_error(ETRT_ERROR_OUT_OF_MEMORY, "engine: out of memory");
-  for (uint32_t v = 0; v < g->value_count && s == ETRT_OK; ++v) etrt_bounds_host_init(g, v, &host[v]);
+  for (uint32_t v = 0; v < g->value_count && s == ETRT_OK; ++v)
+    etrt_bounds_host_init(g, v, &host[v]);
   for (uint32_t n = 0; n < g->node_count && s == ETRT_OK; ++n) {
     s = etrt_bounds_infer_node(g, n, host, &arena, 0, scratch);
     if (s != ETRT_OK) s = etrt_engine_node_error(s, engine, offsets, n);
@@ -65,7 +66,8 @@ static etrt_status etrt_engine_host_analysis(etrt_engine *engine) {
   for (uint32_t n = g->node_count; n-- > 0;) {
     const etrt_node *node = &g->nodes[n];
     int evaluated = 0;
-    for (uint32_t o = 0; o < node->num_outputs; ++o) evaluated |= engine->host_needed[node->outputs[o]];
+    for (uint32_t o = 0; o < node->num_outputs; ++o)
+      evaluated |= engine->host_needed[node->outputs[o]];
     if (evaluated) {
       engine->host_evaluated[n] = 1;
       for (uint32_t o = 0; o < node->num_outputs; ++o) engine->host_needed[node->outputs[o]] = 1;

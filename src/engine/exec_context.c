@@ -136,7 +136,8 @@ static etrt_status etrt_exec_host_reserve(etrt_exec_context *c, uint32_t v, int6
 /* Places every arena value with the planner the builder also uses (base/memplan.h)
  * and grows the arena when the plan needs more. */
 static etrt_status etrt_exec_arena_plan(etrt_exec_context *c) {
-  for (uint32_t i = 0; i < c->item_count; ++i) c->items[i].size = c->arena_capacity[c->item_values[i]];
+  for (uint32_t i = 0; i < c->item_count; ++i)
+    c->items[i].size = c->arena_capacity[c->item_values[i]];
   uint64_t total = 0;
   etrt_status s = etrt_memplan_place(c->items, c->item_count, ETRT_ARENA_ALIGNMENT, &total, 1);
   if (s != ETRT_OK) return etrt_error_context(s, "engine '%s': ", etrt_exec_name(c));
@@ -180,9 +181,10 @@ static etrt_status etrt_exec_check_inputs(const etrt_exec_context *c) {
     if (c->shape_set[io]) continue;
     const etrt_graph_value *v = &g->values[g->inputs[io]];
     if (v->is_shape_input)
-      return etrt_error(ETRT_ERROR_STATE,
-                        "engine '%s': shape input '%s' has no values (etrt_exec_context_set_input_values)",
-                        etrt_exec_name(c), v->name);
+      return etrt_error(
+          ETRT_ERROR_STATE,
+          "engine '%s': shape input '%s' has no values (etrt_exec_context_set_input_values)",
+          etrt_exec_name(c), v->name);
     for (int32_t a = 0; a < v->rank; ++a) {
       if (v->min_dims[a] != v->max_dims[a])
         return etrt_error(ETRT_ERROR_STATE,
@@ -215,8 +217,8 @@ static etrt_status etrt_exec_host_evaluate(etrt_exec_context *c, uint32_t n) {
   }
   etrt_status s = node->run_cpu(node, t, t + node->num_inputs);
   if (s != ETRT_OK)
-    return etrt_error_context(s, "engine '%s': computing shape values on the host: ",
-                              etrt_exec_name(c));
+    return etrt_error_context(
+        s, "engine '%s': computing shape values on the host: ", etrt_exec_name(c));
   return ETRT_OK;
 }
 
@@ -245,19 +247,18 @@ static etrt_status etrt_exec_infer(etrt_exec_context *c) {
       out[o].dtype = ETRT_DTYPE_INVALID;
     }
     etrt_status s = node->def->infer(node, in, out);
-    if (s != ETRT_OK)
-      return etrt_error_context(s, "engine '%s', node %u: ", etrt_exec_name(c), n);
+    if (s != ETRT_OK) return etrt_error_context(s, "engine '%s', node %u: ", etrt_exec_name(c), n);
     for (uint32_t o = 0; o < node->num_outputs; ++o) {
       int32_t id = node->outputs[o];
       const etrt_graph_value *v = &g->values[id];
       int64_t bytes = etrt_graph_nbytes(out[o].dtype, out[o].rank, out[o].dims);
       if (out[o].dtype != v->dtype || out[o].rank != v->rank || bytes < 0)
-        return etrt_error(ETRT_ERROR_INVALID_ARGUMENT,
-                          "engine '%s': %s '%s' output %u is %s rank %d for these input shapes; the "
-                          "plan was built for %s rank %d",
-                          etrt_exec_name(c), node->op_type, node->name, o,
-                          etrt_dtype_name(out[o].dtype), (int)out[o].rank,
-                          etrt_dtype_name(v->dtype), (int)v->rank);
+        return etrt_error(
+            ETRT_ERROR_INVALID_ARGUMENT,
+            "engine '%s': %s '%s' output %u is %s rank %d for these input shapes; the "
+            "plan was built for %s rank %d",
+            etrt_exec_name(c), node->op_type, node->name, o, etrt_dtype_name(out[o].dtype),
+            (int)out[o].rank, etrt_dtype_name(v->dtype), (int)v->rank);
       c->values[id].dtype = out[o].dtype;
       c->values[id].rank = out[o].rank;
       memcpy(c->values[id].dims, out[o].dims, sizeof out[o].dims);
@@ -305,15 +306,17 @@ static etrt_status etrt_exec_select(etrt_engine *engine, const etrt_device_drive
   etrt_device_format(engine->info.device, device, sizeof device);
   int count = driver->device_count();
   if (engine->info.device.index >= count)
-    return etrt_error(ETRT_ERROR_DEVICE, "engine '%s' was built for %s, but the %s driver has %d device(s)",
+    return etrt_error(ETRT_ERROR_DEVICE,
+                      "engine '%s' was built for %s, but the %s driver has %d device(s)",
                       engine->info.name, device, driver->name, count);
   int current = -1;
   ETRT_RETURN_IF_ERROR(driver->get_device(&current));
   if (current != engine->info.device.index)
-    return etrt_error(ETRT_ERROR_STATE,
-                      "engine '%s' runs on %s but the current device is %d: set the engine's device "
-                      "before creating a context",
-                      engine->info.name, device, current);
+    return etrt_error(
+        ETRT_ERROR_STATE,
+        "engine '%s' runs on %s but the current device is %d: set the engine's device "
+        "before creating a context",
+        engine->info.name, device, current);
   if (strcmp(driver->name, "sim") == 0) {
     *ops = &etrt_executor_sim;
     return ETRT_OK;
@@ -342,7 +345,8 @@ static etrt_status etrt_exec_allocate(etrt_exec_context *c) {
     args += node->num_inputs + node->num_outputs;
   }
   c->arg_count = args;
-  for (uint32_t io = 0; io < g->input_count; ++io) uploads += g->values[g->inputs[io]].is_shape_input;
+  for (uint32_t io = 0; io < g->input_count; ++io)
+    uploads += g->values[g->inputs[io]].is_shape_input;
   c->values = calloc(nv, sizeof *c->values);
   c->shape_set = calloc(nio, 1);
   c->addresses = calloc(nio, sizeof *c->addresses);
@@ -425,7 +429,8 @@ static etrt_status etrt_exec_init(etrt_exec_context *c) {
   /* Fixed inputs need no shape call. */
   for (uint32_t io = 0; io < g->input_count; ++io) {
     const etrt_graph_value *v = &g->values[g->inputs[io]];
-    c->shape_set[io] = !v->is_shape_input && etrt_shape_equal(v->rank, v->min_dims, v->rank, v->max_dims);
+    c->shape_set[io] =
+        !v->is_shape_input && etrt_shape_equal(v->rank, v->min_dims, v->rank, v->max_dims);
     if (c->shape_set[io]) memcpy(c->values[g->inputs[io]].dims, v->min_dims, sizeof v->min_dims);
   }
   ETRT_RETURN_IF_ERROR(etrt_exec_host_layout(c, NULL));
@@ -449,7 +454,8 @@ etrt_status etrt_exec_context_create(etrt_engine *engine, const etrt_device_driv
   etrt_status s = ops->create(engine, driver, &c->exec);
   if (s != ETRT_OK) {
     free(c);
-    return etrt_error_context(s, "engine '%s': creating a %s context: ", engine->info.name, ops->name);
+    return etrt_error_context(s, "engine '%s': creating a %s context: ", engine->info.name,
+                              ops->name);
   }
   c->weights = ops->weights(c->exec);
   s = etrt_exec_init(c);
@@ -466,7 +472,8 @@ void etrt_exec_context_destroy(etrt_exec_context *c) {
   if (c->exec != NULL) {
     if (c->ops->quiesce(c->exec) != ETRT_OK) {
       /* Freeing memory that queued work still uses would corrupt it: leak instead. */
-      etrt_log(ETRT_LOG_ERROR, "engine '%s': context destroyed with work still queued; its memory is leaked",
+      etrt_log(ETRT_LOG_ERROR,
+               "engine '%s': context destroyed with work still queued; its memory is leaked",
                etrt_exec_name(c));
       return;
     }
@@ -502,13 +509,14 @@ etrt_event etrt_exec_context_completion(const etrt_exec_context *c) {
 static etrt_status etrt_exec_io(const etrt_exec_context *c, uint32_t io, const char *call) {
   if (c == NULL) return etrt_error(ETRT_ERROR_INVALID_ARGUMENT, "%s: NULL context", call);
   if (io >= c->io_count)
-    return etrt_error(ETRT_ERROR_INVALID_ARGUMENT, "engine '%s': %s: I/O %u does not exist (%u I/O)",
-                      etrt_exec_name(c), call, io, c->io_count);
+    return etrt_error(ETRT_ERROR_INVALID_ARGUMENT,
+                      "engine '%s': %s: I/O %u does not exist (%u I/O)", etrt_exec_name(c), call,
+                      io, c->io_count);
   return ETRT_OK;
 }
 
-etrt_status etrt_exec_context_set_input_shape(etrt_exec_context *c, uint32_t io_index,
-                                              int32_t rank, const int64_t *sizes) {
+etrt_status etrt_exec_context_set_input_shape(etrt_exec_context *c, uint32_t io_index, int32_t rank,
+                                              const int64_t *sizes) {
   ETRT_RETURN_IF_ERROR(etrt_exec_io(c, io_index, "set_input_shape"));
   const etrt_engine_io *io = &c->engine->io[io_index];
   if (!io->is_input || io->is_shape_input)
@@ -519,10 +527,11 @@ etrt_status etrt_exec_context_set_input_shape(etrt_exec_context *c, uint32_t io_
                       etrt_exec_name(c), io->name, (int)io->rank, (int)rank);
   for (int32_t a = 0; a < rank; ++a) {
     if (sizes[a] < io->min_sizes[a] || sizes[a] > io->max_sizes[a])
-      return etrt_error(ETRT_ERROR_INVALID_ARGUMENT,
-                        "engine '%s': input '%s' axis %d: size %lld is outside its bounds [%lld, %lld]",
-                        etrt_exec_name(c), io->name, (int)a, (long long)sizes[a],
-                        (long long)io->min_sizes[a], (long long)io->max_sizes[a]);
+      return etrt_error(
+          ETRT_ERROR_INVALID_ARGUMENT,
+          "engine '%s': input '%s' axis %d: size %lld is outside its bounds [%lld, %lld]",
+          etrt_exec_name(c), io->name, (int)a, (long long)sizes[a], (long long)io->min_sizes[a],
+          (long long)io->max_sizes[a]);
   }
   etrt_tensor *t = &c->values[c->graph->inputs[io_index]];
   if (!c->shape_set[io_index] || memcmp(t->dims, sizes, (size_t)rank * sizeof *sizes) != 0) {
@@ -541,14 +550,16 @@ etrt_status etrt_exec_context_set_input_values(etrt_exec_context *c, uint32_t io
     return etrt_error(ETRT_ERROR_INVALID_ARGUMENT, "engine '%s': '%s' is not a shape input",
                       etrt_exec_name(c), io->name);
   if (count != io->value_count || (count > 0 && values == NULL))
-    return etrt_error(ETRT_ERROR_INVALID_ARGUMENT, "engine '%s': shape input '%s' takes %lld values, not %lld",
+    return etrt_error(ETRT_ERROR_INVALID_ARGUMENT,
+                      "engine '%s': shape input '%s' takes %lld values, not %lld",
                       etrt_exec_name(c), io->name, (long long)io->value_count, (long long)count);
   for (int64_t i = 0; i < count; ++i) {
     if (values[i] < io->min_values[i] || values[i] > io->max_values[i])
-      return etrt_error(ETRT_ERROR_INVALID_ARGUMENT,
-                        "engine '%s': shape input '%s' value %lld: %lld is outside its bounds [%lld, %lld]",
-                        etrt_exec_name(c), io->name, (long long)i, (long long)values[i],
-                        (long long)io->min_values[i], (long long)io->max_values[i]);
+      return etrt_error(
+          ETRT_ERROR_INVALID_ARGUMENT,
+          "engine '%s': shape input '%s' value %lld: %lld is outside its bounds [%lld, %lld]",
+          etrt_exec_name(c), io->name, (long long)i, (long long)values[i],
+          (long long)io->min_values[i], (long long)io->max_values[i]);
   }
   int32_t id = c->graph->inputs[io_index];
   uint8_t *dst = c->host_block + c->host_offset[id];
@@ -574,9 +585,10 @@ etrt_status etrt_exec_context_output_shape(etrt_exec_context *c, uint32_t io_ind
 etrt_status etrt_exec_context_set_address(etrt_exec_context *c, uint32_t io_index, void *address) {
   ETRT_RETURN_IF_ERROR(etrt_exec_io(c, io_index, "set_address"));
   if (c->engine->io[io_index].is_shape_input)
-    return etrt_error(ETRT_ERROR_INVALID_ARGUMENT,
-                      "engine '%s': shape input '%s' is passed by value (etrt_exec_context_set_input_values)",
-                      etrt_exec_name(c), c->engine->io[io_index].name);
+    return etrt_error(
+        ETRT_ERROR_INVALID_ARGUMENT,
+        "engine '%s': shape input '%s' is passed by value (etrt_exec_context_set_input_values)",
+        etrt_exec_name(c), c->engine->io[io_index].name);
   c->addresses[io_index] = address;
   return ETRT_OK;
 }
@@ -591,7 +603,8 @@ etrt_status etrt_exec_context_enqueue(etrt_exec_context *c, etrt_stream stream) 
                         "engine '%s': %s '%s' has no address bound (etrt_exec_context_set_address)",
                         etrt_exec_name(c), e->is_input ? "input" : "output", e->name);
   }
-  for (uint32_t p = 0; p < c->patch_count; ++p) c->args[c->patches[p].arg].data = c->addresses[c->patches[p].io];
+  for (uint32_t p = 0; p < c->patch_count; ++p)
+    c->args[c->patches[p].arg].data = c->addresses[c->patches[p].io];
   const etrt_graph *g = c->graph;
   etrt_exec_run run = {.engine = c->engine,
                        .nodes = g->nodes,

@@ -39,8 +39,8 @@ static etrt_status etrt_cpu_alloc(void *state, size_t size, void **out) {
   (void)state;
   size_t rounded = etrt_align_up(size > 0 ? size : 1, 64);
   if (rounded < size || (*out = aligned_alloc(64, rounded)) == NULL)
-    return etrt_error(ETRT_ERROR_OUT_OF_MEMORY, "engine: out of memory for %zu bytes of intermediates",
-                      size);
+    return etrt_error(ETRT_ERROR_OUT_OF_MEMORY,
+                      "engine: out of memory for %zu bytes of intermediates", size);
   return ETRT_OK;
 }
 
@@ -53,7 +53,8 @@ static etrt_status etrt_cpu_enqueue(void *state, const etrt_exec_run *run, etrt_
   (void)state;
   (void)stream;
   for (uint32_t u = 0; u < run->upload_count; ++u)
-    if (run->uploads[u].size > 0) memcpy(run->uploads[u].dst, run->uploads[u].src, run->uploads[u].size);
+    if (run->uploads[u].size > 0)
+      memcpy(run->uploads[u].dst, run->uploads[u].src, run->uploads[u].size);
   return etrt_executor_run_nodes(run, run->args);
 }
 

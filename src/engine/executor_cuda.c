@@ -46,8 +46,8 @@ static void etrt_cuda_exec_destroy(void *state) {
 /* Resolves the kernels and sizes the workspace. */
 static etrt_status etrt_cuda_exec_resolve(etrt_cuda_exec *x) {
   const etrt_graph *g = &x->engine->graph;
-  etrt_tensor *args = calloc(x->engine->max_node_args > 0 ? x->engine->max_node_args : 1,
-                             sizeof *args);
+  etrt_tensor *args =
+      calloc(x->engine->max_node_args > 0 ? x->engine->max_node_args : 1, sizeof *args);
   if (args == NULL) return etrt_error(ETRT_ERROR_OUT_OF_MEMORY, "engine: out of memory");
   etrt_status s = ETRT_OK;
   for (uint32_t n = 0; n < g->node_count && s == ETRT_OK; ++n) {
@@ -141,8 +141,8 @@ static etrt_status etrt_cuda_exec_enqueue(void *state, const etrt_exec_run *run,
     etrt_status s = x->driver->memcpy_async(run->uploads[u].dst, run->uploads[u].src,
                                             run->uploads[u].size, ETRT_COPY_HOST_TO_DEVICE, stream);
     if (s != ETRT_OK)
-      return etrt_error_context(s, "engine '%s': uploading shape input values: ",
-                                x->engine->info.name);
+      return etrt_error_context(
+          s, "engine '%s': uploading shape input values: ", x->engine->info.name);
   }
   etrt_cuda_launch launch = {.stream = stream,
                              .cublaslt = x->cublaslt,

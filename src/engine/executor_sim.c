@@ -37,7 +37,7 @@ struct etrt_sim_exec {
   etrt_sim_snapshot *free_list;
   long in_flight;
   etrt_stream last_stream;
-  etrt_event done; /* recorded after each run, as the CUDA executor does */
+  etrt_event done;    /* recorded after each run, as the CUDA executor does */
   etrt_status failed; /* the first failure of a run, reported by the next enqueue */
   char message[512];
 };
@@ -81,7 +81,8 @@ static etrt_status etrt_sim_create(etrt_engine *engine, const etrt_device_driver
 static void etrt_sim_destroy(void *state) {
   etrt_sim_exec *x = state;
   if (x->driver->event_destroy(x->done) != ETRT_OK)
-    etrt_log(ETRT_LOG_ERROR, "engine '%s': destroying an event: %s", x->engine->info.name, etrt_last_error());
+    etrt_log(ETRT_LOG_ERROR, "engine '%s': destroying an event: %s", x->engine->info.name,
+             etrt_last_error());
   while (x->free_list != NULL) {
     etrt_sim_snapshot *next = x->free_list->next;
     free(x->free_list);
@@ -97,7 +98,8 @@ static etrt_status etrt_sim_alloc(void *state, size_t size, void **out) {
   etrt_sim_exec *x = state;
   etrt_status s = x->driver->malloc_device(size, out);
   if (s != ETRT_OK)
-    return etrt_error_context(s, "engine '%s': %zu bytes of intermediates: ", x->engine->info.name, size);
+    return etrt_error_context(s, "engine '%s': %zu bytes of intermediates: ", x->engine->info.name,
+                              size);
   return ETRT_OK;
 }
 
@@ -121,7 +123,8 @@ static void etrt_sim_run(void *user) {
   etrt_sim_exec *x = snap->exec;
   const etrt_exec_run *run = &snap->run;
   for (uint32_t u = 0; u < run->upload_count; ++u)
-    if (run->uploads[u].size > 0) memcpy(run->uploads[u].dst, run->uploads[u].src, run->uploads[u].size);
+    if (run->uploads[u].size > 0)
+      memcpy(run->uploads[u].dst, run->uploads[u].src, run->uploads[u].size);
   etrt_status s = etrt_executor_run_nodes(run, run->args);
   if (s != ETRT_OK) {
     etrt_log(ETRT_LOG_ERROR, "%s", etrt_last_error());
@@ -174,7 +177,8 @@ static etrt_status etrt_sim_enqueue(void *state, const etrt_exec_run *run, etrt_
   size_t need = host_at + run->host_block_size;
   etrt_sim_snapshot *snap = etrt_sim_take(x, need);
   if (snap == NULL)
-    return etrt_error(ETRT_ERROR_OUT_OF_MEMORY, "engine '%s': out of memory for a run", x->engine->info.name);
+    return etrt_error(ETRT_ERROR_OUT_OF_MEMORY, "engine '%s': out of memory for a run",
+                      x->engine->info.name);
   uint8_t *storage = (uint8_t *)snap + ETRT_SIM_SNAPSHOT_HEADER;
   etrt_tensor *args = (etrt_tensor *)storage;
   etrt_exec_upload *uploads = (etrt_exec_upload *)(storage + args_bytes);

@@ -22,8 +22,8 @@ void etrt_graph_release(etrt_graph *graph) {
 }
 
 /* Grows an array of `item` bytes to hold one more element. */
-static etrt_status etrt_graph_reserve(void **items, uint32_t *capacity, uint32_t count,
-                                      size_t item, uint32_t limit, const char *what) {
+static etrt_status etrt_graph_reserve(void **items, uint32_t *capacity, uint32_t count, size_t item,
+                                      uint32_t limit, const char *what) {
   if (count < *capacity) return ETRT_OK;
   if (count >= limit)
     return etrt_error(ETRT_ERROR_INVALID_ARGUMENT, "graph: more than %u %s", limit, what);
@@ -95,13 +95,15 @@ etrt_status etrt_graph_copy_attribute(etrt_arena *arena, const etrt_attribute *f
       size_t item = ints ? sizeof(int64_t) : sizeof(float);
       if (from->count < 0 || (uint64_t)from->count > SIZE_MAX / item ||
           (from->count > 0 && src == NULL))
-        return etrt_error(ETRT_ERROR_INVALID_ARGUMENT, "attribute '%s': bad count %lld",
-                          from->name, (long long)from->count);
+        return etrt_error(ETRT_ERROR_INVALID_ARGUMENT, "attribute '%s': bad count %lld", from->name,
+                          (long long)from->count);
       void *copy = etrt_arena_memdup(arena, src, (size_t)from->count * item, 8);
       if (copy == NULL) return etrt_error(ETRT_ERROR_OUT_OF_MEMORY, "graph: out of memory");
       to->count = from->count;
-      if (ints) to->ints = copy;
-      else to->floats = copy;
+      if (ints)
+        to->ints = copy;
+      else
+        to->floats = copy;
       return ETRT_OK;
     }
     case ETRT_ATTRIBUTE_TENSOR: {
@@ -123,10 +125,9 @@ etrt_status etrt_graph_copy_attribute(etrt_arena *arena, const etrt_attribute *f
 }
 
 etrt_status etrt_graph_add_node(etrt_graph *graph, const char *op_type, const char *name,
-                                uint32_t num_inputs, const int32_t *inputs,
-                                uint32_t num_outputs, const int32_t *outputs,
-                                uint32_t num_attributes, const etrt_attribute *attributes,
-                                uint32_t *index) {
+                                uint32_t num_inputs, const int32_t *inputs, uint32_t num_outputs,
+                                const int32_t *outputs, uint32_t num_attributes,
+                                const etrt_attribute *attributes, uint32_t *index) {
   if (num_inputs > ETRT_GRAPH_MAX_NODE_ARGS || num_outputs > ETRT_GRAPH_MAX_NODE_ARGS ||
       num_attributes > ETRT_GRAPH_MAX_ATTRIBUTES)
     return etrt_error(ETRT_ERROR_INVALID_ARGUMENT,
@@ -198,8 +199,7 @@ int32_t etrt_graph_io_value(const etrt_graph *graph, uint32_t io_index) {
   return io_index < graph->output_count ? graph->outputs[io_index] : -1;
 }
 
-const char *etrt_graph_node_label(const etrt_graph *graph, uint32_t index, char *buf,
-                                  size_t size) {
+const char *etrt_graph_node_label(const etrt_graph *graph, uint32_t index, char *buf, size_t size) {
   const etrt_node *n = &graph->nodes[index];
   if (n->name != NULL && n->name[0] != '\0')
     snprintf(buf, size, "node %u '%s' (%s)", index, n->name, n->op_type);
@@ -235,31 +235,33 @@ etrt_status etrt_graph_check(etrt_graph *graph, const size_t *node_offsets) {
       if (id == -1) continue;
       if (id < 0 || (uint32_t)id >= nv)
         return etrt_error(ETRT_ERROR_INVALID_FORMAT, "%s: input %u is value %d, not in [0, %u)",
-                          etrt_graph_check_label(graph, node_offsets, n, label, sizeof label), i, (int)id, nv);
+                          etrt_graph_check_label(graph, node_offsets, n, label, sizeof label), i,
+                          (int)id, nv);
       const etrt_graph_value *value = &graph->values[id];
       if ((value->kind == ETRT_VALUE_KIND_OUTPUT || value->kind == ETRT_VALUE_KIND_INTERMEDIATE) &&
           value->producer < 0)
         return etrt_error(ETRT_ERROR_INVALID_FORMAT,
                           "%s: input %u (value %d '%s') is not produced by an earlier node",
-                          etrt_graph_check_label(graph, node_offsets, n, label, sizeof label), i, (int)id,
-                          value->name);
+                          etrt_graph_check_label(graph, node_offsets, n, label, sizeof label), i,
+                          (int)id, value->name);
     }
     for (uint32_t o = 0; o < node->num_outputs; ++o) {
       int32_t id = node->outputs[o];
       if (id < 0 || (uint32_t)id >= nv)
         return etrt_error(ETRT_ERROR_INVALID_FORMAT, "%s: output %u is value %d, not in [0, %u)",
-                          etrt_graph_check_label(graph, node_offsets, n, label, sizeof label), o, (int)id, nv);
+                          etrt_graph_check_label(graph, node_offsets, n, label, sizeof label), o,
+                          (int)id, nv);
       etrt_graph_value *value = &graph->values[id];
       if (value->kind != ETRT_VALUE_KIND_OUTPUT && value->kind != ETRT_VALUE_KIND_INTERMEDIATE)
         return etrt_error(ETRT_ERROR_INVALID_FORMAT,
                           "%s: output %u (value %d '%s') is an input or a constant",
-                          etrt_graph_check_label(graph, node_offsets, n, label, sizeof label), o, (int)id,
-                          value->name);
+                          etrt_graph_check_label(graph, node_offsets, n, label, sizeof label), o,
+                          (int)id, value->name);
       if (value->producer >= 0)
         return etrt_error(ETRT_ERROR_INVALID_FORMAT,
                           "%s: output %u (value %d '%s') is already produced by node %d",
-                          etrt_graph_check_label(graph, node_offsets, n, label, sizeof label), o, (int)id,
-                          value->name, (int)value->producer);
+                          etrt_graph_check_label(graph, node_offsets, n, label, sizeof label), o,
+                          (int)id, value->name, (int)value->producer);
       value->producer = (int32_t)n;
     }
   }
@@ -293,8 +295,9 @@ etrt_status etrt_graph_check(etrt_graph *graph, const size_t *node_offsets) {
   for (uint32_t v = 0; v < nv && status == ETRT_OK; ++v) {
     etrt_value_kind k = graph->values[v].kind;
     if ((k == ETRT_VALUE_KIND_INPUT || k == ETRT_VALUE_KIND_OUTPUT) && !seen[v])
-      status = etrt_error(ETRT_ERROR_INVALID_FORMAT, "value %u '%s' is an %s missing from the I/O table",
-                          v, graph->values[v].name, k == ETRT_VALUE_KIND_INPUT ? "input" : "output");
+      status =
+          etrt_error(ETRT_ERROR_INVALID_FORMAT, "value %u '%s' is an %s missing from the I/O table",
+                     v, graph->values[v].name, k == ETRT_VALUE_KIND_INPUT ? "input" : "output");
   }
   free(seen);
   return status;

@@ -20,9 +20,9 @@
 
 typedef enum etrt_value_kind {
   ETRT_VALUE_KIND_INPUT = 0,
-  ETRT_VALUE_KIND_OUTPUT = 1,       /* produced by a node and bound by the caller */
+  ETRT_VALUE_KIND_OUTPUT = 1, /* produced by a node and bound by the caller */
   ETRT_VALUE_KIND_CONSTANT = 2,
-  ETRT_VALUE_KIND_INTERMEDIATE = 3  /* produced by a node, lives in a context buffer */
+  ETRT_VALUE_KIND_INTERMEDIATE = 3 /* produced by a node, lives in a context buffer */
 } etrt_value_kind;
 
 /* Largest graph a plan may hold; bounds the work of verifying a hostile plan. */
@@ -73,10 +73,9 @@ etrt_status etrt_graph_add_value(etrt_graph *graph, const etrt_graph_value *valu
 /* Appends a node with copies of its strings, id arrays and attributes. def and
  * state are left NULL. */
 etrt_status etrt_graph_add_node(etrt_graph *graph, const char *op_type, const char *name,
-                                uint32_t num_inputs, const int32_t *inputs,
-                                uint32_t num_outputs, const int32_t *outputs,
-                                uint32_t num_attributes, const etrt_attribute *attributes,
-                                uint32_t *index);
+                                uint32_t num_inputs, const int32_t *inputs, uint32_t num_outputs,
+                                const int32_t *outputs, uint32_t num_attributes,
+                                const etrt_attribute *attributes, uint32_t *index);
 /* Deep copy of one attribute into the arena (strings, arrays, tensor bytes). */
 etrt_status etrt_graph_copy_attribute(etrt_arena *arena, const etrt_attribute *from,
                                       etrt_attribute *to);
@@ -96,8 +95,7 @@ int32_t etrt_graph_io_value(const etrt_graph *graph, uint32_t io_index);
 etrt_status etrt_graph_check(etrt_graph *graph, const size_t *node_offsets);
 
 /* A display name for messages: "node 3 'fc1' (Gemm)". */
-const char *etrt_graph_node_label(const etrt_graph *graph, uint32_t index, char *buf,
-                                  size_t size);
+const char *etrt_graph_node_label(const etrt_graph *graph, uint32_t index, char *buf, size_t size);
 
 /* Values a shape input holds (its fixed numel). */
 static inline int64_t etrt_graph_shape_input_count(const etrt_graph_value *value) {

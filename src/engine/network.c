@@ -118,13 +118,12 @@ static etrt_status etrt_network_add_graph_input(etrt_network *network, int32_t i
 }
 
 etrt_status etrt_network_add_input(etrt_network *network, const char *name, etrt_dtype dtype,
-                                   int32_t rank, const int64_t *min_sizes,
-                                   const int64_t *max_sizes, int32_t *out) {
+                                   int32_t rank, const int64_t *min_sizes, const int64_t *max_sizes,
+                                   int32_t *out) {
   if (network == NULL || out == NULL)
     return etrt_error(ETRT_ERROR_INVALID_ARGUMENT, "network: NULL argument");
   ETRT_RETURN_IF_ERROR(etrt_network_check_io_name(network, name, "input"));
-  ETRT_RETURN_IF_ERROR(
-      etrt_network_check_shape("input", name, dtype, rank, min_sizes, max_sizes));
+  ETRT_RETURN_IF_ERROR(etrt_network_check_shape("input", name, dtype, rank, min_sizes, max_sizes));
   etrt_graph_value v = {.name = name, .kind = ETRT_VALUE_KIND_INPUT, .dtype = dtype, .rank = rank};
   for (int32_t i = 0; i < rank; ++i) {
     v.min_dims[i] = min_sizes[i];
@@ -152,9 +151,15 @@ etrt_status etrt_network_add_shape_input(etrt_network *network, const char *name
                         "network: shape input '%s': value %lld has bounds [%lld, %lld]", name,
                         (long long)i, (long long)min_values[i], (long long)max_values[i]);
   }
-  etrt_graph_value v = {.name = name, .kind = ETRT_VALUE_KIND_INPUT, .is_shape_input = 1,
-                        .dtype = ETRT_DTYPE_INT64, .rank = 1, .min_dims = {count},
-                        .max_dims = {count}, .min_values = min_values, .max_values = max_values};
+  etrt_graph_value v = {.name = name,
+                        .kind = ETRT_VALUE_KIND_INPUT,
+                        .is_shape_input = 1,
+                        .dtype = ETRT_DTYPE_INT64,
+                        .rank = 1,
+                        .min_dims = {count},
+                        .max_dims = {count},
+                        .min_values = min_values,
+                        .max_values = max_values};
   int64_t none = 0;
   if (count == 0) v.min_values = v.max_values = &none;
   int32_t id;
@@ -177,8 +182,12 @@ etrt_status etrt_network_add_constant(etrt_network *network, const char *name, e
     return etrt_error(ETRT_ERROR_INVALID_ARGUMENT, "network: constant '%s': NULL data", name);
   void *copy = etrt_arena_memdup(&network->graph.arena, data, (size_t)nbytes, 64);
   if (copy == NULL) return etrt_error(ETRT_ERROR_OUT_OF_MEMORY, "network: out of memory");
-  etrt_graph_value v = {.name = name, .kind = ETRT_VALUE_KIND_CONSTANT, .dtype = dtype,
-                        .rank = rank, .data = copy, .nbytes = (size_t)nbytes};
+  etrt_graph_value v = {.name = name,
+                        .kind = ETRT_VALUE_KIND_CONSTANT,
+                        .dtype = dtype,
+                        .rank = rank,
+                        .data = copy,
+                        .nbytes = (size_t)nbytes};
   for (int32_t i = 0; i < rank; ++i) v.min_dims[i] = v.max_dims[i] = sizes[i];
   return etrt_network_append(network, &v, copy, copy, out);
 }
@@ -192,8 +201,8 @@ etrt_status etrt_network_add_op(etrt_network *network, const char *op_type, cons
   if (name == NULL) name = "";
   const etrt_op_def *def = etrt_op_find(op_type);
   if (def == NULL)
-    return etrt_error(ETRT_ERROR_UNSUPPORTED, "network: operation '%s' (node '%s') is not supported",
-                      op_type, name);
+    return etrt_error(ETRT_ERROR_UNSUPPORTED,
+                      "network: operation '%s' (node '%s') is not supported", op_type, name);
   if (num_outputs == 0 || outputs == NULL || (num_inputs > 0 && inputs == NULL) ||
       (num_attributes > 0 && attributes == NULL))
     return etrt_error(ETRT_ERROR_INVALID_ARGUMENT,
@@ -205,8 +214,9 @@ etrt_status etrt_network_add_op(etrt_network *network, const char *op_type, cons
   etrt_graph *g = &network->graph;
   for (uint32_t i = 0; i < num_inputs; ++i) {
     if (inputs[i] < -1 || inputs[i] >= (int32_t)g->value_count)
-      return etrt_error(ETRT_ERROR_INVALID_ARGUMENT, "network: %s '%s': input %u is value %d, which does not exist",
-                        op_type, name, i, (int)inputs[i]);
+      return etrt_error(ETRT_ERROR_INVALID_ARGUMENT,
+                        "network: %s '%s': input %u is value %d, which does not exist", op_type,
+                        name, i, (int)inputs[i]);
   }
   const uint32_t values_before = g->value_count, nodes_before = g->node_count;
   etrt_tensor *scratch = calloc((size_t)num_inputs + 2u * num_outputs, sizeof *scratch);
@@ -223,8 +233,8 @@ etrt_status etrt_network_add_op(etrt_network *network, const char *op_type, cons
       snprintf(value_name, sizeof value_name, "%s:%u", name, k);
     else
       snprintf(value_name, sizeof value_name, "%s", name);
-    etrt_graph_value v = {.name = value_name, .kind = ETRT_VALUE_KIND_INTERMEDIATE,
-                          .dtype = ETRT_DTYPE_INVALID};
+    etrt_graph_value v = {
+        .name = value_name, .kind = ETRT_VALUE_KIND_INTERMEDIATE, .dtype = ETRT_DTYPE_INVALID};
     s = etrt_network_append(network, &v, NULL, NULL, &ids[k]);
   }
   uint32_t index = 0;

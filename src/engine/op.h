@@ -66,9 +66,9 @@ typedef struct etrt_node {
 
 /* What a CUDA kernel launcher gets besides its tensors. */
 typedef struct etrt_cuda_launch {
-  void *stream;            /* cudaStream_t */
-  void *cublaslt;          /* cublasLtHandle_t, created once per context */
-  void *workspace;         /* device scratch owned by the context */
+  void *stream;    /* cudaStream_t */
+  void *cublaslt;  /* cublasLtHandle_t, created once per context */
+  void *workspace; /* device scratch owned by the context */
   size_t workspace_size;
   etrt_precision precision;
 } etrt_cuda_launch;

@@ -102,7 +102,8 @@ static etrt_status etrt_plan_zero(etrt_plan_reader *r, const char *field, size_t
     ETRT_RETURN_IF_ERROR(etrt_plan_u32(r, field, &w));
     v = w;
   }
-  if (v != 0) return etrt_plan_fail(r, at, field, "reserved, must be 0 (is %llu)", (unsigned long long)v);
+  if (v != 0)
+    return etrt_plan_fail(r, at, field, "reserved, must be 0 (is %llu)", (unsigned long long)v);
   return ETRT_OK;
 }
 
@@ -128,7 +129,8 @@ static etrt_status etrt_plan_dtype(etrt_plan_reader *r, const char *field, etrt_
   size_t at = r->pos;
   int32_t v;
   ETRT_RETURN_IF_ERROR(etrt_plan_i32(r, field, &v));
-  if (etrt_dtype_size((etrt_dtype)v) == 0) return etrt_plan_fail(r, at, field, "unknown dtype %d", (int)v);
+  if (etrt_dtype_size((etrt_dtype)v) == 0)
+    return etrt_plan_fail(r, at, field, "unknown dtype %d", (int)v);
   *out = (etrt_dtype)v;
   return ETRT_OK;
 }
@@ -163,8 +165,9 @@ static etrt_status etrt_plan_shape(etrt_plan_reader *r, etrt_dtype *dtype, int32
   ETRT_RETURN_IF_ERROR(etrt_plan_dims(r, "max dims", *rank, max_dims));
   for (int32_t i = 0; i < *rank; ++i) {
     if (min_dims[i] > max_dims[i])
-      return etrt_plan_fail(r, at + 8 * (size_t)i, "max dims", "axis %d bounds [%lld, %lld] are out of order",
-                            (int)i, (long long)min_dims[i], (long long)max_dims[i]);
+      return etrt_plan_fail(r, at + 8 * (size_t)i, "max dims",
+                            "axis %d bounds [%lld, %lld] are out of order", (int)i,
+                            (long long)min_dims[i], (long long)max_dims[i]);
   }
   if (etrt_graph_nbytes(*dtype, *rank, max_dims) < 0)
     return etrt_plan_fail(r, at, "max dims", "the size overflows");
@@ -213,11 +216,10 @@ static etrt_status etrt_plan_header(etrt_plan_reader *r, etrt_plan_info *info) {
   const uint8_t *name = h + ETRT_PLAN_NAME_OFFSET;
   const uint8_t *nul = memchr(name, '\0', ETRT_PLAN_NAME_SIZE);
   if (nul == NULL)
-    return etrt_plan_fail(r, ETRT_PLAN_NAME_OFFSET, "engine name", "not NUL-terminated within %u bytes",
-                          ETRT_PLAN_NAME_SIZE);
+    return etrt_plan_fail(r, ETRT_PLAN_NAME_OFFSET, "engine name",
+                          "not NUL-terminated within %u bytes", ETRT_PLAN_NAME_SIZE);
   for (const uint8_t *p = nul; p < name + ETRT_PLAN_NAME_SIZE; ++p) {
-    if (*p != 0)
-      return etrt_plan_fail(r, (size_t)(p - h), "engine name", "padding is not zero");
+    if (*p != 0) return etrt_plan_fail(r, (size_t)(p - h), "engine name", "padding is not zero");
   }
   uint8_t digest[ETRT_DIGEST_SIZE];
   etrt_sha256(h + ETRT_PLAN_HEADER_SIZE, r->size - ETRT_PLAN_HEADER_SIZE, digest);
@@ -258,7 +260,8 @@ static etrt_status etrt_plan_values(etrt_plan_reader *r, etrt_graph *graph, uint
     value.is_shape_input = (flags & ETRT_PLAN_VALUE_SHAPE_INPUT) != 0;
     value.producer = -1;
     at = r->pos;
-    ETRT_RETURN_IF_ERROR(etrt_plan_shape(r, &value.dtype, &value.rank, value.min_dims, value.max_dims));
+    ETRT_RETURN_IF_ERROR(
+        etrt_plan_shape(r, &value.dtype, &value.rank, value.min_dims, value.max_dims));
     int64_t min_values[64], max_values[64];
     if (kind == ETRT_VALUE_KIND_CONSTANT) {
       if (!etrt_shape_equal(value.rank, value.min_dims, value.rank, value.max_dims))
@@ -267,8 +270,10 @@ static etrt_status etrt_plan_values(etrt_plan_reader *r, etrt_graph *graph, uint
       uint64_t offset, nbytes;
       ETRT_RETURN_IF_ERROR(etrt_plan_u64(r, "data offset", &offset));
       if (offset % ETRT_PLAN_WEIGHT_ALIGNMENT != 0 || offset < weights_end)
-        return etrt_plan_fail(r, at, "data offset", "%llu is not 64-byte aligned or overlaps the previous constant (which ends at %llu)",
-                              (unsigned long long)offset, (unsigned long long)weights_end);
+        return etrt_plan_fail(
+            r, at, "data offset",
+            "%llu is not 64-byte aligned or overlaps the previous constant (which ends at %llu)",
+            (unsigned long long)offset, (unsigned long long)weights_end);
       size_t size_at = r->pos;
       ETRT_RETURN_IF_ERROR(etrt_plan_u64(r, "data size", &nbytes));
       int64_t expected = etrt_graph_nbytes(value.dtype, value.rank, value.min_dims);
@@ -276,7 +281,8 @@ static etrt_status etrt_plan_values(etrt_plan_reader *r, etrt_graph *graph, uint
         return etrt_plan_fail(r, size_at, "data size", "%llu bytes, the dims and dtype need %lld",
                               (unsigned long long)nbytes, (long long)expected);
       if (!etrt_range_ok(offset, nbytes, weights_size))
-        return etrt_plan_fail(r, at, "data offset", "[%llu, +%llu) lies outside the %llu bytes of weights",
+        return etrt_plan_fail(r, at, "data offset",
+                              "[%llu, +%llu) lies outside the %llu bytes of weights",
                               (unsigned long long)offset, (unsigned long long)nbytes,
                               (unsigned long long)weights_size);
       weights_end = offset + nbytes;
@@ -286,15 +292,18 @@ static etrt_status etrt_plan_values(etrt_plan_reader *r, etrt_graph *graph, uint
     if (value.is_shape_input) {
       if (value.dtype != ETRT_DTYPE_INT64 || value.rank != 1 ||
           value.min_dims[0] != value.max_dims[0] || value.min_dims[0] > 64)
-        return etrt_plan_fail(r, at, "dims", "a shape input must be int64, 1-D, of a fixed length up to 64");
+        return etrt_plan_fail(r, at, "dims",
+                              "a shape input must be int64, 1-D, of a fixed length up to 64");
       int64_t n = value.min_dims[0];
-      for (int64_t i = 0; i < n; ++i) ETRT_RETURN_IF_ERROR(etrt_plan_i64(r, "min values", &min_values[i]));
+      for (int64_t i = 0; i < n; ++i)
+        ETRT_RETURN_IF_ERROR(etrt_plan_i64(r, "min values", &min_values[i]));
       at = r->pos;
       for (int64_t i = 0; i < n; ++i) {
         ETRT_RETURN_IF_ERROR(etrt_plan_i64(r, "max values", &max_values[i]));
         if (max_values[i] < min_values[i])
-          return etrt_plan_fail(r, at + 8 * (size_t)i, "max values", "value %lld bounds [%lld, %lld] are out of order",
-                                (long long)i, (long long)min_values[i], (long long)max_values[i]);
+          return etrt_plan_fail(r, at + 8 * (size_t)i, "max values",
+                                "value %lld bounds [%lld, %lld] are out of order", (long long)i,
+                                (long long)min_values[i], (long long)max_values[i]);
       }
       value.min_values = min_values;
       value.max_values = max_values;
@@ -331,7 +340,8 @@ static etrt_status etrt_plan_io(etrt_plan_reader *r, etrt_graph *graph, uint32_t
     const char *name;
     ETRT_RETURN_IF_ERROR(etrt_plan_string(r, "name", &name));
     if (strcmp(name, v->name) != 0)
-      return etrt_plan_fail(r, at, "name", "'%.64s' differs from value %u's name '%.64s'", name, id, v->name);
+      return etrt_plan_fail(r, at, "name", "'%.64s' differs from value %u's name '%.64s'", name, id,
+                            v->name);
     snprintf(r->where, sizeof r->where, "I/O %u '%.64s' ", io, name);
     etrt_dtype dtype;
     int32_t rank;
@@ -353,7 +363,8 @@ static etrt_status etrt_plan_attribute(etrt_plan_reader *r, etrt_attribute *a) {
   uint32_t kind;
   ETRT_RETURN_IF_ERROR(etrt_plan_u32(r, "attribute kind", &kind));
   if (kind > ETRT_ATTRIBUTE_TENSOR)
-    return etrt_plan_fail(r, at, "attribute kind", "unknown kind %u for attribute '%.64s'", kind, a->name);
+    return etrt_plan_fail(r, at, "attribute kind", "unknown kind %u for attribute '%.64s'", kind,
+                          a->name);
   a->kind = (etrt_attribute_kind)kind;
   switch (a->kind) {
     case ETRT_ATTRIBUTE_INT:
@@ -372,12 +383,16 @@ static etrt_status etrt_plan_attribute(etrt_plan_reader *r, etrt_attribute *a) {
       void *values = etrt_arena_alloc(r->arena, (size_t)n * item, 8);
       if (values == NULL) return etrt_error(ETRT_ERROR_OUT_OF_MEMORY, "plan: out of memory");
       for (uint32_t i = 0; i < n; ++i) {
-        if (ints) ETRT_RETURN_IF_ERROR(etrt_plan_i64(r, "attribute values", (int64_t *)values + i));
-        else ETRT_RETURN_IF_ERROR(etrt_plan_f32(r, "attribute values", (float *)values + i));
+        if (ints)
+          ETRT_RETURN_IF_ERROR(etrt_plan_i64(r, "attribute values", (int64_t *)values + i));
+        else
+          ETRT_RETURN_IF_ERROR(etrt_plan_f32(r, "attribute values", (float *)values + i));
       }
       a->count = n;
-      if (ints) a->ints = values;
-      else a->floats = values;
+      if (ints)
+        a->ints = values;
+      else
+        a->floats = values;
       return ETRT_OK;
     }
     case ETRT_ATTRIBUTE_TENSOR: {
@@ -439,22 +454,26 @@ static etrt_status etrt_plan_nodes(etrt_plan_reader *r, etrt_graph *graph, uint3
     etrt_op_resolve(&node);
     if (node.def == NULL)
       return etrt_error(ETRT_ERROR_UNSUPPORTED,
-                        "plan: node %u op type at byte offset %zu: unknown operation '%.64s'", n, at,
-                        node.op_type);
+                        "plan: node %u op type at byte offset %zu: unknown operation '%.64s'", n,
+                        at, node.op_type);
     ETRT_RETURN_IF_ERROR(etrt_plan_string(r, "name", &node.name));
     snprintf(r->where, sizeof r->where, "node %u '%.64s' (%s) ", n, node.name, node.op_type);
-    ETRT_RETURN_IF_ERROR(etrt_plan_count(r, "input count", 4, ETRT_GRAPH_MAX_NODE_ARGS, &node.num_inputs));
+    ETRT_RETURN_IF_ERROR(
+        etrt_plan_count(r, "input count", 4, ETRT_GRAPH_MAX_NODE_ARGS, &node.num_inputs));
     int32_t *inputs = etrt_arena_alloc(r->arena, (size_t)node.num_inputs * 4, 4);
     if (inputs == NULL) return etrt_error(ETRT_ERROR_OUT_OF_MEMORY, "plan: out of memory");
     ETRT_RETURN_IF_ERROR(etrt_plan_ids(r, "input", node.num_inputs, 1, graph->value_count, inputs));
     at = r->pos;
-    ETRT_RETURN_IF_ERROR(etrt_plan_count(r, "output count", 4, ETRT_GRAPH_MAX_NODE_ARGS, &node.num_outputs));
-    if (node.num_outputs == 0) return etrt_plan_fail(r, at, "output count", "a node needs an output");
+    ETRT_RETURN_IF_ERROR(
+        etrt_plan_count(r, "output count", 4, ETRT_GRAPH_MAX_NODE_ARGS, &node.num_outputs));
+    if (node.num_outputs == 0)
+      return etrt_plan_fail(r, at, "output count", "a node needs an output");
     int32_t *outputs = etrt_arena_alloc(r->arena, (size_t)node.num_outputs * 4, 4);
     if (outputs == NULL) return etrt_error(ETRT_ERROR_OUT_OF_MEMORY, "plan: out of memory");
-    ETRT_RETURN_IF_ERROR(etrt_plan_ids(r, "output", node.num_outputs, 0, graph->value_count, outputs));
-    ETRT_RETURN_IF_ERROR(etrt_plan_count(r, "attribute count", 8, ETRT_GRAPH_MAX_ATTRIBUTES,
-                                         &node.num_attributes));
+    ETRT_RETURN_IF_ERROR(
+        etrt_plan_ids(r, "output", node.num_outputs, 0, graph->value_count, outputs));
+    ETRT_RETURN_IF_ERROR(
+        etrt_plan_count(r, "attribute count", 8, ETRT_GRAPH_MAX_ATTRIBUTES, &node.num_attributes));
     etrt_attribute *attributes =
         etrt_arena_alloc(r->arena, (size_t)node.num_attributes * sizeof *attributes, 8);
     if (attributes == NULL) return etrt_error(ETRT_ERROR_OUT_OF_MEMORY, "plan: out of memory");
@@ -489,7 +508,8 @@ etrt_status etrt_plan_parse(const void *plan, size_t size, etrt_plan_info *info,
       weights_offset > size || weights_size != size - weights_offset)
     return etrt_plan_fail(&r, weights_at, "weights offset",
                           "[%llu, +%llu) is not a 64-byte aligned region ending the %zu-byte plan",
-                          (unsigned long long)weights_offset, (unsigned long long)weights_size, size);
+                          (unsigned long long)weights_offset, (unsigned long long)weights_size,
+                          size);
   uint64_t *weight_at = calloc(value_count > 0 ? value_count : 1, sizeof *weight_at);
   size_t *offsets = calloc(node_count > 0 ? node_count : 1, sizeof *offsets);
   etrt_status s = weight_at != NULL && offsets != NULL
@@ -499,9 +519,10 @@ etrt_status etrt_plan_parse(const void *plan, size_t size, etrt_plan_info *info,
   if (s == ETRT_OK) s = etrt_plan_io(&r, graph, io_count);
   if (s == ETRT_OK) s = etrt_plan_nodes(&r, graph, node_count, offsets);
   if (s == ETRT_OK && etrt_align_up(r.pos, ETRT_PLAN_WEIGHT_ALIGNMENT) != weights_offset)
-    s = etrt_plan_fail(&r, weights_at, "weights offset",
-                       "%llu, but the metadata ends at %zu (the weights start at the next multiple of 64)",
-                       (unsigned long long)weights_offset, r.pos);
+    s = etrt_plan_fail(
+        &r, weights_at, "weights offset",
+        "%llu, but the metadata ends at %zu (the weights start at the next multiple of 64)",
+        (unsigned long long)weights_offset, r.pos);
   if (s == ETRT_OK) {
     s = etrt_graph_check(graph, offsets);
     if (s != ETRT_OK) etrt_error_context(s, "plan: ");
@@ -512,13 +533,15 @@ etrt_status etrt_plan_parse(const void *plan, size_t size, etrt_plan_info *info,
     if ((uintptr_t)weights % ETRT_PLAN_WEIGHT_ALIGNMENT != 0) {
       weights = etrt_arena_memdup(&graph->arena, weights, (size_t)weights_size,
                                   ETRT_PLAN_WEIGHT_ALIGNMENT);
-      if (weights == NULL) s = etrt_error(ETRT_ERROR_OUT_OF_MEMORY, "plan: out of memory for %llu bytes of weights",
-                                          (unsigned long long)weights_size);
+      if (weights == NULL)
+        s = etrt_error(ETRT_ERROR_OUT_OF_MEMORY, "plan: out of memory for %llu bytes of weights",
+                       (unsigned long long)weights_size);
     }
     info->weights = weights;
     info->weights_size = weights_size;
     for (uint32_t v = 0; v < value_count && s == ETRT_OK; ++v) {
-      if (graph->values[v].kind == ETRT_VALUE_KIND_CONSTANT) graph->values[v].data = weights + weight_at[v];
+      if (graph->values[v].kind == ETRT_VALUE_KIND_CONSTANT)
+        graph->values[v].data = weights + weight_at[v];
     }
   }
   free(weight_at);

@@ -113,8 +113,10 @@ static etrt_status etrt_plan_put_attribute(etrt_plan_writer *w, const etrt_attri
                           a->name);
       etrt_plan_put_u32(w, (uint32_t)a->count);
       for (int64_t i = 0; i < a->count; ++i) {
-        if (a->kind == ETRT_ATTRIBUTE_INTS) etrt_plan_put_i64(w, a->ints[i]);
-        else etrt_plan_put_f32(w, a->floats[i]);
+        if (a->kind == ETRT_ATTRIBUTE_INTS)
+          etrt_plan_put_i64(w, a->ints[i]);
+        else
+          etrt_plan_put_f32(w, a->floats[i]);
       }
       break;
     case ETRT_ATTRIBUTE_TENSOR: {
@@ -182,7 +184,8 @@ static etrt_status etrt_plan_write_body(etrt_plan_writer *w, const etrt_graph *g
     etrt_plan_put_u32(w, node->num_inputs);
     for (uint32_t i = 0; i < node->num_inputs; ++i) etrt_plan_put_u32(w, (uint32_t)node->inputs[i]);
     etrt_plan_put_u32(w, node->num_outputs);
-    for (uint32_t o = 0; o < node->num_outputs; ++o) etrt_plan_put_u32(w, (uint32_t)node->outputs[o]);
+    for (uint32_t o = 0; o < node->num_outputs; ++o)
+      etrt_plan_put_u32(w, (uint32_t)node->outputs[o]);
     etrt_plan_put_u32(w, node->num_attributes);
     for (uint32_t a = 0; a < node->num_attributes; ++a)
       ETRT_RETURN_IF_ERROR(etrt_plan_put_attribute(w, &node->attributes[a]));
@@ -217,8 +220,9 @@ etrt_status etrt_plan_build(const etrt_network *network, const etrt_plan_options
   if (!((device.type == ETRT_DEVICE_CPU && device.index == 0) ||
         (device.type == ETRT_DEVICE_CUDA && device.index >= 0 &&
          device.index <= ETRT_PLAN_MAX_DEVICE_INDEX)))
-    return etrt_error(ETRT_ERROR_INVALID_ARGUMENT, "plan: device type %d index %d is not cpu or cuda:N",
-                      (int)device.type, (int)device.index);
+    return etrt_error(ETRT_ERROR_INVALID_ARGUMENT,
+                      "plan: device type %d index %d is not cpu or cuda:N", (int)device.type,
+                      (int)device.index);
   if ((unsigned)options->precision > ETRT_PRECISION_BF16)
     return etrt_error(ETRT_ERROR_INVALID_ARGUMENT, "plan: unknown precision %d",
                       (int)options->precision);

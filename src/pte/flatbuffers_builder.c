@@ -64,7 +64,8 @@ void etrt_fb_table_begin(etrt_fb_builder *b) {
   b->field_count = 0;
 }
 
-static void add_field(etrt_fb_builder *b, int slot, const void *bytes, size_t size, bool is_offset) {
+static void add_field(etrt_fb_builder *b, int slot, const void *bytes, size_t size,
+                      bool is_offset) {
   if (b->field_count >= ETRT_FB_MAX_FIELDS || slot < 0 || slot >= ETRT_FB_MAX_FIELDS) {
     b->failed = true; /* a writer bug, reported as a failed build */
     return;
@@ -77,9 +78,9 @@ static void add_field(etrt_fb_builder *b, int slot, const void *bytes, size_t si
   if (bytes) memcpy(f->bytes, bytes, size);
 }
 
-#define FB_ADDER(name, type)                                                      \
-  void etrt_fb_add_##name(etrt_fb_builder *b, int slot, type v, type def) {       \
-    if (v != def) add_field(b, slot, &v, sizeof v, false);                        \
+#define FB_ADDER(name, type)                                                \
+  void etrt_fb_add_##name(etrt_fb_builder *b, int slot, type v, type def) { \
+    if (v != def) add_field(b, slot, &v, sizeof v, false);                  \
   }
 
 FB_ADDER(u8, uint8_t)
@@ -255,7 +256,8 @@ size_t etrt_fb_add_offset_vector(etrt_fb_builder *b, size_t count) {
 }
 
 etrt_status etrt_fb_builder_status(const etrt_fb_builder *b) {
-  if (b->out_of_memory) return etrt_error(ETRT_ERROR_OUT_OF_MEMORY, "FlatBuffer builder: out of memory");
+  if (b->out_of_memory)
+    return etrt_error(ETRT_ERROR_OUT_OF_MEMORY, "FlatBuffer builder: out of memory");
   if (b->failed) {
     return etrt_error(ETRT_ERROR_INVALID_ARGUMENT,
                       "FlatBuffer builder: the output would exceed 2 GiB or a table was malformed");

@@ -35,10 +35,11 @@ etrt_status etrt_fb_charge(etrt_fb_reader *reader, uint64_t units) {
 
 etrt_status etrt_fb_charge_memory(etrt_fb_reader *reader, uint64_t bytes) {
   if (bytes > reader->memory_budget) {
-    return etrt_error(ETRT_ERROR_INVALID_FORMAT,
-                      "decoding the file would take more memory than its size justifies (%zu bytes); "
-                      "refused as malformed",
-                      reader->size);
+    return etrt_error(
+        ETRT_ERROR_INVALID_FORMAT,
+        "decoding the file would take more memory than its size justifies (%zu bytes); "
+        "refused as malformed",
+        reader->size);
   }
   reader->memory_budget -= bytes;
   return ETRT_OK;
@@ -74,8 +75,9 @@ static bool aligned_in_memory(const etrt_fb_reader *r, size_t pos, size_t align)
 etrt_status etrt_fb_table_at(etrt_fb_reader *r, size_t pos, int depth, const char *type,
                              etrt_fb_table *out) {
   if (depth < 0 || depth >= ETRT_FB_MAX_DEPTH) {
-    return etrt_error(ETRT_ERROR_INVALID_FORMAT, "%s at byte offset %zu: nested deeper than %d tables",
-                      type, pos, ETRT_FB_MAX_DEPTH);
+    return etrt_error(ETRT_ERROR_INVALID_FORMAT,
+                      "%s at byte offset %zu: nested deeper than %d tables", type, pos,
+                      ETRT_FB_MAX_DEPTH);
   }
   if (r->tables >= ETRT_FB_MAX_TABLES) {
     return etrt_error(ETRT_ERROR_INVALID_FORMAT,
@@ -86,12 +88,12 @@ etrt_status etrt_fb_table_at(etrt_fb_reader *r, size_t pos, int depth, const cha
   ETRT_RETURN_IF_ERROR(etrt_fb_charge(r, 1));
   if (!etrt_range_ok(pos, 4, r->size)) {
     return etrt_error(ETRT_ERROR_INVALID_FORMAT,
-                      "%s at byte offset %zu: table starts past the end of the data (%zu bytes)", type,
-                      pos, r->size);
+                      "%s at byte offset %zu: table starts past the end of the data (%zu bytes)",
+                      type, pos, r->size);
   }
   if (!aligned(pos, 4)) {
-    return etrt_error(ETRT_ERROR_INVALID_FORMAT, "%s at byte offset %zu: table is not 4-byte aligned",
-                      type, pos);
+    return etrt_error(ETRT_ERROR_INVALID_FORMAT,
+                      "%s at byte offset %zu: table is not 4-byte aligned", type, pos);
   }
   int32_t soffset = (int32_t)load_u32(r->data + pos);
   int64_t vt = (int64_t)pos - (int64_t)soffset;
@@ -103,8 +105,8 @@ etrt_status etrt_fb_table_at(etrt_fb_reader *r, size_t pos, int depth, const cha
   size_t vtable = (size_t)vt;
   if (!aligned(vtable, 2)) {
     return etrt_error(ETRT_ERROR_INVALID_FORMAT,
-                      "%s at byte offset %zu: vtable at byte offset %zu is not 2-byte aligned", type,
-                      pos, vtable);
+                      "%s at byte offset %zu: vtable at byte offset %zu is not 2-byte aligned",
+                      type, pos, vtable);
   }
   /* The verifier asks only that the vtable be even-sized and inside the data; one
    * shorter than 4 bytes declares no fields (all read as absent). The inline table
@@ -112,8 +114,8 @@ etrt_status etrt_fb_table_at(etrt_fb_reader *r, size_t pos, int depth, const cha
   uint16_t vsize = load_u16(r->data + vtable);
   if (vsize % 2 != 0 || !etrt_range_ok(vtable, vsize, r->size)) {
     return etrt_error(ETRT_ERROR_INVALID_FORMAT,
-                      "%s at byte offset %zu: vtable at byte offset %zu has a bad size %u", type, pos,
-                      vtable, (unsigned)vsize);
+                      "%s at byte offset %zu: vtable at byte offset %zu has a bad size %u", type,
+                      pos, vtable, (unsigned)vsize);
   }
   uint16_t tsize = vsize >= 4 ? load_u16(r->data + vtable + 2) : 0;
   out->reader = r;
@@ -129,17 +131,18 @@ etrt_status etrt_fb_table_at(etrt_fb_reader *r, size_t pos, int depth, const cha
 etrt_status etrt_fb_root(etrt_fb_reader *r, const char *type, etrt_fb_table *out) {
   if (r->size < 8) {
     return etrt_error(ETRT_ERROR_INVALID_FORMAT,
-                      "%s: %zu bytes is too short for a FlatBuffer (root offset + identifier)", type,
-                      r->size);
+                      "%s: %zu bytes is too short for a FlatBuffer (root offset + identifier)",
+                      type, r->size);
   }
   if (!aligned_in_memory(r, 0, 4)) {
-    return etrt_error(ETRT_ERROR_INVALID_FORMAT, "%s: the data is not 4-byte aligned in memory", type);
+    return etrt_error(ETRT_ERROR_INVALID_FORMAT, "%s: the data is not 4-byte aligned in memory",
+                      type);
   }
   uint32_t root = load_u32(r->data);
   if (root == 0 || root > (uint32_t)INT32_MAX || root >= r->size) {
     return etrt_error(ETRT_ERROR_INVALID_FORMAT,
-                      "%s: root table offset %u at byte offset 0 lies outside the data (%zu bytes)", type,
-                      root, r->size);
+                      "%s: root table offset %u at byte offset 0 lies outside the data (%zu bytes)",
+                      type, root, r->size);
   }
   return etrt_fb_table_at(r, root, 0, type, out);
 }
@@ -153,7 +156,9 @@ static uint16_t field_offset(const etrt_fb_table *t, int slot) {
 
 bool etrt_fb_table_has(const etrt_fb_table *t, int slot) { return field_offset(t, slot) != 0; }
 
-size_t etrt_fb_field_offset(const etrt_fb_table *t, int slot) { return t->pos + field_offset(t, slot); }
+size_t etrt_fb_field_offset(const etrt_fb_table *t, int slot) {
+  return t->pos + field_offset(t, slot);
+}
 
 /* Byte offset of a present field of `size` bytes (scalars, and 4-byte offsets);
  * 0 when absent (a field can never sit at offset 0: that is the soffset). As in the
@@ -188,13 +193,13 @@ static etrt_status read_scalar(const etrt_fb_table *t, int slot, const char *fie
   return ETRT_OK;
 }
 
-#define FB_SCALAR_READER(name, type)                                                         \
-  etrt_status etrt_fb_read_##name(const etrt_fb_table *t, int slot, const char *field,     \
-                                  type def, type *out) {                                    \
-    type v = def;                                                                           \
-    ETRT_RETURN_IF_ERROR(read_scalar(t, slot, field, sizeof v, &v));                        \
-    *out = v;                                                                               \
-    return ETRT_OK;                                                                         \
+#define FB_SCALAR_READER(name, type)                                                             \
+  etrt_status etrt_fb_read_##name(const etrt_fb_table *t, int slot, const char *field, type def, \
+                                  type *out) {                                                   \
+    type v = def;                                                                                \
+    ETRT_RETURN_IF_ERROR(read_scalar(t, slot, field, sizeof v, &v));                             \
+    *out = v;                                                                                    \
+    return ETRT_OK;                                                                              \
   }
 
 FB_SCALAR_READER(u8, uint8_t)
@@ -218,8 +223,8 @@ etrt_status etrt_fb_read_bool(const etrt_fb_table *t, int slot, const char *fiel
 static etrt_status follow(etrt_fb_reader *r, size_t pos, const char *type, const char *field,
                           size_t *target) {
   if (!aligned(pos, 4)) {
-    return etrt_error(ETRT_ERROR_INVALID_FORMAT, "%s.%s at byte offset %zu: offset is not 4-byte aligned",
-                      type, field, pos);
+    return etrt_error(ETRT_ERROR_INVALID_FORMAT,
+                      "%s.%s at byte offset %zu: offset is not 4-byte aligned", type, field, pos);
   }
   if (!etrt_range_ok(pos, 4, r->size)) {
     return etrt_error(ETRT_ERROR_INVALID_FORMAT,
@@ -227,10 +232,11 @@ static etrt_status follow(etrt_fb_reader *r, size_t pos, const char *type, const
                       field, pos, r->size);
   }
   uint32_t off = load_u32(r->data + pos);
-  if (off == 0 || off > (uint32_t)INT32_MAX || !etrt_range_ok(pos, off, r->size) || pos + off >= r->size) {
+  if (off == 0 || off > (uint32_t)INT32_MAX || !etrt_range_ok(pos, off, r->size) ||
+      pos + off >= r->size) {
     return etrt_error(ETRT_ERROR_INVALID_FORMAT,
-                      "%s.%s at byte offset %zu: offset %u points outside the data (%zu bytes)", type,
-                      field, pos, off, r->size);
+                      "%s.%s at byte offset %zu: offset %u points outside the data (%zu bytes)",
+                      type, field, pos, off, r->size);
   }
   *target = pos + off;
   return ETRT_OK;
@@ -240,25 +246,28 @@ static etrt_status string_at(etrt_fb_reader *r, size_t pos, const char *type, co
                              etrt_fb_str *out) {
   if (!aligned(pos, 4) || !etrt_range_ok(pos, 4, r->size)) {
     return etrt_error(ETRT_ERROR_INVALID_FORMAT,
-                      "%s.%s: string at byte offset %zu is misaligned or outside the data", type, field,
-                      pos);
+                      "%s.%s: string at byte offset %zu is misaligned or outside the data", type,
+                      field, pos);
   }
   uint32_t len = load_u32(r->data + pos);
   if (!etrt_range_ok(pos + 4, (uint64_t)len + 1, r->size)) {
-    return etrt_error(ETRT_ERROR_INVALID_FORMAT,
-                      "%s.%s: string at byte offset %zu (length %u) runs past the end of the data (%zu bytes)",
-                      type, field, pos, len, r->size);
+    return etrt_error(
+        ETRT_ERROR_INVALID_FORMAT,
+        "%s.%s: string at byte offset %zu (length %u) runs past the end of the data (%zu bytes)",
+        type, field, pos, len, r->size);
   }
   if (r->data[pos + 4 + len] != 0) {
     return etrt_error(ETRT_ERROR_INVALID_FORMAT,
-                      "%s.%s: string at byte offset %zu lacks its terminating NUL", type, field, pos);
+                      "%s.%s: string at byte offset %zu lacks its terminating NUL", type, field,
+                      pos);
   }
   out->data = (const char *)(r->data + pos + 4);
   out->size = len;
   return ETRT_OK;
 }
 
-etrt_status etrt_fb_read_string(const etrt_fb_table *t, int slot, const char *field, etrt_fb_str *out) {
+etrt_status etrt_fb_read_string(const etrt_fb_table *t, int slot, const char *field,
+                                etrt_fb_str *out) {
   size_t pos = 0, target = 0;
   out->data = NULL;
   out->size = 0;
@@ -268,8 +277,8 @@ etrt_status etrt_fb_read_string(const etrt_fb_table *t, int slot, const char *fi
   return string_at(t->reader, target, t->type, field, out);
 }
 
-etrt_status etrt_fb_read_table(const etrt_fb_table *t, int slot, const char *field, const char *type,
-                               etrt_fb_table *out, bool *present) {
+etrt_status etrt_fb_read_table(const etrt_fb_table *t, int slot, const char *field,
+                               const char *type, etrt_fb_table *out, bool *present) {
   size_t pos = 0, target = 0;
   *present = false;
   ETRT_RETURN_IF_ERROR(field_pos(t, slot, field, 4, &pos));
@@ -280,8 +289,8 @@ etrt_status etrt_fb_read_table(const etrt_fb_table *t, int slot, const char *fie
   return ETRT_OK;
 }
 
-etrt_status etrt_fb_read_vector(const etrt_fb_table *t, int slot, const char *field, size_t elem_size,
-                                size_t align, etrt_fb_vector *out) {
+etrt_status etrt_fb_read_vector(const etrt_fb_table *t, int slot, const char *field,
+                                size_t elem_size, size_t align, etrt_fb_vector *out) {
   size_t pos = 0, target = 0;
   memset(out, 0, sizeof *out);
   out->reader = t->reader;
@@ -299,11 +308,13 @@ etrt_status etrt_fb_read_vector(const etrt_fb_table *t, int slot, const char *fi
   }
   uint32_t count = load_u32(r->data + target);
   size_t bytes;
-  if (etrt_mul_overflow_size(count, elem_size, &bytes) || !etrt_range_ok(target + 4, bytes, r->size)) {
-    return etrt_error(ETRT_ERROR_INVALID_FORMAT,
-                      "%s.%s: vector at byte offset %zu (%u elements of %zu bytes) runs past the end of "
-                      "the data (%zu bytes)",
-                      t->type, field, target, count, elem_size, r->size);
+  if (etrt_mul_overflow_size(count, elem_size, &bytes) ||
+      !etrt_range_ok(target + 4, bytes, r->size)) {
+    return etrt_error(
+        ETRT_ERROR_INVALID_FORMAT,
+        "%s.%s: vector at byte offset %zu (%u elements of %zu bytes) runs past the end of "
+        "the data (%zu bytes)",
+        t->type, field, target, count, elem_size, r->size);
   }
   if (!aligned(target + 4, align) || !aligned_in_memory(r, target + 4, align)) {
     return etrt_error(ETRT_ERROR_INVALID_FORMAT,
@@ -316,8 +327,8 @@ etrt_status etrt_fb_read_vector(const etrt_fb_table *t, int slot, const char *fi
   return ETRT_OK;
 }
 
-etrt_status etrt_fb_read_numbers(const etrt_fb_table *t, int slot, const char *field, size_t elem_size,
-                                 const void **data, size_t *count) {
+etrt_status etrt_fb_read_numbers(const etrt_fb_table *t, int slot, const char *field,
+                                 size_t elem_size, const void **data, size_t *count) {
   etrt_fb_vector v;
   ETRT_RETURN_IF_ERROR(etrt_fb_read_vector(t, slot, field, elem_size, elem_size, &v));
   *data = etrt_fb_vector_data(&v);
@@ -325,7 +336,8 @@ etrt_status etrt_fb_read_numbers(const etrt_fb_table *t, int slot, const char *f
   return ETRT_OK;
 }
 
-etrt_status etrt_fb_vector_table(const etrt_fb_vector *v, size_t i, const char *type, etrt_fb_table *out) {
+etrt_status etrt_fb_vector_table(const etrt_fb_vector *v, size_t i, const char *type,
+                                 etrt_fb_table *out) {
   size_t target = 0;
   ETRT_RETURN_IF_ERROR(follow(v->reader, v->pos + i * 4, v->field, "element", &target));
   return etrt_fb_table_at(v->reader, target, v->depth + 1, type, out);
@@ -341,8 +353,9 @@ const void *etrt_fb_vector_data(const etrt_fb_vector *v) {
   return v->count == 0 ? NULL : v->reader->data + v->pos;
 }
 
-etrt_status etrt_fb_read_union(const etrt_fb_table *t, int type_slot, const char *field, uint8_t max_tag,
-                               const char *const *type_names, uint8_t *tag, etrt_fb_table *value) {
+etrt_status etrt_fb_read_union(const etrt_fb_table *t, int type_slot, const char *field,
+                               uint8_t max_tag, const char *const *type_names, uint8_t *tag,
+                               etrt_fb_table *value) {
   uint8_t kind = 0;
   ETRT_RETURN_IF_ERROR(etrt_fb_read_u8(t, type_slot, field, 0, &kind));
   *tag = kind;
@@ -350,14 +363,16 @@ etrt_status etrt_fb_read_union(const etrt_fb_table *t, int type_slot, const char
   if (kind > max_tag) {
     return etrt_error(ETRT_ERROR_INVALID_FORMAT,
                       "%s.%s at byte offset %zu: union tag %u is not a known type (1..%u)", t->type,
-                      field, t->pos + field_offset(t, type_slot), (unsigned)kind, (unsigned)max_tag);
+                      field, t->pos + field_offset(t, type_slot), (unsigned)kind,
+                      (unsigned)max_tag);
   }
   bool present = false;
-  ETRT_RETURN_IF_ERROR(etrt_fb_read_table(t, type_slot + 1, field, type_names[kind], value, &present));
+  ETRT_RETURN_IF_ERROR(
+      etrt_fb_read_table(t, type_slot + 1, field, type_names[kind], value, &present));
   if (!present) {
     return etrt_error(ETRT_ERROR_INVALID_FORMAT,
-                      "%s.%s at byte offset %zu: union tag %u (%s) has no value", t->type, field, t->pos,
-                      (unsigned)kind, type_names[kind]);
+                      "%s.%s at byte offset %zu: union tag %u (%s) has no value", t->type, field,
+                      t->pos, (unsigned)kind, type_names[kind]);
   }
   return ETRT_OK;
 }

@@ -40,8 +40,8 @@ typedef struct etrt_fb_reader {
 
 typedef struct etrt_fb_table {
   etrt_fb_reader *reader;
-  size_t pos;          /* byte offset of the table */
-  size_t vtable;       /* byte offset of its vtable */
+  size_t pos;    /* byte offset of the table */
+  size_t vtable; /* byte offset of its vtable */
   uint16_t vtable_size;
   uint16_t table_size; /* as the vtable declares it (0 when the vtable is too short
                         * to say); informative only, fields are not bounded by it */
@@ -51,10 +51,10 @@ typedef struct etrt_fb_table {
 
 typedef struct etrt_fb_vector {
   etrt_fb_reader *reader;
-  size_t pos;       /* byte offset of the first element (after the length) */
-  size_t count;     /* 0 when absent */
+  size_t pos;   /* byte offset of the first element (after the length) */
+  size_t count; /* 0 when absent */
   size_t elem_size;
-  int depth;        /* depth of the table holding the vector */
+  int depth; /* depth of the table holding the vector */
   bool present;
   const char *field; /* for messages */
 } etrt_fb_vector;
@@ -95,41 +95,52 @@ bool etrt_fb_table_has(const etrt_fb_table *table, int slot);
 size_t etrt_fb_field_offset(const etrt_fb_table *table, int slot);
 
 /* Scalars: `*out` receives the stored value or `def` when the field is absent. */
-etrt_status etrt_fb_read_u8(const etrt_fb_table *t, int slot, const char *field, uint8_t def, uint8_t *out);
-etrt_status etrt_fb_read_i8(const etrt_fb_table *t, int slot, const char *field, int8_t def, int8_t *out);
-etrt_status etrt_fb_read_bool(const etrt_fb_table *t, int slot, const char *field, bool def, bool *out);
-etrt_status etrt_fb_read_u16(const etrt_fb_table *t, int slot, const char *field, uint16_t def, uint16_t *out);
-etrt_status etrt_fb_read_u32(const etrt_fb_table *t, int slot, const char *field, uint32_t def, uint32_t *out);
-etrt_status etrt_fb_read_i32(const etrt_fb_table *t, int slot, const char *field, int32_t def, int32_t *out);
-etrt_status etrt_fb_read_u64(const etrt_fb_table *t, int slot, const char *field, uint64_t def, uint64_t *out);
-etrt_status etrt_fb_read_i64(const etrt_fb_table *t, int slot, const char *field, int64_t def, int64_t *out);
-etrt_status etrt_fb_read_f64(const etrt_fb_table *t, int slot, const char *field, double def, double *out);
+etrt_status etrt_fb_read_u8(const etrt_fb_table *t, int slot, const char *field, uint8_t def,
+                            uint8_t *out);
+etrt_status etrt_fb_read_i8(const etrt_fb_table *t, int slot, const char *field, int8_t def,
+                            int8_t *out);
+etrt_status etrt_fb_read_bool(const etrt_fb_table *t, int slot, const char *field, bool def,
+                              bool *out);
+etrt_status etrt_fb_read_u16(const etrt_fb_table *t, int slot, const char *field, uint16_t def,
+                             uint16_t *out);
+etrt_status etrt_fb_read_u32(const etrt_fb_table *t, int slot, const char *field, uint32_t def,
+                             uint32_t *out);
+etrt_status etrt_fb_read_i32(const etrt_fb_table *t, int slot, const char *field, int32_t def,
+                             int32_t *out);
+etrt_status etrt_fb_read_u64(const etrt_fb_table *t, int slot, const char *field, uint64_t def,
+                             uint64_t *out);
+etrt_status etrt_fb_read_i64(const etrt_fb_table *t, int slot, const char *field, int64_t def,
+                             int64_t *out);
+etrt_status etrt_fb_read_f64(const etrt_fb_table *t, int slot, const char *field, double def,
+                             double *out);
 
 /* A string field; out->data == NULL when absent. */
-etrt_status etrt_fb_read_string(const etrt_fb_table *t, int slot, const char *field, etrt_fb_str *out);
+etrt_status etrt_fb_read_string(const etrt_fb_table *t, int slot, const char *field,
+                                etrt_fb_str *out);
 
 /* A sub-table field; *present false (and *out untouched) when absent. */
-etrt_status etrt_fb_read_table(const etrt_fb_table *t, int slot, const char *field, const char *type,
-                               etrt_fb_table *out, bool *present);
+etrt_status etrt_fb_read_table(const etrt_fb_table *t, int slot, const char *field,
+                               const char *type, etrt_fb_table *out, bool *present);
 
 /* A vector field whose elements are `elem_size` bytes, each aligned to `align`
  * (in memory: the element type's alignment; 4 for tables and strings).
  * Absent: count 0, present false. */
-etrt_status etrt_fb_read_vector(const etrt_fb_table *t, int slot, const char *field, size_t elem_size,
-                                size_t align, etrt_fb_vector *out);
+etrt_status etrt_fb_read_vector(const etrt_fb_table *t, int slot, const char *field,
+                                size_t elem_size, size_t align, etrt_fb_vector *out);
 
 /* A vector of little-endian numbers, as a view: `*data` (NULL when empty) and
  * `*count`; elements aligned to their size. */
-etrt_status etrt_fb_read_numbers(const etrt_fb_table *t, int slot, const char *field, size_t elem_size,
-                                 const void **data, size_t *count);
+etrt_status etrt_fb_read_numbers(const etrt_fb_table *t, int slot, const char *field,
+                                 size_t elem_size, const void **data, size_t *count);
 
 /* Fills any {data, count} view struct from a vector field of its element type. */
-#define ETRT_FB_READ_VIEW(t, slot, field, view)                                                   \
+#define ETRT_FB_READ_VIEW(t, slot, field, view)                                                  \
   etrt_fb_read_numbers((t), (slot), (field), sizeof *(view)->data, (const void **)&(view)->data, \
                        &(view)->count)
 
 /* Element i of a vector of tables / strings (i < count is the caller's job). */
-etrt_status etrt_fb_vector_table(const etrt_fb_vector *v, size_t i, const char *type, etrt_fb_table *out);
+etrt_status etrt_fb_vector_table(const etrt_fb_vector *v, size_t i, const char *type,
+                                 etrt_fb_table *out);
 etrt_status etrt_fb_vector_string(const etrt_fb_vector *v, size_t i, etrt_fb_str *out);
 
 /* Address of a vector's first element (NULL when empty), checked aligned. */

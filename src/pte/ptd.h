@@ -57,6 +57,7 @@ typedef struct etrt_ptd_blob {
 
 /* Writes a .ptd as ExecuTorch's FlatTensor serializer lays it out (header padded to
  * 48 bytes, segments 16-byte aligned). Deterministic; `*out` is malloc'd. */
-etrt_status etrt_ptd_write(const etrt_ptd_blob *blobs, size_t count, uint8_t **out, size_t *out_size);
+etrt_status etrt_ptd_write(const etrt_ptd_blob *blobs, size_t count, uint8_t **out,
+                           size_t *out_size);
 
 #endif

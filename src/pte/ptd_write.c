@@ -12,13 +12,15 @@ static size_t segment_alignment(const etrt_ptd_blob *b) {
   return b->alignment > PTD_SEGMENT_ALIGNMENT ? b->alignment : PTD_SEGMENT_ALIGNMENT;
 }
 
-etrt_status etrt_ptd_write(const etrt_ptd_blob *blobs, size_t count, uint8_t **out, size_t *out_size) {
+etrt_status etrt_ptd_write(const etrt_ptd_blob *blobs, size_t count, uint8_t **out,
+                           size_t *out_size) {
   *out = NULL;
   *out_size = 0;
   for (size_t i = 0; i < count; ++i) {
     uint32_t a = blobs[i].alignment;
     if ((a & (a - 1)) != 0 || blobs[i].key == NULL || (blobs[i].size && blobs[i].data == NULL)) {
-      return etrt_error(ETRT_ERROR_INVALID_ARGUMENT, "writing a .ptd: blob %zu has no key, no data or a bad alignment", i);
+      return etrt_error(ETRT_ERROR_INVALID_ARGUMENT,
+                        "writing a .ptd: blob %zu has no key, no data or a bad alignment", i);
     }
   }
   uint64_t *offsets = calloc(count ? count : 1, sizeof *offsets);
@@ -66,7 +68,8 @@ etrt_status etrt_ptd_write(const etrt_ptd_blob *blobs, size_t count, uint8_t **o
       etrt_fb_patch(&b, ref_layout, etrt_fb_table_end(&b));
       size_t ref_sizes = etrt_fb_slot_pos(&b, 1), ref_order = etrt_fb_slot_pos(&b, 2);
       etrt_fb_patch(&b, ref_sizes, etrt_fb_add_vector(&b, l->sizes.data, l->sizes.count, 4, 4));
-      etrt_fb_patch(&b, ref_order, etrt_fb_add_vector(&b, l->dim_order.data, l->dim_order.count, 1, 1));
+      etrt_fb_patch(&b, ref_order,
+                    etrt_fb_add_vector(&b, l->dim_order.data, l->dim_order.count, 1, 1));
     }
   }
   size_t fb_size = b.size;
@@ -81,8 +84,10 @@ etrt_status etrt_ptd_write(const etrt_ptd_blob *blobs, size_t count, uint8_t **o
   }
   etrt_status st = etrt_fb_builder_status(&b);
   uint8_t *file = NULL;
-  if (st == ETRT_OK && end >= SIZE_MAX - base) st = etrt_error(ETRT_ERROR_INVALID_ARGUMENT, "data too large");
-  if (st == ETRT_OK && (file = calloc(base + end + 1, 1)) == NULL) st = etrt_error(ETRT_ERROR_OUT_OF_MEMORY, "out of memory");
+  if (st == ETRT_OK && end >= SIZE_MAX - base)
+    st = etrt_error(ETRT_ERROR_INVALID_ARGUMENT, "data too large");
+  if (st == ETRT_OK && (file = calloc(base + end + 1, 1)) == NULL)
+    st = etrt_error(ETRT_ERROR_OUT_OF_MEMORY, "out of memory");
   if (st != ETRT_OK) {
     free(offsets);
     etrt_fb_builder_release(&b);

@@ -72,8 +72,8 @@ typedef struct etrt_pte_u8s {
 
 typedef enum etrt_pte_shape_dynamism {
   ETRT_PTE_SHAPE_STATIC = 0,
-  ETRT_PTE_SHAPE_DYNAMIC_BOUND = 1,   /* sizes are upper bounds */
-  ETRT_PTE_SHAPE_DYNAMIC_UNBOUND = 2  /* sizes mean nothing; runtime allocates */
+  ETRT_PTE_SHAPE_DYNAMIC_BOUND = 1,  /* sizes are upper bounds */
+  ETRT_PTE_SHAPE_DYNAMIC_UNBOUND = 2 /* sizes mean nothing; runtime allocates */
 } etrt_pte_shape_dynamism;
 
 /* Where a tensor's data lives (ExtraTensorInfo.location). */
@@ -112,16 +112,16 @@ typedef struct etrt_pte_extra_tensor_info {
  * constant segment. Index 0 means "no data". Mutable tensors have allocation_info
  * and, with data_buffer_idx > 0, an initial value in a mutable data segment. */
 typedef struct etrt_pte_tensor {
-  etrt_dtype scalar_type;    /* the schema's ScalarType number, not checked: may be a
-                                type etrt does not know (etrt_dtype_size() == 0) */
+  etrt_dtype scalar_type; /* the schema's ScalarType number, not checked: may be a
+                             type etrt does not know (etrt_dtype_size() == 0) */
   int32_t storage_offset;
   etrt_pte_i32s sizes;
   etrt_pte_u8s dim_order;
   bool requires_grad;
-  uint32_t data_buffer_idx;  /* checked against the constant table it indexes */
+  uint32_t data_buffer_idx; /* checked against the constant table it indexes */
   bool has_allocation_info;
-  etrt_pte_allocation allocation_info; /* memory_id checked < non_const_buffer_sizes.count */
-  int32_t layout;            /* schema byte */
+  etrt_pte_allocation allocation_info;    /* memory_id checked < non_const_buffer_sizes.count */
+  int32_t layout;                         /* schema byte */
   etrt_pte_shape_dynamism shape_dynamism; /* checked 0..2 */
   bool has_extra_tensor_info;
   etrt_pte_extra_tensor_info extra_tensor_info;
@@ -158,8 +158,8 @@ typedef struct etrt_pte_value {
     double double_val;
     etrt_pte_tensor tensor;
     etrt_pte_str string_val;
-    etrt_pte_i64s int_list;    /* IntList items; in ExecuTorch these are value indices
-                                  of Int values (not checked: also plain ints) */
+    etrt_pte_i64s int_list; /* IntList items; in ExecuTorch these are value indices
+                               of Int values (not checked: also plain ints) */
     etrt_pte_f64s double_list;
     etrt_pte_u8s bool_list;
     etrt_pte_i32s tensor_list;          /* value indices, checked in range */
@@ -242,7 +242,7 @@ typedef struct etrt_pte_compile_spec {
 } etrt_pte_compile_spec;
 
 typedef struct etrt_pte_delegate {
-  etrt_pte_str id; /* backend name */
+  etrt_pte_str id;                 /* backend name */
   etrt_pte_data_location location; /* checked */
   uint32_t index;                  /* checked against the array `location` names */
   const etrt_pte_compile_spec *compile_specs;
@@ -314,7 +314,7 @@ typedef struct etrt_pte_extended_header {
 typedef struct etrt_arena etrt_arena;
 
 typedef struct etrt_pte_program {
-  char file_identifier[5]; /* "ET12", NUL-terminated (reader output only) */
+  char file_identifier[5];  /* "ET12", NUL-terminated (reader output only) */
   bool has_extended_header; /* reader output only; the writer decides itself */
   etrt_pte_extended_header extended_header;
 
@@ -353,8 +353,7 @@ etrt_status etrt_pte_parse(const uint8_t *data, size_t size, etrt_pte_program **
 void etrt_pte_program_free(etrt_pte_program *program);
 
 /* Looks a method up by name; NULL when absent. */
-const etrt_pte_plan *etrt_pte_program_find_plan(const etrt_pte_program *program,
-                                                const char *name);
+const etrt_pte_plan *etrt_pte_program_find_plan(const etrt_pte_program *program, const char *name);
 
 /* The bytes of segment `index` (bounds checked again; NOT_FOUND when out of range). */
 etrt_status etrt_pte_program_segment(const etrt_pte_program *program, size_t index,
@@ -362,8 +361,7 @@ etrt_status etrt_pte_program_segment(const etrt_pte_program *program, size_t ind
 
 /* A delegate's payload, inline or in a segment. */
 etrt_status etrt_pte_program_delegate_data(const etrt_pte_program *program,
-                                           const etrt_pte_delegate *delegate,
-                                           etrt_pte_bytes *out);
+                                           const etrt_pte_delegate *delegate, etrt_pte_bytes *out);
 
 /* The bytes of constant `buffer_index` (Tensor.data_buffer_idx), from the inline
  * constant_buffer or the constant segment. `nbytes` is what the tensor needs: the
@@ -438,15 +436,14 @@ etrt_pte_u8s etrt_pte_builder_u8s(etrt_pte_builder *builder, const uint8_t *valu
 /* Appends a constant tensor's bytes to the constant segment (16-byte aligned in
  * it, as ExecuTorch does) and returns its data_buffer_idx (1, 2, ...). Index 0 is
  * the reserved placeholder. The bytes are copied. */
-etrt_status etrt_pte_builder_add_constant(etrt_pte_builder *builder, const void *data,
-                                          size_t size, uint32_t *buffer_index);
+etrt_status etrt_pte_builder_add_constant(etrt_pte_builder *builder, const void *data, size_t size,
+                                          uint32_t *buffer_index);
 
 /* Appends a segment (e.g. a delegate payload: set the delegate's location to
  * ETRT_PTE_DATA_SEGMENT and index to *segment_index). alignment: 0 or a power of
  * two. The bytes are copied. */
-etrt_status etrt_pte_builder_add_segment(etrt_pte_builder *builder, const void *data,
-                                         size_t size, uint32_t alignment,
-                                         uint32_t *segment_index);
+etrt_status etrt_pte_builder_add_segment(etrt_pte_builder *builder, const void *data, size_t size,
+                                         uint32_t alignment, uint32_t *segment_index);
 
 /* Appends named data (a segment plus a program.named_data entry). */
 etrt_status etrt_pte_builder_add_named_data(etrt_pte_builder *builder, const char *key,

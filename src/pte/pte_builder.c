@@ -107,15 +107,15 @@ etrt_pte_bytes etrt_pte_builder_bytes(etrt_pte_builder *b, const void *data, siz
 
 #define BUILDER_ARRAY(name, view_type, elem_type)                                                 \
   view_type etrt_pte_builder_##name(etrt_pte_builder *b, const elem_type *values, size_t count) { \
-    view_type v = {NULL, 0};                                                                       \
-    size_t size;                                                                                   \
-    if (etrt_mul_overflow_size(count, sizeof(elem_type), &size)) {                                 \
-      b->failed = true;                                                                            \
-      return v;                                                                                    \
-    }                                                                                              \
-    v.data = copy(b, values, size, 0);                                                             \
-    if (v.data) v.count = count;                                                                   \
-    return v;                                                                                      \
+    view_type v = {NULL, 0};                                                                      \
+    size_t size;                                                                                  \
+    if (etrt_mul_overflow_size(count, sizeof(elem_type), &size)) {                                \
+      b->failed = true;                                                                           \
+      return v;                                                                                   \
+    }                                                                                             \
+    v.data = copy(b, values, size, 0);                                                            \
+    if (v.data) v.count = count;                                                                  \
+    return v;                                                                                     \
   }
 
 BUILDER_ARRAY(i32s, etrt_pte_i32s, int32_t)
@@ -145,7 +145,8 @@ static etrt_status oom(etrt_pte_builder *b) {
 etrt_status etrt_pte_builder_add_constant(etrt_pte_builder *b, const void *data, size_t size,
                                           uint32_t *buffer_index) {
   if (b->constant_count == 0) {
-    if (!reserve((void **)&b->constant_offsets, &b->constant_capacity, 1, sizeof(uint64_t))) return oom(b);
+    if (!reserve((void **)&b->constant_offsets, &b->constant_capacity, 1, sizeof(uint64_t)))
+      return oom(b);
     b->constant_offsets[b->constant_count++] = 0; /* the placeholder */
   }
   if (b->constant_count >= UINT32_MAX) {
@@ -156,7 +157,8 @@ etrt_status etrt_pte_builder_add_constant(etrt_pte_builder *b, const void *data,
     return etrt_error(ETRT_ERROR_INVALID_ARGUMENT, "program builder: constants too large");
   }
   if (!reserve((void **)&b->constants, &b->constants_capacity, end, 1) ||
-      !reserve((void **)&b->constant_offsets, &b->constant_capacity, b->constant_count + 1, sizeof(uint64_t))) {
+      !reserve((void **)&b->constant_offsets, &b->constant_capacity, b->constant_count + 1,
+               sizeof(uint64_t))) {
     return oom(b);
   }
   memset(b->constants + b->constants_size, 0, start - b->constants_size);
@@ -167,18 +169,19 @@ etrt_status etrt_pte_builder_add_constant(etrt_pte_builder *b, const void *data,
   return ETRT_OK;
 }
 
-etrt_status etrt_pte_builder_add_segment(etrt_pte_builder *b, const void *data, size_t size, uint32_t alignment,
-                                         uint32_t *segment_index) {
+etrt_status etrt_pte_builder_add_segment(etrt_pte_builder *b, const void *data, size_t size,
+                                         uint32_t alignment, uint32_t *segment_index) {
   if (alignment != 0 && (alignment & (alignment - 1)) != 0) {
-    return etrt_error(ETRT_ERROR_INVALID_ARGUMENT, "program builder: segment alignment %u is not a power of two",
-                      alignment);
+    return etrt_error(ETRT_ERROR_INVALID_ARGUMENT,
+                      "program builder: segment alignment %u is not a power of two", alignment);
   }
   if (b->segments_count + 1 >= UINT32_MAX) {
     return etrt_error(ETRT_ERROR_INVALID_ARGUMENT, "program builder: too many segments");
   }
   etrt_pte_bytes bytes = etrt_pte_builder_bytes(b, data, size);
   if (bytes.data == NULL) return oom(b);
-  if (!reserve((void **)&b->segments, &b->segments_capacity, b->segments_count + 1, sizeof *b->segments)) {
+  if (!reserve((void **)&b->segments, &b->segments_capacity, b->segments_count + 1,
+               sizeof *b->segments)) {
     return oom(b);
   }
   b->segments[b->segments_count] = (builder_segment){bytes.data, size, alignment};
@@ -186,12 +189,13 @@ etrt_status etrt_pte_builder_add_segment(etrt_pte_builder *b, const void *data, 
   return ETRT_OK;
 }
 
-etrt_status etrt_pte_builder_add_named_data(etrt_pte_builder *b, const char *key, const void *data, size_t size,
-                                            uint32_t alignment) {
+etrt_status etrt_pte_builder_add_named_data(etrt_pte_builder *b, const char *key, const void *data,
+                                            size_t size, uint32_t alignment) {
   uint32_t index = 0;
   ETRT_RETURN_IF_ERROR(etrt_pte_builder_add_segment(b, data, size, alignment, &index));
   etrt_pte_str k = etrt_pte_builder_str(b, key);
-  if (k.data == NULL || !reserve((void **)&b->named, &b->named_capacity, b->named_count + 1, sizeof *b->named)) {
+  if (k.data == NULL ||
+      !reserve((void **)&b->named, &b->named_capacity, b->named_count + 1, sizeof *b->named)) {
     return oom(b);
   }
   b->named[b->named_count++] = (builder_named){k, index};
@@ -201,7 +205,8 @@ etrt_status etrt_pte_builder_add_named_data(etrt_pte_builder *b, const char *key
 etrt_status etrt_pte_builder_write(etrt_pte_builder *b, uint8_t **out, size_t *out_size) {
   *out = NULL;
   *out_size = 0;
-  if (b->failed) return etrt_error(ETRT_ERROR_OUT_OF_MEMORY, "program builder: an earlier allocation failed");
+  if (b->failed)
+    return etrt_error(ETRT_ERROR_OUT_OF_MEMORY, "program builder: an earlier allocation failed");
   etrt_pte_program *p = b->program;
 
   etrt_pte_segment *segs = ETRT_PTE_NEW(b, etrt_pte_segment, b->segments_count + 1);

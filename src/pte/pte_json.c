@@ -57,16 +57,21 @@ static size_t utf8_sequence(const uint8_t *s, size_t n) {
   size_t len;
   uint32_t cp;
   if (c < 0x80) return 1;
-  if (c >= 0xc2 && c <= 0xdf) len = 2, cp = c & 0x1f;
-  else if (c >= 0xe0 && c <= 0xef) len = 3, cp = c & 0x0f;
-  else if (c >= 0xf0 && c <= 0xf4) len = 4, cp = c & 0x07;
-  else return 0;
+  if (c >= 0xc2 && c <= 0xdf)
+    len = 2, cp = c & 0x1f;
+  else if (c >= 0xe0 && c <= 0xef)
+    len = 3, cp = c & 0x0f;
+  else if (c >= 0xf0 && c <= 0xf4)
+    len = 4, cp = c & 0x07;
+  else
+    return 0;
   if (len > n) return 0;
   for (size_t i = 1; i < len; ++i) {
     if ((s[i] & 0xc0) != 0x80) return 0;
     cp = (cp << 6) | (s[i] & 0x3f);
   }
-  if ((len == 3 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) || (len == 4 && (cp < 0x10000 || cp > 0x10ffff))) {
+  if ((len == 3 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) ||
+      (len == 4 && (cp < 0x10000 || cp > 0x10ffff))) {
     return 0;
   }
   return len;
@@ -100,7 +105,9 @@ static void string_n(json_out *j, const char *data, size_t size) {
   put(j, "\"", 1);
 }
 
-static void string_view(json_out *j, etrt_pte_str s) { string_n(j, s.data ? s.data : "", s.data ? s.size : 0); }
+static void string_view(json_out *j, etrt_pte_str s) {
+  string_n(j, s.data ? s.data : "", s.data ? s.size : 0);
+}
 
 static void key(json_out *j, const char *name, bool first) {
   if (!first) put(j, ",", 1);

@@ -56,25 +56,25 @@ static void patch_optional_str(pte_writer *w, size_t ref, etrt_pte_str s) {
   if (s.data) patch(w, ref, str_or_empty(w, s));
 }
 
-#define NUMBERS(w, view, what)                                                                        \
-  etrt_fb_add_vector(&(w)->b, usable((w), (view).data, (view).count, (what)) ? (view).data : NULL,   \
+#define NUMBERS(w, view, what)                                                                     \
+  etrt_fb_add_vector(&(w)->b, usable((w), (view).data, (view).count, (what)) ? (view).data : NULL, \
                      (view).count, sizeof *(view).data, sizeof *(view).data)
 
 static size_t write_bytes(pte_writer *w, etrt_pte_bytes bytes, size_t align, const char *what) {
-  return etrt_fb_add_vector(&w->b, usable(w, bytes.data, bytes.size, what) ? bytes.data : NULL, bytes.size, 1,
-                            align);
+  return etrt_fb_add_vector(&w->b, usable(w, bytes.data, bytes.size, what) ? bytes.data : NULL,
+                            bytes.size, 1, align);
 }
 
 /* Writes `count` tables with `fn` and returns the vector of offsets to them. */
-#define TABLE_VECTOR(w, items, count, fn, what)                                   \
-  do {                                                                             \
-    size_t vec_ = etrt_fb_add_offset_vector(&(w)->b, (count));                      \
-    if (usable((w), (items), (count), (what))) {                                   \
-      for (size_t i_ = 0; i_ < (count); ++i_) {                                    \
-        patch((w), etrt_fb_element(vec_, i_), fn((w), &(items)[i_]));              \
-      }                                                                            \
-    }                                                                              \
-    result_ = vec_;                                                                \
+#define TABLE_VECTOR(w, items, count, fn, what)                       \
+  do {                                                                \
+    size_t vec_ = etrt_fb_add_offset_vector(&(w)->b, (count));        \
+    if (usable((w), (items), (count), (what))) {                      \
+      for (size_t i_ = 0; i_ < (count); ++i_) {                       \
+        patch((w), etrt_fb_element(vec_, i_), fn((w), &(items)[i_])); \
+      }                                                               \
+    }                                                                 \
+    result_ = vec_;                                                   \
   } while (0)
 
 static size_t write_allocation(pte_writer *w, const etrt_pte_allocation *a) {
@@ -114,7 +114,8 @@ static size_t write_tensor(pte_writer *w, const etrt_pte_tensor *t) {
   size_t pos = end_table(w, refs);
   patch(w, refs[PTE_TENSOR_SIZES], NUMBERS(w, t->sizes, "Tensor.sizes"));
   patch(w, refs[PTE_TENSOR_DIM_ORDER], NUMBERS(w, t->dim_order, "Tensor.dim_order"));
-  if (t->has_allocation_info) patch(w, refs[PTE_TENSOR_ALLOCATION_INFO], write_allocation(w, &t->allocation_info));
+  if (t->has_allocation_info)
+    patch(w, refs[PTE_TENSOR_ALLOCATION_INFO], write_allocation(w, &t->allocation_info));
   if (t->has_extra_tensor_info) {
     patch(w, refs[PTE_TENSOR_EXTRA_TENSOR_INFO], write_extra(w, &t->extra_tensor_info));
   }
@@ -154,10 +155,18 @@ static size_t write_value_member(pte_writer *w, const etrt_pte_value *v) {
     case ETRT_PTE_VALUE_STRING:
       patch_optional_str(w, refs[0], v->string_val);
       return pos;
-    case ETRT_PTE_VALUE_INT_LIST: child = NUMBERS(w, v->int_list, "IntList.items"); break;
-    case ETRT_PTE_VALUE_DOUBLE_LIST: child = NUMBERS(w, v->double_list, "DoubleList.items"); break;
-    case ETRT_PTE_VALUE_BOOL_LIST: child = NUMBERS(w, v->bool_list, "BoolList.items"); break;
-    case ETRT_PTE_VALUE_TENSOR_LIST: child = NUMBERS(w, v->tensor_list, "TensorList.items"); break;
+    case ETRT_PTE_VALUE_INT_LIST:
+      child = NUMBERS(w, v->int_list, "IntList.items");
+      break;
+    case ETRT_PTE_VALUE_DOUBLE_LIST:
+      child = NUMBERS(w, v->double_list, "DoubleList.items");
+      break;
+    case ETRT_PTE_VALUE_BOOL_LIST:
+      child = NUMBERS(w, v->bool_list, "BoolList.items");
+      break;
+    case ETRT_PTE_VALUE_TENSOR_LIST:
+      child = NUMBERS(w, v->tensor_list, "TensorList.items");
+      break;
     case ETRT_PTE_VALUE_OPTIONAL_TENSOR_LIST:
       child = NUMBERS(w, v->optional_tensor_list, "OptionalTensorList.items");
       break;
@@ -170,8 +179,8 @@ static size_t write_value_member(pte_writer *w, const etrt_pte_value *v) {
 }
 
 /* A table holding a union: type byte in `slot`, value offset in `slot + 1`. */
-static size_t write_union_holder(pte_writer *w, uint8_t tag, size_t (*member)(pte_writer *, const void *),
-                                 const void *item) {
+static size_t write_union_holder(pte_writer *w, uint8_t tag,
+                                 size_t (*member)(pte_writer *, const void *), const void *item) {
   size_t refs[MAX_SLOTS];
   etrt_fb_table_begin(&w->b);
   etrt_fb_add_u8(&w->b, 0, tag, 0);
@@ -181,7 +190,9 @@ static size_t write_union_holder(pte_writer *w, uint8_t tag, size_t (*member)(pt
   return pos;
 }
 
-static size_t value_member_thunk(pte_writer *w, const void *item) { return write_value_member(w, item); }
+static size_t value_member_thunk(pte_writer *w, const void *item) {
+  return write_value_member(w, item);
+}
 
 static size_t write_value(pte_writer *w, const etrt_pte_value *v) {
   return write_union_holder(w, (uint8_t)v->kind, value_member_thunk, v);
@@ -231,7 +242,8 @@ static size_t instruction_member_thunk(pte_writer *w, const void *item) {
     case ETRT_PTE_INSTR_MOVE:
       return write_two_ints(w, in->move.move_from, in->move.move_to);
     case ETRT_PTE_INSTR_JUMP_FALSE:
-      return write_two_ints(w, in->jump_false.cond_value_index, in->jump_false.destination_instruction);
+      return write_two_ints(w, in->jump_false.cond_value_index,
+                            in->jump_false.destination_instruction);
     case ETRT_PTE_INSTR_FREE:
       etrt_fb_table_begin(&w->b);
       etrt_fb_add_i32(&w->b, 0, in->free_call.value_index, 0);
@@ -280,7 +292,8 @@ static size_t write_delegate(pte_writer *w, const etrt_pte_delegate *d) {
   etrt_fb_add_i8(&w->b, 0, (int8_t)d->location, 0);
   etrt_fb_add_u32(&w->b, 1, d->index, 0);
   patch(w, refs[1], etrt_fb_table_end(&w->b));
-  TABLE_VECTOR(w, d->compile_specs, d->compile_specs_count, write_compile_spec, "BackendDelegate.compile_specs");
+  TABLE_VECTOR(w, d->compile_specs, d->compile_specs_count, write_compile_spec,
+               "BackendDelegate.compile_specs");
   patch(w, refs[2], result_);
   return pos;
 }
@@ -298,8 +311,10 @@ static size_t write_plan(pte_writer *w, const etrt_pte_plan *p) {
   etrt_fb_table_begin(&w->b);
   add_optional_str(w, PTE_PLAN_NAME, p->name);
   if (p->has_container_meta_type) etrt_fb_add_offset(&w->b, PTE_PLAN_CONTAINER_META_TYPE);
-  for (int s = PTE_PLAN_VALUES; s <= PTE_PLAN_NON_CONST_BUFFER_SIZES; ++s) etrt_fb_add_offset(&w->b, s);
-  if (p->non_const_buffer_device_count > 0) etrt_fb_add_offset(&w->b, PTE_PLAN_NON_CONST_BUFFER_DEVICE);
+  for (int s = PTE_PLAN_VALUES; s <= PTE_PLAN_NON_CONST_BUFFER_SIZES; ++s)
+    etrt_fb_add_offset(&w->b, s);
+  if (p->non_const_buffer_device_count > 0)
+    etrt_fb_add_offset(&w->b, PTE_PLAN_NON_CONST_BUFFER_DEVICE);
   size_t pos = end_table(w, refs);
   patch_optional_str(w, refs[PTE_PLAN_NAME], p->name);
   if (p->has_container_meta_type) {
@@ -324,8 +339,8 @@ static size_t write_plan(pte_writer *w, const etrt_pte_plan *p) {
   patch(w, refs[PTE_PLAN_NON_CONST_BUFFER_SIZES],
         NUMBERS(w, p->non_const_buffer_sizes, "ExecutionPlan.non_const_buffer_sizes"));
   if (p->non_const_buffer_device_count > 0) {
-    TABLE_VECTOR(w, p->non_const_buffer_device, p->non_const_buffer_device_count, write_buffer_device,
-                 "ExecutionPlan.non_const_buffer_device");
+    TABLE_VECTOR(w, p->non_const_buffer_device, p->non_const_buffer_device_count,
+                 write_buffer_device, "ExecutionPlan.non_const_buffer_device");
     patch(w, refs[PTE_PLAN_NON_CONST_BUFFER_DEVICE], result_);
   }
   return pos;
@@ -380,7 +395,8 @@ static uint64_t gcd_u64(uint64_t a, uint64_t b) {
   return a;
 }
 
-static etrt_status layout_segments(const etrt_pte_program *m, segment_layout *layout, uint64_t *total) {
+static etrt_status layout_segments(const etrt_pte_program *m, segment_layout *layout,
+                                   uint64_t *total) {
   uint64_t end = 0;
   for (size_t i = 0; i < m->segments_count; ++i) {
     const etrt_pte_segment *s = &m->segments[i];
@@ -388,7 +404,8 @@ static etrt_status layout_segments(const etrt_pte_program *m, segment_layout *la
     if (s->alignment > 1) align = align / gcd_u64(align, s->alignment) * s->alignment; /* lcm */
     uint64_t start = (end + align - 1) / align * align;
     if (start < end || (s->data.size > 0 && s->data.data == NULL) || start + s->data.size < start) {
-      return etrt_error(ETRT_ERROR_INVALID_ARGUMENT, "writing a program: segment %zu has no data or is too large", i);
+      return etrt_error(ETRT_ERROR_INVALID_ARGUMENT,
+                        "writing a program: segment %zu has no data or is too large", i);
     }
     layout[i].offset = start;
     layout[i].size = s->data.size;
@@ -398,25 +415,30 @@ static etrt_status layout_segments(const etrt_pte_program *m, segment_layout *la
   return ETRT_OK;
 }
 
-static size_t write_program(pte_writer *w, const etrt_pte_program *m, const segment_layout *layout) {
+static size_t write_program(pte_writer *w, const etrt_pte_program *m,
+                            const segment_layout *layout) {
   size_t refs[MAX_SLOTS], result_;
   etrt_fb_table_begin(&w->b);
   etrt_fb_add_u32(&w->b, PTE_PROGRAM_VERSION, m->version, 0);
-  for (int s = PTE_PROGRAM_EXECUTION_PLAN; s <= PTE_PROGRAM_SEGMENTS; ++s) etrt_fb_add_offset(&w->b, s);
+  for (int s = PTE_PROGRAM_EXECUTION_PLAN; s <= PTE_PROGRAM_SEGMENTS; ++s)
+    etrt_fb_add_offset(&w->b, s);
   if (m->has_constant_segment) etrt_fb_add_offset(&w->b, PTE_PROGRAM_CONSTANT_SEGMENT);
-  if (m->mutable_data_segments_count > 0) etrt_fb_add_offset(&w->b, PTE_PROGRAM_MUTABLE_DATA_SEGMENTS);
+  if (m->mutable_data_segments_count > 0)
+    etrt_fb_add_offset(&w->b, PTE_PROGRAM_MUTABLE_DATA_SEGMENTS);
   if (m->named_data_count > 0) etrt_fb_add_offset(&w->b, PTE_PROGRAM_NAMED_DATA);
   size_t pos = end_table(w, refs);
   TABLE_VECTOR(w, m->plans, m->plans_count, write_plan, "Program.execution_plan");
   patch(w, refs[PTE_PROGRAM_EXECUTION_PLAN], result_);
-  TABLE_VECTOR(w, m->constant_buffer, m->constant_buffer_count, write_inline_buffer, "Program.constant_buffer");
+  TABLE_VECTOR(w, m->constant_buffer, m->constant_buffer_count, write_inline_buffer,
+               "Program.constant_buffer");
   patch(w, refs[PTE_PROGRAM_CONSTANT_BUFFER], result_);
   TABLE_VECTOR(w, m->backend_delegate_data, m->backend_delegate_data_count, write_inline_buffer,
                "Program.backend_delegate_data");
   patch(w, refs[PTE_PROGRAM_BACKEND_DELEGATE_DATA], result_);
   TABLE_VECTOR(w, layout, m->segments_count, write_segment, "Program.segments");
   patch(w, refs[PTE_PROGRAM_SEGMENTS], result_);
-  if (m->has_constant_segment) patch(w, refs[PTE_PROGRAM_CONSTANT_SEGMENT], write_subsegments(w, &m->constant_segment));
+  if (m->has_constant_segment)
+    patch(w, refs[PTE_PROGRAM_CONSTANT_SEGMENT], write_subsegments(w, &m->constant_segment));
   if (m->mutable_data_segments_count > 0) {
     TABLE_VECTOR(w, m->mutable_data_segments, m->mutable_data_segments_count, write_subsegments,
                  "Program.mutable_data_segments");
@@ -436,11 +458,14 @@ etrt_status etrt_pte_write(const etrt_pte_program *model, uint8_t **out, size_t 
   *out = NULL;
   *out_size = 0;
   if (model->segments_count > 0 && model->segments == NULL) {
-    return etrt_error(ETRT_ERROR_INVALID_ARGUMENT, "writing a program: segments_count %zu with no segments",
+    return etrt_error(ETRT_ERROR_INVALID_ARGUMENT,
+                      "writing a program: segments_count %zu with no segments",
                       model->segments_count);
   }
-  segment_layout *layout = calloc(model->segments_count ? model->segments_count : 1, sizeof *layout);
-  if (layout == NULL) return etrt_error(ETRT_ERROR_OUT_OF_MEMORY, "writing a program: out of memory");
+  segment_layout *layout =
+      calloc(model->segments_count ? model->segments_count : 1, sizeof *layout);
+  if (layout == NULL)
+    return etrt_error(ETRT_ERROR_OUT_OF_MEMORY, "writing a program: out of memory");
   uint64_t segment_bytes = 0;
   etrt_status st = layout_segments(model, layout, &segment_bytes);
   if (st != ETRT_OK) {
@@ -469,7 +494,8 @@ etrt_status etrt_pte_write(const etrt_pte_program *model, uint8_t **out, size_t 
   if (st == ETRT_OK) {
     total = base + (size_t)segment_bytes;
     file = calloc(total ? total : 1, 1);
-    if (file == NULL) st = etrt_error(ETRT_ERROR_OUT_OF_MEMORY, "out of memory for %zu bytes", total);
+    if (file == NULL)
+      st = etrt_error(ETRT_ERROR_OUT_OF_MEMORY, "out of memory for %zu bytes", total);
   }
   if (st != ETRT_OK) {
     free(layout);
@@ -486,7 +512,8 @@ etrt_status etrt_pte_write(const etrt_pte_program *model, uint8_t **out, size_t 
     put_u64(h + 16, base);
     put_u64(h + 24, segment_bytes);
     for (size_t i = 0; i < model->segments_count; ++i) {
-      if (layout[i].size) memcpy(file + base + layout[i].offset, model->segments[i].data.data, layout[i].size);
+      if (layout[i].size)
+        memcpy(file + base + layout[i].offset, model->segments[i].data.data, layout[i].size);
     }
   }
   free(layout);

@@ -25,15 +25,17 @@ static const etrt_backend *etrt_backend_find_locked(const char *id) {
 static etrt_status etrt_backend_register_locked(const etrt_backend *backend) {
   if (backend == NULL || backend->id == NULL || backend->init == NULL || backend->execute == NULL ||
       backend->destroy == NULL) {
-    return etrt_error(ETRT_ERROR_INVALID_ARGUMENT, "backend registration needs an id, init, execute and destroy");
+    return etrt_error(ETRT_ERROR_INVALID_ARGUMENT,
+                      "backend registration needs an id, init, execute and destroy");
   }
   if (etrt_backend_find_locked(backend->id) != NULL) {
     return etrt_error(ETRT_ERROR_ALREADY_EXISTS, "a backend is already registered under id '%s'",
                       backend->id);
   }
   if (etrt_backend_count == ETRT_BACKEND_CAPACITY) {
-    return etrt_error(ETRT_ERROR_OUT_OF_MEMORY, "cannot register backend '%s': the registry holds %d",
-                      backend->id, ETRT_BACKEND_CAPACITY);
+    return etrt_error(ETRT_ERROR_OUT_OF_MEMORY,
+                      "cannot register backend '%s': the registry holds %d", backend->id,
+                      ETRT_BACKEND_CAPACITY);
   }
   etrt_backends[etrt_backend_count++] = backend;
   return ETRT_OK;

@@ -17,23 +17,26 @@ static etrt_status etrt_copy_prepare(etrt_kernel_call *call, const etrt_value *v
   return ETRT_OK;
 }
 
-static etrt_status etrt_copy_run(etrt_kernel_call *call, etrt_value *values, etrt_run_context *context,
-                                 etrt_copy_kind kind) {
+static etrt_status etrt_copy_run(etrt_kernel_call *call, etrt_value *values,
+                                 etrt_run_context *context, etrt_copy_kind kind) {
   const etrt_runtime_tensor *self = &values[call->args[0]].u.tensor;
   etrt_runtime_tensor *out = &values[call->args[1]].u.tensor;
   if (memcmp(self->sizes, out->sizes, (size_t)self->rank * sizeof(int64_t)) != 0) {
     if (!out->dynamic)
-      return etrt_error(ETRT_ERROR_INVALID_ARGUMENT, "%s (instruction %u): source and destination shapes differ",
+      return etrt_error(ETRT_ERROR_INVALID_ARGUMENT,
+                        "%s (instruction %u): source and destination shapes differ",
                         call->def->name, call->instruction);
     memcpy(out->sizes, self->sizes, sizeof out->sizes);
   }
   size_t size = etrt_runtime_tensor_nbytes(out);
   if (size == SIZE_MAX || size > out->capacity)
-    return etrt_error(ETRT_ERROR_INVALID_ARGUMENT, "%s (instruction %u): %zu bytes do not fit the destination",
-                      call->def->name, call->instruction, size);
+    return etrt_error(ETRT_ERROR_INVALID_ARGUMENT,
+                      "%s (instruction %u): %zu bytes do not fit the destination", call->def->name,
+                      call->instruction, size);
   if (size == 0) return ETRT_OK;
   if (self->data == NULL || out->data == NULL)
-    return etrt_error(ETRT_ERROR_STATE, "%s (instruction %u): a tensor has no memory (input not set?)",
+    return etrt_error(ETRT_ERROR_STATE,
+                      "%s (instruction %u): a tensor has no memory (input not set?)",
                       call->def->name, call->instruction);
   const etrt_device_driver *driver = context->driver;
   if (driver == NULL) {
@@ -71,18 +74,23 @@ static etrt_status etrt_copy_run(etrt_kernel_call *call, etrt_value *values, etr
    * caller's device back whether or not the copy succeeded. */
   etrt_device_scope scope;
   ETRT_RETURN_IF_ERROR(etrt_device_scope_enter(driver, device, &scope));
-  etrt_status status = driver->memcpy_async(out->data, self->data, size, kind, ETRT_STREAM_PER_THREAD);
+  etrt_status status =
+      driver->memcpy_async(out->data, self->data, size, kind, ETRT_STREAM_PER_THREAD);
   if (status == ETRT_OK) status = driver->stream_synchronize(ETRT_STREAM_PER_THREAD);
   return etrt_device_scope_exit(&scope, status);
 }
 
-static etrt_status etrt_h2d_run(etrt_kernel_call *call, etrt_value *values, etrt_run_context *context) {
+static etrt_status etrt_h2d_run(etrt_kernel_call *call, etrt_value *values,
+                                etrt_run_context *context) {
   return etrt_copy_run(call, values, context, ETRT_COPY_HOST_TO_DEVICE);
 }
 
-static etrt_status etrt_d2h_run(etrt_kernel_call *call, etrt_value *values, etrt_run_context *context) {
+static etrt_status etrt_d2h_run(etrt_kernel_call *call, etrt_value *values,
+                                etrt_run_context *context) {
   return etrt_copy_run(call, values, context, ETRT_COPY_DEVICE_TO_HOST);
 }
 
-const etrt_kernel_def etrt_kernel_h2d_copy = {"et_copy::_h2d_copy.out", 3, etrt_copy_prepare, etrt_h2d_run};
-const etrt_kernel_def etrt_kernel_d2h_copy = {"et_copy::_d2h_copy.out", 3, etrt_copy_prepare, etrt_d2h_run};
+const etrt_kernel_def etrt_kernel_h2d_copy = {"et_copy::_h2d_copy.out", 3, etrt_copy_prepare,
+                                              etrt_h2d_run};
+const etrt_kernel_def etrt_kernel_d2h_copy = {"et_copy::_d2h_copy.out", 3, etrt_copy_prepare,
+                                              etrt_d2h_run};

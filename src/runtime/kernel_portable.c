@@ -8,14 +8,14 @@
 #include "runtime/kernels.h"
 
 typedef struct etrt_portable_spec {
-  etrt_kernel_def def; /* first: the registry hands out &spec->def */
-  const char *op_type; /* the engine operation */
+  etrt_kernel_def def;                          /* first: the registry hands out &spec->def */
+  const char *op_type;                          /* the engine operation */
   int8_t inputs[ETRT_KERNEL_MAX_ENGINE_INPUTS]; /* argument index per engine input; -1 none */
   int8_t optional_input; /* an input that may be None (linear's bias), else -1 */
   int8_t out;
   int8_t alpha; /* Scalar alpha argument, else -1 */
   int8_t beta;
-  int linear;   /* weight is [out, in]: Gemm with transB; leading input axes flattened */
+  int linear; /* weight is [out, in]: Gemm with transB; leading input axes flattened */
 } etrt_portable_spec;
 
 static const etrt_portable_spec *etrt_portable_spec_of(const etrt_kernel_call *call) {
@@ -24,10 +24,17 @@ static const etrt_portable_spec *etrt_portable_spec_of(const etrt_kernel_call *c
 
 static etrt_status etrt_portable_scalar(const etrt_value *value, uint32_t arg, double *out) {
   switch (value->tag) {
-    case ETRT_VALUE_INT: *out = (double)value->u.i; return ETRT_OK;
-    case ETRT_VALUE_DOUBLE: *out = value->u.d; return ETRT_OK;
-    case ETRT_VALUE_BOOL: *out = value->u.b ? 1.0 : 0.0; return ETRT_OK;
-    default: return etrt_error(ETRT_ERROR_INVALID_FORMAT, "argument %u must be a scalar", arg);
+    case ETRT_VALUE_INT:
+      *out = (double)value->u.i;
+      return ETRT_OK;
+    case ETRT_VALUE_DOUBLE:
+      *out = value->u.d;
+      return ETRT_OK;
+    case ETRT_VALUE_BOOL:
+      *out = value->u.b ? 1.0 : 0.0;
+      return ETRT_OK;
+    default:
+      return etrt_error(ETRT_ERROR_INVALID_FORMAT, "argument %u must be a scalar", arg);
   }
 }
 
@@ -51,7 +58,8 @@ static etrt_status etrt_portable_node(etrt_node *node, void **state, const char 
   *state = NULL;
   if (def->state_size > 0) {
     *state = calloc(1, def->state_size);
-    if (*state == NULL) return etrt_error(ETRT_ERROR_OUT_OF_MEMORY, "out of memory preparing %s", op_type);
+    if (*state == NULL)
+      return etrt_error(ETRT_ERROR_OUT_OF_MEMORY, "out of memory preparing %s", op_type);
   }
   node->state = *state;
   return def->prepare != NULL ? def->prepare(node, *state) : ETRT_OK;
@@ -76,25 +84,36 @@ static etrt_status etrt_portable_prepare(etrt_kernel_call *call, const etrt_valu
     if (v->tag != ETRT_VALUE_TENSOR)
       return etrt_error(ETRT_ERROR_INVALID_FORMAT, "argument %d must be a tensor", arg);
     if (v->u.tensor.device.type != ETRT_DEVICE_CPU)
-      return etrt_error(ETRT_ERROR_UNSUPPORTED, "argument %d is planned on a device; this operator runs on the CPU", arg);
+      return etrt_error(ETRT_ERROR_UNSUPPORTED,
+                        "argument %d is planned on a device; this operator runs on the CPU", arg);
     call->node_inputs[num_inputs] = (int32_t)num_inputs;
     ++num_inputs;
   }
   const etrt_runtime_tensor *out = etrt_portable_tensor(values, call, spec->out);
-  if (out == NULL) return etrt_error(ETRT_ERROR_INVALID_FORMAT, "argument %d (out) must be a tensor", spec->out);
+  if (out == NULL)
+    return etrt_error(ETRT_ERROR_INVALID_FORMAT, "argument %d (out) must be a tensor", spec->out);
   if (out->device.type != ETRT_DEVICE_CPU)
-    return etrt_error(ETRT_ERROR_UNSUPPORTED, "the out tensor is planned on a device; this operator runs on the CPU");
+    return etrt_error(ETRT_ERROR_UNSUPPORTED,
+                      "the out tensor is planned on a device; this operator runs on the CPU");
   call->node_output = (int32_t)num_inputs;
 
   uint32_t num_attributes = 0;
   double alpha = 1.0, beta = 1.0;
-  if (spec->alpha >= 0) ETRT_RETURN_IF_ERROR(etrt_portable_scalar(&values[call->args[spec->alpha]], (uint32_t)spec->alpha, &alpha));
-  if (spec->beta >= 0) ETRT_RETURN_IF_ERROR(etrt_portable_scalar(&values[call->args[spec->beta]], (uint32_t)spec->beta, &beta));
+  if (spec->alpha >= 0)
+    ETRT_RETURN_IF_ERROR(
+        etrt_portable_scalar(&values[call->args[spec->alpha]], (uint32_t)spec->alpha, &alpha));
+  if (spec->beta >= 0)
+    ETRT_RETURN_IF_ERROR(
+        etrt_portable_scalar(&values[call->args[spec->beta]], (uint32_t)spec->beta, &beta));
   int gemm = strcmp(spec->op_type, "Gemm") == 0;
   if (gemm) {
-    call->attributes[num_attributes++] = (etrt_attribute){.name = "alpha", .kind = ETRT_ATTRIBUTE_FLOAT, .f = (float)alpha};
-    call->attributes[num_attributes++] = (etrt_attribute){.name = "beta", .kind = ETRT_ATTRIBUTE_FLOAT, .f = (float)beta};
-    if (spec->linear) call->attributes[num_attributes++] = (etrt_attribute){.name = "transB", .kind = ETRT_ATTRIBUTE_INT, .i = 1};
+    call->attributes[num_attributes++] =
+        (etrt_attribute){.name = "alpha", .kind = ETRT_ATTRIBUTE_FLOAT, .f = (float)alpha};
+    call->attributes[num_attributes++] =
+        (etrt_attribute){.name = "beta", .kind = ETRT_ATTRIBUTE_FLOAT, .f = (float)beta};
+    if (spec->linear)
+      call->attributes[num_attributes++] =
+          (etrt_attribute){.name = "transB", .kind = ETRT_ATTRIBUTE_INT, .i = 1};
   }
   ETRT_RETURN_IF_ERROR(etrt_portable_node(&call->node, &call->state, spec->op_type, num_inputs,
                                           call->node_inputs, &call->node_output, call->attributes,
@@ -107,7 +126,8 @@ static etrt_status etrt_portable_prepare(etrt_kernel_call *call, const etrt_valu
     for (int32_t i = 0; i < other->rank; ++i) size *= (size_t)other->max_sizes[i];
     call->scratch_size = size + 16;
     call->scratch = calloc(1, call->scratch_size);
-    if (call->scratch == NULL) return etrt_error(ETRT_ERROR_OUT_OF_MEMORY, "out of memory for alpha scratch");
+    if (call->scratch == NULL)
+      return etrt_error(ETRT_ERROR_OUT_OF_MEMORY, "out of memory for alpha scratch");
     static const int32_t scale_inputs[2] = {0, 1};
     static const int32_t scale_output = 2;
     ETRT_RETURN_IF_ERROR(etrt_portable_node(&call->scale_node, &call->scale_state, "Mul", 2,
@@ -126,23 +146,34 @@ static void etrt_portable_view(const etrt_runtime_tensor *t, etrt_tensor *out) {
 }
 
 /* Writes alpha as a 0-D tensor of `dtype` at the front of the scratch. */
-static etrt_status etrt_portable_alpha_tensor(etrt_kernel_call *call, etrt_dtype dtype, etrt_tensor *out) {
+static etrt_status etrt_portable_alpha_tensor(etrt_kernel_call *call, etrt_dtype dtype,
+                                              etrt_tensor *out) {
   memset(out, 0, sizeof *out);
   out->dtype = dtype;
   out->rank = 0;
   out->data = call->scratch;
   out->host_value = call->scratch;
   switch (dtype) {
-    case ETRT_DTYPE_FLOAT32: *(float *)call->scratch = (float)call->alpha; return ETRT_OK;
-    case ETRT_DTYPE_FLOAT64: *(double *)call->scratch = call->alpha; return ETRT_OK;
-    case ETRT_DTYPE_INT32: *(int32_t *)call->scratch = (int32_t)call->alpha; return ETRT_OK;
-    case ETRT_DTYPE_INT64: *(int64_t *)call->scratch = (int64_t)call->alpha; return ETRT_OK;
+    case ETRT_DTYPE_FLOAT32:
+      *(float *)call->scratch = (float)call->alpha;
+      return ETRT_OK;
+    case ETRT_DTYPE_FLOAT64:
+      *(double *)call->scratch = call->alpha;
+      return ETRT_OK;
+    case ETRT_DTYPE_INT32:
+      *(int32_t *)call->scratch = (int32_t)call->alpha;
+      return ETRT_OK;
+    case ETRT_DTYPE_INT64:
+      *(int64_t *)call->scratch = (int64_t)call->alpha;
+      return ETRT_OK;
     default:
-      return etrt_error(ETRT_ERROR_UNSUPPORTED, "alpha != 1 is not supported for %s", etrt_dtype_name(dtype));
+      return etrt_error(ETRT_ERROR_UNSUPPORTED, "alpha != 1 is not supported for %s",
+                        etrt_dtype_name(dtype));
   }
 }
 
-static etrt_status etrt_portable_run(etrt_kernel_call *call, etrt_value *values, etrt_run_context *context) {
+static etrt_status etrt_portable_run(etrt_kernel_call *call, etrt_value *values,
+                                     etrt_run_context *context) {
   (void)context;
   const etrt_portable_spec *spec = etrt_portable_spec_of(call);
   etrt_tensor inputs[ETRT_KERNEL_MAX_ENGINE_INPUTS];
@@ -187,16 +218,18 @@ static etrt_status etrt_portable_run(etrt_kernel_call *call, etrt_value *values,
   }
   etrt_runtime_tensor *out = &values[call->args[spec->out]].u.tensor;
   if (output.dtype != out->dtype)
-    return etrt_error(ETRT_ERROR_INVALID_ARGUMENT, "%s: the result is %s, the out tensor %s", call->def->name,
-                      etrt_dtype_name(output.dtype), etrt_dtype_name(out->dtype));
-  int same = output.rank == out->rank && memcmp(output.dims, out->sizes, (size_t)out->rank * sizeof(int64_t)) == 0;
+    return etrt_error(ETRT_ERROR_INVALID_ARGUMENT, "%s: the result is %s, the out tensor %s",
+                      call->def->name, etrt_dtype_name(output.dtype), etrt_dtype_name(out->dtype));
+  int same = output.rank == out->rank &&
+             memcmp(output.dims, out->sizes, (size_t)out->rank * sizeof(int64_t)) == 0;
   if (!same) {
     etrt_runtime_tensor resized = *out;
     resized.rank = output.rank;
     memcpy(resized.sizes, output.dims, sizeof resized.sizes);
     size_t need = etrt_runtime_tensor_nbytes(&resized);
     if (!out->dynamic || output.rank != out->rank || need > out->capacity)
-      return etrt_error(ETRT_ERROR_INVALID_ARGUMENT, "%s (instruction %u): the result's shape does not fit the out tensor",
+      return etrt_error(ETRT_ERROR_INVALID_ARGUMENT,
+                        "%s (instruction %u): the result's shape does not fit the out tensor",
                         call->def->name, call->instruction);
     memcpy(out->sizes, output.dims, sizeof out->sizes);
   }
@@ -209,9 +242,15 @@ static etrt_status etrt_portable_run(etrt_kernel_call *call, etrt_value *values,
   return call->node.run_cpu(&call->node, inputs, &output);
 }
 
-#define ETRT_PORTABLE(var, name_, nargs, op, i0, i1, i2, opt, out_, alpha_, beta_, linear_) \
-  static const etrt_portable_spec var = {                                                \
-      {name_, nargs, etrt_portable_prepare, etrt_portable_run}, op, {i0, i1, i2}, opt, out_, alpha_, beta_, linear_}
+#define ETRT_PORTABLE(var, name_, nargs, op, i0, i1, i2, opt, out_, alpha_, beta_, linear_)        \
+  static const etrt_portable_spec var = {{name_, nargs, etrt_portable_prepare, etrt_portable_run}, \
+                                         op,                                                       \
+                                         {i0, i1, i2},                                             \
+                                         opt,                                                      \
+                                         out_,                                                     \
+                                         alpha_,                                                   \
+                                         beta_,                                                    \
+                                         linear_}
 
 /* add.out(self, other, *, alpha, out) -> out: args [self, other, alpha, out, ret]. */
 ETRT_PORTABLE(etrt_portable_add, "aten::add.out", 5, "Add", 0, 1, -1, -1, 3, 2, -1, 0);
@@ -225,7 +264,8 @@ ETRT_PORTABLE(etrt_portable_addmm, "aten::addmm.out", 7, "Gemm", 1, 2, 0, -1, 5,
 ETRT_PORTABLE(etrt_portable_linear, "aten::linear.out", 5, "Gemm", 0, 1, 2, 2, 3, -1, -1, 1);
 
 const etrt_kernel_def *const etrt_kernels_portable[] = {
-    &etrt_portable_add.def,   &etrt_portable_sub.def,   &etrt_portable_mul.def,
-    &etrt_portable_relu.def,  &etrt_portable_mm.def,    &etrt_portable_addmm.def,
+    &etrt_portable_add.def,    &etrt_portable_sub.def,
+    &etrt_portable_mul.def,    &etrt_portable_relu.def,
+    &etrt_portable_mm.def,     &etrt_portable_addmm.def,
     &etrt_portable_linear.def, NULL,
 };

@@ -28,8 +28,9 @@ etrt_status etrt_kernel_call_prepare(etrt_kernel_call *call, const etrt_kernel_d
   call->num_args = num_args;
   call->instruction = instruction;
   if (num_args != def->num_args) {
-    return etrt_error(ETRT_ERROR_INVALID_FORMAT, "instruction %u: %s takes %u arguments, the program gives %u",
-                      instruction, def->name, def->num_args, num_args);
+    return etrt_error(ETRT_ERROR_INVALID_FORMAT,
+                      "instruction %u: %s takes %u arguments, the program gives %u", instruction,
+                      def->name, def->num_args, num_args);
   }
   etrt_status status = def->prepare(call, values);
   if (status != ETRT_OK) {

@@ -24,8 +24,8 @@ typedef struct etrt_method_buffer {
 } etrt_method_buffer;
 
 typedef struct etrt_method_step {
-  etrt_kernel_call call;       /* kernel instructions */
-  etrt_value **delegate_args;  /* delegate instructions: pointers into the value table */
+  etrt_kernel_call call;      /* kernel instructions */
+  etrt_value **delegate_args; /* delegate instructions: pointers into the value table */
 } etrt_method_step;
 
 struct etrt_method {
@@ -55,17 +55,22 @@ struct etrt_method {
 static etrt_status etrt_method_alloc_buffer(etrt_method *m, etrt_method_buffer *b) {
   if (b->size == 0) return ETRT_OK;
   if (b->device.type == ETRT_DEVICE_CPU || m->driver == NULL) {
-    size_t rounded = (b->size + ETRT_ARENA_ALIGNMENT - 1) / ETRT_ARENA_ALIGNMENT * ETRT_ARENA_ALIGNMENT;
+    size_t rounded =
+        (b->size + ETRT_ARENA_ALIGNMENT - 1) / ETRT_ARENA_ALIGNMENT * ETRT_ARENA_ALIGNMENT;
     b->data = aligned_alloc(ETRT_ARENA_ALIGNMENT, rounded);
-    if (b->data == NULL) return etrt_error(ETRT_ERROR_OUT_OF_MEMORY, "out of memory for a %zu-byte planned buffer", b->size);
+    if (b->data == NULL)
+      return etrt_error(ETRT_ERROR_OUT_OF_MEMORY, "out of memory for a %zu-byte planned buffer",
+                        b->size);
     return ETRT_OK;
   }
   /* Contract rule 2: allocated on the buffer's device, the caller's put back. */
   etrt_device_scope scope;
   ETRT_RETURN_IF_ERROR(etrt_device_scope_enter(m->driver, b->device.index, &scope));
   etrt_status status = m->driver->malloc_device(b->size, &b->data);
-  if (status == ETRT_OK) b->on_device = 1; /* freed by destroy even if the restore fails */
-  else b->data = NULL;
+  if (status == ETRT_OK)
+    b->on_device = 1; /* freed by destroy even if the restore fails */
+  else
+    b->data = NULL;
   return etrt_device_scope_exit(&scope, status);
 }
 
@@ -86,26 +91,32 @@ static etrt_status etrt_method_plan_buffers(etrt_method *m) {
   m->num_buffers = plan->non_const_buffer_sizes.count;
   if (m->num_buffers == 0) return ETRT_OK;
   m->buffers = calloc(m->num_buffers, sizeof *m->buffers);
-  if (m->buffers == NULL) return etrt_error(ETRT_ERROR_OUT_OF_MEMORY, "out of memory planning buffers");
+  if (m->buffers == NULL)
+    return etrt_error(ETRT_ERROR_OUT_OF_MEMORY, "out of memory planning buffers");
   for (size_t i = 1; i < m->num_buffers; ++i) {
     int64_t size = plan->non_const_buffer_sizes.data[i];
-    if (size < 0) return etrt_error(ETRT_ERROR_INVALID_FORMAT, "planned buffer %zu has negative size %lld", i, (long long)size);
+    if (size < 0)
+      return etrt_error(ETRT_ERROR_INVALID_FORMAT, "planned buffer %zu has negative size %lld", i,
+                        (long long)size);
     m->buffers[i].size = (size_t)size;
   }
   for (size_t i = 0; i < plan->non_const_buffer_device_count; ++i) {
     const etrt_pte_buffer_device *d = &plan->non_const_buffer_device[i];
     if (d->device_type != ETRT_DEVICE_CUDA) {
-      return etrt_error(ETRT_ERROR_UNSUPPORTED, "planned buffer %d is on device type %d; etrt plans CPU and CUDA buffers",
+      return etrt_error(ETRT_ERROR_UNSUPPORTED,
+                        "planned buffer %d is on device type %d; etrt plans CPU and CUDA buffers",
                         (int)d->buffer_idx, (int)d->device_type);
     }
     m->buffers[d->buffer_idx].device = (etrt_device){ETRT_DEVICE_CUDA, d->device_index};
     if (m->driver == NULL && !m->program->allow_cpu_fallback) {
       return etrt_error(ETRT_ERROR_UNSUPPORTED,
-                        "planned buffer %d (%zu bytes) is on cuda:%d, but no GPU is present (allow the CPU fallback to run it on the CPU)",
+                        "planned buffer %d (%zu bytes) is on cuda:%d, but no GPU is present (allow "
+                        "the CPU fallback to run it on the CPU)",
                         (int)d->buffer_idx, m->buffers[d->buffer_idx].size, (int)d->device_index);
     }
     if (m->driver != NULL && d->device_index >= m->driver->device_count()) {
-      return etrt_error(ETRT_ERROR_UNSUPPORTED, "planned buffer %d is on cuda:%d, but only %d GPU(s) are present",
+      return etrt_error(ETRT_ERROR_UNSUPPORTED,
+                        "planned buffer %d is on cuda:%d, but only %d GPU(s) are present",
                         (int)d->buffer_idx, (int)d->device_index, m->driver->device_count());
     }
   }
@@ -118,33 +129,41 @@ static etrt_status etrt_method_plan_buffers(etrt_method *m) {
 
 /* --- the value table ------------------------------------------------------------ */
 
-static etrt_status etrt_method_tensor_value(etrt_method *m, size_t index, const etrt_pte_tensor *t, etrt_value *v) {
+static etrt_status etrt_method_tensor_value(etrt_method *m, size_t index, const etrt_pte_tensor *t,
+                                            etrt_value *v) {
   etrt_runtime_tensor *rt = &v->u.tensor;
   v->tag = ETRT_VALUE_TENSOR;
   rt->dtype = t->scalar_type;
   rt->rank = (int32_t)t->sizes.count;
   for (int32_t i = 0; i < rt->rank; ++i) {
-    if (t->sizes.data[i] < 0) return etrt_error(ETRT_ERROR_INVALID_FORMAT, "value %zu: negative size on axis %d", index, (int)i);
+    if (t->sizes.data[i] < 0)
+      return etrt_error(ETRT_ERROR_INVALID_FORMAT, "value %zu: negative size on axis %d", index,
+                        (int)i);
     rt->sizes[i] = rt->max_sizes[i] = t->sizes.data[i];
   }
   rt->dynamic = t->shape_dynamism != ETRT_PTE_SHAPE_STATIC;
   rt->device = etrt_pte_tensor_device(t);
   size_t nbytes = etrt_runtime_tensor_nbytes(rt);
-  if (nbytes == SIZE_MAX) return etrt_error(ETRT_ERROR_INVALID_FORMAT, "value %zu: tensor size overflows", index);
+  if (nbytes == SIZE_MAX)
+    return etrt_error(ETRT_ERROR_INVALID_FORMAT, "value %zu: tensor size overflows", index);
   bool external =
       t->has_extra_tensor_info && t->extra_tensor_info.location == ETRT_PTE_TENSOR_EXTERNAL;
   if (t->has_allocation_info) {
     uint32_t id = t->allocation_info.memory_id;
     uint64_t offset = etrt_pte_allocation_offset(&t->allocation_info);
-    if (id == 0 || id >= m->num_buffers || offset > m->buffers[id].size || nbytes > m->buffers[id].size - offset) {
-      return etrt_error(ETRT_ERROR_INVALID_FORMAT, "value %zu: %zu bytes at offset %llu of planned buffer %u do not fit it",
+    if (id == 0 || id >= m->num_buffers || offset > m->buffers[id].size ||
+        nbytes > m->buffers[id].size - offset) {
+      return etrt_error(ETRT_ERROR_INVALID_FORMAT,
+                        "value %zu: %zu bytes at offset %llu of planned buffer %u do not fit it",
                         index, nbytes, (unsigned long long)offset, id);
     }
     if (m->buffers[id].device.type != rt->device.type ||
         (rt->device.type == ETRT_DEVICE_CUDA && m->buffers[id].device.index != rt->device.index)) {
       char a[16], b[16];
-      return etrt_error(ETRT_ERROR_INVALID_FORMAT, "value %zu: the tensor is on %s but planned buffer %u is on %s", index,
-                        etrt_device_format(rt->device, a, sizeof a), id, etrt_device_format(m->buffers[id].device, b, sizeof b));
+      return etrt_error(ETRT_ERROR_INVALID_FORMAT,
+                        "value %zu: the tensor is on %s but planned buffer %u is on %s", index,
+                        etrt_device_format(rt->device, a, sizeof a), id,
+                        etrt_device_format(m->buffers[id].device, b, sizeof b));
     }
     rt->data = m->buffers[id].size ? (uint8_t *)m->buffers[id].data + offset : NULL;
     rt->capacity = nbytes;
@@ -162,7 +181,8 @@ static etrt_status etrt_method_tensor_value(etrt_method *m, size_t index, const 
       etrt_pte_bytes initial;
       ETRT_RETURN_IF_ERROR(etrt_pte_program_mutable_data(m->program->pte, t, nbytes, &initial));
       if (m->buffers[id].on_device)
-        return etrt_error(ETRT_ERROR_UNSUPPORTED, "value %zu: initial data for a device-planned tensor", index);
+        return etrt_error(ETRT_ERROR_UNSUPPORTED,
+                          "value %zu: initial data for a device-planned tensor", index);
       memcpy(rt->data, initial.data, nbytes);
     }
     return ETRT_OK;
@@ -179,7 +199,8 @@ static etrt_status etrt_method_tensor_value(etrt_method *m, size_t index, const 
   }
   if (t->data_buffer_idx > 0) {
     etrt_pte_bytes bytes;
-    ETRT_RETURN_IF_ERROR(etrt_pte_program_constant(m->program->pte, t->data_buffer_idx, nbytes, &bytes));
+    ETRT_RETURN_IF_ERROR(
+        etrt_pte_program_constant(m->program->pte, t->data_buffer_idx, nbytes, &bytes));
     rt->data = (void *)bytes.data; /* constants are read-only: no kernel writes them */
     rt->capacity = nbytes;
     return ETRT_OK;
@@ -191,15 +212,27 @@ static etrt_status etrt_method_fill_values(etrt_method *m) {
   const etrt_pte_plan *plan = m->plan;
   m->num_values = plan->values_count;
   m->values = calloc(m->num_values ? m->num_values : 1, sizeof *m->values);
-  if (m->values == NULL) return etrt_error(ETRT_ERROR_OUT_OF_MEMORY, "out of memory for the value table");
+  if (m->values == NULL)
+    return etrt_error(ETRT_ERROR_OUT_OF_MEMORY, "out of memory for the value table");
   for (size_t i = 0; i < m->num_values; ++i) {
     const etrt_pte_value *p = &plan->values[i];
     etrt_value *v = &m->values[i];
     switch (p->kind) {
-      case ETRT_PTE_VALUE_NULL: v->tag = ETRT_VALUE_NONE; break;
-      case ETRT_PTE_VALUE_INT: v->tag = ETRT_VALUE_INT; v->u.i = p->int_val; break;
-      case ETRT_PTE_VALUE_BOOL: v->tag = ETRT_VALUE_BOOL; v->u.b = p->bool_val; break;
-      case ETRT_PTE_VALUE_DOUBLE: v->tag = ETRT_VALUE_DOUBLE; v->u.d = p->double_val; break;
+      case ETRT_PTE_VALUE_NULL:
+        v->tag = ETRT_VALUE_NONE;
+        break;
+      case ETRT_PTE_VALUE_INT:
+        v->tag = ETRT_VALUE_INT;
+        v->u.i = p->int_val;
+        break;
+      case ETRT_PTE_VALUE_BOOL:
+        v->tag = ETRT_VALUE_BOOL;
+        v->u.b = p->bool_val;
+        break;
+      case ETRT_PTE_VALUE_DOUBLE:
+        v->tag = ETRT_VALUE_DOUBLE;
+        v->u.d = p->double_val;
+        break;
       case ETRT_PTE_VALUE_STRING:
         v->tag = ETRT_VALUE_STRING;
         v->u.string.data = p->string_val.data;
@@ -222,16 +255,21 @@ static etrt_status etrt_method_fill_values(etrt_method *m) {
         break;
       case ETRT_PTE_VALUE_TENSOR_LIST:
       case ETRT_PTE_VALUE_OPTIONAL_TENSOR_LIST:
-        v->tag = p->kind == ETRT_PTE_VALUE_TENSOR_LIST ? ETRT_VALUE_TENSOR_LIST : ETRT_VALUE_OPTIONAL_TENSOR_LIST;
-        v->u.tensor_list.items = p->kind == ETRT_PTE_VALUE_TENSOR_LIST ? p->tensor_list.data : p->optional_tensor_list.data;
-        v->u.tensor_list.count = (uint32_t)(p->kind == ETRT_PTE_VALUE_TENSOR_LIST ? p->tensor_list.count
-                                                                                    : p->optional_tensor_list.count);
+        v->tag = p->kind == ETRT_PTE_VALUE_TENSOR_LIST ? ETRT_VALUE_TENSOR_LIST
+                                                       : ETRT_VALUE_OPTIONAL_TENSOR_LIST;
+        v->u.tensor_list.items = p->kind == ETRT_PTE_VALUE_TENSOR_LIST
+                                     ? p->tensor_list.data
+                                     : p->optional_tensor_list.data;
+        v->u.tensor_list.count =
+            (uint32_t)(p->kind == ETRT_PTE_VALUE_TENSOR_LIST ? p->tensor_list.count
+                                                             : p->optional_tensor_list.count);
         break;
       case ETRT_PTE_VALUE_TENSOR:
         ETRT_RETURN_IF_ERROR(etrt_method_tensor_value(m, i, &p->tensor, v));
         break;
       default:
-        return etrt_error(ETRT_ERROR_INVALID_FORMAT, "value %zu has unknown kind %d", i, (int)p->kind);
+        return etrt_error(ETRT_ERROR_INVALID_FORMAT, "value %zu has unknown kind %d", i,
+                          (int)p->kind);
     }
   }
   return ETRT_OK;
@@ -243,26 +281,34 @@ static etrt_status etrt_method_prepare_steps(etrt_method *m) {
   const etrt_pte_plan *plan = m->plan;
   if (plan->chains_count == 0) return ETRT_OK;
   m->steps = calloc(plan->chains_count, sizeof *m->steps);
-  if (m->steps == NULL) return etrt_error(ETRT_ERROR_OUT_OF_MEMORY, "out of memory preparing instructions");
+  if (m->steps == NULL)
+    return etrt_error(ETRT_ERROR_OUT_OF_MEMORY, "out of memory preparing instructions");
   uint32_t index = 0;
   for (size_t c = 0; c < plan->chains_count; ++c) {
     const etrt_pte_chain *chain = &plan->chains[c];
-    m->steps[c] = calloc(chain->instructions_count ? chain->instructions_count : 1, sizeof **m->steps);
-    if (m->steps[c] == NULL) return etrt_error(ETRT_ERROR_OUT_OF_MEMORY, "out of memory preparing instructions");
+    m->steps[c] =
+        calloc(chain->instructions_count ? chain->instructions_count : 1, sizeof **m->steps);
+    if (m->steps[c] == NULL)
+      return etrt_error(ETRT_ERROR_OUT_OF_MEMORY, "out of memory preparing instructions");
     for (size_t i = 0; i < chain->instructions_count; ++i, ++index) {
       const etrt_pte_instruction *in = &chain->instructions[i];
       etrt_method_step *step = &m->steps[c][i];
       if (in->kind == ETRT_PTE_INSTR_KERNEL) {
         const etrt_pte_operator *op = &plan->operators[in->kernel.op_index];
-        const etrt_kernel_def *def = etrt_kernel_find(op->name.data, op->name.size, op->overload.data, op->overload.size);
-        if (def == NULL) return etrt_error(ETRT_ERROR_UNSUPPORTED, "operator %s is not available", op->name.data);
+        const etrt_kernel_def *def =
+            etrt_kernel_find(op->name.data, op->name.size, op->overload.data, op->overload.size);
+        if (def == NULL)
+          return etrt_error(ETRT_ERROR_UNSUPPORTED, "operator %s is not available", op->name.data);
         ETRT_RETURN_IF_ERROR(etrt_kernel_call_prepare(&step->call, def, in->kernel.args.data,
-                                                      (uint32_t)in->kernel.args.count, index, m->values));
+                                                      (uint32_t)in->kernel.args.count, index,
+                                                      m->values));
       } else if (in->kind == ETRT_PTE_INSTR_DELEGATE) {
         size_t n = in->delegate.args.count;
         step->delegate_args = calloc(n ? n : 1, sizeof *step->delegate_args);
-        if (step->delegate_args == NULL) return etrt_error(ETRT_ERROR_OUT_OF_MEMORY, "out of memory preparing instructions");
-        for (size_t a = 0; a < n; ++a) step->delegate_args[a] = &m->values[in->delegate.args.data[a]];
+        if (step->delegate_args == NULL)
+          return etrt_error(ETRT_ERROR_OUT_OF_MEMORY, "out of memory preparing instructions");
+        for (size_t a = 0; a < n; ++a)
+          step->delegate_args[a] = &m->values[in->delegate.args.data[a]];
       }
     }
   }
@@ -275,18 +321,22 @@ static etrt_status etrt_method_init_delegates(etrt_method *m) {
   m->backends = calloc(plan->delegates_count, sizeof *m->backends);
   m->handles = calloc(plan->delegates_count, sizeof *m->handles);
   m->in_flight = calloc(plan->delegates_count, sizeof *m->in_flight);
-  if (m->backends == NULL || m->handles == NULL || m->in_flight == NULL) return etrt_error(ETRT_ERROR_OUT_OF_MEMORY, "out of memory for delegates");
+  if (m->backends == NULL || m->handles == NULL || m->in_flight == NULL)
+    return etrt_error(ETRT_ERROR_OUT_OF_MEMORY, "out of memory for delegates");
   for (size_t i = 0; i < plan->delegates_count; ++i) {
     const etrt_pte_delegate *d = &plan->delegates[i];
     const etrt_backend *backend = etrt_backend_find(d->id.data);
-    if (backend == NULL) return etrt_error(ETRT_ERROR_UNSUPPORTED, "delegate %zu: no backend '%s'", i, d->id.data);
+    if (backend == NULL)
+      return etrt_error(ETRT_ERROR_UNSUPPORTED, "delegate %zu: no backend '%s'", i, d->id.data);
     if (backend->is_available != NULL && !backend->is_available())
-      return etrt_error(ETRT_ERROR_UNSUPPORTED, "delegate %zu: backend '%s' is not available here", i, d->id.data);
+      return etrt_error(ETRT_ERROR_UNSUPPORTED, "delegate %zu: backend '%s' is not available here",
+                        i, d->id.data);
     etrt_pte_bytes payload;
     ETRT_RETURN_IF_ERROR(etrt_pte_program_delegate_data(m->program->pte, d, &payload));
     etrt_compile_spec specs[32];
     if (d->compile_specs_count > 32)
-      return etrt_error(ETRT_ERROR_UNSUPPORTED, "delegate %zu has %zu compile specs (at most 32)", i, d->compile_specs_count);
+      return etrt_error(ETRT_ERROR_UNSUPPORTED, "delegate %zu has %zu compile specs (at most 32)",
+                        i, d->compile_specs_count);
     for (size_t s = 0; s < d->compile_specs_count; ++s) {
       specs[s].key = d->compile_specs[s].key.data;
       specs[s].value = d->compile_specs[s].value.data;
@@ -310,11 +360,13 @@ static etrt_status etrt_method_init_delegates(etrt_method *m) {
 
 etrt_status etrt_method_create(const etrt_program *program, const char *name, etrt_method **out) {
   *out = NULL;
-  if (program == NULL || name == NULL) return etrt_error(ETRT_ERROR_INVALID_ARGUMENT, "etrt_method_create needs a program and a name");
+  if (program == NULL || name == NULL)
+    return etrt_error(ETRT_ERROR_INVALID_ARGUMENT, "etrt_method_create needs a program and a name");
   const etrt_pte_plan *plan = etrt_program_plan(program, name);
   if (plan == NULL) return ETRT_ERROR_NOT_FOUND;
   etrt_method *m = calloc(1, sizeof *m);
-  if (m == NULL) return etrt_error(ETRT_ERROR_OUT_OF_MEMORY, "out of memory creating method '%s'", name);
+  if (m == NULL)
+    return etrt_error(ETRT_ERROR_OUT_OF_MEMORY, "out of memory creating method '%s'", name);
   m->program = program;
   m->plan = plan;
   m->name = plan->name.data;
@@ -326,7 +378,8 @@ etrt_status etrt_method_create(const etrt_program *program, const char *name, et
   if (status == ETRT_OK) status = etrt_method_init_delegates(m);
   if (status != ETRT_OK) {
     etrt_error_context(status, "method '%s': ", name);
-    etrt_error_keep keep = etrt_error_keep_first(status); /* the teardown's failures are not the cause */
+    etrt_error_keep keep =
+        etrt_error_keep_first(status); /* the teardown's failures are not the cause */
     etrt_method_destroy(m);
     etrt_error_keep_end(keep);
     return status;
@@ -338,7 +391,8 @@ etrt_status etrt_method_create(const etrt_program *program, const char *name, et
 void etrt_method_destroy(etrt_method *m) {
   if (m == NULL) return;
   pthread_mutex_lock(&m->mutex);
-  if (m->pending_event != NULL) (void)m->driver->event_synchronize(m->pending_event); /* execute_async's work */
+  if (m->pending_event != NULL)
+    (void)m->driver->event_synchronize(m->pending_event); /* execute_async's work */
   if (m->event != NULL) (void)m->driver->event_destroy(m->event);
   if (m->handles != NULL) {
     for (size_t i = 0; i < m->plan->delegates_count; ++i) {
@@ -372,11 +426,12 @@ void etrt_method_destroy(etrt_method *m) {
 uint32_t etrt_method_input_count(const etrt_method *m) { return (uint32_t)m->plan->inputs.count; }
 uint32_t etrt_method_output_count(const etrt_method *m) { return (uint32_t)m->plan->outputs.count; }
 
-static etrt_status etrt_method_io_tensor(etrt_method *m, int is_input, uint32_t index, etrt_value **out) {
+static etrt_status etrt_method_io_tensor(etrt_method *m, int is_input, uint32_t index,
+                                         etrt_value **out) {
   const etrt_pte_i32s *io = is_input ? &m->plan->inputs : &m->plan->outputs;
   if (index >= io->count)
-    return etrt_error(ETRT_ERROR_INVALID_ARGUMENT, "method '%s' has %zu %s, not %u", m->name, io->count,
-                      is_input ? "inputs" : "outputs", index + 1);
+    return etrt_error(ETRT_ERROR_INVALID_ARGUMENT, "method '%s' has %zu %s, not %u", m->name,
+                      io->count, is_input ? "inputs" : "outputs", index + 1);
   *out = &m->values[io->data[index]];
   return ETRT_OK;
 }
@@ -385,26 +440,32 @@ etrt_status etrt_method_set_input(etrt_method *m, uint32_t index, const etrt_ten
   etrt_value *v = NULL;
   ETRT_RETURN_IF_ERROR(etrt_method_io_tensor(m, 1, index, &v));
   if (v->tag != ETRT_VALUE_TENSOR)
-    return etrt_error(ETRT_ERROR_INVALID_ARGUMENT, "method '%s', input %u is not a tensor", m->name, index);
+    return etrt_error(ETRT_ERROR_INVALID_ARGUMENT, "method '%s', input %u is not a tensor", m->name,
+                      index);
   etrt_runtime_tensor *t = &v->u.tensor;
   if (view->dtype != t->dtype)
-    return etrt_error(ETRT_ERROR_INVALID_ARGUMENT, "method '%s', input %u: dtype %s, the method takes %s", m->name, index,
+    return etrt_error(ETRT_ERROR_INVALID_ARGUMENT,
+                      "method '%s', input %u: dtype %s, the method takes %s", m->name, index,
                       etrt_dtype_name(view->dtype), etrt_dtype_name(t->dtype));
   if (view->rank != t->rank)
-    return etrt_error(ETRT_ERROR_INVALID_ARGUMENT, "method '%s', input %u: rank %d, the method takes rank %d", m->name,
-                      index, (int)view->rank, (int)t->rank);
+    return etrt_error(ETRT_ERROR_INVALID_ARGUMENT,
+                      "method '%s', input %u: rank %d, the method takes rank %d", m->name, index,
+                      (int)view->rank, (int)t->rank);
   for (int32_t i = 0; i < t->rank; ++i) {
     int64_t s = view->sizes[i], bound = t->max_sizes[i];
     if (t->dynamic ? (s < 0 || s > bound) : s != bound) {
-      return etrt_error(ETRT_ERROR_INVALID_ARGUMENT, "method '%s', input %u, axis %d: size %lld, the method takes %s%lld",
-                        m->name, index, (int)i, (long long)s, t->dynamic ? "at most " : "", (long long)bound);
+      return etrt_error(ETRT_ERROR_INVALID_ARGUMENT,
+                        "method '%s', input %u, axis %d: size %lld, the method takes %s%lld",
+                        m->name, index, (int)i, (long long)s, t->dynamic ? "at most " : "",
+                        (long long)bound);
     }
   }
   etrt_runtime_tensor next = *t;
   memcpy(next.sizes, view->sizes, sizeof next.sizes);
   size_t nbytes = etrt_runtime_tensor_nbytes(&next);
   if (view->data == NULL && nbytes > 0)
-    return etrt_error(ETRT_ERROR_INVALID_ARGUMENT, "method '%s', input %u: data is NULL", m->name, index);
+    return etrt_error(ETRT_ERROR_INVALID_ARGUMENT, "method '%s', input %u: data is NULL", m->name,
+                      index);
   pthread_mutex_lock(&m->mutex);
   memcpy(t->sizes, view->sizes, sizeof t->sizes);
   t->data = view->data;
@@ -417,7 +478,8 @@ etrt_status etrt_method_set_input_int(etrt_method *m, uint32_t index, int64_t va
   etrt_value *v = NULL;
   ETRT_RETURN_IF_ERROR(etrt_method_io_tensor(m, 1, index, &v));
   if (v->tag != ETRT_VALUE_INT)
-    return etrt_error(ETRT_ERROR_INVALID_ARGUMENT, "method '%s', input %u is not an int", m->name, index);
+    return etrt_error(ETRT_ERROR_INVALID_ARGUMENT, "method '%s', input %u is not an int", m->name,
+                      index);
   pthread_mutex_lock(&m->mutex);
   v->u.i = value;
   pthread_mutex_unlock(&m->mutex);
@@ -428,13 +490,15 @@ etrt_status etrt_method_set_output(etrt_method *m, uint32_t index, void *data, s
   etrt_value *v = NULL;
   ETRT_RETURN_IF_ERROR(etrt_method_io_tensor(m, 0, index, &v));
   if (v->tag != ETRT_VALUE_TENSOR)
-    return etrt_error(ETRT_ERROR_INVALID_ARGUMENT, "method '%s', output %u is not a tensor", m->name, index);
+    return etrt_error(ETRT_ERROR_INVALID_ARGUMENT, "method '%s', output %u is not a tensor",
+                      m->name, index);
   etrt_runtime_tensor *t = &v->u.tensor;
   etrt_runtime_tensor largest = *t;
   memcpy(largest.sizes, t->max_sizes, sizeof largest.sizes);
   size_t need = etrt_runtime_tensor_nbytes(&largest);
   if (capacity < need || (data == NULL && need > 0))
-    return etrt_error(ETRT_ERROR_INVALID_ARGUMENT, "method '%s', output %u needs %zu bytes, got %zu", m->name, index, need,
+    return etrt_error(ETRT_ERROR_INVALID_ARGUMENT,
+                      "method '%s', output %u needs %zu bytes, got %zu", m->name, index, need,
                       data == NULL ? 0 : capacity);
   pthread_mutex_lock(&m->mutex);
   t->data = data;
@@ -448,7 +512,8 @@ etrt_status etrt_method_get_output(const etrt_method *m, uint32_t index, etrt_te
   ETRT_RETURN_IF_ERROR(etrt_method_io_tensor((etrt_method *)m, 0, index, &v));
   memset(out, 0, sizeof *out);
   if (v->tag != ETRT_VALUE_TENSOR)
-    return etrt_error(ETRT_ERROR_INVALID_ARGUMENT, "method '%s', output %u is not a tensor", m->name, index);
+    return etrt_error(ETRT_ERROR_INVALID_ARGUMENT, "method '%s', output %u is not a tensor",
+                      m->name, index);
   out->data = v->u.tensor.data;
   out->dtype = v->u.tensor.dtype;
   out->rank = v->u.tensor.rank;
@@ -461,7 +526,8 @@ etrt_status etrt_method_get_output(const etrt_method *m, uint32_t index, etrt_te
 static etrt_status etrt_method_check_inputs(etrt_method *m) {
   for (size_t i = 0; i < m->plan->inputs.count; ++i) {
     const etrt_value *v = &m->values[m->plan->inputs.data[i]];
-    if (v->tag == ETRT_VALUE_TENSOR && v->u.tensor.data == NULL && etrt_runtime_tensor_nbytes(&v->u.tensor) > 0)
+    if (v->tag == ETRT_VALUE_TENSOR && v->u.tensor.data == NULL &&
+        etrt_runtime_tensor_nbytes(&v->u.tensor) > 0)
       return etrt_error(ETRT_ERROR_STATE, "method '%s': input %zu is not set", m->name, i);
   }
   return ETRT_OK;
@@ -469,15 +535,18 @@ static etrt_status etrt_method_check_inputs(etrt_method *m) {
 
 /* execute_async is allowed only where every output is device-resident (rule 7). */
 static etrt_status etrt_method_check_async_outputs(etrt_method *m) {
-  if (m->driver == NULL) return etrt_error(ETRT_ERROR_UNSUPPORTED, "method '%s': execute_async needs a GPU", m->name);
+  if (m->driver == NULL)
+    return etrt_error(ETRT_ERROR_UNSUPPORTED, "method '%s': execute_async needs a GPU", m->name);
   for (size_t i = 0; i < m->plan->outputs.count; ++i) {
     const etrt_value *v = &m->values[m->plan->outputs.data[i]];
     if (v->tag != ETRT_VALUE_TENSOR) continue;
     etrt_pointer_info info = {ETRT_POINTER_PAGEABLE_HOST, -1};
-    if (v->u.tensor.data != NULL) ETRT_RETURN_IF_ERROR(m->driver->pointer_info(v->u.tensor.data, &info));
+    if (v->u.tensor.data != NULL)
+      ETRT_RETURN_IF_ERROR(m->driver->pointer_info(v->u.tensor.data, &info));
     if (info.kind != ETRT_POINTER_DEVICE && info.kind != ETRT_POINTER_MANAGED)
       return etrt_error(ETRT_ERROR_INVALID_ARGUMENT,
-                        "method '%s': execute_async needs every output in device memory, output %zu is host memory; use execute",
+                        "method '%s': execute_async needs every output in device memory, output "
+                        "%zu is host memory; use execute",
                         m->name, i);
   }
   return ETRT_OK;
@@ -494,7 +563,8 @@ static etrt_status etrt_method_run_chain(etrt_method *m, size_t c, etrt_run_cont
     switch (in->kind) {
       case ETRT_PTE_INSTR_KERNEL:
         status = step->call.def->run(&step->call, m->values, context);
-        if (status != ETRT_OK) etrt_error_context(status, "instruction %zu (%s): ", pc, step->call.def->name);
+        if (status != ETRT_OK)
+          etrt_error_context(status, "instruction %zu (%s): ", pc, step->call.def->name);
         break;
       case ETRT_PTE_INSTR_DELEGATE: {
         int32_t d = in->delegate.delegate_index;
@@ -513,7 +583,8 @@ static etrt_status etrt_method_run_chain(etrt_method *m, size_t c, etrt_run_cont
         };
         status = m->backends[d]->execute(m->handles[d], &args);
         m->in_flight[d] = event;
-        if (event != NULL && context->stream_device >= 0 && event_device == context->stream_device) {
+        if (event != NULL && context->stream_device >= 0 &&
+            event_device == context->stream_device) {
           /* Recorded on the method's stream after everything queued there so far. */
           context->last_completion = event;
           context->stream_has_work = 0;
@@ -531,10 +602,12 @@ static etrt_status etrt_method_run_chain(etrt_method *m, size_t c, etrt_run_cont
         if (cond->tag == ETRT_VALUE_BOOL) {
           value = cond->u.b;
         } else if (cond->tag == ETRT_VALUE_TENSOR && cond->u.tensor.dtype == ETRT_DTYPE_BOOL &&
-                   etrt_runtime_tensor_nbytes(&cond->u.tensor) == 1 && cond->u.tensor.device.type == ETRT_DEVICE_CPU) {
+                   etrt_runtime_tensor_nbytes(&cond->u.tensor) == 1 &&
+                   cond->u.tensor.device.type == ETRT_DEVICE_CPU) {
           value = *(const uint8_t *)cond->u.tensor.data != 0;
         } else {
-          status = etrt_error(ETRT_ERROR_INVALID_FORMAT, "instruction %zu: the condition is not a bool", pc);
+          status = etrt_error(ETRT_ERROR_INVALID_FORMAT,
+                              "instruction %zu: the condition is not a bool", pc);
           break;
         }
         if (!value) next = (size_t)in->jump_false.destination_instruction;
@@ -543,7 +616,8 @@ static etrt_status etrt_method_run_chain(etrt_method *m, size_t c, etrt_run_cont
       case ETRT_PTE_INSTR_FREE:
         break; /* planned memory is owned by the arenas */
       default:
-        status = etrt_error(ETRT_ERROR_INVALID_FORMAT, "instruction %zu has unknown kind %d", pc, (int)in->kind);
+        status = etrt_error(ETRT_ERROR_INVALID_FORMAT, "instruction %zu has unknown kind %d", pc,
+                            (int)in->kind);
     }
     if (status != ETRT_OK) return status;
     pc = next;
@@ -603,8 +677,10 @@ static etrt_status etrt_method_run(etrt_method *m, int async, void **event_out) 
   etrt_status status = etrt_method_check_inputs(m);
   if (status == ETRT_OK && async) status = etrt_method_check_async_outputs(m);
   if (status != ETRT_OK) return status;
-  etrt_run_context context = {
-      .driver = m->driver, .stream = ETRT_STREAM_PER_THREAD, .method_name = m->name, .stream_device = -1};
+  etrt_run_context context = {.driver = m->driver,
+                              .stream = ETRT_STREAM_PER_THREAD,
+                              .method_name = m->name,
+                              .stream_device = -1};
   etrt_stream selected;
   if (etrt_stream_selected(&selected)) {
     context.stream = selected;
@@ -612,7 +688,8 @@ static etrt_status etrt_method_run(etrt_method *m, int async, void **event_out) 
   }
   /* Unknown (-1) where the query fails: the delegate reports what is wrong with the
    * stream, and the events are joined as for several streams. */
-  if (async && m->driver->stream_device(context.stream, &context.stream_device) != ETRT_OK) context.stream_device = -1;
+  if (async && m->driver->stream_device(context.stream, &context.stream_device) != ETRT_OK)
+    context.stream_device = -1;
   if (m->pending_event != NULL) {
     /* The previous execute_async's outputs are being rewritten: wait for them. */
     ETRT_RETURN_IF_ERROR(m->driver->event_synchronize(m->pending_event));
@@ -644,7 +721,8 @@ static etrt_status etrt_method_run(etrt_method *m, int async, void **event_out) 
    * after the last delegate: one event for the caller that joins them. */
   status = etrt_method_join_event(m, context.stream_device);
   for (size_t d = 0; status == ETRT_OK && d < m->plan->delegates_count; ++d) {
-    if (m->in_flight[d] != NULL) status = m->driver->stream_wait_event(context.stream, m->in_flight[d]);
+    if (m->in_flight[d] != NULL)
+      status = m->driver->stream_wait_event(context.stream, m->in_flight[d]);
   }
   if (status == ETRT_OK) status = m->driver->event_record(m->event, context.stream);
   if (status != ETRT_OK) {
@@ -667,7 +745,9 @@ etrt_status etrt_method_execute(etrt_method *m) {
 }
 
 etrt_status etrt_method_execute_async(etrt_method *m, void **event) {
-  if (event == NULL) return etrt_error(ETRT_ERROR_INVALID_ARGUMENT, "etrt_method_execute_async needs an event pointer");
+  if (event == NULL)
+    return etrt_error(ETRT_ERROR_INVALID_ARGUMENT,
+                      "etrt_method_execute_async needs an event pointer");
   *event = NULL;
   pthread_mutex_lock(&m->mutex);
   etrt_status status = etrt_method_run(m, 1, event);

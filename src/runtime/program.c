@@ -14,7 +14,8 @@ const etrt_pte_plan *etrt_program_plan(const etrt_program *program, const char *
   char names[256] = "";
   size_t used = 0;
   for (size_t i = 0; i < program->pte->plans_count && used < sizeof names - 1; ++i) {
-    int n = snprintf(names + used, sizeof names - used, "%s'%s'", i ? ", " : "", program->pte->plans[i].name.data);
+    int n = snprintf(names + used, sizeof names - used, "%s'%s'", i ? ", " : "",
+                     program->pte->plans[i].name.data);
     if (n < 0) break;
     used += (size_t)n;
   }
@@ -26,32 +27,38 @@ const etrt_pte_plan *etrt_program_plan(const etrt_program *program, const char *
 /* Everything a method instance would refuse that load can already see: operators
  * the runtime lacks, delegates no backend is registered for, element types etrt does
  * not know. */
-static etrt_status etrt_program_verify_plan(const etrt_program *program, const etrt_pte_plan *plan) {
+static etrt_status etrt_program_verify_plan(const etrt_program *program,
+                                            const etrt_pte_plan *plan) {
   const char *method = plan->name.data;
   for (size_t i = 0; i < plan->operators_count; ++i) {
     const etrt_pte_operator *op = &plan->operators[i];
-    if (etrt_kernel_find(op->name.data, op->name.size, op->overload.data, op->overload.size) == NULL) {
-      return etrt_error(ETRT_ERROR_UNSUPPORTED, "method '%s': operator %.*s%s%.*s is not available in etrt",
-                        method, (int)op->name.size, op->name.data, op->overload.size ? "." : "",
+    if (etrt_kernel_find(op->name.data, op->name.size, op->overload.data, op->overload.size) ==
+        NULL) {
+      return etrt_error(ETRT_ERROR_UNSUPPORTED,
+                        "method '%s': operator %.*s%s%.*s is not available in etrt", method,
+                        (int)op->name.size, op->name.data, op->overload.size ? "." : "",
                         (int)op->overload.size, op->overload.data ? op->overload.data : "");
     }
   }
   for (size_t i = 0; i < plan->delegates_count; ++i) {
     const etrt_pte_delegate *d = &plan->delegates[i];
     if (etrt_backend_find(d->id.data) == NULL) {
-      return etrt_error(ETRT_ERROR_UNSUPPORTED, "method '%s', delegate %zu: no backend is registered under id '%s'",
-                        method, i, d->id.data);
+      return etrt_error(ETRT_ERROR_UNSUPPORTED,
+                        "method '%s', delegate %zu: no backend is registered under id '%s'", method,
+                        i, d->id.data);
     }
   }
   for (size_t i = 0; i < plan->values_count; ++i) {
     const etrt_pte_value *v = &plan->values[i];
     if (v->kind == ETRT_PTE_VALUE_TENSOR && etrt_dtype_size(v->tensor.scalar_type) == 0) {
-      return etrt_error(ETRT_ERROR_UNSUPPORTED, "method '%s', value %zu: element type %d is not supported",
-                        method, i, (int)v->tensor.scalar_type);
+      return etrt_error(ETRT_ERROR_UNSUPPORTED,
+                        "method '%s', value %zu: element type %d is not supported", method, i,
+                        (int)v->tensor.scalar_type);
     }
     if (v->kind == ETRT_PTE_VALUE_TENSOR && v->tensor.sizes.count > ETRT_MAX_RANK) {
-      return etrt_error(ETRT_ERROR_UNSUPPORTED, "method '%s', value %zu: rank %zu is above etrt's limit of %d",
-                        method, i, v->tensor.sizes.count, ETRT_MAX_RANK);
+      return etrt_error(ETRT_ERROR_UNSUPPORTED,
+                        "method '%s', value %zu: rank %zu is above etrt's limit of %d", method, i,
+                        v->tensor.sizes.count, ETRT_MAX_RANK);
     }
   }
   return ETRT_OK;
@@ -73,12 +80,14 @@ static etrt_status etrt_program_finish_load(etrt_program *program, const uint8_t
   return ETRT_OK;
 }
 
-etrt_status etrt_program_load_memory(const void *data, size_t size, const etrt_program_options *options,
-                                     etrt_program **out) {
+etrt_status etrt_program_load_memory(const void *data, size_t size,
+                                     const etrt_program_options *options, etrt_program **out) {
   *out = NULL;
-  if (data == NULL && size > 0) return etrt_error(ETRT_ERROR_INVALID_ARGUMENT, "program bytes are NULL");
+  if (data == NULL && size > 0)
+    return etrt_error(ETRT_ERROR_INVALID_ARGUMENT, "program bytes are NULL");
   etrt_program *program = calloc(1, sizeof *program);
-  if (program == NULL) return etrt_error(ETRT_ERROR_OUT_OF_MEMORY, "out of memory loading a program");
+  if (program == NULL)
+    return etrt_error(ETRT_ERROR_OUT_OF_MEMORY, "out of memory loading a program");
   etrt_status status = etrt_program_finish_load(program, data, size, options);
   if (status != ETRT_OK) {
     etrt_program_destroy(program);
@@ -88,12 +97,15 @@ etrt_status etrt_program_load_memory(const void *data, size_t size, const etrt_p
   return ETRT_OK;
 }
 
-etrt_status etrt_program_load_file(const char *path, const etrt_program_options *options, etrt_program **out) {
+etrt_status etrt_program_load_file(const char *path, const etrt_program_options *options,
+                                   etrt_program **out) {
   *out = NULL;
   etrt_program *program = calloc(1, sizeof *program);
-  if (program == NULL) return etrt_error(ETRT_ERROR_OUT_OF_MEMORY, "out of memory loading '%s'", path);
+  if (program == NULL)
+    return etrt_error(ETRT_ERROR_OUT_OF_MEMORY, "out of memory loading '%s'", path);
   etrt_status status = etrt_file_map_open(path, &program->file);
-  if (status == ETRT_OK) status = etrt_program_finish_load(program, program->file.data, program->file.size, options);
+  if (status == ETRT_OK)
+    status = etrt_program_finish_load(program, program->file.data, program->file.size, options);
   if (status != ETRT_OK) {
     etrt_error_context(status, "%s: ", path);
     etrt_program_destroy(program);
@@ -111,14 +123,16 @@ void etrt_program_destroy(etrt_program *program) {
   free(program);
 }
 
-uint32_t etrt_program_method_count(const etrt_program *program) { return (uint32_t)program->pte->plans_count; }
+uint32_t etrt_program_method_count(const etrt_program *program) {
+  return (uint32_t)program->pte->plans_count;
+}
 
 const char *etrt_program_method_name(const etrt_program *program, uint32_t index) {
   return index < program->pte->plans_count ? program->pte->plans[index].name.data : NULL;
 }
 
-etrt_status etrt_program_method_io(const etrt_program *program, const char *method, uint32_t *num_inputs,
-                                   uint32_t *num_outputs) {
+etrt_status etrt_program_method_io(const etrt_program *program, const char *method,
+                                   uint32_t *num_inputs, uint32_t *num_outputs) {
   const etrt_pte_plan *plan = etrt_program_plan(program, method);
   if (plan == NULL) return ETRT_ERROR_NOT_FOUND;
   *num_inputs = (uint32_t)plan->inputs.count;
@@ -126,7 +140,8 @@ etrt_status etrt_program_method_io(const etrt_program *program, const char *meth
   return ETRT_OK;
 }
 
-static etrt_status etrt_program_value_info(const etrt_pte_plan *plan, int32_t value_index, etrt_tensor_info *out) {
+static etrt_status etrt_program_value_info(const etrt_pte_plan *plan, int32_t value_index,
+                                           etrt_tensor_info *out) {
   memset(out, 0, sizeof *out);
   const etrt_pte_value *v = &plan->values[value_index];
   if (v->kind != ETRT_PTE_VALUE_TENSOR) {
@@ -161,7 +176,7 @@ etrt_status etrt_program_input_info(const etrt_program *program, const char *met
   return etrt_program_io_info(program, method, index, true, out);
 }
 
-etrt_status etrt_program_output_info(const etrt_program *program, const char *method, uint32_t index,
-                                     etrt_tensor_info *out) {
+etrt_status etrt_program_output_info(const etrt_program *program, const char *method,
+                                     uint32_t index, etrt_tensor_info *out) {
   return etrt_program_io_info(program, method, index, false, out);
 }

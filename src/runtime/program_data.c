@@ -7,7 +7,8 @@
 
 etrt_status etrt_program_open_data(etrt_program *program, const char *path) {
   ETRT_RETURN_IF_ERROR(etrt_file_map_open(path, &program->data_file));
-  etrt_status status = etrt_ptd_parse(program->data_file.data, program->data_file.size, &program->data);
+  etrt_status status =
+      etrt_ptd_parse(program->data_file.data, program->data_file.size, &program->data);
   if (status != ETRT_OK) return etrt_error_context(status, "data file '%s': ", path);
   return ETRT_OK;
 }

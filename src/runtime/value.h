@@ -23,13 +23,13 @@ typedef enum etrt_value_tag {
 
 typedef struct etrt_runtime_tensor {
   void *data;
-  size_t capacity;          /* bytes available at data */
+  size_t capacity; /* bytes available at data */
   etrt_dtype dtype;
   int32_t rank;
   int64_t sizes[ETRT_MAX_RANK];
   int64_t max_sizes[ETRT_MAX_RANK]; /* the declared sizes: the bound for dynamic tensors */
-  int dynamic;              /* DYNAMIC_BOUND / UNBOUND: sizes may change within capacity */
-  etrt_device device;       /* where the program planned it (extra_tensor_info) */
+  int dynamic;                      /* DYNAMIC_BOUND / UNBOUND: sizes may change within capacity */
+  etrt_device device;               /* where the program planned it (extra_tensor_info) */
 } etrt_runtime_tensor;
 
 typedef struct etrt_value {

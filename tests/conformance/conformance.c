@@ -18,8 +18,8 @@
 #define ETRT_CONF_MAX_SUITES 16
 #define ETRT_CONF_MAX_GATES 16
 
-static const char *const etrt_conf_default_suites[] = {"node", "pytorch-converted", "pytorch-operator",
-                                                       "simple"};
+static const char *const etrt_conf_default_suites[] = {"node", "pytorch-converted",
+                                                       "pytorch-operator", "simple"};
 
 typedef struct etrt_conf_gate {
   char suite[64];
@@ -51,8 +51,8 @@ typedef struct etrt_conf_entry {
 } etrt_conf_entry;
 
 typedef struct etrt_conf_slot {
-  pid_t pid;   /* 0: free */
-  int fd;      /* read end of the child's result pipe */
+  pid_t pid; /* 0: free */
+  int fd;    /* read end of the child's result pipe */
   size_t entry;
   struct timespec started;
   char log[4096]; /* the child's standard output and error */
@@ -70,7 +70,8 @@ static void etrt_conf_usage(FILE *out) {
           "                        pytorch-operator, simple)\n"
           "  --filter TEXT         only cases whose name (or SUITE/NAME) contains TEXT\n"
           "  -j N                  cases run at once (default: the number of processors)\n"
-          "  --timeout S           seconds a case may take before it counts as timed out (default 300)\n"
+          "  --timeout S           seconds a case may take before it counts as timed out (default "
+          "300)\n"
           "  --verbose             one line per case: name, result, executor, time\n"
           "  --list-failures       also list every case not supported, with its reason\n"
           "  --top N               reasons shown per suite (default 10)\n"
@@ -102,11 +103,10 @@ static int etrt_conf_parse(int argc, char **argv, etrt_conf_options *o) {
   for (int i = 1; i < argc; ++i) {
     const char *a = argv[i];
     const char *next = i + 1 < argc ? argv[i + 1] : NULL;
-    int takes_value = strcmp(a, "--data") == 0 || strcmp(a, "--device") == 0 ||
-                      strcmp(a, "--suite") == 0 || strcmp(a, "--filter") == 0 ||
-                      strcmp(a, "-j") == 0 || strcmp(a, "--timeout") == 0 ||
-                      strcmp(a, "--top") == 0 || strcmp(a, "--min-pass") == 0 ||
-                      strcmp(a, "--json") == 0;
+    int takes_value =
+        strcmp(a, "--data") == 0 || strcmp(a, "--device") == 0 || strcmp(a, "--suite") == 0 ||
+        strcmp(a, "--filter") == 0 || strcmp(a, "-j") == 0 || strcmp(a, "--timeout") == 0 ||
+        strcmp(a, "--top") == 0 || strcmp(a, "--min-pass") == 0 || strcmp(a, "--json") == 0;
     if (takes_value) {
       if (next == NULL) {
         fprintf(stderr, "etrt_conformance: %s needs a value\n", a);
@@ -155,7 +155,8 @@ static int etrt_conf_parse(int argc, char **argv, etrt_conf_options *o) {
       etrt_conf_gate *g = &o->gates[o->num_gates];
       if (colon == NULL || colon == next || (size_t)(colon - next) >= sizeof g->suite ||
           end == colon + 1 || *end != '\0' || pct < 0 || pct > 100) {
-        fprintf(stderr, "etrt_conformance: --min-pass takes SUITE:PERCENT (node:60), not '%s'\n", next);
+        fprintf(stderr, "etrt_conformance: --min-pass takes SUITE:PERCENT (node:60), not '%s'\n",
+                next);
         return 2;
       }
       if (o->num_gates == ETRT_CONF_MAX_GATES) {
@@ -291,15 +292,24 @@ static void etrt_conf_child(const etrt_conf_options *o, const etrt_conf_entry *e
 
 static const char *etrt_conf_signal_name(int sig) {
   switch (sig) {
-    case SIGSEGV: return "SIGSEGV";
-    case SIGABRT: return "SIGABRT";
-    case SIGBUS: return "SIGBUS";
-    case SIGFPE: return "SIGFPE";
-    case SIGILL: return "SIGILL";
-    case SIGKILL: return "SIGKILL";
-    case SIGTERM: return "SIGTERM";
-    case SIGINT: return "SIGINT";
-    default: return NULL;
+    case SIGSEGV:
+      return "SIGSEGV";
+    case SIGABRT:
+      return "SIGABRT";
+    case SIGBUS:
+      return "SIGBUS";
+    case SIGFPE:
+      return "SIGFPE";
+    case SIGILL:
+      return "SIGILL";
+    case SIGKILL:
+      return "SIGKILL";
+    case SIGTERM:
+      return "SIGTERM";
+    case SIGINT:
+      return "SIGINT";
+    default:
+      return NULL;
   }
 }
 
@@ -325,7 +335,8 @@ static void etrt_conf_log_summary(const char *log, char *summary, size_t size, c
         if (strstr(what, "leaked") != NULL)
           snprintf(kind, kind_size, "%.*s: memory leak", tool_len, line + 9);
         else
-          snprintf(kind, kind_size, "%.*s: %.*s", tool_len, line + 9, (int)strcspn(what, " "), what);
+          snprintf(kind, kind_size, "%.*s: %.*s", tool_len, line + 9, (int)strcspn(what, " "),
+                   what);
       }
     } else if (line[0] != '\0') {
       snprintf(last, sizeof last, "%s", line);
@@ -350,8 +361,10 @@ static void etrt_conf_reap(const etrt_conf_options *o, etrt_conf_slot *slot, int
     return;
   }
   /* keep what the child found out about executors even when it died at exit */
-  if (n == (ssize_t)sizeof result) e->result = result;
-  else memset(&e->result, 0, sizeof e->result);
+  if (n == (ssize_t)sizeof result)
+    e->result = result;
+  else
+    memset(&e->result, 0, sizeof e->result);
   etrt_conf_result *r = &e->result;
   char summary[512], kind[80];
   etrt_conf_log_summary(slot->log, summary, sizeof summary, kind, sizeof kind);
@@ -361,16 +374,20 @@ static void etrt_conf_reap(const etrt_conf_options *o, etrt_conf_slot *slot, int
     snprintf(r->detail, sizeof r->detail, "timed out after %d s", o->timeout);
   } else if (WIFSIGNALED(status)) {
     const char *name = etrt_conf_signal_name(WTERMSIG(status));
-    if (name) snprintf(r->key, sizeof r->key, "crashed: %s", name);
-    else snprintf(r->key, sizeof r->key, "crashed: signal %d", WTERMSIG(status));
+    if (name)
+      snprintf(r->key, sizeof r->key, "crashed: %s", name);
+    else
+      snprintf(r->key, sizeof r->key, "crashed: signal %d", WTERMSIG(status));
     snprintf(r->detail, sizeof r->detail, "%s", summary);
   } else {
     /* With a record, the case ran to its end and the exit found something (a leak
      * report); without one, it died on the way. */
     int code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
     const char *what = n == (ssize_t)sizeof result ? "at exit" : "crashed";
-    if (kind[0]) snprintf(r->key, sizeof r->key, "%s: %s", what, kind);
-    else snprintf(r->key, sizeof r->key, "%s: exit status %d", what, code);
+    if (kind[0])
+      snprintf(r->key, sizeof r->key, "%s: %s", what, kind);
+    else
+      snprintf(r->key, sizeof r->key, "%s: exit status %d", what, code);
     snprintf(r->detail, sizeof r->detail, "%s%sexit status %d%s", summary, summary[0] ? " (" : "",
              code, summary[0] ? ")" : "");
   }
@@ -378,26 +395,35 @@ static void etrt_conf_reap(const etrt_conf_options *o, etrt_conf_slot *slot, int
 
 static const char *etrt_conf_outcome_name(int outcome) {
   switch (outcome) {
-    case ETRT_CONF_PASSED: return "passed";
-    case ETRT_CONF_FAILED: return "FAILED";
-    default: return "not supported";
+    case ETRT_CONF_PASSED:
+      return "passed";
+    case ETRT_CONF_FAILED:
+      return "FAILED";
+    default:
+      return "not supported";
   }
 }
 
 /* Which executor ran the case's operations. */
 static void etrt_conf_executor(const etrt_conf_options *o, const etrt_conf_result *r, char *buf,
                                size_t size) {
-  if (r->partitions == 0) snprintf(buf, size, "-");
-  else if (r->gpu_ops == 0) snprintf(buf, size, "cpu");
-  else if (r->cpu_ops == 0) snprintf(buf, size, "%s", o->device);
-  else snprintf(buf, size, "%s+cpu (%u of %u ops on the GPU)", o->device, r->gpu_ops, r->gpu_ops + r->cpu_ops);
+  if (r->partitions == 0)
+    snprintf(buf, size, "-");
+  else if (r->gpu_ops == 0)
+    snprintf(buf, size, "cpu");
+  else if (r->cpu_ops == 0)
+    snprintf(buf, size, "%s", o->device);
+  else
+    snprintf(buf, size, "%s+cpu (%u of %u ops on the GPU)", o->device, r->gpu_ops,
+             r->gpu_ops + r->cpu_ops);
 }
 
-static void etrt_conf_print_case(const etrt_conf_options *o, const etrt_conf_entry *e, int with_detail) {
+static void etrt_conf_print_case(const etrt_conf_options *o, const etrt_conf_entry *e,
+                                 int with_detail) {
   char executor[96];
   etrt_conf_executor(o, &e->result, executor, sizeof executor);
-  printf("%s/%s: %s [%s] %.2f s", o->suites[e->suite], e->name, etrt_conf_outcome_name(e->result.outcome),
-         executor, e->seconds);
+  printf("%s/%s: %s [%s] %.2f s", o->suites[e->suite], e->name,
+         etrt_conf_outcome_name(e->result.outcome), executor, e->seconds);
   if (e->result.outcome != ETRT_CONF_PASSED) {
     printf(": %s", e->result.key);
     if (with_detail && e->result.detail[0] && strcmp(e->result.detail, e->result.key) != 0)
@@ -410,7 +436,8 @@ static int etrt_conf_run_all(const etrt_conf_options *o, etrt_conf_list *list, c
   int jobs = o->jobs;
   etrt_conf_slot *slots = calloc((size_t)jobs, sizeof *slots);
   if (slots == NULL) return 0;
-  for (int j = 0; j < jobs; ++j) snprintf(slots[j].log, sizeof slots[j].log, "%s/worker_%d.log", tmpdir, j);
+  for (int j = 0; j < jobs; ++j)
+    snprintf(slots[j].log, sizeof slots[j].log, "%s/worker_%d.log", tmpdir, j);
   size_t next = 0, done = 0;
   int running = 0, ok = 1;
   while (done < list->count && ok) {
@@ -508,18 +535,26 @@ static int etrt_conf_tally_suite(const etrt_conf_list *list, int suite, etrt_con
     ++t->total;
     if (r->outcome == ETRT_CONF_PASSED) {
       ++t->passed;
-      if (r->partitions == 0 || r->gpu_ops + r->cpu_ops == 0) ++t->no_ops;
-      else if (r->cpu_ops == 0) ++t->gpu_all;
-      else if (r->gpu_ops > 0) ++t->gpu_part;
-      else ++t->gpu_none;
+      if (r->partitions == 0 || r->gpu_ops + r->cpu_ops == 0)
+        ++t->no_ops;
+      else if (r->cpu_ops == 0)
+        ++t->gpu_all;
+      else if (r->gpu_ops > 0)
+        ++t->gpu_part;
+      else
+        ++t->gpu_none;
       continue;
     }
-    if (r->outcome == ETRT_CONF_FAILED) ++t->failed;
-    else ++t->unsupported;
+    if (r->outcome == ETRT_CONF_FAILED)
+      ++t->failed;
+    else
+      ++t->unsupported;
     int k = 0;
-    while (k < t->num_reasons && !(t->reasons[k].outcome == r->outcome && strcmp(t->reasons[k].key, r->key) == 0))
+    while (k < t->num_reasons &&
+           !(t->reasons[k].outcome == r->outcome && strcmp(t->reasons[k].key, r->key) == 0))
       ++k;
-    if (k == t->num_reasons) t->reasons[t->num_reasons++] = (etrt_conf_reason){r->outcome, r->key, 0};
+    if (k == t->num_reasons)
+      t->reasons[t->num_reasons++] = (etrt_conf_reason){r->outcome, r->key, 0};
     ++t->reasons[k].count;
   }
   qsort(t->reasons, (size_t)t->num_reasons, sizeof *t->reasons, etrt_conf_reason_order);
@@ -531,15 +566,20 @@ static double etrt_conf_percent(int part, int whole) { return whole ? 100.0 * pa
 static void etrt_conf_json_string(FILE *f, const char *s) {
   fputc('"', f);
   for (const unsigned char *p = (const unsigned char *)s; *p; ++p) {
-    if (*p == '"' || *p == '\\') fprintf(f, "\\%c", *p);
-    else if (*p < 0x20) fprintf(f, "\\u%04x", *p);
-    else fputc(*p, f);
+    if (*p == '"' || *p == '\\')
+      fprintf(f, "\\%c", *p);
+    else if (*p < 0x20)
+      fprintf(f, "\\u%04x", *p);
+    else
+      fputc(*p, f);
   }
   fputc('"', f);
 }
 
 static const char *etrt_conf_outcome_key(int outcome) {
-  return outcome == ETRT_CONF_PASSED ? "passed" : outcome == ETRT_CONF_FAILED ? "failed" : "not supported";
+  return outcome == ETRT_CONF_PASSED   ? "passed"
+         : outcome == ETRT_CONF_FAILED ? "failed"
+                                       : "not supported";
 }
 
 static int etrt_conf_write_json(const etrt_conf_options *o, const etrt_conf_list *list,
@@ -597,7 +637,8 @@ static int etrt_conf_write_json(const etrt_conf_options *o, const etrt_conf_list
   return ok;
 }
 
-static int etrt_conf_report(const etrt_conf_options *o, const etrt_conf_list *list, double seconds) {
+static int etrt_conf_report(const etrt_conf_options *o, const etrt_conf_list *list,
+                            double seconds) {
   /* the cases that went wrong, in order, each with its detail */
   for (size_t i = 0; i < list->count; ++i) {
     const etrt_conf_entry *e = &list->entries[i];
@@ -622,21 +663,22 @@ static int etrt_conf_report(const etrt_conf_options *o, const etrt_conf_list *li
     failed += t->failed;
     unsupported += t->unsupported;
     if (t->total == 0 && o->filter != NULL) continue;
-    printf("%s: %d/%d passed (%.1f%%), %d failed, %d not supported\n", o->suites[s], t->passed, t->total,
-           etrt_conf_percent(t->passed, t->total), t->failed, t->unsupported);
+    printf("%s: %d/%d passed (%.1f%%), %d failed, %d not supported\n", o->suites[s], t->passed,
+           t->total, etrt_conf_percent(t->passed, t->total), t->failed, t->unsupported);
     if (strcmp(o->device, "cpu") != 0 && t->passed > 0)
-      printf("  GPU share: of %d passing, %d ran all their operations on %s (%.1f%%), %d partly, "
-             "%d on the CPU only, %d had none left after folding\n",
-             t->passed, t->gpu_all, o->device, etrt_conf_percent(t->gpu_all, t->passed), t->gpu_part,
-             t->gpu_none, t->no_ops);
+      printf(
+          "  GPU share: of %d passing, %d ran all their operations on %s (%.1f%%), %d partly, "
+          "%d on the CPU only, %d had none left after folding\n",
+          t->passed, t->gpu_all, o->device, etrt_conf_percent(t->gpu_all, t->passed), t->gpu_part,
+          t->gpu_none, t->no_ops);
     for (int k = 0; k < t->num_reasons && k < o->top; ++k)
-      printf("  %5d  %-13s  %s\n", t->reasons[k].count, etrt_conf_outcome_name(t->reasons[k].outcome),
-             t->reasons[k].key);
+      printf("  %5d  %-13s  %s\n", t->reasons[k].count,
+             etrt_conf_outcome_name(t->reasons[k].outcome), t->reasons[k].key);
     if (t->num_reasons > o->top && o->top > 0)
       printf("  (%d more reasons: --top N or --json FILE)\n", t->num_reasons - o->top);
   }
-  printf("total: %d/%d passed (%.1f%%), %d failed, %d not supported on %s in %.1f s\n", passed, total,
-         etrt_conf_percent(passed, total), failed, unsupported, o->device, seconds);
+  printf("total: %d/%d passed (%.1f%%), %d failed, %d not supported on %s in %.1f s\n", passed,
+         total, etrt_conf_percent(passed, total), failed, unsupported, o->device, seconds);
   for (int g = 0; g < o->num_gates; ++g) {
     int s = 0;
     while (s < o->num_suites && strcmp(o->suites[s], o->gates[g].suite) != 0) ++s;
@@ -646,7 +688,8 @@ static int etrt_conf_report(const etrt_conf_options *o, const etrt_conf_list *li
     }
     double pct = etrt_conf_percent(tallies[s].passed, tallies[s].total);
     if (pct + 1e-9 < o->gates[g].percent) {
-      printf("%s: %.1f%% passed, below the required %g%%\n", o->gates[g].suite, pct, o->gates[g].percent);
+      printf("%s: %.1f%% passed, below the required %g%%\n", o->gates[g].suite, pct,
+             o->gates[g].percent);
       gates_met = 0;
     }
   }
@@ -662,7 +705,8 @@ int main(int argc, char **argv) {
   if (parsed != 0) return parsed < 0 ? 0 : parsed;
   struct stat st;
   if (stat(o.data, &st) != 0 || !S_ISDIR(st.st_mode)) {
-    fprintf(stderr, "etrt_conformance: no test data at %s (Debian package libonnx-testdata)\n", o.data);
+    fprintf(stderr, "etrt_conformance: no test data at %s (Debian package libonnx-testdata)\n",
+            o.data);
     return 2;
   }
   etrt_conf_list list = {0};

@@ -16,20 +16,20 @@
 
 typedef enum etrt_conf_outcome {
   ETRT_CONF_PASSED = 0,
-  ETRT_CONF_FAILED = 1,      /* wrong output, crash, time-out, or a failure while running */
-  ETRT_CONF_UNSUPPORTED = 2  /* refused cleanly by the builder or the runtime */
+  ETRT_CONF_FAILED = 1,     /* wrong output, crash, time-out, or a failure while running */
+  ETRT_CONF_UNSUPPORTED = 2 /* refused cleanly by the builder or the runtime */
 } etrt_conf_outcome;
 
 /* What a child hands back through its pipe: one fixed-size record, smaller than
  * PIPE_BUF so that the write is atomic and never blocks. */
 typedef struct etrt_conf_result {
-  int32_t outcome;       /* etrt_conf_outcome */
-  uint32_t data_sets;    /* test_data_set_* run */
-  uint32_t partitions;   /* engine partitions in the program */
-  uint32_t gpu_ops;      /* operations in partitions on a GPU */
-  uint32_t cpu_ops;      /* operations in partitions on the CPU */
-  char key[96];          /* the reason, short enough to count: "no operator Loop" */
-  char detail[1024];     /* the whole message, or the worst element of a mismatch */
+  int32_t outcome;     /* etrt_conf_outcome */
+  uint32_t data_sets;  /* test_data_set_* run */
+  uint32_t partitions; /* engine partitions in the program */
+  uint32_t gpu_ops;    /* operations in partitions on a GPU */
+  uint32_t cpu_ops;    /* operations in partitions on the CPU */
+  char key[96];        /* the reason, short enough to count: "no operator Loop" */
+  char detail[1024];   /* the whole message, or the worst element of a mismatch */
 } etrt_conf_result;
 
 /* The ONNX backend runner's tolerances: |actual - expected| <= atol + rtol * |expected|. */

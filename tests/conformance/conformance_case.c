@@ -59,7 +59,8 @@ static void etrt_conf_library_failed(etrt_conf_result *out, const char *stage, e
   const char *message = etrt_last_error();
   char reason[96], key[256];
   etrt_conf_reason_key(message, reason, sizeof reason);
-  int refused = s == ETRT_ERROR_UNSUPPORTED || (invalid_format_is_refusal && s == ETRT_ERROR_INVALID_FORMAT);
+  int refused =
+      s == ETRT_ERROR_UNSUPPORTED || (invalid_format_is_refusal && s == ETRT_ERROR_INVALID_FORMAT);
   if (refused && strcmp(stage, "build") == 0)
     snprintf(key, sizeof key, "%s", reason);
   else if (refused)
@@ -76,8 +77,9 @@ static int etrt_conf_file_exists(const char *path) {
 }
 
 /* The tensors `prefix`_0.pb, `prefix`_1.pb, ... of one data set folder. */
-static etrt_status etrt_conf_read_tensors(const char *dir, const char *prefix, etrt_tensor_pb *tensors,
-                                          uint32_t *count, char *failed_path, size_t size) {
+static etrt_status etrt_conf_read_tensors(const char *dir, const char *prefix,
+                                          etrt_tensor_pb *tensors, uint32_t *count,
+                                          char *failed_path, size_t size) {
   *count = 0;
   for (uint32_t i = 0; i < ETRT_CONF_MAX_IO; ++i) {
     snprintf(failed_path, size, "%s/%s_%u.pb", dir, prefix, i);
@@ -120,7 +122,8 @@ static int etrt_conf_read_data_sets(etrt_conf_case *c) {
     char dir[4096], path[4200];
     snprintf(dir, sizeof dir, "%s/test_data_set_%d", c->dir, k);
     etrt_conf_data_set *set = &c->sets[c->num_sets++];
-    etrt_status s = etrt_conf_read_tensors(dir, "input", set->inputs, &set->num_inputs, path, sizeof path);
+    etrt_status s =
+        etrt_conf_read_tensors(dir, "input", set->inputs, &set->num_inputs, path, sizeof path);
     if (s == ETRT_OK)
       s = etrt_conf_read_tensors(dir, "output", set->outputs, &set->num_outputs, path, sizeof path);
     if (s != ETRT_OK) {
@@ -162,10 +165,12 @@ static int etrt_conf_data_fits(etrt_conf_case *c, const etrt_onnx_value_info *in
     if (!fits) {
       char dims[256];
       etrt_conf_dims_text(t, dims, sizeof dims);
-      etrt_conf_set(c->out, ETRT_CONF_UNSUPPORTED, "test data: an input's shape contradicts the model",
+      etrt_conf_set(c->out, ETRT_CONF_UNSUPPORTED,
+                    "test data: an input's shape contradicts the model",
                     "data set %u input %u '%.*s': the data's shape is %s (rank %d), the model "
-                    "declares rank %zu", k, index, ETRT_ONNX_STR_ARGS(in->name),
-                    dims[0] ? dims : "scalar", (int)t->rank, in->rank);
+                    "declares rank %zu",
+                    k, index, ETRT_ONNX_STR_ARGS(in->name), dims[0] ? dims : "scalar", (int)t->rank,
+                    in->rank);
       return 0;
     }
   }
@@ -216,7 +221,9 @@ static void etrt_conf_value_specs(etrt_conf_case *c, const etrt_onnx_model *mode
         break;
       }
       count = n;
-      if (d > 0) same &= memcmp(t->data, c->sets[0].inputs[k].data, (size_t)n * etrt_dtype_size(t->dtype)) == 0;
+      if (d > 0)
+        same &=
+            memcmp(t->data, c->sets[0].inputs[k].data, (size_t)n * etrt_dtype_size(t->dtype)) == 0;
     }
     if (count < 0) continue;
     size_t size = strlen(v->name) + 2 * 24 * (size_t)count + 8;
@@ -301,8 +308,10 @@ static void etrt_conf_progress(const char *line, void *user) {
   const char *colon = strstr(device, ": ");
   if (colon == NULL || sscanf(colon + 2, "%u op", &ops) != 1) return;
   ++out->partitions;
-  if (strncmp(device, "cuda", 4) == 0) out->gpu_ops += ops;
-  else out->cpu_ops += ops;
+  if (strncmp(device, "cuda", 4) == 0)
+    out->gpu_ops += ops;
+  else
+    out->cpu_ops += ops;
 }
 
 /* The data of input `index` as the method declares it: the test data keeps some
@@ -333,8 +342,8 @@ static int etrt_conf_input_view(etrt_conf_case *c, const etrt_program *program, 
   return 0;
 }
 
-static int etrt_conf_run_set(etrt_conf_case *c, const etrt_program *program, const char *method_name,
-                             etrt_method *method, uint32_t k) {
+static int etrt_conf_run_set(etrt_conf_case *c, const etrt_program *program,
+                             const char *method_name, etrt_method *method, uint32_t k) {
   etrt_conf_data_set *set = &c->sets[k];
   uint32_t num_inputs = etrt_method_input_count(method);
   uint32_t num_outputs = etrt_method_output_count(method);
@@ -345,7 +354,8 @@ static int etrt_conf_run_set(etrt_conf_case *c, const etrt_program *program, con
   }
   if (num_outputs != set->num_outputs) {
     etrt_conf_set(c->out, ETRT_CONF_FAILED, "output count differs from the model's",
-                  "data set %u has %u outputs, the method gives %u", k, set->num_outputs, num_outputs);
+                  "data set %u has %u outputs, the method gives %u", k, set->num_outputs,
+                  num_outputs);
     return 0;
   }
   for (uint32_t i = 0; i < num_inputs; ++i) {
@@ -375,7 +385,8 @@ static int etrt_conf_run_set(etrt_conf_case *c, const etrt_program *program, con
     char detail[768];
     if (!etrt_conf_compare(&actual, &expected, etrt_conf_tolerance_for(c->name, e->dtype), detail,
                            sizeof detail)) {
-      etrt_conf_set(c->out, ETRT_CONF_FAILED, "wrong output", "data set %u output %u: %s", k, i, detail);
+      etrt_conf_set(c->out, ETRT_CONF_FAILED, "wrong output", "data set %u output %u: %s", k, i,
+                    detail);
       return 0;
     }
   }
@@ -444,8 +455,10 @@ void etrt_conf_case_run(const char *case_dir, const char *case_name, const char 
   if (etrt_conf_read_data_sets(&c)) etrt_conf_build_and_run(&c, device);
   if (c.sets != NULL)
     for (uint32_t k = 0; k < c.num_sets; ++k) {
-      for (uint32_t i = 0; i < c.sets[k].num_inputs; ++i) etrt_tensor_pb_release(&c.sets[k].inputs[i]);
-      for (uint32_t i = 0; i < c.sets[k].num_outputs; ++i) etrt_tensor_pb_release(&c.sets[k].outputs[i]);
+      for (uint32_t i = 0; i < c.sets[k].num_inputs; ++i)
+        etrt_tensor_pb_release(&c.sets[k].inputs[i]);
+      for (uint32_t i = 0; i < c.sets[k].num_outputs; ++i)
+        etrt_tensor_pb_release(&c.sets[k].outputs[i]);
     }
   free(c.sets);
   for (uint32_t i = 0; i < c.num_shape_specs; ++i) free(c.shape_specs[i]);

@@ -37,10 +37,14 @@ static int etrt_conf_is_float(etrt_dtype d) {
 
 static double etrt_conf_float_at(const void *data, etrt_dtype d, size_t i) {
   switch (d) {
-    case ETRT_DTYPE_FLOAT16: return etrt_half_to_float(((const uint16_t *)data)[i]);
-    case ETRT_DTYPE_BFLOAT16: return etrt_bfloat16_to_float(((const uint16_t *)data)[i]);
-    case ETRT_DTYPE_FLOAT32: return ((const float *)data)[i];
-    default: return ((const double *)data)[i];
+    case ETRT_DTYPE_FLOAT16:
+      return etrt_half_to_float(((const uint16_t *)data)[i]);
+    case ETRT_DTYPE_BFLOAT16:
+      return etrt_bfloat16_to_float(((const uint16_t *)data)[i]);
+    case ETRT_DTYPE_FLOAT32:
+      return ((const float *)data)[i];
+    default:
+      return ((const double *)data)[i];
   }
 }
 
@@ -48,13 +52,20 @@ static double etrt_conf_float_at(const void *data, etrt_dtype d, size_t i) {
  * ones by comparing the bits, since both sides have the same type. */
 static int64_t etrt_conf_int_at(const void *data, etrt_dtype d, size_t i) {
   switch (d) {
-    case ETRT_DTYPE_UINT8: return ((const uint8_t *)data)[i];
-    case ETRT_DTYPE_INT8: return ((const int8_t *)data)[i];
-    case ETRT_DTYPE_INT16: return ((const int16_t *)data)[i];
-    case ETRT_DTYPE_UINT16: return ((const uint16_t *)data)[i];
-    case ETRT_DTYPE_INT32: return ((const int32_t *)data)[i];
-    case ETRT_DTYPE_UINT32: return ((const uint32_t *)data)[i];
-    case ETRT_DTYPE_BOOL: return ((const uint8_t *)data)[i] != 0;
+    case ETRT_DTYPE_UINT8:
+      return ((const uint8_t *)data)[i];
+    case ETRT_DTYPE_INT8:
+      return ((const int8_t *)data)[i];
+    case ETRT_DTYPE_INT16:
+      return ((const int16_t *)data)[i];
+    case ETRT_DTYPE_UINT16:
+      return ((const uint16_t *)data)[i];
+    case ETRT_DTYPE_INT32:
+      return ((const int32_t *)data)[i];
+    case ETRT_DTYPE_UINT32:
+      return ((const uint32_t *)data)[i];
+    case ETRT_DTYPE_BOOL:
+      return ((const uint8_t *)data)[i] != 0;
     default: {
       int64_t v;
       memcpy(&v, (const uint8_t *)data + i * 8, sizeof v);
@@ -151,12 +162,16 @@ int etrt_conf_compare(const etrt_tensor_view *actual, const etrt_tensor_view *ex
   if (is_float) {
     double a = etrt_conf_float_at(actual->data, actual->dtype, worst);
     double e = etrt_conf_float_at(expected.data, expected.dtype, worst);
-    snprintf(detail, size, "%zu of %" PRId64 " elements off; worst at %s: got %.9g, expected %.9g "
-             "(rtol %g, atol %g)", off, count, index, a, e, tol.rtol, tol.atol);
+    snprintf(detail, size,
+             "%zu of %" PRId64
+             " elements off; worst at %s: got %.9g, expected %.9g "
+             "(rtol %g, atol %g)",
+             off, count, index, a, e, tol.rtol, tol.atol);
   } else {
-    snprintf(detail, size, "%zu of %" PRId64 " elements off; first worst at %s: got %" PRId64
-             ", expected %" PRId64, off, count, index,
-             etrt_conf_int_at(actual->data, actual->dtype, worst),
+    snprintf(detail, size,
+             "%zu of %" PRId64 " elements off; first worst at %s: got %" PRId64
+             ", expected %" PRId64,
+             off, count, index, etrt_conf_int_at(actual->data, actual->dtype, worst),
              etrt_conf_int_at(expected.data, expected.dtype, worst));
   }
   return 0;

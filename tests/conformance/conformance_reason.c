@@ -37,15 +37,16 @@ static int etrt_conf_node_label(const char *m, char *op, size_t op_size, const c
  * differs from case to case and is left out of the key) rather than an attribute,
  * a mode or a domain (which says what is missing and is kept). */
 static int etrt_conf_names_a_value(const char *key, size_t used) {
-  static const char *const naming[] = {"node", "input", "output", "tensor", "value", "method",
-                                       "initializer", "file", "graph", "name"};
+  static const char *const naming[] = {"node",   "input",       "output", "tensor", "value",
+                                       "method", "initializer", "file",   "graph",  "name"};
   while (used > 0 && key[used - 1] == ' ') --used;
   size_t start = used;
   while (start > 0 && key[start - 1] != ' ') --start;
   /* at the start of a clause, or after a type ("SequenceProto 'x'") */
   if (start == used || key[used - 1] == ':' || isupper((unsigned char)key[start])) return 1;
   for (size_t i = 0; i < sizeof naming / sizeof *naming; ++i)
-    if (strlen(naming[i]) == used - start && memcmp(key + start, naming[i], used - start) == 0) return 1;
+    if (strlen(naming[i]) == used - start && memcmp(key + start, naming[i], used - start) == 0)
+      return 1;
   return 0;
 }
 
@@ -100,7 +101,8 @@ static int etrt_conf_words(const char *begin, const char *end) {
   int words = 0, in_word = 0, in_quote = 0;
   for (const char *p = begin; p < end; ++p) {
     if (*p == '\'') in_quote = !in_quote;
-    if (*p == ' ' && !in_quote) in_word = 0;
+    if (*p == ' ' && !in_quote)
+      in_word = 0;
     else if (!in_word) {
       in_word = 1;
       ++words;

@@ -19,7 +19,8 @@ static int64_t fuzz_bytes_at(const etrt_engine *engine, int use_max) {
   int64_t total = 0;
   for (uint32_t v = 0; v < engine->graph.value_count; ++v) {
     const etrt_graph_value *value = &engine->graph.values[v];
-    int64_t n = etrt_graph_nbytes(value->dtype, value->rank, use_max ? value->max_dims : value->min_dims);
+    int64_t n =
+        etrt_graph_nbytes(value->dtype, value->rank, use_max ? value->max_dims : value->min_dims);
     if (n < 0 || n > FUZZ_MAX_BYTES) return -1;
     total += n;
     if (total > FUZZ_MAX_BYTES) return -1;

@@ -35,8 +35,10 @@ static etrt_ir_graph *fuzz_graph(void) {
   g->values[k].rank = 0;
   if (etrt_ir_add_input(g, x) != ETRT_OK || etrt_ir_add_input(g, s) != ETRT_OK ||
       etrt_ir_add_input(g, k) != ETRT_OK ||
-      etrt_ir_add_node(g, "Reshape", "", "r", 2, (int32_t[]){x, s}, 1, &y, 0, NULL, NULL) != ETRT_OK ||
-      etrt_ir_add_node(g, "Range", "", "q", 3, (int32_t[]){k, k, k}, 1, &z, 0, NULL, NULL) != ETRT_OK) {
+      etrt_ir_add_node(g, "Reshape", "", "r", 2, (int32_t[]){x, s}, 1, &y, 0, NULL, NULL) !=
+          ETRT_OK ||
+      etrt_ir_add_node(g, "Range", "", "q", 3, (int32_t[]){k, k, k}, 1, &z, 0, NULL, NULL) !=
+          ETRT_OK) {
     etrt_ir_graph_destroy(g);
     return NULL;
   }

@@ -23,10 +23,13 @@ static const etrt_device_driver *d;
 typedef etrt_test_mlp_fixture fixture;
 
 static int fixture_open(fixture *f, const char *name, uint32_t seed) {
-  return etrt_test_mlp_fixture_open(f, IN, HIDDEN, OUT, MAX_BATCH, (etrt_device){ETRT_DEVICE_CUDA, 0}, name, seed);
+  return etrt_test_mlp_fixture_open(f, IN, HIDDEN, OUT, MAX_BATCH,
+                                    (etrt_device){ETRT_DEVICE_CUDA, 0}, name, seed);
 }
 
-static void fill_input(float *x, int64_t batch, int salt) { etrt_test_mlp_fill_input(x, batch, IN, salt); }
+static void fill_input(float *x, int64_t batch, int salt) {
+  etrt_test_mlp_fill_input(x, batch, IN, salt);
+}
 
 static void copy_sync(void *dst, const void *src, size_t size, etrt_copy_kind kind) {
   CHECK_OK(d->memcpy_async(dst, src, size, kind, ETRT_STREAM_PER_THREAD));
@@ -42,7 +45,8 @@ static int host_run(fixture *f, int64_t batch, int salt) {
   fill_input(x, batch, salt);
   etrt_tensor_view vx = {x, ETRT_DTYPE_FLOAT32, 2, {batch, IN}};
   etrt_tensor_view out;
-  if (etrt_method_set_input(f->method, 0, &vx) != ETRT_OK || etrt_method_execute(f->method) != ETRT_OK ||
+  if (etrt_method_set_input(f->method, 0, &vx) != ETRT_OK ||
+      etrt_method_execute(f->method) != ETRT_OK ||
       etrt_method_get_output(f->method, 0, &out) != ETRT_OK || out.sizes[0] != batch) {
     fprintf(stderr, "host_run: %s\n", etrt_last_error());
     return 0;
@@ -156,7 +160,8 @@ static void test_async_runs_never_stale(void) {
   float host_out[MAX_BATCH * OUT];
   void *event;
   CHECK_OK(etrt_method_set_output(f.method, 0, host_out, sizeof host_out));
-  CHECK_FAILS(etrt_method_execute_async(f.method, &event), ETRT_ERROR_INVALID_ARGUMENT, "host memory");
+  CHECK_FAILS(etrt_method_execute_async(f.method, &event), ETRT_ERROR_INVALID_ARGUMENT,
+              "host memory");
   etrt_test_mlp_fixture_close(&f);
   d->stream_destroy(stream);
   d->free_device(dx);
@@ -232,7 +237,8 @@ static void test_green_context_confines_the_engine(void) {
     ETRT_STREAM_SCOPE(green) { CHECK_OK(etrt_method_execute(f.method)); }
     CHECK_OK(etrt_method_get_output(f.method, 0, &out));
     int used = distinct_sms(out.data, blocks);
-    printf("green: %d SMs asked, %d granted, the engine's kernel ran on %d SMs\n", asks[i], granted, used);
+    printf("green: %d SMs asked, %d granted, the engine's kernel ran on %d SMs\n", asks[i], granted,
+           used);
     CHECK(granted >= asks[i]);
     CHECK(used <= granted);
     CHECK(used >= granted / 2);
@@ -286,18 +292,23 @@ static void test_green_context_throughput(void) {
   for (int i = 0; i < 4; ++i) {
     void *stream = NULL;
     int granted = 0;
-    if (sms[i] > 0) CHECK_OK(etrt_green_stream_create(0, sms[i], &stream, &granted));
-    else CHECK_OK(d->stream_create(&stream));
+    if (sms[i] > 0)
+      CHECK_OK(etrt_green_stream_create(0, sms[i], &stream, &granted));
+    else
+      CHECK_OK(d->stream_create(&stream));
     ETRT_STREAM_SCOPE(stream) {
       for (int w = 0; w < 3; ++w) CHECK_OK(etrt_method_execute(method));
       double t0 = seconds();
       for (int r = 0; r < 20; ++r) CHECK_OK(etrt_method_execute(method));
       times[i] = (seconds() - t0) / 20;
     }
-    printf("green throughput: %s%3d SMs: %.3f ms per %lldx%lld matmul (%.1f TFLOP/s)\n", sms[i] ? "" : "all ",
-           sms[i] ? granted : 0, times[i] * 1e3, (long long)n, (long long)n, 2.0 * n * n * n / times[i] / 1e12);
-    if (sms[i] > 0) CHECK_OK(etrt_green_stream_destroy(stream));
-    else d->stream_destroy(stream);
+    printf("green throughput: %s%3d SMs: %.3f ms per %lldx%lld matmul (%.1f TFLOP/s)\n",
+           sms[i] ? "" : "all ", sms[i] ? granted : 0, times[i] * 1e3, (long long)n, (long long)n,
+           2.0 * n * n * n / times[i] / 1e12);
+    if (sms[i] > 0)
+      CHECK_OK(etrt_green_stream_destroy(stream));
+    else
+      d->stream_destroy(stream);
   }
   CHECK(times[0] > 1.5 * times[2]); /* 16 SMs are clearly slower than 64 */
   CHECK(times[2] >= times[3] * 0.9);

@@ -36,8 +36,8 @@ static void test_attributes(void) {
   CHECK(a.compute_major >= 5);
   CHECK(a.total_memory > 0);
   CHECK(a.name[0] != '\0');
-  printf("cuda:0 %s, cc %d.%d, %d SMs, integrated %d, pageable access %d\n", a.name, a.compute_major,
-         a.compute_minor, a.sm_count, a.integrated, a.pageable_memory_access);
+  printf("cuda:0 %s, cc %d.%d, %d SMs, integrated %d, pageable access %d\n", a.name,
+         a.compute_major, a.compute_minor, a.sm_count, a.integrated, a.pageable_memory_access);
   CHECK_FAILS(d->attributes(d->device_count(), &a), ETRT_ERROR_INVALID_ARGUMENT, "out of range");
   CHECK_FAILS(d->set_device(d->device_count()), ETRT_ERROR_INVALID_ARGUMENT, "out of range");
 }
@@ -198,8 +198,10 @@ static void test_green_stream(void) {
 
   CHECK_OK(d->free_device(a));
   CHECK_OK(etrt_green_stream_destroy(stream));
-  CHECK_FAILS(etrt_green_stream_destroy(stream), ETRT_ERROR_INVALID_ARGUMENT, "not a green-context stream");
-  CHECK_FAILS(etrt_green_stream_create(0, 0, &stream, &granted), ETRT_ERROR_INVALID_ARGUMENT, "out of range");
+  CHECK_FAILS(etrt_green_stream_destroy(stream), ETRT_ERROR_INVALID_ARGUMENT,
+              "not a green-context stream");
+  CHECK_FAILS(etrt_green_stream_create(0, 0, &stream, &granted), ETRT_ERROR_INVALID_ARGUMENT,
+              "out of range");
 }
 
 int main(void) {

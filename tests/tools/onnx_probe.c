@@ -100,8 +100,13 @@ static void put_attribute(const etrt_onnx_attribute *a, int depth) {
       printf(" f=%08x", bits);
       break;
     }
-    case ETRT_ONNX_ATTR_INT: printf(" i=%lld", (long long)a->i); break;
-    case ETRT_ONNX_ATTR_STRING: fputs(" s=", stdout); put_str(a->s); break;
+    case ETRT_ONNX_ATTR_INT:
+      printf(" i=%lld", (long long)a->i);
+      break;
+    case ETRT_ONNX_ATTR_STRING:
+      fputs(" s=", stdout);
+      put_str(a->s);
+      break;
     case ETRT_ONNX_ATTR_FLOATS:
       fputs(" floats=[", stdout);
       for (size_t i = 0; i < a->float_count; ++i) {
@@ -113,7 +118,8 @@ static void put_attribute(const etrt_onnx_attribute *a, int depth) {
       break;
     case ETRT_ONNX_ATTR_INTS:
       fputs(" ints=[", stdout);
-      for (size_t i = 0; i < a->int_count; ++i) printf("%s%lld", i ? "," : "", (long long)a->ints[i]);
+      for (size_t i = 0; i < a->int_count; ++i)
+        printf("%s%lld", i ? "," : "", (long long)a->ints[i]);
       putchar(']');
       break;
     case ETRT_ONNX_ATTR_STRINGS:
@@ -124,7 +130,8 @@ static void put_attribute(const etrt_onnx_attribute *a, int depth) {
       }
       putchar(']');
       break;
-    default: break;
+    default:
+      break;
   }
   putchar('\n');
   if (a->t != NULL) put_tensor(a->t, depth + 1);
@@ -140,7 +147,8 @@ static void put_graph(const etrt_onnx_graph *g, int depth) {
   putchar('\n');
   for (size_t i = 0; i < g->input_count; ++i) put_value_info("input", &g->inputs[i], depth);
   for (size_t i = 0; i < g->output_count; ++i) put_value_info("output", &g->outputs[i], depth);
-  for (size_t i = 0; i < g->value_info_count; ++i) put_value_info("value_info", &g->value_infos[i], depth);
+  for (size_t i = 0; i < g->value_info_count; ++i)
+    put_value_info("value_info", &g->value_infos[i], depth);
   for (size_t i = 0; i < g->initializer_count; ++i) put_tensor(&g->initializers[i], depth);
   for (size_t i = 0; i < g->node_count; ++i) {
     const etrt_onnx_node *n = &g->nodes[i];

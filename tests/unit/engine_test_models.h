@@ -71,8 +71,10 @@ static inline etrt_status test_linear(etrt_network *net, int32_t x, const char *
   snprintf(bn, sizeof bn, "%s.bias", name);
   snprintf(rn, sizeof rn, "%s.relu", name);
   int32_t wv, bv, g;
-  etrt_status s = etrt_network_add_constant(net, wn, ETRT_DTYPE_FLOAT32, 2, (int64_t[]){out, in}, w, &wv);
-  if (s == ETRT_OK) s = etrt_network_add_constant(net, bn, ETRT_DTYPE_FLOAT32, 1, (int64_t[]){out}, b, &bv);
+  etrt_status s =
+      etrt_network_add_constant(net, wn, ETRT_DTYPE_FLOAT32, 2, (int64_t[]){out, in}, w, &wv);
+  if (s == ETRT_OK)
+    s = etrt_network_add_constant(net, bn, ETRT_DTYPE_FLOAT32, 1, (int64_t[]){out}, b, &bv);
   etrt_attribute trans = {.name = "transB", .kind = ETRT_ATTRIBUTE_INT, .i = 1};
   if (s == ETRT_OK)
     s = etrt_network_add_op(net, "Gemm", name, 3, (int32_t[]){x, wv, bv}, 1, &g, 1, &trans);

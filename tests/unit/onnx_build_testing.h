@@ -45,8 +45,10 @@ static inline etrt_pb_writer tm_value_info(const char *name, int32_t elem, int r
       etrt_pb_write_string_field(&dim, 2, dims[i]);
     tm_put(&shape, 1, &dim);
   }
-  if (rank >= 0) tm_put(&tensor, 2, &shape);
-  else etrt_pb_writer_release(&shape);
+  if (rank >= 0)
+    tm_put(&tensor, 2, &shape);
+  else
+    etrt_pb_writer_release(&shape);
   tm_put(&type, 1, &tensor);
   tm_put(&vi, 2, &type);
   return vi;
@@ -73,8 +75,8 @@ static inline void tm_initializer(tm_model *m, const char *name, int32_t elem, i
   tm_put(&m->graph, 5, &t);
 }
 
-static inline void tm_initializer_f32(tm_model *m, const char *name, int rank,
-                                      const int64_t *dims, const float *data) {
+static inline void tm_initializer_f32(tm_model *m, const char *name, int rank, const int64_t *dims,
+                                      const float *data) {
   size_t n = 1;
   for (int i = 0; i < rank; ++i) n *= (size_t)dims[i];
   tm_initializer(m, name, ETRT_ONNX_FLOAT, rank, dims, data, n * sizeof(float));

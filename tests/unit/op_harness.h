@@ -100,7 +100,9 @@ static inline etrt_status oh_run(const char *op, uint32_t num_inputs, const oh_v
     snprintf(name, sizeof name, "x%u", i);
     const oh_value *v = &inputs[i];
     switch (v->kind) {
-      case OH_OMITTED: ids[i] = -1; break;
+      case OH_OMITTED:
+        ids[i] = -1;
+        break;
       case OH_CONSTANT:
         s = etrt_network_add_constant(net, name, v->dtype, v->rank, v->dims, v->data, &ids[i]);
         break;

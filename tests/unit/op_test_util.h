@@ -31,17 +31,24 @@ static inline etrt_tensor op_absent(void) {
 
 /* Infers the output (dtype, rank, dims written into *out, keeping out->data) and runs
  * the CPU kernel. */
-static inline etrt_status op_run(const char *op_type, uint32_t num_inputs, const etrt_tensor *inputs,
-                                 etrt_tensor *out, uint32_t num_attributes,
-                                 const etrt_attribute *attributes) {
+static inline etrt_status op_run(const char *op_type, uint32_t num_inputs,
+                                 const etrt_tensor *inputs, etrt_tensor *out,
+                                 uint32_t num_attributes, const etrt_attribute *attributes) {
   const etrt_op_def *def = etrt_op_find(op_type);
   if (def == NULL) return ETRT_ERROR_NOT_FOUND;
   _Alignas(64) unsigned char state[512];
   memset(state, 0, sizeof state);
   int32_t ids[8] = {0, 1, 2, 3, 4, 5, 6, 7};
-  etrt_node node = {.op_type = op_type, .name = "t", .num_inputs = num_inputs, .num_outputs = 1,
-                    .num_attributes = num_attributes, .inputs = ids, .outputs = ids,
-                    .attributes = attributes, .def = def, .state = state,
+  etrt_node node = {.op_type = op_type,
+                    .name = "t",
+                    .num_inputs = num_inputs,
+                    .num_outputs = 1,
+                    .num_attributes = num_attributes,
+                    .inputs = ids,
+                    .outputs = ids,
+                    .attributes = attributes,
+                    .def = def,
+                    .state = state,
                     .run_cpu = etrt_op_cpu_find(op_type)};
   if (def->state_size > sizeof state) return ETRT_ERROR_INTERNAL;
   if (def->prepare != NULL) {

@@ -27,23 +27,32 @@ static inline bool pte_mem_eq(const void *a, const void *b, size_t bytes) {
   return bytes == 0 || memcmp(a, b, bytes) == 0;
 }
 
-#define PTE_VIEW_EQ(a, b) ((a).count == (b).count && pte_mem_eq((a).data, (b).data, (a).count * sizeof *(a).data))
+#define PTE_VIEW_EQ(a, b) \
+  ((a).count == (b).count && pte_mem_eq((a).data, (b).data, (a).count * sizeof *(a).data))
 #define PTE_BYTES_EQ(a, b) ((a).size == (b).size && pte_mem_eq((a).data, (b).data, (a).size))
 
 static inline bool pte_tensor_eq(const etrt_pte_tensor *a, const etrt_pte_tensor *b) {
-  if (a->scalar_type != b->scalar_type || a->storage_offset != b->storage_offset) return pte_diff("tensor scalar_type/storage_offset");
-  if (!PTE_VIEW_EQ(a->sizes, b->sizes) || !PTE_VIEW_EQ(a->dim_order, b->dim_order)) return pte_diff("tensor sizes/dim_order");
-  if (a->requires_grad != b->requires_grad || a->data_buffer_idx != b->data_buffer_idx) return pte_diff("tensor requires_grad/data_buffer_idx");
+  if (a->scalar_type != b->scalar_type || a->storage_offset != b->storage_offset)
+    return pte_diff("tensor scalar_type/storage_offset");
+  if (!PTE_VIEW_EQ(a->sizes, b->sizes) || !PTE_VIEW_EQ(a->dim_order, b->dim_order))
+    return pte_diff("tensor sizes/dim_order");
+  if (a->requires_grad != b->requires_grad || a->data_buffer_idx != b->data_buffer_idx)
+    return pte_diff("tensor requires_grad/data_buffer_idx");
   if (a->has_allocation_info != b->has_allocation_info ||
-      (a->has_allocation_info && memcmp(&a->allocation_info, &b->allocation_info, sizeof a->allocation_info) != 0)) {
+      (a->has_allocation_info &&
+       memcmp(&a->allocation_info, &b->allocation_info, sizeof a->allocation_info) != 0)) {
     return pte_diff("tensor allocation_info");
   }
-  if (a->layout != b->layout || a->shape_dynamism != b->shape_dynamism) return pte_diff("tensor layout/dynamism");
-  if (a->has_extra_tensor_info != b->has_extra_tensor_info) return pte_diff("tensor has_extra_tensor_info");
+  if (a->layout != b->layout || a->shape_dynamism != b->shape_dynamism)
+    return pte_diff("tensor layout/dynamism");
+  if (a->has_extra_tensor_info != b->has_extra_tensor_info)
+    return pte_diff("tensor has_extra_tensor_info");
   if (a->has_extra_tensor_info) {
     const etrt_pte_extra_tensor_info *x = &a->extra_tensor_info, *y = &b->extra_tensor_info;
-    if (x->mutable_data_segments_idx != y->mutable_data_segments_idx || !pte_str_eq(x->fully_qualified_name, y->fully_qualified_name) ||
-        x->location != y->location || x->device_type != y->device_type || x->device_index != y->device_index) {
+    if (x->mutable_data_segments_idx != y->mutable_data_segments_idx ||
+        !pte_str_eq(x->fully_qualified_name, y->fully_qualified_name) ||
+        x->location != y->location || x->device_type != y->device_type ||
+        x->device_index != y->device_index) {
       return pte_diff("tensor extra_tensor_info");
     }
   }
@@ -53,42 +62,60 @@ static inline bool pte_tensor_eq(const etrt_pte_tensor *a, const etrt_pte_tensor
 static inline bool pte_value_eq(const etrt_pte_value *a, const etrt_pte_value *b) {
   if (a->kind != b->kind) return pte_diff("value kind");
   switch (a->kind) {
-    case ETRT_PTE_VALUE_NULL: return true;
-    case ETRT_PTE_VALUE_INT: return a->int_val == b->int_val || pte_diff("int value");
-    case ETRT_PTE_VALUE_BOOL: return a->bool_val == b->bool_val || pte_diff("bool value");
-    case ETRT_PTE_VALUE_DOUBLE: return memcmp(&a->double_val, &b->double_val, sizeof(double)) == 0 || pte_diff("double value");
-    case ETRT_PTE_VALUE_TENSOR: return pte_tensor_eq(&a->tensor, &b->tensor);
-    case ETRT_PTE_VALUE_STRING: return pte_str_eq(a->string_val, b->string_val) || pte_diff("string value");
-    case ETRT_PTE_VALUE_INT_LIST: return PTE_VIEW_EQ(a->int_list, b->int_list) || pte_diff("int list");
-    case ETRT_PTE_VALUE_DOUBLE_LIST: return PTE_VIEW_EQ(a->double_list, b->double_list) || pte_diff("double list");
-    case ETRT_PTE_VALUE_BOOL_LIST: return PTE_VIEW_EQ(a->bool_list, b->bool_list) || pte_diff("bool list");
-    case ETRT_PTE_VALUE_TENSOR_LIST: return PTE_VIEW_EQ(a->tensor_list, b->tensor_list) || pte_diff("tensor list");
+    case ETRT_PTE_VALUE_NULL:
+      return true;
+    case ETRT_PTE_VALUE_INT:
+      return a->int_val == b->int_val || pte_diff("int value");
+    case ETRT_PTE_VALUE_BOOL:
+      return a->bool_val == b->bool_val || pte_diff("bool value");
+    case ETRT_PTE_VALUE_DOUBLE:
+      return memcmp(&a->double_val, &b->double_val, sizeof(double)) == 0 ||
+             pte_diff("double value");
+    case ETRT_PTE_VALUE_TENSOR:
+      return pte_tensor_eq(&a->tensor, &b->tensor);
+    case ETRT_PTE_VALUE_STRING:
+      return pte_str_eq(a->string_val, b->string_val) || pte_diff("string value");
+    case ETRT_PTE_VALUE_INT_LIST:
+      return PTE_VIEW_EQ(a->int_list, b->int_list) || pte_diff("int list");
+    case ETRT_PTE_VALUE_DOUBLE_LIST:
+      return PTE_VIEW_EQ(a->double_list, b->double_list) || pte_diff("double list");
+    case ETRT_PTE_VALUE_BOOL_LIST:
+      return PTE_VIEW_EQ(a->bool_list, b->bool_list) || pte_diff("bool list");
+    case ETRT_PTE_VALUE_TENSOR_LIST:
+      return PTE_VIEW_EQ(a->tensor_list, b->tensor_list) || pte_diff("tensor list");
     case ETRT_PTE_VALUE_OPTIONAL_TENSOR_LIST:
-      return PTE_VIEW_EQ(a->optional_tensor_list, b->optional_tensor_list) || pte_diff("optional tensor list");
+      return PTE_VIEW_EQ(a->optional_tensor_list, b->optional_tensor_list) ||
+             pte_diff("optional tensor list");
   }
   return pte_diff("unknown value kind");
 }
 
-static inline bool pte_instruction_eq(const etrt_pte_instruction *a, const etrt_pte_instruction *b) {
+static inline bool pte_instruction_eq(const etrt_pte_instruction *a,
+                                      const etrt_pte_instruction *b) {
   if (a->kind != b->kind) return pte_diff("instruction kind");
   switch (a->kind) {
     case ETRT_PTE_INSTR_KERNEL:
-      return (a->kernel.op_index == b->kernel.op_index && PTE_VIEW_EQ(a->kernel.args, b->kernel.args)) || pte_diff("kernel call");
+      return (a->kernel.op_index == b->kernel.op_index &&
+              PTE_VIEW_EQ(a->kernel.args, b->kernel.args)) ||
+             pte_diff("kernel call");
     case ETRT_PTE_INSTR_DELEGATE:
-      if (a->delegate.delegate_index != b->delegate.delegate_index || !PTE_VIEW_EQ(a->delegate.args, b->delegate.args) ||
+      if (a->delegate.delegate_index != b->delegate.delegate_index ||
+          !PTE_VIEW_EQ(a->delegate.args, b->delegate.args) ||
           a->delegate.scratch_count != b->delegate.scratch_count) {
         return pte_diff("delegate call");
       }
       for (size_t i = 0; i < a->delegate.scratch_count; ++i) {
         const etrt_pte_delegate_scratch *x = &a->delegate.scratch[i], *y = &b->delegate.scratch[i];
         if (x->has_allocation != y->has_allocation || x->size != y->size ||
-            (x->has_allocation && memcmp(&x->allocation, &y->allocation, sizeof x->allocation) != 0)) {
+            (x->has_allocation &&
+             memcmp(&x->allocation, &y->allocation, sizeof x->allocation) != 0)) {
           return pte_diff("delegate scratch");
         }
       }
       return true;
     case ETRT_PTE_INSTR_MOVE:
-      return (a->move.move_from == b->move.move_from && a->move.move_to == b->move.move_to) || pte_diff("move call");
+      return (a->move.move_from == b->move.move_from && a->move.move_to == b->move.move_to) ||
+             pte_diff("move call");
     case ETRT_PTE_INSTR_JUMP_FALSE:
       return (a->jump_false.cond_value_index == b->jump_false.cond_value_index &&
               a->jump_false.destination_instruction == b->jump_false.destination_instruction) ||
@@ -107,8 +134,10 @@ static inline bool pte_plan_eq(const etrt_pte_plan *a, const etrt_pte_plan *b) {
     return pte_diff("container_meta_type");
   }
   if (a->values_count != b->values_count) return pte_diff("values count");
-  for (size_t i = 0; i < a->values_count; ++i) if (!pte_value_eq(&a->values[i], &b->values[i])) return false;
-  if (!PTE_VIEW_EQ(a->inputs, b->inputs) || !PTE_VIEW_EQ(a->outputs, b->outputs)) return pte_diff("plan inputs/outputs");
+  for (size_t i = 0; i < a->values_count; ++i)
+    if (!pte_value_eq(&a->values[i], &b->values[i])) return false;
+  if (!PTE_VIEW_EQ(a->inputs, b->inputs) || !PTE_VIEW_EQ(a->outputs, b->outputs))
+    return pte_diff("plan inputs/outputs");
   if (a->chains_count != b->chains_count) return pte_diff("chains count");
   for (size_t c = 0; c < a->chains_count; ++c) {
     const etrt_pte_chain *x = &a->chains[c], *y = &b->chains[c];
@@ -124,7 +153,8 @@ static inline bool pte_plan_eq(const etrt_pte_plan *a, const etrt_pte_plan *b) {
   for (size_t i = 0; i < a->operators_count; ++i) {
     if (!pte_str_eq(a->operators[i].name, b->operators[i].name) ||
         a->operators[i].overload.size != b->operators[i].overload.size ||
-        !pte_mem_eq(a->operators[i].overload.data, b->operators[i].overload.data, a->operators[i].overload.size)) {
+        !pte_mem_eq(a->operators[i].overload.data, b->operators[i].overload.data,
+                    a->operators[i].overload.size)) {
       return pte_diff("operator");
     }
   }
@@ -142,7 +172,8 @@ static inline bool pte_plan_eq(const etrt_pte_plan *a, const etrt_pte_plan *b) {
       }
     }
   }
-  if (!PTE_VIEW_EQ(a->non_const_buffer_sizes, b->non_const_buffer_sizes)) return pte_diff("non_const_buffer_sizes");
+  if (!PTE_VIEW_EQ(a->non_const_buffer_sizes, b->non_const_buffer_sizes))
+    return pte_diff("non_const_buffer_sizes");
   if (a->non_const_buffer_device_count != b->non_const_buffer_device_count ||
       !pte_mem_eq(a->non_const_buffer_device, b->non_const_buffer_device,
                   a->non_const_buffer_device_count * sizeof *a->non_const_buffer_device)) {
@@ -151,7 +182,8 @@ static inline bool pte_plan_eq(const etrt_pte_plan *a, const etrt_pte_plan *b) {
   return true;
 }
 
-static inline bool pte_subsegments_eq(const etrt_pte_subsegment_offsets *a, const etrt_pte_subsegment_offsets *b) {
+static inline bool pte_subsegments_eq(const etrt_pte_subsegment_offsets *a,
+                                      const etrt_pte_subsegment_offsets *b) {
   return a->segment_index == b->segment_index && PTE_VIEW_EQ(a->offsets, b->offsets);
 }
 
@@ -160,26 +192,34 @@ static inline bool pte_program_eq(const etrt_pte_program *a, const etrt_pte_prog
   pte_diff_where[0] = 0;
   if (a->version != b->version) return pte_diff("version");
   if (a->plans_count != b->plans_count) return pte_diff("plans count");
-  for (size_t i = 0; i < a->plans_count; ++i) if (!pte_plan_eq(&a->plans[i], &b->plans[i])) return false;
-  if (a->constant_buffer_count != b->constant_buffer_count) return pte_diff("constant_buffer count");
+  for (size_t i = 0; i < a->plans_count; ++i)
+    if (!pte_plan_eq(&a->plans[i], &b->plans[i])) return false;
+  if (a->constant_buffer_count != b->constant_buffer_count)
+    return pte_diff("constant_buffer count");
   for (size_t i = 0; i < a->constant_buffer_count; ++i) {
-    if (!PTE_BYTES_EQ(a->constant_buffer[i], b->constant_buffer[i])) return pte_diff("constant_buffer");
+    if (!PTE_BYTES_EQ(a->constant_buffer[i], b->constant_buffer[i]))
+      return pte_diff("constant_buffer");
   }
-  if (a->backend_delegate_data_count != b->backend_delegate_data_count) return pte_diff("backend_delegate_data count");
+  if (a->backend_delegate_data_count != b->backend_delegate_data_count)
+    return pte_diff("backend_delegate_data count");
   for (size_t i = 0; i < a->backend_delegate_data_count; ++i) {
-    if (!PTE_BYTES_EQ(a->backend_delegate_data[i], b->backend_delegate_data[i])) return pte_diff("backend_delegate_data");
+    if (!PTE_BYTES_EQ(a->backend_delegate_data[i], b->backend_delegate_data[i]))
+      return pte_diff("backend_delegate_data");
   }
   if (a->segments_count != b->segments_count) return pte_diff("segments count");
   for (size_t i = 0; i < a->segments_count; ++i) {
     if (!PTE_BYTES_EQ(a->segments[i].data, b->segments[i].data)) return pte_diff("segment bytes");
   }
   if (a->has_constant_segment != b->has_constant_segment ||
-      (a->has_constant_segment && !pte_subsegments_eq(&a->constant_segment, &b->constant_segment))) {
+      (a->has_constant_segment &&
+       !pte_subsegments_eq(&a->constant_segment, &b->constant_segment))) {
     return pte_diff("constant_segment");
   }
-  if (a->mutable_data_segments_count != b->mutable_data_segments_count) return pte_diff("mutable_data_segments count");
+  if (a->mutable_data_segments_count != b->mutable_data_segments_count)
+    return pte_diff("mutable_data_segments count");
   for (size_t i = 0; i < a->mutable_data_segments_count; ++i) {
-    if (!pte_subsegments_eq(&a->mutable_data_segments[i], &b->mutable_data_segments[i])) return pte_diff("mutable_data_segments");
+    if (!pte_subsegments_eq(&a->mutable_data_segments[i], &b->mutable_data_segments[i]))
+      return pte_diff("mutable_data_segments");
   }
   if (a->named_data_count != b->named_data_count) return pte_diff("named_data count");
   for (size_t i = 0; i < a->named_data_count; ++i) {
@@ -215,9 +255,12 @@ static inline etrt_status pte_make_sample(etrt_pte_builder **out) {
   static const uint8_t engine[300] = {0xe7, 1, 2, 3};
   static const float initial[6] = {9, 9, 9, 9, 9, 9};
   static const uint8_t named[40] = {0x4e, 0x44};
-  if ((st = etrt_pte_builder_add_segment(b, engine, sizeof engine, 0, &payload_segment)) != ETRT_OK ||
-      (st = etrt_pte_builder_add_segment(b, initial, sizeof initial, 0, &mutable_segment)) != ETRT_OK ||
-      (st = etrt_pte_builder_add_named_data(b, "weights.external", named, sizeof named, 256)) != ETRT_OK) {
+  if ((st = etrt_pte_builder_add_segment(b, engine, sizeof engine, 0, &payload_segment)) !=
+          ETRT_OK ||
+      (st = etrt_pte_builder_add_segment(b, initial, sizeof initial, 0, &mutable_segment)) !=
+          ETRT_OK ||
+      (st = etrt_pte_builder_add_named_data(b, "weights.external", named, sizeof named, 256)) !=
+          ETRT_OK) {
     etrt_pte_builder_destroy(b);
     return st;
   }

@@ -43,7 +43,8 @@ static void test_growth_keeps_earlier_memory(void) {
   }
   int intact = 1;
   for (uint32_t i = 0; i < COUNT; ++i)
-    for (int j = 0; blocks[i] != NULL && j < 100; ++j) intact &= blocks[i][j] == i * 100 + (uint32_t)j;
+    for (int j = 0; blocks[i] != NULL && j < 100; ++j)
+      intact &= blocks[i][j] == i * 100 + (uint32_t)j;
   CHECK(intact);
   CHECK(arena->bytes >= (size_t)COUNT * 400);
   /* A request larger than a chunk gets its own, and small requests keep working. */

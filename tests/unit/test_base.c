@@ -98,7 +98,8 @@ static void test_dtype_and_device_names(void) {
   CHECK_EQ_INT(etrt_device_parse("cuda:1x", &d), -1);
   CHECK_EQ_INT(etrt_device_parse("gpu", &d), -1);
   char buf[16];
-  CHECK(strcmp(etrt_device_format((etrt_device){ETRT_DEVICE_CUDA, 3}, buf, sizeof buf), "cuda:3") == 0);
+  CHECK(strcmp(etrt_device_format((etrt_device){ETRT_DEVICE_CUDA, 3}, buf, sizeof buf), "cuda:3") ==
+        0);
 }
 
 static void test_file_write_and_map(void) {
@@ -111,7 +112,8 @@ static void test_file_write_and_map(void) {
   CHECK(memcmp(map.data, "hello", 5) == 0);
   etrt_file_map_close(&map);
   CHECK_FAILS(etrt_file_map_open("/nonexistent/x.pte", &map), ETRT_ERROR_IO, "/nonexistent/x.pte");
-  CHECK_FAILS(etrt_file_write_atomic("/nonexistent/dir/x", "a", 1), ETRT_ERROR_IO, "/nonexistent/dir/x");
+  CHECK_FAILS(etrt_file_write_atomic("/nonexistent/dir/x", "a", 1), ETRT_ERROR_IO,
+              "/nonexistent/dir/x");
 }
 
 int main(void) {

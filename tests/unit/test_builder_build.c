@@ -154,7 +154,8 @@ static void test_device_io_and_bounds(void) {
   count_copies(&b, &h2d, &d2h);
   CHECK(h2d == 0 && d2h == 0);
   const etrt_pte_tensor *x = &b.plan->values[b.plan->inputs.data[0]].tensor;
-  CHECK(!x->has_allocation_info && x->has_extra_tensor_info && x->extra_tensor_info.device_type == 1);
+  CHECK(!x->has_allocation_info && x->has_extra_tensor_info &&
+        x->extra_tensor_info.device_type == 1);
   CHECK(x->sizes.data[0] == 16 && x->shape_dynamism == ETRT_PTE_SHAPE_DYNAMIC_BOUND);
   bp_drop(&b);
 
@@ -173,7 +174,8 @@ static bool saw_partition_line;
 static void on_progress(const char *line, void *user) {
   (void)user;
   ++progress_lines;
-  if (strncmp(line, "partition 0 cuda:2: 3 ops (Gemm x2, Relu)", 41) == 0) saw_partition_line = true;
+  if (strncmp(line, "partition 0 cuda:2: 3 ops (Gemm x2, Relu)", 41) == 0)
+    saw_partition_line = true;
 }
 
 static void test_default_device_and_progress(void) {
@@ -207,8 +209,9 @@ static void test_refusals(void) {
   etrt_build_options o;
   etrt_build_options_init(&o);
   built b;
-  CHECK_FAILS(build_mlp(&o, 1, &b), ETRT_ERROR_INVALID_ARGUMENT,
-              "input 'x' axis 0 has the symbolic size 'batch' with no bounds: pass --shape batch:MIN:MAX");
+  CHECK_FAILS(
+      build_mlp(&o, 1, &b), ETRT_ERROR_INVALID_ARGUMENT,
+      "input 'x' axis 0 has the symbolic size 'batch' with no bounds: pass --shape batch:MIN:MAX");
   o.device = "gpu:0";
   CHECK_FAILS(build_mlp(&o, 0, &b), ETRT_ERROR_INVALID_ARGUMENT, "device 'gpu:0'");
   o.device = "cuda:0";
@@ -281,7 +284,8 @@ static void test_files(void) {
   o.num_shapes = 1;
   CHECK_OK(etrt_build_onnx_file(onnx_path, &o, pte_path));
   CHECK(stat(pte_path, &st) == 0 && st.st_size > 0);
-  CHECK_FAILS(etrt_build_onnx_file("/nonexistent/model.onnx", &o, pte_path), ETRT_ERROR_NOT_FOUND, "");
+  CHECK_FAILS(etrt_build_onnx_file("/nonexistent/model.onnx", &o, pte_path), ETRT_ERROR_NOT_FOUND,
+              "");
 }
 
 int main(void) {

@@ -21,7 +21,8 @@ static uint8_t *tiny_plan(etrt_device device, size_t *size) {
   etrt_network *net = NULL;
   CHECK_OK(etrt_network_create(&net));
   int32_t x, y;
-  CHECK_OK(etrt_network_add_input(net, "x", ETRT_DTYPE_FLOAT32, 1, (int64_t[]){4}, (int64_t[]){4}, &x));
+  CHECK_OK(
+      etrt_network_add_input(net, "x", ETRT_DTYPE_FLOAT32, 1, (int64_t[]){4}, (int64_t[]){4}, &x));
   CHECK_OK(etrt_network_add_op(net, "Relu", "r", 1, &x, 1, &y, 0, NULL));
   CHECK_OK(etrt_network_mark_output(net, y, "y"));
   uint8_t *plan = NULL;
@@ -106,8 +107,10 @@ static void build(const recipe *r, built *out) {
   const char *shape = "batch:1:3";
   CHECK_OK(etrt_shape_specs_apply(g, &shape, 1));
   CHECK_OK(etrt_lower_infer_shapes(g));
-  etrt_partition_options options = {.target = r->target, .placements = r->placements,
-                                    .num_placements = r->num_placements, .cuda_supports = no_neg};
+  etrt_partition_options options = {.target = r->target,
+                                    .placements = r->placements,
+                                    .num_placements = r->num_placements,
+                                    .cuda_supports = no_neg};
   etrt_partitioning *parts = NULL;
   CHECK_OK(etrt_partition_graph(g, &options, &parts));
   etrt_emit_partition plans[8];
@@ -237,7 +240,8 @@ static void test_gpu_cpu_gpu_copies(void) {
   /* Tensors of one buffer whose lifetimes overlap do not overlap in memory: x and
    * x_dev are in different buffers; a_dev and y_dev are both live at delegate 2. */
   const etrt_pte_tensor *ta = tensor(&b, a_dev), *ty = tensor(&b, y_dev);
-  CHECK(etrt_pte_allocation_offset(&ta->allocation_info) != etrt_pte_allocation_offset(&ty->allocation_info));
+  CHECK(etrt_pte_allocation_offset(&ta->allocation_info) !=
+        etrt_pte_allocation_offset(&ty->allocation_info));
   bp_drop(&b);
 }
 
@@ -280,8 +284,10 @@ static void test_two_devices(void) {
   CHECK(strcmp(spec(&b, 2), "cuda:1") == 0);
   CHECK(strcmp(spec(&b, 3), "cuda:0") == 0);
   CHECK_EQ_INT(p->non_const_buffer_device_count, 2);
-  CHECK(p->non_const_buffer_device[0].buffer_idx == 2 && p->non_const_buffer_device[0].device_index == 0);
-  CHECK(p->non_const_buffer_device[1].buffer_idx == 3 && p->non_const_buffer_device[1].device_index == 1);
+  CHECK(p->non_const_buffer_device[0].buffer_idx == 2 &&
+        p->non_const_buffer_device[0].device_index == 0);
+  CHECK(p->non_const_buffer_device[1].buffer_idx == 3 &&
+        p->non_const_buffer_device[1].device_index == 1);
   /* Every delegate's tensors are on that delegate's device. */
   for (size_t i = 0; i < p->chains[0].instructions_count; ++i) {
     const etrt_pte_instruction *in = &p->chains[0].instructions[i];

@@ -8,7 +8,8 @@
 #include "onnx_build_testing.h"
 #include "test_util.h"
 
-static void add_input(tm_model *m, const char *name, int32_t elem, int rank, const char *const *dims) {
+static void add_input(tm_model *m, const char *name, int32_t elem, int rank,
+                      const char *const *dims) {
   etrt_pb_writer vi = tm_value_info(name, elem, rank, dims);
   tm_put(&m->graph, 11, &vi);
 }
@@ -49,8 +50,8 @@ static void test_dropout_identity_and_mask(void) {
   size_t size, pte_size;
   uint8_t *pte = NULL;
   /* The input straight to the output, and an all-true mask of its shape. */
-  CHECK_OK(bp_build(dropout_model(13, "x,r,t", "y,mask", 0, 0.5f, &size), &size, "cpu", NULL, 0, &pte,
-                    &pte_size));
+  CHECK_OK(bp_build(dropout_model(13, "x,r,t", "y,mask", 0, 0.5f, &size), &size, "cpu", NULL, 0,
+                    &pte, &pte_size));
   float x[6] = {1, -2, 3, -4, 5, -6};
   etrt_tensor_view out[2];
   bp_loaded l;
@@ -64,20 +65,25 @@ static void test_dropout_identity_and_mask(void) {
   bp_unload(&l);
   /* Training with a constant ratio of 0 drops nothing; an old opset without the
    * training input is inference. */
-  CHECK_OK(bp_build(dropout_model(13, "x,r,t", "y", 1, 0.0f, &size), &size, "cpu", NULL, 0, &pte, &pte_size));
+  CHECK_OK(bp_build(dropout_model(13, "x,r,t", "y", 1, 0.0f, &size), &size, "cpu", NULL, 0, &pte,
+                    &pte_size));
   free(pte);
-  CHECK_OK(bp_build(dropout_model(7, "x", "y", 0, 0.5f, &size), &size, "cpu", NULL, 0, &pte, &pte_size));
+  CHECK_OK(
+      bp_build(dropout_model(7, "x", "y", 0, 0.5f, &size), &size, "cpu", NULL, 0, &pte, &pte_size));
   free(pte);
 }
 
 static void test_dropout_refusals(void) {
   size_t size, pte_size;
   uint8_t *pte = NULL;
-  CHECK_FAILS(bp_build(dropout_model(13, "x,r,t", "y", 1, 0.5f, &size), &size, "cpu", NULL, 0, &pte, &pte_size),
+  CHECK_FAILS(bp_build(dropout_model(13, "x,r,t", "y", 1, 0.5f, &size), &size, "cpu", NULL, 0, &pte,
+                       &pte_size),
               ETRT_ERROR_UNSUPPORTED, "training_mode ('t') is on: only inference Dropout");
-  CHECK_FAILS(bp_build(dropout_model(13, "x,r,t", "y", -1, 0.5f, &size), &size, "cpu", NULL, 0, &pte, &pte_size),
+  CHECK_FAILS(bp_build(dropout_model(13, "x,r,t", "y", -1, 0.5f, &size), &size, "cpu", NULL, 0,
+                       &pte, &pte_size),
               ETRT_ERROR_UNSUPPORTED, "training_mode ('t') is not a constant");
-  CHECK_FAILS(bp_build(dropout_model(9, "x", "y,mask", 0, 0.5f, &size), &size, "cpu", NULL, 0, &pte, &pte_size),
+  CHECK_FAILS(bp_build(dropout_model(9, "x", "y,mask", 0, 0.5f, &size), &size, "cpu", NULL, 0, &pte,
+                       &pte_size),
               ETRT_ERROR_UNSUPPORTED, "the mask output of an opset 9 Dropout");
   CHECK(pte == NULL);
 }
@@ -115,7 +121,8 @@ static uint8_t *add_model(int64_t b_size, int with_axis, int64_t axis, size_t *s
   const float b[3] = {10, 20, 30};
   tm_initializer_f32(&m, "b", 1, (const int64_t[]){b_size}, b);
   if (with_axis)
-    tm_node(&m, "Add", "add", "x,b", "y", 2, tm_attr_int("broadcast", 1), tm_attr_int("axis", axis));
+    tm_node(&m, "Add", "add", "x,b", "y", 2, tm_attr_int("broadcast", 1),
+            tm_attr_int("axis", axis));
   else
     tm_node(&m, "Add", "add", "x,b", "y", 1, tm_attr_int("broadcast", 1));
   tm_output(&m, "y");
@@ -132,13 +139,15 @@ static void test_binary_legacy_broadcast(void) {
     bp_loaded l;
     run_one(pte, pte_size, x, &y, 1, &l);
     if (l.method != NULL)
-      for (int i = 0; i < 6; ++i) CHECK_NEAR(((const float *)y.data)[i], x[i] + 10 * (i % 3 + 1), 0);
+      for (int i = 0; i < 6; ++i)
+        CHECK_NEAR(((const float *)y.data)[i], x[i] + 10 * (i % 3 + 1), 0);
     bp_unload(&l);
   }
   size_t size, pte_size;
   uint8_t *pte = NULL;
   CHECK_FAILS(bp_build(add_model(2, 1, 0, &size), &size, "cpu", NULL, 0, &pte, &pte_size),
-              ETRT_ERROR_UNSUPPORTED, "opset 6 broadcasting B at axis 0 of A, not at A's last axes");
+              ETRT_ERROR_UNSUPPORTED,
+              "opset 6 broadcasting B at axis 0 of A, not at A's last axes");
 }
 
 int main(void) {

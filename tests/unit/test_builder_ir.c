@@ -23,7 +23,8 @@ static void test_values_and_names(void) {
   CHECK_OK(etrt_ir_add_value_unique(g, "a", &u1));
   CHECK_OK(etrt_ir_add_value_unique(g, "a", &u2));
   CHECK(u1 != u2 && u1 != a);
-  CHECK(strcmp(g->values[u1].name, "a") != 0 && strcmp(g->values[u1].name, g->values[u2].name) != 0);
+  CHECK(strcmp(g->values[u1].name, "a") != 0 &&
+        strcmp(g->values[u1].name, g->values[u2].name) != 0);
   CHECK_EQ_INT(etrt_ir_find_value(g, "a"), a);
   CHECK_EQ_INT(etrt_ir_find_value_n(g, "abc", 1), a);
   CHECK_EQ_INT(etrt_ir_find_value(g, "missing"), -1);
@@ -235,8 +236,7 @@ static void test_import_refusals(void) {
   tm_node(&m, "If", "branch", "x", "y", 1, attr);
   tm_output(&m, "y");
   bytes = tm_finish(&m, 13, &size);
-  CHECK_FAILS(import_bytes(bytes, size, &model, &g), ETRT_ERROR_UNSUPPORTED,
-              "control flow");
+  CHECK_FAILS(import_bytes(bytes, size, &model, &g), ETRT_ERROR_UNSUPPORTED, "control flow");
   etrt_onnx_model_free(model);
   free(bytes);
 }

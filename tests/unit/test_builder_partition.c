@@ -67,8 +67,8 @@ static void test_gpu_cpu_gpu(void) {
   loaded l;
   diamond(&l);
   int asked = 0;
-  etrt_partition_options options = {.target = {ETRT_DEVICE_CUDA, 0}, .cuda_supports = no_neg,
-                                    .cuda_user = &asked};
+  etrt_partition_options options = {
+      .target = {ETRT_DEVICE_CUDA, 0}, .cuda_supports = no_neg, .cuda_user = &asked};
   etrt_partitioning *p = NULL;
   CHECK_OK(etrt_partition_graph(l.graph, &options, &p));
   CHECK_EQ_INT(asked, 4);
@@ -113,9 +113,12 @@ static void test_placements(void) {
   loaded l;
   diamond(&l);
   int asked = 0;
-  etrt_partition_placement places[2] = {{"r2", {ETRT_DEVICE_CUDA, 1}}, {"n1", {ETRT_DEVICE_CUDA, 0}}};
-  etrt_partition_options options = {.target = {ETRT_DEVICE_CUDA, 0}, .placements = places,
-                                    .num_placements = 1, .cuda_supports = no_neg,
+  etrt_partition_placement places[2] = {{"r2", {ETRT_DEVICE_CUDA, 1}},
+                                        {"n1", {ETRT_DEVICE_CUDA, 0}}};
+  etrt_partition_options options = {.target = {ETRT_DEVICE_CUDA, 0},
+                                    .placements = places,
+                                    .num_placements = 1,
+                                    .cuda_supports = no_neg,
                                     .cuda_user = &asked};
   etrt_partitioning *p = NULL;
   CHECK_OK(etrt_partition_graph(l.graph, &options, &p));
@@ -173,7 +176,7 @@ static void test_default_value_inputs(void) {
   CHECK_OK(etrt_partition_graph(g, &options, &p));
   CHECK_EQ_INT(p->count, 2);
   CHECK(p->parts[1].device.type == ETRT_DEVICE_CPU && p->parts[1].num_nodes == 2);
-  CHECK_EQ_INT(p->parts[0].num_nodes, 1); /* static_reshape */
+  CHECK_EQ_INT(p->parts[0].num_nodes, 1);  /* static_reshape */
   CHECK_EQ_INT(p->parts[1].num_inputs, 2); /* x (for its dims) and r */
   etrt_partitioning_destroy(p);
   unload(&l);
@@ -276,7 +279,8 @@ static void test_recompute_host_value(void) {
     return;
   }
   const etrt_ir_graph *g = l.graph;
-  etrt_partition_options options = {.target = {ETRT_DEVICE_CUDA, 0}, .cuda_supports = gpu_runs_all_but,
+  etrt_partition_options options = {.target = {ETRT_DEVICE_CUDA, 0},
+                                    .cuda_supports = gpu_runs_all_but,
                                     .cuda_user = (void *)"Range"};
   etrt_partitioning *p = NULL;
   CHECK_OK(etrt_partition_graph(g, &options, &p));
@@ -305,7 +309,8 @@ static void test_recompute_host_value(void) {
     CHECK_EQ_INT(p->parts[0].num_recomputed, 0);
     char line[256];
     etrt_partition_describe(g, &p->parts[2], 2, line, sizeof line);
-    CHECK(strcmp(line, "partition 2 cpu: 2 ops (Cast, Range), 1 recomputed from other partitions") == 0);
+    CHECK(strcmp(line,
+                 "partition 2 cpu: 2 ops (Cast, Range), 1 recomputed from other partitions") == 0);
     check_plans(g, p);
   }
   etrt_partitioning_destroy(p);
@@ -347,7 +352,8 @@ static void test_idle_partition_dropped(void) {
   loaded l;
   shape_chain(0, &l);
   const etrt_ir_graph *g = l.graph;
-  etrt_partition_options options = {.target = {ETRT_DEVICE_CUDA, 0}, .cuda_supports = gpu_runs_all_but,
+  etrt_partition_options options = {.target = {ETRT_DEVICE_CUDA, 0},
+                                    .cuda_supports = gpu_runs_all_but,
                                     .cuda_user = (void *)"Reshape"};
   etrt_partitioning *p = NULL;
   CHECK_OK(etrt_partition_graph(g, &options, &p));

@@ -129,7 +129,7 @@ static void test_fold_constants(void) {
   etrt_ir_graph *g = l.graph;
   uint32_t folded;
   CHECK_OK(etrt_pass_fold_constants(g, 4, &folded)); /* too small for c3 (8 bytes) */
-  CHECK_EQ_INT(folded, 1);                            /* only the Shape, which has no cap */
+  CHECK_EQ_INT(folded, 1);                           /* only the Shape, which has no cap */
   CHECK_OK(etrt_pass_fold_constants(g, 1 << 20, &folded));
   CHECK_EQ_INT(folded, 1);
   const etrt_ir_value *c3 = &g->values[etrt_ir_find_value(g, "c3")];
@@ -212,8 +212,8 @@ static void test_batchnorm_into_gemm(void) {
     tm_initializer_f32(&m, "shift", 1, (int64_t[]){2}, shift);
     tm_initializer_f32(&m, "mean", 1, (int64_t[]){2}, mean);
     tm_initializer_f32(&m, "var", 1, (int64_t[]){2}, var);
-    tm_node(&m, "Gemm", "fc", "x,W,C", "g", 3, tm_attr_int("transB", 1), tm_attr_float("alpha", 0.5f),
-            tm_attr_float("beta", 2.0f));
+    tm_node(&m, "Gemm", "fc", "x,W,C", "g", 3, tm_attr_int("transB", 1),
+            tm_attr_float("alpha", 0.5f), tm_attr_float("beta", 2.0f));
     tm_node(&m, "BatchNormalization", "bn", "g,scale,shift,mean,var", "y", 0);
     tm_output(&m, "y");
     loaded l;

@@ -11,7 +11,8 @@
 #include "pte/pte.h"
 #include "test_util.h"
 
-static void add_input(tm_model *m, const char *name, int32_t elem, int rank, const char *const *dims) {
+static void add_input(tm_model *m, const char *name, int32_t elem, int rank,
+                      const char *const *dims) {
   etrt_pb_writer vi = tm_value_info(name, elem, rank, dims);
   tm_put(&m->graph, 11, &vi);
 }
@@ -89,7 +90,8 @@ static void test_value_ranges(void) {
   CHECK(y.rank == 2 && y.sizes[0] == 2 && y.sizes[1] == 3);
   for (int i = 0; i < 6; ++i) CHECK_NEAR(((const float *)y.data)[i], 0, 0);
   s[1] = 5;
-  CHECK_FAILS(etrt_method_execute(l.method), ETRT_ERROR_INVALID_ARGUMENT, "5 is outside its bounds [2, 4]");
+  CHECK_FAILS(etrt_method_execute(l.method), ETRT_ERROR_INVALID_ARGUMENT,
+              "5 is outside its bounds [2, 4]");
   bp_unload(&l);
 }
 
@@ -183,9 +185,11 @@ static void test_refusals(void) {
   size_t size, pte_size;
   uint8_t *pte = NULL;
   /* Nothing given: the message names the node, the input and the flag. */
-  CHECK_FAILS(bp_build(reshape_model(&size), &size, "cpu", NULL, 0, &pte, &pte_size), ETRT_ERROR_UNSUPPORTED,
-              "Reshape 'reshape': its input 1 needs the values of the graph input 's' when the plan "
-              "is built (they decide shapes): pass --shape-values s:V1,V2,...");
+  CHECK_FAILS(
+      bp_build(reshape_model(&size), &size, "cpu", NULL, 0, &pte, &pte_size),
+      ETRT_ERROR_UNSUPPORTED,
+      "Reshape 'reshape': its input 1 needs the values of the graph input 's' when the plan "
+      "is built (they decide shapes): pass --shape-values s:V1,V2,...");
   CHECK(pte == NULL);
   static const struct {
     const char *spec, *message;
@@ -200,15 +204,16 @@ static void test_refusals(void) {
       {"t:3,2", "the model has no input named 't'", ETRT_ERROR_INVALID_ARGUMENT},
       {"s:1:2:3", "the model has no input named 's:1:2'", ETRT_ERROR_INVALID_ARGUMENT},
       {"x:3,2", "input 'x' is float32; only int32 and int64 inputs", ETRT_ERROR_INVALID_ARGUMENT},
-      {"s:3,2,1", "input 's' holds 2 values in the model, the flag gives 3", ETRT_ERROR_INVALID_ARGUMENT},
+      {"s:3,2,1", "input 's' holds 2 values in the model, the flag gives 3",
+       ETRT_ERROR_INVALID_ARGUMENT},
       {"s:3,2:2,2", "value 0: minimum 3 is above maximum 2", ETRT_ERROR_INVALID_ARGUMENT},
       {"s:3,2:3", "the minimum has 2 values and the maximum 1", ETRT_ERROR_INVALID_ARGUMENT},
       {"s:-3,2", "Reshape 'reshape'", ETRT_ERROR_INVALID_ARGUMENT}, /* the op refuses the shape */
   };
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; ++i) {
     const char *spec = bad[i].spec;
-    CHECK_FAILS(bp_build(reshape_model(&size), &size, "cpu", &spec, 1, &pte, &pte_size), bad[i].status,
-                bad[i].message);
+    CHECK_FAILS(bp_build(reshape_model(&size), &size, "cpu", &spec, 1, &pte, &pte_size),
+                bad[i].status, bad[i].message);
   }
   const char *twice[2] = {"s:3,2", "s:2,3"};
   CHECK_FAILS(bp_build(reshape_model(&size), &size, "cpu", twice, 2, &pte, &pte_size),
@@ -237,10 +242,12 @@ static void test_refusals(void) {
   tm_initializer_f32(&m, "delta", 0, NULL, &delta);
   tm_node(&m, "Range", "range", "start,limit,delta", "y", 0);
   tm_output(&m, "y");
-  CHECK_FAILS(bp_build(tm_finish(&m, 13, &size), &size, "cpu", NULL, 0, &pte, &pte_size), ETRT_ERROR_UNSUPPORTED,
-              "the graph input 'limit' (float32) when the plan is built (they decide shapes); only "
-              "int32 and int64 inputs of at most 64 values can be given then (--shape-values): make "
-              "'limit' an initializer");
+  CHECK_FAILS(
+      bp_build(tm_finish(&m, 13, &size), &size, "cpu", NULL, 0, &pte, &pte_size),
+      ETRT_ERROR_UNSUPPORTED,
+      "the graph input 'limit' (float32) when the plan is built (they decide shapes); only "
+      "int32 and int64 inputs of at most 64 values can be given then (--shape-values): make "
+      "'limit' an initializer");
   /* Values for an input no plan needs the values of, and for a 2-D input. */
   tm_init(&m);
   add_input(&m, "i", ETRT_ONNX_INT64, 1, (const char *[]){"2"});
@@ -254,11 +261,12 @@ static void test_refusals(void) {
   const char *idle = "i:1,2";
   uint8_t *copy = malloc(neg_size);
   if (copy != NULL) memcpy(copy, neg, neg_size);
-  CHECK_FAILS(bp_build(copy, &neg_size, "cpu", &idle, 1, &pte, &pte_size), ETRT_ERROR_INVALID_ARGUMENT,
+  CHECK_FAILS(bp_build(copy, &neg_size, "cpu", &idle, 1, &pte, &pte_size),
+              ETRT_ERROR_INVALID_ARGUMENT,
               "no operation needs the values of input 'i' when the plan is built");
   const char *flat = "j:1,2";
-  CHECK_FAILS(bp_build(neg, &neg_size, "cpu", &flat, 1, &pte, &pte_size), ETRT_ERROR_INVALID_ARGUMENT,
-              "input 'j' has rank 2; only scalars and 1-D inputs");
+  CHECK_FAILS(bp_build(neg, &neg_size, "cpu", &flat, 1, &pte, &pte_size),
+              ETRT_ERROR_INVALID_ARGUMENT, "input 'j' has rank 2; only scalars and 1-D inputs");
 }
 
 /* What an input's values are needed for follows the data: through a Cast and an
@@ -340,7 +348,8 @@ static void test_gpu_target(void) {
     int readers = 0;
     for (size_t i = 0; i < chain->instructions_count; ++i) {
       const etrt_pte_instruction *in = &chain->instructions[i];
-      const etrt_pte_i32s *args = in->kind == ETRT_PTE_INSTR_KERNEL ? &in->kernel.args : &in->delegate.args;
+      const etrt_pte_i32s *args =
+          in->kind == ETRT_PTE_INSTR_KERNEL ? &in->kernel.args : &in->delegate.args;
       for (size_t a = 0; a < args->count; ++a) readers += args->data[a] == plan->inputs.data[1];
     }
     CHECK_EQ_INT(readers, 2); /* the CPU partition (Add, Reshape) and the GPU one (Cast) */

@@ -122,24 +122,33 @@ static void check_key(const char *message, const char *want) {
 }
 
 static void test_reason_keys(void) {
-  check_key("the engine has no operator Loop (node 'loop_0'), If (node 'if_1')", "no operator Loop");
-  check_key("node 0 (Scan): attribute 'body' is a subgraph: control flow (If, Loop, Scan) is not supported",
-            "Scan: attribute 'body' is a subgraph");
-  check_key("partition 0 (cpu): node 'pad_3' (Pad): mode 'wrap' is not supported", "Pad: mode 'wrap' is not supported");
+  check_key("the engine has no operator Loop (node 'loop_0'), If (node 'if_1')",
+            "no operator Loop");
+  check_key(
+      "node 0 (Scan): attribute 'body' is a subgraph: control flow (If, Loop, Scan) is not "
+      "supported",
+      "Scan: attribute 'body' is a subgraph");
+  check_key("partition 0 (cpu): node 'pad_3' (Pad): mode 'wrap' is not supported",
+            "Pad: mode 'wrap' is not supported");
   check_key("BatchNormalization 'bn_0': training_mode=1 is not supported (inference only)",
             "BatchNormalization: training_mode=N is not supported");
-  check_key("Range 'Range_16': input 1 ('Cast_7') decides the output shape, so its values must be known",
-            "Range: input N decides the output shape");
-  check_key("'/d/test_cast/test_data_set_0/output_0.pb': tensor 'output' at byte 0: ONNX element type "
-            "STRING (8) is not supported",
-            "ONNX element type STRING is not supported");
+  check_key(
+      "Range 'Range_16': input 1 ('Cast_7') decides the output shape, so its values must be known",
+      "Range: input N decides the output shape");
+  check_key(
+      "'/d/test_cast/test_data_set_0/output_0.pb': tensor 'output' at byte 0: ONNX element type "
+      "STRING (8) is not supported",
+      "ONNX element type STRING is not supported");
   check_key("model: no opset is imported for the default ONNX domain (opset_import)",
             "no opset is imported for the default ONNX domain");
   check_key("output 'values' is a graph input or a constant, not computed by a node",
             "output is a graph input or a constant");
-  check_key("node 'g' (Gradient): operators of domain 'ai.onnx.preview.training' are not supported (only)",
-            "Gradient: operators of domain 'ai.onnx.preview.training' are not supported");
-  check_key("node 3 (Cast): 'x' has an element type etrt cannot hold", "Cast: has an element type etrt cannot hold");
+  check_key(
+      "node 'g' (Gradient): operators of domain 'ai.onnx.preview.training' are not supported "
+      "(only)",
+      "Gradient: operators of domain 'ai.onnx.preview.training' are not supported");
+  check_key("node 3 (Cast): 'x' has an element type etrt cannot hold",
+            "Cast: has an element type etrt cannot hold");
   check_key("'/d/x.pb': holds a SequenceProto or OptionalProto 'opt_in', not a TensorProto",
             "holds a SequenceProto or OptionalProto");
   check_key("", "(no message)");

@@ -26,11 +26,13 @@ static const etrt_device_driver *sim;
 typedef etrt_test_mlp_fixture fixture;
 
 static int fixture_open(fixture *f, int device, const char *name, uint32_t seed) {
-  return etrt_test_mlp_fixture_open(f, IN, HIDDEN, OUT, MAX_BATCH, (etrt_device){ETRT_DEVICE_CUDA, device}, name,
-                                    seed);
+  return etrt_test_mlp_fixture_open(f, IN, HIDDEN, OUT, MAX_BATCH,
+                                    (etrt_device){ETRT_DEVICE_CUDA, device}, name, seed);
 }
 
-static void fill_input(float *x, int64_t batch, int salt) { etrt_test_mlp_fill_input(x, batch, IN, salt); }
+static void fill_input(float *x, int64_t batch, int salt) {
+  etrt_test_mlp_fill_input(x, batch, IN, salt);
+}
 
 static void *device_alloc(int device, size_t size) {
   int previous;
@@ -49,7 +51,8 @@ static void device_free(int device, void *p) {
 
 /* A synchronous copy on the per-thread stream of the device that owns `device_ptr`
  * (the simulator refuses a device pointer on another device's stream). */
-static void copy_on_owner(void *dst, const void *src, size_t size, etrt_copy_kind kind, const void *device_ptr) {
+static void copy_on_owner(void *dst, const void *src, size_t size, etrt_copy_kind kind,
+                          const void *device_ptr) {
   etrt_pointer_info info;
   int previous;
   CHECK_OK(sim->pointer_info(device_ptr, &info));
@@ -149,10 +152,11 @@ static void test_pointer_on_another_device_is_refused(void) {
   etrt_tensor_view vx = {dx, ETRT_DTYPE_FLOAT32, 2, {2, IN}};
   CHECK_OK(etrt_method_set_input(f.method, 0, &vx));
   sim->set_device(1);
-  CHECK_FAILS(etrt_method_execute(f.method), ETRT_ERROR_INVALID_ARGUMENT, "input 0: pointer is on cuda:1, engine runs on cuda:0");
+  CHECK_FAILS(etrt_method_execute(f.method), ETRT_ERROR_INVALID_ARGUMENT,
+              "input 0: pointer is on cuda:1, engine runs on cuda:0");
   int current = -1;
   sim->get_device(&current);
-  CHECK_EQ_INT(current, 1); /* rule 2: restored on the error path too */
+  CHECK_EQ_INT(current, 1);                 /* rule 2: restored on the error path too */
   CHECK_EQ_INT(etrt_sim_pending_work(), 0); /* rule 9 */
   sim->set_device(0);
   CHECK(check_host_run(&f, 2, 3)); /* the method stays usable */
@@ -227,8 +231,8 @@ static void test_engine_device_is_the_truth(void) {
   sim = etrt_device_sim_driver();
   fixture f;
   memset(&f, 0, sizeof f);
-  CHECK_OK(etrt_test_mlp_program(&f.mlp, IN, HIDDEN, OUT, 0, MAX_BATCH, 8, (etrt_device){ETRT_DEVICE_CUDA, 1},
-                                 "on_cuda1", &f.pte, &f.size));
+  CHECK_OK(etrt_test_mlp_program(&f.mlp, IN, HIDDEN, OUT, 0, MAX_BATCH, 8,
+                                 (etrt_device){ETRT_DEVICE_CUDA, 1}, "on_cuda1", &f.pte, &f.size));
   /* The AOT label says cuda:0; the plan says cuda:1; the plan wins. */
   etrt_pte_program *pte;
   CHECK_OK(etrt_pte_parse(f.pte, f.size, &pte));
@@ -306,12 +310,14 @@ static void test_selected_stream_carries_the_work(void) {
   CHECK_OK(sim->stream_create(&other));
   sim->set_device(0);
   CHECK_OK(etrt_stream_push(other));
-  CHECK_FAILS(etrt_method_execute(f.method), ETRT_ERROR_INVALID_ARGUMENT, "the selected stream is on cuda:1");
+  CHECK_FAILS(etrt_method_execute(f.method), ETRT_ERROR_INVALID_ARGUMENT,
+              "the selected stream is on cuda:1");
   CHECK_OK(etrt_stream_pop());
   /* execute_async is refused where an output is host memory. */
   float host_out[MAX_BATCH * OUT];
   CHECK_OK(etrt_method_set_output(f.method, 0, host_out, sizeof host_out));
-  CHECK_FAILS(etrt_method_execute_async(f.method, &event), ETRT_ERROR_INVALID_ARGUMENT, "host memory");
+  CHECK_FAILS(etrt_method_execute_async(f.method, &event), ETRT_ERROR_INVALID_ARGUMENT,
+              "host memory");
   sim->stream_destroy(stream);
   sim->stream_destroy(other);
   etrt_test_mlp_fixture_close(&f);
@@ -351,7 +357,8 @@ static void test_ten_thousand_async_runs_never_see_stale_output(void) {
   sim = etrt_device_sim_driver();
   fixture f;
   CHECK(fixture_open(&f, 0, "async", 11));
-  void *dx = device_alloc(0, IN * sizeof(float)), *dy = device_alloc(0, MAX_BATCH * OUT * sizeof(float));
+  void *dx = device_alloc(0, IN * sizeof(float)),
+       *dy = device_alloc(0, MAX_BATCH * OUT * sizeof(float));
   etrt_stream stream;
   CHECK_OK(sim->stream_create(&stream));
   etrt_tensor_view vx = {dx, ETRT_DTYPE_FLOAT32, 2, {1, IN}};
@@ -506,7 +513,8 @@ static void run_async_over_two_devices(int stream_device, int one_device) {
   /* Two devices: one record per delegate and the join. One device with host-planned
    * output: the delegate's and one after the method's copy of the output. */
   CHECK_EQ_INT(etrt_sim_event_records() - records, one_device ? 2 : 3);
-  if (event != NULL) CHECK_OK(sim->event_synchronize(event)); /* runs every stream through the join */
+  if (event != NULL)
+    CHECK_OK(sim->event_synchronize(event)); /* runs every stream through the join */
   to_host(y, dy, sizeof y);
   CHECK(memcmp(y, want, sizeof y) == 0);
   int current = -1;
@@ -531,7 +539,9 @@ static void run_async_over_two_devices(int stream_device, int one_device) {
   CHECK_EQ_INT(etrt_sim_bytes_in_use(), 0);
 }
 
-static void test_async_over_two_devices_joins_the_streams(void) { run_async_over_two_devices(-1, 0); }
+static void test_async_over_two_devices_joins_the_streams(void) {
+  run_async_over_two_devices(-1, 0);
+}
 
 /* A program on cuda:1 run asynchronously on the caller's cuda:1 stream while cuda:0 is
  * current: whatever event the caller gets belongs to the stream's device. */
@@ -571,15 +581,17 @@ static void sweep_faults(etrt_sim_fault fault) {
     etrt_device_select_sim(1);
     sim = etrt_device_sim_driver();
     memset(&f, 0, sizeof f);
-    etrt_status s = etrt_test_mlp_program(&f.mlp, IN, HIDDEN, OUT, 0, MAX_BATCH, 13,
-                                          (etrt_device){ETRT_DEVICE_CUDA, 0}, "faults", &f.pte, &f.size);
+    etrt_status s =
+        etrt_test_mlp_program(&f.mlp, IN, HIDDEN, OUT, 0, MAX_BATCH, 13,
+                              (etrt_device){ETRT_DEVICE_CUDA, 0}, "faults", &f.pte, &f.size);
     if (s == ETRT_OK) s = etrt_program_load_memory(f.pte, f.size, NULL, &f.program);
     etrt_sim_fail_nth(fault, n);
     if (s == ETRT_OK) s = etrt_method_create(f.program, "forward", &f.method);
     int failed = s != ETRT_OK || !check_host_run(&f, 4, (int)n);
     if (failed) {
       ++failures;
-      if (strstr(etrt_last_error(), "injected") == NULL) etrt_test_fail(__FILE__, __LINE__, "n=%ld: %s", n, etrt_last_error());
+      if (strstr(etrt_last_error(), "injected") == NULL)
+        etrt_test_fail(__FILE__, __LINE__, "n=%ld: %s", n, etrt_last_error());
       CHECK_EQ_INT(etrt_sim_pending_work(), 0); /* rule 9: nothing left queued */
     }
     etrt_sim_fail_nth(fault, 0);
@@ -589,8 +601,10 @@ static void sweep_faults(etrt_sim_fault fault) {
     CHECK_EQ_INT(etrt_sim_bytes_in_use(), 0); /* nothing leaked */
   }
   printf("%s faults: %ld calls in creation and a first execute, each failed cleanly: %s\n",
-         fault == ETRT_SIM_FAULT_ALLOC ? "allocation" : fault == ETRT_SIM_FAULT_COPY ? "copy" : "synchronisation", calls,
-         failures == calls ? "yes" : "no");
+         fault == ETRT_SIM_FAULT_ALLOC  ? "allocation"
+         : fault == ETRT_SIM_FAULT_COPY ? "copy"
+                                        : "synchronisation",
+         calls, failures == calls ? "yes" : "no");
   CHECK_EQ_INT(failures, calls);
 }
 

@@ -85,8 +85,9 @@ typedef etrt_test_mlp_fixture fixture;
 /* An MLP program whose engine runs on cuda:`device`, loaded (not yet a method). */
 static int mlp_program(fixture *f, int device, uint32_t seed) {
   memset(f, 0, sizeof *f);
-  etrt_status s = etrt_test_mlp_program(&f->mlp, IN, HIDDEN, OUT, 0, MAX_BATCH, seed,
-                                        (etrt_device){ETRT_DEVICE_CUDA, device}, "scoped", &f->pte, &f->size);
+  etrt_status s =
+      etrt_test_mlp_program(&f->mlp, IN, HIDDEN, OUT, 0, MAX_BATCH, seed,
+                            (etrt_device){ETRT_DEVICE_CUDA, device}, "scoped", &f->pte, &f->size);
   if (s == ETRT_OK) s = etrt_program_load_memory(f->pte, f->size, NULL, &f->program);
   CHECK_OK(s);
   return s == ETRT_OK;
@@ -167,7 +168,8 @@ static void test_delegate_init_failure_restores_the_device(void) {
   for (long n = 1; n <= allocs; ++n) {
     etrt_sim_fail_nth(ETRT_SIM_FAULT_ALLOC, n);
     long calls = etrt_sim_set_device_calls();
-    CHECK_FAILS(etrt_method_create(f.program, "forward", &f.method), ETRT_ERROR_DEVICE, "injected allocation failure");
+    CHECK_FAILS(etrt_method_create(f.program, "forward", &f.method), ETRT_ERROR_DEVICE,
+                "injected allocation failure");
     CHECK(f.method == NULL);
     CHECK_EQ_INT(current_device(), 0);
     /* Switched for init and for its teardown, restored after each. */
@@ -265,7 +267,8 @@ static void test_planned_buffer_allocation_failure_restores_the_device(void) {
   size_t pte_size;
   if (!device_planned_program(&l, &pte, &pte_size)) return;
   etrt_sim_fail_nth(ETRT_SIM_FAULT_ALLOC, 1); /* the first planned device buffer */
-  CHECK_FAILS(etrt_method_create(l.program, "forward", &l.method), ETRT_ERROR_DEVICE, "planned buffer");
+  CHECK_FAILS(etrt_method_create(l.program, "forward", &l.method), ETRT_ERROR_DEVICE,
+              "planned buffer");
   CHECK_EQ_INT(current_device(), 0);
   bp_unload(&l);
   CHECK_EQ_INT(etrt_sim_bytes_in_use(), 0);
@@ -300,13 +303,15 @@ static void test_copy_kernel_on_the_callers_device_never_sets_it(void) {
   etrt_kernel_call call;
   memset(&call, 0, sizeof call);
   CHECK_OK(etrt_kernel_call_prepare(&call, &etrt_kernel_h2d_copy, args, 3, 0, values));
-  etrt_run_context context = {.driver = sim, .stream = stream0, .stream_selected = 1, .method_name = "copy"};
+  etrt_run_context context = {
+      .driver = sim, .stream = stream0, .stream_selected = 1, .method_name = "copy"};
 
   long calls = etrt_sim_set_device_calls();
   CHECK_OK(call.def->run(&call, values, &context));
   CHECK_EQ_INT(etrt_sim_set_device_calls() - calls, 0);
   CHECK_EQ_INT(current_device(), 1);
-  CHECK_OK(sim->memcpy_async(back, device_buffer, sizeof back, ETRT_COPY_DEVICE_TO_HOST, ETRT_STREAM_PER_THREAD));
+  CHECK_OK(sim->memcpy_async(back, device_buffer, sizeof back, ETRT_COPY_DEVICE_TO_HOST,
+                             ETRT_STREAM_PER_THREAD));
   CHECK_OK(sim->stream_synchronize(ETRT_STREAM_PER_THREAD));
   CHECK(memcmp(back, host, sizeof host) == 0);
 
@@ -335,8 +340,8 @@ static void test_engine_weights_freed_on_the_engines_device(void) {
     etrt_test_mlp mlp;
     uint8_t *plan = NULL;
     size_t size = 0;
-    CHECK_OK(etrt_test_mlp_plan(&mlp, IN, HIDDEN, OUT, 0, MAX_BATCH, 5, (etrt_device){ETRT_DEVICE_CUDA, 1}, "weights",
-                                &plan, &size));
+    CHECK_OK(etrt_test_mlp_plan(&mlp, IN, HIDDEN, OUT, 0, MAX_BATCH, 5,
+                                (etrt_device){ETRT_DEVICE_CUDA, 1}, "weights", &plan, &size));
     etrt_engine *engine = NULL;
     CHECK_OK(etrt_engine_deserialize(plan, size, &engine));
     etrt_exec_context *context = NULL;

@@ -47,7 +47,8 @@ static void test_env_values(void) {
   CHECK_EQ_INT(etrt_device_sim_driver()->device_count(), 16);
 
   /* Malformed values are ignored (logged): the default choice, never sim. */
-  static const char *const bad[] = {"sim:0", "sim:17", "sim:", "sim", "sim:2x", "gpu", "sim:-1", "sim:99999999999"};
+  static const char *const bad[] = {"sim:0",  "sim:17", "sim:",   "sim",
+                                    "sim:2x", "gpu",    "sim:-1", "sim:99999999999"};
   etrt_log_set_level(ETRT_LOG_WARN);
   etrt_log_set_sink(capture, NULL);
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
@@ -58,7 +59,8 @@ static void test_env_values(void) {
     CHECK(d == etrt_device_cuda_driver());
     CHECK(d == NULL || strcmp(d->name, "cuda") == 0);
     char expected[128];
-    snprintf(expected, sizeof expected, "0:ETRT_DEVICE='%s' is not sim:N (N in 1..16), cuda or cpu; ignored", bad[i]);
+    snprintf(expected, sizeof expected,
+             "0:ETRT_DEVICE='%s' is not sim:N (N in 1..16), cuda or cpu; ignored", bad[i]);
     CHECK_STR_CONTAINS(logged, expected);
     logged[0] = '\0';
     CHECK(etrt_device_driver_get() == d);
@@ -70,7 +72,8 @@ static void test_env_values(void) {
   CHECK_OK(etrt_device_select_sim(0));
   logged[0] = '\0';
   CHECK(etrt_device_driver_get() == etrt_device_cuda_driver());
-  if (etrt_device_cuda_driver() == NULL) CHECK_STR_CONTAINS(logged, "1:ETRT_DEVICE=cuda: no usable CUDA driver");
+  if (etrt_device_cuda_driver() == NULL)
+    CHECK_STR_CONTAINS(logged, "1:ETRT_DEVICE=cuda: no usable CUDA driver");
   etrt_log_set_sink(NULL, NULL);
 }
 

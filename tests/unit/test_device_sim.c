@@ -65,7 +65,8 @@ static void test_selection_and_devices(void) {
   CHECK(etrt_device_driver_get() != etrt_device_sim_driver());
   CHECK_EQ_INT(etrt_device_sim_driver()->device_count(), 0);
   void *p = NULL;
-  CHECK_FAILS(etrt_device_sim_driver()->malloc_device(16, &p), ETRT_ERROR_STATE, "no simulated devices");
+  CHECK_FAILS(etrt_device_sim_driver()->malloc_device(16, &p), ETRT_ERROR_STATE,
+              "no simulated devices");
 }
 
 static void *current_device_thread(void *arg) {
@@ -208,7 +209,8 @@ static void test_work_runs_only_on_sync(void) {
   CHECK(all_bytes(dev2, 16, 9));
   CHECK_FAILS(d->stream_synchronize(other), ETRT_ERROR_INVALID_ARGUMENT, "not a live stream");
   CHECK_FAILS(d->stream_destroy(NULL), ETRT_ERROR_INVALID_ARGUMENT, "default streams");
-  CHECK_FAILS(d->stream_destroy(ETRT_STREAM_PER_THREAD), ETRT_ERROR_INVALID_ARGUMENT, "default streams");
+  CHECK_FAILS(d->stream_destroy(ETRT_STREAM_PER_THREAD), ETRT_ERROR_INVALID_ARGUMENT,
+              "default streams");
 
   /* Zero-byte copies are accepted and queue nothing. */
   CHECK_OK(d->memcpy_async(NULL, NULL, 0, ETRT_COPY_HOST_TO_DEVICE, s));
@@ -237,8 +239,8 @@ static void test_default_streams(void) {
   CHECK_OK(d->set_device(0));
   CHECK_OK(d->stream_device(s, &device));
   CHECK_EQ_INT(device, 1); /* a stream stays on the device it was created on */
-  CHECK_FAILS(d->stream_device((etrt_stream)(uintptr_t)0x1234, &device), ETRT_ERROR_INVALID_ARGUMENT,
-              "not a live stream");
+  CHECK_FAILS(d->stream_device((etrt_stream)(uintptr_t)0x1234, &device),
+              ETRT_ERROR_INVALID_ARGUMENT, "not a live stream");
 
   /* Each device has its own legacy stream: syncing device 0's leaves device 1's. */
   unsigned char *dev1 = NULL;
@@ -298,25 +300,30 @@ static void test_strict_copy_checks(void) {
   etrt_stream s0 = NULL;
   CHECK_OK(d->stream_create(&s0));
 
-  CHECK_FAILS(d->memcpy_async(host, host, 8, ETRT_COPY_HOST_TO_DEVICE, s0), ETRT_ERROR_INVALID_ARGUMENT,
-              "is pageable host memory, not device memory");
-  CHECK_FAILS(d->memcpy_async(pinned, host, 8, ETRT_COPY_HOST_TO_DEVICE, s0), ETRT_ERROR_INVALID_ARGUMENT,
-              "is pinned host memory, not device memory");
-  CHECK_FAILS(d->memcpy_async(d1, host, 8, ETRT_COPY_HOST_TO_DEVICE, s0), ETRT_ERROR_INVALID_ARGUMENT,
+  CHECK_FAILS(d->memcpy_async(host, host, 8, ETRT_COPY_HOST_TO_DEVICE, s0),
+              ETRT_ERROR_INVALID_ARGUMENT, "is pageable host memory, not device memory");
+  CHECK_FAILS(d->memcpy_async(pinned, host, 8, ETRT_COPY_HOST_TO_DEVICE, s0),
+              ETRT_ERROR_INVALID_ARGUMENT, "is pinned host memory, not device memory");
+  CHECK_FAILS(d->memcpy_async(d1, host, 8, ETRT_COPY_HOST_TO_DEVICE, s0),
+              ETRT_ERROR_INVALID_ARGUMENT,
               "device memory of sim:1, but the stream belongs to sim:0");
-  CHECK_FAILS(d->memcpy_async(host, d1, 8, ETRT_COPY_DEVICE_TO_HOST, s0), ETRT_ERROR_INVALID_ARGUMENT,
+  CHECK_FAILS(d->memcpy_async(host, d1, 8, ETRT_COPY_DEVICE_TO_HOST, s0),
+              ETRT_ERROR_INVALID_ARGUMENT,
               "device memory of sim:1, but the stream belongs to sim:0");
   CHECK_FAILS(d->memcpy_async(d0, d0, 8, ETRT_COPY_DEVICE_TO_HOST, s0), ETRT_ERROR_INVALID_ARGUMENT,
               "not host memory");
-  CHECK_FAILS(d->memcpy_async(d0, d1, 8, ETRT_COPY_DEVICE_TO_DEVICE, s0), ETRT_ERROR_INVALID_ARGUMENT, "sim:1");
-  CHECK_FAILS(d->memcpy_async(d0, host, 65, ETRT_COPY_HOST_TO_DEVICE, s0), ETRT_ERROR_INVALID_ARGUMENT,
-              "overruns its allocation of 64 bytes");
+  CHECK_FAILS(d->memcpy_async(d0, d1, 8, ETRT_COPY_DEVICE_TO_DEVICE, s0),
+              ETRT_ERROR_INVALID_ARGUMENT, "sim:1");
+  CHECK_FAILS(d->memcpy_async(d0, host, 65, ETRT_COPY_HOST_TO_DEVICE, s0),
+              ETRT_ERROR_INVALID_ARGUMENT, "overruns its allocation of 64 bytes");
   CHECK_FAILS(d->memcpy_async((char *)d0 + 60, host, 8, ETRT_COPY_HOST_TO_DEVICE, s0),
               ETRT_ERROR_INVALID_ARGUMENT, "overruns");
-  CHECK_FAILS(d->memcpy_async(pinned, d0, 65, ETRT_COPY_DEVICE_TO_HOST, s0), ETRT_ERROR_INVALID_ARGUMENT,
-              "overruns");
-  CHECK_FAILS(d->memcpy_async(d0, NULL, 8, ETRT_COPY_HOST_TO_DEVICE, s0), ETRT_ERROR_INVALID_ARGUMENT, "NULL src");
-  CHECK_FAILS(d->memcpy_async(d0, host, 8, (etrt_copy_kind)9, s0), ETRT_ERROR_INVALID_ARGUMENT, "copy kind");
+  CHECK_FAILS(d->memcpy_async(pinned, d0, 65, ETRT_COPY_DEVICE_TO_HOST, s0),
+              ETRT_ERROR_INVALID_ARGUMENT, "overruns");
+  CHECK_FAILS(d->memcpy_async(d0, NULL, 8, ETRT_COPY_HOST_TO_DEVICE, s0),
+              ETRT_ERROR_INVALID_ARGUMENT, "NULL src");
+  CHECK_FAILS(d->memcpy_async(d0, host, 8, (etrt_copy_kind)9, s0), ETRT_ERROR_INVALID_ARGUMENT,
+              "copy kind");
   CHECK_FAILS(d->memset_async(host, 0, 8, s0), ETRT_ERROR_INVALID_ARGUMENT, "not device memory");
   CHECK_FAILS(d->memset_async(d1, 0, 8, s0), ETRT_ERROR_INVALID_ARGUMENT, "device memory of sim:1");
   CHECK_FAILS(d->memcpy_async(d0, host, 8, ETRT_COPY_HOST_TO_DEVICE, (etrt_stream)(uintptr_t)0x99),
@@ -427,7 +434,8 @@ static void test_events_and_cross_stream_waits(void) {
   etrt_stream other = NULL;
   CHECK_OK(d->set_device(1));
   CHECK_OK(d->stream_create(&other));
-  CHECK_FAILS(d->event_record(e, other), ETRT_ERROR_INVALID_ARGUMENT, "the event belongs to sim:0, the stream to sim:1");
+  CHECK_FAILS(d->event_record(e, other), ETRT_ERROR_INVALID_ARGUMENT,
+              "the event belongs to sim:0, the stream to sim:1");
   CHECK_OK(d->event_destroy(e));
   CHECK_FAILS(d->event_query(e), ETRT_ERROR_INVALID_ARGUMENT, "not a live event");
   CHECK_FAILS(d->event_record(e, NULL), ETRT_ERROR_INVALID_ARGUMENT, "not a live event");
@@ -498,13 +506,15 @@ static void test_fault_injection(void) {
   etrt_sim_fail_nth(ETRT_SIM_FAULT_ALLOC, 3);
   CHECK_OK(d->malloc_device(8, &p[0]));
   CHECK_OK(d->malloc_pinned(8, &p[1]));
-  CHECK_FAILS(d->malloc_managed(8, &p[2]), ETRT_ERROR_DEVICE, "injected allocation failure (call 3)");
+  CHECK_FAILS(d->malloc_managed(8, &p[2]), ETRT_ERROR_DEVICE,
+              "injected allocation failure (call 3)");
   CHECK(p[2] == NULL);
   CHECK_OK(d->malloc_managed(8, &p[2])); /* only the Nth fails */
   CHECK_EQ_INT(etrt_sim_call_count(ETRT_SIM_FAULT_ALLOC), 4);
   /* Counting restarts from the moment of arming. */
   etrt_sim_fail_nth(ETRT_SIM_FAULT_ALLOC, 1);
-  CHECK_FAILS(d->malloc_device(8, &p[3]), ETRT_ERROR_DEVICE, "injected allocation failure (call 5)");
+  CHECK_FAILS(d->malloc_device(8, &p[3]), ETRT_ERROR_DEVICE,
+              "injected allocation failure (call 5)");
   /* Disarming. */
   etrt_sim_fail_nth(ETRT_SIM_FAULT_ALLOC, 2);
   etrt_sim_fail_nth(ETRT_SIM_FAULT_ALLOC, 0);
@@ -554,9 +564,12 @@ static void test_green_streams(void) {
   CHECK_OK(d->green_stream_create(0, 1, &g2, &granted));
   CHECK_EQ_INT(granted, 8);
   CHECK_OK(d->green_stream_destroy(g2));
-  CHECK_FAILS(d->green_stream_create(0, 0, &g2, &granted), ETRT_ERROR_INVALID_ARGUMENT, "0 SMs requested");
-  CHECK_FAILS(d->green_stream_create(0, 130, &g2, &granted), ETRT_ERROR_INVALID_ARGUMENT, "which has 132");
-  CHECK_FAILS(d->green_stream_create(2, 8, &g2, &granted), ETRT_ERROR_INVALID_ARGUMENT, "out of range");
+  CHECK_FAILS(d->green_stream_create(0, 0, &g2, &granted), ETRT_ERROR_INVALID_ARGUMENT,
+              "0 SMs requested");
+  CHECK_FAILS(d->green_stream_create(0, 130, &g2, &granted), ETRT_ERROR_INVALID_ARGUMENT,
+              "which has 132");
+  CHECK_FAILS(d->green_stream_create(2, 8, &g2, &granted), ETRT_ERROR_INVALID_ARGUMENT,
+              "out of range");
   CHECK_EQ_INT(etrt_sim_stream_sm_count(NULL), 132);
   CHECK_EQ_INT(etrt_sim_stream_sm_count((etrt_stream)(uintptr_t)0x77), 0);
 
@@ -572,7 +585,8 @@ static void test_green_streams(void) {
   /* Each destroy refuses the other kind of stream. */
   etrt_stream plain = NULL;
   CHECK_OK(d->stream_create(&plain));
-  CHECK_FAILS(d->green_stream_destroy(plain), ETRT_ERROR_INVALID_ARGUMENT, "not a green-context stream");
+  CHECK_FAILS(d->green_stream_destroy(plain), ETRT_ERROR_INVALID_ARGUMENT,
+              "not a green-context stream");
   CHECK_FAILS(d->stream_destroy(g), ETRT_ERROR_INVALID_ARGUMENT, "green_stream_destroy");
   CHECK_OK(d->stream_destroy(plain));
 
@@ -581,11 +595,14 @@ static void test_green_streams(void) {
   CHECK_EQ_INT(d->green_context_current(), 0);
   etrt_sim_set_green_context_current(1);
   CHECK_EQ_INT(d->green_context_current(), 1);
-  CHECK_FAILS(d->stream_synchronize(ETRT_STREAM_PER_THREAD), ETRT_ERROR_DEVICE, "invalid resource handle");
+  CHECK_FAILS(d->stream_synchronize(ETRT_STREAM_PER_THREAD), ETRT_ERROR_DEVICE,
+              "invalid resource handle");
   CHECK_FAILS(d->memset_async(dev, 0, 4, ETRT_STREAM_PER_THREAD), ETRT_ERROR_DEVICE,
               "per-thread default stream is invalid while a green context is current");
-  CHECK_FAILS(d->stream_device(ETRT_STREAM_PER_THREAD, &device), ETRT_ERROR_DEVICE, "green context");
-  CHECK_FAILS(d->launch_host_func(ETRT_STREAM_PER_THREAD, host_fn_a, NULL), ETRT_ERROR_DEVICE, "green context");
+  CHECK_FAILS(d->stream_device(ETRT_STREAM_PER_THREAD, &device), ETRT_ERROR_DEVICE,
+              "green context");
+  CHECK_FAILS(d->launch_host_func(ETRT_STREAM_PER_THREAD, host_fn_a, NULL), ETRT_ERROR_DEVICE,
+              "green context");
   CHECK_EQ_INT(etrt_sim_stream_sm_count(ETRT_STREAM_PER_THREAD), 0);
   CHECK_OK(d->memset_async(dev, 5, 4, g));
   CHECK_OK(d->stream_synchronize(g));
@@ -612,7 +629,8 @@ static void *worker(void *arg) {
     unsigned char value = (unsigned char)i;
     unsigned char out[64];
     if (d->memset_async(w->dev, value, 64, w->stream) != ETRT_OK) w->failures++;
-    if (d->memcpy_async(out, w->dev, 64, ETRT_COPY_DEVICE_TO_HOST, w->stream) != ETRT_OK) w->failures++;
+    if (d->memcpy_async(out, w->dev, 64, ETRT_COPY_DEVICE_TO_HOST, w->stream) != ETRT_OK)
+      w->failures++;
     if (d->stream_synchronize(w->stream) != ETRT_OK) w->failures++;
     if (!all_bytes(out, 64, value)) w->failures++;
   }

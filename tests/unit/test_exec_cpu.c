@@ -74,11 +74,13 @@ static void test_binding_refusals(void) {
   CHECK_OK(etrt_exec_context_create(engine, NULL, &ctx));
   float x[2 * MLP_IN] = {0}, y[2 * MLP_OUT];
   /* A dynamic input without a shape. */
-  CHECK_FAILS(etrt_exec_context_enqueue(ctx, NULL), ETRT_ERROR_STATE, "input 'x' has no shape set, and axis 0 varies in [1, 32]");
+  CHECK_FAILS(etrt_exec_context_enqueue(ctx, NULL), ETRT_ERROR_STATE,
+              "input 'x' has no shape set, and axis 0 varies in [1, 32]");
   CHECK_FAILS(etrt_exec_context_output_shape(ctx, 1, NULL, NULL), ETRT_ERROR_STATE, "'x'");
   /* Shapes outside the bounds, naming the axis and bounds. */
   CHECK_FAILS(etrt_exec_context_set_input_shape(ctx, 0, 2, (int64_t[]){33, MLP_IN}),
-              ETRT_ERROR_INVALID_ARGUMENT, "input 'x' axis 0: size 33 is outside its bounds [1, 32]");
+              ETRT_ERROR_INVALID_ARGUMENT,
+              "input 'x' axis 0: size 33 is outside its bounds [1, 32]");
   CHECK_FAILS(etrt_exec_context_set_input_shape(ctx, 0, 2, (int64_t[]){0, MLP_IN}),
               ETRT_ERROR_INVALID_ARGUMENT, "axis 0: size 0");
   CHECK_FAILS(etrt_exec_context_set_input_shape(ctx, 0, 2, (int64_t[]){2, 63}),
@@ -93,9 +95,11 @@ static void test_binding_refusals(void) {
               ETRT_ERROR_INVALID_ARGUMENT, "not a shape input");
   CHECK_OK(etrt_exec_context_set_input_shape(ctx, 0, 2, (int64_t[]){2, MLP_IN}));
   /* Unbound I/O. */
-  CHECK_FAILS(etrt_exec_context_enqueue(ctx, NULL), ETRT_ERROR_STATE, "input 'x' has no address bound");
+  CHECK_FAILS(etrt_exec_context_enqueue(ctx, NULL), ETRT_ERROR_STATE,
+              "input 'x' has no address bound");
   CHECK_OK(etrt_exec_context_set_address(ctx, 0, x));
-  CHECK_FAILS(etrt_exec_context_enqueue(ctx, NULL), ETRT_ERROR_STATE, "output 'y' has no address bound");
+  CHECK_FAILS(etrt_exec_context_enqueue(ctx, NULL), ETRT_ERROR_STATE,
+              "output 'y' has no address bound");
   CHECK_OK(etrt_exec_context_set_address(ctx, 1, y));
   CHECK_OK(etrt_exec_context_enqueue(ctx, NULL));
   /* Unbinding is refused at the next enqueue. */
@@ -217,8 +221,10 @@ static etrt_engine *build_engine(etrt_network *net) {
     (void)etrt_engine_deserialize(p, n, &engine);
   if (engine == NULL) fprintf(stderr, "build_engine: %s\n", etrt_last_error());
   etrt_network_destroy(net);
-  if (kept_count < 16) kept_plans[kept_count++] = p;
-  else free(p);
+  if (kept_count < 16)
+    kept_plans[kept_count++] = p;
+  else
+    free(p);
   return engine;
 }
 
@@ -228,10 +234,13 @@ static void test_shape_input(void) {
   etrt_network *net;
   CHECK_OK(etrt_network_create(&net));
   int32_t shape, y;
-  CHECK_OK(etrt_network_add_shape_input(net, "shape", 2, (int64_t[]){1, 1}, (int64_t[]){4, 3}, &shape));
+  CHECK_OK(
+      etrt_network_add_shape_input(net, "shape", 2, (int64_t[]){1, 1}, (int64_t[]){4, 3}, &shape));
   float fill = 2.5f;
-  etrt_attribute value = {.name = "value", .kind = ETRT_ATTRIBUTE_TENSOR,
-                          .tensor = {.data = &fill, .dtype = ETRT_DTYPE_FLOAT32, .rank = 1, .sizes = {1}}};
+  etrt_attribute value = {
+      .name = "value",
+      .kind = ETRT_ATTRIBUTE_TENSOR,
+      .tensor = {.data = &fill, .dtype = ETRT_DTYPE_FLOAT32, .rank = 1, .sizes = {1}}};
   CHECK_OK(etrt_network_add_op(net, "ConstantOfShape", "c", 1, &shape, 1, &y, 1, &value));
   int64_t lo[2], hi[2];
   CHECK_OK(etrt_network_value_info(net, y, NULL, NULL, lo, hi));
@@ -244,12 +253,15 @@ static void test_shape_input(void) {
   CHECK(io->is_input && io->is_shape_input && io->value_count == 2 && io->max_values[0] == 4);
   etrt_exec_context *ctx;
   CHECK_OK(etrt_exec_context_create(engine, NULL, &ctx));
-  CHECK_FAILS(etrt_exec_context_enqueue(ctx, NULL), ETRT_ERROR_STATE, "shape input 'shape' has no values");
-  CHECK_FAILS(etrt_exec_context_set_input_values(ctx, 0, (int64_t[]){3, 4}, 2), ETRT_ERROR_INVALID_ARGUMENT,
+  CHECK_FAILS(etrt_exec_context_enqueue(ctx, NULL), ETRT_ERROR_STATE,
+              "shape input 'shape' has no values");
+  CHECK_FAILS(etrt_exec_context_set_input_values(ctx, 0, (int64_t[]){3, 4}, 2),
+              ETRT_ERROR_INVALID_ARGUMENT,
               "shape input 'shape' value 1: 4 is outside its bounds [1, 3]");
-  CHECK_FAILS(etrt_exec_context_set_input_values(ctx, 0, (int64_t[]){3}, 1), ETRT_ERROR_INVALID_ARGUMENT,
-              "takes 2 values");
-  CHECK_FAILS(etrt_exec_context_set_address(ctx, 0, &fill), ETRT_ERROR_INVALID_ARGUMENT, "passed by value");
+  CHECK_FAILS(etrt_exec_context_set_input_values(ctx, 0, (int64_t[]){3}, 1),
+              ETRT_ERROR_INVALID_ARGUMENT, "takes 2 values");
+  CHECK_FAILS(etrt_exec_context_set_address(ctx, 0, &fill), ETRT_ERROR_INVALID_ARGUMENT,
+              "passed by value");
   float out[12];
   for (int round = 0; round < 2; ++round) {
     int64_t values[2] = {round ? 4 : 3, round ? 3 : 2};
@@ -273,11 +285,14 @@ static void test_shape_tensor_on_host(void) {
   etrt_network *net;
   CHECK_OK(etrt_network_create(&net));
   int32_t x, shape, c, y;
-  CHECK_OK(etrt_network_add_input(net, "x", ETRT_DTYPE_FLOAT32, 2, (int64_t[]){1, 2}, (int64_t[]){4, 3}, &x));
+  CHECK_OK(etrt_network_add_input(net, "x", ETRT_DTYPE_FLOAT32, 2, (int64_t[]){1, 2},
+                                  (int64_t[]){4, 3}, &x));
   CHECK_OK(etrt_network_add_op(net, "Shape", "s", 1, &x, 1, &shape, 0, NULL));
   float one = 1.0f;
-  etrt_attribute value = {.name = "value", .kind = ETRT_ATTRIBUTE_TENSOR,
-                          .tensor = {.data = &one, .dtype = ETRT_DTYPE_FLOAT32, .rank = 1, .sizes = {1}}};
+  etrt_attribute value = {
+      .name = "value",
+      .kind = ETRT_ATTRIBUTE_TENSOR,
+      .tensor = {.data = &one, .dtype = ETRT_DTYPE_FLOAT32, .rank = 1, .sizes = {1}}};
   CHECK_OK(etrt_network_add_op(net, "ConstantOfShape", "c", 1, &shape, 1, &c, 1, &value));
   CHECK_OK(etrt_network_add_op(net, "Add", "add", 2, (int32_t[]){c, x}, 1, &y, 0, NULL));
   CHECK_OK(etrt_network_mark_output(net, y, "y"));

@@ -73,8 +73,10 @@ static void test_runs_on_the_stream(void) {
   CHECK_OK(etrt_exec_context_set_address(ctx, 1, b.y));
   CHECK_OK(etrt_exec_context_enqueue(ctx, stream));
   for (size_t i = 0; i < 32 * MLP_OUT; ++i) a.host_y[i] = b.host_y[i] = -99.0f;
-  CHECK_OK(sim->memcpy_async(a.host_y, a.y, 4 * MLP_OUT * sizeof(float), ETRT_COPY_DEVICE_TO_HOST, stream));
-  CHECK_OK(sim->memcpy_async(b.host_y, b.y, 2 * MLP_OUT * sizeof(float), ETRT_COPY_DEVICE_TO_HOST, stream));
+  CHECK_OK(sim->memcpy_async(a.host_y, a.y, 4 * MLP_OUT * sizeof(float), ETRT_COPY_DEVICE_TO_HOST,
+                             stream));
+  CHECK_OK(sim->memcpy_async(b.host_y, b.y, 2 * MLP_OUT * sizeof(float), ETRT_COPY_DEVICE_TO_HOST,
+                             stream));
   /* Nothing has run: the outputs are stale until the stream is synchronised. */
   CHECK(etrt_sim_pending_work() > 0);
   CHECK(a.host_y[0] == -99.0f && b.host_y[0] == -99.0f);
@@ -95,7 +97,8 @@ static void test_runs_on_the_stream(void) {
   CHECK_OK(etrt_exec_context_enqueue(ctx2, stream));
   etrt_exec_context_destroy(ctx2);
   CHECK_EQ_INT(etrt_sim_pending_work(), 0);
-  CHECK_OK(sim->memcpy_async(b.host_y, b.y, 4 * MLP_OUT * sizeof(float), ETRT_COPY_DEVICE_TO_HOST, stream));
+  CHECK_OK(sim->memcpy_async(b.host_y, b.y, 4 * MLP_OUT * sizeof(float), ETRT_COPY_DEVICE_TO_HOST,
+                             stream));
   CHECK_OK(sim->stream_synchronize(stream));
   CHECK(memcmp(a.host_y, b.host_y, 4 * MLP_OUT * sizeof(float)) == 0);
   etrt_exec_context_destroy(ctx);

@@ -14,7 +14,21 @@
  *   table Root { u8: ubyte = 7; i32: int; u64: ulong; f64: double; flag: bool;
  *                name: string; bytes: [ubyte]; longs: [long]; inners: [Inner];
  *                names: [string]; u_type/u: U; child: Inner; } */
-enum { R_U8, R_I32, R_U64, R_F64, R_FLAG, R_NAME, R_BYTES, R_LONGS, R_INNERS, R_NAMES, R_UTYPE, R_U, R_CHILD };
+enum {
+  R_U8,
+  R_I32,
+  R_U64,
+  R_F64,
+  R_FLAG,
+  R_NAME,
+  R_BYTES,
+  R_LONGS,
+  R_INNERS,
+  R_NAMES,
+  R_UTYPE,
+  R_U,
+  R_CHILD
+};
 
 static const char *const union_names[] = {"NONE", "Inner"};
 
@@ -54,7 +68,8 @@ static uint8_t *build_sample(size_t *size, size_t *vtables_before_inners) {
   size_t inners = etrt_fb_add_offset_vector(&b, 3);
   etrt_fb_patch(&b, refs[R_INNERS], inners);
   *vtables_before_inners = b.vtable_count;
-  for (int i = 0; i < 3; ++i) etrt_fb_patch(&b, etrt_fb_element(inners, i), build_inner(&b, 10 + i, "in"));
+  for (int i = 0; i < 3; ++i)
+    etrt_fb_patch(&b, etrt_fb_element(inners, i), build_inner(&b, 10 + i, "in"));
   size_t names = etrt_fb_add_offset_vector(&b, 2);
   etrt_fb_patch(&b, refs[R_NAMES], names);
   etrt_fb_patch(&b, etrt_fb_element(names, 0), etrt_fb_add_string(&b, "x", 1));
@@ -163,7 +178,8 @@ static void test_refusals(void) {
 
   /* A misaligned table. */
   etrt_fb_reader_init(&r, good, size);
-  CHECK_FAILS(etrt_fb_table_at(&r, root_pos + 1, 0, "Root", &t), ETRT_ERROR_INVALID_FORMAT, "not 4-byte aligned");
+  CHECK_FAILS(etrt_fb_table_at(&r, root_pos + 1, 0, "Root", &t), ETRT_ERROR_INVALID_FORMAT,
+              "not 4-byte aligned");
 
   /* A vtable offset pointing outside the buffer. */
   memcpy(buf, good, size);
@@ -214,20 +230,23 @@ static void test_refusals(void) {
   buf[name_pos + 4 + 4] = 'X';
   etrt_fb_reader_init(&r, buf, size);
   CHECK_OK(etrt_fb_root(&r, "Root", &root));
-  CHECK_FAILS(etrt_fb_read_string(&root, R_NAME, "name", &s), ETRT_ERROR_INVALID_FORMAT, "terminating NUL");
+  CHECK_FAILS(etrt_fb_read_string(&root, R_NAME, "name", &s), ETRT_ERROR_INVALID_FORMAT,
+              "terminating NUL");
   memcpy(buf, good, size);
   uint32_t huge = 0x7fffffff;
   memcpy(buf + name_pos, &huge, 4);
   etrt_fb_reader_init(&r, buf, size);
   CHECK_OK(etrt_fb_root(&r, "Root", &root));
-  CHECK_FAILS(etrt_fb_read_string(&root, R_NAME, "name", &s), ETRT_ERROR_INVALID_FORMAT, "runs past the end");
+  CHECK_FAILS(etrt_fb_read_string(&root, R_NAME, "name", &s), ETRT_ERROR_INVALID_FORMAT,
+              "runs past the end");
 
   /* An offset pointing outside, and one that is not 4-byte aligned. */
   memcpy(buf, good, size);
   memcpy(buf + name_field, &huge, 4);
   etrt_fb_reader_init(&r, buf, size);
   CHECK_OK(etrt_fb_root(&r, "Root", &root));
-  CHECK_FAILS(etrt_fb_read_string(&root, R_NAME, "name", &s), ETRT_ERROR_INVALID_FORMAT, "points outside");
+  CHECK_FAILS(etrt_fb_read_string(&root, R_NAME, "name", &s), ETRT_ERROR_INVALID_FORMAT,
+              "points outside");
 
   /* A vector with too many elements, and one whose 8-byte elements are misaligned. */
   uint32_t longs_off;
@@ -237,7 +256,8 @@ static void test_refusals(void) {
   memcpy(buf + longs_pos, &huge, 4);
   etrt_fb_reader_init(&r, buf, size);
   CHECK_OK(etrt_fb_root(&r, "Root", &root));
-  CHECK_FAILS(etrt_fb_read_vector(&root, R_LONGS, "longs", 8, 8, &v), ETRT_ERROR_INVALID_FORMAT, "Root.longs: vector at byte offset");
+  CHECK_FAILS(etrt_fb_read_vector(&root, R_LONGS, "longs", 8, 8, &v), ETRT_ERROR_INVALID_FORMAT,
+              "Root.longs: vector at byte offset");
   /* Point the field at the byte-vector's position shifted by 4: aligned to 4, not 8. */
   memcpy(buf, good, size);
   uint32_t shifted = longs_off + ((longs_pos + 4) % 8 == 0 ? 4 : 0);
@@ -248,7 +268,8 @@ static void test_refusals(void) {
   CHECK_OK(etrt_fb_root(&r, "Root", &root));
   etrt_status st = etrt_fb_read_vector(&root, R_LONGS, "longs", 8, 8, &v);
   if (longs_field + shifted + 16 <= size) {
-    CHECK_FAILS(etrt_fb_read_vector(&root, R_LONGS, "longs", 8, 8, &v), ETRT_ERROR_INVALID_FORMAT, "not 8-byte aligned");
+    CHECK_FAILS(etrt_fb_read_vector(&root, R_LONGS, "longs", 8, 8, &v), ETRT_ERROR_INVALID_FORMAT,
+                "not 8-byte aligned");
   } else {
     CHECK(st != ETRT_OK);
   }
@@ -263,14 +284,14 @@ static void test_refusals(void) {
   etrt_fb_reader_init(&r, buf, size);
   CHECK_OK(etrt_fb_root(&r, "Root", &root));
   uint8_t tag;
-  CHECK_FAILS(etrt_fb_read_union(&root, R_UTYPE, "u", 1, union_names, &tag, &t), ETRT_ERROR_INVALID_FORMAT,
-              "union tag 9");
+  CHECK_FAILS(etrt_fb_read_union(&root, R_UTYPE, "u", 1, union_names, &tag, &t),
+              ETRT_ERROR_INVALID_FORMAT, "union tag 9");
   memcpy(buf, good, size);
   memcpy(buf + vt_pos + 4 + 2 * R_U, &zero, 2);
   etrt_fb_reader_init(&r, buf, size);
   CHECK_OK(etrt_fb_root(&r, "Root", &root));
-  CHECK_FAILS(etrt_fb_read_union(&root, R_UTYPE, "u", 1, union_names, &tag, &t), ETRT_ERROR_INVALID_FORMAT,
-              "has no value");
+  CHECK_FAILS(etrt_fb_read_union(&root, R_UTYPE, "u", 1, union_names, &tag, &t),
+              ETRT_ERROR_INVALID_FORMAT, "has no value");
 
   /* The depth limit: the root is depth 0, so depth 63 is the 64th level. */
   etrt_fb_reader_init(&r, good, size);
@@ -283,7 +304,8 @@ static void test_refusals(void) {
   r.budget = 0;
   CHECK_FAILS(etrt_fb_root(&r, "Root", &root), ETRT_ERROR_INVALID_FORMAT, "more work");
   etrt_fb_reader_init(&r, good, size);
-  CHECK_FAILS(etrt_fb_charge_memory(&r, (uint64_t)1 << 40), ETRT_ERROR_INVALID_FORMAT, "more memory");
+  CHECK_FAILS(etrt_fb_charge_memory(&r, (uint64_t)1 << 40), ETRT_ERROR_INVALID_FORMAT,
+              "more memory");
 
   free(buf);
   free(good);

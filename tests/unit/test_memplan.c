@@ -46,7 +46,8 @@ static void test_reuse_and_buffers(void) {
 
 static void test_lifetimes_are_inclusive(void) {
   /* b starts at the step a ends: both are alive then, so they must not share. */
-  etrt_memplan_interval t[2] = {{.size = 32, .first = 0, .last = 2}, {.size = 32, .first = 2, .last = 4}};
+  etrt_memplan_interval t[2] = {{.size = 32, .first = 0, .last = 2},
+                                {.size = 32, .first = 2, .last = 4}};
   uint64_t size;
   CHECK_OK(etrt_memplan_place(t, 2, 16, &size, 1));
   CHECK_EQ_INT(size, 64);
@@ -133,7 +134,8 @@ static void test_empty_and_refusals(void) {
   t.buffer = 0;
   t.first = 5;
   t.last = 4;
-  CHECK_FAILS(etrt_memplan_place(&t, 1, 64, sizes, 1), ETRT_ERROR_INVALID_ARGUMENT, "before it starts");
+  CHECK_FAILS(etrt_memplan_place(&t, 1, 64, sizes, 1), ETRT_ERROR_INVALID_ARGUMENT,
+              "before it starts");
   t.first = 0;
   t.size = UINT64_MAX - 10;
   CHECK_FAILS(etrt_memplan_place(&t, 1, 64, sizes, 1), ETRT_ERROR_UNSUPPORTED, "too large");

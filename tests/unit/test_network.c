@@ -14,19 +14,24 @@ static void test_inputs_and_constants(void) {
   int32_t x, c;
   CHECK_OK(etrt_network_add_input(net, "x", ETRT_DTYPE_FLOAT32, 2, (int64_t[]){1, 8},
                                   (int64_t[]){16, 8}, &x));
-  CHECK_FAILS(etrt_network_add_input(net, "x", ETRT_DTYPE_FLOAT32, 1, (int64_t[]){1}, (int64_t[]){1}, &c),
-              ETRT_ERROR_ALREADY_EXISTS, "input 'x': an input or output has that name already");
+  CHECK_FAILS(
+      etrt_network_add_input(net, "x", ETRT_DTYPE_FLOAT32, 1, (int64_t[]){1}, (int64_t[]){1}, &c),
+      ETRT_ERROR_ALREADY_EXISTS, "input 'x': an input or output has that name already");
   CHECK_FAILS(etrt_network_add_input(net, "", ETRT_DTYPE_FLOAT32, 0, NULL, NULL, &c),
               ETRT_ERROR_INVALID_ARGUMENT, "needs a name");
   CHECK_FAILS(etrt_network_add_input(net, "z", (etrt_dtype)42, 0, NULL, NULL, &c),
               ETRT_ERROR_INVALID_ARGUMENT, "unknown dtype 42");
-  CHECK_FAILS(etrt_network_add_input(net, "z", ETRT_DTYPE_FLOAT32, 9, (int64_t[9]){0}, (int64_t[9]){0}, &c),
-              ETRT_ERROR_INVALID_ARGUMENT, "rank 9");
-  CHECK_FAILS(etrt_network_add_input(net, "z", ETRT_DTYPE_FLOAT32, 2, (int64_t[]){4, 1}, (int64_t[]){2, 1}, &c),
+  CHECK_FAILS(
+      etrt_network_add_input(net, "z", ETRT_DTYPE_FLOAT32, 9, (int64_t[9]){0}, (int64_t[9]){0}, &c),
+      ETRT_ERROR_INVALID_ARGUMENT, "rank 9");
+  CHECK_FAILS(etrt_network_add_input(net, "z", ETRT_DTYPE_FLOAT32, 2, (int64_t[]){4, 1},
+                                     (int64_t[]){2, 1}, &c),
               ETRT_ERROR_INVALID_ARGUMENT, "input 'z': axis 0 has bounds [4, 2]");
-  CHECK_FAILS(etrt_network_add_input(net, "z", ETRT_DTYPE_FLOAT32, 1, (int64_t[]){-1}, (int64_t[]){2}, &c),
-              ETRT_ERROR_INVALID_ARGUMENT, "axis 0 has bounds [-1, 2]");
-  CHECK_FAILS(etrt_network_add_input(net, "z", ETRT_DTYPE_FLOAT32, 1, (int64_t[]){1}, (int64_t[]){(int64_t)1 << 41}, &c),
+  CHECK_FAILS(
+      etrt_network_add_input(net, "z", ETRT_DTYPE_FLOAT32, 1, (int64_t[]){-1}, (int64_t[]){2}, &c),
+      ETRT_ERROR_INVALID_ARGUMENT, "axis 0 has bounds [-1, 2]");
+  CHECK_FAILS(etrt_network_add_input(net, "z", ETRT_DTYPE_FLOAT32, 1, (int64_t[]){1},
+                                     (int64_t[]){(int64_t)1 << 41}, &c),
               ETRT_ERROR_INVALID_ARGUMENT, "2^40");
   CHECK_FAILS(etrt_network_add_constant(net, "w", ETRT_DTYPE_FLOAT32, 1, (int64_t[]){4}, NULL, &c),
               ETRT_ERROR_INVALID_ARGUMENT, "constant 'w': NULL data");
@@ -43,8 +48,8 @@ static void test_inputs_and_constants(void) {
   int64_t none[2] = {3, 1};
   CHECK_FAILS(etrt_network_add_shape_input(net, "s", 2, none, (int64_t[]){2, 2}, &c),
               ETRT_ERROR_INVALID_ARGUMENT, "value 0 has bounds [3, 2]");
-  CHECK_FAILS(etrt_network_add_shape_input(net, "s", 65, NULL, NULL, &c), ETRT_ERROR_INVALID_ARGUMENT,
-              "at most 64");
+  CHECK_FAILS(etrt_network_add_shape_input(net, "s", 65, NULL, NULL, &c),
+              ETRT_ERROR_INVALID_ARGUMENT, "at most 64");
   etrt_network_destroy(net);
 }
 
@@ -73,16 +78,17 @@ static void test_ops_infer_bounds(void) {
   CHECK(rank == 3 && hi[0] == 4 && hi[1] == 5 && hi[2] == 3);
   /* Refusals name the op, and a refused op leaves nothing behind. */
   int32_t before_probe;
-  CHECK_OK(etrt_network_add_constant(net, "probe", ETRT_DTYPE_FLOAT32, 0, NULL, &one, &before_probe));
+  CHECK_OK(
+      etrt_network_add_constant(net, "probe", ETRT_DTYPE_FLOAT32, 0, NULL, &one, &before_probe));
   int32_t bad;
-  CHECK_FAILS(etrt_network_add_op(net, "Frobnicate", "f", 1, &x, 1, &bad, 0, NULL), ETRT_ERROR_UNSUPPORTED,
-              "operation 'Frobnicate' (node 'f') is not supported");
+  CHECK_FAILS(etrt_network_add_op(net, "Frobnicate", "f", 1, &x, 1, &bad, 0, NULL),
+              ETRT_ERROR_UNSUPPORTED, "operation 'Frobnicate' (node 'f') is not supported");
   CHECK_FAILS(etrt_network_add_op(net, "MatMul", "bad", 2, (int32_t[]){x, x}, 1, &bad, 0, NULL),
               ETRT_ERROR_INVALID_ARGUMENT, "MatMul 'bad': inner sizes differ");
   CHECK_FAILS(etrt_network_add_op(net, "Add", "a", 2, (int32_t[]){x, 77}, 1, &bad, 0, NULL),
               ETRT_ERROR_INVALID_ARGUMENT, "input 1 is value 77, which does not exist");
-  CHECK_FAILS(etrt_network_add_op(net, "Add", "a", 1, &x, 1, &bad, 0, NULL), ETRT_ERROR_INVALID_ARGUMENT,
-              "Add 'a': takes 2 input(s)");
+  CHECK_FAILS(etrt_network_add_op(net, "Add", "a", 1, &x, 1, &bad, 0, NULL),
+              ETRT_ERROR_INVALID_ARGUMENT, "Add 'a': takes 2 input(s)");
   int32_t i64;
   int64_t iv = 3;
   CHECK_OK(etrt_network_add_constant(net, "i", ETRT_DTYPE_INT64, 0, NULL, &iv, &i64));
@@ -92,7 +98,8 @@ static void test_ops_infer_bounds(void) {
   CHECK_FAILS(etrt_network_add_op(net, "Gemm", "g", 2, (int32_t[]){w, w}, 1, &bad, 1, &wrong),
               ETRT_ERROR_INVALID_ARGUMENT, "Gemm 'g': attribute 'transA' must be 0 or 1");
   int32_t after_probe;
-  CHECK_OK(etrt_network_add_constant(net, "probe2", ETRT_DTYPE_FLOAT32, 0, NULL, &one, &after_probe));
+  CHECK_OK(
+      etrt_network_add_constant(net, "probe2", ETRT_DTYPE_FLOAT32, 0, NULL, &one, &after_probe));
   CHECK_EQ_INT(after_probe, before_probe + 2); /* probe, i64, probe2: nothing in between */
   etrt_network_destroy(net);
 }
@@ -102,15 +109,20 @@ static void test_outputs(void) {
   CHECK_OK(etrt_network_create(&net));
   int32_t x, y, c;
   float k = 2;
-  CHECK_OK(etrt_network_add_input(net, "x", ETRT_DTYPE_FLOAT32, 1, (int64_t[]){3}, (int64_t[]){3}, &x));
+  CHECK_OK(
+      etrt_network_add_input(net, "x", ETRT_DTYPE_FLOAT32, 1, (int64_t[]){3}, (int64_t[]){3}, &x));
   CHECK_OK(etrt_network_add_constant(net, "k", ETRT_DTYPE_FLOAT32, 0, NULL, &k, &c));
   CHECK_OK(etrt_network_add_op(net, "Mul", "m", 2, (int32_t[]){x, c}, 1, &y, 0, NULL));
-  CHECK_FAILS(etrt_network_mark_output(net, x, "out"), ETRT_ERROR_UNSUPPORTED, "value 0 ('x') is an input");
+  CHECK_FAILS(etrt_network_mark_output(net, x, "out"), ETRT_ERROR_UNSUPPORTED,
+              "value 0 ('x') is an input");
   CHECK_FAILS(etrt_network_mark_output(net, c, "out"), ETRT_ERROR_UNSUPPORTED, "is a constant");
-  CHECK_FAILS(etrt_network_mark_output(net, 42, "out"), ETRT_ERROR_INVALID_ARGUMENT, "value 42 does not exist");
-  CHECK_FAILS(etrt_network_mark_output(net, y, "x"), ETRT_ERROR_ALREADY_EXISTS, "has that name already");
+  CHECK_FAILS(etrt_network_mark_output(net, 42, "out"), ETRT_ERROR_INVALID_ARGUMENT,
+              "value 42 does not exist");
+  CHECK_FAILS(etrt_network_mark_output(net, y, "x"), ETRT_ERROR_ALREADY_EXISTS,
+              "has that name already");
   CHECK_OK(etrt_network_mark_output(net, y, "out"));
-  CHECK_FAILS(etrt_network_mark_output(net, y, "again"), ETRT_ERROR_ALREADY_EXISTS, "already output 'out'");
+  CHECK_FAILS(etrt_network_mark_output(net, y, "again"), ETRT_ERROR_ALREADY_EXISTS,
+              "already output 'out'");
   /* Outputs follow inputs in the engine's I/O table, whatever the call order. */
   int32_t late;
   CHECK_OK(etrt_network_add_input(net, "late", ETRT_DTYPE_INT32, 0, NULL, NULL, &late));
@@ -122,7 +134,8 @@ static void test_outputs(void) {
   CHECK_EQ_INT(etrt_engine_io_count(engine), 3);
   CHECK(strcmp(etrt_engine_io_at(engine, 0)->name, "x") == 0);
   CHECK(strcmp(etrt_engine_io_at(engine, 1)->name, "late") == 0);
-  CHECK(strcmp(etrt_engine_io_at(engine, 2)->name, "out") == 0 && !etrt_engine_io_at(engine, 2)->is_input);
+  CHECK(strcmp(etrt_engine_io_at(engine, 2)->name, "out") == 0 &&
+        !etrt_engine_io_at(engine, 2)->is_input);
   etrt_engine_destroy(engine);
   free(plan);
   etrt_network_destroy(net);
@@ -133,8 +146,10 @@ static void test_value_inputs_known_at_build(void) {
   etrt_network *net;
   CHECK_OK(etrt_network_create(&net));
   int32_t x, s, y;
-  CHECK_OK(etrt_network_add_input(net, "x", ETRT_DTYPE_FLOAT32, 1, (int64_t[]){6}, (int64_t[]){6}, &x));
-  CHECK_OK(etrt_network_add_input(net, "dyn", ETRT_DTYPE_INT64, 1, (int64_t[]){2}, (int64_t[]){2}, &s));
+  CHECK_OK(
+      etrt_network_add_input(net, "x", ETRT_DTYPE_FLOAT32, 1, (int64_t[]){6}, (int64_t[]){6}, &x));
+  CHECK_OK(
+      etrt_network_add_input(net, "dyn", ETRT_DTYPE_INT64, 1, (int64_t[]){2}, (int64_t[]){2}, &s));
   CHECK_FAILS(etrt_network_add_op(net, "Reshape", "r", 2, (int32_t[]){x, s}, 1, &y, 0, NULL),
               ETRT_ERROR_UNSUPPORTED, "input 1 ('dyn') decides the output shape");
   int64_t shape[2] = {2, 3};
@@ -153,8 +168,10 @@ static void test_attribute_kinds_round_trip(void) {
   etrt_network *net;
   CHECK_OK(etrt_network_create(&net));
   int32_t a, b, y;
-  CHECK_OK(etrt_network_add_input(net, "a", ETRT_DTYPE_FLOAT32, 2, (int64_t[]){2, 3}, (int64_t[]){2, 3}, &a));
-  CHECK_OK(etrt_network_add_input(net, "b", ETRT_DTYPE_FLOAT32, 2, (int64_t[]){3, 4}, (int64_t[]){3, 4}, &b));
+  CHECK_OK(etrt_network_add_input(net, "a", ETRT_DTYPE_FLOAT32, 2, (int64_t[]){2, 3},
+                                  (int64_t[]){2, 3}, &a));
+  CHECK_OK(etrt_network_add_input(net, "b", ETRT_DTYPE_FLOAT32, 2, (int64_t[]){3, 4},
+                                  (int64_t[]){3, 4}, &b));
   etrt_attribute attrs[] = {
       {.name = "alpha", .kind = ETRT_ATTRIBUTE_FLOAT, .f = 0.5f},
       {.name = "transA", .kind = ETRT_ATTRIBUTE_INT, .i = 0},

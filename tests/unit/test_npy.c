@@ -38,7 +38,8 @@ static void test_round_trip_every_dtype(void) {
   etrt_tensor_view bf = {.data = data, .dtype = ETRT_DTYPE_BFLOAT16, .rank = 1, .sizes = {2}};
   uint8_t *buf;
   size_t size;
-  CHECK_FAILS(etrt_npy_encode(&bf, &buf, &size), ETRT_ERROR_UNSUPPORTED, "bfloat16 has no NumPy equivalent");
+  CHECK_FAILS(etrt_npy_encode(&bf, &buf, &size), ETRT_ERROR_UNSUPPORTED,
+              "bfloat16 has no NumPy equivalent");
 }
 
 static void test_misaligned_copy(void) {
@@ -79,7 +80,8 @@ static void test_with_numpy(void) {
            "np.save('%s_i64.npy', np.arange(7, dtype=np.int64)); "
            "np.save('%s_bool.npy', np.array([[True, False]])); "
            "np.save('%s_scalar.npy', np.float64(2.5)); "
-           "fh = open('%s_v2.npy', 'wb'); f.write_array(fh, np.ones((2, 2), np.float16), version=(2, 0)); fh.close()\"",
+           "fh = open('%s_v2.npy', 'wb'); f.write_array(fh, np.ones((2, 2), np.float16), "
+           "version=(2, 0)); fh.close()\"",
            path, path, path, path);
   rc = etrt_test_run(command, 1, &out);
   CHECK_EQ_INT(rc, 0);
@@ -89,11 +91,13 @@ static void test_with_numpy(void) {
   size_t nbytes;
   snprintf(file, sizeof file, "%s_i64.npy", path);
   CHECK_OK(etrt_npy_read_file(file, &r, &nbytes));
-  CHECK(r.dtype == ETRT_DTYPE_INT64 && r.rank == 1 && r.sizes[0] == 7 && ((int64_t *)r.data)[6] == 6);
+  CHECK(r.dtype == ETRT_DTYPE_INT64 && r.rank == 1 && r.sizes[0] == 7 &&
+        ((int64_t *)r.data)[6] == 6);
   free(r.data);
   snprintf(file, sizeof file, "%s_bool.npy", path);
   CHECK_OK(etrt_npy_read_file(file, &r, &nbytes));
-  CHECK(r.dtype == ETRT_DTYPE_BOOL && r.rank == 2 && r.sizes[1] == 2 && ((uint8_t *)r.data)[0] == 1);
+  CHECK(r.dtype == ETRT_DTYPE_BOOL && r.rank == 2 && r.sizes[1] == 2 &&
+        ((uint8_t *)r.data)[0] == 1);
   free(r.data);
   snprintf(file, sizeof file, "%s_scalar.npy", path);
   CHECK_OK(etrt_npy_read_file(file, &r, &nbytes));
@@ -101,7 +105,8 @@ static void test_with_numpy(void) {
   free(r.data);
   snprintf(file, sizeof file, "%s_v2.npy", path);
   CHECK_OK(etrt_npy_read_file(file, &r, &nbytes));
-  CHECK(r.dtype == ETRT_DTYPE_FLOAT16 && r.rank == 2 && nbytes == 8 && ((uint16_t *)r.data)[3] == 0x3C00);
+  CHECK(r.dtype == ETRT_DTYPE_FLOAT16 && r.rank == 2 && nbytes == 8 &&
+        ((uint16_t *)r.data)[3] == 0x3C00);
   free(r.data);
   snprintf(file, sizeof file, "%s_missing.npy", path);
   CHECK_FAILS(etrt_npy_read_file(file, &r, &nbytes), ETRT_ERROR_IO, "_missing.npy");
@@ -121,11 +126,11 @@ static size_t make_npy(uint8_t *out, const char *dict, const void *data, size_t 
   return 10 + header + nbytes;
 }
 
-#define REFUSE_DICT(dict, nbytes, text)                                                    \
-  do {                                                                                     \
-    size_t size_ = make_npy(buf, dict, payload, nbytes);                                   \
-    CHECK_FAILS(etrt_npy_parse(buf, size_, &npy), ETRT_ERROR_INVALID_FORMAT, text);        \
-    CHECK_STR_CONTAINS(etrt_last_error(), "byte offset");                                  \
+#define REFUSE_DICT(dict, nbytes, text)                                             \
+  do {                                                                              \
+    size_t size_ = make_npy(buf, dict, payload, nbytes);                            \
+    CHECK_FAILS(etrt_npy_parse(buf, size_, &npy), ETRT_ERROR_INVALID_FORMAT, text); \
+    CHECK_STR_CONTAINS(etrt_last_error(), "byte offset");                           \
   } while (0)
 
 static void test_refusals(void) {
@@ -137,47 +142,66 @@ static void test_refusals(void) {
   CHECK_OK(etrt_npy_parse(buf, size, &npy));
   etrt_npy_release(&npy);
   /* Keys in another order, double quotes, no trailing comma: still Python. */
-  size = make_npy(buf, "{\"shape\": (3,), \"fortran_order\": False, \"descr\": \"<i2\"}", payload, 6);
+  size =
+      make_npy(buf, "{\"shape\": (3,), \"fortran_order\": False, \"descr\": \"<i2\"}", payload, 6);
   CHECK_OK(etrt_npy_parse(buf, size, &npy));
   CHECK(npy.view.dtype == ETRT_DTYPE_INT16 && npy.view.rank == 1 && npy.view.sizes[0] == 3);
   etrt_npy_release(&npy);
 
-  CHECK_FAILS(etrt_npy_parse(buf, 5, &npy), ETRT_ERROR_INVALID_FORMAT, "header at byte offset 0: truncated");
+  CHECK_FAILS(etrt_npy_parse(buf, 5, &npy), ETRT_ERROR_INVALID_FORMAT,
+              "header at byte offset 0: truncated");
   size = make_npy(buf, good, payload, 24);
   buf[1] = 'M';
   CHECK_FAILS(etrt_npy_parse(buf, size, &npy), ETRT_ERROR_INVALID_FORMAT, "magic at byte offset 0");
   size = make_npy(buf, good, payload, 24);
   buf[6] = 4;
-  CHECK_FAILS(etrt_npy_parse(buf, size, &npy), ETRT_ERROR_INVALID_FORMAT, "version at byte offset 6: format 4.0");
+  CHECK_FAILS(etrt_npy_parse(buf, size, &npy), ETRT_ERROR_INVALID_FORMAT,
+              "version at byte offset 6: format 4.0");
   size = make_npy(buf, good, payload, 24);
   buf[8] = 0xff;
   buf[9] = 0x7f;
-  CHECK_FAILS(etrt_npy_parse(buf, size, &npy), ETRT_ERROR_INVALID_FORMAT, "header length at byte offset 8");
+  CHECK_FAILS(etrt_npy_parse(buf, size, &npy), ETRT_ERROR_INVALID_FORMAT,
+              "header length at byte offset 8");
   size = make_npy(buf, good, payload, 24);
   CHECK_FAILS(etrt_npy_parse(buf, size - 1, &npy), ETRT_ERROR_INVALID_FORMAT, "truncated");
-  CHECK_FAILS(etrt_npy_parse(buf, size - 1, &npy), ETRT_ERROR_INVALID_FORMAT, "data at byte offset 128: 23 bytes, the shape and dtype need 24");
+  CHECK_FAILS(etrt_npy_parse(buf, size - 1, &npy), ETRT_ERROR_INVALID_FORMAT,
+              "data at byte offset 128: 23 bytes, the shape and dtype need 24");
   size = make_npy(buf, good, payload, 28);
   CHECK_FAILS(etrt_npy_parse(buf, size, &npy), ETRT_ERROR_INVALID_FORMAT, "trailing bytes");
 
-  REFUSE_DICT("{'descr': '<f4', 'fortran_order': True, 'shape': (2,), }", 8, "fortran_order at byte offset 44: Fortran-order");
-  REFUSE_DICT("{'descr': '>f4', 'fortran_order': False, 'shape': (2,), }", 8, "descr at byte offset 20: big-endian dtype '>f4'");
-  REFUSE_DICT("{'descr': '<c8', 'fortran_order': False, 'shape': (2,), }", 16, "dtype '<c8' is not supported");
+  REFUSE_DICT("{'descr': '<f4', 'fortran_order': True, 'shape': (2,), }", 8,
+              "fortran_order at byte offset 44: Fortran-order");
+  REFUSE_DICT("{'descr': '>f4', 'fortran_order': False, 'shape': (2,), }", 8,
+              "descr at byte offset 20: big-endian dtype '>f4'");
+  REFUSE_DICT("{'descr': '<c8', 'fortran_order': False, 'shape': (2,), }", 16,
+              "dtype '<c8' is not supported");
   REFUSE_DICT("{'descr': 'V2', 'fortran_order': False, 'shape': (2,), }", 4, "dtype 'V2'");
   REFUSE_DICT("{'descr': '<f4', 'shape': (2,), }", 8, "missing key 'fortran_order'");
-  REFUSE_DICT("{'descr': '<f4', 'fortran_order': False, 'shape': (2,), 'shape': (2,)}", 8, "key 'shape' appears twice");
-  REFUSE_DICT("{'descr': '<f4', 'fortran_order': False, 'shape': (2,), 'extra': 1}", 8, "unknown key 'extra'");
-  REFUSE_DICT("{'descr': '<f4', 'fortran_order': False, 'shape': (2), }", 8, "a one-element tuple needs a trailing comma");
-  REFUSE_DICT("{'descr': '<f4', 'fortran_order': False, 'shape': (-2,), }", 8, "shape at byte offset 61: expected a non-negative integer");
+  REFUSE_DICT("{'descr': '<f4', 'fortran_order': False, 'shape': (2,), 'shape': (2,)}", 8,
+              "key 'shape' appears twice");
+  REFUSE_DICT("{'descr': '<f4', 'fortran_order': False, 'shape': (2,), 'extra': 1}", 8,
+              "unknown key 'extra'");
+  REFUSE_DICT("{'descr': '<f4', 'fortran_order': False, 'shape': (2), }", 8,
+              "a one-element tuple needs a trailing comma");
+  REFUSE_DICT("{'descr': '<f4', 'fortran_order': False, 'shape': (-2,), }", 8,
+              "shape at byte offset 61: expected a non-negative integer");
   REFUSE_DICT("{'descr': '<f4', 'fortran_order': False, 'shape': (02,), }", 8, "leading zero");
-  REFUSE_DICT("{'descr': '<f4', 'fortran_order': False, 'shape': (2 3), }", 24, "expected ',' or ')'");
-  REFUSE_DICT("{'descr': '<f4', 'fortran_order': False, 'shape': (99999999999999999999,), }", 8, "integer too large");
-  REFUSE_DICT("{'descr': '<f4', 'fortran_order': False, 'shape': (1,1,1,1,1,1,1,1,1), }", 4, "more than 8 dimensions");
-  REFUSE_DICT("{'descr': '<f4', 'fortran_order': False, 'shape': (2,), } x", 8, "expected only padding");
-  REFUSE_DICT("{'descr': '<f4, 'fortran_order': False, 'shape': (2,), }", 8, "dtype '<f4, ' is not supported");
+  REFUSE_DICT("{'descr': '<f4', 'fortran_order': False, 'shape': (2 3), }", 24,
+              "expected ',' or ')'");
+  REFUSE_DICT("{'descr': '<f4', 'fortran_order': False, 'shape': (99999999999999999999,), }", 8,
+              "integer too large");
+  REFUSE_DICT("{'descr': '<f4', 'fortran_order': False, 'shape': (1,1,1,1,1,1,1,1,1), }", 4,
+              "more than 8 dimensions");
+  REFUSE_DICT("{'descr': '<f4', 'fortran_order': False, 'shape': (2,), } x", 8,
+              "expected only padding");
+  REFUSE_DICT("{'descr': '<f4, 'fortran_order': False, 'shape': (2,), }", 8,
+              "dtype '<f4, ' is not supported");
   REFUSE_DICT("{'descr': '<f4' 'fortran_order': False, 'shape': (2,), }", 8, "expected ',' or '}'");
-  REFUSE_DICT("{'descr': '<f\\4', 'fortran_order': False, 'shape': (2,), }", 8, "unexpected character 0x5c");
+  REFUSE_DICT("{'descr': '<f\\4', 'fortran_order': False, 'shape': (2,), }", 8,
+              "unexpected character 0x5c");
   REFUSE_DICT("['descr', '<f4']", 8, "header at byte offset 10: expected '{'");
-  REFUSE_DICT("{'descr': '<f4', 'fortran_order': False, 'shape': (4611686018427387904, 4), }", 8, "overflows");
+  REFUSE_DICT("{'descr': '<f4', 'fortran_order': False, 'shape': (4611686018427387904, 4), }", 8,
+              "overflows");
   /* A header that does not end with a newline. */
   size = make_npy(buf, good, payload, 24);
   buf[size - 24 - 1] = ' ';

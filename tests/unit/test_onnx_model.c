@@ -148,7 +148,7 @@ static uint8_t *rich_model(size_t *size) {
   etrt_pb_write_varint_field(&ints, 8, 7); /* unpacked, after the packed ones */
   put(&n, 5, &ints);
   W fl = msg();
-  etrt_pb_write_string_field(&fl, 1, "alpha"); /* no type: inferred from f */
+  etrt_pb_write_string_field(&fl, 1, "alpha");      /* no type: inferred from f */
   etrt_pb_write_fixed32_field(&fl, 2, 0x3e800000u); /* 0.25 */
   put(&n, 5, &fl);
   W floats = msg(), pf = msg();
@@ -417,7 +417,8 @@ static void test_nesting_limit(void) {
 
 /* --- tensors ------------------------------------------------------------------------------ */
 
-static etrt_status host_of(W *tensor, etrt_onnx_host_tensor *h, uint8_t *copy_out, size_t copy_size) {
+static etrt_status host_of(W *tensor, etrt_onnx_host_tensor *h, uint8_t *copy_out,
+                           size_t copy_size) {
   size_t size;
   uint8_t *bytes = model_with_initializer(tensor, &size);
   etrt_onnx_model *m;
@@ -453,7 +454,8 @@ static void test_typed_fields(void) {
   t = tensor_varints("b", ETRT_ONNX_BOOL, d3, 1, 5, (const int64_t[]){1, 0, 1}, 3);
   CHECK_OK(host_of(&t, &h, out, sizeof out));
   CHECK(h.dtype == ETRT_DTYPE_BOOL && out[0] == 1 && out[1] == 0 && out[2] == 1);
-  t = tensor_varints("h", ETRT_ONNX_FLOAT16, d3, 1, 5, (const int64_t[]){0x3c00, 0xc000, 0x7bff}, 3);
+  t = tensor_varints("h", ETRT_ONNX_FLOAT16, d3, 1, 5, (const int64_t[]){0x3c00, 0xc000, 0x7bff},
+                     3);
   CHECK_OK(host_of(&t, &h, out, sizeof out));
   uint16_t halves[3];
   memcpy(halves, out, sizeof halves);
@@ -466,7 +468,8 @@ static void test_typed_fields(void) {
   CHECK_OK(host_of(&t, &h, out, sizeof out));
   memcpy(halves, out, sizeof halves);
   CHECK(h.dtype == ETRT_DTYPE_UINT16 && halves[1] == 65535);
-  t = tensor_varints("i32", ETRT_ONNX_INT32, d3, 1, 5, (const int64_t[]){-5, INT32_MAX, INT32_MIN}, 3);
+  t = tensor_varints("i32", ETRT_ONNX_INT32, d3, 1, 5, (const int64_t[]){-5, INT32_MAX, INT32_MIN},
+                     3);
   CHECK_OK(host_of(&t, &h, out, sizeof out));
   int32_t i32[3];
   memcpy(i32, out, sizeof i32);
@@ -523,14 +526,16 @@ static void test_typed_refusals(void) {
   CHECK_FAILS(host_of(&t, &h, NULL, 0), ETRT_ERROR_INVALID_FORMAT, "out of range for UINT32");
   /* An int32_data value that is not an int32 at all is refused while parsing. */
   t = tensor_varints("i", ETRT_ONNX_INT32, d2, 1, 5, (const int64_t[]){1, 1LL << 40}, 2);
-  CHECK_FAILS(host_of(&t, &h, NULL, 0), ETRT_ERROR_INVALID_FORMAT,
-              "ModelProto.graph.initializer[0].int32_data: value 1099511627776 out of range for int32");
+  CHECK_FAILS(
+      host_of(&t, &h, NULL, 0), ETRT_ERROR_INVALID_FORMAT,
+      "ModelProto.graph.initializer[0].int32_data: value 1099511627776 out of range for int32");
   /* Values in the field ONNX does not use for the type. */
   t = tensor_varints("w", ETRT_ONNX_INT64, d2, 1, 5, (const int64_t[]){1, 2}, 2);
   CHECK_FAILS(host_of(&t, &h, NULL, 0), ETRT_ERROR_INVALID_FORMAT,
               "INT64 values are stored in int32_data, ONNX keeps them in int64_data");
   /* Too few values for the dims. */
-  t = tensor_varints("c", ETRT_ONNX_INT64, (const int64_t[]){2, 2}, 2, 7, (const int64_t[]){1, 2}, 2);
+  t = tensor_varints("c", ETRT_ONNX_INT64, (const int64_t[]){2, 2}, 2, 7, (const int64_t[]){1, 2},
+                     2);
   CHECK_FAILS(host_of(&t, &h, NULL, 0), ETRT_ERROR_INVALID_FORMAT,
               "int64_data holds 2 values, dims [2, 2] of INT64 need 4");
   /* Values in two fields. */
@@ -558,7 +563,8 @@ static void test_typed_refusals(void) {
   /* Rank above the engine's limit. */
   static const int64_t d9[9] = {1, 1, 1, 1, 1, 1, 1, 1, 1};
   t = tensor_raw("r9", ETRT_ONNX_UINT8, d9, 9, "a", 1);
-  CHECK_FAILS(host_of(&t, &h, NULL, 0), ETRT_ERROR_UNSUPPORTED, "tensor 'r9': rank 9 exceeds etrt's 8");
+  CHECK_FAILS(host_of(&t, &h, NULL, 0), ETRT_ERROR_UNSUPPORTED,
+              "tensor 'r9': rank 9 exceeds etrt's 8");
   /* Segments. */
   W sg = msg(), seg = msg();
   put(&sg, 3, &seg);
@@ -699,7 +705,8 @@ static void test_external_data(void) {
   CHECK_OK(load_external(d4, 1, "./weights/w.bin", "16", NULL, &first)); /* to the end */
   CHECK(first == 4.5f);
   /* Unaligned offsets are copied to aligned memory. */
-  CHECK_OK(etrt_file_write_atomic(tmp_path("models/odd.bin"), (const uint8_t[]){0, 0, 0, 0, 0x80, 0x3f}, 6));
+  CHECK_OK(etrt_file_write_atomic(tmp_path("models/odd.bin"),
+                                  (const uint8_t[]){0, 0, 0, 0, 0x80, 0x3f}, 6));
   CHECK_OK(load_external((const int64_t[]){1}, 1, "odd.bin", "2", "4", &first));
   CHECK(first == 1.0f);
 
@@ -747,16 +754,17 @@ static void test_external_data(void) {
   CHECK_FAILS(parse_bytes(bytes, size), ETRT_ERROR_INVALID_FORMAT,
               "is EXTERNAL but also has values in the file");
   etrt_onnx_model *m;
-  CHECK_FAILS(etrt_onnx_model_load_file(tmp_path("nothing.onnx"), &m), ETRT_ERROR_IO, "cannot open");
+  CHECK_FAILS(etrt_onnx_model_load_file(tmp_path("nothing.onnx"), &m), ETRT_ERROR_IO,
+              "cannot open");
 }
 
 /* --- .pb tensor files --------------------------------------------------------------------- */
 
 static void test_tensor_pb_round_trip(void) {
-  static const etrt_dtype dtypes[] = {ETRT_DTYPE_FLOAT32, ETRT_DTYPE_UINT8,   ETRT_DTYPE_INT8,
-                                      ETRT_DTYPE_UINT16,  ETRT_DTYPE_INT16,   ETRT_DTYPE_INT32,
-                                      ETRT_DTYPE_INT64,   ETRT_DTYPE_BOOL,    ETRT_DTYPE_FLOAT16,
-                                      ETRT_DTYPE_FLOAT64, ETRT_DTYPE_UINT32,  ETRT_DTYPE_UINT64,
+  static const etrt_dtype dtypes[] = {ETRT_DTYPE_FLOAT32, ETRT_DTYPE_UINT8,  ETRT_DTYPE_INT8,
+                                      ETRT_DTYPE_UINT16,  ETRT_DTYPE_INT16,  ETRT_DTYPE_INT32,
+                                      ETRT_DTYPE_INT64,   ETRT_DTYPE_BOOL,   ETRT_DTYPE_FLOAT16,
+                                      ETRT_DTYPE_FLOAT64, ETRT_DTYPE_UINT32, ETRT_DTYPE_UINT64,
                                       ETRT_DTYPE_BFLOAT16};
   uint8_t values[6 * 8];
   for (size_t i = 0; i < sizeof values; ++i) values[i] = (uint8_t)(i * 37 % 2);
@@ -827,9 +835,9 @@ static void test_dtype_mapping(void) {
   static const struct {
     int32_t onnx;
     etrt_dtype dtype;
-  } pairs[] = {{1, ETRT_DTYPE_FLOAT32}, {2, ETRT_DTYPE_UINT8},   {3, ETRT_DTYPE_INT8},
-               {4, ETRT_DTYPE_UINT16},  {5, ETRT_DTYPE_INT16},   {6, ETRT_DTYPE_INT32},
-               {7, ETRT_DTYPE_INT64},   {9, ETRT_DTYPE_BOOL},    {10, ETRT_DTYPE_FLOAT16},
+  } pairs[] = {{1, ETRT_DTYPE_FLOAT32},  {2, ETRT_DTYPE_UINT8},   {3, ETRT_DTYPE_INT8},
+               {4, ETRT_DTYPE_UINT16},   {5, ETRT_DTYPE_INT16},   {6, ETRT_DTYPE_INT32},
+               {7, ETRT_DTYPE_INT64},    {9, ETRT_DTYPE_BOOL},    {10, ETRT_DTYPE_FLOAT16},
                {11, ETRT_DTYPE_FLOAT64}, {12, ETRT_DTYPE_UINT32}, {13, ETRT_DTYPE_UINT64},
                {16, ETRT_DTYPE_BFLOAT16}};
   for (size_t i = 0; i < sizeof pairs / sizeof pairs[0]; ++i) {

@@ -24,7 +24,8 @@ static int ends_with(const char *s, const char *suffix) {
 }
 
 /* A refusal that is allowed: unsupported, with a message. Anything else fails. */
-static void expect_converts_or_unsupported(etrt_status s, const char *path, int *ok, int *unsupported) {
+static void expect_converts_or_unsupported(etrt_status s, const char *path, int *ok,
+                                           int *unsupported) {
   if (s == ETRT_OK) {
     ++*ok;
   } else if (s == ETRT_ERROR_UNSUPPORTED && etrt_last_error()[0] != '\0') {
@@ -107,10 +108,11 @@ static void test_all_testdata(void) {
     return;
   }
   CHECK(nftw(root, visit, 16, FTW_PHYS) == 0);
-  printf("models: %d read of %d (%d subgraphs); tensors in models: %d converted, %d unsupported "
-         "of %d\n",
-         counts.models_ok, counts.models, counts.subgraphs, counts.tensors_ok,
-         counts.tensors_unsupported, counts.tensors);
+  printf(
+      "models: %d read of %d (%d subgraphs); tensors in models: %d converted, %d unsupported "
+      "of %d\n",
+      counts.models_ok, counts.models, counts.subgraphs, counts.tensors_ok,
+      counts.tensors_unsupported, counts.tensors);
   printf(".pb files: %d read, %d unsupported of %d\n", counts.pbs_ok, counts.pbs_unsupported,
          counts.pbs);
   /* The package holds about a thousand models and three thousand tensors: a walk that

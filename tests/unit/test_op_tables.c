@@ -48,8 +48,8 @@ static int disagreements(const tables *t, int print) {
       int want = d->cuda_supports != NULL;
       int cuda = listed(t->cuda, t->cuda_count, d->op_type);
       if (cuda != want && print)
-        fprintf(stderr, "%s: %d CUDA rows, its definition %s a CUDA predicate\n", d->op_type,
-                cuda, want ? "has" : "has no");
+        fprintf(stderr, "%s: %d CUDA rows, its definition %s a CUDA predicate\n", d->op_type, cuda,
+                want ? "has" : "has no");
       bad += cuda != want;
     }
   }

@@ -47,15 +47,16 @@ static void ref_matmul(const float *a, int32_t ra, const int64_t *da, const floa
     for (int64_t i = 0; i < m; ++i)
       for (int64_t j = 0; j < n; ++j) {
         double acc = 0;
-        for (int64_t q = 0; q < k; ++q) acc += (double)a[oa * m * k + i * k + q] * b[ob * k * n + q * n + j];
+        for (int64_t q = 0; q < k; ++q)
+          acc += (double)a[oa * m * k + i * k + q] * b[ob * k * n + q * n + j];
         y[(bi * m + i) * n + j] = acc;
       }
   }
   *count = batches * m * n;
 }
 
-static void check_matmul(int32_t ra, const int64_t *da, int32_t rb, const int64_t *db, int32_t rank_want,
-                         const int64_t *want) {
+static void check_matmul(int32_t ra, const int64_t *da, int32_t rb, const int64_t *db,
+                         int32_t rank_want, const int64_t *want) {
   int64_t na = etrt_shape_numel(ra, da), nb = etrt_shape_numel(rb, db);
   float *a = malloc((size_t)na * 4 + 4), *b = malloc((size_t)nb * 4 + 4);
   test_fill(a, (size_t)na, 11, 1.0f);
@@ -63,7 +64,8 @@ static void check_matmul(int32_t ra, const int64_t *da, int32_t rb, const int64_
   int64_t ny = etrt_shape_numel(rank_want, want);
   float *y = malloc((size_t)ny * 4 + 4);
   double *ref = malloc((size_t)ny * 8 + 8);
-  etrt_tensor in[2] = {shaped(ETRT_DTYPE_FLOAT32, a, ra, da), shaped(ETRT_DTYPE_FLOAT32, b, rb, db)};
+  etrt_tensor in[2] = {shaped(ETRT_DTYPE_FLOAT32, a, ra, da),
+                       shaped(ETRT_DTYPE_FLOAT32, b, rb, db)};
   etrt_tensor out = op_tensor(ETRT_DTYPE_FLOAT32, y, 0);
   CHECK_OK(op_run("MatMul", 2, in, &out, 0, NULL));
   CHECK(etrt_shape_equal(out.rank, out.dims, rank_want, want));
@@ -105,36 +107,41 @@ static void test_matmul_refusals(void) {
   CHECK_FAILS(op_run("MatMul", 2, in, &out, 0, NULL), ETRT_ERROR_INVALID_ARGUMENT,
               "MatMul 't': inner sizes differ: A has 3 columns, B has 4 rows");
   in[0] = op_tensor(ETRT_DTYPE_FLOAT32, a, 0);
-  CHECK_FAILS(op_run("MatMul", 2, in, &out, 0, NULL), ETRT_ERROR_INVALID_ARGUMENT, "rank 1 or more");
+  CHECK_FAILS(op_run("MatMul", 2, in, &out, 0, NULL), ETRT_ERROR_INVALID_ARGUMENT,
+              "rank 1 or more");
   in[0] = op_tensor(ETRT_DTYPE_FLOAT32, a, 3, (int64_t)2, (int64_t)1, (int64_t)4);
   in[1] = op_tensor(ETRT_DTYPE_FLOAT32, b, 3, (int64_t)3, (int64_t)4, (int64_t)1);
-  CHECK_FAILS(op_run("MatMul", 2, in, &out, 0, NULL), ETRT_ERROR_INVALID_ARGUMENT, "do not broadcast");
+  CHECK_FAILS(op_run("MatMul", 2, in, &out, 0, NULL), ETRT_ERROR_INVALID_ARGUMENT,
+              "do not broadcast");
   in[0] = op_tensor(ETRT_DTYPE_INT32, a, 2, (int64_t)1, (int64_t)4);
   in[1] = op_tensor(ETRT_DTYPE_INT32, b, 2, (int64_t)4, (int64_t)1);
   CHECK_FAILS(op_run("MatMul", 2, in, &out, 0, NULL), ETRT_ERROR_UNSUPPORTED, "int32");
   in[1] = op_tensor(ETRT_DTYPE_FLOAT32, b, 2, (int64_t)4, (int64_t)1);
   in[0] = op_tensor(ETRT_DTYPE_FLOAT64, a, 2, (int64_t)1, (int64_t)4);
-  CHECK_FAILS(op_run("MatMul", 2, in, &out, 0, NULL), ETRT_ERROR_INVALID_ARGUMENT, "input 1 has dtype float32");
+  CHECK_FAILS(op_run("MatMul", 2, in, &out, 0, NULL), ETRT_ERROR_INVALID_ARGUMENT,
+              "input 1 has dtype float32");
 }
 
 /* Gemm with every flag, C shape and both float types. */
-static void check_gemm(int ta, int tb, float alpha, float beta, int32_t rc, const int64_t *dc, int use_f64) {
+static void check_gemm(int ta, int tb, float alpha, float beta, int32_t rc, const int64_t *dc,
+                       int use_f64) {
   const int64_t m = 7, n = 300, k = 150; /* n crosses the j block, k the k block */
-  size_t na = (size_t)(m * k), nb = (size_t)(k * n), nc = rc >= 0 ? (size_t)etrt_shape_numel(rc, dc) : 0;
+  size_t na = (size_t)(m * k), nb = (size_t)(k * n),
+         nc = rc >= 0 ? (size_t)etrt_shape_numel(rc, dc) : 0;
   float *a = malloc(na * 4), *b = malloc(nb * 4), *c = malloc(nc * 4 + 4);
   test_fill(a, na, 1, 1.0f);
   test_fill(b, nb, 2, 1.0f);
   test_fill(c, nc, 3, 1.0f);
-  double *ad = malloc(na * 8), *bd = malloc(nb * 8), *cd = malloc(nc * 8 + 8), *yd = malloc((size_t)(m * n) * 8);
+  double *ad = malloc(na * 8), *bd = malloc(nb * 8), *cd = malloc(nc * 8 + 8),
+         *yd = malloc((size_t)(m * n) * 8);
   for (size_t i = 0; i < na; ++i) ad[i] = a[i];
   for (size_t i = 0; i < nb; ++i) bd[i] = b[i];
   for (size_t i = 0; i < nc; ++i) cd[i] = c[i];
   float *y = malloc((size_t)(m * n) * 4);
   etrt_dtype dt = use_f64 ? ETRT_DTYPE_FLOAT64 : ETRT_DTYPE_FLOAT32;
-  etrt_tensor in[3] = {
-      op_tensor(dt, use_f64 ? (void *)ad : a, 2, ta ? k : m, ta ? m : k),
-      op_tensor(dt, use_f64 ? (void *)bd : b, 2, tb ? n : k, tb ? k : n),
-      rc >= 0 ? shaped(dt, use_f64 ? (void *)cd : c, rc, dc) : op_absent()};
+  etrt_tensor in[3] = {op_tensor(dt, use_f64 ? (void *)ad : a, 2, ta ? k : m, ta ? m : k),
+                       op_tensor(dt, use_f64 ? (void *)bd : b, 2, tb ? n : k, tb ? k : n),
+                       rc >= 0 ? shaped(dt, use_f64 ? (void *)cd : c, rc, dc) : op_absent()};
   etrt_attribute attrs[4] = {{.name = "transA", .kind = ETRT_ATTRIBUTE_INT, .i = ta},
                              {.name = "transB", .kind = ETRT_ATTRIBUTE_INT, .i = tb},
                              {.name = "alpha", .kind = ETRT_ATTRIBUTE_FLOAT, .f = alpha},
@@ -152,14 +159,22 @@ static void check_gemm(int ta, int tb, float alpha, float beta, int32_t rc, cons
       double want = alpha * acc + (rc >= 0 ? beta * c[i * cs[0] + j * cs[1]] : 0.0);
       double got = use_f64 ? yd[i * n + j] : y[i * n + j];
       if (fabs(got - want) > 1e-3 * (1 + fabs(want))) {
-        etrt_test_fail(__FILE__, __LINE__, "Gemm ta %d tb %d C rank %d f64 %d (%lld, %lld): %g vs %g", ta,
-                       tb, (int)rc, use_f64, (long long)i, (long long)j, got, want);
+        etrt_test_fail(__FILE__, __LINE__,
+                       "Gemm ta %d tb %d C rank %d f64 %d (%lld, %lld): %g vs %g", ta, tb, (int)rc,
+                       use_f64, (long long)i, (long long)j, got, want);
         i = m;
         break;
       }
     }
   }
-  free(a); free(b); free(c); free(ad); free(bd); free(cd); free(yd); free(y);
+  free(a);
+  free(b);
+  free(c);
+  free(ad);
+  free(bd);
+  free(cd);
+  free(yd);
+  free(y);
 }
 
 static void test_gemm_flags(void) {
@@ -180,15 +195,20 @@ static void test_gemm_refusals(void) {
                        op_tensor(ETRT_DTYPE_FLOAT32, b, 2, (int64_t)3, (int64_t)4),
                        op_tensor(ETRT_DTYPE_FLOAT32, c, 1, (int64_t)3)};
   etrt_tensor out = op_tensor(ETRT_DTYPE_FLOAT32, y, 0);
-  CHECK_FAILS(op_run("Gemm", 3, in, &out, 0, NULL), ETRT_ERROR_INVALID_ARGUMENT, "C (rank 1) does not broadcast to the output [2, 4]");
+  CHECK_FAILS(op_run("Gemm", 3, in, &out, 0, NULL), ETRT_ERROR_INVALID_ARGUMENT,
+              "C (rank 1) does not broadcast to the output [2, 4]");
   etrt_attribute tb = {.name = "transB", .kind = ETRT_ATTRIBUTE_INT, .i = 1};
-  CHECK_FAILS(op_run("Gemm", 2, in, &out, 1, &tb), ETRT_ERROR_INVALID_ARGUMENT, "inner sizes differ");
+  CHECK_FAILS(op_run("Gemm", 2, in, &out, 1, &tb), ETRT_ERROR_INVALID_ARGUMENT,
+              "inner sizes differ");
   etrt_attribute two = {.name = "transA", .kind = ETRT_ATTRIBUTE_INT, .i = 2};
-  CHECK_FAILS(op_run("Gemm", 2, in, &out, 1, &two), ETRT_ERROR_INVALID_ARGUMENT, "'transA' must be 0 or 1");
+  CHECK_FAILS(op_run("Gemm", 2, in, &out, 1, &two), ETRT_ERROR_INVALID_ARGUMENT,
+              "'transA' must be 0 or 1");
   etrt_attribute alpha = {.name = "alpha", .kind = ETRT_ATTRIBUTE_INT, .i = 2};
-  CHECK_FAILS(op_run("Gemm", 2, in, &out, 1, &alpha), ETRT_ERROR_INVALID_ARGUMENT, "'alpha' must be a float");
+  CHECK_FAILS(op_run("Gemm", 2, in, &out, 1, &alpha), ETRT_ERROR_INVALID_ARGUMENT,
+              "'alpha' must be a float");
   etrt_attribute odd = {.name = "gamma", .kind = ETRT_ATTRIBUTE_FLOAT, .f = 2};
-  CHECK_FAILS(op_run("Gemm", 2, in, &out, 1, &odd), ETRT_ERROR_UNSUPPORTED, "unknown attribute 'gamma'");
+  CHECK_FAILS(op_run("Gemm", 2, in, &out, 1, &odd), ETRT_ERROR_UNSUPPORTED,
+              "unknown attribute 'gamma'");
   in[0] = op_tensor(ETRT_DTYPE_FLOAT32, a, 1, (int64_t)3);
   CHECK_FAILS(op_run("Gemm", 2, in, &out, 0, NULL), ETRT_ERROR_INVALID_ARGUMENT, "must be 2-D");
 }

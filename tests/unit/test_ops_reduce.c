@@ -31,14 +31,27 @@ static void reference(int op, unsigned mask, double *out) {
               switch (op) {
                 case 0:
                 case 1:
-                case 7: acc += v; break;
-                case 2: acc = fmax(acc, v); break;
-                case 3: acc = fmin(acc, v); break;
-                case 4: acc *= v; break;
-                case 5: acc += fabs(v); break;
+                case 7:
+                  acc += v;
+                  break;
+                case 2:
+                  acc = fmax(acc, v);
+                  break;
+                case 3:
+                  acc = fmin(acc, v);
+                  break;
+                case 4:
+                  acc *= v;
+                  break;
+                case 5:
+                  acc += fabs(v);
+                  break;
                 case 6:
-                case 9: acc += v * v; break;
-                case 8: break;
+                case 9:
+                  acc += v * v;
+                  break;
+                case 8:
+                  break;
               }
             }
         if (op == 8) {

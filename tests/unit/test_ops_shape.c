@@ -329,18 +329,19 @@ static void test_reverse_sequence(void) {
   OH_CHECK_REFUSED(oh_run("ReverseSequence", 2, (oh_value[]){x, OH_I64(1, (2), 1, -1)}, 0, NULL, 1,
                           (void *[]){y}, NULL),
                    "ReverseSequence", "sequence_lens[1] is -1");
-  OH_CHECK_REFUSED(oh_run("ReverseSequence", 2, (oh_value[]){x, OH_I32(1, (2), 1, 1)}, 0, NULL, 1,
-                          NULL, NULL),
-                   "ReverseSequence", "sequence_lens must be int64");
+  OH_CHECK_REFUSED(
+      oh_run("ReverseSequence", 2, (oh_value[]){x, OH_I32(1, (2), 1, 1)}, 0, NULL, 1, NULL, NULL),
+      "ReverseSequence", "sequence_lens must be int64");
   OH_CHECK_REFUSED(oh_run("ReverseSequence", 2, (oh_value[]){x, OH_I64(1, (3), 1, 1, 1)}, 0, NULL,
                           1, NULL, NULL),
                    "ReverseSequence", "sequence_lens must be int64 [2]");
   OH_CHECK_REFUSED(oh_run("ReverseSequence", 2, (oh_value[]){x, OH_I64(1, (2), 1, 1)}, 1,
                           (etrt_attribute[]){OH_INT("batch_axis", 0)}, 1, NULL, NULL),
                    "ReverseSequence", "time_axis 0 and batch_axis 0");
-  OH_CHECK_REFUSED(oh_run("ReverseSequence", 2, (oh_value[]){OH_I64(1, (2), 1, 2), OH_I64(1, (2), 1, 1)},
-                          0, NULL, 1, NULL, NULL),
-                   "ReverseSequence", "rank 2 or more");
+  OH_CHECK_REFUSED(
+      oh_run("ReverseSequence", 2, (oh_value[]){OH_I64(1, (2), 1, 2), OH_I64(1, (2), 1, 1)}, 0,
+             NULL, 1, NULL, NULL),
+      "ReverseSequence", "rank 2 or more");
   OH_CHECK_REFUSED(oh_run("ReverseSequence", 1, &x, 0, NULL, 1, NULL, NULL), "ReverseSequence",
                    "takes 2 to 2 inputs");
 }

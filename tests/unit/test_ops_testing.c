@@ -23,28 +23,29 @@ static void test_sm_id_cpu(void) {
 static void test_sm_id_refusals(void) {
   oh_value x = {.dtype = ETRT_DTYPE_FLOAT32, .rank = 1, .dims = {4}, .data = kX};
   OH_CHECK_REFUSED(oh_run("EtrtSmId", 1, &x, 0, NULL, 1, NULL, NULL), "EtrtSmId", "'blocks'");
-  OH_CHECK_REFUSED(oh_run("EtrtSmId", 1, &x, 1, (etrt_attribute[]){OH_INT("blocks", -1)}, 1, NULL,
-                          NULL),
-                   "EtrtSmId", "must be in");
-  OH_CHECK_REFUSED(oh_run("EtrtSmId", 1, &x, 1,
-                          (etrt_attribute[]){OH_INT("blocks", ((int64_t)1 << 20) + 1)}, 1, NULL,
-                          NULL),
-                   "EtrtSmId", "must be in");
-  OH_CHECK_REFUSED(oh_run("EtrtSmId", 0, NULL, 1, (etrt_attribute[]){OH_INT("blocks", 4)}, 1,
-                          NULL, NULL),
-                   "EtrtSmId", "takes 1 input");
+  OH_CHECK_REFUSED(
+      oh_run("EtrtSmId", 1, &x, 1, (etrt_attribute[]){OH_INT("blocks", -1)}, 1, NULL, NULL),
+      "EtrtSmId", "must be in");
+  OH_CHECK_REFUSED(
+      oh_run("EtrtSmId", 1, &x, 1, (etrt_attribute[]){OH_INT("blocks", ((int64_t)1 << 20) + 1)}, 1,
+             NULL, NULL),
+      "EtrtSmId", "must be in");
+  OH_CHECK_REFUSED(
+      oh_run("EtrtSmId", 0, NULL, 1, (etrt_attribute[]){OH_INT("blocks", 4)}, 1, NULL, NULL),
+      "EtrtSmId", "takes 1 input");
   oh_value none = OH_NONE;
-  OH_CHECK_REFUSED(oh_run("EtrtSmId", 1, &none, 1, (etrt_attribute[]){OH_INT("blocks", 4)}, 1,
-                          NULL, NULL),
-                   "EtrtSmId", "input 0 is required");
+  OH_CHECK_REFUSED(
+      oh_run("EtrtSmId", 1, &none, 1, (etrt_attribute[]){OH_INT("blocks", 4)}, 1, NULL, NULL),
+      "EtrtSmId", "input 0 is required");
 }
 
 /* Without CUDA compiled in the CUDA table is empty; with it, the table knows the
  * operations the GPU tests exercise. The definitions' CUDA predicates exist in
  * every build. */
 static void test_cuda_table(void) {
-  const char *ops[] = {"MatMul", "Gemm", "Conv", "Add", "Relu", "Softmax", "ReduceMean",
-                       "LayerNormalization", "Transpose", "Gather", "EtrtSmId", "Exp"};
+  const char *ops[] = {"MatMul",    "Gemm",    "Conv",       "Add",
+                       "Relu",      "Softmax", "ReduceMean", "LayerNormalization",
+                       "Transpose", "Gather",  "EtrtSmId",   "Exp"};
   for (size_t i = 0; i < sizeof ops / sizeof ops[0]; ++i) {
     const etrt_op_def *def = etrt_op_find(ops[i]);
     CHECK(def != NULL && def->cuda_supports != NULL);

@@ -21,9 +21,12 @@ static etrt_status small_plan(etrt_device device, uint8_t **plan, size_t *size) 
   if (s != ETRT_OK) return s;
   int32_t x, b, add, y;
   const float bias[3] = {0.25f, -2.0f, 0.5f};
-  s = etrt_network_add_input(net, "x", ETRT_DTYPE_FLOAT32, 2, (int64_t[]){1, 3}, (int64_t[]){4, 3}, &x);
-  if (s == ETRT_OK) s = etrt_network_add_constant(net, "b", ETRT_DTYPE_FLOAT32, 1, (int64_t[]){3}, bias, &b);
-  if (s == ETRT_OK) s = etrt_network_add_op(net, "Add", "add", 2, (int32_t[]){x, b}, 1, &add, 0, NULL);
+  s = etrt_network_add_input(net, "x", ETRT_DTYPE_FLOAT32, 2, (int64_t[]){1, 3}, (int64_t[]){4, 3},
+                             &x);
+  if (s == ETRT_OK)
+    s = etrt_network_add_constant(net, "b", ETRT_DTYPE_FLOAT32, 1, (int64_t[]){3}, bias, &b);
+  if (s == ETRT_OK)
+    s = etrt_network_add_op(net, "Add", "add", 2, (int32_t[]){x, b}, 1, &add, 0, NULL);
   if (s == ETRT_OK) s = etrt_network_add_op(net, "Relu", "relu", 1, &add, 1, &y, 0, NULL);
   if (s == ETRT_OK) s = etrt_network_mark_output(net, y, "y");
   etrt_plan_options options = {.device = device, .name = "small"};
@@ -121,7 +124,8 @@ static void test_cuda_header(void) {
   etrt_network *net;
   CHECK_OK(etrt_network_create(&net));
   int32_t x, y;
-  CHECK_OK(etrt_network_add_input(net, "x", ETRT_DTYPE_FLOAT32, 1, (int64_t[]){4}, (int64_t[]){4}, &x));
+  CHECK_OK(
+      etrt_network_add_input(net, "x", ETRT_DTYPE_FLOAT32, 1, (int64_t[]){4}, (int64_t[]){4}, &x));
   CHECK_OK(etrt_network_add_op(net, "Relu", NULL, 1, &x, 1, &y, 0, NULL));
   CHECK_OK(etrt_network_mark_output(net, y, "y"));
   uint8_t *plan;
@@ -129,18 +133,21 @@ static void test_cuda_header(void) {
   etrt_engine *engine;
   int major, minor;
   /* No capability given: 9.0. */
-  CHECK_OK(etrt_plan_build(net, &(etrt_plan_options){.device = {ETRT_DEVICE_CUDA, 2}}, &plan, &size));
+  CHECK_OK(
+      etrt_plan_build(net, &(etrt_plan_options){.device = {ETRT_DEVICE_CUDA, 2}}, &plan, &size));
   CHECK_OK(etrt_engine_deserialize(plan, size, &engine));
   etrt_engine_compute_capability(engine, &major, &minor);
   CHECK(major == 9 && minor == 0);
-  CHECK(etrt_engine_device(engine).type == ETRT_DEVICE_CUDA && etrt_engine_device(engine).index == 2);
+  CHECK(etrt_engine_device(engine).type == ETRT_DEVICE_CUDA &&
+        etrt_engine_device(engine).index == 2);
   CHECK(strcmp(etrt_engine_name(engine), "engine") == 0);
   etrt_engine_destroy(engine);
   free(plan);
   CHECK_OK(etrt_plan_build(net,
                            &(etrt_plan_options){.device = {ETRT_DEVICE_CUDA, 0},
                                                 .precision = ETRT_PRECISION_FP16,
-                                                .compute_major = 8, .compute_minor = 6},
+                                                .compute_major = 8,
+                                                .compute_minor = 6},
                            &plan, &size));
   CHECK_OK(etrt_engine_deserialize(plan, size, &engine));
   etrt_engine_compute_capability(engine, &major, &minor);
@@ -154,10 +161,12 @@ static void test_cuda_header(void) {
   long_name[sizeof long_name - 1] = '\0';
   CHECK_FAILS(etrt_plan_build(net, &(etrt_plan_options){.name = long_name}, &plan, &size),
               ETRT_ERROR_INVALID_ARGUMENT, "longer than 111 bytes");
-  CHECK_FAILS(etrt_plan_build(net, &(etrt_plan_options){.device = {ETRT_DEVICE_CPU, 3}}, &plan, &size),
-              ETRT_ERROR_INVALID_ARGUMENT, "device type 0 index 3");
-  CHECK_FAILS(etrt_plan_build(net, &(etrt_plan_options){.precision = (etrt_precision)9}, &plan, &size),
-              ETRT_ERROR_INVALID_ARGUMENT, "precision");
+  CHECK_FAILS(
+      etrt_plan_build(net, &(etrt_plan_options){.device = {ETRT_DEVICE_CPU, 3}}, &plan, &size),
+      ETRT_ERROR_INVALID_ARGUMENT, "device type 0 index 3");
+  CHECK_FAILS(
+      etrt_plan_build(net, &(etrt_plan_options){.precision = (etrt_precision)9}, &plan, &size),
+      ETRT_ERROR_INVALID_ARGUMENT, "precision");
   etrt_network_destroy(net);
   CHECK_OK(etrt_network_create(&net));
   CHECK_FAILS(etrt_plan_build(net, &(etrt_plan_options){.name = "e"}, &plan, &size),
@@ -177,8 +186,8 @@ static void expect_refused(const uint8_t *plan, size_t size, long at, const void
   etrt_status s = etrt_engine_deserialize(p, size, &engine);
   if (s != status || strstr(etrt_last_error(), text) == NULL ||
       strstr(etrt_last_error(), "byte offset") == NULL) {
-    etrt_test_fail(__FILE__, line, "mutation at %ld: got %s '%s', wanted %s '%s'", at, etrt_status_name(s),
-                   etrt_last_error(), etrt_status_name(status), text);
+    etrt_test_fail(__FILE__, line, "mutation at %ld: got %s '%s', wanted %s '%s'", at,
+                   etrt_status_name(s), etrt_last_error(), etrt_status_name(status), text);
   }
   if (engine != NULL) etrt_engine_destroy(engine);
   free(p);
@@ -212,7 +221,8 @@ static void test_refusals(void) {
   REFUSED(40, w, 8, 0, ETRT_ERROR_INVALID_FORMAT, "body size at byte offset 40");
   uint8_t name[ETRT_PLAN_NAME_SIZE];
   memset(name, 'a', sizeof name);
-  REFUSED(ETRT_PLAN_NAME_OFFSET, name, sizeof name, 0, ETRT_ERROR_INVALID_FORMAT, "engine name at byte offset 80");
+  REFUSED(ETRT_PLAN_NAME_OFFSET, name, sizeof name, 0, ETRT_ERROR_INVALID_FORMAT,
+          "engine name at byte offset 80");
   REFUSED(ETRT_PLAN_NAME_OFFSET + 20, "z", 1, 0, ETRT_ERROR_INVALID_FORMAT, "padding is not zero");
   /* Digest: one flipped byte anywhere in the body. */
   for (size_t i = ETRT_PLAN_HEADER_SIZE; i < size; i += 7) {
@@ -249,7 +259,10 @@ static void test_refusals(void) {
   REFUSED(op + 8, w, 4, 1, ETRT_ERROR_INVALID_FORMAT, "truncated");
   REFUSED(op + 4, "R\0lu", 4, 1, ETRT_ERROR_INVALID_FORMAT, "NUL byte");
   /* The constant 'b': name, kind, flags, reserved, dtype, rank, dims, data offset, size. */
-  long b = find(plan, size, "\x01\0\0\0" "b", 5);
+  long b = find(plan, size,
+                "\x01\0\0\0"
+                "b",
+                5);
   CHECK(b > 0);
   long b_kind = b + 5, b_dtype = b + 9, b_rank = b + 13, b_dims = b + 17, b_offset = b + 33;
   REFUSED(b_kind, "\x09", 1, 1, ETRT_ERROR_INVALID_FORMAT, "kind at byte offset");
@@ -284,16 +297,18 @@ static void test_refusals(void) {
   REFUSED(io_x + 5 + 8 + 8, w, 8, 1, ETRT_ERROR_INVALID_FORMAT, "differ from value");
   /* Body header counts and the weights region. */
   u32le(w, 0x00ffffff);
-  REFUSED(ETRT_PLAN_HEADER_SIZE + 4, w, 4, 1, ETRT_ERROR_INVALID_FORMAT, "value count at byte offset 196");
+  REFUSED(ETRT_PLAN_HEADER_SIZE + 4, w, 4, 1, ETRT_ERROR_INVALID_FORMAT,
+          "value count at byte offset 196");
   REFUSED(ETRT_PLAN_HEADER_SIZE + 12, "\x01", 1, 1, ETRT_ERROR_INVALID_FORMAT, "reserved");
   etrt_plan_store_u64(w, etrt_plan_load_u64(plan + ETRT_PLAN_HEADER_SIZE + 16) + 8);
-  REFUSED(ETRT_PLAN_HEADER_SIZE + 16, w, 8, 1, ETRT_ERROR_INVALID_FORMAT, "weights offset at byte offset 208");
+  REFUSED(ETRT_PLAN_HEADER_SIZE + 16, w, 8, 1, ETRT_ERROR_INVALID_FORMAT,
+          "weights offset at byte offset 208");
   /* The recorded output bounds must be what inference gives. */
   long y = find(plan, size, "\x01\0\0\0y", 5);
   long io_y = find(plan + y + 5, size - (size_t)y - 5, "\x01\0\0\0y", 5) + y + 5;
   CHECK(y > 0 && io_y > y);
   uint8_t *p = copy_plan(plan, size);
-  etrt_plan_store_u64(p + y + 17 + 16, 3);     /* value record: max dims[0] */
+  etrt_plan_store_u64(p + y + 17 + 16, 3);       /* value record: max dims[0] */
   etrt_plan_store_u64(p + io_y + 5 + 8 + 16, 3); /* I/O entry: max dims[0] */
   redigest(p, size);
   etrt_engine *engine = NULL;

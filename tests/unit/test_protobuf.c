@@ -35,9 +35,11 @@ static void test_varint_refusals(void) {
   const uint8_t overflow[10] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x02};
   CHECK_FAILS(read_varint(overflow, 10, &v, &used), ETRT_ERROR_INVALID_FORMAT, "overflows 64 bits");
   const uint8_t eleven[11] = {0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00};
-  CHECK_FAILS(read_varint(eleven, 11, &v, &used), ETRT_ERROR_INVALID_FORMAT, "longer than 10 bytes");
+  CHECK_FAILS(read_varint(eleven, 11, &v, &used), ETRT_ERROR_INVALID_FORMAT,
+              "longer than 10 bytes");
   const uint8_t long_zero[11] = {0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x81, 0x00};
-  CHECK_FAILS(read_varint(long_zero, 11, &v, &used), ETRT_ERROR_INVALID_FORMAT, "longer than 10 bytes");
+  CHECK_FAILS(read_varint(long_zero, 11, &v, &used), ETRT_ERROR_INVALID_FORMAT,
+              "longer than 10 bytes");
   CHECK_FAILS(read_varint((const uint8_t[]){0x80, 0x80}, 2, &v, &used), ETRT_ERROR_INVALID_FORMAT,
               "varint truncated at byte 0");
   CHECK_FAILS(read_varint((const uint8_t[]){0x00}, 0, &v, &used), ETRT_ERROR_INVALID_FORMAT,
@@ -67,7 +69,8 @@ static void test_fields_of_every_wire_type(void) {
   CHECK_OK(etrt_pb_cursor_next(&c, &f, &more));
   CHECK(more && f.number == 1 && f.wire == ETRT_PB_WIRE_VARINT && f.value == 150);
   CHECK_OK(etrt_pb_cursor_next(&c, &f, &more));
-  CHECK(more && f.number == 2 && f.wire == ETRT_PB_WIRE_FIXED64 && f.value == 0x0102030405060708ull);
+  CHECK(more && f.number == 2 && f.wire == ETRT_PB_WIRE_FIXED64 &&
+        f.value == 0x0102030405060708ull);
   CHECK_OK(etrt_pb_cursor_next(&c, &f, &more));
   CHECK(more && f.number == 3 && f.wire == ETRT_PB_WIRE_LEN && f.size == 3);
   CHECK(memcmp(f.data, "abc", 3) == 0);
@@ -111,13 +114,14 @@ static void test_field_refusals(void) {
               "invalid wire type 6");
   CHECK_FAILS(first_field((const uint8_t[]){0x0f}, 1, &f), ETRT_ERROR_INVALID_FORMAT,
               "invalid wire type 7");
-  CHECK_FAILS(first_field((const uint8_t[]){0x00}, 1, &f), ETRT_ERROR_INVALID_FORMAT, "field number 0");
+  CHECK_FAILS(first_field((const uint8_t[]){0x00}, 1, &f), ETRT_ERROR_INVALID_FORMAT,
+              "field number 0");
   /* A tag above 32 bits. */
   CHECK_FAILS(first_field((const uint8_t[]){0x80, 0x80, 0x80, 0x80, 0x10, 0x00}, 6, &f),
               ETRT_ERROR_INVALID_FORMAT, "out of range");
   /* Length beyond the message, and truncated fixed-size values. */
-  CHECK_FAILS(first_field((const uint8_t[]){0x0a, 0x05, 'a', 'b'}, 4, &f), ETRT_ERROR_INVALID_FORMAT,
-              "length 5 exceeds the 2 bytes left at byte 1");
+  CHECK_FAILS(first_field((const uint8_t[]){0x0a, 0x05, 'a', 'b'}, 4, &f),
+              ETRT_ERROR_INVALID_FORMAT, "length 5 exceeds the 2 bytes left at byte 1");
   CHECK_FAILS(first_field((const uint8_t[]){0x0a, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
                                             0xff, 0x01},
                           11, &f),
@@ -211,7 +215,8 @@ static void test_nesting_depth(void) {
               "expected length-delimited");
 }
 
-static size_t read_repeated(const etrt_pb_field *f, etrt_pb_scalar kind, uint64_t *out, size_t cap) {
+static size_t read_repeated(const etrt_pb_field *f, etrt_pb_scalar kind, uint64_t *out,
+                            size_t cap) {
   etrt_pb_repeated it;
   size_t count = 0, n = 0;
   if (etrt_pb_repeated_begin(f, kind, &it, &count) != ETRT_OK) return (size_t)-1;

@@ -14,7 +14,12 @@ static const uint8_t order[2] = {0, 1};
 static uint8_t *sample(size_t *size, bool duplicate, int32_t first_dim) {
   int32_t dims[2] = {first_dim, 3};
   etrt_ptd_blob blobs[3] = {
-      {"linear.weight", weight, sizeof weight, 0, true, {ETRT_DTYPE_FLOAT32, {dims, 2}, {order, 2}}},
+      {"linear.weight",
+       weight,
+       sizeof weight,
+       0,
+       true,
+       {ETRT_DTYPE_FLOAT32, {dims, 2}, {order, 2}}},
       {"raw", "\x01\x02\x03", 3, 64, false, {0}},
       {"linear.bias", weight, 8, 0, true, {ETRT_DTYPE_FLOAT32, {sizes, 1}, {order, 1}}},
   };

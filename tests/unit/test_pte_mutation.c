@@ -41,8 +41,9 @@ static void mutate_all(const char *what, const uint8_t *good, size_t size) {
   size_t before_ok = accepted, before_bad = refused;
   uint8_t *buf = malloc(size);
   for (size_t i = 0; i < size; ++i) {
-    const uint8_t values[] = {0x00, 0xff, (uint8_t)(good[i] ^ 0x01), (uint8_t)(good[i] ^ 0x80),
-                              (uint8_t)(good[i] + 4), 0x7f};
+    const uint8_t values[] = {
+        0x00, 0xff, (uint8_t)(good[i] ^ 0x01), (uint8_t)(good[i] ^ 0x80), (uint8_t)(good[i] + 4),
+        0x7f};
     for (size_t k = 0; k < sizeof values; ++k) {
       if (values[k] == good[i]) continue;
       memcpy(buf, good, size);

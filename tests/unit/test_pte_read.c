@@ -74,7 +74,9 @@ static void test_add(void) {
     CHECK_EQ_INT(f->non_const_buffer_device_count, 0);
   }
   /* Views point into the mapped file: zero copy. */
-  if (f) CHECK(f->name.data > (const char *)map.data && f->name.data < (const char *)map.data + map.size);
+  if (f)
+    CHECK(f->name.data > (const char *)map.data &&
+          f->name.data < (const char *)map.data + map.size);
   etrt_pte_program_free(p);
   etrt_file_map_close(&map);
 }
@@ -94,7 +96,8 @@ static void test_linear_inline_constants(void) {
     CHECK_EQ_INT(f->values_count, 6);
     CHECK_EQ_INT(f->operators_count, 2);
     CHECK_EQ_INT(f->chains[0].instructions_count, 2);
-    const etrt_pte_instruction *mul = &f->chains[0].instructions[0], *add = &f->chains[0].instructions[1];
+    const etrt_pte_instruction *mul = &f->chains[0].instructions[0],
+                               *add = &f->chains[0].instructions[1];
     CHECK_EQ_INT(mul->kind, ETRT_PTE_INSTR_KERNEL);
     CHECK_EQ_INT(add->kind, ETRT_PTE_INSTR_KERNEL);
     CHECK(str_is(f->operators[mul->kernel.op_index].name, "aten::mul"));
@@ -118,7 +121,8 @@ static void test_linear_inline_constants(void) {
     check_float_tensor(&f->values[f->inputs.data[0]], 2, 2, 2);
     check_float_tensor(&f->values[f->outputs.data[0]], 2, 2, 2);
     etrt_pte_bytes c;
-    CHECK_FAILS(etrt_pte_program_constant(p, 1, 17, &c), ETRT_ERROR_INVALID_FORMAT, "holds 16 bytes");
+    CHECK_FAILS(etrt_pte_program_constant(p, 1, 17, &c), ETRT_ERROR_INVALID_FORMAT,
+                "holds 16 bytes");
     CHECK_FAILS(etrt_pte_program_constant(p, 3, 4, &c), ETRT_ERROR_NOT_FOUND, "constant buffer 3");
   }
   etrt_pte_program_free(p);
@@ -126,7 +130,8 @@ static void test_linear_inline_constants(void) {
 }
 
 static void test_names(void) {
-  CHECK(strcmp(etrt_pte_value_kind_name(ETRT_PTE_VALUE_OPTIONAL_TENSOR_LIST), "optional_tensor_list") == 0);
+  CHECK(strcmp(etrt_pte_value_kind_name(ETRT_PTE_VALUE_OPTIONAL_TENSOR_LIST),
+               "optional_tensor_list") == 0);
   CHECK(strcmp(etrt_pte_value_kind_name((etrt_pte_value_kind)40), "unknown") == 0);
   CHECK(strcmp(etrt_pte_instruction_kind_name(ETRT_PTE_INSTR_JUMP_FALSE), "jump_false") == 0);
   CHECK(strcmp(etrt_pte_instruction_kind_name((etrt_pte_instruction_kind)0), "unknown") == 0);

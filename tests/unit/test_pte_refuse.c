@@ -17,12 +17,12 @@ static uint8_t *sample(pte_sample_mutation mutate, size_t *size) {
 }
 
 /* The parse fails as invalid format, naming `text` and a byte offset. */
-#define REFUSED(bytes, size, text)                                                   \
-  do {                                                                               \
-    etrt_pte_program *p_ = NULL;                                                     \
+#define REFUSED(bytes, size, text)                                                        \
+  do {                                                                                    \
+    etrt_pte_program *p_ = NULL;                                                          \
     CHECK_FAILS(etrt_pte_parse((bytes), (size), &p_), ETRT_ERROR_INVALID_FORMAT, (text)); \
-    CHECK_STR_CONTAINS(etrt_last_error(), "offset");                                 \
-    CHECK(p_ == NULL);                                                               \
+    CHECK_STR_CONTAINS(etrt_last_error(), "offset");                                      \
+    CHECK(p_ == NULL);                                                                    \
   } while (0)
 
 static void refuse_model(pte_sample_mutation mutate, const char *text) {
@@ -39,7 +39,8 @@ typedef struct step {
   int index; /* -1: a table field; otherwise an element of a vector of tables */
 } step;
 
-static etrt_fb_table walk(etrt_fb_reader *r, uint8_t *bytes, size_t size, const step *steps, int n) {
+static etrt_fb_table walk(etrt_fb_reader *r, uint8_t *bytes, size_t size, const step *steps,
+                          int n) {
   etrt_fb_table t;
   memset(&t, 0, sizeof t);
   etrt_fb_reader_init(r, bytes, size);
@@ -61,8 +62,9 @@ static etrt_fb_table walk(etrt_fb_reader *r, uint8_t *bytes, size_t size, const 
   return t;
 }
 
-#define WALK(r, bytes, size, ...) \
-  walk((r), (bytes), (size), (const step[]){__VA_ARGS__}, (int)(sizeof((const step[]){__VA_ARGS__}) / sizeof(step)))
+#define WALK(r, bytes, size, ...)                         \
+  walk((r), (bytes), (size), (const step[]){__VA_ARGS__}, \
+       (int)(sizeof((const step[]){__VA_ARGS__}) / sizeof(step)))
 
 static const step PLAN = {1, 0};
 enum { PTE_SEGMENTS_SLOT = 4 }; /* Program.segments */
@@ -74,13 +76,16 @@ static void test_identification(void) {
   uint8_t small[4] = {0};
   CHECK_FAILS(etrt_pte_parse(small, sizeof small, &p), ETRT_ERROR_INVALID_FORMAT, "too short");
   uint8_t other[16] = {1, 0, 0, 0, 'A', 'B', 'C', 'D'};
-  CHECK_FAILS(etrt_pte_parse(other, sizeof other, &p), ETRT_ERROR_INVALID_FORMAT, "not an ExecuTorch program");
+  CHECK_FAILS(etrt_pte_parse(other, sizeof other, &p), ETRT_ERROR_INVALID_FORMAT,
+              "not an ExecuTorch program");
   CHECK_STR_CONTAINS(etrt_last_error(), "bytes 4..8");
   uint8_t bundled[16] = {1, 0, 0, 0, 'B', 'P', '0', '8'};
-  CHECK_FAILS(etrt_pte_parse(bundled, sizeof bundled, &p), ETRT_ERROR_INVALID_FORMAT, "bundled program");
+  CHECK_FAILS(etrt_pte_parse(bundled, sizeof bundled, &p), ETRT_ERROR_INVALID_FORMAT,
+              "bundled program");
   CHECK_STR_CONTAINS(etrt_last_error(), "byte offset 4");
   uint8_t old[16] = {1, 0, 0, 0, 'E', 'T', '1', '1'};
-  CHECK_FAILS(etrt_pte_parse(old, sizeof old, &p), ETRT_ERROR_INVALID_FORMAT, "another format version");
+  CHECK_FAILS(etrt_pte_parse(old, sizeof old, &p), ETRT_ERROR_INVALID_FORMAT,
+              "another format version");
   uint8_t root_out[16] = {0xf0, 0, 0, 0, 'E', 'T', '1', '2'};
   REFUSED(root_out, sizeof root_out, "root table offset");
   CHECK(p == NULL);
@@ -235,8 +240,12 @@ static etrt_pte_instruction *instr(etrt_pte_plan *f, size_t i) {
 }
 static etrt_pte_value *value(etrt_pte_plan *f, size_t i) { return (etrt_pte_value *)&f->values[i]; }
 
-static void bad_op_index(etrt_pte_builder *b, etrt_pte_plan *f) { instr(f, 0)->kernel.op_index = 2; }
-static void bad_delegate_index(etrt_pte_builder *b, etrt_pte_plan *f) { instr(f, 1)->delegate.delegate_index = -1; }
+static void bad_op_index(etrt_pte_builder *b, etrt_pte_plan *f) {
+  instr(f, 0)->kernel.op_index = 2;
+}
+static void bad_delegate_index(etrt_pte_builder *b, etrt_pte_plan *f) {
+  instr(f, 1)->delegate.delegate_index = -1;
+}
 static void bad_kernel_arg(etrt_pte_builder *b, etrt_pte_plan *f) {
   static const int32_t args[2] = {4, 99};
   instr(f, 0)->kernel.args = (etrt_pte_i32s){args, 2};
@@ -266,21 +275,39 @@ static void bad_optional_list(etrt_pte_builder *b, etrt_pte_plan *f) {
   value(f, 11)->optional_tensor_list = (etrt_pte_i32s){items, 1};
 }
 static void bad_move(etrt_pte_builder *b, etrt_pte_plan *f) { instr(f, 3)->move.move_to = 15; }
-static void bad_move_from(etrt_pte_builder *b, etrt_pte_plan *f) { instr(f, 3)->move.move_from = -1; }
-static void bad_jump_cond(etrt_pte_builder *b, etrt_pte_plan *f) { instr(f, 4)->jump_false.cond_value_index = 20; }
-static void bad_jump_dest(etrt_pte_builder *b, etrt_pte_plan *f) { instr(f, 4)->jump_false.destination_instruction = 8; }
-static void bad_free(etrt_pte_builder *b, etrt_pte_plan *f) { instr(f, 5)->free_call.value_index = 15; }
-static void bad_inline_index(etrt_pte_builder *b, etrt_pte_plan *f) { ((etrt_pte_delegate *)&f->delegates[1])->index = 1; }
-static void bad_segment_index(etrt_pte_builder *b, etrt_pte_plan *f) { ((etrt_pte_delegate *)&f->delegates[0])->index = 4; }
+static void bad_move_from(etrt_pte_builder *b, etrt_pte_plan *f) {
+  instr(f, 3)->move.move_from = -1;
+}
+static void bad_jump_cond(etrt_pte_builder *b, etrt_pte_plan *f) {
+  instr(f, 4)->jump_false.cond_value_index = 20;
+}
+static void bad_jump_dest(etrt_pte_builder *b, etrt_pte_plan *f) {
+  instr(f, 4)->jump_false.destination_instruction = 8;
+}
+static void bad_free(etrt_pte_builder *b, etrt_pte_plan *f) {
+  instr(f, 5)->free_call.value_index = 15;
+}
+static void bad_inline_index(etrt_pte_builder *b, etrt_pte_plan *f) {
+  ((etrt_pte_delegate *)&f->delegates[1])->index = 1;
+}
+static void bad_segment_index(etrt_pte_builder *b, etrt_pte_plan *f) {
+  ((etrt_pte_delegate *)&f->delegates[0])->index = 4;
+}
 static void bad_location(etrt_pte_builder *b, etrt_pte_plan *f) {
   ((etrt_pte_delegate *)&f->delegates[0])->location = (etrt_pte_data_location)2;
 }
-static void bad_constant_index(etrt_pte_builder *b, etrt_pte_plan *f) { value(f, 5)->tensor.data_buffer_idx = 3; }
-static void bad_memory_id(etrt_pte_builder *b, etrt_pte_plan *f) { value(f, 4)->tensor.allocation_info.memory_id = 3; }
+static void bad_constant_index(etrt_pte_builder *b, etrt_pte_plan *f) {
+  value(f, 5)->tensor.data_buffer_idx = 3;
+}
+static void bad_memory_id(etrt_pte_builder *b, etrt_pte_plan *f) {
+  value(f, 4)->tensor.allocation_info.memory_id = 3;
+}
 static void bad_dynamism(etrt_pte_builder *b, etrt_pte_plan *f) {
   value(f, 4)->tensor.shape_dynamism = (etrt_pte_shape_dynamism)3;
 }
-static void bad_device_type(etrt_pte_builder *b, etrt_pte_plan *f) { value(f, 4)->tensor.extra_tensor_info.device_type = 5; }
+static void bad_device_type(etrt_pte_builder *b, etrt_pte_plan *f) {
+  value(f, 4)->tensor.extra_tensor_info.device_type = 5;
+}
 static void bad_tensor_location(etrt_pte_builder *b, etrt_pte_plan *f) {
   value(f, 4)->tensor.extra_tensor_info.location = (etrt_pte_tensor_location)4;
 }
@@ -290,7 +317,9 @@ static void external_without_name(etrt_pte_builder *b, etrt_pte_plan *f) {
 static void bad_mutable_segment(etrt_pte_builder *b, etrt_pte_plan *f) {
   value(f, 14)->tensor.extra_tensor_info.mutable_data_segments_idx = 3;
 }
-static void bad_mutable_index(etrt_pte_builder *b, etrt_pte_plan *f) { value(f, 14)->tensor.data_buffer_idx = 2; }
+static void bad_mutable_index(etrt_pte_builder *b, etrt_pte_plan *f) {
+  value(f, 14)->tensor.data_buffer_idx = 2;
+}
 static void bad_buffer_device(etrt_pte_builder *b, etrt_pte_plan *f) {
   ((etrt_pte_buffer_device *)f->non_const_buffer_device)->buffer_idx = 3;
 }
@@ -303,7 +332,8 @@ static void bad_mutable_offset(etrt_pte_builder *b, etrt_pte_plan *f) {
       (etrt_pte_u64s){offsets, 2};
 }
 static void bad_mutable_segment_index(etrt_pte_builder *b, etrt_pte_plan *f) {
-  ((etrt_pte_subsegment_offsets *)etrt_pte_builder_program(b)->mutable_data_segments)->segment_index = 9;
+  ((etrt_pte_subsegment_offsets *)etrt_pte_builder_program(b)->mutable_data_segments)
+      ->segment_index = 9;
 }
 
 static void test_indices(void) {
@@ -340,7 +370,8 @@ static void test_indices(void) {
   refuse_model(bad_mutable_index, "Tensor.data_buffer_idx at byte offset");
   refuse_model(bad_buffer_device, "NonConstBufferDevice.buffer_idx at byte offset");
   refuse_model(bad_buffer_device_type, "NonConstBufferDevice.device_type at byte offset");
-  refuse_model(bad_mutable_offset, "mutable_data_segments[0]: SubsegmentOffsets.offsets[1] at byte offset");
+  refuse_model(bad_mutable_offset,
+               "mutable_data_segments[0]: SubsegmentOffsets.offsets[1] at byte offset");
   refuse_model(bad_mutable_segment_index, "SubsegmentOffsets.segment_index at byte offset");
 }
 
@@ -372,7 +403,8 @@ static void named_data_out_of_range(void) {
   p->has_constant_segment = true;
   p->constant_segment = cs;
   CHECK_OK(etrt_pte_write(p, &bytes, &size));
-  if (bytes) REFUSED(bytes, size, "constant_segment: SubsegmentOffsets.segment_index at byte offset");
+  if (bytes)
+    REFUSED(bytes, size, "constant_segment: SubsegmentOffsets.segment_index at byte offset");
   free(bytes);
   etrt_pte_builder_destroy(b);
 }

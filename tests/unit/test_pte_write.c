@@ -97,7 +97,8 @@ static void test_sample_round_trip(void) {
     CHECK(d.type == ETRT_DEVICE_CUDA && d.index == 1);
     d = etrt_pte_tensor_device(&f->values[12].tensor);
     CHECK(d.type == ETRT_DEVICE_CPU && d.index == 0);
-    CHECK_EQ_INT(etrt_pte_allocation_offset(&f->values[12].tensor.allocation_info), (1ull << 32) + 16);
+    CHECK_EQ_INT(etrt_pte_allocation_offset(&f->values[12].tensor.allocation_info),
+                 (1ull << 32) + 16);
     size_t nbytes = 0;
     CHECK_OK(etrt_pte_tensor_nbytes(&f->values[12].tensor, &nbytes));
     CHECK_EQ_INT(nbytes, 12); /* float16 [2, 3] */
@@ -196,7 +197,8 @@ static void test_writer_refuses_missing_arrays(void) {
   CHECK_FAILS(etrt_pte_write(p, &out, &size), ETRT_ERROR_INVALID_ARGUMENT, "ExecutionPlan.values");
   CHECK(out == NULL);
   uint32_t idx;
-  CHECK_FAILS(etrt_pte_builder_add_segment(b, "x", 1, 3, &idx), ETRT_ERROR_INVALID_ARGUMENT, "power of two");
+  CHECK_FAILS(etrt_pte_builder_add_segment(b, "x", 1, 3, &idx), ETRT_ERROR_INVALID_ARGUMENT,
+              "power of two");
   etrt_pte_builder_destroy(b);
 }
 
@@ -245,21 +247,28 @@ static void test_inspect_json(void) {
       "h = d['extended_header']\n"
       "assert h['segment_base_offset'] % 128 == 0 and h['segment_data_size'] > 0, h\n"
       "assert len(d['segments']) == 4 and d['segments'][3]['size'] == 40, d['segments']\n"
-      "assert d['named_data'] == [{'key': 'weights.external', 'segment_index': 3}], d['named_data']\n"
+      "assert d['named_data'] == [{'key': 'weights.external', 'segment_index': 3}], "
+      "d['named_data']\n"
       "m = d['methods'][0]\n"
       "assert [x['name'] for x in d['methods']] == ['forward', 'other']\n"
       "assert m['num_values'] == 15\n"
-      "assert m['input_tensors'] == [{'dtype': 'float32', 'sizes': [2, 3], 'device': 'cuda:1'}], m['input_tensors']\n"
-      "assert m['output_tensors'] == [{'dtype': 'float16', 'sizes': [2, 3], 'device': 'cpu'}], m['output_tensors']\n"
+      "assert m['input_tensors'] == [{'dtype': 'float32', 'sizes': [2, 3], 'device': 'cuda:1'}], "
+      "m['input_tensors']\n"
+      "assert m['output_tensors'] == [{'dtype': 'float16', 'sizes': [2, 3], 'device': 'cpu'}], "
+      "m['output_tensors']\n"
       "assert [t['index'] for t in m['tensors']] == [4, 5, 12, 13, 14]\n"
       "assert m['operators'] == ['aten::add.out', 'et_copy::_h2d_copy'], m['operators']\n"
       "kinds = [i['kind'] for i in m['instructions']]\n"
-      "assert kinds == ['kernel', 'delegate', 'delegate', 'move', 'jump_false', 'free', 'kernel'], kinds\n"
+      "assert kinds == ['kernel', 'delegate', 'delegate', 'move', 'jump_false', 'free', 'kernel'], "
+      "kinds\n"
       "assert m['instructions'][1] == {'kind': 'delegate', 'delegate': 0, 'args': [4, 12]}\n"
-      "assert m['instructions'][3] == {'kind': 'move'} and m['instructions'][5] == {'kind': 'free'}\n"
-      "assert m['delegates'][0] == {'id': 'EtrtBackend', 'location': 'segment', 'index': 1, 'size': 300,\n"
+      "assert m['instructions'][3] == {'kind': 'move'} and m['instructions'][5] == {'kind': "
+      "'free'}\n"
+      "assert m['delegates'][0] == {'id': 'EtrtBackend', 'location': 'segment', 'index': 1, "
+      "'size': 300,\n"
       "    'compile_specs': {'target_device': 'cuda:1', 'blob': 'hex:00ff10'}}, m['delegates'][0]\n"
-      "assert m['delegates'][1] == {'id': 'InlineBackend', 'location': 'inline', 'index': 0, 'size': 5,\n"
+      "assert m['delegates'][1] == {'id': 'InlineBackend', 'location': 'inline', 'index': 0, "
+      "'size': 5,\n"
       "    'compile_specs': {}}, m['delegates'][1]\n"
       "assert m['non_const_buffer_sizes'] == [0, 96, 4352]\n"
       "assert m['non_const_buffer_device'] == [{'buffer_idx': 2, 'device': 'cuda:1'}]\n"
@@ -267,8 +276,8 @@ static void test_inspect_json(void) {
   char script_path[1024];
   snprintf(script_path, sizeof script_path, "%s/check.py", etrt_test_tmpdir());
   CHECK_OK(etrt_file_write_atomic(script_path, script, strlen(script)));
-  snprintf(command, sizeof command, "'%s' inspect --json '%s' | /usr/bin/python3 '%s'", etrt_test_tool(), path,
-           script_path);
+  snprintf(command, sizeof command, "'%s' inspect --json '%s' | /usr/bin/python3 '%s'",
+           etrt_test_tool(), path, script_path);
   char *output = NULL;
   int rc = etrt_test_run(command, 1, &output);
   CHECK_EQ_INT(rc, 0);
@@ -320,8 +329,8 @@ static void test_parse_time_1mb(void) {
     if (dt < best) best = dt;
     etrt_pte_program_free(p);
   }
-  printf("parse of a %zu-byte program: best %.3f ms, mean %.3f ms over %d runs (goal < 10 ms)\n", size, best,
-         total / RUNS, RUNS);
+  printf("parse of a %zu-byte program: best %.3f ms, mean %.3f ms over %d runs (goal < 10 ms)\n",
+         size, best, total / RUNS, RUNS);
   free(bytes);
 }
 

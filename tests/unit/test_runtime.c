@@ -34,7 +34,8 @@ static void test_fixture_add(void) {
   CHECK_NEAR(*(float *)out.data, 1.75, 0);
   /* Wrong shapes and types are refused naming the input and axis. */
   etrt_tensor_view wrong = {&a, ETRT_DTYPE_FLOAT32, 1, {2}};
-  CHECK_FAILS(etrt_method_set_input(m, 0, &wrong), ETRT_ERROR_INVALID_ARGUMENT, "input 0, axis 0: size 2");
+  CHECK_FAILS(etrt_method_set_input(m, 0, &wrong), ETRT_ERROR_INVALID_ARGUMENT,
+              "input 0, axis 0: size 2");
   wrong = (etrt_tensor_view){&a, ETRT_DTYPE_INT32, 1, {1}};
   CHECK_FAILS(etrt_method_set_input(m, 1, &wrong), ETRT_ERROR_INVALID_ARGUMENT, "dtype int32");
   CHECK_FAILS(etrt_method_set_input(m, 2, &va), ETRT_ERROR_INVALID_ARGUMENT, "has 2 inputs");
@@ -104,7 +105,8 @@ static void test_program_from_plan_with_dynamic_batch(void) {
     CHECK(etrt_test_max_diff(out.data, y, (size_t)(batch * 4)) < 1e-5);
   }
   etrt_tensor_view too_big = {x, ETRT_DTYPE_FLOAT32, 2, {9, 16}};
-  CHECK_FAILS(etrt_method_set_input(m, 0, &too_big), ETRT_ERROR_INVALID_ARGUMENT, "axis 0: size 9, the method takes at most 8");
+  CHECK_FAILS(etrt_method_set_input(m, 0, &too_big), ETRT_ERROR_INVALID_ARGUMENT,
+              "axis 0: size 9, the method takes at most 8");
   etrt_method_destroy(m);
   /* An input left unset is refused at execute. */
   CHECK_OK(etrt_method_create(p, "forward", &m));
@@ -116,8 +118,8 @@ static void test_program_from_plan_with_dynamic_batch(void) {
 
 /* Rewrites a fixture-like program through the model so that a refusal path can be
  * reached: `edit` changes the parsed model in place before it is written back. */
-static int write_edited(const uint8_t *bytes, size_t size, void (*edit)(etrt_pte_program *), uint8_t **out,
-                        size_t *out_size) {
+static int write_edited(const uint8_t *bytes, size_t size, void (*edit)(etrt_pte_program *),
+                        uint8_t **out, size_t *out_size) {
   etrt_pte_program *pte;
   if (etrt_pte_parse(bytes, size, &pte) != ETRT_OK) return -1;
   edit(pte);
@@ -152,7 +154,8 @@ static void test_refusals(void) {
   size_t size = 0;
   etrt_program *p = NULL;
   CHECK(write_edited(map.data, map.size, rename_operator, &edited, &size) == 0);
-  CHECK_FAILS(etrt_program_load_memory(edited, size, NULL, &p), ETRT_ERROR_UNSUPPORTED, "aten::frobnicate.out");
+  CHECK_FAILS(etrt_program_load_memory(edited, size, NULL, &p), ETRT_ERROR_UNSUPPORTED,
+              "aten::frobnicate.out");
   free(edited);
   etrt_file_map_close(&map);
 
@@ -160,7 +163,8 @@ static void test_refusals(void) {
   uint8_t *pte = NULL;
   CHECK_OK(etrt_test_mlp_program(&mlp, 4, 8, 2, 1, 2, 5, cpu, "mlp", &pte, &size));
   CHECK(write_edited(pte, size, rename_delegate, &edited, &size) == 0);
-  CHECK_FAILS(etrt_program_load_memory(edited, size, NULL, &p), ETRT_ERROR_UNSUPPORTED, "'NoSuchBackend'");
+  CHECK_FAILS(etrt_program_load_memory(edited, size, NULL, &p), ETRT_ERROR_UNSUPPORTED,
+              "'NoSuchBackend'");
   free(edited);
   free(pte);
 
@@ -173,7 +177,8 @@ static void test_refusals(void) {
   CHECK_FAILS(etrt_method_create(p, "forward", &m), ETRT_ERROR_NOT_FOUND, "--data");
   etrt_program_destroy(p);
   etrt_program_options missing = {.data_path = "/nonexistent/weights.ptd"};
-  CHECK_FAILS(etrt_program_load_memory(edited, size, &missing, &p), ETRT_ERROR_IO, "/nonexistent/weights.ptd");
+  CHECK_FAILS(etrt_program_load_memory(edited, size, &missing, &p), ETRT_ERROR_IO,
+              "/nonexistent/weights.ptd");
   free(edited);
   free(pte);
   etrt_test_mlp_free(&mlp);
@@ -183,7 +188,8 @@ static void test_refusals(void) {
   etrt_pte_program *parsed = NULL;
   CHECK_OK(etrt_pte_parse(pte, size, &parsed));
   etrt_pte_bytes payload = {0};
-  if (parsed != NULL) CHECK_OK(etrt_pte_program_delegate_data(parsed, &parsed->plans[0].delegates[0], &payload));
+  if (parsed != NULL)
+    CHECK_OK(etrt_pte_program_delegate_data(parsed, &parsed->plans[0].delegates[0], &payload));
   etrt_pte_program_free(parsed);
   if (payload.data != NULL) {
     pte[(size_t)(payload.data - pte) + payload.size - 3] ^= 0x40;
@@ -196,7 +202,8 @@ static void test_refusals(void) {
 
   /* A second registration of an id is refused. */
   CHECK_FAILS(etrt_backend_register(&etrt_backend_etrt), ETRT_ERROR_ALREADY_EXISTS, "EtrtBackend");
-  CHECK_FAILS(etrt_program_load_file("/nonexistent/x.pte", NULL, &p), ETRT_ERROR_IO, "/nonexistent/x.pte");
+  CHECK_FAILS(etrt_program_load_file("/nonexistent/x.pte", NULL, &p), ETRT_ERROR_IO,
+              "/nonexistent/x.pte");
 }
 
 typedef struct thread_job {
@@ -262,7 +269,8 @@ static void test_threads_share_a_program(void) {
 size_t __sanitizer_get_current_allocated_bytes(void) __attribute__((weak));
 
 static double heap_bytes(void) {
-  if (__sanitizer_get_current_allocated_bytes != NULL) return (double)__sanitizer_get_current_allocated_bytes();
+  if (__sanitizer_get_current_allocated_bytes != NULL)
+    return (double)__sanitizer_get_current_allocated_bytes();
   long pages = 0, resident = 0;
   FILE *f = fopen("/proc/self/statm", "r");
   if (f != NULL) {

@@ -27,7 +27,8 @@ static void spec_init(program_spec *p) {
 }
 
 /* A float32 tensor planned in the host arena (or, with `constant`, a constant). */
-static int32_t spec_tensor(program_spec *p, int32_t rank, const int32_t *sizes, const float *constant, int dynamic) {
+static int32_t spec_tensor(program_spec *p, int32_t rank, const int32_t *sizes,
+                           const float *constant, int dynamic) {
   etrt_pte_value *v = &p->values[p->num_values];
   v->kind = ETRT_PTE_VALUE_TENSOR;
   v->tensor.scalar_type = ETRT_DTYPE_FLOAT32;
@@ -67,9 +68,10 @@ typedef struct instruction_spec {
   uint32_t num_args;
 } instruction_spec;
 
-static uint8_t *spec_write(program_spec *p, const char *const *ops, uint32_t num_ops, const instruction_spec *ins,
-                           uint32_t num_ins, const int32_t *inputs, uint32_t num_inputs, const int32_t *outputs,
-                           uint32_t num_outputs, size_t *size) {
+static uint8_t *spec_write(program_spec *p, const char *const *ops, uint32_t num_ops,
+                           const instruction_spec *ins, uint32_t num_ins, const int32_t *inputs,
+                           uint32_t num_inputs, const int32_t *outputs, uint32_t num_outputs,
+                           size_t *size) {
   etrt_pte_builder *b = p->b;
   etrt_pte_plan *plan = ETRT_PTE_NEW(b, etrt_pte_plan, 1);
   etrt_pte_operator *operators = ETRT_PTE_NEW(b, etrt_pte_operator, num_ops ? num_ops : 1);
@@ -122,9 +124,10 @@ static uint8_t *spec_write(program_spec *p, const char *const *ops, uint32_t num
 }
 
 /* Runs a one-method program on float inputs; returns the first output copied. */
-static int run_program(const uint8_t *pte, size_t size, const etrt_program_options *options, const float *const *inputs,
-                       int64_t (*sizes)[ETRT_MAX_RANK], const int32_t *ranks, uint32_t num_inputs, float *out,
-                       size_t out_count, etrt_tensor_view *out_view) {
+static int run_program(const uint8_t *pte, size_t size, const etrt_program_options *options,
+                       const float *const *inputs, int64_t (*sizes)[ETRT_MAX_RANK],
+                       const int32_t *ranks, uint32_t num_inputs, float *out, size_t out_count,
+                       etrt_tensor_view *out_view) {
   etrt_program *program = NULL;
   etrt_method *method = NULL;
   etrt_status s = etrt_program_load_memory(pte, size, options, &program);
@@ -177,17 +180,18 @@ static void test_mm_addmm_linear(void) {
   /* y = linear(addmm(c, mm(a, b), w_t, beta=0.5, alpha=2), w, bias) over a rank-3 input. */
   program_spec p;
   spec_init(&p);
-  float bmat[6] = {1, 0, 2, -1, 0.5f, 3}; /* [2, 3] */
+  float bmat[6] = {1, 0, 2, -1, 0.5f, 3};    /* [2, 3] */
   float w2[9] = {1, 0, 0, 0, 1, 0, 1, 1, 1}; /* [3, 3] */
-  float c[3] = {0.5f, -0.5f, 1};            /* [3] broadcast over rows */
-  float w[6] = {1, 2, 3, -1, 0, 1};         /* linear weight [2, 3] (out, in) */
+  float c[3] = {0.5f, -0.5f, 1};             /* [3] broadcast over rows */
+  float w[6] = {1, 2, 3, -1, 0, 1};          /* linear weight [2, 3] (out, in) */
   float bias[2] = {0.25f, -0.25f};
   int32_t a = spec_tensor(&p, 2, (int32_t[]){2, 2}, NULL, 0);
   int32_t bc = spec_tensor(&p, 2, (int32_t[]){2, 3}, bmat, 0);
   int32_t m = spec_tensor(&p, 2, (int32_t[]){2, 3}, NULL, 0);
   int32_t w2c = spec_tensor(&p, 2, (int32_t[]){3, 3}, w2, 0);
   int32_t cc = spec_tensor(&p, 1, (int32_t[]){3}, c, 0);
-  int32_t beta = spec_scalar(&p, ETRT_PTE_VALUE_DOUBLE, 0.5), alpha = spec_scalar(&p, ETRT_PTE_VALUE_INT, 2);
+  int32_t beta = spec_scalar(&p, ETRT_PTE_VALUE_DOUBLE, 0.5),
+          alpha = spec_scalar(&p, ETRT_PTE_VALUE_INT, 2);
   int32_t am = spec_tensor(&p, 2, (int32_t[]){2, 3}, NULL, 0);
   int32_t am3 = spec_tensor(&p, 3, (int32_t[]){1, 2, 3}, NULL, 0);
   int32_t wc = spec_tensor(&p, 2, (int32_t[]){2, 3}, w, 0);
@@ -240,11 +244,12 @@ static uint8_t *control_program(int condition, size_t *size) {
   int32_t dims[1] = {3};
   int32_t x = spec_tensor(&p, 1, dims, NULL, 0), t = spec_tensor(&p, 1, dims, NULL, 0),
           u = spec_tensor(&p, 1, dims, NULL, 0);
-  int32_t cond = spec_scalar(&p, ETRT_PTE_VALUE_BOOL, condition), not_cond = spec_scalar(&p, ETRT_PTE_VALUE_BOOL, !condition);
+  int32_t cond = spec_scalar(&p, ETRT_PTE_VALUE_BOOL, condition),
+          not_cond = spec_scalar(&p, ETRT_PTE_VALUE_BOOL, !condition);
   int32_t out = spec_tensor(&p, 1, dims, NULL, 0);
   const char *ops[] = {"aten::mul.out", "aten::relu.out"};
   instruction_spec ins[] = {
-      {ETRT_PTE_INSTR_JUMP_FALSE, 0, {cond, 3}, 2},     /* not cond: skip the mul */
+      {ETRT_PTE_INSTR_JUMP_FALSE, 0, {cond, 3}, 2}, /* not cond: skip the mul */
       {ETRT_PTE_INSTR_KERNEL, 0, {x, x, t, t}, 4},
       {ETRT_PTE_INSTR_JUMP_FALSE, 0, {not_cond, 5}, 2}, /* cond: skip the relu */
       {ETRT_PTE_INSTR_KERNEL, 1, {x, u, u}, 3},
@@ -310,7 +315,8 @@ static void test_external_tensor_from_ptd(void) {
   etrt_program *program = NULL;
   etrt_method *method = NULL;
   CHECK_OK(etrt_program_load_memory(pte, size, &options, &program));
-  CHECK_FAILS(etrt_method_create(program, "forward", &method), ETRT_ERROR_NOT_FOUND, "layer.weight");
+  CHECK_FAILS(etrt_method_create(program, "forward", &method), ETRT_ERROR_NOT_FOUND,
+              "layer.weight");
   etrt_program_destroy(program);
   free(ptd);
   free(pte);

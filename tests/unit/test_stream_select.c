@@ -131,14 +131,18 @@ static void test_green_stream_entry_points(void) {
   CHECK_OK(etrt_device_select_sim(2));
   CHECK_FAILS(etrt_green_stream_create(2, 16, &stream, &granted), ETRT_ERROR_INVALID_ARGUMENT,
               "device 2 out of range (2 sim devices)");
-  CHECK_FAILS(etrt_green_stream_create(-1, 16, &stream, &granted), ETRT_ERROR_INVALID_ARGUMENT, "out of range");
+  CHECK_FAILS(etrt_green_stream_create(-1, 16, &stream, &granted), ETRT_ERROR_INVALID_ARGUMENT,
+              "out of range");
   CHECK_FAILS(etrt_green_stream_create(0, 0, &stream, &granted), ETRT_ERROR_INVALID_ARGUMENT,
               "sm_count 0 out of range (sim:0 has 132 SMs)");
-  CHECK_FAILS(etrt_green_stream_create(0, 133, &stream, &granted), ETRT_ERROR_INVALID_ARGUMENT, "sm_count 133");
+  CHECK_FAILS(etrt_green_stream_create(0, 133, &stream, &granted), ETRT_ERROR_INVALID_ARGUMENT,
+              "sm_count 133");
   CHECK_FAILS(etrt_green_stream_create(0, 130, &stream, &granted), ETRT_ERROR_INVALID_ARGUMENT,
               "etrt_green_stream_create: sim green_stream_create");
-  CHECK_FAILS(etrt_green_stream_create(0, 16, NULL, &granted), ETRT_ERROR_INVALID_ARGUMENT, "NULL stream");
-  CHECK_FAILS(etrt_green_stream_create(0, 16, &stream, NULL), ETRT_ERROR_INVALID_ARGUMENT, "NULL granted_sms");
+  CHECK_FAILS(etrt_green_stream_create(0, 16, NULL, &granted), ETRT_ERROR_INVALID_ARGUMENT,
+              "NULL stream");
+  CHECK_FAILS(etrt_green_stream_create(0, 16, &stream, NULL), ETRT_ERROR_INVALID_ARGUMENT,
+              "NULL granted_sms");
   CHECK_FAILS(etrt_green_stream_destroy(NULL), ETRT_ERROR_INVALID_ARGUMENT, "NULL stream");
 
   CHECK_OK(etrt_green_stream_create(1, 12, &stream, &granted));

@@ -8,7 +8,8 @@
 static void expect(double seconds, const char *want) {
   char buf[32];
   etrt_tool_format_duration(seconds, buf, sizeof buf);
-  if (strcmp(buf, want) != 0) etrt_test_fail(__FILE__, __LINE__, "%.12g s: got '%s', want '%s'", seconds, buf, want);
+  if (strcmp(buf, want) != 0)
+    etrt_test_fail(__FILE__, __LINE__, "%.12g s: got '%s', want '%s'", seconds, buf, want);
 }
 
 int main(void) {

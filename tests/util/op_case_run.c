@@ -34,17 +34,35 @@ static void *co_generate(const co_value *v) {
   }
   for (int64_t i = 0; i < n; ++i) {
     double u = co_uniform();
-    double f = v->fill == CO_POSITIVE ? 0.1 + 3.9 * u : v->fill == CO_UNIT ? 1.8 * u - 0.9 : 4.0 * u - 2.0;
+    double f = v->fill == CO_POSITIVE ? 0.1 + 3.9 * u
+               : v->fill == CO_UNIT   ? 1.8 * u - 0.9
+                                      : 4.0 * u - 2.0;
     int64_t k = (int64_t)(u * 16.0) - 8;
     switch (v->dtype) {
-      case ETRT_DTYPE_FLOAT32: ((float *)p)[i] = (float)f; break;
-      case ETRT_DTYPE_FLOAT64: ((double *)p)[i] = f; break;
-      case ETRT_DTYPE_INT8: ((int8_t *)p)[i] = (int8_t)k; break;
-      case ETRT_DTYPE_UINT8: ((uint8_t *)p)[i] = (uint8_t)(k + 8); break;
-      case ETRT_DTYPE_INT32: ((int32_t *)p)[i] = (int32_t)k; break;
-      case ETRT_DTYPE_INT64: ((int64_t *)p)[i] = k; break;
-      case ETRT_DTYPE_BOOL: ((uint8_t *)p)[i] = (uint8_t)(u < 0.5); break;
-      default: memset((char *)p + (size_t)i * size, 0, size); break;
+      case ETRT_DTYPE_FLOAT32:
+        ((float *)p)[i] = (float)f;
+        break;
+      case ETRT_DTYPE_FLOAT64:
+        ((double *)p)[i] = f;
+        break;
+      case ETRT_DTYPE_INT8:
+        ((int8_t *)p)[i] = (int8_t)k;
+        break;
+      case ETRT_DTYPE_UINT8:
+        ((uint8_t *)p)[i] = (uint8_t)(k + 8);
+        break;
+      case ETRT_DTYPE_INT32:
+        ((int32_t *)p)[i] = (int32_t)k;
+        break;
+      case ETRT_DTYPE_INT64:
+        ((int64_t *)p)[i] = k;
+        break;
+      case ETRT_DTYPE_BOOL:
+        ((uint8_t *)p)[i] = (uint8_t)(u < 0.5);
+        break;
+      default:
+        memset((char *)p + (size_t)i * size, 0, size);
+        break;
     }
   }
   return p;
@@ -65,7 +83,8 @@ static int co_compare(const char *what, etrt_dtype dtype, int64_t n, const void 
       b = ((const double *)other)[i];
     } else {
       size_t size = etrt_dtype_size(dtype);
-      if (memcmp((const char *)cpu + (size_t)i * size, (const char *)other + (size_t)i * size, size) != 0) {
+      if (memcmp((const char *)cpu + (size_t)i * size, (const char *)other + (size_t)i * size,
+                 size) != 0) {
         if (bad++ < 3) printf("  %s: element %lld differs\n", what, (long long)i);
       }
       continue;
@@ -85,7 +104,8 @@ static int co_compare(const char *what, etrt_dtype dtype, int64_t n, const void 
 
 /* Reduced-precision matrix work (TF32, FP16, BF16) rounds the operands, so single
  * elements near cancellation can be far off relatively: compare ||other - cpu|| / ||cpu||. */
-static int co_compare_norm(const char *what, int64_t n, const void *cpu, const void *other, double tol) {
+static int co_compare_norm(const char *what, int64_t n, const void *cpu, const void *other,
+                           double tol) {
   double diff = 0.0, ref = 0.0;
   for (int64_t i = 0; i < n; ++i) {
     double a = ((const float *)cpu)[i], b = ((const float *)other)[i];
@@ -93,7 +113,8 @@ static int co_compare_norm(const char *what, int64_t n, const void *cpu, const v
     ref += a * a;
   }
   double rel = ref > 0.0 ? sqrt(diff / ref) : sqrt(diff);
-  printf("  %s: %lld elements, relative norm difference %.3g (tolerance %.0e)\n", what, (long long)n, rel, tol);
+  printf("  %s: %lld elements, relative norm difference %.3g (tolerance %.0e)\n", what,
+         (long long)n, rel, tol);
   return rel <= tol ? 0 : 1;
 }
 
@@ -121,8 +142,8 @@ void co_run(const co_case *c, const etrt_device_driver *d, etrt_executor_kind ki
     snprintf(name, sizeof name, "x%u", i);
     host_in[i] = co_generate(&inputs[i]);
     if (inputs[i].constant) {
-      CHECK_OK(etrt_network_add_constant(net, name, inputs[i].dtype, inputs[i].rank,
-                                         inputs[i].dims, host_in[i], &ids[i]));
+      CHECK_OK(etrt_network_add_constant(net, name, inputs[i].dtype, inputs[i].rank, inputs[i].dims,
+                                         host_in[i], &ids[i]));
     } else {
       CHECK_OK(etrt_network_add_input(net, name, inputs[i].dtype, inputs[i].rank, inputs[i].dims,
                                       inputs[i].dims, &ids[i]));
@@ -138,8 +159,8 @@ void co_run(const co_case *c, const etrt_device_driver *d, etrt_executor_kind ki
     snprintf(name, sizeof name, "y%u", o);
     CHECK_OK(etrt_network_mark_output(net, out_ids[o], name));
   }
-  etrt_plan_options options = {.device = {ETRT_DEVICE_CUDA, 0}, .precision = c->precision,
-                               .name = c->label};
+  etrt_plan_options options = {
+      .device = {ETRT_DEVICE_CUDA, 0}, .precision = c->precision, .name = c->label};
   CHECK_OK(etrt_plan_build(net, &options, &plan, &plan_size));
   CHECK_OK(etrt_engine_deserialize(plan, plan_size, &engine));
   if (engine == NULL) goto done;
@@ -151,7 +172,8 @@ void co_run(const co_case *c, const etrt_device_driver *d, etrt_executor_kind ki
 
   for (uint32_t i = 0; i < c->num_inputs; ++i) {
     if (inputs[i].constant) continue;
-    size_t bytes = (size_t)co_numel(inputs[i].rank, inputs[i].dims) * etrt_dtype_size(inputs[i].dtype);
+    size_t bytes =
+        (size_t)co_numel(inputs[i].rank, inputs[i].dims) * etrt_dtype_size(inputs[i].dtype);
     CHECK_OK(d->malloc_device(bytes > 0 ? bytes : 1, &dev_in[i]));
     if (bytes > 0)
       CHECK_OK(d->memcpy_async(dev_in[i], host_in[i], bytes, ETRT_COPY_HOST_TO_DEVICE, stream));

@@ -7,75 +7,110 @@
 
 /* Initializers of a co_value (the list is static data). */
 #define CO_UNPAREN(...) __VA_ARGS__
-#define CO_F32(rank_, dims_) {.dtype = ETRT_DTYPE_FLOAT32, .rank = rank_, .dims = {CO_UNPAREN dims_}}
+#define CO_F32(rank_, dims_)                                                 \
+  {                                                                          \
+    .dtype = ETRT_DTYPE_FLOAT32, .rank = rank_, .dims = { CO_UNPAREN dims_ } \
+  }
 #define CO_POS(rank_, dims_) \
-  {.dtype = ETRT_DTYPE_FLOAT32, .rank = rank_, .dims = {CO_UNPAREN dims_}, .fill = CO_POSITIVE}
+  { .dtype = ETRT_DTYPE_FLOAT32, .rank = rank_, .dims = {CO_UNPAREN dims_}, .fill = CO_POSITIVE }
 #define CO_UNIT_F32(rank_, dims_) \
-  {.dtype = ETRT_DTYPE_FLOAT32, .rank = rank_, .dims = {CO_UNPAREN dims_}, .fill = CO_UNIT}
-#define CO_TYPED(dtype_, rank_, dims_) {.dtype = dtype_, .rank = rank_, .dims = {CO_UNPAREN dims_}}
+  { .dtype = ETRT_DTYPE_FLOAT32, .rank = rank_, .dims = {CO_UNPAREN dims_}, .fill = CO_UNIT }
+#define CO_TYPED(dtype_, rank_, dims_)                           \
+  {                                                              \
+    .dtype = dtype_, .rank = rank_, .dims = { CO_UNPAREN dims_ } \
+  }
 #define CO_CONST_F32(rank_, dims_) \
-  {.dtype = ETRT_DTYPE_FLOAT32, .rank = rank_, .dims = {CO_UNPAREN dims_}, .constant = 1}
-#define CO_CONST_POS(rank_, dims_)                                                           \
-  {.dtype = ETRT_DTYPE_FLOAT32, .rank = rank_, .dims = {CO_UNPAREN dims_}, .constant = 1, \
-   .fill = CO_POSITIVE}
+  { .dtype = ETRT_DTYPE_FLOAT32, .rank = rank_, .dims = {CO_UNPAREN dims_}, .constant = 1 }
+#define CO_CONST_POS(rank_, dims_)                                                         \
+  {                                                                                        \
+    .dtype = ETRT_DTYPE_FLOAT32, .rank = rank_, .dims = {CO_UNPAREN dims_}, .constant = 1, \
+    .fill = CO_POSITIVE                                                                    \
+  }
 #define CO_CONST_I64(rank_, dims_, ...)                                                  \
-  {.dtype = ETRT_DTYPE_INT64, .rank = rank_, .dims = {CO_UNPAREN dims_}, .constant = 1, \
-   .fill = CO_GIVEN, .data = (const int64_t[]){__VA_ARGS__}}
+  {                                                                                      \
+    .dtype = ETRT_DTYPE_INT64, .rank = rank_, .dims = {CO_UNPAREN dims_}, .constant = 1, \
+    .fill = CO_GIVEN, .data = (const int64_t[]) {                                        \
+      __VA_ARGS__                                                                        \
+    }                                                                                    \
+  }
 /* Values given in full: an input, or a constant of the network. */
-#define CO_VALUES(dtype_, ctype, rank_, dims_, ...)                                  \
-  {.dtype = dtype_, .rank = rank_, .dims = {CO_UNPAREN dims_}, .fill = CO_GIVEN, \
-   .data = (const ctype[]){__VA_ARGS__}}
-#define CO_CONST_VALUES(dtype_, ctype, rank_, dims_, ...)                                          \
-  {.dtype = dtype_, .rank = rank_, .dims = {CO_UNPAREN dims_}, .constant = 1, .fill = CO_GIVEN, \
-   .data = (const ctype[]){__VA_ARGS__}}
+#define CO_VALUES(dtype_, ctype, rank_, dims_, ...)                               \
+  {                                                                               \
+    .dtype = dtype_, .rank = rank_, .dims = {CO_UNPAREN dims_}, .fill = CO_GIVEN, \
+    .data = (const ctype[]) {                                                     \
+      __VA_ARGS__                                                                 \
+    }                                                                             \
+  }
+#define CO_CONST_VALUES(dtype_, ctype, rank_, dims_, ...)                                        \
+  {                                                                                              \
+    .dtype = dtype_, .rank = rank_, .dims = {CO_UNPAREN dims_}, .constant = 1, .fill = CO_GIVEN, \
+    .data = (const ctype[]) {                                                                    \
+      __VA_ARGS__                                                                                \
+    }                                                                                            \
+  }
 /* An empty constant: an optional input left out but with one after it (Resize's roi). */
-#define CO_EMPTY(dtype_) {.dtype = dtype_, .rank = 1, .dims = {0}, .constant = 1}
+#define CO_EMPTY(dtype_) \
+  { .dtype = dtype_, .rank = 1, .dims = {0}, .constant = 1 }
 
-#define CO_INT(n, v) {.name = n, .kind = ETRT_ATTRIBUTE_INT, .i = v}
-#define CO_FLOAT(n, v) {.name = n, .kind = ETRT_ATTRIBUTE_FLOAT, .f = v}
-#define CO_STRING(n, v) {.name = n, .kind = ETRT_ATTRIBUTE_STRING, .s = v}
-#define CO_INTS(n, count_, ...) \
-  {.name = n, .kind = ETRT_ATTRIBUTE_INTS, .count = count_, .ints = (const int64_t[]){__VA_ARGS__}}
+#define CO_INT(n, v) \
+  { .name = n, .kind = ETRT_ATTRIBUTE_INT, .i = v }
+#define CO_FLOAT(n, v) \
+  { .name = n, .kind = ETRT_ATTRIBUTE_FLOAT, .f = v }
+#define CO_STRING(n, v) \
+  { .name = n, .kind = ETRT_ATTRIBUTE_STRING, .s = v }
+#define CO_INTS(n, count_, ...)                                                          \
+  {                                                                                      \
+    .name = n, .kind = ETRT_ATTRIBUTE_INTS, .count = count_, .ints = (const int64_t[]) { \
+      __VA_ARGS__                                                                        \
+    }                                                                                    \
+  }
 
-#define CO_IN(...) (const co_value[]){__VA_ARGS__}
-#define CO_ATTR(...) (const etrt_attribute[]){__VA_ARGS__}
+#define CO_IN(...) \
+  (const co_value[]) { __VA_ARGS__ }
+#define CO_ATTR(...) \
+  (const etrt_attribute[]) { __VA_ARGS__ }
 #define FP32 ETRT_PRECISION_FP32
 
 static const int64_t co_seven = 7;
-#define CO_SEVEN                                                                      \
-  {.name = "value", .kind = ETRT_ATTRIBUTE_TENSOR,                                   \
-   .tensor = {.data = (void *)&co_seven, .dtype = ETRT_DTYPE_INT64, .rank = 1, .sizes = {1}}}
+#define CO_SEVEN                                                \
+  {                                                             \
+    .name = "value", .kind = ETRT_ATTRIBUTE_TENSOR, .tensor = { \
+      .data = (void *)&co_seven,                                \
+      .dtype = ETRT_DTYPE_INT64,                                \
+      .rank = 1,                                                \
+      .sizes = {1}                                              \
+    }                                                           \
+  }
 
 static const co_case co_list[] = {
     /* matmul */
-    {"matmul linear fold", "MatMul", 2, CO_IN(CO_F32(4, (2, 3, 16, 32)), CO_F32(2, (32, 24))),
-     0, NULL, 1, 1e-4, FP32},
-    {"matmul batched", "MatMul", 2, CO_IN(CO_F32(3, (4, 8, 16)), CO_F32(3, (4, 16, 8))), 0,
+    {"matmul linear fold", "MatMul", 2, CO_IN(CO_F32(4, (2, 3, 16, 32)), CO_F32(2, (32, 24))), 0,
      NULL, 1, 1e-4, FP32},
-    {"matmul mixed broadcast", "MatMul", 2,
-     CO_IN(CO_F32(4, (2, 1, 5, 7)), CO_F32(3, (3, 7, 6))), 0, NULL, 1, 1e-4, FP32},
-    {"matmul broadcast left", "MatMul", 2, CO_IN(CO_F32(2, (5, 7)), CO_F32(3, (3, 7, 6))), 0,
-     NULL, 1, 1e-4, FP32},
-    {"matmul vector", "MatMul", 2, CO_IN(CO_F32(1, (33)), CO_F32(2, (33, 9))), 0, NULL, 1,
+    {"matmul batched", "MatMul", 2, CO_IN(CO_F32(3, (4, 8, 16)), CO_F32(3, (4, 16, 8))), 0, NULL, 1,
      1e-4, FP32},
-    {"matmul matrix-vector", "MatMul", 2, CO_IN(CO_F32(3, (2, 9, 33)), CO_F32(1, (33))), 0,
+    {"matmul mixed broadcast", "MatMul", 2, CO_IN(CO_F32(4, (2, 1, 5, 7)), CO_F32(3, (3, 7, 6))), 0,
      NULL, 1, 1e-4, FP32},
+    {"matmul broadcast left", "MatMul", 2, CO_IN(CO_F32(2, (5, 7)), CO_F32(3, (3, 7, 6))), 0, NULL,
+     1, 1e-4, FP32},
+    {"matmul vector", "MatMul", 2, CO_IN(CO_F32(1, (33)), CO_F32(2, (33, 9))), 0, NULL, 1, 1e-4,
+     FP32},
+    {"matmul matrix-vector", "MatMul", 2, CO_IN(CO_F32(3, (2, 9, 33)), CO_F32(1, (33))), 0, NULL, 1,
+     1e-4, FP32},
     {"matmul constant weights", "MatMul", 2,
      CO_IN(CO_F32(2, (64, 128)), CO_CONST_F32(2, (128, 96))), 0, NULL, 1, 1e-4, FP32},
     /* TF32 keeps 10 mantissa bits: the relative norm difference stays near 5e-4. */
-    {"matmul tf32", "MatMul", 2, CO_IN(CO_F32(2, (64, 256)), CO_F32(2, (256, 64))), 0, NULL,
-     1, 5e-3, ETRT_PRECISION_TF32},
+    {"matmul tf32", "MatMul", 2, CO_IN(CO_F32(2, (64, 256)), CO_F32(2, (256, 64))), 0, NULL, 1,
+     5e-3, ETRT_PRECISION_TF32},
     /* gemm */
-    {"gemm plain", "Gemm", 2, CO_IN(CO_F32(2, (17, 33)), CO_F32(2, (33, 9))), 0, NULL, 1,
-     1e-4, FP32},
+    {"gemm plain", "Gemm", 2, CO_IN(CO_F32(2, (17, 33)), CO_F32(2, (33, 9))), 0, NULL, 1, 1e-4,
+     FP32},
     {"gemm transposed, bias row", "Gemm", 3,
      CO_IN(CO_F32(2, (33, 17)), CO_CONST_F32(2, (9, 33)), CO_CONST_F32(1, (9))), 4,
      CO_ATTR(CO_INT("transA", 1), CO_INT("transB", 1), CO_FLOAT("alpha", 0.5f),
              CO_FLOAT("beta", 2.0f)),
      1, 1e-4, FP32},
     {"gemm full bias", "Gemm", 3,
-     CO_IN(CO_F32(2, (8, 16)), CO_F32(2, (16, 12)), CO_F32(2, (8, 12))), 0, NULL, 1, 1e-4,
-     FP32},
+     CO_IN(CO_F32(2, (8, 16)), CO_F32(2, (16, 12)), CO_F32(2, (8, 12))), 0, NULL, 1, 1e-4, FP32},
     /* conv */
     {"conv 3x3 stride 2 pad 1 bias", "Conv", 3,
      CO_IN(CO_F32(4, (2, 3, 9, 9)), CO_CONST_F32(4, (4, 3, 3, 3)), CO_CONST_F32(1, (4))), 3,
@@ -83,40 +118,33 @@ static const co_case co_list[] = {
              CO_INTS("pads", 4, 1, 1, 1, 1)),
      1, 1e-4, FP32},
     {"conv pointwise", "Conv", 3,
-     CO_IN(CO_F32(4, (2, 8, 5, 5)), CO_CONST_F32(4, (6, 8, 1, 1)), CO_CONST_F32(1, (6))), 0,
-     NULL, 1, 1e-4, FP32},
-    {"conv depthwise", "Conv", 2,
-     CO_IN(CO_F32(4, (1, 4, 6, 6)), CO_CONST_F32(4, (4, 1, 3, 3))), 2,
+     CO_IN(CO_F32(4, (2, 8, 5, 5)), CO_CONST_F32(4, (6, 8, 1, 1)), CO_CONST_F32(1, (6))), 0, NULL,
+     1, 1e-4, FP32},
+    {"conv depthwise", "Conv", 2, CO_IN(CO_F32(4, (1, 4, 6, 6)), CO_CONST_F32(4, (4, 1, 3, 3))), 2,
      CO_ATTR(CO_INT("group", 4), CO_STRING("auto_pad", "SAME_UPPER")), 1, 1e-4, FP32},
-    {"conv 1-d dilated", "Conv", 2,
-     CO_IN(CO_F32(3, (2, 3, 20)), CO_CONST_F32(3, (5, 3, 3))), 1,
+    {"conv 1-d dilated", "Conv", 2, CO_IN(CO_F32(3, (2, 3, 20)), CO_CONST_F32(3, (5, 3, 3))), 1,
      CO_ATTR(CO_INTS("dilations", 1, 2)), 1, 1e-4, FP32},
     /* binary */
-    {"Add", "Add", 2, CO_IN(CO_F32(3, (2, 3, 40)), CO_F32(2, (3, 1))), 0, NULL, 1, 1e-5,
-     FP32},
-    {"Sub", "Sub", 2, CO_IN(CO_F32(3, (2, 3, 40)), CO_F32(2, (3, 1))), 0, NULL, 1, 1e-5,
-     FP32},
-    {"Mul", "Mul", 2, CO_IN(CO_F32(3, (2, 3, 40)), CO_F32(2, (3, 1))), 0, NULL, 1, 1e-5,
-     FP32},
-    {"Div", "Div", 2, CO_IN(CO_F32(3, (2, 3, 40)), CO_F32(2, (3, 1))), 0, NULL, 1, 1e-5,
-     FP32},
+    {"Add", "Add", 2, CO_IN(CO_F32(3, (2, 3, 40)), CO_F32(2, (3, 1))), 0, NULL, 1, 1e-5, FP32},
+    {"Sub", "Sub", 2, CO_IN(CO_F32(3, (2, 3, 40)), CO_F32(2, (3, 1))), 0, NULL, 1, 1e-5, FP32},
+    {"Mul", "Mul", 2, CO_IN(CO_F32(3, (2, 3, 40)), CO_F32(2, (3, 1))), 0, NULL, 1, 1e-5, FP32},
+    {"Div", "Div", 2, CO_IN(CO_F32(3, (2, 3, 40)), CO_F32(2, (3, 1))), 0, NULL, 1, 1e-5, FP32},
     {"Add int64", "Add", 2,
-     CO_IN(CO_TYPED(ETRT_DTYPE_INT64, 2, (4, 5)), CO_TYPED(ETRT_DTYPE_INT64, 1, (5))), 0, NULL,
-     1, 0, FP32},
+     CO_IN(CO_TYPED(ETRT_DTYPE_INT64, 2, (4, 5)), CO_TYPED(ETRT_DTYPE_INT64, 1, (5))), 0, NULL, 1,
+     0, FP32},
     {"Pow", "Pow", 2, CO_IN(CO_POS(2, (4, 9)), CO_F32(1, (9))), 0, NULL, 1, 1e-5, FP32},
     {"Equal int32", "Equal", 2,
-     CO_IN(CO_TYPED(ETRT_DTYPE_INT32, 2, (6, 7)), CO_TYPED(ETRT_DTYPE_INT32, 2, (6, 7))), 0,
-     NULL, 1, 0, FP32},
+     CO_IN(CO_TYPED(ETRT_DTYPE_INT32, 2, (6, 7)), CO_TYPED(ETRT_DTYPE_INT32, 2, (6, 7))), 0, NULL,
+     1, 0, FP32},
     {"Less", "Less", 2, CO_IN(CO_F32(2, (6, 7)), CO_F32(1, (7))), 0, NULL, 1, 0, FP32},
     {"Where", "Where", 3,
-     CO_IN(CO_TYPED(ETRT_DTYPE_BOOL, 2, (5, 1)), CO_F32(2, (5, 6)), CO_F32(1, (6))), 0, NULL,
-     1, 0, FP32},
-    {"Max of three", "Max", 3, CO_IN(CO_F32(1, (6)), CO_F32(2, (4, 6)), CO_F32(2, (4, 1))), 0,
-     NULL, 1, 0, FP32},
-    {"Mean of two", "Mean", 2, CO_IN(CO_F32(2, (4, 6)), CO_F32(2, (4, 6))), 0, NULL, 1, 1e-5,
+     CO_IN(CO_TYPED(ETRT_DTYPE_BOOL, 2, (5, 1)), CO_F32(2, (5, 6)), CO_F32(1, (6))), 0, NULL, 1, 0,
      FP32},
-    {"PRelu", "PRelu", 2, CO_IN(CO_F32(4, (2, 3, 4, 4)), CO_F32(3, (3, 1, 1))), 0, NULL, 1,
-     1e-5, FP32},
+    {"Max of three", "Max", 3, CO_IN(CO_F32(1, (6)), CO_F32(2, (4, 6)), CO_F32(2, (4, 1))), 0, NULL,
+     1, 0, FP32},
+    {"Mean of two", "Mean", 2, CO_IN(CO_F32(2, (4, 6)), CO_F32(2, (4, 6))), 0, NULL, 1, 1e-5, FP32},
+    {"PRelu", "PRelu", 2, CO_IN(CO_F32(4, (2, 3, 4, 4)), CO_F32(3, (3, 1, 1))), 0, NULL, 1, 1e-5,
+     FP32},
     /* unary */
     {"Exp", "Exp", 1, CO_IN(CO_F32(2, (7, 33))), 0, NULL, 1, 1e-5, FP32},
     {"Tanh", "Tanh", 1, CO_IN(CO_F32(2, (7, 33))), 0, NULL, 1, 1e-5, FP32},
@@ -134,25 +162,24 @@ static const co_case co_list[] = {
     {"Floor", "Floor", 1, CO_IN(CO_F32(2, (7, 33))), 0, NULL, 1, 1e-5, FP32},
     {"Log", "Log", 1, CO_IN(CO_POS(2, (7, 33))), 0, NULL, 1, 1e-5, FP32},
     {"Sqrt", "Sqrt", 1, CO_IN(CO_POS(2, (7, 33))), 0, NULL, 1, 1e-5, FP32},
-    {"LeakyRelu", "LeakyRelu", 1, CO_IN(CO_F32(1, (100))), 1, CO_ATTR(CO_FLOAT("alpha", 0.1f)),
+    {"LeakyRelu", "LeakyRelu", 1, CO_IN(CO_F32(1, (100))), 1, CO_ATTR(CO_FLOAT("alpha", 0.1f)), 1,
+     1e-5, FP32},
+    {"Gelu tanh", "Gelu", 1, CO_IN(CO_F32(1, (100))), 1, CO_ATTR(CO_STRING("approximate", "tanh")),
      1, 1e-5, FP32},
-    {"Gelu tanh", "Gelu", 1, CO_IN(CO_F32(1, (100))), 1,
-     CO_ATTR(CO_STRING("approximate", "tanh")), 1, 1e-5, FP32},
     {"Abs int32", "Abs", 1, CO_IN(CO_TYPED(ETRT_DTYPE_INT32, 1, (50))), 0, NULL, 1, 0, FP32},
     {"Not", "Not", 1, CO_IN(CO_TYPED(ETRT_DTYPE_BOOL, 1, (50))), 0, NULL, 1, 0, FP32},
-    {"Clip", "Clip", 3,
-     CO_IN(CO_F32(2, (5, 20)), CO_CONST_F32(0, (0)), CO_CONST_F32(0, (0))), 0, NULL, 1, 0,
+    {"Clip", "Clip", 3, CO_IN(CO_F32(2, (5, 20)), CO_CONST_F32(0, (0)), CO_CONST_F32(0, (0))), 0,
+     NULL, 1, 0, FP32},
+    {"Cast to int32", "Cast", 1, CO_IN(CO_F32(2, (5, 20))), 1, CO_ATTR(CO_INT("to", 6)), 1, 0,
      FP32},
-    {"Cast to int32", "Cast", 1, CO_IN(CO_F32(2, (5, 20))), 1,
-     CO_ATTR(CO_INT("to", 6)), 1, 0, FP32},
-    {"Cast to float16", "Cast", 1, CO_IN(CO_F32(2, (5, 20))), 1,
-     CO_ATTR(CO_INT("to", 10)), 1, 0, FP32},
+    {"Cast to float16", "Cast", 1, CO_IN(CO_F32(2, (5, 20))), 1, CO_ATTR(CO_INT("to", 10)), 1, 0,
+     FP32},
     {"Cast int64 to float", "Cast", 1, CO_IN(CO_TYPED(ETRT_DTYPE_INT64, 1, (30))), 1,
      CO_ATTR(CO_INT("to", 1)), 1, 0, FP32},
     /* softmax */
     {"Softmax rows", "Softmax", 1, CO_IN(CO_F32(2, (4, 300))), 0, NULL, 1, 1e-5, FP32},
-    {"Softmax axis 1", "Softmax", 1, CO_IN(CO_F32(3, (2, 5, 7))), 1,
-     CO_ATTR(CO_INT("axis", 1)), 1, 1e-5, FP32},
+    {"Softmax axis 1", "Softmax", 1, CO_IN(CO_F32(3, (2, 5, 7))), 1, CO_ATTR(CO_INT("axis", 1)), 1,
+     1e-5, FP32},
     {"LogSoftmax", "LogSoftmax", 1, CO_IN(CO_F32(2, (6, 37))), 0, NULL, 1, 1e-5, FP32},
     {"Hardmax", "Hardmax", 1, CO_IN(CO_F32(2, (6, 37))), 0, NULL, 1, 0, FP32},
     /* reduce */
@@ -163,20 +190,20 @@ static const co_case co_list[] = {
     {"ReduceMax all", "ReduceMax", 1, CO_IN(CO_F32(3, (4, 5, 6))), 0, NULL, 1, 0, FP32},
     {"ReduceLogSumExp", "ReduceLogSumExp", 1, CO_IN(CO_F32(3, (4, 5, 6))), 1,
      CO_ATTR(CO_INTS("axes", 2, 0, 2)), 1, 1e-5, FP32},
-    {"ReduceL2", "ReduceL2", 1, CO_IN(CO_F32(2, (9, 40))), 1, CO_ATTR(CO_INTS("axes", 1, 1)),
-     1, 1e-5, FP32},
+    {"ReduceL2", "ReduceL2", 1, CO_IN(CO_F32(2, (9, 40))), 1, CO_ATTR(CO_INTS("axes", 1, 1)), 1,
+     1e-5, FP32},
     /* normalization */
     {"LayerNormalization", "LayerNormalization", 3,
-     CO_IN(CO_F32(3, (2, 4, 64)), CO_CONST_F32(1, (64)), CO_CONST_F32(1, (64))), 0, NULL, 1,
-     1e-5, FP32},
+     CO_IN(CO_F32(3, (2, 4, 64)), CO_CONST_F32(1, (64)), CO_CONST_F32(1, (64))), 0, NULL, 1, 1e-5,
+     FP32},
     {"BatchNormalization", "BatchNormalization", 5,
-     CO_IN(CO_F32(4, (2, 3, 4, 4)), CO_CONST_F32(1, (3)), CO_CONST_F32(1, (3)),
-           CO_CONST_F32(1, (3)), {.dtype = ETRT_DTYPE_FLOAT32, .rank = 1,
-                                            .dims = {3}, .constant = 1, .fill = CO_POSITIVE}),
+     CO_IN(
+         CO_F32(4, (2, 3, 4, 4)), CO_CONST_F32(1, (3)), CO_CONST_F32(1, (3)), CO_CONST_F32(1, (3)),
+         {.dtype = ETRT_DTYPE_FLOAT32, .rank = 1, .dims = {3}, .constant = 1, .fill = CO_POSITIVE}),
      0, NULL, 1, 1e-5, FP32},
     {"InstanceNormalization", "InstanceNormalization", 3,
-     CO_IN(CO_F32(4, (2, 3, 5, 5)), CO_CONST_F32(1, (3)), CO_CONST_F32(1, (3))), 0, NULL, 1,
-     1e-5, FP32},
+     CO_IN(CO_F32(4, (2, 3, 5, 5)), CO_CONST_F32(1, (3)), CO_CONST_F32(1, (3))), 0, NULL, 1, 1e-5,
+     FP32},
     {"GroupNormalization", "GroupNormalization", 3,
      CO_IN(CO_F32(4, (2, 6, 4, 4)), CO_CONST_F32(1, (6)), CO_CONST_F32(1, (6))), 1,
      CO_ATTR(CO_INT("num_groups", 3)), 1, 1e-5, FP32},
@@ -189,8 +216,8 @@ static const co_case co_list[] = {
      CO_ATTR(CO_INTS("kernel_shape", 2, 2, 2), CO_INTS("pads", 4, 1, 1, 0, 0),
              CO_INT("count_include_pad", 1)),
      1, 1e-5, FP32},
-    {"GlobalAveragePool", "GlobalAveragePool", 1, CO_IN(CO_F32(4, (2, 5, 7, 7))), 0, NULL, 1,
-     1e-5, FP32},
+    {"GlobalAveragePool", "GlobalAveragePool", 1, CO_IN(CO_F32(4, (2, 5, 7, 7))), 0, NULL, 1, 1e-5,
+     FP32},
     /* layout */
     {"Transpose", "Transpose", 1, CO_IN(CO_F32(3, (2, 3, 4))), 1,
      CO_ATTR(CO_INTS("perm", 3, 0, 2, 1)), 1, 0, FP32},
@@ -200,16 +227,14 @@ static const co_case co_list[] = {
      CO_IN(CO_F32(3, (4, 10, 6)), CO_CONST_I64(1, (2), 1, 8), CO_CONST_I64(1, (2), 4, 1),
            CO_CONST_I64(1, (2), 0, 1), CO_CONST_I64(1, (2), 2, -3)),
      0, NULL, 1, 0, FP32},
-    {"Gather", "Gather", 2, CO_IN(CO_F32(3, (5, 4, 3)), CO_CONST_I64(2, (2, 2), 4, -1, 0, 2)),
-     1, CO_ATTR(CO_INT("axis", 0)), 1, 0, FP32},
-    {"Expand", "Expand", 2, CO_IN(CO_F32(2, (3, 1)), CO_CONST_I64(1, (3), 2, 3, 4)), 0, NULL,
-     1, 0, FP32},
-    {"Reshape", "Reshape", 2, CO_IN(CO_F32(3, (2, 3, 4)), CO_CONST_I64(1, (2), 6, -1)), 0,
-     NULL, 1, 0, FP32},
-    {"Split", "Split", 1, CO_IN(CO_F32(2, (4, 9))), 1, CO_ATTR(CO_INT("axis", 1)), 3, 0,
+    {"Gather", "Gather", 2, CO_IN(CO_F32(3, (5, 4, 3)), CO_CONST_I64(2, (2, 2), 4, -1, 0, 2)), 1,
+     CO_ATTR(CO_INT("axis", 0)), 1, 0, FP32},
+    {"Expand", "Expand", 2, CO_IN(CO_F32(2, (3, 1)), CO_CONST_I64(1, (3), 2, 3, 4)), 0, NULL, 1, 0,
      FP32},
-    {"Tile", "Tile", 2, CO_IN(CO_F32(2, (2, 3)), CO_CONST_I64(1, (2), 3, 2)), 0, NULL, 1, 0,
-     FP32},
+    {"Reshape", "Reshape", 2, CO_IN(CO_F32(3, (2, 3, 4)), CO_CONST_I64(1, (2), 6, -1)), 0, NULL, 1,
+     0, FP32},
+    {"Split", "Split", 1, CO_IN(CO_F32(2, (4, 9))), 1, CO_ATTR(CO_INT("axis", 1)), 3, 0, FP32},
+    {"Tile", "Tile", 2, CO_IN(CO_F32(2, (2, 3)), CO_CONST_I64(1, (2), 3, 2)), 0, NULL, 1, 0, FP32},
     /* conv transpose */
     {"ConvTranspose stride 2 pads output_padding bias", "ConvTranspose", 3,
      CO_IN(CO_F32(4, (2, 4, 5, 5)), CO_CONST_F32(4, (4, 3, 3, 3)), CO_CONST_F32(1, (3))), 3,
@@ -218,27 +243,26 @@ static const co_case co_list[] = {
      1, 1e-4, FP32},
     {"ConvTranspose 1-d grouped dilated", "ConvTranspose", 2,
      CO_IN(CO_F32(3, (2, 4, 7)), CO_CONST_F32(3, (4, 3, 3))), 3,
-     CO_ATTR(CO_INT("group", 2), CO_INTS("dilations", 1, 2), CO_INTS("strides", 1, 3)), 1,
-     1e-4, FP32},
+     CO_ATTR(CO_INT("group", 2), CO_INTS("dilations", 1, 2), CO_INTS("strides", 1, 3)), 1, 1e-4,
+     FP32},
     {"ConvTranspose SAME_UPPER", "ConvTranspose", 2,
      CO_IN(CO_F32(4, (1, 2, 4, 4)), CO_CONST_F32(4, (2, 2, 3, 3))), 2,
-     CO_ATTR(CO_STRING("auto_pad", "SAME_UPPER"), CO_INTS("strides", 2, 2, 2)), 1, 1e-4,
-     FP32},
+     CO_ATTR(CO_STRING("auto_pad", "SAME_UPPER"), CO_INTS("strides", 2, 2, 2)), 1, 1e-4, FP32},
     {"ConvTranspose output_shape", "ConvTranspose", 2,
      CO_IN(CO_F32(4, (1, 3, 3, 3)), CO_CONST_F32(4, (3, 2, 3, 3))), 2,
      CO_ATTR(CO_INTS("strides", 2, 3, 2), CO_INTS("output_shape", 2, 10, 8)), 1, 1e-4, FP32},
     /* pad */
     {"Pad constant input", "Pad", 3,
-     CO_IN(CO_F32(3, (2, 3, 4)), CO_CONST_I64(1, (6), 0, 1, 2, 1, 0, 3), CO_CONST_F32(0, (0))),
-     0, NULL, 1, 0, FP32},
+     CO_IN(CO_F32(3, (2, 3, 4)), CO_CONST_I64(1, (6), 0, 1, 2, 1, 0, 3), CO_CONST_F32(0, (0))), 0,
+     NULL, 1, 0, FP32},
     {"Pad reflect", "Pad", 2, CO_IN(CO_F32(3, (2, 5, 6)), CO_CONST_I64(1, (6), 0, 2, 3, 0, 4, 5)),
      1, CO_ATTR(CO_STRING("mode", "reflect")), 1, 0, FP32},
     {"Pad edge with crops", "Pad", 2,
      CO_IN(CO_F32(3, (2, 5, 6)), CO_CONST_I64(1, (6), 0, -1, 2, 0, 3, -2)), 1,
      CO_ATTR(CO_STRING("mode", "edge")), 1, 0, FP32},
     {"Pad int64 zero", "Pad", 2,
-     CO_IN(CO_TYPED(ETRT_DTYPE_INT64, 2, (3, 4)), CO_CONST_I64(1, (4), 1, 0, 2, 3)), 0, NULL,
-     1, 0, FP32},
+     CO_IN(CO_TYPED(ETRT_DTYPE_INT64, 2, (3, 4)), CO_CONST_I64(1, (4), 1, 0, 2, 3)), 0, NULL, 1, 0,
+     FP32},
     /* resize */
     {"Resize nearest round_prefer_ceil scales", "Resize", 3,
      CO_IN(CO_F32(4, (1, 2, 3, 4)), CO_EMPTY(ETRT_DTYPE_FLOAT32),
@@ -276,42 +300,39 @@ static const co_case co_list[] = {
      CO_ATTR(CO_INT("axis", 1), CO_INT("keepdims", 0)), 1, 0, FP32},
     {"ArgMin int32 last index", "ArgMin", 1, CO_IN(CO_TYPED(ETRT_DTYPE_INT32, 2, (6, 20))), 2,
      CO_ATTR(CO_INT("axis", -1), CO_INT("select_last_index", 1)), 1, 0, FP32},
-    {"TopK largest axis 1", "TopK", 2,
-     CO_IN(CO_F32(3, (4, 9, 6)), CO_CONST_I64(1, (1), 3)), 1, CO_ATTR(CO_INT("axis", 1)), 2,
-     0, FP32},
+    {"TopK largest axis 1", "TopK", 2, CO_IN(CO_F32(3, (4, 9, 6)), CO_CONST_I64(1, (1), 3)), 1,
+     CO_ATTR(CO_INT("axis", 1)), 2, 0, FP32},
     {"TopK smallest int64 ties", "TopK", 2,
      CO_IN(CO_TYPED(ETRT_DTYPE_INT64, 2, (5, 20)), CO_CONST_I64(1, (1), 6)), 1,
      CO_ATTR(CO_INT("largest", 0)), 2, 0, FP32},
     /* cumsum */
-    {"CumSum axis 1", "CumSum", 2, CO_IN(CO_F32(3, (3, 40, 5)), CO_CONST_I64(0, (0), 1)), 0,
-     NULL, 1, 1e-5, FP32},
+    {"CumSum axis 1", "CumSum", 2, CO_IN(CO_F32(3, (3, 40, 5)), CO_CONST_I64(0, (0), 1)), 0, NULL,
+     1, 1e-5, FP32},
     {"CumSum exclusive reverse int32", "CumSum", 2,
      CO_IN(CO_TYPED(ETRT_DTYPE_INT32, 2, (4, 30)),
            CO_CONST_VALUES(ETRT_DTYPE_INT32, int32_t, 1, (1), -1)),
      2, CO_ATTR(CO_INT("exclusive", 1), CO_INT("reverse", 1)), 1, 0, FP32},
     /* trilu */
-    {"Trilu upper k 1", "Trilu", 2, CO_IN(CO_F32(3, (2, 5, 6)), CO_CONST_I64(0, (0), 1)), 0,
-     NULL, 1, 0, FP32},
+    {"Trilu upper k 1", "Trilu", 2, CO_IN(CO_F32(3, (2, 5, 6)), CO_CONST_I64(0, (0), 1)), 0, NULL,
+     1, 0, FP32},
     {"Trilu lower k -1 int64", "Trilu", 2,
      CO_IN(CO_TYPED(ETRT_DTYPE_INT64, 2, (6, 4)), CO_CONST_I64(0, (0), -1)), 1,
      CO_ATTR(CO_INT("upper", 0)), 1, 0, FP32},
     /* indexing */
     {"GatherElements axis 1", "GatherElements", 2,
-     CO_IN(CO_F32(2, (3, 4)),
-           CO_VALUES(ETRT_DTYPE_INT64, int64_t, 2, (3, 5), 0, 3, -1, 2, 1, -4, 1, 1, 0, 3, 2,
-                     2, -2, 0, 1)),
+     CO_IN(CO_F32(2, (3, 4)), CO_VALUES(ETRT_DTYPE_INT64, int64_t, 2, (3, 5), 0, 3, -1, 2, 1, -4, 1,
+                                        1, 0, 3, 2, 2, -2, 0, 1)),
      1, CO_ATTR(CO_INT("axis", 1)), 1, 0, FP32},
     {"GatherElements int32 axis 0", "GatherElements", 2,
      CO_IN(CO_TYPED(ETRT_DTYPE_INT64, 2, (3, 4)),
            CO_VALUES(ETRT_DTYPE_INT32, int32_t, 2, (2, 3), 2, 0, 1, -1, 1, 0)),
      0, NULL, 1, 0, FP32},
     {"GatherND", "GatherND", 2,
-     CO_IN(CO_F32(3, (2, 3, 4)), CO_VALUES(ETRT_DTYPE_INT64, int64_t, 2, (3, 2), 0, 1, 1, -1,
-                                           1, 0)),
+     CO_IN(CO_F32(3, (2, 3, 4)),
+           CO_VALUES(ETRT_DTYPE_INT64, int64_t, 2, (3, 2), 0, 1, 1, -1, 1, 0)),
      0, NULL, 1, 0, FP32},
     {"GatherND batch_dims 1", "GatherND", 2,
-     CO_IN(CO_F32(3, (2, 3, 4)), CO_VALUES(ETRT_DTYPE_INT64, int64_t, 3, (2, 2, 1), 2, 0, 1,
-                                           -1)),
+     CO_IN(CO_F32(3, (2, 3, 4)), CO_VALUES(ETRT_DTYPE_INT64, int64_t, 3, (2, 2, 1), 2, 0, 1, -1)),
      1, CO_ATTR(CO_INT("batch_dims", 1)), 1, 0, FP32},
     {"ScatterElements duplicates", "ScatterElements", 3,
      CO_IN(CO_F32(2, (3, 4)),
@@ -353,8 +374,8 @@ static const co_case co_list[] = {
      0, NULL, 1, 0, FP32},
     {"ConstantOfShape int64 7", "ConstantOfShape", 1, CO_IN(CO_CONST_I64(1, (3), 2, 3, 4)), 1,
      CO_ATTR(CO_SEVEN), 1, 0, FP32},
-    {"ConstantOfShape default zeros", "ConstantOfShape", 1, CO_IN(CO_CONST_I64(1, (2), 5, 6)),
-     0, NULL, 1, 0, FP32},
+    {"ConstantOfShape default zeros", "ConstantOfShape", 1, CO_IN(CO_CONST_I64(1, (2), 5, 6)), 0,
+     NULL, 1, 0, FP32},
     /* binary more */
     {"BitShift left uint32", "BitShift", 2,
      CO_IN(CO_VALUES(ETRT_DTYPE_UINT32, uint32_t, 1, (6), 1, 7, 0xffffffffu, 12, 5, 9),
@@ -364,8 +385,8 @@ static const co_case co_list[] = {
      CO_IN(CO_VALUES(ETRT_DTYPE_UINT8, uint8_t, 2, (2, 3), 255, 128, 7, 16, 3, 200),
            CO_VALUES(ETRT_DTYPE_UINT8, uint8_t, 1, (3), 1, 7, 9)),
      1, CO_ATTR(CO_STRING("direction", "RIGHT")), 1, 0, FP32},
-    {"Pow float ** int64", "Pow", 2,
-     CO_IN(CO_POS(2, (4, 9)), CO_TYPED(ETRT_DTYPE_INT64, 1, (9))), 0, NULL, 1, 1e-5, FP32},
+    {"Pow float ** int64", "Pow", 2, CO_IN(CO_POS(2, (4, 9)), CO_TYPED(ETRT_DTYPE_INT64, 1, (9))),
+     0, NULL, 1, 1e-5, FP32},
     {"Pow int64 ** float", "Pow", 2,
      CO_IN(CO_VALUES(ETRT_DTYPE_INT64, int64_t, 1, (4), 1, 2, 3, -2),
            CO_VALUES(ETRT_DTYPE_FLOAT32, float, 1, (4), 4.0f, 5.0f, 6.0f, 3.0f)),
@@ -374,25 +395,25 @@ static const co_case co_list[] = {
      CO_IN(CO_VALUES(ETRT_DTYPE_INT64, int64_t, 1, (6), 2, -3, 1, -1, 5, 0),
            CO_VALUES(ETRT_DTYPE_INT64, int64_t, 1, (6), 3, 3, -2, -3, -1, 0)),
      0, NULL, 1, 0, FP32},
-    {"CastLike", "CastLike", 2, CO_IN(CO_F32(2, (5, 20)), CO_TYPED(ETRT_DTYPE_INT32, 1, (1))),
-     0, NULL, 1, 0, FP32},
+    {"CastLike", "CastLike", 2, CO_IN(CO_F32(2, (5, 20)), CO_TYPED(ETRT_DTYPE_INT32, 1, (1))), 0,
+     NULL, 1, 0, FP32},
     /* loss */
     {"NegativeLogLikelihoodLoss mean weight ignore", "NegativeLogLikelihoodLoss", 3,
-     CO_IN(CO_F32(3, (3, 5, 4)),
-           CO_VALUES(ETRT_DTYPE_INT64, int64_t, 2, (3, 4), 0, 4, 2, 1, 3, 3, 0, 2, 4, 1, 1, 0),
-           {.dtype = ETRT_DTYPE_FLOAT32, .rank = 1, .dims = {5}, .constant = 1,
-                      .fill = CO_POSITIVE}),
+     CO_IN(
+         CO_F32(3, (3, 5, 4)),
+         CO_VALUES(ETRT_DTYPE_INT64, int64_t, 2, (3, 4), 0, 4, 2, 1, 3, 3, 0, 2, 4, 1, 1, 0),
+         {.dtype = ETRT_DTYPE_FLOAT32, .rank = 1, .dims = {5}, .constant = 1, .fill = CO_POSITIVE}),
      1, CO_ATTR(CO_INT("ignore_index", 3)), 1, 1e-5, FP32},
     {"NegativeLogLikelihoodLoss none int32", "NegativeLogLikelihoodLoss", 2,
-     CO_IN(CO_F32(2, (6, 4)), CO_VALUES(ETRT_DTYPE_INT32, int32_t, 1, (6), 0, 3, 2, 1, 3, 0)),
-     1, CO_ATTR(CO_STRING("reduction", "none")), 1, 1e-5, FP32},
+     CO_IN(CO_F32(2, (6, 4)), CO_VALUES(ETRT_DTYPE_INT32, int32_t, 1, (6), 0, 3, 2, 1, 3, 0)), 1,
+     CO_ATTR(CO_STRING("reduction", "none")), 1, 1e-5, FP32},
     {"SoftmaxCrossEntropyLoss sum with log_prob", "SoftmaxCrossEntropyLoss", 2,
      CO_IN(CO_F32(3, (3, 5, 4)),
            CO_VALUES(ETRT_DTYPE_INT64, int64_t, 2, (3, 4), 0, 4, 2, 1, 3, 3, 0, 2, 4, 1, 1, 0)),
      1, CO_ATTR(CO_STRING("reduction", "sum")), 2, 1e-5, FP32},
     {"SoftmaxCrossEntropyLoss mean", "SoftmaxCrossEntropyLoss", 2,
-     CO_IN(CO_F32(2, (8, 10)), CO_VALUES(ETRT_DTYPE_INT64, int64_t, 1, (8), 9, 0, 3, 3, 7, 1, 2,
-                                          5)),
+     CO_IN(CO_F32(2, (8, 10)),
+           CO_VALUES(ETRT_DTYPE_INT64, int64_t, 1, (8), 9, 0, 3, 3, 7, 1, 2, 5)),
      0, NULL, 1, 1e-5, FP32},
     /* one-input elementwise, the rest of the family */
     {"Ceil", "Ceil", 1, CO_IN(CO_F32(2, (7, 33))), 0, NULL, 1, 0, FP32},
@@ -425,7 +446,8 @@ static const co_case co_list[] = {
      CO_ATTR(CO_FLOAT("alpha", 0.3f), CO_FLOAT("beta", 0.4f)), 1, 1e-5, FP32},
     {"Elu", "Elu", 1, CO_IN(CO_F32(1, (100))), 1, CO_ATTR(CO_FLOAT("alpha", 0.7f)), 1, 1e-5, FP32},
     {"Selu", "Selu", 1, CO_IN(CO_F32(1, (100))), 0, NULL, 1, 1e-5, FP32},
-    {"Celu", "Celu", 1, CO_IN(CO_F32(1, (100))), 1, CO_ATTR(CO_FLOAT("alpha", 1.5f)), 1, 1e-5, FP32},
+    {"Celu", "Celu", 1, CO_IN(CO_F32(1, (100))), 1, CO_ATTR(CO_FLOAT("alpha", 1.5f)), 1, 1e-5,
+     FP32},
     {"ThresholdedRelu", "ThresholdedRelu", 1, CO_IN(CO_F32(1, (100))), 1,
      CO_ATTR(CO_FLOAT("alpha", 0.5f)), 1, 0, FP32},
     {"Shrink", "Shrink", 1, CO_IN(CO_F32(1, (100))), 2,
@@ -435,40 +457,41 @@ static const co_case co_list[] = {
      CO_ATTR(CO_INTS("axes", 1, 1)), 1, 0, FP32},
     {"ReduceProd", "ReduceProd", 1, CO_IN(CO_UNIT_F32(2, (6, 9))), 1,
      CO_ATTR(CO_INTS("axes", 1, 1)), 1, 1e-5, FP32},
-    {"ReduceL1", "ReduceL1", 1, CO_IN(CO_F32(3, (3, 8, 5))), 1, CO_ATTR(CO_INTS("axes", 2, 0, 2)), 1,
-     1e-5, FP32},
+    {"ReduceL1", "ReduceL1", 1, CO_IN(CO_F32(3, (3, 8, 5))), 1, CO_ATTR(CO_INTS("axes", 2, 0, 2)),
+     1, 1e-5, FP32},
     {"ReduceLogSum", "ReduceLogSum", 1, CO_IN(CO_POS(2, (6, 40))), 1,
      CO_ATTR(CO_INTS("axes", 1, -1)), 1, 1e-5, FP32},
     {"ReduceSumSquare keepdims 0", "ReduceSumSquare", 1, CO_IN(CO_F32(3, (2, 7, 9))), 2,
      CO_ATTR(CO_INTS("axes", 1, 1), CO_INT("keepdims", 0)), 1, 1e-5, FP32},
     /* two broadcast inputs, the rest of the family */
-    {"Mod fmod", "Mod", 2, CO_IN(CO_F32(2, (4, 9)), CO_POS(1, (9))), 1, CO_ATTR(CO_INT("fmod", 1)), 1,
-     1e-5, FP32},
+    {"Mod fmod", "Mod", 2, CO_IN(CO_F32(2, (4, 9)), CO_POS(1, (9))), 1, CO_ATTR(CO_INT("fmod", 1)),
+     1, 1e-5, FP32},
     {"Mod int32", "Mod", 2,
      CO_IN(CO_VALUES(ETRT_DTYPE_INT32, int32_t, 1, (6), 7, -7, 5, -5, 9, 0),
            CO_VALUES(ETRT_DTYPE_INT32, int32_t, 1, (6), 3, 3, -2, -2, 4, 5)),
      0, NULL, 1, 0, FP32},
     {"BitwiseAnd int32", "BitwiseAnd", 2,
-     CO_IN(CO_TYPED(ETRT_DTYPE_INT32, 2, (4, 6)), CO_TYPED(ETRT_DTYPE_INT32, 1, (6))), 0, NULL, 1, 0,
-     FP32},
+     CO_IN(CO_TYPED(ETRT_DTYPE_INT32, 2, (4, 6)), CO_TYPED(ETRT_DTYPE_INT32, 1, (6))), 0, NULL, 1,
+     0, FP32},
     {"BitwiseOr uint8", "BitwiseOr", 2,
-     CO_IN(CO_TYPED(ETRT_DTYPE_UINT8, 2, (4, 6)), CO_TYPED(ETRT_DTYPE_UINT8, 2, (4, 6))), 0, NULL, 1,
-     0, FP32},
+     CO_IN(CO_TYPED(ETRT_DTYPE_UINT8, 2, (4, 6)), CO_TYPED(ETRT_DTYPE_UINT8, 2, (4, 6))), 0, NULL,
+     1, 0, FP32},
     {"BitwiseXor int64", "BitwiseXor", 2,
-     CO_IN(CO_TYPED(ETRT_DTYPE_INT64, 2, (4, 6)), CO_TYPED(ETRT_DTYPE_INT64, 2, (4, 1))), 0, NULL, 1,
-     0, FP32},
+     CO_IN(CO_TYPED(ETRT_DTYPE_INT64, 2, (4, 6)), CO_TYPED(ETRT_DTYPE_INT64, 2, (4, 1))), 0, NULL,
+     1, 0, FP32},
     {"And", "And", 2,
      CO_IN(CO_TYPED(ETRT_DTYPE_BOOL, 2, (5, 6)), CO_TYPED(ETRT_DTYPE_BOOL, 1, (6))), 0, NULL, 1, 0,
      FP32},
-    {"Or", "Or", 2, CO_IN(CO_TYPED(ETRT_DTYPE_BOOL, 2, (5, 6)), CO_TYPED(ETRT_DTYPE_BOOL, 2, (5, 6))),
-     0, NULL, 1, 0, FP32},
+    {"Or", "Or", 2,
+     CO_IN(CO_TYPED(ETRT_DTYPE_BOOL, 2, (5, 6)), CO_TYPED(ETRT_DTYPE_BOOL, 2, (5, 6))), 0, NULL, 1,
+     0, FP32},
     {"Xor", "Xor", 2,
-     CO_IN(CO_TYPED(ETRT_DTYPE_BOOL, 2, (5, 6)), CO_TYPED(ETRT_DTYPE_BOOL, 2, (5, 1))), 0, NULL, 1, 0,
-     FP32},
+     CO_IN(CO_TYPED(ETRT_DTYPE_BOOL, 2, (5, 6)), CO_TYPED(ETRT_DTYPE_BOOL, 2, (5, 1))), 0, NULL, 1,
+     0, FP32},
     {"Greater", "Greater", 2, CO_IN(CO_F32(2, (6, 7)), CO_F32(1, (7))), 0, NULL, 1, 0, FP32},
     {"LessOrEqual int64", "LessOrEqual", 2,
-     CO_IN(CO_TYPED(ETRT_DTYPE_INT64, 2, (6, 7)), CO_TYPED(ETRT_DTYPE_INT64, 1, (7))), 0, NULL, 1, 0,
-     FP32},
+     CO_IN(CO_TYPED(ETRT_DTYPE_INT64, 2, (6, 7)), CO_TYPED(ETRT_DTYPE_INT64, 1, (7))), 0, NULL, 1,
+     0, FP32},
     {"GreaterOrEqual", "GreaterOrEqual", 2, CO_IN(CO_F32(2, (6, 7)), CO_F32(2, (6, 7))), 0, NULL, 1,
      0, FP32},
     {"Min of two", "Min", 2, CO_IN(CO_F32(2, (4, 6)), CO_F32(1, (6))), 0, NULL, 1, 0, FP32},
@@ -499,8 +522,8 @@ static const co_case co_list[] = {
      CO_ATTR(CO_INT("start", 1), CO_INT("end", -1)), 1, 0, FP32},
     {"Size", "Size", 1, CO_IN(CO_F32(3, (2, 3, 4))), 0, NULL, 1, 0, FP32},
     {"ReverseSequence time-major", "ReverseSequence", 2,
-     CO_IN(CO_F32(3, (4, 3, 5)), CO_VALUES(ETRT_DTYPE_INT64, int64_t, 1, (3), 4, 1, 2)), 0, NULL, 1, 0,
-     FP32},
+     CO_IN(CO_F32(3, (4, 3, 5)), CO_VALUES(ETRT_DTYPE_INT64, int64_t, 1, (3), 4, 1, 2)), 0, NULL, 1,
+     0, FP32},
     {"ReverseSequence batch-major int64", "ReverseSequence", 2,
      CO_IN(CO_TYPED(ETRT_DTYPE_INT64, 2, (3, 6)), CO_CONST_I64(1, (3), 6, 0, 3)), 2,
      CO_ATTR(CO_INT("time_axis", 1), CO_INT("batch_axis", 0)), 1, 0, FP32},

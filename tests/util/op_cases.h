@@ -29,8 +29,8 @@ typedef struct co_value {
   etrt_dtype dtype;
   int32_t rank;
   int64_t dims[ETRT_MAX_RANK];
-  int constant;     /* a constant of the network rather than an input */
-  int fill;         /* CO_RANDOM, CO_POSITIVE (floats in [0.1, 4)), CO_UNIT (in [-0.9, 0.9)), CO_GIVEN */
+  int constant; /* a constant of the network rather than an input */
+  int fill; /* CO_RANDOM, CO_POSITIVE (floats in [0.1, 4)), CO_UNIT (in [-0.9, 0.9)), CO_GIVEN */
   const void *data; /* CO_GIVEN */
 } co_value;
 

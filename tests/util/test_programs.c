@@ -19,9 +19,10 @@ static float *etrt_test_fill(size_t n, uint32_t *state) {
   return p;
 }
 
-etrt_status etrt_test_mlp_plan(etrt_test_mlp *mlp, int64_t in, int64_t hidden, int64_t out, int64_t min_batch,
-                               int64_t max_batch, uint32_t seed, etrt_device device, const char *name,
-                               uint8_t **plan, size_t *plan_size) {
+etrt_status etrt_test_mlp_plan(etrt_test_mlp *mlp, int64_t in, int64_t hidden, int64_t out,
+                               int64_t min_batch, int64_t max_batch, uint32_t seed,
+                               etrt_device device, const char *name, uint8_t **plan,
+                               size_t *plan_size) {
   memset(mlp, 0, sizeof *mlp);
   mlp->in = in;
   mlp->hidden = hidden;
@@ -36,14 +37,24 @@ etrt_status etrt_test_mlp_plan(etrt_test_mlp *mlp, int64_t in, int64_t hidden, i
   etrt_status s = etrt_network_create(&net);
   if (s != ETRT_OK) return s;
   int32_t x, w1, b1, w2, b2, h, r, y;
-  s = etrt_network_add_input(net, "x", ETRT_DTYPE_FLOAT32, 2, (int64_t[]){min_batch, in}, (int64_t[]){max_batch, in}, &x);
-  if (s == ETRT_OK) s = etrt_network_add_constant(net, "w1", ETRT_DTYPE_FLOAT32, 2, (int64_t[]){in, hidden}, mlp->w1, &w1);
-  if (s == ETRT_OK) s = etrt_network_add_constant(net, "b1", ETRT_DTYPE_FLOAT32, 1, (int64_t[]){hidden}, mlp->b1, &b1);
-  if (s == ETRT_OK) s = etrt_network_add_constant(net, "w2", ETRT_DTYPE_FLOAT32, 2, (int64_t[]){hidden, out}, mlp->w2, &w2);
-  if (s == ETRT_OK) s = etrt_network_add_constant(net, "b2", ETRT_DTYPE_FLOAT32, 1, (int64_t[]){out}, mlp->b2, &b2);
-  if (s == ETRT_OK) s = etrt_network_add_op(net, "Gemm", "fc1", 3, (int32_t[]){x, w1, b1}, 1, &h, 0, NULL);
+  s = etrt_network_add_input(net, "x", ETRT_DTYPE_FLOAT32, 2, (int64_t[]){min_batch, in},
+                             (int64_t[]){max_batch, in}, &x);
+  if (s == ETRT_OK)
+    s = etrt_network_add_constant(net, "w1", ETRT_DTYPE_FLOAT32, 2, (int64_t[]){in, hidden},
+                                  mlp->w1, &w1);
+  if (s == ETRT_OK)
+    s = etrt_network_add_constant(net, "b1", ETRT_DTYPE_FLOAT32, 1, (int64_t[]){hidden}, mlp->b1,
+                                  &b1);
+  if (s == ETRT_OK)
+    s = etrt_network_add_constant(net, "w2", ETRT_DTYPE_FLOAT32, 2, (int64_t[]){hidden, out},
+                                  mlp->w2, &w2);
+  if (s == ETRT_OK)
+    s = etrt_network_add_constant(net, "b2", ETRT_DTYPE_FLOAT32, 1, (int64_t[]){out}, mlp->b2, &b2);
+  if (s == ETRT_OK)
+    s = etrt_network_add_op(net, "Gemm", "fc1", 3, (int32_t[]){x, w1, b1}, 1, &h, 0, NULL);
   if (s == ETRT_OK) s = etrt_network_add_op(net, "Relu", "relu", 1, &h, 1, &r, 0, NULL);
-  if (s == ETRT_OK) s = etrt_network_add_op(net, "Gemm", "fc2", 3, (int32_t[]){r, w2, b2}, 1, &y, 0, NULL);
+  if (s == ETRT_OK)
+    s = etrt_network_add_op(net, "Gemm", "fc2", 3, (int32_t[]){r, w2, b2}, 1, &y, 0, NULL);
   if (s == ETRT_OK) s = etrt_network_mark_output(net, y, "y");
   etrt_plan_options options = {.device = device, .name = name};
   if (s == ETRT_OK) s = etrt_plan_build(net, &options, plan, plan_size);
@@ -51,12 +62,14 @@ etrt_status etrt_test_mlp_plan(etrt_test_mlp *mlp, int64_t in, int64_t hidden, i
   return s;
 }
 
-etrt_status etrt_test_mlp_program(etrt_test_mlp *mlp, int64_t in, int64_t hidden, int64_t out, int64_t min_batch,
-                                  int64_t max_batch, uint32_t seed, etrt_device device, const char *name,
-                                  uint8_t **pte, size_t *pte_size) {
+etrt_status etrt_test_mlp_program(etrt_test_mlp *mlp, int64_t in, int64_t hidden, int64_t out,
+                                  int64_t min_batch, int64_t max_batch, uint32_t seed,
+                                  etrt_device device, const char *name, uint8_t **pte,
+                                  size_t *pte_size) {
   uint8_t *plan = NULL;
   size_t plan_size = 0;
-  etrt_status s = etrt_test_mlp_plan(mlp, in, hidden, out, min_batch, max_batch, seed, device, name, &plan, &plan_size);
+  etrt_status s = etrt_test_mlp_plan(mlp, in, hidden, out, min_batch, max_batch, seed, device, name,
+                                     &plan, &plan_size);
   if (s == ETRT_OK) s = etrt_plan_to_program(plan, plan_size, pte, pte_size);
   free(plan);
   return s;
@@ -67,7 +80,8 @@ void etrt_test_mlp_reference(const etrt_test_mlp *mlp, const float *x, int64_t b
   for (int64_t b = 0; b < batch; ++b) {
     for (int64_t j = 0; j < mlp->hidden; ++j) {
       double acc = mlp->b1[j];
-      for (int64_t k = 0; k < mlp->in; ++k) acc += (double)x[b * mlp->in + k] * mlp->w1[k * mlp->hidden + j];
+      for (int64_t k = 0; k < mlp->in; ++k)
+        acc += (double)x[b * mlp->in + k] * mlp->w1[k * mlp->hidden + j];
       h[j] = acc > 0 ? (float)acc : 0.0f;
     }
     for (int64_t j = 0; j < mlp->out; ++j) {
@@ -97,10 +111,11 @@ double etrt_test_max_diff(const float *a, const float *b, size_t n) {
 }
 
 int etrt_test_mlp_fixture_open(etrt_test_mlp_fixture *f, int64_t in, int64_t hidden, int64_t out,
-                               int64_t max_batch, etrt_device device, const char *name, uint32_t seed) {
+                               int64_t max_batch, etrt_device device, const char *name,
+                               uint32_t seed) {
   memset(f, 0, sizeof *f);
-  etrt_status s = etrt_test_mlp_program(&f->mlp, in, hidden, out, 0, max_batch, seed, device, name, &f->pte,
-                                        &f->size);
+  etrt_status s = etrt_test_mlp_program(&f->mlp, in, hidden, out, 0, max_batch, seed, device, name,
+                                        &f->pte, &f->size);
   if (s == ETRT_OK) s = etrt_program_load_memory(f->pte, f->size, NULL, &f->program);
   if (s == ETRT_OK) s = etrt_method_create(f->program, "forward", &f->method);
   if (s != ETRT_OK) fprintf(stderr, "fixture: %s\n", etrt_last_error());

@@ -17,13 +17,15 @@ typedef struct etrt_test_mlp {
   float *w1, *b1, *w2, *b2;
 } etrt_test_mlp;
 
-etrt_status etrt_test_mlp_plan(etrt_test_mlp *mlp, int64_t in, int64_t hidden, int64_t out, int64_t min_batch,
-                               int64_t max_batch, uint32_t seed, etrt_device device, const char *name,
-                               uint8_t **plan, size_t *plan_size);
+etrt_status etrt_test_mlp_plan(etrt_test_mlp *mlp, int64_t in, int64_t hidden, int64_t out,
+                               int64_t min_batch, int64_t max_batch, uint32_t seed,
+                               etrt_device device, const char *name, uint8_t **plan,
+                               size_t *plan_size);
 /* The same MLP as a fully delegated program (host-planned I/O). */
-etrt_status etrt_test_mlp_program(etrt_test_mlp *mlp, int64_t in, int64_t hidden, int64_t out, int64_t min_batch,
-                                  int64_t max_batch, uint32_t seed, etrt_device device, const char *name,
-                                  uint8_t **pte, size_t *pte_size);
+etrt_status etrt_test_mlp_program(etrt_test_mlp *mlp, int64_t in, int64_t hidden, int64_t out,
+                                  int64_t min_batch, int64_t max_batch, uint32_t seed,
+                                  etrt_device device, const char *name, uint8_t **pte,
+                                  size_t *pte_size);
 /* The reference answer for `batch` rows of x. */
 void etrt_test_mlp_reference(const etrt_test_mlp *mlp, const float *x, int64_t batch, float *y);
 void etrt_test_mlp_free(etrt_test_mlp *mlp);
@@ -40,7 +42,8 @@ typedef struct etrt_test_mlp_fixture {
 /* Builds the program for `device`, loads it and creates the method; 0 (after
  * printing the last error) on failure. */
 int etrt_test_mlp_fixture_open(etrt_test_mlp_fixture *f, int64_t in, int64_t hidden, int64_t out,
-                               int64_t max_batch, etrt_device device, const char *name, uint32_t seed);
+                               int64_t max_batch, etrt_device device, const char *name,
+                               uint32_t seed);
 void etrt_test_mlp_fixture_close(etrt_test_mlp_fixture *f);
 /* Two threads execute the method `runs` times each on the same 2-row input (rule 8:
  * calls on one method instance serialize); returns how many outputs were further

@@ -23,8 +23,7 @@ static const char *etrt_test_env(const char *name, const char *fallback) {
 
 const char *etrt_test_fixture(const char *relative) {
   static _Thread_local char path[4096];
-  snprintf(path, sizeof path, "%s/%s", etrt_test_env("ETRT_FIXTURES_DIR", "tests/data"),
-           relative);
+  snprintf(path, sizeof path, "%s/%s", etrt_test_env("ETRT_FIXTURES_DIR", "tests/data"), relative);
   return path;
 }
 

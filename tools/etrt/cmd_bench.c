@@ -69,13 +69,13 @@ static void etrt_bench_method_close(etrt_bench_method *b) {
   free(b->plan);
 }
 
-#define ETRT_BENCH_CHECK(expr)                                                  \
-  do {                                                                          \
-    etrt_status s_ = (expr);                                                    \
-    if (s_ != ETRT_OK) {                                                        \
-      fprintf(stderr, "etrt bench: %s: %s\n", #expr, etrt_last_error());       \
-      return 1;                                                                 \
-    }                                                                           \
+#define ETRT_BENCH_CHECK(expr)                                           \
+  do {                                                                   \
+    etrt_status s_ = (expr);                                             \
+    if (s_ != ETRT_OK) {                                                 \
+      fprintf(stderr, "etrt bench: %s: %s\n", #expr, etrt_last_error()); \
+      return 1;                                                          \
+    }                                                                    \
   } while (0)
 
 static int etrt_bench_overhead(const etrt_device_driver *d, int iterations) {
@@ -97,7 +97,8 @@ static int etrt_bench_overhead(const etrt_device_driver *d, int iterations) {
   ETRT_BENCH_CHECK(etrt_exec_context_set_input_shape(context, 0, 1, &count));
   ETRT_BENCH_CHECK(etrt_exec_context_set_address(context, 0, x));
   ETRT_BENCH_CHECK(etrt_exec_context_set_address(context, 1, y));
-  double *raw = calloc((size_t)iterations, sizeof *raw), *full = calloc((size_t)iterations, sizeof *full);
+  double *raw = calloc((size_t)iterations, sizeof *raw),
+         *full = calloc((size_t)iterations, sizeof *full);
   if (raw == NULL || full == NULL) return 1;
   /* The method: device-resident I/O, the same stream selected. */
   etrt_tensor_view vx = {x, ETRT_DTYPE_FLOAT32, 1, {count}};
@@ -123,10 +124,11 @@ static int etrt_bench_overhead(const etrt_device_driver *d, int iterations) {
   ETRT_BENCH_CHECK(etrt_stream_pop());
   double r = etrt_bench_median(raw, iterations), f = etrt_bench_median(full, iterations);
   char raw_text[32], full_text[32], overhead_text[32];
-  printf("overhead  raw enqueue+sync %10s   etrt_method_execute %10s   overhead %10s (median of %d)\n",
-         etrt_tool_format_duration(r, raw_text, sizeof raw_text),
-         etrt_tool_format_duration(f, full_text, sizeof full_text),
-         etrt_tool_format_duration(f - r, overhead_text, sizeof overhead_text), iterations);
+  printf(
+      "overhead  raw enqueue+sync %10s   etrt_method_execute %10s   overhead %10s (median of %d)\n",
+      etrt_tool_format_duration(r, raw_text, sizeof raw_text),
+      etrt_tool_format_duration(f, full_text, sizeof full_text),
+      etrt_tool_format_duration(f - r, overhead_text, sizeof overhead_text), iterations);
   free(raw);
   free(full);
   etrt_exec_context_destroy(context);
@@ -138,7 +140,8 @@ static int etrt_bench_overhead(const etrt_device_driver *d, int iterations) {
   return 0;
 }
 
-static int etrt_bench_staging(const etrt_device_driver *d, int pinned, int64_t count, int iterations) {
+static int etrt_bench_staging(const etrt_device_driver *d, int pinned, int64_t count,
+                              int iterations) {
   size_t bytes = (size_t)count * 4;
   etrt_bench_method b;
   ETRT_BENCH_CHECK(etrt_bench_method_open(&b, count));
@@ -159,7 +162,8 @@ static int etrt_bench_staging(const etrt_device_driver *d, int pinned, int64_t c
   etrt_tensor_view vx = {hx, ETRT_DTYPE_FLOAT32, 1, {count}};
   ETRT_BENCH_CHECK(etrt_method_set_input(b.method, 0, &vx));
   ETRT_BENCH_CHECK(etrt_method_set_output(b.method, 0, hy, bytes));
-  double *copy = calloc((size_t)iterations, sizeof *copy), *run = calloc((size_t)iterations, sizeof *run);
+  double *copy = calloc((size_t)iterations, sizeof *copy),
+         *run = calloc((size_t)iterations, sizeof *run);
   if (copy == NULL || run == NULL) return 1;
   ETRT_BENCH_CHECK(etrt_stream_push(stream));
   ETRT_BENCH_CHECK(etrt_method_execute(b.method)); /* staging buffers allocated once */
@@ -177,8 +181,10 @@ static int etrt_bench_staging(const etrt_device_driver *d, int pinned, int64_t c
   ETRT_BENCH_CHECK(etrt_stream_pop());
   double c = etrt_bench_median(copy, iterations), r = etrt_bench_median(run, iterations);
   double gb = 2.0 * (double)bytes / 1e9;
-  printf("staging   %-8s %6.1f MB in + out: plain copies %6.2f GB/s   through execute %6.2f GB/s   ratio %5.1f%%\n",
-         pinned ? "pinned" : "pageable", (double)bytes / 1e6, gb / c, gb / r, 100.0 * c / r);
+  printf(
+      "staging   %-8s %6.1f MB in + out: plain copies %6.2f GB/s   through execute %6.2f GB/s   "
+      "ratio %5.1f%%\n",
+      pinned ? "pinned" : "pageable", (double)bytes / 1e6, gb / c, gb / r, 100.0 * c / r);
   free(copy);
   free(run);
   d->stream_destroy(stream);
@@ -199,11 +205,12 @@ int etrt_cmd_bench(int argc, char **argv) {
   int64_t mb = 64;
   for (int i = 1; i < argc; ++i) {
     if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-      printf("usage: etrt bench [--iterations N] [--megabytes M]\n\n"
-             "Measures, on the GPU: the host overhead of etrt_method_execute with device-resident\n"
-             "I/O over a raw engine enqueue of the same plan, and the bandwidth of host I/O staged\n"
-             "through the delegate (pinned and pageable) against plain copies of the same bytes.\n"
-             "Figures are medians; compare versions within one run.\n");
+      printf(
+          "usage: etrt bench [--iterations N] [--megabytes M]\n\n"
+          "Measures, on the GPU: the host overhead of etrt_method_execute with device-resident\n"
+          "I/O over a raw engine enqueue of the same plan, and the bandwidth of host I/O staged\n"
+          "through the delegate (pinned and pageable) against plain copies of the same bytes.\n"
+          "Figures are medians; compare versions within one run.\n");
       return 0;
     } else if (strcmp(argv[i], "--iterations") == 0 && i + 1 < argc) {
       iterations = atoi(argv[++i]);
@@ -224,7 +231,8 @@ int etrt_cmd_bench(int argc, char **argv) {
     return 2;
   }
   etrt_device_attributes a;
-  if (d->attributes(0, &a) == ETRT_OK) printf("device    %s (%s driver), %d SMs\n", a.name, d->name, a.sm_count);
+  if (d->attributes(0, &a) == ETRT_OK)
+    printf("device    %s (%s driver), %d SMs\n", a.name, d->name, a.sm_count);
   int code = etrt_bench_overhead(d, iterations);
   int64_t count = mb * 1000000 / 4;
   int staged_iterations = iterations / 100 > 5 ? iterations / 100 : 5;

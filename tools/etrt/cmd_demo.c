@@ -42,9 +42,13 @@ static etrt_status etrt_demo_network(etrt_network **out) {
     snprintf(wname, sizeof wname, "w%d", layer);
     snprintf(bname, sizeof bname, "b%d", layer);
     int32_t wid, bid, y, r;
-    if (s == ETRT_OK) s = etrt_network_add_constant(net, wname, ETRT_DTYPE_FLOAT32, 2, (int64_t[]){in, outw}, w, &wid);
-    if (s == ETRT_OK) s = etrt_network_add_constant(net, bname, ETRT_DTYPE_FLOAT32, 1, (int64_t[]){outw}, b, &bid);
-    if (s == ETRT_OK) s = etrt_network_add_op(net, "Gemm", NULL, 3, (int32_t[]){x, wid, bid}, 1, &y, 0, NULL);
+    if (s == ETRT_OK)
+      s = etrt_network_add_constant(net, wname, ETRT_DTYPE_FLOAT32, 2, (int64_t[]){in, outw}, w,
+                                    &wid);
+    if (s == ETRT_OK)
+      s = etrt_network_add_constant(net, bname, ETRT_DTYPE_FLOAT32, 1, (int64_t[]){outw}, b, &bid);
+    if (s == ETRT_OK)
+      s = etrt_network_add_op(net, "Gemm", NULL, 3, (int32_t[]){x, wid, bid}, 1, &y, 0, NULL);
     if (s == ETRT_OK && layer < 2) {
       s = etrt_network_add_op(net, "Relu", NULL, 1, &y, 1, &r, 0, NULL);
       y = r;
@@ -75,7 +79,8 @@ int etrt_cmd_demo(int argc, char **argv) {
   const char *output = NULL;
   long iterations = 100;
   const etrt_device_driver *driver = etrt_device_driver_get();
-  etrt_plan_options options = {.device = {driver != NULL ? ETRT_DEVICE_CUDA : ETRT_DEVICE_CPU, 0}, .name = "mlp"};
+  etrt_plan_options options = {.device = {driver != NULL ? ETRT_DEVICE_CUDA : ETRT_DEVICE_CPU, 0},
+                               .name = "mlp"};
   for (int i = 1; i < argc; ++i) {
     if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
       etrt_demo_usage(stdout);
@@ -111,8 +116,10 @@ int etrt_cmd_demo(int argc, char **argv) {
   if (s == ETRT_OK) s = etrt_method_create(program, "forward", &method);
   float input[ETRT_DEMO_BATCH * 64];
   uint32_t seed = 11;
-  for (size_t i = 0; i < sizeof input / sizeof input[0]; ++i) input[i] = etrt_demo_weight(&seed) * 8.0f;
-  etrt_tensor_view view = {.data = input, .dtype = ETRT_DTYPE_FLOAT32, .rank = 2, .sizes = {ETRT_DEMO_BATCH, 64}};
+  for (size_t i = 0; i < sizeof input / sizeof input[0]; ++i)
+    input[i] = etrt_demo_weight(&seed) * 8.0f;
+  etrt_tensor_view view = {
+      .data = input, .dtype = ETRT_DTYPE_FLOAT32, .rank = 2, .sizes = {ETRT_DEMO_BATCH, 64}};
   if (s == ETRT_OK) s = etrt_method_set_input(method, 0, &view);
   double best = 1e30;
   for (long it = 0; s == ETRT_OK && it < iterations; ++it) {
@@ -126,7 +133,8 @@ int etrt_cmd_demo(int argc, char **argv) {
   etrt_tensor_view out;
   if (s == ETRT_OK) s = etrt_method_get_output(method, 0, &out);
   if (s == ETRT_OK) {
-    printf("plan %zu bytes, program %zu bytes%s%s\n", plan_size, pte_size, output ? ", written to " : "", output ? output : "");
+    printf("plan %zu bytes, program %zu bytes%s%s\n", plan_size, pte_size,
+           output ? ", written to " : "", output ? output : "");
     const float *logits = out.data;
     for (int64_t r = 0; r < out.sizes[0] && r < 3; ++r) {
       printf("row %lld:", (long long)r);
@@ -134,7 +142,8 @@ int etrt_cmd_demo(int argc, char **argv) {
       printf("\n");
     }
     char text[32];
-    printf("best of %ld runs: %s per execute\n", iterations, etrt_tool_format_duration(best * 1e-6, text, sizeof text));
+    printf("best of %ld runs: %s per execute\n", iterations,
+           etrt_tool_format_duration(best * 1e-6, text, sizeof text));
   } else {
     fprintf(stderr, "etrt demo: %s\n", etrt_last_error());
   }

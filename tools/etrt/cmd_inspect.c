@@ -30,12 +30,14 @@ static void print_tensor(const etrt_pte_program *prog, const etrt_pte_plan *p, i
   }
   char dev[32];
   printf(" %%%d %s[", index, etrt_dtype_name(v->tensor.scalar_type));
-  for (size_t i = 0; i < v->tensor.sizes.count; ++i) printf(i ? ",%d" : "%d", v->tensor.sizes.data[i]);
+  for (size_t i = 0; i < v->tensor.sizes.count; ++i)
+    printf(i ? ",%d" : "%d", v->tensor.sizes.data[i]);
   printf("] %s", etrt_device_format(etrt_pte_tensor_device(&v->tensor), dev, sizeof dev));
 }
 
 static void print_operator(const etrt_pte_operator *op) {
-  printf("%s%s%s", op->name.data, op->overload.size ? "." : "", op->overload.size ? op->overload.data : "");
+  printf("%s%s%s", op->name.data, op->overload.size ? "." : "",
+         op->overload.size ? op->overload.data : "");
 }
 
 static void print_args(etrt_pte_i32s args) {
@@ -47,9 +49,11 @@ static void print_args(etrt_pte_i32s args) {
 static void print_plan(const etrt_pte_program *prog, const etrt_pte_plan *p) {
   size_t instructions = 0;
   for (size_t c = 0; c < p->chains_count; ++c) instructions += p->chains[c].instructions_count;
-  printf("\nmethod '%s': %zu values, %zu inputs, %zu outputs, %zu instructions, %zu operators, %zu delegates\n",
-         p->name.data ? p->name.data : "", p->values_count, p->inputs.count, p->outputs.count, instructions,
-         p->operators_count, p->delegates_count);
+  printf(
+      "\nmethod '%s': %zu values, %zu inputs, %zu outputs, %zu instructions, %zu operators, %zu "
+      "delegates\n",
+      p->name.data ? p->name.data : "", p->values_count, p->inputs.count, p->outputs.count,
+      instructions, p->operators_count, p->delegates_count);
   printf("  inputs: ");
   for (size_t i = 0; i < p->inputs.count; ++i) print_tensor(prog, p, p->inputs.data[i]);
   printf("\n  outputs:");
@@ -66,14 +70,16 @@ static void print_plan(const etrt_pte_program *prog, const etrt_pte_plan *p) {
           print_args(in->kernel.args);
           break;
         case ETRT_PTE_INSTR_DELEGATE:
-          printf("delegate %d '%s' ", in->delegate.delegate_index, p->delegates[in->delegate.delegate_index].id.data);
+          printf("delegate %d '%s' ", in->delegate.delegate_index,
+                 p->delegates[in->delegate.delegate_index].id.data);
           print_args(in->delegate.args);
           break;
         case ETRT_PTE_INSTR_MOVE:
           printf("%%%d -> %%%d", in->move.move_from, in->move.move_to);
           break;
         case ETRT_PTE_INSTR_JUMP_FALSE:
-          printf("if not %%%d goto %d", in->jump_false.cond_value_index, in->jump_false.destination_instruction);
+          printf("if not %%%d goto %d", in->jump_false.cond_value_index,
+                 in->jump_false.destination_instruction);
           break;
         case ETRT_PTE_INSTR_FREE:
           printf("%%%d", in->free_call.value_index);
@@ -87,7 +93,8 @@ static void print_plan(const etrt_pte_program *prog, const etrt_pte_plan *p) {
     etrt_pte_bytes payload = {NULL, 0};
     if (etrt_pte_program_delegate_data(prog, d, &payload) != ETRT_OK) etrt_clear_error();
     printf("  delegate %zu '%s': %zu bytes %s %u, %zu compile specs\n", i, d->id.data, payload.size,
-           d->location == ETRT_PTE_DATA_SEGMENT ? "in segment" : "inline", d->index, d->compile_specs_count);
+           d->location == ETRT_PTE_DATA_SEGMENT ? "in segment" : "inline", d->index,
+           d->compile_specs_count);
   }
   printf("  planned buffers:");
   for (size_t i = 0; i < p->non_const_buffer_sizes.count; ++i) {
@@ -97,18 +104,19 @@ static void print_plan(const etrt_pte_program *prog, const etrt_pte_plan *p) {
     const etrt_pte_buffer_device *d = &p->non_const_buffer_device[i];
     char dev[32];
     printf("%s buffer %d on %s", i ? "," : ";", d->buffer_idx,
-           etrt_device_format((etrt_device){(etrt_device_type)d->device_type, d->device_index}, dev, sizeof dev));
+           etrt_device_format((etrt_device){(etrt_device_type)d->device_type, d->device_index}, dev,
+                              sizeof dev));
   }
   printf("\n");
 }
 
 static void print_summary(const char *path, size_t size, const etrt_pte_program *prog) {
-  printf("%s: ExecuTorch program, %zu bytes, identifier %s, schema version %" PRIu32 "\n", path, size,
-         prog->file_identifier, prog->version);
+  printf("%s: ExecuTorch program, %zu bytes, identifier %s, schema version %" PRIu32 "\n", path,
+         size, prog->file_identifier, prog->version);
   if (prog->has_extended_header) {
     const etrt_pte_extended_header *h = &prog->extended_header;
-    printf("extended header (%" PRIu32 " bytes): program_size %" PRIu64 ", segment_base_offset %" PRIu64
-           ", segment_data_size %" PRIu64 "\n",
+    printf("extended header (%" PRIu32 " bytes): program_size %" PRIu64
+           ", segment_base_offset %" PRIu64 ", segment_data_size %" PRIu64 "\n",
            h->header_length, h->program_size, h->segment_base_offset, h->segment_data_size);
   } else {
     printf("extended header: none\n");
@@ -118,12 +126,15 @@ static void print_summary(const char *path, size_t size, const etrt_pte_program 
     printf("%s [%zu] %" PRIu64 " bytes at +%" PRIu64, i ? "," : ":", i, prog->segments[i].size,
            prog->segments[i].offset);
   }
-  printf("\nconstants: %zu inline, %zu in the constant segment; %zu inline delegate payloads; %zu named data\n",
-         prog->constant_buffer_count ? prog->constant_buffer_count - 1 : 0,
-         prog->constant_segment.offsets.count ? prog->constant_segment.offsets.count - 1 : 0,
-         prog->backend_delegate_data_count, prog->named_data_count);
+  printf(
+      "\nconstants: %zu inline, %zu in the constant segment; %zu inline delegate payloads; %zu "
+      "named data\n",
+      prog->constant_buffer_count ? prog->constant_buffer_count - 1 : 0,
+      prog->constant_segment.offsets.count ? prog->constant_segment.offsets.count - 1 : 0,
+      prog->backend_delegate_data_count, prog->named_data_count);
   for (size_t i = 0; i < prog->named_data_count; ++i) {
-    printf("  named data '%s' -> segment %" PRIu32 "\n", prog->named_data[i].key.data, prog->named_data[i].segment_index);
+    printf("  named data '%s' -> segment %" PRIu32 "\n", prog->named_data[i].key.data,
+           prog->named_data[i].segment_index);
   }
   for (size_t i = 0; i < prog->plans_count; ++i) print_plan(prog, &prog->plans[i]);
 }

@@ -44,27 +44,31 @@ typedef struct etrt_run_options {
 } etrt_run_options;
 
 static void etrt_run_usage(FILE *out) {
-  fprintf(out,
-          "usage: etrt run FILE.pte [options]\n\n"
-          "Runs a method of an ExecuTorch program and reports its outputs.\n\n"
-          "  --method NAME         the method to run (default: forward)\n"
-          "  --input FILE          an input, in order: .npy, or .pb (ONNX TensorProto); repeat per input\n"
-          "  --random-inputs SEED  random inputs at the declared (largest) shapes instead\n"
-          "  --data FILE.ptd       external tensors the program refers to\n"
-          "  --output-dir DIR      write output_0.npy, output_1.npy, ... into DIR (created with\n"
-          "                        its missing parents; a file in its place is refused)\n"
-          "  --iterations N        run N times and report the median time (default 1)\n"
-          "  --io host|pinned|device  where the tool places inputs and outputs (default host):\n"
-          "                        host or pinned memory is bound as is; where the program keeps\n"
-          "                        I/O on a GPU (etrt build --io-on-device) the runtime stages it\n"
-          "                        through device memory (contract rule 3); device: memory on the\n"
-          "                        program's GPU (cuda:1 for a program built for cuda:1), zero copy\n"
-          "  --stream default|caller  the per-thread default stream, or a stream the tool creates and selects\n"
-          "  --sms N               run on a green-context stream of N SMs and print the SMs granted\n"
-          "  --async               execute_async, then wait on the completion event (needs --io device)\n"
-          "  --check-cpu           also run on the CPU executor and report the largest difference\n"
-          "  --allow-cpu           with no GPU, run plans built for one on the CPU\n\n"
-          "Exit status: 0 success, 1 failure while running, 2 bad usage or bad input.\n");
+  fprintf(
+      out,
+      "usage: etrt run FILE.pte [options]\n\n"
+      "Runs a method of an ExecuTorch program and reports its outputs.\n\n"
+      "  --method NAME         the method to run (default: forward)\n"
+      "  --input FILE          an input, in order: .npy, or .pb (ONNX TensorProto); repeat per "
+      "input\n"
+      "  --random-inputs SEED  random inputs at the declared (largest) shapes instead\n"
+      "  --data FILE.ptd       external tensors the program refers to\n"
+      "  --output-dir DIR      write output_0.npy, output_1.npy, ... into DIR (created with\n"
+      "                        its missing parents; a file in its place is refused)\n"
+      "  --iterations N        run N times and report the median time (default 1)\n"
+      "  --io host|pinned|device  where the tool places inputs and outputs (default host):\n"
+      "                        host or pinned memory is bound as is; where the program keeps\n"
+      "                        I/O on a GPU (etrt build --io-on-device) the runtime stages it\n"
+      "                        through device memory (contract rule 3); device: memory on the\n"
+      "                        program's GPU (cuda:1 for a program built for cuda:1), zero copy\n"
+      "  --stream default|caller  the per-thread default stream, or a stream the tool creates and "
+      "selects\n"
+      "  --sms N               run on a green-context stream of N SMs and print the SMs granted\n"
+      "  --async               execute_async, then wait on the completion event (needs --io "
+      "device)\n"
+      "  --check-cpu           also run on the CPU executor and report the largest difference\n"
+      "  --allow-cpu           with no GPU, run plans built for one on the CPU\n\n"
+      "Exit status: 0 success, 1 failure while running, 2 bad usage or bad input.\n");
 }
 
 static int etrt_run_parse(int argc, char **argv, etrt_run_options *o) {
@@ -74,13 +78,13 @@ static int etrt_run_parse(int argc, char **argv, etrt_run_options *o) {
   for (int i = 1; i < argc; ++i) {
     const char *a = argv[i];
     const char *next = i + 1 < argc ? argv[i + 1] : NULL;
-#define ETRT_NEED_VALUE()                                             \
-  do {                                                                \
-    if (next == NULL) {                                               \
-      fprintf(stderr, "etrt run: %s needs a value\n", a);            \
-      return 2;                                                       \
-    }                                                                 \
-    ++i;                                                              \
+#define ETRT_NEED_VALUE()                                 \
+  do {                                                    \
+    if (next == NULL) {                                   \
+      fprintf(stderr, "etrt run: %s needs a value\n", a); \
+      return 2;                                           \
+    }                                                     \
+    ++i;                                                  \
   } while (0)
     if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
       etrt_run_usage(stdout);
@@ -115,17 +119,22 @@ static int etrt_run_parse(int argc, char **argv, etrt_run_options *o) {
       }
     } else if (strcmp(a, "--io") == 0) {
       ETRT_NEED_VALUE();
-      if (strcmp(next, "host") == 0) o->io = ETRT_IO_HOST;
-      else if (strcmp(next, "pinned") == 0) o->io = ETRT_IO_PINNED;
-      else if (strcmp(next, "device") == 0) o->io = ETRT_IO_DEVICE;
+      if (strcmp(next, "host") == 0)
+        o->io = ETRT_IO_HOST;
+      else if (strcmp(next, "pinned") == 0)
+        o->io = ETRT_IO_PINNED;
+      else if (strcmp(next, "device") == 0)
+        o->io = ETRT_IO_DEVICE;
       else {
         fprintf(stderr, "etrt run: --io takes host, pinned or device, not '%s'\n", next);
         return 2;
       }
     } else if (strcmp(a, "--stream") == 0) {
       ETRT_NEED_VALUE();
-      if (strcmp(next, "default") == 0) o->caller_stream = 0;
-      else if (strcmp(next, "caller") == 0) o->caller_stream = 1;
+      if (strcmp(next, "default") == 0)
+        o->caller_stream = 0;
+      else if (strcmp(next, "caller") == 0)
+        o->caller_stream = 1;
       else {
         fprintf(stderr, "etrt run: --stream takes default or caller, not '%s'\n", next);
         return 2;
@@ -168,7 +177,8 @@ static int etrt_run_parse(int argc, char **argv, etrt_run_options *o) {
 static int etrt_run_fail(const char *what, etrt_status status) {
   fprintf(stderr, "etrt run: %s: %s\n", what, etrt_last_error());
   return status == ETRT_ERROR_INVALID_FORMAT || status == ETRT_ERROR_INVALID_ARGUMENT ||
-                 status == ETRT_ERROR_NOT_FOUND || status == ETRT_ERROR_UNSUPPORTED || status == ETRT_ERROR_IO
+                 status == ETRT_ERROR_NOT_FOUND || status == ETRT_ERROR_UNSUPPORTED ||
+                 status == ETRT_ERROR_IO
              ? 2
              : 1;
 }
@@ -192,7 +202,8 @@ static int etrt_run_output_dir(const char *dir, int create) {
     struct stat info;
     if (stat(path, &info) == 0) {
       if (!S_ISDIR(info.st_mode)) {
-        fprintf(stderr, "etrt run: --output-dir '%s': '%s' exists and is not a directory\n", dir, path);
+        fprintf(stderr, "etrt run: --output-dir '%s': '%s' exists and is not a directory\n", dir,
+                path);
         return 2;
       }
     } else if (errno != ENOENT) {
@@ -201,7 +212,8 @@ static int etrt_run_output_dir(const char *dir, int create) {
     } else if (!create) {
       return 0; /* the rest does not exist yet: made when the outputs are written */
     } else if (mkdir(path, 0777) != 0 && errno != EEXIST) {
-      fprintf(stderr, "etrt run: --output-dir '%s': cannot create '%s': %s\n", dir, path, strerror(errno));
+      fprintf(stderr, "etrt run: --output-dir '%s': cannot create '%s': %s\n", dir, path,
+              strerror(errno));
       return 1;
     }
     path[end] = saved;
@@ -219,26 +231,47 @@ static void etrt_run_fill_random(etrt_tensor_view *v, size_t count) {
   for (size_t i = 0; i < count; ++i) {
     double r = etrt_run_random() * 2.0 - 1.0;
     switch (v->dtype) {
-      case ETRT_DTYPE_FLOAT32: ((float *)v->data)[i] = (float)r; break;
-      case ETRT_DTYPE_FLOAT64: ((double *)v->data)[i] = r; break;
-      case ETRT_DTYPE_INT32: ((int32_t *)v->data)[i] = (int32_t)(r * 8); break;
-      case ETRT_DTYPE_INT64: ((int64_t *)v->data)[i] = (int64_t)(r * 8); break;
-      case ETRT_DTYPE_BOOL: ((uint8_t *)v->data)[i] = r > 0; break;
-      default: ((uint8_t *)v->data)[i * etrt_dtype_size(v->dtype)] = (uint8_t)(r * 100); break;
+      case ETRT_DTYPE_FLOAT32:
+        ((float *)v->data)[i] = (float)r;
+        break;
+      case ETRT_DTYPE_FLOAT64:
+        ((double *)v->data)[i] = r;
+        break;
+      case ETRT_DTYPE_INT32:
+        ((int32_t *)v->data)[i] = (int32_t)(r * 8);
+        break;
+      case ETRT_DTYPE_INT64:
+        ((int64_t *)v->data)[i] = (int64_t)(r * 8);
+        break;
+      case ETRT_DTYPE_BOOL:
+        ((uint8_t *)v->data)[i] = r > 0;
+        break;
+      default:
+        ((uint8_t *)v->data)[i * etrt_dtype_size(v->dtype)] = (uint8_t)(r * 100);
+        break;
     }
   }
 }
 
 static double etrt_run_element(const etrt_tensor_view *v, size_t i) {
   switch (v->dtype) {
-    case ETRT_DTYPE_FLOAT32: return ((const float *)v->data)[i];
-    case ETRT_DTYPE_FLOAT64: return ((const double *)v->data)[i];
-    case ETRT_DTYPE_INT32: return ((const int32_t *)v->data)[i];
-    case ETRT_DTYPE_INT64: return (double)((const int64_t *)v->data)[i];
-    case ETRT_DTYPE_INT8: return ((const int8_t *)v->data)[i];
-    case ETRT_DTYPE_UINT8: case ETRT_DTYPE_BOOL: return ((const uint8_t *)v->data)[i];
-    case ETRT_DTYPE_INT16: return ((const int16_t *)v->data)[i];
-    default: return 0.0;
+    case ETRT_DTYPE_FLOAT32:
+      return ((const float *)v->data)[i];
+    case ETRT_DTYPE_FLOAT64:
+      return ((const double *)v->data)[i];
+    case ETRT_DTYPE_INT32:
+      return ((const int32_t *)v->data)[i];
+    case ETRT_DTYPE_INT64:
+      return (double)((const int64_t *)v->data)[i];
+    case ETRT_DTYPE_INT8:
+      return ((const int8_t *)v->data)[i];
+    case ETRT_DTYPE_UINT8:
+    case ETRT_DTYPE_BOOL:
+      return ((const uint8_t *)v->data)[i];
+    case ETRT_DTYPE_INT16:
+      return ((const int16_t *)v->data)[i];
+    default:
+      return 0.0;
   }
 }
 
@@ -252,7 +285,8 @@ typedef struct etrt_run_buffer {
 
 /* Makes `device` current for the device calls that follow (they act on the current
  * device), keeping the previous one for etrt_run_device_leave. */
-static etrt_status etrt_run_device_enter(const etrt_device_driver *driver, int device, int *previous) {
+static etrt_status etrt_run_device_enter(const etrt_device_driver *driver, int device,
+                                         int *previous) {
   *previous = -1;
   etrt_status s = driver->get_device(previous);
   if (s == ETRT_OK && *previous != device) s = driver->set_device(device);
@@ -263,8 +297,8 @@ static void etrt_run_device_leave(const etrt_device_driver *driver, int device, 
   if (previous >= 0 && previous != device) (void)driver->set_device(previous);
 }
 
-static int etrt_run_alloc(const etrt_device_driver *driver, etrt_io_place place, int device, size_t size,
-                          etrt_run_buffer *b) {
+static int etrt_run_alloc(const etrt_device_driver *driver, etrt_io_place place, int device,
+                          size_t size, etrt_run_buffer *b) {
   b->size = size;
   b->place = place;
   b->device = device;
@@ -279,7 +313,8 @@ static int etrt_run_alloc(const etrt_device_driver *driver, etrt_io_place place,
     s = etrt_run_device_enter(driver, device, &previous);
     if (s == ETRT_OK) s = driver->malloc_device(n, &b->data);
     etrt_run_device_leave(driver, device, previous);
-    if (s == ETRT_OK) etrt_log(ETRT_LOG_INFO, "etrt run: %zu bytes of device memory on cuda:%d", size, device);
+    if (s == ETRT_OK)
+      etrt_log(ETRT_LOG_INFO, "etrt run: %zu bytes of device memory on cuda:%d", size, device);
   }
   if (s != ETRT_OK || b->data == NULL) {
     fprintf(stderr, "etrt run: cannot allocate %zu bytes: %s\n", size, etrt_last_error());
@@ -296,7 +331,8 @@ static void etrt_run_free(const etrt_device_driver *driver, etrt_run_buffer *b) 
     (void)driver->free_pinned(b->data);
   } else {
     int previous;
-    if (etrt_run_device_enter(driver, b->device, &previous) == ETRT_OK) (void)driver->free_device(b->data);
+    if (etrt_run_device_enter(driver, b->device, &previous) == ETRT_OK)
+      (void)driver->free_device(b->data);
     etrt_run_device_leave(driver, b->device, previous);
   }
   b->data = NULL;
@@ -304,8 +340,8 @@ static void etrt_run_free(const etrt_device_driver *driver, etrt_run_buffer *b) 
 
 /* A copy between host memory and memory of `device`, on that device's per-thread
  * stream, finished on return. */
-static etrt_status etrt_run_copy(const etrt_device_driver *driver, int device, void *dst, const void *src,
-                                 size_t size, etrt_copy_kind kind) {
+static etrt_status etrt_run_copy(const etrt_device_driver *driver, int device, void *dst,
+                                 const void *src, size_t size, etrt_copy_kind kind) {
   int previous;
   etrt_status s = etrt_run_device_enter(driver, device, &previous);
   if (s == ETRT_OK) s = driver->memcpy_async(dst, src, size, kind, ETRT_STREAM_PER_THREAD);
@@ -382,24 +418,30 @@ static int etrt_run_tensor_device(const etrt_run_state *st, const etrt_tensor_in
 }
 
 /* --io device needs a GPU to place I/O on. */
-static int etrt_run_device_of(const etrt_run_state *st, const etrt_tensor_info *info, const char *what, uint32_t i) {
+static int etrt_run_device_of(const etrt_run_state *st, const etrt_tensor_info *info,
+                              const char *what, uint32_t i) {
   int device = etrt_run_tensor_device(st, info);
   if (device < 0) {
-    fprintf(stderr, "etrt run: --io device: %s %u: the program runs on the CPU, not on a GPU; use --io host\n",
-            what, i);
+    fprintf(
+        stderr,
+        "etrt run: --io device: %s %u: the program runs on the CPU, not on a GPU; use --io host\n",
+        what, i);
   }
   return device;
 }
 
-static int etrt_run_load(etrt_run_state *st, int force_cpu, etrt_program **program, etrt_method **method) {
-  etrt_program_options options = {.data_path = st->o.data, .allow_cpu_fallback = st->o.allow_cpu, .force_cpu = force_cpu};
+static int etrt_run_load(etrt_run_state *st, int force_cpu, etrt_program **program,
+                         etrt_method **method) {
+  etrt_program_options options = {
+      .data_path = st->o.data, .allow_cpu_fallback = st->o.allow_cpu, .force_cpu = force_cpu};
   etrt_status s = etrt_program_load_file(st->o.path, &options, program);
   if (s != ETRT_OK) return etrt_run_fail("cannot load the program", s);
   s = etrt_method_create(*program, st->o.method, method);
   if (s != ETRT_OK) {
     int code = etrt_run_fail("cannot create the method", s);
     if (strstr(etrt_last_error(), "no GPU is present") != NULL && !st->o.allow_cpu)
-      fprintf(stderr, "etrt run: this program needs a GPU; --allow-cpu runs it on the CPU instead\n");
+      fprintf(stderr,
+              "etrt run: this program needs a GPU; --allow-cpu runs it on the CPU instead\n");
     return code;
   }
   return 0;
@@ -408,11 +450,14 @@ static int etrt_run_load(etrt_run_state *st, int force_cpu, etrt_program **progr
 static int etrt_run_prepare_inputs(etrt_run_state *st) {
   st->num_inputs = etrt_method_input_count(st->method);
   if (st->num_inputs > ETRT_RUN_MAX_IO) {
-    fprintf(stderr, "etrt run: the method has %u inputs; the tool handles %d\n", st->num_inputs, ETRT_RUN_MAX_IO);
+    fprintf(stderr, "etrt run: the method has %u inputs; the tool handles %d\n", st->num_inputs,
+            ETRT_RUN_MAX_IO);
     return 2;
   }
   if (!st->o.random_inputs && (uint32_t)st->o.num_inputs != st->num_inputs) {
-    fprintf(stderr, "etrt run: method '%s' takes %u input(s), %d given (--input FILE per input, or --random-inputs SEED)\n",
+    fprintf(stderr,
+            "etrt run: method '%s' takes %u input(s), %d given (--input FILE per input, or "
+            "--random-inputs SEED)\n",
             st->o.method, st->num_inputs, st->o.num_inputs);
     return 2;
   }
@@ -442,13 +487,15 @@ static int etrt_run_prepare_inputs(etrt_run_state *st) {
     etrt_tensor_view placed = t->view;
     if (st->o.io != ETRT_IO_HOST) {
       int device = -1;
-      if (st->o.io == ETRT_IO_DEVICE && (device = etrt_run_device_of(st, &info, "input", i)) < 0) return 2;
+      if (st->o.io == ETRT_IO_DEVICE && (device = etrt_run_device_of(st, &info, "input", i)) < 0)
+        return 2;
       if (etrt_run_alloc(st->driver, st->o.io, device, t->nbytes, &st->placed_inputs[i])) return 1;
       placed.data = st->placed_inputs[i].data;
       if (st->o.io == ETRT_IO_PINNED) {
         memcpy(placed.data, t->view.data, t->nbytes);
       } else if (t->nbytes > 0) {
-        s = etrt_run_copy(st->driver, device, placed.data, t->view.data, t->nbytes, ETRT_COPY_HOST_TO_DEVICE);
+        s = etrt_run_copy(st->driver, device, placed.data, t->view.data, t->nbytes,
+                          ETRT_COPY_HOST_TO_DEVICE);
         if (s != ETRT_OK) return etrt_run_fail("copying an input to the device", s);
       }
     }
@@ -461,7 +508,8 @@ static int etrt_run_prepare_inputs(etrt_run_state *st) {
 static int etrt_run_prepare_outputs(etrt_run_state *st) {
   st->num_outputs = etrt_method_output_count(st->method);
   if (st->num_outputs > ETRT_RUN_MAX_IO) {
-    fprintf(stderr, "etrt run: the method has %u outputs; the tool handles %d\n", st->num_outputs, ETRT_RUN_MAX_IO);
+    fprintf(stderr, "etrt run: the method has %u outputs; the tool handles %d\n", st->num_outputs,
+            ETRT_RUN_MAX_IO);
     return 2;
   }
   for (uint32_t i = 0; i < st->num_outputs; ++i) {
@@ -474,7 +522,8 @@ static int etrt_run_prepare_outputs(etrt_run_state *st) {
      * gets a host buffer that the delegate stages through device memory (rule 3). */
     if (st->o.io == ETRT_IO_HOST && info.device.type != ETRT_DEVICE_CUDA) continue;
     int device = -1;
-    if (st->o.io == ETRT_IO_DEVICE && (device = etrt_run_device_of(st, &info, "output", i)) < 0) return 2;
+    if (st->o.io == ETRT_IO_DEVICE && (device = etrt_run_device_of(st, &info, "output", i)) < 0)
+      return 2;
     etrt_tensor_view largest = {.dtype = info.dtype, .rank = info.rank};
     memcpy(largest.sizes, info.sizes, sizeof largest.sizes);
     size_t size = (size_t)etrt_tensor_view_numel(&largest) * etrt_dtype_size(info.dtype);
@@ -486,7 +535,8 @@ static int etrt_run_prepare_outputs(etrt_run_state *st) {
 }
 
 /* Copies output i to host memory the tool owns. */
-static int etrt_run_fetch_output(etrt_run_state *st, etrt_method *method, uint32_t i, etrt_tool_tensor *out) {
+static int etrt_run_fetch_output(etrt_run_state *st, etrt_method *method, uint32_t i,
+                                 etrt_tool_tensor *out) {
   etrt_tensor_view v;
   etrt_status s = etrt_method_get_output(method, i, &v);
   if (s != ETRT_OK) return etrt_run_fail("output", s);
@@ -499,7 +549,8 @@ static int etrt_run_fetch_output(etrt_run_state *st, etrt_method *method, uint32
   etrt_pointer_info info = {ETRT_POINTER_PAGEABLE_HOST, -1};
   if (st->driver != NULL) (void)st->driver->pointer_info(v.data, &info);
   if (info.kind == ETRT_POINTER_DEVICE) {
-    s = etrt_run_copy(st->driver, info.device, out->view.data, v.data, nbytes, ETRT_COPY_DEVICE_TO_HOST);
+    s = etrt_run_copy(st->driver, info.device, out->view.data, v.data, nbytes,
+                      ETRT_COPY_DEVICE_TO_HOST);
     if (s != ETRT_OK) return etrt_run_fail("copying an output to the host", s);
   } else {
     memcpy(out->view.data, v.data, nbytes);
@@ -511,7 +562,8 @@ static int etrt_run_select_stream(etrt_run_state *st) {
   etrt_status s = ETRT_OK;
   if (st->o.sms > 0) {
     int granted = 0;
-    s = etrt_green_stream_create(st->program_device > 0 ? st->program_device : 0, st->o.sms, &st->stream, &granted);
+    s = etrt_green_stream_create(st->program_device > 0 ? st->program_device : 0, st->o.sms,
+                                 &st->stream, &granted);
     if (s != ETRT_OK) return etrt_run_fail("cannot create a green-context stream", s);
     st->stream_is_green = 1;
     printf("green context: %d SMs asked, %d granted\n", st->o.sms, granted);
@@ -532,8 +584,10 @@ static int etrt_run_select_stream(etrt_run_state *st) {
 static void etrt_run_release_stream(etrt_run_state *st) {
   if (st->stream == NULL) return;
   (void)etrt_stream_pop();
-  if (st->stream_is_green) (void)etrt_green_stream_destroy(st->stream);
-  else (void)st->driver->stream_destroy(st->stream);
+  if (st->stream_is_green)
+    (void)etrt_green_stream_destroy(st->stream);
+  else
+    (void)st->driver->stream_destroy(st->stream);
   st->stream = NULL;
 }
 
@@ -584,7 +638,8 @@ static int etrt_run_report(etrt_run_state *st) {
     if (etrt_run_fetch_output(st, st->method, i, t)) return 1;
     size_t count = (size_t)etrt_tensor_view_numel(&t->view);
     printf("output %u: %s [", i, etrt_dtype_name(t->view.dtype));
-    for (int32_t a = 0; a < t->view.rank; ++a) printf("%s%lld", a ? ", " : "", (long long)t->view.sizes[a]);
+    for (int32_t a = 0; a < t->view.rank; ++a)
+      printf("%s%lld", a ? ", " : "", (long long)t->view.sizes[a]);
     printf("] checksum %.9g\n", etrt_run_checksum(&t->view, count));
     if (st->o.output_dir != NULL) {
       char path[4096];
@@ -622,7 +677,8 @@ static int etrt_run_check_cpu(etrt_run_state *st) {
     memcpy(largest.sizes, info.sizes, sizeof largest.sizes);
     size_t size = (size_t)etrt_tensor_view_numel(&largest) * etrt_dtype_size(info.dtype);
     code = etrt_run_alloc(st->driver, ETRT_IO_HOST, -1, size, &outputs[i]);
-    if (code == 0 && (s = etrt_method_set_output(method, i, outputs[i].data, size ? size : 1)) != ETRT_OK)
+    if (code == 0 &&
+        (s = etrt_method_set_output(method, i, outputs[i].data, size ? size : 1)) != ETRT_OK)
       code = etrt_run_fail("check-cpu output", s);
   }
   if (code == 0) {
@@ -637,7 +693,8 @@ static int etrt_run_check_cpu(etrt_run_state *st) {
     if (code == 0) {
       size_t count = (size_t)etrt_tensor_view_numel(&cpu.view);
       for (size_t k = 0; k < count; ++k) {
-        double d = fabs(etrt_run_element(&cpu.view, k) - etrt_run_element(&st->host_outputs[i].view, k));
+        double d =
+            fabs(etrt_run_element(&cpu.view, k) - etrt_run_element(&st->host_outputs[i].view, k));
         if (d > worst || d != d) {
           worst = d;
           worst_output = i;
@@ -662,8 +719,11 @@ int etrt_cmd_run(int argc, char **argv) {
     return code < 0 ? 0 : code;
   }
   st->driver = etrt_device_driver_get();
-  if (st->driver == NULL && (st->o.io != ETRT_IO_HOST || st->o.caller_stream || st->o.sms || st->o.async)) {
-    fprintf(stderr, "etrt run: --io pinned/device, --stream caller, --sms and --async need a GPU, and none is present\n");
+  if (st->driver == NULL &&
+      (st->o.io != ETRT_IO_HOST || st->o.caller_stream || st->o.sms || st->o.async)) {
+    fprintf(stderr,
+            "etrt run: --io pinned/device, --stream caller, --sms and --async need a GPU, and none "
+            "is present\n");
     free(st);
     return 2;
   }
@@ -672,13 +732,16 @@ int etrt_cmd_run(int argc, char **argv) {
     return code;
   }
   if (st->o.async && st->o.io != ETRT_IO_DEVICE) {
-    fprintf(stderr, "etrt run: --async needs --io device (execute_async is refused where an output is host memory)\n");
+    fprintf(stderr,
+            "etrt run: --async needs --io device (execute_async is refused where an output is host "
+            "memory)\n");
     free(st);
     return 2;
   }
   code = etrt_run_load(st, 0, &st->program, &st->method);
   st->program_device = -1;
-  if (code == 0 && st->driver != NULL && (st->o.io != ETRT_IO_HOST || st->o.caller_stream || st->o.sms))
+  if (code == 0 && st->driver != NULL &&
+      (st->o.io != ETRT_IO_HOST || st->o.caller_stream || st->o.sms))
     st->program_device = etrt_run_program_device(st->program, st->o.method);
   if (code == 0) code = etrt_run_prepare_inputs(st);
   if (code == 0) code = etrt_run_prepare_outputs(st);
@@ -689,8 +752,8 @@ int etrt_cmd_run(int argc, char **argv) {
   if (code == 0) code = etrt_run_report(st);
   if (code == 0) {
     char text[32];
-    printf("time per iteration: %s (median of %ld)\n", etrt_tool_format_duration(seconds, text, sizeof text),
-           st->o.iterations);
+    printf("time per iteration: %s (median of %ld)\n",
+           etrt_tool_format_duration(seconds, text, sizeof text), st->o.iterations);
     if (st->o.check_cpu) code = etrt_run_check_cpu(st);
   }
   etrt_method_destroy(st->method);

@@ -29,7 +29,8 @@ int main(int argc, char **argv) {
     etrt_usage(stderr);
     return 2;
   }
-  if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "help") == 0) {
+  if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
+      strcmp(argv[1], "help") == 0) {
     etrt_usage(stdout);
     return 0;
   }
@@ -38,7 +39,8 @@ int main(int argc, char **argv) {
     return 0;
   }
   for (size_t i = 0; i < ETRT_COMMAND_COUNT; ++i) {
-    if (strcmp(argv[1], etrt_commands[i].name) == 0) return etrt_commands[i].main(argc - 1, argv + 1);
+    if (strcmp(argv[1], etrt_commands[i].name) == 0)
+      return etrt_commands[i].main(argc - 1, argv + 1);
   }
   fprintf(stderr, "etrt: unknown command '%s'\n\n", argv[1]);
   etrt_usage(stderr);

@@ -14,9 +14,9 @@ const etrt_dtype etrt_arithmetic_dtypes[] = {
     ETRT_DTYPE_UINT8,   ETRT_DTYPE_UINT16,  ETRT_DTYPE_UINT32,  ETRT_DTYPE_UINT64,
     ETRT_DTYPE_INVALID};
 
-const etrt_dtype etrt_relu_dtypes[] = {ETRT_DTYPE_FLOAT32, ETRT_DTYPE_FLOAT64, ETRT_DTYPE_FLOAT16,
-                                       ETRT_DTYPE_BFLOAT16, ETRT_DTYPE_INT8, ETRT_DTYPE_INT16,
-                                       ETRT_DTYPE_INT32, ETRT_DTYPE_INT64, ETRT_DTYPE_INVALID};
+const etrt_dtype etrt_relu_dtypes[] = {ETRT_DTYPE_FLOAT32,  ETRT_DTYPE_FLOAT64, ETRT_DTYPE_FLOAT16,
+                                       ETRT_DTYPE_BFLOAT16, ETRT_DTYPE_INT8,    ETRT_DTYPE_INT16,
+                                       ETRT_DTYPE_INT32,    ETRT_DTYPE_INT64,   ETRT_DTYPE_INVALID};
 
 static etrt_status etrt_check_arity(const etrt_node *node, const etrt_tensor *inputs,
                                     uint32_t count) {
@@ -34,7 +34,8 @@ static etrt_status etrt_check_arity(const etrt_node *node, const etrt_tensor *in
 static etrt_status etrt_binary_infer(const etrt_node *node, const etrt_tensor *inputs,
                                      etrt_tensor *outputs) {
   ETRT_RETURN_IF_ERROR(etrt_check_arity(node, inputs, 2));
-  ETRT_RETURN_IF_ERROR(etrt_op_check_dtype(node, "input 0", inputs[0].dtype, etrt_arithmetic_dtypes));
+  ETRT_RETURN_IF_ERROR(
+      etrt_op_check_dtype(node, "input 0", inputs[0].dtype, etrt_arithmetic_dtypes));
   if (inputs[1].dtype != inputs[0].dtype)
     return etrt_op_error(node, ETRT_ERROR_INVALID_ARGUMENT,
                          "inputs must have one dtype, got %s and %s",
@@ -84,10 +85,18 @@ static int etrt_relu_cuda_supports(const etrt_node *node, const etrt_tensor *inp
 /* The integer and float dtypes the mixed Pow kernel's element loads take. */
 static int etrt_binary_any_numeric(etrt_dtype t) {
   switch (t) {
-    case ETRT_DTYPE_FLOAT32: case ETRT_DTYPE_FLOAT64: case ETRT_DTYPE_FLOAT16:
-    case ETRT_DTYPE_BFLOAT16: case ETRT_DTYPE_INT8: case ETRT_DTYPE_INT16:
-    case ETRT_DTYPE_INT32: case ETRT_DTYPE_INT64: case ETRT_DTYPE_UINT8:
-    case ETRT_DTYPE_UINT16: case ETRT_DTYPE_UINT32: case ETRT_DTYPE_UINT64:
+    case ETRT_DTYPE_FLOAT32:
+    case ETRT_DTYPE_FLOAT64:
+    case ETRT_DTYPE_FLOAT16:
+    case ETRT_DTYPE_BFLOAT16:
+    case ETRT_DTYPE_INT8:
+    case ETRT_DTYPE_INT16:
+    case ETRT_DTYPE_INT32:
+    case ETRT_DTYPE_INT64:
+    case ETRT_DTYPE_UINT8:
+    case ETRT_DTYPE_UINT16:
+    case ETRT_DTYPE_UINT32:
+    case ETRT_DTYPE_UINT64:
       return 1;
     default:
       return 0;
@@ -110,29 +119,32 @@ static int etrt_bit_shift_cuda_supports(const etrt_node *node, const etrt_tensor
                                   t == ETRT_DTYPE_UINT32 || t == ETRT_DTYPE_UINT64);
 }
 
-static const etrt_op_def etrt_op_add = {.op_type = "Add", .infer = etrt_binary_infer, .cuda_supports = etrt_binary_cuda_supports};
-static const etrt_op_def etrt_op_sub = {.op_type = "Sub", .infer = etrt_binary_infer, .cuda_supports = etrt_binary_cuda_supports};
-static const etrt_op_def etrt_op_mul = {.op_type = "Mul", .infer = etrt_binary_infer, .cuda_supports = etrt_binary_cuda_supports};
-static const etrt_op_def etrt_op_div = {.op_type = "Div", .infer = etrt_binary_infer, .cuda_supports = etrt_binary_cuda_supports};
-static const etrt_op_def etrt_op_relu = {.op_type = "Relu", .infer = etrt_relu_infer, .cuda_supports = etrt_relu_cuda_supports};
+static const etrt_op_def etrt_op_add = {
+    .op_type = "Add", .infer = etrt_binary_infer, .cuda_supports = etrt_binary_cuda_supports};
+static const etrt_op_def etrt_op_sub = {
+    .op_type = "Sub", .infer = etrt_binary_infer, .cuda_supports = etrt_binary_cuda_supports};
+static const etrt_op_def etrt_op_mul = {
+    .op_type = "Mul", .infer = etrt_binary_infer, .cuda_supports = etrt_binary_cuda_supports};
+static const etrt_op_def etrt_op_div = {
+    .op_type = "Div", .infer = etrt_binary_infer, .cuda_supports = etrt_binary_cuda_supports};
+static const etrt_op_def etrt_op_relu = {
+    .op_type = "Relu", .infer = etrt_relu_infer, .cuda_supports = etrt_relu_cuda_supports};
 
 /* ---- the other operations of two broadcast inputs, defined by one table ---------- */
 
-#define ETRT_INTEGER_DTYPES                                                           \
+#define ETRT_INTEGER_DTYPES                                                                \
   ETRT_DTYPE_INT8, ETRT_DTYPE_INT16, ETRT_DTYPE_INT32, ETRT_DTYPE_INT64, ETRT_DTYPE_UINT8, \
       ETRT_DTYPE_UINT16, ETRT_DTYPE_UINT32, ETRT_DTYPE_UINT64
-static const etrt_dtype etrt_pow_dtypes[] = {ETRT_DTYPE_FLOAT32, ETRT_DTYPE_FLOAT64,
-                                             ETRT_DTYPE_FLOAT16, ETRT_DTYPE_BFLOAT16,
-                                             ETRT_DTYPE_INT32,   ETRT_DTYPE_INT64,
-                                             ETRT_DTYPE_INVALID};
+static const etrt_dtype etrt_pow_dtypes[] = {
+    ETRT_DTYPE_FLOAT32, ETRT_DTYPE_FLOAT64, ETRT_DTYPE_FLOAT16, ETRT_DTYPE_BFLOAT16,
+    ETRT_DTYPE_INT32,   ETRT_DTYPE_INT64,   ETRT_DTYPE_INVALID};
 static const etrt_dtype etrt_integer_dtypes[] = {ETRT_INTEGER_DTYPES, ETRT_DTYPE_INVALID};
-static const etrt_dtype etrt_unsigned_dtypes[] = {ETRT_DTYPE_UINT8, ETRT_DTYPE_UINT16,
-                                                  ETRT_DTYPE_UINT32, ETRT_DTYPE_UINT64,
-                                                  ETRT_DTYPE_INVALID};
+static const etrt_dtype etrt_unsigned_dtypes[] = {
+    ETRT_DTYPE_UINT8, ETRT_DTYPE_UINT16, ETRT_DTYPE_UINT32, ETRT_DTYPE_UINT64, ETRT_DTYPE_INVALID};
 static const etrt_dtype etrt_bool_dtypes[] = {ETRT_DTYPE_BOOL, ETRT_DTYPE_INVALID};
 static const etrt_dtype etrt_equal_dtypes[] = {
-    ETRT_DTYPE_FLOAT32, ETRT_DTYPE_FLOAT64, ETRT_DTYPE_FLOAT16, ETRT_DTYPE_BFLOAT16,
-    ETRT_INTEGER_DTYPES, ETRT_DTYPE_BOOL,   ETRT_DTYPE_INVALID};
+    ETRT_DTYPE_FLOAT32,  ETRT_DTYPE_FLOAT64, ETRT_DTYPE_FLOAT16, ETRT_DTYPE_BFLOAT16,
+    ETRT_INTEGER_DTYPES, ETRT_DTYPE_BOOL,    ETRT_DTYPE_INVALID};
 
 /* Mod and BitShift pick their kind from an attribute in etrt_binary_read. */
 static const struct {
@@ -223,11 +235,11 @@ static etrt_status etrt_binary_table_infer(const etrt_node *node, const etrt_ten
   return etrt_shape_broadcast(node, 2, inputs, &outputs[0].rank, outputs[0].dims);
 }
 
-#define ETRT_BINARY_DEF(var, name, cuda)                                               \
-  static const etrt_op_def var = {.op_type = name,                                     \
-                                  .state_size = sizeof(etrt_binary_state),             \
-                                  .prepare = etrt_binary_prepare,                      \
-                                  .infer = etrt_binary_table_infer,                    \
+#define ETRT_BINARY_DEF(var, name, cuda)                                   \
+  static const etrt_op_def var = {.op_type = name,                         \
+                                  .state_size = sizeof(etrt_binary_state), \
+                                  .prepare = etrt_binary_prepare,          \
+                                  .infer = etrt_binary_table_infer,        \
                                   .cuda_supports = cuda};
 ETRT_BINARY_DEF(etrt_op_pow, "Pow", etrt_pow_cuda_supports)
 ETRT_BINARY_DEF(etrt_op_mod, "Mod", etrt_binary_cuda_supports)
@@ -246,10 +258,24 @@ ETRT_BINARY_DEF(etrt_op_greater, "Greater", etrt_binary_cuda_supports)
 ETRT_BINARY_DEF(etrt_op_greater_equal, "GreaterOrEqual", etrt_binary_cuda_supports)
 #undef ETRT_BINARY_DEF
 
-const etrt_op_def *const etrt_ops_elementwise[] = {
-    &etrt_op_add,         &etrt_op_sub,        &etrt_op_mul,          &etrt_op_div,
-    &etrt_op_relu,        &etrt_op_pow,        &etrt_op_mod,          &etrt_op_prelu,
-    &etrt_op_bitshift,    &etrt_op_bitwise_and, &etrt_op_bitwise_or,  &etrt_op_bitwise_xor,
-    &etrt_op_and,         &etrt_op_or,         &etrt_op_xor,          &etrt_op_equal,
-    &etrt_op_less,        &etrt_op_less_equal, &etrt_op_greater,      &etrt_op_greater_equal,
-    NULL};
+const etrt_op_def *const etrt_ops_elementwise[] = {&etrt_op_add,
+                                                   &etrt_op_sub,
+                                                   &etrt_op_mul,
+                                                   &etrt_op_div,
+                                                   &etrt_op_relu,
+                                                   &etrt_op_pow,
+                                                   &etrt_op_mod,
+                                                   &etrt_op_prelu,
+                                                   &etrt_op_bitshift,
+                                                   &etrt_op_bitwise_and,
+                                                   &etrt_op_bitwise_or,
+                                                   &etrt_op_bitwise_xor,
+                                                   &etrt_op_and,
+                                                   &etrt_op_or,
+                                                   &etrt_op_xor,
+                                                   &etrt_op_equal,
+                                                   &etrt_op_less,
+                                                   &etrt_op_less_equal,
+                                                   &etrt_op_greater,
+                                                   &etrt_op_greater_equal,
+                                                   NULL};

@@ -1,8 +1,8 @@
 /* The elementwise operations of two broadcast tensors (Add, Sub, Mul, Div, Pow, Mod,
  * Max/Min of two, PRelu, BitShift, the bitwise and logical operations, the
  * comparisons) and Relu: what the definitions (elementwise.c) and the CPU kernels
- * (cpu/elementwise.c) share. A CUDA kernel takes the same etrt_binary_kind and the broadcast iteration
- * plan of shape_util.h. */
+ * (cpu/elementwise.c) share. A CUDA kernel takes the same etrt_binary_kind and the broadcast
+ * iteration plan of shape_util.h. */
 #ifndef ETRT_ENGINE_OPS_ELEMENTWISE_H
 #define ETRT_ENGINE_OPS_ELEMENTWISE_H
 
@@ -18,7 +18,7 @@ typedef enum etrt_binary_kind {
   ETRT_BINARY_FMOD, /* Mod with fmod = 1: the dividend's sign (C's fmod and %) */
   ETRT_BINARY_MAX,  /* Max, Min: NaN wins, as in NumPy */
   ETRT_BINARY_MIN,
-  ETRT_BINARY_PRELU, /* x < 0 ? slope * x : x, with (x, slope) */
+  ETRT_BINARY_PRELU,      /* x < 0 ? slope * x : x, with (x, slope) */
   ETRT_BINARY_SHIFT_LEFT, /* BitShift; shifts of the type's width or more give 0 */
   ETRT_BINARY_SHIFT_RIGHT,
   ETRT_BINARY_BITWISE_AND,
@@ -59,8 +59,7 @@ int etrt_prelu_slope_view(const etrt_tensor *x, const etrt_tensor *slope, etrt_t
 /* inputs[0] (op) inputs[1] broadcast into outputs[0]; both inputs of one dtype, the
  * output of that dtype or bool (the comparisons and And, Or, Xor). outputs[0] may be
  * inputs[0] when they have one shape (the running result of variadic operations). */
-etrt_status etrt_cpu_binary(etrt_binary_kind kind, const etrt_tensor *inputs,
-                            etrt_tensor *outputs);
+etrt_status etrt_cpu_binary(etrt_binary_kind kind, const etrt_tensor *inputs, etrt_tensor *outputs);
 /* The kernel of the table-defined operations: runs the state's kind. Pow also takes
  * an exponent of another dtype than the base. */
 etrt_status etrt_cpu_binary_node(const etrt_node *node, const etrt_tensor *inputs,

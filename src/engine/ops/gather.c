@@ -227,17 +227,22 @@ static int etrt_one_hot_cuda_supports(const etrt_node *node, const etrt_tensor *
 
 static const etrt_op_def etrt_op_def_gather = {
     .op_type = "Gather", .infer = etrt_gather_infer, .cuda_supports = etrt_gather_cuda_supports};
-static const etrt_op_def etrt_op_def_gather_elements = {.op_type = "GatherElements",
-                                                        .infer = etrt_gather_elements_infer,
-                                                        .cuda_supports = etrt_gather_elements_cuda_supports};
+static const etrt_op_def etrt_op_def_gather_elements = {
+    .op_type = "GatherElements",
+    .infer = etrt_gather_elements_infer,
+    .cuda_supports = etrt_gather_elements_cuda_supports};
 static const etrt_op_def etrt_op_def_gather_nd = {
-    .op_type = "GatherND", .infer = etrt_gather_nd_infer, .cuda_supports = etrt_gather_elements_cuda_supports};
-static const etrt_op_def etrt_op_def_scatter_elements = {.op_type = "ScatterElements",
-                                                         .infer = etrt_scatter_elements_infer,
-                                                         .cuda_supports = etrt_scatter_elements_cuda_supports};
-static const etrt_op_def etrt_op_def_scatter = {.op_type = "Scatter",
-                                                .infer = etrt_scatter_elements_infer,
-                                                .cuda_supports = etrt_scatter_elements_cuda_supports};
+    .op_type = "GatherND",
+    .infer = etrt_gather_nd_infer,
+    .cuda_supports = etrt_gather_elements_cuda_supports};
+static const etrt_op_def etrt_op_def_scatter_elements = {
+    .op_type = "ScatterElements",
+    .infer = etrt_scatter_elements_infer,
+    .cuda_supports = etrt_scatter_elements_cuda_supports};
+static const etrt_op_def etrt_op_def_scatter = {
+    .op_type = "Scatter",
+    .infer = etrt_scatter_elements_infer,
+    .cuda_supports = etrt_scatter_elements_cuda_supports};
 static const etrt_op_def etrt_op_def_one_hot = {.op_type = "OneHot",
                                                 .infer = etrt_one_hot_infer,
                                                 .cuda_supports = etrt_one_hot_cuda_supports,

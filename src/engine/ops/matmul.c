@@ -8,9 +8,8 @@
 #include "engine/ops/op_check.h"
 #include "engine/ops/shape_util.h"
 
-const etrt_dtype etrt_matmul_dtypes[] = {ETRT_DTYPE_FLOAT32, ETRT_DTYPE_FLOAT64,
-                                         ETRT_DTYPE_FLOAT16, ETRT_DTYPE_BFLOAT16,
-                                         ETRT_DTYPE_INVALID};
+const etrt_dtype etrt_matmul_dtypes[] = {ETRT_DTYPE_FLOAT32, ETRT_DTYPE_FLOAT64, ETRT_DTYPE_FLOAT16,
+                                         ETRT_DTYPE_BFLOAT16, ETRT_DTYPE_INVALID};
 
 etrt_status etrt_matmul_shape_init(const etrt_node *node, const etrt_tensor *a,
                                    const etrt_tensor *b, etrt_matmul_shape *out) {
@@ -104,10 +103,14 @@ static etrt_status etrt_gemm_prepare(const etrt_node *node, void *state_) {
     if (is_flag && (a->kind != ETRT_ATTRIBUTE_INT || (a->i != 0 && a->i != 1)))
       return etrt_op_error(node, ETRT_ERROR_INVALID_ARGUMENT, "attribute '%s' must be 0 or 1",
                            a->name);
-    if (strcmp(a->name, "alpha") == 0) state->alpha = a->f;
-    else if (strcmp(a->name, "beta") == 0) state->beta = a->f;
-    else if (strcmp(a->name, "transA") == 0) state->trans_a = (int32_t)a->i;
-    else state->trans_b = (int32_t)a->i;
+    if (strcmp(a->name, "alpha") == 0)
+      state->alpha = a->f;
+    else if (strcmp(a->name, "beta") == 0)
+      state->beta = a->f;
+    else if (strcmp(a->name, "transA") == 0)
+      state->trans_a = (int32_t)a->i;
+    else
+      state->trans_b = (int32_t)a->i;
   }
   return ETRT_OK;
 }
@@ -117,8 +120,8 @@ etrt_status etrt_gemm_shape(const etrt_node *node, const etrt_tensor *inputs, in
   const etrt_gemm_state *state = node->state;
   const etrt_tensor *a = &inputs[0], *b = &inputs[1];
   if (a->rank != 2 || b->rank != 2)
-    return etrt_op_error(node, ETRT_ERROR_INVALID_ARGUMENT, "A and B must be 2-D, got rank %d and %d",
-                         (int)a->rank, (int)b->rank);
+    return etrt_op_error(node, ETRT_ERROR_INVALID_ARGUMENT,
+                         "A and B must be 2-D, got rank %d and %d", (int)a->rank, (int)b->rank);
   *m = state->trans_a ? a->dims[1] : a->dims[0];
   *k = state->trans_a ? a->dims[0] : a->dims[1];
   int64_t kb = state->trans_b ? b->dims[1] : b->dims[0];

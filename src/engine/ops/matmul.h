@@ -12,8 +12,8 @@ typedef struct etrt_matmul_shape {
   int64_t m, n, k;
   int32_t batch_rank;
   int64_t batch_dims[ETRT_MAX_RANK];
-  int64_t batch_count;                     /* product of batch_dims */
-  int64_t a_batch_strides[ETRT_MAX_RANK];  /* elements; 0 where A broadcasts */
+  int64_t batch_count;                    /* product of batch_dims */
+  int64_t a_batch_strides[ETRT_MAX_RANK]; /* elements; 0 where A broadcasts */
   int64_t b_batch_strides[ETRT_MAX_RANK];
   int32_t out_rank;
   int64_t out_dims[ETRT_MAX_RANK];
@@ -38,8 +38,7 @@ etrt_status etrt_gemm_shape(const etrt_node *node, const etrt_tensor *inputs, in
 /* The dtypes MatMul and Gemm take (ETRT_DTYPE_INVALID-terminated). */
 extern const etrt_dtype etrt_matmul_dtypes[];
 
-etrt_status etrt_cpu_matmul(const etrt_node *node, const etrt_tensor *inputs,
-                            etrt_tensor *outputs);
+etrt_status etrt_cpu_matmul(const etrt_node *node, const etrt_tensor *inputs, etrt_tensor *outputs);
 etrt_status etrt_cpu_gemm(const etrt_node *node, const etrt_tensor *inputs, etrt_tensor *outputs);
 
 #endif

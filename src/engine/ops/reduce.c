@@ -114,13 +114,14 @@ static int etrt_reduce_cuda_supports(const etrt_node *node, const etrt_tensor *i
          s->kind == ETRT_REDUCE_L1;
 }
 
-#define ETRT_REDUCE_DEF(kind, name, ints)                                                        \
-  static const etrt_op_def etrt_op_def_reduce_##kind = {.op_type = name,                         \
-                                                        .state_size = sizeof(etrt_reduce_state), \
-                                                        .prepare = etrt_reduce_prepare,          \
-                                                        .infer = etrt_reduce_infer,              \
-                                                        .cuda_supports = etrt_reduce_cuda_supports, \
-                                                        .value_inputs = 2u};
+#define ETRT_REDUCE_DEF(kind, name, ints)                \
+  static const etrt_op_def etrt_op_def_reduce_##kind = { \
+      .op_type = name,                                   \
+      .state_size = sizeof(etrt_reduce_state),           \
+      .prepare = etrt_reduce_prepare,                    \
+      .infer = etrt_reduce_infer,                        \
+      .cuda_supports = etrt_reduce_cuda_supports,        \
+      .value_inputs = 2u};
 ETRT_REDUCE_OPS(ETRT_REDUCE_DEF)
 #undef ETRT_REDUCE_DEF
 

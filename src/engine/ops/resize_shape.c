@@ -165,9 +165,7 @@ static double etrt_resize_source(const etrt_resize_params *p, const etrt_resize_
   }
 }
 
-static int64_t etrt_resize_clamp(int64_t i, int64_t n) {
-  return i < 0 ? 0 : i >= n ? n - 1 : i;
-}
+static int64_t etrt_resize_clamp(int64_t i, int64_t n) { return i < 0 ? 0 : i >= n ? n - 1 : i; }
 
 int etrt_resize_neighbours(const etrt_resize_params *p, const etrt_resize_geometry *g, int32_t axis,
                            int64_t x, int64_t *index, double *weight) {

@@ -66,8 +66,12 @@ static etrt_status etrt_top_k_infer(const etrt_node *node, const etrt_tensor *in
 static int etrt_selection_cuda_supports(const etrt_node *node, const etrt_tensor *inputs) {
   (void)node;
   switch (inputs[0].dtype) {
-    case ETRT_DTYPE_FLOAT32: case ETRT_DTYPE_FLOAT64: case ETRT_DTYPE_INT8:
-    case ETRT_DTYPE_UINT8: case ETRT_DTYPE_INT16: case ETRT_DTYPE_INT32:
+    case ETRT_DTYPE_FLOAT32:
+    case ETRT_DTYPE_FLOAT64:
+    case ETRT_DTYPE_INT8:
+    case ETRT_DTYPE_UINT8:
+    case ETRT_DTYPE_INT16:
+    case ETRT_DTYPE_INT32:
     case ETRT_DTYPE_INT64:
       return 1;
     default:

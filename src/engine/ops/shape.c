@@ -133,14 +133,18 @@ static const etrt_op_def etrt_op_def_shape = {.op_type = "Shape",
                                               .infer = etrt_shape_infer,
                                               .cuda_supports = etrt_op_supports_all,
                                               .dims_only_inputs = 1u};
-static const etrt_op_def etrt_op_def_size = {
-    .op_type = "Size", .infer = etrt_size_infer, .cuda_supports = etrt_op_supports_all, .dims_only_inputs = 1u};
+static const etrt_op_def etrt_op_def_size = {.op_type = "Size",
+                                             .infer = etrt_size_infer,
+                                             .cuda_supports = etrt_op_supports_all,
+                                             .dims_only_inputs = 1u};
 static const etrt_op_def etrt_op_def_constant_of_shape = {.op_type = "ConstantOfShape",
                                                           .infer = etrt_constant_of_shape_infer,
                                                           .cuda_supports = etrt_op_supports_all,
                                                           .value_inputs = 1u};
-static const etrt_op_def etrt_op_def_range = {
-    .op_type = "Range", .infer = etrt_range_infer, .cuda_supports = etrt_op_supports_all, .value_inputs = 7u};
+static const etrt_op_def etrt_op_def_range = {.op_type = "Range",
+                                              .infer = etrt_range_infer,
+                                              .cuda_supports = etrt_op_supports_all,
+                                              .value_inputs = 7u};
 
 const etrt_op_def *const etrt_ops_shape[] = {&etrt_op_def_shape, &etrt_op_def_size,
                                              &etrt_op_def_constant_of_shape, &etrt_op_def_range,

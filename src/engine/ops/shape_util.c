@@ -125,8 +125,8 @@ etrt_status etrt_broadcast_iter_init(etrt_broadcast_iter *it, const etrt_tensor 
   for (uint32_t k = 0; k < count; ++k) {
     if (!etrt_shape_broadcastable_to(operands[k]->rank, operands[k]->dims, output->rank,
                                      output->dims))
-      return etrt_error(ETRT_ERROR_INTERNAL, "broadcast: operand %u does not broadcast to the output",
-                        k);
+      return etrt_error(ETRT_ERROR_INTERNAL,
+                        "broadcast: operand %u does not broadcast to the output", k);
     etrt_shape_broadcast_strides(operands[k]->rank, operands[k]->dims, output->rank, output->dims,
                                  strides[k]);
   }

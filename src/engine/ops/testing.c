@@ -27,8 +27,7 @@ static etrt_status etrt_sm_id_infer(const etrt_node *node, const etrt_tensor *in
   return ETRT_OK;
 }
 
-static const etrt_op_def etrt_op_def_sm_id = {.op_type = "EtrtSmId",
-                                              .infer = etrt_sm_id_infer,
-                                              .cuda_supports = etrt_op_supports_all};
+static const etrt_op_def etrt_op_def_sm_id = {
+    .op_type = "EtrtSmId", .infer = etrt_sm_id_infer, .cuda_supports = etrt_op_supports_all};
 
 const etrt_op_def *const etrt_ops_testing[] = {&etrt_op_def_sm_id, NULL};

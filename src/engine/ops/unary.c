@@ -36,12 +36,18 @@ static const etrt_dtype *etrt_unary_allowed(etrt_unary_types types) {
   static const etrt_dtype any[] = {ETRT_FLOAT_DTYPES, ETRT_SIGNED_INT_DTYPES,
                                    ETRT_UNSIGNED_INT_DTYPES, ETRT_DTYPE_BOOL, ETRT_DTYPE_INVALID};
   switch (types) {
-    case ETRT_UNARY_FLOAT: return floats;
-    case ETRT_UNARY_SIGNED: return signed_types;
-    case ETRT_UNARY_NUMERIC: return numeric;
-    case ETRT_UNARY_INTEGER: return integers;
-    case ETRT_UNARY_BOOL: return bools;
-    case ETRT_UNARY_ANY: return any;
+    case ETRT_UNARY_FLOAT:
+      return floats;
+    case ETRT_UNARY_SIGNED:
+      return signed_types;
+    case ETRT_UNARY_NUMERIC:
+      return numeric;
+    case ETRT_UNARY_INTEGER:
+      return integers;
+    case ETRT_UNARY_BOOL:
+      return bools;
+    case ETRT_UNARY_ANY:
+      return any;
   }
   return any;
 }
@@ -63,7 +69,9 @@ static etrt_status etrt_unary_read(const etrt_node *node, etrt_unary_state *s) {
       s->alpha = etrt_node_attribute_float(node, "alpha", 0.2f);
       s->beta = etrt_node_attribute_float(node, "beta", 0.5f);
       break;
-    case ETRT_UNARY_LEAKY_RELU: s->alpha = etrt_node_attribute_float(node, "alpha", 0.01f); break;
+    case ETRT_UNARY_LEAKY_RELU:
+      s->alpha = etrt_node_attribute_float(node, "alpha", 0.01f);
+      break;
     case ETRT_UNARY_ELU:
     case ETRT_UNARY_CELU:
     case ETRT_UNARY_THRESHOLDED_RELU:
@@ -96,7 +104,8 @@ static etrt_status etrt_unary_read(const etrt_node *node, etrt_unary_state *s) {
       }
       break;
     }
-    default: break;
+    default:
+      break;
   }
   return ETRT_OK;
 }
@@ -181,7 +190,8 @@ static int etrt_unary_cuda_supports(const etrt_node *node, const etrt_tensor *in
   etrt_dtype t = inputs[0].dtype;
   if (s == NULL) return 0;
   if (s->kind == ETRT_UNARY_IDENTITY) return 1;
-  if (etrt_op_dtype_is_float(t)) return s->kind != ETRT_UNARY_NOT && s->kind != ETRT_UNARY_BITWISE_NOT;
+  if (etrt_op_dtype_is_float(t))
+    return s->kind != ETRT_UNARY_NOT && s->kind != ETRT_UNARY_BITWISE_NOT;
   if (t == ETRT_DTYPE_BOOL) return s->kind == ETRT_UNARY_NOT;
   if (!etrt_op_dtype_cuda_numeric(t)) return 0;
   return s->kind == ETRT_UNARY_ABS || s->kind == ETRT_UNARY_NEG || s->kind == ETRT_UNARY_SIGN ||

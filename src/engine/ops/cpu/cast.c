@@ -79,7 +79,8 @@ ETRT_SATURATE(uint64_t, 0, UINT64_MAX)
       ETRT_CAST_FROM(DST_T, STORE, ETRT_DTYPE_UINT32, uint32_t, ETRT_LOAD_SAME)   \
       ETRT_CAST_FROM(DST_T, STORE, ETRT_DTYPE_UINT64, uint64_t, ETRT_LOAD_SAME)   \
       ETRT_CAST_FROM(DST_T, STORE, ETRT_DTYPE_BOOL, uint8_t, ETRT_LOAD_BOOL)      \
-      default: break;                                                             \
+      default:                                                                    \
+        break;                                                                    \
     }                                                                             \
     break;
 
@@ -107,7 +108,8 @@ etrt_status etrt_cpu_convert(const void *src, etrt_dtype src_dtype, void *dst, e
     ETRT_CAST_TO(ETRT_DTYPE_UINT32, uint32_t, ETRT_STORE_U32)
     ETRT_CAST_TO(ETRT_DTYPE_UINT64, uint64_t, ETRT_STORE_U64)
     ETRT_CAST_TO(ETRT_DTYPE_BOOL, uint8_t, ETRT_STORE_BOOL)
-    default: break;
+    default:
+      break;
   }
   return etrt_error(ETRT_ERROR_UNSUPPORTED, "no conversion from %s to %s",
                     etrt_dtype_name(src_dtype), etrt_dtype_name(dst_dtype));

@@ -45,15 +45,32 @@ etrt_status etrt_cpu_cumsum(const etrt_node *node, const etrt_tensor *inputs,
   const void *x = inputs[0].data;
   void *y = outputs[0].data;
   switch (inputs[0].dtype) {
-    case ETRT_DTYPE_FLOAT32: etrt_cumsum_f32(s, outer, n, inner, x, y); return ETRT_OK;
-    case ETRT_DTYPE_FLOAT64: etrt_cumsum_f64(s, outer, n, inner, x, y); return ETRT_OK;
-    case ETRT_DTYPE_FLOAT16: etrt_cumsum_f16(s, outer, n, inner, x, y); return ETRT_OK;
-    case ETRT_DTYPE_BFLOAT16: etrt_cumsum_bf16(s, outer, n, inner, x, y); return ETRT_OK;
-    case ETRT_DTYPE_INT32: etrt_cumsum_i32(s, outer, n, inner, x, y); return ETRT_OK;
-    case ETRT_DTYPE_INT64: etrt_cumsum_i64(s, outer, n, inner, x, y); return ETRT_OK;
-    case ETRT_DTYPE_UINT32: etrt_cumsum_u32(s, outer, n, inner, x, y); return ETRT_OK;
-    case ETRT_DTYPE_UINT64: etrt_cumsum_u64(s, outer, n, inner, x, y); return ETRT_OK;
-    default: break;
+    case ETRT_DTYPE_FLOAT32:
+      etrt_cumsum_f32(s, outer, n, inner, x, y);
+      return ETRT_OK;
+    case ETRT_DTYPE_FLOAT64:
+      etrt_cumsum_f64(s, outer, n, inner, x, y);
+      return ETRT_OK;
+    case ETRT_DTYPE_FLOAT16:
+      etrt_cumsum_f16(s, outer, n, inner, x, y);
+      return ETRT_OK;
+    case ETRT_DTYPE_BFLOAT16:
+      etrt_cumsum_bf16(s, outer, n, inner, x, y);
+      return ETRT_OK;
+    case ETRT_DTYPE_INT32:
+      etrt_cumsum_i32(s, outer, n, inner, x, y);
+      return ETRT_OK;
+    case ETRT_DTYPE_INT64:
+      etrt_cumsum_i64(s, outer, n, inner, x, y);
+      return ETRT_OK;
+    case ETRT_DTYPE_UINT32:
+      etrt_cumsum_u32(s, outer, n, inner, x, y);
+      return ETRT_OK;
+    case ETRT_DTYPE_UINT64:
+      etrt_cumsum_u64(s, outer, n, inner, x, y);
+      return ETRT_OK;
+    default:
+      break;
   }
   return etrt_op_error(node, ETRT_ERROR_UNSUPPORTED, "no CPU kernel for input type %s",
                        etrt_dtype_name(inputs[0].dtype));

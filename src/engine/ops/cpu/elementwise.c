@@ -15,20 +15,20 @@
 #define ETRT_EW_SAME(x) (x)
 
 /* X(name, dtype, S, C, W, is_signed, is_float, load, store) */
-#define ETRT_EW_SIGNED_TYPES(X)                                                                 \
-  X(f32, ETRT_DTYPE_FLOAT32, float, float, float, 1, 1, ETRT_EW_SAME, ETRT_EW_SAME)             \
-  X(f64, ETRT_DTYPE_FLOAT64, double, double, double, 1, 1, ETRT_EW_SAME, ETRT_EW_SAME)          \
+#define ETRT_EW_SIGNED_TYPES(X)                                                                    \
+  X(f32, ETRT_DTYPE_FLOAT32, float, float, float, 1, 1, ETRT_EW_SAME, ETRT_EW_SAME)                \
+  X(f64, ETRT_DTYPE_FLOAT64, double, double, double, 1, 1, ETRT_EW_SAME, ETRT_EW_SAME)             \
   X(f16, ETRT_DTYPE_FLOAT16, uint16_t, float, float, 1, 1, etrt_half_to_float, etrt_float_to_half) \
-  X(bf16, ETRT_DTYPE_BFLOAT16, uint16_t, float, float, 1, 1, etrt_bfloat16_to_float,            \
-    etrt_float_to_bfloat16)                                                                     \
-  X(i8, ETRT_DTYPE_INT8, int8_t, int8_t, uint32_t, 1, 0, ETRT_EW_SAME, ETRT_EW_SAME)            \
-  X(i16, ETRT_DTYPE_INT16, int16_t, int16_t, uint32_t, 1, 0, ETRT_EW_SAME, ETRT_EW_SAME)        \
-  X(i32, ETRT_DTYPE_INT32, int32_t, int32_t, uint32_t, 1, 0, ETRT_EW_SAME, ETRT_EW_SAME)        \
+  X(bf16, ETRT_DTYPE_BFLOAT16, uint16_t, float, float, 1, 1, etrt_bfloat16_to_float,               \
+    etrt_float_to_bfloat16)                                                                        \
+  X(i8, ETRT_DTYPE_INT8, int8_t, int8_t, uint32_t, 1, 0, ETRT_EW_SAME, ETRT_EW_SAME)               \
+  X(i16, ETRT_DTYPE_INT16, int16_t, int16_t, uint32_t, 1, 0, ETRT_EW_SAME, ETRT_EW_SAME)           \
+  X(i32, ETRT_DTYPE_INT32, int32_t, int32_t, uint32_t, 1, 0, ETRT_EW_SAME, ETRT_EW_SAME)           \
   X(i64, ETRT_DTYPE_INT64, int64_t, int64_t, uint64_t, 1, 0, ETRT_EW_SAME, ETRT_EW_SAME)
-#define ETRT_EW_UNSIGNED_TYPES(X)                                                               \
-  X(u8, ETRT_DTYPE_UINT8, uint8_t, uint8_t, uint32_t, 0, 0, ETRT_EW_SAME, ETRT_EW_SAME)         \
-  X(u16, ETRT_DTYPE_UINT16, uint16_t, uint16_t, uint32_t, 0, 0, ETRT_EW_SAME, ETRT_EW_SAME)     \
-  X(u32, ETRT_DTYPE_UINT32, uint32_t, uint32_t, uint32_t, 0, 0, ETRT_EW_SAME, ETRT_EW_SAME)     \
+#define ETRT_EW_UNSIGNED_TYPES(X)                                                           \
+  X(u8, ETRT_DTYPE_UINT8, uint8_t, uint8_t, uint32_t, 0, 0, ETRT_EW_SAME, ETRT_EW_SAME)     \
+  X(u16, ETRT_DTYPE_UINT16, uint16_t, uint16_t, uint32_t, 0, 0, ETRT_EW_SAME, ETRT_EW_SAME) \
+  X(u32, ETRT_DTYPE_UINT32, uint32_t, uint32_t, uint32_t, 0, 0, ETRT_EW_SAME, ETRT_EW_SAME) \
   X(u64, ETRT_DTYPE_UINT64, uint64_t, uint64_t, uint64_t, 0, 0, ETRT_EW_SAME, ETRT_EW_SAME)
 #define ETRT_EW_TYPES(X) ETRT_EW_SIGNED_TYPES(X) ETRT_EW_UNSIGNED_TYPES(X)
 
@@ -37,9 +37,11 @@
 #define ETRT_EW_ADD(C, W, SG, FL, a, b) ((C)((W)(a) + (W)(b)))
 #define ETRT_EW_SUB(C, W, SG, FL, a, b) ((C)((W)(a) - (W)(b)))
 #define ETRT_EW_MUL(C, W, SG, FL, a, b) ((C)((W)(a) * (W)(b)))
-#define ETRT_EW_DIV(C, W, SG, FL, a, b)                                                   \
-  ((FL) ? (C)((a) / (b))                                                                  \
-        : (b) == 0 ? (C)0 : ((SG) && (b) == (C)-1) ? (C)((W)0 - (W)(a)) : (C)((a) / (b)))
+#define ETRT_EW_DIV(C, W, SG, FL, a, b)          \
+  ((FL)                     ? (C)((a) / (b))     \
+   : (b) == 0               ? (C)0               \
+   : ((SG) && (b) == (C)-1) ? (C)((W)0 - (W)(a)) \
+                            : (C)((a) / (b)))
 
 /* Helpers of the operations below. They take (u)int64_t or double so that one
  * definition serves every type, and so that the integer branch of an operation still
@@ -77,12 +79,12 @@ static inline uint64_t etrt_ew_shift(uint64_t a, uint64_t b, int left) {
   return left ? a << b : a >> b;
 }
 
-#define ETRT_EW_POW(C, W, SG, FL, a, b)                                           \
-  ((FL) ? (C)pow((double)(a), (double)(b))                                        \
+#define ETRT_EW_POW(C, W, SG, FL, a, b)    \
+  ((FL) ? (C)pow((double)(a), (double)(b)) \
         : (C)etrt_ew_ipow((uint64_t)(a), (uint64_t)(b), (SG) && etrt_ew_negative((double)(b))))
-#define ETRT_EW_MOD_AS(C, SG, FL, a, b, PYTHON)                                   \
-  ((FL)   ? (C)etrt_ew_fmod((double)(a), (double)(b), PYTHON)                     \
-   : (SG) ? (C)etrt_ew_mod_signed((int64_t)(a), (int64_t)(b), PYTHON)             \
+#define ETRT_EW_MOD_AS(C, SG, FL, a, b, PYTHON)                       \
+  ((FL)   ? (C)etrt_ew_fmod((double)(a), (double)(b), PYTHON)         \
+   : (SG) ? (C)etrt_ew_mod_signed((int64_t)(a), (int64_t)(b), PYTHON) \
           : (C)etrt_ew_mod_unsigned((uint64_t)(a), (uint64_t)(b)))
 #define ETRT_EW_MOD(C, W, SG, FL, a, b) ETRT_EW_MOD_AS(C, SG, FL, a, b, 1)
 #define ETRT_EW_FMOD(C, W, SG, FL, a, b) ETRT_EW_MOD_AS(C, SG, FL, a, b, 0)
@@ -112,52 +114,52 @@ static inline uint64_t etrt_ew_shift(uint64_t a, uint64_t b, int left) {
 
 /* The innermost loop over one row, with the contiguous and the broadcast-scalar cases
  * spelled out so that the compiler vectorises them. */
-#define ETRT_EW_ROW(S, C, W, SG, FL, LOAD, STORE, OP)                                     \
-  if (sa == 1 && sb == 1) {                                                               \
-    for (int64_t j = 0; j < inner; ++j) {                                                 \
-      C x = LOAD(pa[j]), z = LOAD(pb[j]);                                                 \
-      py[j] = STORE(OP(C, W, SG, FL, x, z));                                              \
-    }                                                                                     \
-  } else if (sa == 1 && sb == 0) {                                                        \
-    const C z = LOAD(pb[0]);                                                              \
-    for (int64_t j = 0; j < inner; ++j) {                                                 \
-      C x = LOAD(pa[j]);                                                                  \
-      py[j] = STORE(OP(C, W, SG, FL, x, z));                                              \
-    }                                                                                     \
-  } else if (sa == 0 && sb == 1) {                                                        \
-    const C x = LOAD(pa[0]);                                                              \
-    for (int64_t j = 0; j < inner; ++j) {                                                 \
-      C z = LOAD(pb[j]);                                                                  \
-      py[j] = STORE(OP(C, W, SG, FL, x, z));                                              \
-    }                                                                                     \
-  } else {                                                                                \
-    for (int64_t j = 0; j < inner; ++j) {                                                 \
-      C x = LOAD(pa[j * sa]), z = LOAD(pb[j * sb]);                                       \
-      py[j] = STORE(OP(C, W, SG, FL, x, z));                                              \
-    }                                                                                     \
+#define ETRT_EW_ROW(S, C, W, SG, FL, LOAD, STORE, OP) \
+  if (sa == 1 && sb == 1) {                           \
+    for (int64_t j = 0; j < inner; ++j) {             \
+      C x = LOAD(pa[j]), z = LOAD(pb[j]);             \
+      py[j] = STORE(OP(C, W, SG, FL, x, z));          \
+    }                                                 \
+  } else if (sa == 1 && sb == 0) {                    \
+    const C z = LOAD(pb[0]);                          \
+    for (int64_t j = 0; j < inner; ++j) {             \
+      C x = LOAD(pa[j]);                              \
+      py[j] = STORE(OP(C, W, SG, FL, x, z));          \
+    }                                                 \
+  } else if (sa == 0 && sb == 1) {                    \
+    const C x = LOAD(pa[0]);                          \
+    for (int64_t j = 0; j < inner; ++j) {             \
+      C z = LOAD(pb[j]);                              \
+      py[j] = STORE(OP(C, W, SG, FL, x, z));          \
+    }                                                 \
+  } else {                                            \
+    for (int64_t j = 0; j < inner; ++j) {             \
+      C x = LOAD(pa[j * sa]), z = LOAD(pb[j * sb]);   \
+      py[j] = STORE(OP(C, W, SG, FL, x, z));          \
+    }                                                 \
   }
 
 /* Y: the output's element type, S or uint8_t for bool results (then STORE is
  * ETRT_EW_BOOL). */
-#define ETRT_EW_DEFINE_BINARY(NAME, DT, S, C, W, SG, FL, LOAD, Y, STORE, OPNAME, OP)     \
-  static void etrt_ew_##OPNAME##_##NAME(const etrt_broadcast_iter *it, const void *a_,   \
-                                        const void *b_, void *y_) {                      \
-    const S *a = a_, *b = b_;                                                            \
-    Y *y = y_;                                                                           \
-    const int64_t inner = it->dims[it->rank - 1];                                        \
-    const int64_t sa = it->strides[0][it->rank - 1], sb = it->strides[1][it->rank - 1];  \
-    etrt_broadcast_cursor cursor;                                                        \
-    etrt_broadcast_cursor_init(&cursor);                                                 \
-    for (int64_t start = 0; start < it->numel; start += inner) {                         \
-      const S *pa = a + cursor.offset[0], *pb = b + cursor.offset[1];                    \
-      Y *py = y + start;                                                                 \
-      ETRT_EW_ROW(S, C, W, SG, FL, LOAD, STORE, OP)                                      \
-      etrt_broadcast_cursor_next_row(it, &cursor);                                       \
-    }                                                                                    \
+#define ETRT_EW_DEFINE_BINARY(NAME, DT, S, C, W, SG, FL, LOAD, Y, STORE, OPNAME, OP)    \
+  static void etrt_ew_##OPNAME##_##NAME(const etrt_broadcast_iter *it, const void *a_,  \
+                                        const void *b_, void *y_) {                     \
+    const S *a = a_, *b = b_;                                                           \
+    Y *y = y_;                                                                          \
+    const int64_t inner = it->dims[it->rank - 1];                                       \
+    const int64_t sa = it->strides[0][it->rank - 1], sb = it->strides[1][it->rank - 1]; \
+    etrt_broadcast_cursor cursor;                                                       \
+    etrt_broadcast_cursor_init(&cursor);                                                \
+    for (int64_t start = 0; start < it->numel; start += inner) {                        \
+      const S *pa = a + cursor.offset[0], *pb = b + cursor.offset[1];                   \
+      Y *py = y + start;                                                                \
+      ETRT_EW_ROW(S, C, W, SG, FL, LOAD, STORE, OP)                                     \
+      etrt_broadcast_cursor_next_row(it, &cursor);                                      \
+    }                                                                                   \
   }
 
 /* X(kind, function name, operation, result: SAME or BOOL, the caller's arguments) */
-#define ETRT_EW_OPS(X, ...)                                                      \
+#define ETRT_EW_OPS(X, ...)                                                    \
   X(ETRT_BINARY_ADD, add, ETRT_EW_ADD, SAME, __VA_ARGS__)                      \
   X(ETRT_BINARY_SUB, sub, ETRT_EW_SUB, SAME, __VA_ARGS__)                      \
   X(ETRT_BINARY_MUL, mul, ETRT_EW_MUL, SAME, __VA_ARGS__)                      \
@@ -188,8 +190,8 @@ static inline uint64_t etrt_ew_shift(uint64_t a, uint64_t b, int left) {
 #define ETRT_EW_STORE_SAME(STORE) STORE
 #define ETRT_EW_STORE_BOOL(STORE) ETRT_EW_BOOL
 
-#define ETRT_EW_DEFINE_ONE(KIND, OPNAME, OP, RESULT, NAME, DT, S, C, W, SG, FL, LOAD, STORE)    \
-  ETRT_EW_DEFINE_BINARY(NAME, DT, S, C, W, SG, FL, LOAD, ETRT_EW_Y_##RESULT(S),             \
+#define ETRT_EW_DEFINE_ONE(KIND, OPNAME, OP, RESULT, NAME, DT, S, C, W, SG, FL, LOAD, STORE) \
+  ETRT_EW_DEFINE_BINARY(NAME, DT, S, C, W, SG, FL, LOAD, ETRT_EW_Y_##RESULT(S),              \
                         ETRT_EW_STORE_##RESULT(STORE), OPNAME, OP)
 #define ETRT_EW_FOR_OPS(NAME, DT, S, C, W, SG, FL, LOAD, STORE) \
   ETRT_EW_OPS(ETRT_EW_DEFINE_ONE, NAME, DT, S, C, W, SG, FL, LOAD, STORE)
@@ -200,11 +202,11 @@ typedef void (*etrt_ew_binary_fn)(const etrt_broadcast_iter *, const void *, con
 
 static etrt_ew_binary_fn etrt_ew_binary_find(etrt_dtype dtype, etrt_binary_kind kind) {
 #define ETRT_EW_FN_ENTRY(KIND, OPNAME, OP, RESULT, NAME) [KIND] = etrt_ew_##OPNAME##_##NAME,
-#define ETRT_EW_CASE(NAME, DT, S, C, W, SG, FL, LOAD, STORE)                          \
-  case DT: {                                                                          \
-    static const etrt_ew_binary_fn fns[ETRT_BINARY_KIND_COUNT] = {                    \
-        ETRT_EW_OPS(ETRT_EW_FN_ENTRY, NAME)};                                         \
-    return fns[kind];                                                                 \
+#define ETRT_EW_CASE(NAME, DT, S, C, W, SG, FL, LOAD, STORE)       \
+  case DT: {                                                       \
+    static const etrt_ew_binary_fn fns[ETRT_BINARY_KIND_COUNT] = { \
+        ETRT_EW_OPS(ETRT_EW_FN_ENTRY, NAME)};                      \
+    return fns[kind];                                              \
   }
   if ((unsigned)kind >= ETRT_BINARY_KIND_COUNT) return NULL;
   if (dtype == ETRT_DTYPE_BOOL) dtype = ETRT_DTYPE_UINT8; /* bool bytes are 0 or 1 */
@@ -230,11 +232,11 @@ etrt_status etrt_cpu_binary(etrt_binary_kind kind, const etrt_tensor *inputs,
   return ETRT_OK;
 }
 
-#define ETRT_EW_WRAPPER(OPNAME, KIND)                                                      \
-  etrt_status etrt_cpu_##OPNAME(const etrt_node *node, const etrt_tensor *inputs,          \
-                                etrt_tensor *outputs) {                                    \
-    (void)node;                                                                            \
-    return etrt_cpu_binary(KIND, inputs, outputs);                                         \
+#define ETRT_EW_WRAPPER(OPNAME, KIND)                                             \
+  etrt_status etrt_cpu_##OPNAME(const etrt_node *node, const etrt_tensor *inputs, \
+                                etrt_tensor *outputs) {                           \
+    (void)node;                                                                   \
+    return etrt_cpu_binary(KIND, inputs, outputs);                                \
   }
 ETRT_EW_WRAPPER(add, ETRT_BINARY_ADD)
 ETRT_EW_WRAPPER(sub, ETRT_BINARY_SUB)
@@ -280,15 +282,15 @@ etrt_status etrt_cpu_binary_node(const etrt_node *node, const etrt_tensor *input
 }
 
 /* Relu keeps NaN (x < 0 is false for it), as max(0, x) does in NumPy. */
-#define ETRT_EW_RELU_CASE(NAME, DT, S, C, W, SG, FL, LOAD, STORE)                          \
-  case DT: {                                                                               \
-    const S *x = inputs[0].data;                                                           \
-    S *y = outputs[0].data;                                                                \
-    for (int64_t i = 0; i < n; ++i) {                                                      \
-      C v = LOAD(x[i]);                                                                    \
-      y[i] = STORE(v < 0 ? (C)0 : v);                                                      \
-    }                                                                                      \
-    return ETRT_OK;                                                                        \
+#define ETRT_EW_RELU_CASE(NAME, DT, S, C, W, SG, FL, LOAD, STORE) \
+  case DT: {                                                      \
+    const S *x = inputs[0].data;                                  \
+    S *y = outputs[0].data;                                       \
+    for (int64_t i = 0; i < n; ++i) {                             \
+      C v = LOAD(x[i]);                                           \
+      y[i] = STORE(v < 0 ? (C)0 : v);                             \
+    }                                                             \
+    return ETRT_OK;                                               \
   }
 
 etrt_status etrt_cpu_relu(const etrt_node *node, const etrt_tensor *inputs, etrt_tensor *outputs) {

@@ -42,7 +42,8 @@
       ETRT_MAP_LOOP(uint16_t, uint16_t, float, etrt_bfloat16_to_float, etrt_float_to_bfloat16, \
                     EXPR);                                                                     \
       return ETRT_OK;                                                                          \
-    default: break;                                                                            \
+    default:                                                                                   \
+      break;                                                                                   \
   }
 
 /* The four float dtypes, bool output. */
@@ -60,7 +61,8 @@
     case ETRT_DTYPE_BFLOAT16:                                                               \
       ETRT_MAP_LOOP(uint16_t, uint8_t, float, etrt_bfloat16_to_float, ETRT_MAP_BOOL, EXPR); \
       return ETRT_OK;                                                                       \
-    default: break;                                                                         \
+    default:                                                                                \
+      break;                                                                                \
   }
 
 #define ETRT_MAP_INT_CASE(DTYPE, CT, EXPR)                \
@@ -74,7 +76,8 @@
     ETRT_MAP_INT_CASE(ETRT_DTYPE_INT16, int16_t, EXPR) \
     ETRT_MAP_INT_CASE(ETRT_DTYPE_INT32, int32_t, EXPR) \
     ETRT_MAP_INT_CASE(ETRT_DTYPE_INT64, int64_t, EXPR) \
-    default: break;                                    \
+    default:                                           \
+      break;                                           \
   }
 
 #define ETRT_MAP_UNSIGNED_INTS(EXPR)                     \
@@ -83,7 +86,8 @@
     ETRT_MAP_INT_CASE(ETRT_DTYPE_UINT16, uint16_t, EXPR) \
     ETRT_MAP_INT_CASE(ETRT_DTYPE_UINT32, uint32_t, EXPR) \
     ETRT_MAP_INT_CASE(ETRT_DTYPE_UINT64, uint64_t, EXPR) \
-    default: break;                                      \
+    default:                                             \
+      break;                                             \
   }
 
 #endif

@@ -25,48 +25,48 @@ typedef struct etrt_gemm_args {
 #define ETRT_MM_SAME(x) (x)
 
 /* X(name, dtype, S storage, C compute, load, store) */
-#define ETRT_MM_TYPES(X)                                                               \
-  X(f32, ETRT_DTYPE_FLOAT32, float, float, ETRT_MM_SAME, ETRT_MM_SAME)                 \
-  X(f64, ETRT_DTYPE_FLOAT64, double, double, ETRT_MM_SAME, ETRT_MM_SAME)               \
-  X(f16, ETRT_DTYPE_FLOAT16, uint16_t, float, etrt_half_to_float, etrt_float_to_half)  \
+#define ETRT_MM_TYPES(X)                                                              \
+  X(f32, ETRT_DTYPE_FLOAT32, float, float, ETRT_MM_SAME, ETRT_MM_SAME)                \
+  X(f64, ETRT_DTYPE_FLOAT64, double, double, ETRT_MM_SAME, ETRT_MM_SAME)              \
+  X(f16, ETRT_DTYPE_FLOAT16, uint16_t, float, etrt_half_to_float, etrt_float_to_half) \
   X(bf16, ETRT_DTYPE_BFLOAT16, uint16_t, float, etrt_bfloat16_to_float, etrt_float_to_bfloat16)
 /* The types that compute in their storage type take the blocked GEMM. */
 #define ETRT_MM_BLOCKED_TYPES(X) \
   X(f32, ETRT_DTYPE_FLOAT32, float) X(f64, ETRT_DTYPE_FLOAT64, double)
 
-#define ETRT_MM_DEFINE_DOT(NAME, DT, S, C, LOAD, STORE)                                 \
-  static void etrt_gemm_dot_##NAME(const etrt_gemm_args *g) {                           \
-    const S *a = g->a, *b = g->b, *c = g->c;                                            \
-    S *y = g->y;                                                                        \
-    const C alpha = (C)g->alpha, beta = (C)g->beta;                                     \
-    for (int64_t i = 0; i < g->m; ++i) {                                                \
-      const S *arow = a + i * g->a_row;                                                 \
-      for (int64_t j = 0; j < g->n; ++j) {                                              \
-        const S *bcol = b + j * g->b_col;                                               \
-        C acc = 0;                                                                      \
-        for (int64_t k = 0; k < g->k; ++k)                                              \
-          acc += LOAD(arow[k * g->a_col]) * LOAD(bcol[k * g->b_row]);                   \
-        C v = alpha * acc;                                                              \
-        if (c != NULL) v += beta * LOAD(c[i * g->c_row + j * g->c_col]);                \
-        y[i * g->y_row + j] = STORE(v);                                                 \
-      }                                                                                 \
-    }                                                                                   \
+#define ETRT_MM_DEFINE_DOT(NAME, DT, S, C, LOAD, STORE)                  \
+  static void etrt_gemm_dot_##NAME(const etrt_gemm_args *g) {            \
+    const S *a = g->a, *b = g->b, *c = g->c;                             \
+    S *y = g->y;                                                         \
+    const C alpha = (C)g->alpha, beta = (C)g->beta;                      \
+    for (int64_t i = 0; i < g->m; ++i) {                                 \
+      const S *arow = a + i * g->a_row;                                  \
+      for (int64_t j = 0; j < g->n; ++j) {                               \
+        const S *bcol = b + j * g->b_col;                                \
+        C acc = 0;                                                       \
+        for (int64_t k = 0; k < g->k; ++k)                               \
+          acc += LOAD(arow[k * g->a_col]) * LOAD(bcol[k * g->b_row]);    \
+        C v = alpha * acc;                                               \
+        if (c != NULL) v += beta * LOAD(c[i * g->c_row + j * g->c_col]); \
+        y[i * g->y_row + j] = STORE(v);                                  \
+      }                                                                  \
+    }                                                                    \
   }
 ETRT_MM_TYPES(ETRT_MM_DEFINE_DOT)
 
 /* Y starts as beta * C (or 0), then the GEMM adds alpha * A B into it. */
-#define ETRT_MM_DEFINE_BLOCKED(NAME, DT, T)                                               \
-  static void etrt_gemm_blocked_##NAME(const etrt_gemm_args *g) {                         \
-    const T *c = g->c;                                                                    \
-    T *y = g->y;                                                                          \
-    if (c != NULL) {                                                                      \
-      const T beta = (T)g->beta;                                                          \
-      for (int64_t i = 0; i < g->m; ++i)                                                  \
-        for (int64_t j = 0; j < g->n; ++j)                                                \
-          y[i * g->y_row + j] = beta * c[i * g->c_row + j * g->c_col];                    \
-    }                                                                                     \
-    etrt_cpu_gemm_##NAME(g->m, g->n, g->k, (T)g->alpha, g->a, g->a_row, g->a_col, g->b,   \
-                         g->b_row, y, g->y_row, c != NULL);                               \
+#define ETRT_MM_DEFINE_BLOCKED(NAME, DT, T)                                                       \
+  static void etrt_gemm_blocked_##NAME(const etrt_gemm_args *g) {                                 \
+    const T *c = g->c;                                                                            \
+    T *y = g->y;                                                                                  \
+    if (c != NULL) {                                                                              \
+      const T beta = (T)g->beta;                                                                  \
+      for (int64_t i = 0; i < g->m; ++i)                                                          \
+        for (int64_t j = 0; j < g->n; ++j)                                                        \
+          y[i * g->y_row + j] = beta * c[i * g->c_row + j * g->c_col];                            \
+    }                                                                                             \
+    etrt_cpu_gemm_##NAME(g->m, g->n, g->k, (T)g->alpha, g->a, g->a_row, g->a_col, g->b, g->b_row, \
+                         y, g->y_row, c != NULL);                                                 \
   }
 ETRT_MM_BLOCKED_TYPES(ETRT_MM_DEFINE_BLOCKED)
 
@@ -103,10 +103,15 @@ etrt_status etrt_cpu_matmul(const etrt_node *node, const etrt_tensor *inputs,
   etrt_matmul_shape shape;
   ETRT_RETURN_IF_ERROR(etrt_matmul_shape_init(node, &inputs[0], &inputs[1], &shape));
   const size_t item = etrt_dtype_size(outputs[0].dtype);
-  etrt_gemm_args g = {.m = shape.m, .n = shape.n, .k = shape.k,
-                      .a_row = shape.k, .a_col = 1,
-                      .b_row = shape.n, .b_col = 1,
-                      .y_row = shape.n, .alpha = 1.0};
+  etrt_gemm_args g = {.m = shape.m,
+                      .n = shape.n,
+                      .k = shape.k,
+                      .a_row = shape.k,
+                      .a_col = 1,
+                      .b_row = shape.n,
+                      .b_col = 1,
+                      .y_row = shape.n,
+                      .alpha = 1.0};
   for (int64_t batch = 0; batch < shape.batch_count; ++batch) {
     int64_t a_offset = 0, b_offset = 0, rest = batch;
     for (int32_t d = shape.batch_rank - 1; d >= 0; --d) {
@@ -127,13 +132,19 @@ etrt_status etrt_cpu_gemm(const etrt_node *node, const etrt_tensor *inputs, etrt
   const etrt_gemm_state *state = node->state;
   int64_t m, n, k;
   ETRT_RETURN_IF_ERROR(etrt_gemm_shape(node, inputs, &m, &n, &k));
-  etrt_gemm_args g = {.m = m, .n = n, .k = k,
+  etrt_gemm_args g = {.m = m,
+                      .n = n,
+                      .k = k,
                       .a = inputs[0].data,
-                      .a_row = state->trans_a ? 1 : k, .a_col = state->trans_a ? m : 1,
+                      .a_row = state->trans_a ? 1 : k,
+                      .a_col = state->trans_a ? m : 1,
                       .b = inputs[1].data,
-                      .b_row = state->trans_b ? 1 : n, .b_col = state->trans_b ? k : 1,
-                      .y = outputs[0].data, .y_row = n,
-                      .alpha = state->alpha, .beta = state->beta};
+                      .b_row = state->trans_b ? 1 : n,
+                      .b_col = state->trans_b ? k : 1,
+                      .y = outputs[0].data,
+                      .y_row = n,
+                      .alpha = state->alpha,
+                      .beta = state->beta};
   if (node->num_inputs > 2 && inputs[2].rank >= 0) {
     int64_t strides[2];
     etrt_shape_broadcast_strides(inputs[2].rank, inputs[2].dims, 2, outputs[0].dims, strides);

@@ -148,10 +148,7 @@ etrt_status etrt_cpu_lp_norm(const etrt_node *node, const etrt_tensor *inputs,
 
 /* The CPU rows of the family (ops/cpu/table.c). */
 const etrt_op_cpu_row etrt_cpu_rows_normalization[] = {
-    {"BatchNormalization", etrt_cpu_batch_norm},
-    {"InstanceNormalization", etrt_cpu_instance_norm},
-    {"LayerNormalization", etrt_cpu_layer_norm},
-    {"GroupNormalization", etrt_cpu_group_norm},
-    {"LpNormalization", etrt_cpu_lp_norm},
-    {NULL, NULL},
+    {"BatchNormalization", etrt_cpu_batch_norm}, {"InstanceNormalization", etrt_cpu_instance_norm},
+    {"LayerNormalization", etrt_cpu_layer_norm}, {"GroupNormalization", etrt_cpu_group_norm},
+    {"LpNormalization", etrt_cpu_lp_norm},       {NULL, NULL},
 };

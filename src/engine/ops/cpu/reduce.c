@@ -128,7 +128,9 @@ static inline void etrt_reduce_step(int32_t rank, const int64_t *dims, const int
           ETRT_REDUCE_EACH(LOADER, a += v * v);                                              \
           if (kind == ETRT_REDUCE_L2) a = sqrt(a);                                           \
           break;                                                                             \
-        case ETRT_REDUCE_L1: ETRT_REDUCE_EACH(LOADER, a += fabs(v)); break;                  \
+        case ETRT_REDUCE_L1:                                                                 \
+          ETRT_REDUCE_EACH(LOADER, a += fabs(v));                                            \
+          break;                                                                             \
         case ETRT_REDUCE_PROD:                                                               \
           a = 1;                                                                             \
           ETRT_REDUCE_EACH(LOADER, a *= v);                                                  \
@@ -152,7 +154,8 @@ static inline void etrt_reduce_step(int32_t rank, const int64_t *dims, const int
           }                                                                                  \
           break;                                                                             \
         }                                                                                    \
-        default: break;                                                                      \
+        default:                                                                             \
+          break;                                                                             \
       }                                                                                      \
       y[o] = STORER(a);                                                                      \
       etrt_reduce_step(w->kept_rank, w->kept_dims, w->kept_strides, kept_index, &base);      \
@@ -200,7 +203,8 @@ ETRT_REDUCE_FLOAT_FN(etrt_reduce_bf16, uint16_t, ETRT_LOAD_BF16, etrt_double_to_
           a = (ACC)(HIGHEST);                                                                   \
           ETRT_REDUCE_EACH(ETRT_LOAD_SAME, if (v < a) a = v);                                   \
           break;                                                                                \
-        default: break;                                                                         \
+        default:                                                                                \
+          break;                                                                                \
       }                                                                                         \
       y[o] = (SRC)a;                                                                            \
       etrt_reduce_step(w->kept_rank, w->kept_dims, w->kept_strides, kept_index, &base);         \
@@ -226,19 +230,44 @@ etrt_status etrt_cpu_reduce(const etrt_node *node, const etrt_tensor *inputs,
   const void *x = inputs[0].data;
   void *y = outputs[0].data;
   switch (inputs[0].dtype) {
-    case ETRT_DTYPE_FLOAT32: etrt_reduce_f32(&w, s->kind, x, y); return ETRT_OK;
-    case ETRT_DTYPE_FLOAT64: etrt_reduce_f64(&w, s->kind, x, y); return ETRT_OK;
-    case ETRT_DTYPE_FLOAT16: etrt_reduce_f16(&w, s->kind, x, y); return ETRT_OK;
-    case ETRT_DTYPE_BFLOAT16: etrt_reduce_bf16(&w, s->kind, x, y); return ETRT_OK;
-    case ETRT_DTYPE_INT8: etrt_reduce_i8(&w, s->kind, x, y); return ETRT_OK;
-    case ETRT_DTYPE_INT16: etrt_reduce_i16(&w, s->kind, x, y); return ETRT_OK;
-    case ETRT_DTYPE_INT32: etrt_reduce_i32(&w, s->kind, x, y); return ETRT_OK;
-    case ETRT_DTYPE_INT64: etrt_reduce_i64(&w, s->kind, x, y); return ETRT_OK;
-    case ETRT_DTYPE_UINT8: etrt_reduce_u8(&w, s->kind, x, y); return ETRT_OK;
-    case ETRT_DTYPE_UINT16: etrt_reduce_u16(&w, s->kind, x, y); return ETRT_OK;
-    case ETRT_DTYPE_UINT32: etrt_reduce_u32(&w, s->kind, x, y); return ETRT_OK;
-    case ETRT_DTYPE_UINT64: etrt_reduce_u64(&w, s->kind, x, y); return ETRT_OK;
-    default: break;
+    case ETRT_DTYPE_FLOAT32:
+      etrt_reduce_f32(&w, s->kind, x, y);
+      return ETRT_OK;
+    case ETRT_DTYPE_FLOAT64:
+      etrt_reduce_f64(&w, s->kind, x, y);
+      return ETRT_OK;
+    case ETRT_DTYPE_FLOAT16:
+      etrt_reduce_f16(&w, s->kind, x, y);
+      return ETRT_OK;
+    case ETRT_DTYPE_BFLOAT16:
+      etrt_reduce_bf16(&w, s->kind, x, y);
+      return ETRT_OK;
+    case ETRT_DTYPE_INT8:
+      etrt_reduce_i8(&w, s->kind, x, y);
+      return ETRT_OK;
+    case ETRT_DTYPE_INT16:
+      etrt_reduce_i16(&w, s->kind, x, y);
+      return ETRT_OK;
+    case ETRT_DTYPE_INT32:
+      etrt_reduce_i32(&w, s->kind, x, y);
+      return ETRT_OK;
+    case ETRT_DTYPE_INT64:
+      etrt_reduce_i64(&w, s->kind, x, y);
+      return ETRT_OK;
+    case ETRT_DTYPE_UINT8:
+      etrt_reduce_u8(&w, s->kind, x, y);
+      return ETRT_OK;
+    case ETRT_DTYPE_UINT16:
+      etrt_reduce_u16(&w, s->kind, x, y);
+      return ETRT_OK;
+    case ETRT_DTYPE_UINT32:
+      etrt_reduce_u32(&w, s->kind, x, y);
+      return ETRT_OK;
+    case ETRT_DTYPE_UINT64:
+      etrt_reduce_u64(&w, s->kind, x, y);
+      return ETRT_OK;
+    default:
+      break;
   }
   return etrt_op_error(node, ETRT_ERROR_UNSUPPORTED, "no CPU kernel for input type %s",
                        etrt_dtype_name(inputs[0].dtype));
@@ -249,5 +278,5 @@ const etrt_op_cpu_row etrt_cpu_rows_reduce[] = {
 #define ETRT_CPU_REDUCE_ROW(kind, name, ints) {name, etrt_cpu_reduce},
     ETRT_REDUCE_OPS(ETRT_CPU_REDUCE_ROW)
 #undef ETRT_CPU_REDUCE_ROW
-    {NULL, NULL},
+        {NULL, NULL},
 };

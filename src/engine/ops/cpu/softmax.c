@@ -56,11 +56,20 @@ etrt_status etrt_cpu_softmax(const etrt_node *node, const etrt_tensor *inputs,
   const void *x = inputs[0].data;
   void *y = outputs[0].data;
   switch (inputs[0].dtype) {
-    case ETRT_DTYPE_FLOAT32: etrt_softmax_f32(s->kind, outer, n, inner, x, y); return ETRT_OK;
-    case ETRT_DTYPE_FLOAT64: etrt_softmax_f64(s->kind, outer, n, inner, x, y); return ETRT_OK;
-    case ETRT_DTYPE_FLOAT16: etrt_softmax_f16(s->kind, outer, n, inner, x, y); return ETRT_OK;
-    case ETRT_DTYPE_BFLOAT16: etrt_softmax_bf16(s->kind, outer, n, inner, x, y); return ETRT_OK;
-    default: break;
+    case ETRT_DTYPE_FLOAT32:
+      etrt_softmax_f32(s->kind, outer, n, inner, x, y);
+      return ETRT_OK;
+    case ETRT_DTYPE_FLOAT64:
+      etrt_softmax_f64(s->kind, outer, n, inner, x, y);
+      return ETRT_OK;
+    case ETRT_DTYPE_FLOAT16:
+      etrt_softmax_f16(s->kind, outer, n, inner, x, y);
+      return ETRT_OK;
+    case ETRT_DTYPE_BFLOAT16:
+      etrt_softmax_bf16(s->kind, outer, n, inner, x, y);
+      return ETRT_OK;
+    default:
+      break;
   }
   return etrt_op_error(node, ETRT_ERROR_UNSUPPORTED, "no CPU kernel for input type %s",
                        etrt_dtype_name(inputs[0].dtype));

@@ -27,26 +27,13 @@ extern const etrt_op_cpu_row etrt_cpu_rows_reduce[];
 extern const etrt_op_cpu_row etrt_cpu_rows_testing[];
 
 static const etrt_op_cpu_row *const etrt_cpu_families[] = {
-    etrt_cpu_rows_cast,
-    etrt_cpu_rows_conv,
-    etrt_cpu_rows_cumsum,
-    etrt_cpu_rows_elementwise,
-    etrt_cpu_rows_gather,
-    etrt_cpu_rows_layout,
-    etrt_cpu_rows_loss,
-    etrt_cpu_rows_matmul,
-    etrt_cpu_rows_normalization,
-    etrt_cpu_rows_pool,
-    etrt_cpu_rows_reshape,
-    etrt_cpu_rows_resize,
-    etrt_cpu_rows_selection,
-    etrt_cpu_rows_shape,
-    etrt_cpu_rows_softmax,
-    etrt_cpu_rows_variadic,
-    etrt_cpu_rows_where,
-    etrt_cpu_rows_unary,
-    etrt_cpu_rows_reduce,
-    etrt_cpu_rows_testing,
+    etrt_cpu_rows_cast,        etrt_cpu_rows_conv,    etrt_cpu_rows_cumsum,
+    etrt_cpu_rows_elementwise, etrt_cpu_rows_gather,  etrt_cpu_rows_layout,
+    etrt_cpu_rows_loss,        etrt_cpu_rows_matmul,  etrt_cpu_rows_normalization,
+    etrt_cpu_rows_pool,        etrt_cpu_rows_reshape, etrt_cpu_rows_resize,
+    etrt_cpu_rows_selection,   etrt_cpu_rows_shape,   etrt_cpu_rows_softmax,
+    etrt_cpu_rows_variadic,    etrt_cpu_rows_where,   etrt_cpu_rows_unary,
+    etrt_cpu_rows_reduce,      etrt_cpu_rows_testing,
 };
 
 #define ETRT_CPU_FAMILY_COUNT (sizeof etrt_cpu_families / sizeof etrt_cpu_families[0])

@@ -15,30 +15,78 @@ static etrt_status etrt_cpu_unary_float(const etrt_unary_state *s, const etrt_te
   const int negative = (s->flags & ETRT_UNARY_DETECT_NEGATIVE) != 0;
   const int positive = (s->flags & ETRT_UNARY_DETECT_POSITIVE) != 0;
   switch (s->kind) {
-    case ETRT_UNARY_ABS: ETRT_MAP_FLOATS(fabs(v)); break;
-    case ETRT_UNARY_NEG: ETRT_MAP_FLOATS(-v); break;
-    case ETRT_UNARY_CEIL: ETRT_MAP_FLOATS(ceil(v)); break;
-    case ETRT_UNARY_FLOOR: ETRT_MAP_FLOATS(floor(v)); break;
-    case ETRT_UNARY_ROUND: ETRT_MAP_FLOATS(nearbyint(v)); break; /* ties to even */
-    case ETRT_UNARY_SQRT: ETRT_MAP_FLOATS(sqrt(v)); break;
-    case ETRT_UNARY_RECIPROCAL: ETRT_MAP_FLOATS((T)1 / v); break;
-    case ETRT_UNARY_EXP: ETRT_MAP_FLOATS(exp(v)); break;
-    case ETRT_UNARY_LOG: ETRT_MAP_FLOATS(log(v)); break;
-    case ETRT_UNARY_SIN: ETRT_MAP_FLOATS(sin(v)); break;
-    case ETRT_UNARY_COS: ETRT_MAP_FLOATS(cos(v)); break;
-    case ETRT_UNARY_TAN: ETRT_MAP_FLOATS(tan(v)); break;
-    case ETRT_UNARY_ASIN: ETRT_MAP_FLOATS(asin(v)); break;
-    case ETRT_UNARY_ACOS: ETRT_MAP_FLOATS(acos(v)); break;
-    case ETRT_UNARY_ATAN: ETRT_MAP_FLOATS(atan(v)); break;
-    case ETRT_UNARY_SINH: ETRT_MAP_FLOATS(sinh(v)); break;
-    case ETRT_UNARY_COSH: ETRT_MAP_FLOATS(cosh(v)); break;
-    case ETRT_UNARY_TANH: ETRT_MAP_FLOATS(tanh(v)); break;
-    case ETRT_UNARY_ASINH: ETRT_MAP_FLOATS(asinh(v)); break;
-    case ETRT_UNARY_ACOSH: ETRT_MAP_FLOATS(acosh(v)); break;
-    case ETRT_UNARY_ATANH: ETRT_MAP_FLOATS(atanh(v)); break;
-    case ETRT_UNARY_ERF: ETRT_MAP_FLOATS(erf(v)); break;
-    case ETRT_UNARY_SIGN: ETRT_MAP_FLOATS(v > 0 ? (T)1 : v < 0 ? (T)-1 : v); break;
-    case ETRT_UNARY_ISNAN: ETRT_MAP_FLOATS_TO_BOOL(isnan(v)); break;
+    case ETRT_UNARY_ABS:
+      ETRT_MAP_FLOATS(fabs(v));
+      break;
+    case ETRT_UNARY_NEG:
+      ETRT_MAP_FLOATS(-v);
+      break;
+    case ETRT_UNARY_CEIL:
+      ETRT_MAP_FLOATS(ceil(v));
+      break;
+    case ETRT_UNARY_FLOOR:
+      ETRT_MAP_FLOATS(floor(v));
+      break;
+    case ETRT_UNARY_ROUND:
+      ETRT_MAP_FLOATS(nearbyint(v));
+      break; /* ties to even */
+    case ETRT_UNARY_SQRT:
+      ETRT_MAP_FLOATS(sqrt(v));
+      break;
+    case ETRT_UNARY_RECIPROCAL:
+      ETRT_MAP_FLOATS((T)1 / v);
+      break;
+    case ETRT_UNARY_EXP:
+      ETRT_MAP_FLOATS(exp(v));
+      break;
+    case ETRT_UNARY_LOG:
+      ETRT_MAP_FLOATS(log(v));
+      break;
+    case ETRT_UNARY_SIN:
+      ETRT_MAP_FLOATS(sin(v));
+      break;
+    case ETRT_UNARY_COS:
+      ETRT_MAP_FLOATS(cos(v));
+      break;
+    case ETRT_UNARY_TAN:
+      ETRT_MAP_FLOATS(tan(v));
+      break;
+    case ETRT_UNARY_ASIN:
+      ETRT_MAP_FLOATS(asin(v));
+      break;
+    case ETRT_UNARY_ACOS:
+      ETRT_MAP_FLOATS(acos(v));
+      break;
+    case ETRT_UNARY_ATAN:
+      ETRT_MAP_FLOATS(atan(v));
+      break;
+    case ETRT_UNARY_SINH:
+      ETRT_MAP_FLOATS(sinh(v));
+      break;
+    case ETRT_UNARY_COSH:
+      ETRT_MAP_FLOATS(cosh(v));
+      break;
+    case ETRT_UNARY_TANH:
+      ETRT_MAP_FLOATS(tanh(v));
+      break;
+    case ETRT_UNARY_ASINH:
+      ETRT_MAP_FLOATS(asinh(v));
+      break;
+    case ETRT_UNARY_ACOSH:
+      ETRT_MAP_FLOATS(acosh(v));
+      break;
+    case ETRT_UNARY_ATANH:
+      ETRT_MAP_FLOATS(atanh(v));
+      break;
+    case ETRT_UNARY_ERF:
+      ETRT_MAP_FLOATS(erf(v));
+      break;
+    case ETRT_UNARY_SIGN:
+      ETRT_MAP_FLOATS(v > 0 ? (T)1 : v < 0 ? (T)-1 : v);
+      break;
+    case ETRT_UNARY_ISNAN:
+      ETRT_MAP_FLOATS_TO_BOOL(isnan(v));
+      break;
     case ETRT_UNARY_ISINF:
       ETRT_MAP_FLOATS_TO_BOOL(isinf(v) && (v > 0 ? positive : negative));
       break;
@@ -78,7 +126,9 @@ static etrt_status etrt_cpu_unary_float(const etrt_unary_state *s, const etrt_te
       /* log(1 + e^v) without overflow for large v */
       ETRT_MAP_FLOATS(v > 0 ? v + log1p(exp(-v)) : log1p(exp(v)));
       break;
-    case ETRT_UNARY_SOFTSIGN: ETRT_MAP_FLOATS(v / ((T)1 + fabs(v))); break;
+    case ETRT_UNARY_SOFTSIGN:
+      ETRT_MAP_FLOATS(v / ((T)1 + fabs(v)));
+      break;
     case ETRT_UNARY_THRESHOLDED_RELU: {
       const float alpha = s->alpha;
       ETRT_MAP_FLOATS(v > (T)alpha ? v : (T)0);
@@ -100,7 +150,8 @@ static etrt_status etrt_cpu_unary_float(const etrt_unary_state *s, const etrt_te
       ETRT_MAP_FLOATS(v < -(T)lambd ? v + (T)bias : v > (T)lambd ? v - (T)bias : (T)0);
       break;
     }
-    default: break;
+    default:
+      break;
   }
   return ETRT_ERROR_NOT_FOUND;
 }
@@ -112,7 +163,9 @@ static etrt_status etrt_cpu_unary_integer(const etrt_unary_state *s, const etrt_
       ETRT_MAP_SIGNED_INTS(v < 0 ? ETRT_NEGATE(v) : (uint64_t)v);
       ETRT_MAP_UNSIGNED_INTS(v);
       break;
-    case ETRT_UNARY_NEG: ETRT_MAP_SIGNED_INTS(ETRT_NEGATE(v)); break;
+    case ETRT_UNARY_NEG:
+      ETRT_MAP_SIGNED_INTS(ETRT_NEGATE(v));
+      break;
     case ETRT_UNARY_SIGN:
       ETRT_MAP_SIGNED_INTS((v > 0) - (v < 0));
       ETRT_MAP_UNSIGNED_INTS(v != 0);
@@ -124,7 +177,8 @@ static etrt_status etrt_cpu_unary_integer(const etrt_unary_state *s, const etrt_
     case ETRT_UNARY_NOT:
       ETRT_MAP_LOOP(uint8_t, uint8_t, uint8_t, ETRT_MAP_SAME, ETRT_MAP_BOOL, !v);
       return ETRT_OK;
-    default: break;
+    default:
+      break;
   }
   return ETRT_ERROR_NOT_FOUND;
 }
@@ -199,7 +253,8 @@ etrt_status etrt_cpu_clip(const etrt_node *node, const etrt_tensor *inputs, etrt
                    UINT32_MAX)
     ETRT_CLIP_CASE(ETRT_DTYPE_UINT64, uint64_t, uint64_t, ETRT_MAP_SAME, ETRT_MAP_SAME, 0,
                    UINT64_MAX)
-    default: break;
+    default:
+      break;
   }
   return etrt_op_error(node, ETRT_ERROR_UNSUPPORTED, "no CPU kernel for input type %s",
                        etrt_dtype_name(in->dtype));
@@ -210,6 +265,6 @@ const etrt_op_cpu_row etrt_cpu_rows_unary[] = {
 #define ETRT_CPU_UNARY_ROW(kind, name, types, to_bool) {name, etrt_cpu_unary},
     ETRT_UNARY_OPS(ETRT_CPU_UNARY_ROW)
 #undef ETRT_CPU_UNARY_ROW
-    {"Clip", etrt_cpu_clip},
+        {"Clip", etrt_cpu_clip},
     {NULL, NULL},
 };

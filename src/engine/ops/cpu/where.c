@@ -35,11 +35,20 @@ etrt_status etrt_cpu_where(const etrt_node *node, const etrt_tensor *inputs, etr
   if (it.numel == 0) return ETRT_OK;
   const uint8_t *c = inputs[0].data;
   switch (etrt_dtype_size(outputs[0].dtype)) {
-    case 1: etrt_where_1(&it, c, inputs[1].data, inputs[2].data, outputs[0].data); return ETRT_OK;
-    case 2: etrt_where_2(&it, c, inputs[1].data, inputs[2].data, outputs[0].data); return ETRT_OK;
-    case 4: etrt_where_4(&it, c, inputs[1].data, inputs[2].data, outputs[0].data); return ETRT_OK;
-    case 8: etrt_where_8(&it, c, inputs[1].data, inputs[2].data, outputs[0].data); return ETRT_OK;
-    default: break;
+    case 1:
+      etrt_where_1(&it, c, inputs[1].data, inputs[2].data, outputs[0].data);
+      return ETRT_OK;
+    case 2:
+      etrt_where_2(&it, c, inputs[1].data, inputs[2].data, outputs[0].data);
+      return ETRT_OK;
+    case 4:
+      etrt_where_4(&it, c, inputs[1].data, inputs[2].data, outputs[0].data);
+      return ETRT_OK;
+    case 8:
+      etrt_where_8(&it, c, inputs[1].data, inputs[2].data, outputs[0].data);
+      return ETRT_OK;
+    default:
+      break;
   }
   return etrt_op_error(node, ETRT_ERROR_UNSUPPORTED, "no CPU kernel for type %s",
                        etrt_dtype_name(outputs[0].dtype));

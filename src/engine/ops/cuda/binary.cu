@@ -1,7 +1,7 @@
 /* Elementwise operations of two or more broadcast tensors on the GPU: arithmetic
  * (Add ... Pow (also of mixed dtypes), Mod, Max/Min/Sum/Mean, PRelu), BitShift,
- * bitwise and logical operations, comparisons, and Where. One kernel template, instantiated per operation and
- * element type; the iteration plan (shape_util.h) comes from the host. */
+ * bitwise and logical operations, comparisons, and Where. One kernel template, instantiated per
+ * operation and element type; the iteration plan (shape_util.h) comes from the host. */
 #include <type_traits>
 
 #include "engine/ops/cuda/cuda_kernel.h"
@@ -55,15 +55,18 @@ __device__ __forceinline__ uint64_t etrt_binary_ipow(uint64_t base, uint64_t exp
   return r;
 }
 
-template <int OP, typename M> __device__ __forceinline__ M etrt_binary_arith(M x, M z) {
+template <int OP, typename M>
+__device__ __forceinline__ M etrt_binary_arith(M x, M z) {
   constexpr bool integral = std::is_integral<M>::value;
   if constexpr (OP == ETRT_BIN_ADD) return x + z;
   if constexpr (OP == ETRT_BIN_SUB) return x - z;
   if constexpr (OP == ETRT_BIN_MUL) return x * z;
   if constexpr (OP == ETRT_BIN_DIV) {
     /* An integer division by zero gives 0 rather than trapping. */
-    if constexpr (integral) return z == 0 ? M(0) : M(x / z);
-    else return x / z;
+    if constexpr (integral)
+      return z == 0 ? M(0) : M(x / z);
+    else
+      return x / z;
   }
   if constexpr (OP == ETRT_BIN_POW) {
     if constexpr (integral) {
@@ -89,15 +92,19 @@ template <int OP, typename M> __device__ __forceinline__ M etrt_binary_arith(M x
     }
   }
   if constexpr (OP == ETRT_BIN_FMOD) {
-    if constexpr (integral) return z == 0 ? M(0) : M(x % z);
-    else return fmod(x, z);
+    if constexpr (integral)
+      return z == 0 ? M(0) : M(x % z);
+    else
+      return fmod(x, z);
   }
   /* NaN wins, as in NumPy's maximum and minimum. */
   if constexpr (OP == ETRT_BIN_MAX) return (x > z || x != x) ? x : z;
   if constexpr (OP == ETRT_BIN_MIN) return (x < z || x != x) ? x : z;
   if constexpr (OP == ETRT_BIN_PRELU) {
-    if constexpr (std::is_unsigned<M>::value) return x;
-    else return x < M(0) ? M(z * x) : x;
+    if constexpr (std::is_unsigned<M>::value)
+      return x;
+    else
+      return x < M(0) ? M(z * x) : x;
   }
   if constexpr (integral) {
     if constexpr (OP == ETRT_BIN_BITAND) return x & z;
@@ -107,7 +114,8 @@ template <int OP, typename M> __device__ __forceinline__ M etrt_binary_arith(M x
   return M(0);
 }
 
-template <int OP, typename M> __device__ __forceinline__ bool etrt_binary_test(M x, M z) {
+template <int OP, typename M>
+__device__ __forceinline__ bool etrt_binary_test(M x, M z) {
   if constexpr (OP == ETRT_BIN_AND) return (x != M(0)) && (z != M(0));
   if constexpr (OP == ETRT_BIN_OR) return (x != M(0)) || (z != M(0));
   if constexpr (OP == ETRT_BIN_XOR) return (x != M(0)) != (z != M(0));
@@ -139,8 +147,7 @@ __global__ void etrt_binary_kernel(const T *a, const T *b, void *y, int64_t n,
  * variadic operations: each element is read before it is written, by one thread. */
 template <int OP>
 static etrt_status etrt_binary_launch(const etrt_node *node, const etrt_tensor *a,
-                                      const etrt_tensor *b, etrt_tensor *y,
-                                      cudaStream_t stream) {
+                                      const etrt_tensor *b, etrt_tensor *y, cudaStream_t stream) {
   int64_t n = etrt_tensor_numel(y);
   if (n == 0) return ETRT_OK;
   etrt_broadcast_iter it;
@@ -151,19 +158,17 @@ static etrt_status etrt_binary_launch(const etrt_node *node, const etrt_tensor *
     etrt_binary_kernel<uint8_t, OP><<<blocks, ETRT_CUDA_THREADS, 0, stream>>>(
         (const uint8_t *)a->data, (const uint8_t *)b->data, y->data, n, it);
   } else {
-    ETRT_CUDA_NUMERIC_SWITCH(
-        a->dtype, T,
-        return etrt_cuda_no_kernel(node, a->dtype),
-        etrt_binary_kernel<T, OP><<<blocks, ETRT_CUDA_THREADS, 0, stream>>>(
-            (const T *)a->data, (const T *)b->data, y->data, n, it));
+    ETRT_CUDA_NUMERIC_SWITCH(a->dtype, T, return etrt_cuda_no_kernel(node, a->dtype),
+                             etrt_binary_kernel<T, OP><<<blocks, ETRT_CUDA_THREADS, 0, stream>>>(
+                                 (const T *)a->data, (const T *)b->data, y->data, n, it));
   }
   return etrt_cuda_check(node, "binary");
 }
 
-#define ETRT_BINARY_RUN(fn, OP)                                                       \
-  extern "C" ETRT_CUDA_RUN(fn) {                                                       \
-    return etrt_binary_launch<OP>(node, &inputs[0], &inputs[1], &outputs[0],          \
-                                  etrt_cuda_stream(launch));                           \
+#define ETRT_BINARY_RUN(fn, OP)                                              \
+  extern "C" ETRT_CUDA_RUN(fn) {                                             \
+    return etrt_binary_launch<OP>(node, &inputs[0], &inputs[1], &outputs[0], \
+                                  etrt_cuda_stream(launch));                 \
   }
 
 ETRT_BINARY_RUN(etrt_cuda_add, ETRT_BIN_ADD)
@@ -234,10 +239,9 @@ extern "C" ETRT_CUDA_RUN(etrt_cuda_bit_shift) {
   ETRT_RETURN_IF_ERROR(etrt_broadcast_iter_init(&it, y, 2, operands));
   int left = state->kind == ETRT_BINARY_SHIFT_LEFT;
   ETRT_CUDA_BYTES_SWITCH(
-      etrt_dtype_size(y->dtype), T,
-      return etrt_cuda_no_kernel(node, y->dtype),
-      etrt_bit_shift_kernel<T><<<etrt_cuda_blocks(n, ETRT_CUDA_THREADS), ETRT_CUDA_THREADS, 0,
-                                 etrt_cuda_stream(launch)>>>(
+      etrt_dtype_size(y->dtype), T, return etrt_cuda_no_kernel(node, y->dtype),
+      etrt_bit_shift_kernel<T>
+      <<<etrt_cuda_blocks(n, ETRT_CUDA_THREADS), ETRT_CUDA_THREADS, 0, etrt_cuda_stream(launch)>>>(
           (const T *)inputs[0].data, (const T *)inputs[1].data, (T *)y->data, n, it, left));
   return etrt_cuda_check(node, "bit_shift");
 }
@@ -262,7 +266,8 @@ extern "C" ETRT_CUDA_RUN(etrt_cuda_mod) {
   return etrt_binary_launch<ETRT_BIN_MOD>(node, &inputs[0], &inputs[1], &outputs[0], stream);
 }
 
-template <typename T> __global__ void etrt_scale_kernel(T *y, int64_t n, double factor) {
+template <typename T>
+__global__ void etrt_scale_kernel(T *y, int64_t n, double factor) {
   typedef typename etrt_math<T>::type M;
   ETRT_CUDA_LOOP(i, n) y[i] = etrt_cvt<T>((M)(etrt_cvt<M>(y[i]) * (M)factor));
 }
@@ -290,11 +295,10 @@ static etrt_status etrt_variadic_launch(const etrt_node *node, const etrt_tensor
   }
   int64_t n = etrt_tensor_numel(y);
   if (!mean || count == 1 || n == 0) return ETRT_OK;
-  ETRT_CUDA_FLOAT_SWITCH(y->dtype, T,
-                         return etrt_cuda_no_kernel(node, y->dtype),
+  ETRT_CUDA_FLOAT_SWITCH(y->dtype, T, return etrt_cuda_no_kernel(node, y->dtype),
                          etrt_scale_kernel<T>
-                         <<<etrt_cuda_blocks(n, ETRT_CUDA_THREADS), ETRT_CUDA_THREADS, 0,
-                            stream>>>((T *)y->data, n, 1.0 / (double)count));
+                         <<<etrt_cuda_blocks(n, ETRT_CUDA_THREADS), ETRT_CUDA_THREADS, 0, stream>>>(
+                             (T *)y->data, n, 1.0 / (double)count));
   return etrt_cuda_check(node, "scale");
 }
 
@@ -331,14 +335,12 @@ extern "C" ETRT_CUDA_RUN(etrt_cuda_where) {
   ETRT_RETURN_IF_ERROR(etrt_broadcast_iter_init(&it, out, 3, operands));
   unsigned blocks = etrt_cuda_blocks(n, ETRT_CUDA_THREADS);
   ETRT_CUDA_BYTES_SWITCH(
-      etrt_dtype_size(out->dtype), T,
-      return etrt_cuda_no_kernel(node, out->dtype),
+      etrt_dtype_size(out->dtype), T, return etrt_cuda_no_kernel(node, out->dtype),
       etrt_where_kernel<T><<<blocks, ETRT_CUDA_THREADS, 0, etrt_cuda_stream(launch)>>>(
-          (const uint8_t *)inputs[0].data, (const T *)inputs[1].data,
-          (const T *)inputs[2].data, (T *)out->data, n, it));
+          (const uint8_t *)inputs[0].data, (const T *)inputs[1].data, (const T *)inputs[2].data,
+          (T *)out->data, n, it));
   return etrt_cuda_check(node, "where");
 }
-
 
 /* The CUDA rows of the family (ops/cuda/table.c). */
 extern "C" const etrt_op_cuda_row etrt_cuda_rows_binary[] = {

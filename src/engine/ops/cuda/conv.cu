@@ -30,9 +30,9 @@ static etrt_status etrt_conv_resolve(const etrt_node *node, const etrt_tensor *i
   d->out_count = etrt_conv_geometry_out_count(g);
   d->kernel_count = etrt_conv_geometry_kernel_count(g);
   if (d->group < 1 || d->channels % d->group != 0 || d->maps % d->group != 0) {
-    return etrt_error(ETRT_ERROR_INVALID_ARGUMENT, "Conv node '%s': %lld channels, %lld maps, group %lld",
-                      etrt_cuda_name(node), (long long)d->channels, (long long)d->maps,
-                      (long long)d->group);
+    return etrt_error(ETRT_ERROR_INVALID_ARGUMENT,
+                      "Conv node '%s': %lld channels, %lld maps, group %lld", etrt_cuda_name(node),
+                      (long long)d->channels, (long long)d->maps, (long long)d->group);
   }
   return ETRT_OK;
 }
@@ -121,10 +121,9 @@ extern "C" ETRT_CUDA_RUN(etrt_cuda_conv) {
 
   if (d.group > 1 || !etrt_cuda_gemm_dtype_ok(x->dtype)) {
     ETRT_CUDA_FLOAT_SWITCH(
-        x->dtype, T,
-        return etrt_cuda_no_kernel(node, x->dtype),
-        etrt_conv_direct_kernel<T><<<etrt_cuda_blocks(total, ETRT_CUDA_THREADS),
-                                     ETRT_CUDA_THREADS, 0, stream>>>(
+        x->dtype, T, return etrt_cuda_no_kernel(node, x->dtype),
+        etrt_conv_direct_kernel<T>
+        <<<etrt_cuda_blocks(total, ETRT_CUDA_THREADS), ETRT_CUDA_THREADS, 0, stream>>>(
             (const T *)x->data, (const T *)w->data,
             bias != NULL ? (const T *)bias->data : (const T *)NULL, (T *)y->data, d, g));
     return etrt_cuda_check(node, "conv_direct");
@@ -172,12 +171,10 @@ extern "C" ETRT_CUDA_RUN(etrt_cuda_conv) {
     int64_t count = images * rows * d.out_count;
     unsigned blocks = etrt_cuda_blocks(count, ETRT_CUDA_THREADS);
     const char *xs = (const char *)x->data + (size_t)(first * d.channels * d.in_count) * elem;
-    ETRT_CUDA_FLOAT_SWITCH(
-        x->dtype, T,
-        return etrt_cuda_no_kernel(node, x->dtype),
-        etrt_im2col_kernel<T><<<blocks, ETRT_CUDA_THREADS, 0, stream>>>(
-            (const T *)xs, (T *)col, images, d.channels, d.in_count, d.kernel_count,
-            d.out_count, g));
+    ETRT_CUDA_FLOAT_SWITCH(x->dtype, T, return etrt_cuda_no_kernel(node, x->dtype),
+                           etrt_im2col_kernel<T><<<blocks, ETRT_CUDA_THREADS, 0, stream>>>(
+                               (const T *)xs, (T *)col, images, d.channels, d.in_count,
+                               d.kernel_count, d.out_count, g));
     ETRT_RETURN_IF_ERROR(etrt_cuda_check(node, "im2col"));
     a.b = col;
     a.y = (char *)y->data + (size_t)(first * d.maps * d.out_count) * elem;
@@ -273,10 +270,9 @@ extern "C" ETRT_CUDA_RUN(etrt_cuda_conv_transpose) {
   if (total == 0) return ETRT_OK;
   cudaStream_t stream = etrt_cuda_stream(launch);
   ETRT_CUDA_FLOAT_SWITCH(
-      x->dtype, T,
-      return etrt_cuda_no_kernel(node, x->dtype),
-      etrt_conv_transpose_kernel<T><<<etrt_cuda_blocks(total, ETRT_CUDA_THREADS),
-                                      ETRT_CUDA_THREADS, 0, stream>>>(
+      x->dtype, T, return etrt_cuda_no_kernel(node, x->dtype),
+      etrt_conv_transpose_kernel<T>
+      <<<etrt_cuda_blocks(total, ETRT_CUDA_THREADS), ETRT_CUDA_THREADS, 0, stream>>>(
           (const T *)x->data, (const T *)w->data,
           bias != NULL ? (const T *)bias->data : (const T *)NULL, (T *)outputs[0].data, d, g));
   return etrt_cuda_check(node, "conv_transpose");

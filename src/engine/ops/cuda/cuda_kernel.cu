@@ -14,8 +14,7 @@ extern "C" etrt_status etrt_cuda_no_kernel(const etrt_node *node, etrt_dtype dty
 }
 
 template <typename T>
-__global__ void etrt_broadcast_copy_kernel(const T *in, T *out, int64_t n,
-                                           etrt_broadcast_iter it) {
+__global__ void etrt_broadcast_copy_kernel(const T *in, T *out, int64_t n, etrt_broadcast_iter it) {
   ETRT_CUDA_LOOP(i, n) {
     int64_t off[1];
     etrt_cuda_offsets<1>(it, i, off);
@@ -23,8 +22,8 @@ __global__ void etrt_broadcast_copy_kernel(const T *in, T *out, int64_t n,
   }
 }
 
-etrt_status etrt_cuda_broadcast_copy(const etrt_node *node, const etrt_tensor *in,
-                                     etrt_tensor *out, cudaStream_t stream) {
+etrt_status etrt_cuda_broadcast_copy(const etrt_node *node, const etrt_tensor *in, etrt_tensor *out,
+                                     cudaStream_t stream) {
   int64_t n = etrt_tensor_numel(out);
   if (n == 0) return ETRT_OK;
   etrt_broadcast_iter it;
@@ -35,8 +34,8 @@ etrt_status etrt_cuda_broadcast_copy(const etrt_node *node, const etrt_tensor *i
                          return etrt_error(ETRT_ERROR_UNSUPPORTED, "%s: no CUDA copy for %s",
                                            node->op_type, etrt_dtype_name(out->dtype)),
                          etrt_broadcast_copy_kernel<T>
-                         <<<etrt_cuda_blocks(n, ETRT_CUDA_THREADS), ETRT_CUDA_THREADS, 0,
-                            stream>>>((const T *)in->data, (T *)out->data, n, it));
+                         <<<etrt_cuda_blocks(n, ETRT_CUDA_THREADS), ETRT_CUDA_THREADS, 0, stream>>>(
+                             (const T *)in->data, (T *)out->data, n, it));
   return etrt_cuda_check(node, "broadcast_copy");
 }
 
@@ -52,7 +51,7 @@ static void etrt_cuda_uploader_flush(etrt_cuda_uploader *u) {
   if (u->used == 0) return;
   if (u->status == ETRT_OK) {
     etrt_cuda_upload_kernel<<<1, ETRT_CUDA_THREADS, 0, u->stream>>>(u->dst, u->chunk,
-                                                                     (uint32_t)u->used);
+                                                                    (uint32_t)u->used);
     u->status = etrt_cuda_check(u->node, "upload");
   }
   u->dst += u->used;

@@ -43,28 +43,42 @@ static inline cudaStream_t etrt_cuda_stream(const etrt_cuda_launch *launch) {
   return (cudaStream_t)launch->stream;
 }
 
-#define ETRT_CUDA_LOOP(i, n)                                                       \
-  for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < (n);       \
+#define ETRT_CUDA_LOOP(i, n)                                                \
+  for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < (n); \
        i += (int64_t)blockDim.x * gridDim.x)
 
 /* Element conversions: half types compute in float. */
-template <typename T> struct etrt_math { typedef T type; };
-template <> struct etrt_math<__half> { typedef float type; };
-template <> struct etrt_math<__nv_bfloat16> { typedef float type; };
+template <typename T>
+struct etrt_math {
+  typedef T type;
+};
+template <>
+struct etrt_math<__half> {
+  typedef float type;
+};
+template <>
+struct etrt_math<__nv_bfloat16> {
+  typedef float type;
+};
 
-template <typename To, typename From> __device__ __forceinline__ To etrt_cvt(From v) {
+template <typename To, typename From>
+__device__ __forceinline__ To etrt_cvt(From v) {
   return (To)v;
 }
-template <> __device__ __forceinline__ float etrt_cvt<float, __half>(__half v) {
+template <>
+__device__ __forceinline__ float etrt_cvt<float, __half>(__half v) {
   return __half2float(v);
 }
-template <> __device__ __forceinline__ __half etrt_cvt<__half, float>(float v) {
+template <>
+__device__ __forceinline__ __half etrt_cvt<__half, float>(float v) {
   return __float2half_rn(v);
 }
-template <> __device__ __forceinline__ float etrt_cvt<float, __nv_bfloat16>(__nv_bfloat16 v) {
+template <>
+__device__ __forceinline__ float etrt_cvt<float, __nv_bfloat16>(__nv_bfloat16 v) {
   return __bfloat162float(v);
 }
-template <> __device__ __forceinline__ __nv_bfloat16 etrt_cvt<__nv_bfloat16, float>(float v) {
+template <>
+__device__ __forceinline__ __nv_bfloat16 etrt_cvt<__nv_bfloat16, float>(float v) {
   return __float2bfloat16_rn(v);
 }
 
@@ -94,26 +108,26 @@ template <> __device__ __forceinline__ __nv_bfloat16 etrt_cvt<__nv_bfloat16, flo
 
 /* The numeric dtypes the arithmetic kernels take: the floats and the common
  * integers. */
-#define ETRT_CUDA_NUMERIC_SWITCH(dtype, T, ELSE, ...)                               \
-  switch (dtype) {                                                                 \
-    case ETRT_DTYPE_INT8: {                                                        \
-      typedef int8_t T;                                                            \
-      __VA_ARGS__;                                                                 \
-    } break;                                                                       \
-    case ETRT_DTYPE_UINT8: {                                                       \
-      typedef uint8_t T;                                                           \
-      __VA_ARGS__;                                                                 \
-    } break;                                                                       \
-    case ETRT_DTYPE_INT32: {                                                       \
-      typedef int32_t T;                                                           \
-      __VA_ARGS__;                                                                 \
-    } break;                                                                       \
-    case ETRT_DTYPE_INT64: {                                                       \
-      typedef int64_t T;                                                           \
-      __VA_ARGS__;                                                                 \
-    } break;                                                                       \
-    default:                                                                       \
-      ETRT_CUDA_FLOAT_SWITCH(dtype, T, ELSE, __VA_ARGS__)                          \
+#define ETRT_CUDA_NUMERIC_SWITCH(dtype, T, ELSE, ...)     \
+  switch (dtype) {                                        \
+    case ETRT_DTYPE_INT8: {                               \
+      typedef int8_t T;                                   \
+      __VA_ARGS__;                                        \
+    } break;                                              \
+    case ETRT_DTYPE_UINT8: {                              \
+      typedef uint8_t T;                                  \
+      __VA_ARGS__;                                        \
+    } break;                                              \
+    case ETRT_DTYPE_INT32: {                              \
+      typedef int32_t T;                                  \
+      __VA_ARGS__;                                        \
+    } break;                                              \
+    case ETRT_DTYPE_INT64: {                              \
+      typedef int64_t T;                                  \
+      __VA_ARGS__;                                        \
+    } break;                                              \
+    default:                                              \
+      ETRT_CUDA_FLOAT_SWITCH(dtype, T, ELSE, __VA_ARGS__) \
   }
 
 static inline int etrt_cuda_is_numeric(etrt_dtype dtype) {
@@ -153,8 +167,8 @@ static inline int etrt_cuda_is_float(etrt_dtype dtype) {
 
 /* Copies `in` broadcast (numpy rules) into `out`, any dtype of the same size (used
  * by Expand, and to preload a bias before a product with beta = 1). */
-etrt_status etrt_cuda_broadcast_copy(const etrt_node *node, const etrt_tensor *in,
-                                     etrt_tensor *out, cudaStream_t stream);
+etrt_status etrt_cuda_broadcast_copy(const etrt_node *node, const etrt_tensor *in, etrt_tensor *out,
+                                     cudaStream_t stream);
 
 /* The element offsets, in the first N operands of an iteration plan (shape_util.h:
  * launchers build it on the host and pass it by value), of output element i (the
@@ -193,24 +207,33 @@ static inline int64_t etrt_cuda_span(const etrt_tensor *t, int32_t begin, int32_
 
 /* Combiners for the reductions below. Max and min let NaN win, as NumPy does. */
 struct etrt_cuda_sum_op {
-  template <typename M> __device__ __forceinline__ M operator()(M a, M b) const { return a + b; }
+  template <typename M>
+  __device__ __forceinline__ M operator()(M a, M b) const {
+    return a + b;
+  }
 };
 struct etrt_cuda_prod_op {
-  template <typename M> __device__ __forceinline__ M operator()(M a, M b) const { return a * b; }
+  template <typename M>
+  __device__ __forceinline__ M operator()(M a, M b) const {
+    return a * b;
+  }
 };
 struct etrt_cuda_max_op {
-  template <typename M> __device__ __forceinline__ M operator()(M a, M b) const {
+  template <typename M>
+  __device__ __forceinline__ M operator()(M a, M b) const {
     return (a > b || a != a) ? a : b;
   }
 };
 struct etrt_cuda_min_op {
-  template <typename M> __device__ __forceinline__ M operator()(M a, M b) const {
+  template <typename M>
+  __device__ __forceinline__ M operator()(M a, M b) const {
     return (a < b || a != a) ? a : b;
   }
 };
 
 /* Warp-wide reduction: every lane gets the result. */
-template <typename M, typename F> __device__ __forceinline__ M etrt_cuda_warp_reduce(M v, F f) {
+template <typename M, typename F>
+__device__ __forceinline__ M etrt_cuda_warp_reduce(M v, F f) {
   for (int o = 16; o > 0; o >>= 1) v = f(v, __shfl_xor_sync(0xffffffffu, v, o));
   return v;
 }
@@ -242,23 +265,49 @@ typedef struct etrt_cast_value {
 __device__ __forceinline__ etrt_cast_value etrt_cast_load(const void *p, int64_t i, int dtype) {
   etrt_cast_value v = {0, 0.0, 0};
   switch (dtype) {
-    case ETRT_DTYPE_FLOAT32: v.is_float = 1; v.f = ((const float *)p)[i]; break;
-    case ETRT_DTYPE_FLOAT64: v.is_float = 1; v.f = ((const double *)p)[i]; break;
-    case ETRT_DTYPE_FLOAT16: v.is_float = 1; v.f = __half2float(((const __half *)p)[i]); break;
+    case ETRT_DTYPE_FLOAT32:
+      v.is_float = 1;
+      v.f = ((const float *)p)[i];
+      break;
+    case ETRT_DTYPE_FLOAT64:
+      v.is_float = 1;
+      v.f = ((const double *)p)[i];
+      break;
+    case ETRT_DTYPE_FLOAT16:
+      v.is_float = 1;
+      v.f = __half2float(((const __half *)p)[i]);
+      break;
     case ETRT_DTYPE_BFLOAT16:
       v.is_float = 1;
       v.f = __bfloat162float(((const __nv_bfloat16 *)p)[i]);
       break;
-    case ETRT_DTYPE_INT8: v.bits = (uint64_t)(int64_t)((const int8_t *)p)[i]; break;
-    case ETRT_DTYPE_INT16: v.bits = (uint64_t)(int64_t)((const int16_t *)p)[i]; break;
-    case ETRT_DTYPE_INT32: v.bits = (uint64_t)(int64_t)((const int32_t *)p)[i]; break;
-    case ETRT_DTYPE_INT64: v.bits = (uint64_t)((const int64_t *)p)[i]; break;
+    case ETRT_DTYPE_INT8:
+      v.bits = (uint64_t)(int64_t)((const int8_t *)p)[i];
+      break;
+    case ETRT_DTYPE_INT16:
+      v.bits = (uint64_t)(int64_t)((const int16_t *)p)[i];
+      break;
+    case ETRT_DTYPE_INT32:
+      v.bits = (uint64_t)(int64_t)((const int32_t *)p)[i];
+      break;
+    case ETRT_DTYPE_INT64:
+      v.bits = (uint64_t)((const int64_t *)p)[i];
+      break;
     case ETRT_DTYPE_UINT8:
-    case ETRT_DTYPE_BOOL: v.bits = ((const uint8_t *)p)[i]; break;
-    case ETRT_DTYPE_UINT16: v.bits = ((const uint16_t *)p)[i]; break;
-    case ETRT_DTYPE_UINT32: v.bits = ((const uint32_t *)p)[i]; break;
-    case ETRT_DTYPE_UINT64: v.bits = ((const uint64_t *)p)[i]; break;
-    default: break;
+    case ETRT_DTYPE_BOOL:
+      v.bits = ((const uint8_t *)p)[i];
+      break;
+    case ETRT_DTYPE_UINT16:
+      v.bits = ((const uint16_t *)p)[i];
+      break;
+    case ETRT_DTYPE_UINT32:
+      v.bits = ((const uint32_t *)p)[i];
+      break;
+    case ETRT_DTYPE_UINT64:
+      v.bits = ((const uint64_t *)p)[i];
+      break;
+    default:
+      break;
   }
   return v;
 }
@@ -271,47 +320,67 @@ __device__ __forceinline__ double etrt_cast_saturate(double f, double lo, double
 }
 
 /* Integers are signed unless `unsigned_source`; a float or integer as double. */
-__device__ __forceinline__ double etrt_cast_as_double(const etrt_cast_value &v, int unsigned_source) {
+__device__ __forceinline__ double etrt_cast_as_double(const etrt_cast_value &v,
+                                                      int unsigned_source) {
   if (v.is_float) return v.f;
   return unsigned_source ? (double)v.bits : (double)(int64_t)v.bits;
 }
 
-#define ETRT_CAST_INT(CT, LO, HI)                                                        \
+#define ETRT_CAST_INT(CT, LO, HI) \
   ((CT *)q)[i] = v.is_float ? (CT)etrt_cast_saturate(v.f, (double)(LO), (double)(HI)) : (CT)v.bits
 
 __device__ __forceinline__ void etrt_cast_store(void *q, int64_t i, int dtype,
                                                 const etrt_cast_value &v, int unsigned_source) {
   switch (dtype) {
-    case ETRT_DTYPE_FLOAT32: ((float *)q)[i] = (float)etrt_cast_as_double(v, unsigned_source); break;
-    case ETRT_DTYPE_FLOAT64: ((double *)q)[i] = etrt_cast_as_double(v, unsigned_source); break;
+    case ETRT_DTYPE_FLOAT32:
+      ((float *)q)[i] = (float)etrt_cast_as_double(v, unsigned_source);
+      break;
+    case ETRT_DTYPE_FLOAT64:
+      ((double *)q)[i] = etrt_cast_as_double(v, unsigned_source);
+      break;
     case ETRT_DTYPE_FLOAT16:
       ((__half *)q)[i] = __double2half(etrt_cast_as_double(v, unsigned_source));
       break;
     case ETRT_DTYPE_BFLOAT16:
       ((__nv_bfloat16 *)q)[i] = __double2bfloat16(etrt_cast_as_double(v, unsigned_source));
       break;
-    case ETRT_DTYPE_INT8: ETRT_CAST_INT(int8_t, INT8_MIN, INT8_MAX); break;
-    case ETRT_DTYPE_INT16: ETRT_CAST_INT(int16_t, INT16_MIN, INT16_MAX); break;
-    case ETRT_DTYPE_INT32: ETRT_CAST_INT(int32_t, INT32_MIN, INT32_MAX); break;
+    case ETRT_DTYPE_INT8:
+      ETRT_CAST_INT(int8_t, INT8_MIN, INT8_MAX);
+      break;
+    case ETRT_DTYPE_INT16:
+      ETRT_CAST_INT(int16_t, INT16_MIN, INT16_MAX);
+      break;
+    case ETRT_DTYPE_INT32:
+      ETRT_CAST_INT(int32_t, INT32_MIN, INT32_MAX);
+      break;
     case ETRT_DTYPE_INT64:
       /* 2^63 is the first double above INT64_MAX */
-      ((int64_t *)q)[i] = v.is_float ? (v.f != v.f ? 0
-                                       : v.f >= 9223372036854775808.0 ? INT64_MAX
-                                       : v.f < -9223372036854775808.0 ? INT64_MIN
-                                       : (int64_t)v.f)
-                                    : (int64_t)v.bits;
+      ((int64_t *)q)[i] = v.is_float ? (v.f != v.f                     ? 0
+                                        : v.f >= 9223372036854775808.0 ? INT64_MAX
+                                        : v.f < -9223372036854775808.0 ? INT64_MIN
+                                                                       : (int64_t)v.f)
+                                     : (int64_t)v.bits;
       break;
-    case ETRT_DTYPE_UINT8: ETRT_CAST_INT(uint8_t, 0, UINT8_MAX); break;
-    case ETRT_DTYPE_UINT16: ETRT_CAST_INT(uint16_t, 0, UINT16_MAX); break;
-    case ETRT_DTYPE_UINT32: ETRT_CAST_INT(uint32_t, 0, UINT32_MAX); break;
+    case ETRT_DTYPE_UINT8:
+      ETRT_CAST_INT(uint8_t, 0, UINT8_MAX);
+      break;
+    case ETRT_DTYPE_UINT16:
+      ETRT_CAST_INT(uint16_t, 0, UINT16_MAX);
+      break;
+    case ETRT_DTYPE_UINT32:
+      ETRT_CAST_INT(uint32_t, 0, UINT32_MAX);
+      break;
     case ETRT_DTYPE_UINT64:
-      ((uint64_t *)q)[i] = v.is_float ? (v.f != v.f || v.f <= 0.0 ? 0
-                                        : v.f >= 18446744073709551616.0 ? UINT64_MAX
-                                        : (uint64_t)v.f)
-                                     : v.bits;
+      ((uint64_t *)q)[i] = v.is_float ? (v.f != v.f || v.f <= 0.0        ? 0
+                                         : v.f >= 18446744073709551616.0 ? UINT64_MAX
+                                                                         : (uint64_t)v.f)
+                                      : v.bits;
       break;
-    case ETRT_DTYPE_BOOL: ((uint8_t *)q)[i] = v.is_float ? (v.f != 0.0) : (v.bits != 0); break;
-    default: break;
+    case ETRT_DTYPE_BOOL:
+      ((uint8_t *)q)[i] = v.is_float ? (v.f != 0.0) : (v.bits != 0);
+      break;
+    default:
+      break;
   }
 }
 
@@ -363,8 +432,8 @@ typedef struct etrt_cuda_upload_chunk {
 typedef struct etrt_cuda_uploader {
   const etrt_node *node;
   cudaStream_t stream;
-  uint8_t *dst;   /* where the chunk goes */
-  size_t used;    /* bytes of the chunk filled */
+  uint8_t *dst; /* where the chunk goes */
+  size_t used;  /* bytes of the chunk filled */
   etrt_status status;
   etrt_cuda_upload_chunk chunk;
 } etrt_cuda_uploader;

@@ -25,7 +25,8 @@ static int etrt_cublaslt_symbol(void *library, const char *name, void *slot, siz
   return 0;
 }
 
-etrt_status etrt_cuda_cublaslt_load(const char *const *names, size_t count, etrt_cublaslt_api *out) {
+etrt_status etrt_cuda_cublaslt_load(const char *const *names, size_t count,
+                                    etrt_cublaslt_api *out) {
   memset(out, 0, sizeof *out);
   void *library = NULL;
   char tried[1024] = "";
@@ -34,14 +35,15 @@ etrt_status etrt_cuda_cublaslt_load(const char *const *names, size_t count, etrt
     library = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
     if (library == NULL && used < sizeof tried) {
       const char *why = dlerror();
-      int n = snprintf(tried + used, sizeof tried - used, "%s%s", used ? "; " : "", why ? why : names[i]);
+      int n = snprintf(tried + used, sizeof tried - used, "%s%s", used ? "; " : "",
+                       why ? why : names[i]);
       if (n > 0) used += (size_t)n;
     }
   }
   if (library == NULL) {
     return etrt_error(ETRT_ERROR_UNSUPPORTED,
-                      "cannot load cuBLASLt (%s), which GPU plans need for matrix products: %s", ETRT_CUBLASLT_SONAME,
-                      tried);
+                      "cannot load cuBLASLt (%s), which GPU plans need for matrix products: %s",
+                      ETRT_CUBLASLT_SONAME, tried);
   }
   struct {
     const char *name;
@@ -52,11 +54,15 @@ etrt_status etrt_cuda_cublaslt_load(const char *const *names, size_t count, etrt
       {"cublasLtDestroy", &out->destroy, sizeof out->destroy},
       {"cublasLtGetStatusName", &out->status_name, sizeof out->status_name},
       {"cublasLtMatmulDescInit_internal", &out->matmul_desc_init, sizeof out->matmul_desc_init},
-      {"cublasLtMatmulDescSetAttribute", &out->matmul_desc_set_attribute, sizeof out->matmul_desc_set_attribute},
-      {"cublasLtMatrixLayoutInit_internal", &out->matrix_layout_init, sizeof out->matrix_layout_init},
-      {"cublasLtMatrixLayoutSetAttribute", &out->matrix_layout_set_attribute, sizeof out->matrix_layout_set_attribute},
+      {"cublasLtMatmulDescSetAttribute", &out->matmul_desc_set_attribute,
+       sizeof out->matmul_desc_set_attribute},
+      {"cublasLtMatrixLayoutInit_internal", &out->matrix_layout_init,
+       sizeof out->matrix_layout_init},
+      {"cublasLtMatrixLayoutSetAttribute", &out->matrix_layout_set_attribute,
+       sizeof out->matrix_layout_set_attribute},
       {"cublasLtMatmulPreferenceInit_internal", &out->preference_init, sizeof out->preference_init},
-      {"cublasLtMatmulPreferenceSetAttribute", &out->preference_set_attribute, sizeof out->preference_set_attribute},
+      {"cublasLtMatmulPreferenceSetAttribute", &out->preference_set_attribute,
+       sizeof out->preference_set_attribute},
       {"cublasLtMatmulAlgoGetHeuristic", &out->algo_get_heuristic, sizeof out->algo_get_heuristic},
       {"cublasLtMatmul", &out->matmul, sizeof out->matmul},
   };
@@ -64,8 +70,8 @@ etrt_status etrt_cuda_cublaslt_load(const char *const *names, size_t count, etrt
     if (etrt_cublaslt_symbol(library, symbols[i].name, symbols[i].slot, symbols[i].size) != 0) {
       const char *why = dlerror();
       memset(out, 0, sizeof *out);
-      return etrt_error(ETRT_ERROR_UNSUPPORTED, "cuBLASLt (%s) lacks %s: %s", ETRT_CUBLASLT_SONAME, symbols[i].name,
-                        why ? why : "no such symbol");
+      return etrt_error(ETRT_ERROR_UNSUPPORTED, "cuBLASLt (%s) lacks %s: %s", ETRT_CUBLASLT_SONAME,
+                        symbols[i].name, why ? why : "no such symbol");
     }
   }
   return ETRT_OK;
@@ -83,7 +89,8 @@ static void etrt_cublaslt_init(void) {
       ETRT_CUDA_LIBRARY_DIR "/" ETRT_CUBLASLT_SONAME,
 #endif
   };
-  etrt_cublaslt_status = etrt_cuda_cublaslt_load(names, sizeof names / sizeof names[0], &etrt_cublaslt_table);
+  etrt_cublaslt_status =
+      etrt_cuda_cublaslt_load(names, sizeof names / sizeof names[0], &etrt_cublaslt_table);
   if (etrt_cublaslt_status != ETRT_OK)
     snprintf(etrt_cublaslt_message, sizeof etrt_cublaslt_message, "%s", etrt_last_error());
 }
@@ -92,7 +99,8 @@ etrt_status etrt_cuda_cublaslt_get(const etrt_cublaslt_api **out) {
   *out = NULL;
   pthread_once(&etrt_cublaslt_once, etrt_cublaslt_init);
   /* The message is per thread: every caller that finds the library missing gets it. */
-  if (etrt_cublaslt_status != ETRT_OK) return etrt_error(etrt_cublaslt_status, "%s", etrt_cublaslt_message);
+  if (etrt_cublaslt_status != ETRT_OK)
+    return etrt_error(etrt_cublaslt_status, "%s", etrt_cublaslt_message);
   *out = &etrt_cublaslt_table;
   return ETRT_OK;
 }

@@ -11,7 +11,7 @@
 extern "C" {
 #endif
 
-#define ETRT_CUDA_RUN(fn)                                                               \
+#define ETRT_CUDA_RUN(fn)                                                                \
   etrt_status fn(const etrt_node *node, const etrt_tensor *inputs, etrt_tensor *outputs, \
                  const etrt_cuda_launch *launch)
 #define ETRT_CUDA_WORKSPACE(fn) \

@@ -8,20 +8,38 @@ extern "C" {
 #include "engine/ops/cumsum.h"
 }
 
-template <typename T> struct etrt_cumsum_acc { typedef double type; };
-template <> struct etrt_cumsum_acc<int32_t> { typedef uint64_t type; };
-template <> struct etrt_cumsum_acc<int64_t> { typedef uint64_t type; };
-template <> struct etrt_cumsum_acc<uint32_t> { typedef uint64_t type; };
-template <> struct etrt_cumsum_acc<uint64_t> { typedef uint64_t type; };
+template <typename T>
+struct etrt_cumsum_acc {
+  typedef double type;
+};
+template <>
+struct etrt_cumsum_acc<int32_t> {
+  typedef uint64_t type;
+};
+template <>
+struct etrt_cumsum_acc<int64_t> {
+  typedef uint64_t type;
+};
+template <>
+struct etrt_cumsum_acc<uint32_t> {
+  typedef uint64_t type;
+};
+template <>
+struct etrt_cumsum_acc<uint64_t> {
+  typedef uint64_t type;
+};
 
-template <typename A, typename T> __device__ __forceinline__ A etrt_cumsum_load(T v) {
+template <typename A, typename T>
+__device__ __forceinline__ A etrt_cumsum_load(T v) {
   return (A)etrt_cvt<typename etrt_math<T>::type>(v);
 }
-template <typename T, typename A> __device__ __forceinline__ T etrt_cumsum_store(A v) {
+template <typename T, typename A>
+__device__ __forceinline__ T etrt_cumsum_store(A v) {
   return etrt_cvt<T>((typename etrt_math<T>::type)v);
 }
 /* float16 and bfloat16 round once, from double, as the CPU kernel does. */
-template <> __device__ __forceinline__ __half etrt_cumsum_store<__half, double>(double v) {
+template <>
+__device__ __forceinline__ __half etrt_cumsum_store<__half, double>(double v) {
   return __double2half(v);
 }
 template <>
@@ -64,10 +82,10 @@ extern "C" ETRT_CUDA_RUN(etrt_cuda_cumsum) {
   const void *x = inputs[0].data;
   void *y = outputs[0].data;
   switch (inputs[0].dtype) {
-#define ETRT_CUMSUM_CASE(DT, T)                                                               \
-  case DT:                                                                                    \
-    etrt_cumsum_kernel<T><<<blocks, ETRT_CUDA_THREADS, 0, stream>>>(                          \
-        (const T *)x, (T *)y, outer, n, inner, s->exclusive, s->reverse);                     \
+#define ETRT_CUMSUM_CASE(DT, T)                                           \
+  case DT:                                                                \
+    etrt_cumsum_kernel<T><<<blocks, ETRT_CUDA_THREADS, 0, stream>>>(      \
+        (const T *)x, (T *)y, outer, n, inner, s->exclusive, s->reverse); \
     break;
     ETRT_CUMSUM_CASE(ETRT_DTYPE_FLOAT32, float)
     ETRT_CUMSUM_CASE(ETRT_DTYPE_FLOAT64, double)

@@ -77,17 +77,15 @@ extern "C" ETRT_CUDA_RUN(etrt_cuda_gather_elements) {
   cudaStream_t stream = etrt_cuda_stream(launch);
   size_t elem = etrt_dtype_size(data->dtype);
   if (indices->dtype == ETRT_DTYPE_INT32) {
-    ETRT_CUDA_BYTES_SWITCH(elem, T, return etrt_cuda_no_kernel(node, data->dtype),
-                           etrt_gather_elements_kernel<T, int32_t>
-                           <<<blocks, ETRT_CUDA_THREADS, 0, stream>>>(
-                               (const T *)data->data, (const int32_t *)indices->data,
-                               (T *)outputs[0].data, n, plan));
+    ETRT_CUDA_BYTES_SWITCH(
+        elem, T, return etrt_cuda_no_kernel(node, data->dtype),
+        etrt_gather_elements_kernel<T, int32_t><<<blocks, ETRT_CUDA_THREADS, 0, stream>>>(
+            (const T *)data->data, (const int32_t *)indices->data, (T *)outputs[0].data, n, plan));
   } else {
-    ETRT_CUDA_BYTES_SWITCH(elem, T, return etrt_cuda_no_kernel(node, data->dtype),
-                           etrt_gather_elements_kernel<T, int64_t>
-                           <<<blocks, ETRT_CUDA_THREADS, 0, stream>>>(
-                               (const T *)data->data, (const int64_t *)indices->data,
-                               (T *)outputs[0].data, n, plan));
+    ETRT_CUDA_BYTES_SWITCH(
+        elem, T, return etrt_cuda_no_kernel(node, data->dtype),
+        etrt_gather_elements_kernel<T, int64_t><<<blocks, ETRT_CUDA_THREADS, 0, stream>>>(
+            (const T *)data->data, (const int64_t *)indices->data, (T *)outputs[0].data, n, plan));
   }
   return etrt_cuda_check(node, "gather_elements");
 }
@@ -114,20 +112,39 @@ __global__ void etrt_scatter_kernel(const I *indices, const T *updates, T *out, 
       T *d = &out[base + at * plan.strides[plan.axis]];
       T u = updates[i];
       switch (reduction) {
-        case ETRT_SCATTER_ADD: *d = (T)(*d + u); break;
-        case ETRT_SCATTER_MUL: *d = (T)(*d * u); break;
-        case ETRT_SCATTER_MAX: if (u > *d) *d = u; break;
-        case ETRT_SCATTER_MIN: if (u < *d) *d = u; break;
-        default: *d = u; break;
+        case ETRT_SCATTER_ADD:
+          *d = (T)(*d + u);
+          break;
+        case ETRT_SCATTER_MUL:
+          *d = (T)(*d * u);
+          break;
+        case ETRT_SCATTER_MAX:
+          if (u > *d) *d = u;
+          break;
+        case ETRT_SCATTER_MIN:
+          if (u < *d) *d = u;
+          break;
+        default:
+          *d = u;
+          break;
       }
     }
   }
 }
 
 /* Integer sums and products wrap, as on the CPU: they run on the unsigned type. */
-template <typename T> struct etrt_scatter_math { typedef T type; };
-template <> struct etrt_scatter_math<int32_t> { typedef uint32_t type; };
-template <> struct etrt_scatter_math<int64_t> { typedef uint64_t type; };
+template <typename T>
+struct etrt_scatter_math {
+  typedef T type;
+};
+template <>
+struct etrt_scatter_math<int32_t> {
+  typedef uint32_t type;
+};
+template <>
+struct etrt_scatter_math<int64_t> {
+  typedef uint64_t type;
+};
 
 template <typename T, typename I>
 static void etrt_scatter_launch(const I *indices, const void *updates, void *out, int64_t lines,
@@ -150,10 +167,9 @@ static etrt_status etrt_scatter_dispatch(const etrt_node *node, const I *indices
                                          int64_t lines, const etrt_gather_plan &plan,
                                          etrt_scatter_reduction reduction, cudaStream_t stream) {
   if (reduction == ETRT_SCATTER_NONE) {
-    ETRT_CUDA_BYTES_SWITCH(etrt_dtype_size(data->dtype), T,
-                           return etrt_cuda_no_kernel(node, data->dtype),
-                           etrt_scatter_launch<T, I>(indices, updates, out, lines, plan,
-                                                     reduction, stream));
+    ETRT_CUDA_BYTES_SWITCH(
+        etrt_dtype_size(data->dtype), T, return etrt_cuda_no_kernel(node, data->dtype),
+        etrt_scatter_launch<T, I>(indices, updates, out, lines, plan, reduction, stream));
     return ETRT_OK;
   }
   switch (data->dtype) {
@@ -208,8 +224,8 @@ extern "C" ETRT_CUDA_RUN(etrt_cuda_scatter_elements) {
 
 typedef struct etrt_gather_nd_plan {
   int32_t batch_dims, m;
-  int64_t per_batch;  /* index tuples per batch */
-  int64_t slice;      /* elements copied per tuple */
+  int64_t per_batch; /* index tuples per batch */
+  int64_t slice;     /* elements copied per tuple */
   int64_t batch_stride;
   int64_t dims[ETRT_MAX_RANK];    /* data */
   int64_t strides[ETRT_MAX_RANK]; /* data */
@@ -256,15 +272,15 @@ extern "C" ETRT_CUDA_RUN(etrt_cuda_gather_nd) {
   cudaStream_t stream = etrt_cuda_stream(launch);
   size_t elem = etrt_dtype_size(data->dtype);
   if (indices->dtype == ETRT_DTYPE_INT32) {
-    ETRT_CUDA_BYTES_SWITCH(elem, T, return etrt_cuda_no_kernel(node, data->dtype),
-                           etrt_gather_nd_kernel<T, int32_t><<<blocks, ETRT_CUDA_THREADS, 0, stream>>>(
-                               (const T *)data->data, (const int32_t *)indices->data,
-                               (T *)outputs[0].data, n, plan));
+    ETRT_CUDA_BYTES_SWITCH(
+        elem, T, return etrt_cuda_no_kernel(node, data->dtype),
+        etrt_gather_nd_kernel<T, int32_t><<<blocks, ETRT_CUDA_THREADS, 0, stream>>>(
+            (const T *)data->data, (const int32_t *)indices->data, (T *)outputs[0].data, n, plan));
   } else {
-    ETRT_CUDA_BYTES_SWITCH(elem, T, return etrt_cuda_no_kernel(node, data->dtype),
-                           etrt_gather_nd_kernel<T, int64_t><<<blocks, ETRT_CUDA_THREADS, 0, stream>>>(
-                               (const T *)data->data, (const int64_t *)indices->data,
-                               (T *)outputs[0].data, n, plan));
+    ETRT_CUDA_BYTES_SWITCH(
+        elem, T, return etrt_cuda_no_kernel(node, data->dtype),
+        etrt_gather_nd_kernel<T, int64_t><<<blocks, ETRT_CUDA_THREADS, 0, stream>>>(
+            (const T *)data->data, (const int64_t *)indices->data, (T *)outputs[0].data, n, plan));
   }
   return etrt_cuda_check(node, "gather_nd");
 }
@@ -273,17 +289,20 @@ extern "C" ETRT_CUDA_RUN(etrt_cuda_gather_nd) {
 
 /* Index i of OneHot's indices as an integer (floats truncated toward zero, as the
  * reference's cast to int64); false for a non-finite or huge float. */
-template <typename I> __device__ __forceinline__ bool etrt_one_hot_index(I v, int64_t *out) {
+template <typename I>
+__device__ __forceinline__ bool etrt_one_hot_index(I v, int64_t *out) {
   *out = (int64_t)v;
   return true;
 }
-template <> __device__ __forceinline__ bool etrt_one_hot_index<float>(float v, int64_t *out) {
+template <>
+__device__ __forceinline__ bool etrt_one_hot_index<float>(float v, int64_t *out) {
   double d = v;
   if (!(fabs(d) < 9.0e15)) return false;
   *out = (int64_t)d;
   return true;
 }
-template <> __device__ __forceinline__ bool etrt_one_hot_index<double>(double v, int64_t *out) {
+template <>
+__device__ __forceinline__ bool etrt_one_hot_index<double>(double v, int64_t *out) {
   if (!(fabs(v) < 9.0e15)) return false;
   *out = (int64_t)v;
   return true;
@@ -339,7 +358,6 @@ extern "C" ETRT_CUDA_RUN(etrt_cuda_one_hot) {
                                                 etrt_cuda_stream(launch)));
   return etrt_cuda_check(node, "one_hot");
 }
-
 
 /* The CUDA rows of the family (ops/cuda/table.c). */
 extern "C" const etrt_op_cuda_row etrt_cuda_rows_gather[] = {

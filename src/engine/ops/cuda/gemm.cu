@@ -40,15 +40,15 @@ static uint32_t etrt_gemm_alignment(const void *ptr, int64_t stride, size_t elem
   return (uint32_t)(bits & (~bits + 1));
 }
 
-static etrt_status etrt_gemm_failed(const etrt_cublaslt_api *lt, const etrt_node *node, const char *call,
-                                    cublasStatus_t st) {
+static etrt_status etrt_gemm_failed(const etrt_cublaslt_api *lt, const etrt_node *node,
+                                    const char *call, cublasStatus_t st) {
   return etrt_error(ETRT_ERROR_DEVICE, "%s node '%s': %s failed: %s (%d)", node->op_type,
                     etrt_cuda_name(node), call, lt->status_name(st), (int)st);
 }
 
-#define ETRT_LT_TRY(node, name, call)                                             \
-  do {                                                                            \
-    cublasStatus_t st_ = (call);                                                  \
+#define ETRT_LT_TRY(node, name, call)                                               \
+  do {                                                                              \
+    cublasStatus_t st_ = (call);                                                    \
     if (st_ != CUBLAS_STATUS_SUCCESS) return etrt_gemm_failed(lt, node, name, st_); \
   } while (0)
 
@@ -56,37 +56,42 @@ static etrt_status etrt_gemm_layout(const etrt_cublaslt_api *lt, const etrt_node
                                     cublasLtMatrixLayoutOpaque_t *layout, cudaDataType_t type,
                                     int64_t rows, int64_t cols, int64_t ld, int64_t batch,
                                     int64_t stride) {
-  ETRT_LT_TRY(node, "cublasLtMatrixLayoutInit", lt->matrix_layout_init(layout, sizeof *layout, type, (uint64_t)rows,
-                                           (uint64_t)cols, ld));
+  ETRT_LT_TRY(
+      node, "cublasLtMatrixLayoutInit",
+      lt->matrix_layout_init(layout, sizeof *layout, type, (uint64_t)rows, (uint64_t)cols, ld));
   if (batch > 1) {
     int32_t count = (int32_t)batch;
-    ETRT_LT_TRY(node, "cublasLtMatrixLayoutSetAttribute", lt->matrix_layout_set_attribute(layout, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT,
-                                                      &count, sizeof count));
-    ETRT_LT_TRY(node, "cublasLtMatrixLayoutSetAttribute", lt->matrix_layout_set_attribute(
-                          layout, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &stride,
-                          sizeof stride));
+    ETRT_LT_TRY(node, "cublasLtMatrixLayoutSetAttribute",
+                lt->matrix_layout_set_attribute(layout, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &count,
+                                                sizeof count));
+    ETRT_LT_TRY(node, "cublasLtMatrixLayoutSetAttribute",
+                lt->matrix_layout_set_attribute(layout, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET,
+                                                &stride, sizeof stride));
   }
   return ETRT_OK;
 }
 
 static etrt_status etrt_gemm_try(const etrt_cublaslt_api *lt, const etrt_node *node,
-                                 const etrt_cuda_gemm_args *g,
-                                 cublasComputeType_t compute, const etrt_cuda_launch *launch,
-                                 void *workspace, size_t workspace_size, int *no_algorithm) {
+                                 const etrt_cuda_gemm_args *g, cublasComputeType_t compute,
+                                 const etrt_cuda_launch *launch, void *workspace,
+                                 size_t workspace_size, int *no_algorithm) {
   cublasLtHandle_t handle = (cublasLtHandle_t)launch->cublaslt;
   cudaDataType_t type = etrt_gemm_data_type(g->dtype);
   size_t elem = etrt_dtype_size(g->dtype);
   *no_algorithm = 0;
 
   cublasLtMatmulDescOpaque_t desc;
-  ETRT_LT_TRY(node, "cublasLtMatmulDescInit", lt->matmul_desc_init(&desc, sizeof desc, compute, CUDA_R_32F));
+  ETRT_LT_TRY(node, "cublasLtMatmulDescInit",
+              lt->matmul_desc_init(&desc, sizeof desc, compute, CUDA_R_32F));
   /* cuBLASLt's A is our B and its B is our A (see the file comment). */
   cublasOperation_t op_a = g->trans_b ? CUBLAS_OP_T : CUBLAS_OP_N;
   cublasOperation_t op_b = g->trans_a ? CUBLAS_OP_T : CUBLAS_OP_N;
-  ETRT_LT_TRY(node, "cublasLtMatmulDescSetAttribute", lt->matmul_desc_set_attribute(&desc, CUBLASLT_MATMUL_DESC_TRANSA, &op_a,
-                                                   sizeof op_a));
-  ETRT_LT_TRY(node, "cublasLtMatmulDescSetAttribute", lt->matmul_desc_set_attribute(&desc, CUBLASLT_MATMUL_DESC_TRANSB, &op_b,
-                                                   sizeof op_b));
+  ETRT_LT_TRY(
+      node, "cublasLtMatmulDescSetAttribute",
+      lt->matmul_desc_set_attribute(&desc, CUBLASLT_MATMUL_DESC_TRANSA, &op_a, sizeof op_a));
+  ETRT_LT_TRY(
+      node, "cublasLtMatmulDescSetAttribute",
+      lt->matmul_desc_set_attribute(&desc, CUBLASLT_MATMUL_DESC_TRANSB, &op_b, sizeof op_b));
 
   /* Row-major [r][c] with leading dimension ld is column-major c x r. */
   int64_t b_rows = g->trans_b ? g->n : g->k, b_cols = g->trans_b ? g->k : g->n;
@@ -102,42 +107,45 @@ static etrt_status etrt_gemm_try(const etrt_cublaslt_api *lt, const etrt_node *n
   cublasLtMatmulPreferenceOpaque_t pref;
   ETRT_LT_TRY(node, "cublasLtMatmulPreferenceInit", lt->preference_init(&pref, sizeof pref));
   uint64_t ws = workspace_size;
-  ETRT_LT_TRY(node, "cublasLtMatmulPreferenceSetAttribute", lt->preference_set_attribute(
-                        &pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof ws));
+  ETRT_LT_TRY(node, "cublasLtMatmulPreferenceSetAttribute",
+              lt->preference_set_attribute(&pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws,
+                                           sizeof ws));
   uint32_t align_a = etrt_gemm_alignment(g->b, g->stride_b, elem, g->batch);
   uint32_t align_b = etrt_gemm_alignment(g->a, g->stride_a, elem, g->batch);
   uint32_t align_d = etrt_gemm_alignment(g->y, g->stride_y, elem, g->batch);
-  ETRT_LT_TRY(node, "cublasLtMatmulPreferenceSetAttribute", lt->preference_set_attribute(
-                        &pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, &align_a,
-                        sizeof align_a));
-  ETRT_LT_TRY(node, "cublasLtMatmulPreferenceSetAttribute", lt->preference_set_attribute(
-                        &pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, &align_b,
-                        sizeof align_b));
-  ETRT_LT_TRY(node, "cublasLtMatmulPreferenceSetAttribute", lt->preference_set_attribute(
-                        &pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, &align_d,
-                        sizeof align_d));
-  ETRT_LT_TRY(node, "cublasLtMatmulPreferenceSetAttribute", lt->preference_set_attribute(
-                        &pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, &align_d,
-                        sizeof align_d));
+  ETRT_LT_TRY(node, "cublasLtMatmulPreferenceSetAttribute",
+              lt->preference_set_attribute(&pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES,
+                                           &align_a, sizeof align_a));
+  ETRT_LT_TRY(node, "cublasLtMatmulPreferenceSetAttribute",
+              lt->preference_set_attribute(&pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
+                                           &align_b, sizeof align_b));
+  ETRT_LT_TRY(node, "cublasLtMatmulPreferenceSetAttribute",
+              lt->preference_set_attribute(&pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES,
+                                           &align_d, sizeof align_d));
+  ETRT_LT_TRY(node, "cublasLtMatmulPreferenceSetAttribute",
+              lt->preference_set_attribute(&pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES,
+                                           &align_d, sizeof align_d));
 
   /* cuBLASLt caches heuristic answers, so asking on every launch costs little. */
   cublasLtMatmulHeuristicResult_t result;
   int found = 0;
-  cublasStatus_t st = lt->algo_get_heuristic(handle, &desc, &lt_a, &lt_b, &lt_d, &lt_d,
-                                                      &pref, 1, &result, &found);
+  cublasStatus_t st =
+      lt->algo_get_heuristic(handle, &desc, &lt_a, &lt_b, &lt_d, &lt_d, &pref, 1, &result, &found);
   if (st == CUBLAS_STATUS_NOT_SUPPORTED || (st == CUBLAS_STATUS_SUCCESS && found == 0)) {
     *no_algorithm = 1;
     return etrt_error(ETRT_ERROR_UNSUPPORTED,
                       "%s node '%s': cuBLASLt has no algorithm for %lld x %lld x %lld (%s)",
-                      node->op_type, etrt_cuda_name(node), (long long)g->m,
-                      (long long)g->n, (long long)g->k, etrt_dtype_name(g->dtype));
+                      node->op_type, etrt_cuda_name(node), (long long)g->m, (long long)g->n,
+                      (long long)g->k, etrt_dtype_name(g->dtype));
   }
-  if (st != CUBLAS_STATUS_SUCCESS) return etrt_gemm_failed(lt, node, "cublasLtMatmulAlgoGetHeuristic", st);
+  if (st != CUBLAS_STATUS_SUCCESS)
+    return etrt_gemm_failed(lt, node, "cublasLtMatmulAlgoGetHeuristic", st);
 
   float alpha = g->alpha, beta = g->beta;
-  ETRT_LT_TRY(node, "cublasLtMatmul", lt->matmul(handle, &desc, &alpha, g->b, &lt_a, g->a, &lt_b, &beta, g->y,
-                                   &lt_d, g->y, &lt_d, &result.algo, workspace,
-                                   result.workspaceSize, etrt_cuda_stream(launch)));
+  ETRT_LT_TRY(
+      node, "cublasLtMatmul",
+      lt->matmul(handle, &desc, &alpha, g->b, &lt_a, g->a, &lt_b, &beta, g->y, &lt_d, g->y, &lt_d,
+                 &result.algo, workspace, result.workspaceSize, etrt_cuda_stream(launch)));
   return ETRT_OK;
 }
 
@@ -146,9 +154,8 @@ etrt_status etrt_cuda_gemm_run(const etrt_node *node, const etrt_cuda_gemm_args 
                                size_t workspace_size) {
   if (gemm->m == 0 || gemm->n == 0 || gemm->batch == 0) return ETRT_OK;
   if (gemm->batch > INT32_MAX) {
-    return etrt_error(ETRT_ERROR_UNSUPPORTED, "%s node '%s': batch of %lld matrices",
-                      node->op_type, etrt_cuda_name(node),
-                      (long long)gemm->batch);
+    return etrt_error(ETRT_ERROR_UNSUPPORTED, "%s node '%s': batch of %lld matrices", node->op_type,
+                      etrt_cuda_name(node), (long long)gemm->batch);
   }
   if (launch->cublaslt == NULL) {
     return etrt_error(ETRT_ERROR_INTERNAL, "%s: no cuBLASLt handle in the launch", node->op_type);
@@ -162,9 +169,9 @@ etrt_status etrt_cuda_gemm_run(const etrt_node *node, const etrt_cuda_gemm_args 
     cudaStream_t stream = etrt_cuda_stream(launch);
     size_t elem = etrt_dtype_size(gemm->dtype);
     for (int64_t b = 0; b < gemm->batch; ++b) {
-      cudaError_t err = cudaMemset2DAsync((char *)gemm->y + b * gemm->stride_y * elem,
-                                          (size_t)gemm->ldy * elem, 0, (size_t)gemm->n * elem,
-                                          (size_t)gemm->m, stream);
+      cudaError_t err =
+          cudaMemset2DAsync((char *)gemm->y + b * gemm->stride_y * elem, (size_t)gemm->ldy * elem,
+                            0, (size_t)gemm->n * elem, (size_t)gemm->m, stream);
       if (err != cudaSuccess) return etrt_cuda_check(node, "memset");
     }
     return ETRT_OK;
@@ -200,5 +207,6 @@ extern "C" etrt_status etrt_cuda_blas_create(void **handle) {
 extern "C" void etrt_cuda_blas_destroy(void *handle) {
   const etrt_cublaslt_api *lt = NULL;
   /* A handle exists only where the library loaded. */
-  if (handle != NULL && etrt_cuda_cublaslt_get(&lt) == ETRT_OK) lt->destroy((cublasLtHandle_t)handle);
+  if (handle != NULL && etrt_cuda_cublaslt_get(&lt) == ETRT_OK)
+    lt->destroy((cublasLtHandle_t)handle);
 }

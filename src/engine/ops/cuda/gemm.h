@@ -33,8 +33,7 @@ etrt_status etrt_cuda_gemm_run(const etrt_node *node, const etrt_cuda_gemm_args 
 
 /* True for the data types etrt_cuda_gemm_run takes. */
 static inline int etrt_cuda_gemm_dtype_ok(etrt_dtype dtype) {
-  return dtype == ETRT_DTYPE_FLOAT32 || dtype == ETRT_DTYPE_FLOAT16 ||
-         dtype == ETRT_DTYPE_BFLOAT16;
+  return dtype == ETRT_DTYPE_FLOAT32 || dtype == ETRT_DTYPE_FLOAT16 || dtype == ETRT_DTYPE_BFLOAT16;
 }
 
 #endif

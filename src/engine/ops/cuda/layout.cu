@@ -59,8 +59,8 @@ static etrt_status etrt_view_copy(const etrt_node *node, const etrt_layout_view 
   size_t elem = etrt_dtype_size(in->dtype);
   const char *base = (const char *)in->data + (size_t)view->offset * elem;
   ETRT_CUDA_BYTES_SWITCH(elem, T, return etrt_cuda_no_kernel(node, in->dtype),
-                         etrt_view_kernel<T><<<etrt_cuda_blocks(n, ETRT_CUDA_THREADS),
-                                               ETRT_CUDA_THREADS, 0, stream>>>(
+                         etrt_view_kernel<T>
+                         <<<etrt_cuda_blocks(n, ETRT_CUDA_THREADS), ETRT_CUDA_THREADS, 0, stream>>>(
                              (const T *)base, (T *)out->data, n, it));
   return etrt_cuda_check(node, "view");
 }
@@ -130,10 +130,11 @@ extern "C" ETRT_CUDA_RUN(etrt_cuda_tile) {
   }
   etrt_shape_strides(x->rank, x->dims, shapes.strides[0]);
   size_t elem = etrt_dtype_size(x->dtype);
-  ETRT_CUDA_BYTES_SWITCH(elem, T, return etrt_cuda_no_kernel(node, x->dtype),
-                         etrt_tile_kernel<T><<<etrt_cuda_blocks(n, ETRT_CUDA_THREADS),
-                                               ETRT_CUDA_THREADS, 0, etrt_cuda_stream(launch)>>>(
-                             (const T *)x->data, (T *)y->data, n, y->rank, shapes));
+  ETRT_CUDA_BYTES_SWITCH(
+      elem, T, return etrt_cuda_no_kernel(node, x->dtype),
+      etrt_tile_kernel<T>
+      <<<etrt_cuda_blocks(n, ETRT_CUDA_THREADS), ETRT_CUDA_THREADS, 0, etrt_cuda_stream(launch)>>>(
+          (const T *)x->data, (T *)y->data, n, y->rank, shapes));
   return etrt_cuda_check(node, "tile");
 }
 
@@ -147,8 +148,8 @@ static etrt_status etrt_rows_copy(const etrt_node *node, void *dst, size_t dst_p
   if (rows == 1 || (dst_pitch == width && src_pitch == width)) {
     cudaMemcpyAsync(dst, src, width * (size_t)rows, cudaMemcpyDeviceToDevice, stream);
   } else {
-    cudaMemcpy2DAsync(dst, dst_pitch, src, src_pitch, width, (size_t)rows,
-                      cudaMemcpyDeviceToDevice, stream);
+    cudaMemcpy2DAsync(dst, dst_pitch, src, src_pitch, width, (size_t)rows, cudaMemcpyDeviceToDevice,
+                      stream);
   }
   return etrt_cuda_check(node, "copy2d");
 }
@@ -169,8 +170,9 @@ static etrt_status etrt_parts_copy(const etrt_node *node, const etrt_tensor *who
     size_t block = (size_t)parts[k].dims[axis] * inner_bytes;
     char *row = (char *)whole->data + at;
     ETRT_RETURN_IF_ERROR(
-        to_whole ? etrt_rows_copy(node, row, whole_row, parts[k].data, block, block, outer, stream)
-                 : etrt_rows_copy(node, parts[k].data, block, row, whole_row, block, outer, stream));
+        to_whole
+            ? etrt_rows_copy(node, row, whole_row, parts[k].data, block, block, outer, stream)
+            : etrt_rows_copy(node, parts[k].data, block, row, whole_row, block, outer, stream));
     at += block;
   }
   return ETRT_OK;
@@ -218,13 +220,13 @@ extern "C" ETRT_CUDA_RUN(etrt_cuda_gather) {
   if (indices->dtype == ETRT_DTYPE_INT32) {
     ETRT_CUDA_BYTES_SWITCH(elem, T, return etrt_cuda_no_kernel(node, data->dtype),
                            etrt_gather_kernel<T, int32_t><<<blocks, ETRT_CUDA_THREADS, 0, stream>>>(
-                               (const T *)data->data, (const int32_t *)indices->data,
-                               (T *)y->data, n, count, size, inner));
+                               (const T *)data->data, (const int32_t *)indices->data, (T *)y->data,
+                               n, count, size, inner));
   } else {
     ETRT_CUDA_BYTES_SWITCH(elem, T, return etrt_cuda_no_kernel(node, data->dtype),
                            etrt_gather_kernel<T, int64_t><<<blocks, ETRT_CUDA_THREADS, 0, stream>>>(
-                               (const T *)data->data, (const int64_t *)indices->data,
-                               (T *)y->data, n, count, size, inner));
+                               (const T *)data->data, (const int64_t *)indices->data, (T *)y->data,
+                               n, count, size, inner));
   }
   return etrt_cuda_check(node, "gather");
 }
@@ -249,8 +251,8 @@ extern "C" ETRT_CUDA_RUN(etrt_cuda_cast) {
                         x->dtype == ETRT_DTYPE_UINT32 || x->dtype == ETRT_DTYPE_UINT64 ||
                         x->dtype == ETRT_DTYPE_BOOL;
   etrt_cast_kernel<<<etrt_cuda_blocks(n, ETRT_CUDA_THREADS), ETRT_CUDA_THREADS, 0,
-                     etrt_cuda_stream(launch)>>>(x->data, y->data, n, (int)x->dtype,
-                                                 (int)y->dtype, unsigned_source);
+                     etrt_cuda_stream(launch)>>>(x->data, y->data, n, (int)x->dtype, (int)y->dtype,
+                                                 unsigned_source);
   return etrt_cuda_check(node, "cast");
 }
 
@@ -277,7 +279,8 @@ extern "C" ETRT_CUDA_RUN(etrt_cuda_shape) {
   etrt_shape_op_range(node, inputs[0].rank, &start, &end);
   etrt_small_values values;
   int32_t count = 0;
-  for (int32_t a = start; a < end && count < ETRT_MAX_RANK; ++a) values.v[count++] = inputs[0].dims[a];
+  for (int32_t a = start; a < end && count < ETRT_MAX_RANK; ++a)
+    values.v[count++] = inputs[0].dims[a];
   return etrt_write_values(node, (int64_t *)outputs[0].data, count, &values,
                            etrt_cuda_stream(launch));
 }
@@ -290,7 +293,8 @@ extern "C" ETRT_CUDA_RUN(etrt_cuda_size) {
 
 /* ---- ConstantOfShape and Range: values from the host, written by a kernel ------- */
 
-template <typename T> __global__ void etrt_fill_kernel(T *y, int64_t n, T value) {
+template <typename T>
+__global__ void etrt_fill_kernel(T *y, int64_t n, T value) {
   ETRT_CUDA_LOOP(i, n) y[i] = value;
 }
 
@@ -322,19 +326,21 @@ extern "C" ETRT_CUDA_RUN(etrt_cuda_constant_of_shape) {
 
 /* start + i * delta, rounded as the CPU kernel rounds (no fused multiply-add);
  * integers wrap. */
-template <typename T> __device__ __forceinline__ T etrt_range_value(T start, int64_t i, T delta) {
+template <typename T>
+__device__ __forceinline__ T etrt_range_value(T start, int64_t i, T delta) {
   return (T)((uint64_t)start + (uint64_t)i * (uint64_t)delta);
 }
-template <> __device__ __forceinline__ float etrt_range_value<float>(float start, int64_t i,
-                                                                    float delta) {
+template <>
+__device__ __forceinline__ float etrt_range_value<float>(float start, int64_t i, float delta) {
   return __fadd_rn(start, __fmul_rn((float)i, delta));
 }
-template <> __device__ __forceinline__ double etrt_range_value<double>(double start, int64_t i,
-                                                                      double delta) {
+template <>
+__device__ __forceinline__ double etrt_range_value<double>(double start, int64_t i, double delta) {
   return __dadd_rn(start, __dmul_rn((double)i, delta));
 }
 
-template <typename T> __global__ void etrt_range_kernel(T *y, int64_t n, T start, T delta) {
+template <typename T>
+__global__ void etrt_range_kernel(T *y, int64_t n, T start, T delta) {
   ETRT_CUDA_LOOP(i, n) y[i] = etrt_range_value<T>(start, i, delta);
 }
 
@@ -350,11 +356,11 @@ extern "C" ETRT_CUDA_RUN(etrt_cuda_range) {
   unsigned blocks = etrt_cuda_blocks(n, ETRT_CUDA_THREADS);
   cudaStream_t stream = etrt_cuda_stream(launch);
   switch (y->dtype) {
-#define ETRT_RANGE_CASE(DT, T)                                                           \
-  case DT: {                                                                             \
-    T s, d;                                                                              \
-    memcpy(&s, start, sizeof s);                                                         \
-    memcpy(&d, delta, sizeof d);                                                         \
+#define ETRT_RANGE_CASE(DT, T)                                                             \
+  case DT: {                                                                               \
+    T s, d;                                                                                \
+    memcpy(&s, start, sizeof s);                                                           \
+    memcpy(&d, delta, sizeof d);                                                           \
     etrt_range_kernel<T><<<blocks, ETRT_CUDA_THREADS, 0, stream>>>((T *)y->data, n, s, d); \
   } break;
     ETRT_RANGE_CASE(ETRT_DTYPE_FLOAT32, float)
@@ -479,10 +485,11 @@ extern "C" ETRT_CUDA_RUN(etrt_cuda_trilu) {
   }
   int64_t rows = x->dims[x->rank - 2], cols = x->dims[x->rank - 1];
   size_t elem = etrt_dtype_size(x->dtype);
-  ETRT_CUDA_BYTES_SWITCH(elem, T, return etrt_cuda_no_kernel(node, x->dtype),
-                         etrt_trilu_kernel<T><<<etrt_cuda_blocks(n, ETRT_CUDA_THREADS),
-                                                ETRT_CUDA_THREADS, 0, etrt_cuda_stream(launch)>>>(
-                             (const T *)x->data, (T *)outputs[0].data, n, rows, cols, k, upper));
+  ETRT_CUDA_BYTES_SWITCH(
+      elem, T, return etrt_cuda_no_kernel(node, x->dtype),
+      etrt_trilu_kernel<T>
+      <<<etrt_cuda_blocks(n, ETRT_CUDA_THREADS), ETRT_CUDA_THREADS, 0, etrt_cuda_stream(launch)>>>(
+          (const T *)x->data, (T *)outputs[0].data, n, rows, cols, k, upper));
   return etrt_cuda_check(node, "trilu");
 }
 
@@ -514,13 +521,12 @@ extern "C" ETRT_CUDA_RUN(etrt_cuda_reverse_sequence) {
   int time_axis = etrt_node_attribute_int(node, "time_axis", 0) == 1;
   int64_t d1 = x->dims[1], steps = x->dims[time_axis];
   int64_t inner = etrt_shape_numel(x->rank - 2, x->dims + 2);
-  ETRT_CUDA_BYTES_SWITCH(etrt_dtype_size(x->dtype), T,
-                         return etrt_cuda_no_kernel(node, x->dtype),
-                         etrt_reverse_sequence_kernel<T>
-                         <<<etrt_cuda_blocks(n, ETRT_CUDA_THREADS), ETRT_CUDA_THREADS, 0,
-                            etrt_cuda_stream(launch)>>>(
-                             (const T *)x->data, (const int64_t *)inputs[1].data,
-                             (T *)outputs[0].data, n, d1, inner, steps, time_axis));
+  ETRT_CUDA_BYTES_SWITCH(
+      etrt_dtype_size(x->dtype), T, return etrt_cuda_no_kernel(node, x->dtype),
+      etrt_reverse_sequence_kernel<T>
+      <<<etrt_cuda_blocks(n, ETRT_CUDA_THREADS), ETRT_CUDA_THREADS, 0, etrt_cuda_stream(launch)>>>(
+          (const T *)x->data, (const int64_t *)inputs[1].data, (T *)outputs[0].data, n, d1, inner,
+          steps, time_axis));
   return etrt_cuda_check(node, "reverse_sequence");
 }
 

@@ -18,16 +18,20 @@ typedef struct etrt_loss_plan {
   int64_t ignore_index;
 } etrt_loss_plan;
 
-template <typename T> __device__ __forceinline__ double etrt_loss_load(const T *p, int64_t i) {
+template <typename T>
+__device__ __forceinline__ double etrt_loss_load(const T *p, int64_t i) {
   return (double)etrt_cvt<typename etrt_math<T>::type>(p[i]);
 }
-template <typename T> __device__ __forceinline__ T etrt_loss_value(double v) {
+template <typename T>
+__device__ __forceinline__ T etrt_loss_value(double v) {
   return (T)v;
 }
-template <> __device__ __forceinline__ __half etrt_loss_value<__half>(double v) {
+template <>
+__device__ __forceinline__ __half etrt_loss_value<__half>(double v) {
   return __double2half(v);
 }
-template <> __device__ __forceinline__ __nv_bfloat16 etrt_loss_value<__nv_bfloat16>(double v) {
+template <>
+__device__ __forceinline__ __nv_bfloat16 etrt_loss_value<__nv_bfloat16>(double v) {
   return __double2bfloat16(v);
 }
 
@@ -102,11 +106,12 @@ static void etrt_loss_launch(const etrt_tensor *inputs, etrt_tensor *outputs,
   const T *w = weight != NULL ? (const T *)weight->data : (const T *)NULL;
   T *y = (T *)outputs[0].data;
   if (p.reduction == ETRT_LOSS_NONE) {
-    etrt_loss_none_kernel<T, L><<<etrt_cuda_blocks(p.batch * p.inner, ETRT_CUDA_THREADS),
-                                  ETRT_CUDA_THREADS, 0, stream>>>(x, target, w, y, log_prob, p);
+    etrt_loss_none_kernel<T, L>
+        <<<etrt_cuda_blocks(p.batch * p.inner, ETRT_CUDA_THREADS), ETRT_CUDA_THREADS, 0, stream>>>(
+            x, target, w, y, log_prob, p);
   } else {
-    etrt_loss_reduce_kernel<T, L><<<1, ETRT_CUDA_THREADS, 0, stream>>>(x, target, w, y, log_prob,
-                                                                       p);
+    etrt_loss_reduce_kernel<T, L>
+        <<<1, ETRT_CUDA_THREADS, 0, stream>>>(x, target, w, y, log_prob, p);
   }
 }
 
@@ -114,8 +119,7 @@ extern "C" ETRT_CUDA_RUN(etrt_cuda_loss) {
   const etrt_loss_state *s = (const etrt_loss_state *)node->state;
   const etrt_tensor *x = &inputs[0];
   const etrt_tensor *weight = node->num_inputs > 2 && inputs[2].rank >= 0 ? &inputs[2] : NULL;
-  etrt_tensor *log_prob = node->num_outputs == 2 && outputs[1].rank >= 0 &&
-                                  outputs[1].data != NULL
+  etrt_tensor *log_prob = node->num_outputs == 2 && outputs[1].rank >= 0 && outputs[1].data != NULL
                               ? &outputs[1]
                               : NULL;
   if (x->rank < 2) {
@@ -134,19 +138,15 @@ extern "C" ETRT_CUDA_RUN(etrt_cuda_loss) {
   if (p.batch * p.inner == 0 && p.reduction == ETRT_LOSS_NONE) return ETRT_OK;
   cudaStream_t stream = etrt_cuda_stream(launch);
   int int32_target = inputs[1].dtype == ETRT_DTYPE_INT32;
-  ETRT_CUDA_FLOAT_SWITCH(
-      x->dtype, T,
-      return etrt_cuda_no_kernel(node, x->dtype),
-      {
-        T *lp = log_prob != NULL ? (T *)log_prob->data : (T *)NULL;
-        if (int32_target)
-          etrt_loss_launch<T, int32_t>(inputs, outputs, weight, lp, p, stream);
-        else
-          etrt_loss_launch<T, int64_t>(inputs, outputs, weight, lp, p, stream);
-      });
+  ETRT_CUDA_FLOAT_SWITCH(x->dtype, T, return etrt_cuda_no_kernel(node, x->dtype), {
+    T *lp = log_prob != NULL ? (T *)log_prob->data : (T *)NULL;
+    if (int32_target)
+      etrt_loss_launch<T, int32_t>(inputs, outputs, weight, lp, p, stream);
+    else
+      etrt_loss_launch<T, int64_t>(inputs, outputs, weight, lp, p, stream);
+  });
   return etrt_cuda_check(node, "loss");
 }
-
 
 /* The CUDA rows of the family (ops/cuda/table.c). */
 extern "C" const etrt_op_cuda_row etrt_cuda_rows_loss[] = {

@@ -23,8 +23,8 @@ __device__ __forceinline__ int64_t etrt_norm_index(const etrt_norm_param &p, int
 template <typename T>
 __global__ void etrt_norm_segments_kernel(const T *x, const T *scale, const T *bias, T *y,
                                           int64_t segments, int64_t size, double epsilon,
-                                          etrt_norm_param sp, etrt_norm_param bp,
-                                          float *mean_out, float *inv_std_out) {
+                                          etrt_norm_param sp, etrt_norm_param bp, float *mean_out,
+                                          float *inv_std_out) {
   typedef typename etrt_math<T>::type M;
   __shared__ double shared[32];
   for (int64_t seg = blockIdx.x; seg < segments; seg += gridDim.x) {
@@ -67,12 +67,11 @@ static etrt_status etrt_norm_segments(const etrt_node *node, const etrt_tensor *
   const etrt_tensor *x = &inputs[0];
   cudaStream_t stream = etrt_cuda_stream(launch);
   ETRT_CUDA_FLOAT_SWITCH(
-      x->dtype, T,
-      return etrt_cuda_no_kernel(node, x->dtype),
+      x->dtype, T, return etrt_cuda_no_kernel(node, x->dtype),
       etrt_norm_segments_kernel<T><<<blocks, threads, 0, stream>>>(
           (const T *)x->data, (const T *)inputs[1].data,
-          has_bias ? (const T *)inputs[2].data : (const T *)NULL, (T *)outputs[0].data,
-          segments, size, (double)s->epsilon, sp, bp, mean_out, inv_std_out));
+          has_bias ? (const T *)inputs[2].data : (const T *)NULL, (T *)outputs[0].data, segments,
+          size, (double)s->epsilon, sp, bp, mean_out, inv_std_out));
   return etrt_cuda_check(node, "normalize");
 }
 
@@ -103,8 +102,8 @@ extern "C" ETRT_CUDA_RUN(etrt_cuda_group_norm) {
     etrt_norm_param g = {groups, 1, size > 0 ? size : 1, 1};
     p = g;
   }
-  return etrt_norm_segments(node, inputs, outputs, launch, x->dims[0] * groups, size, p, p, 1,
-                            NULL, NULL);
+  return etrt_norm_segments(node, inputs, outputs, launch, x->dims[0] * groups, size, p, p, 1, NULL,
+                            NULL);
 }
 
 extern "C" ETRT_CUDA_RUN(etrt_cuda_layer_norm) {
@@ -123,8 +122,8 @@ extern "C" ETRT_CUDA_RUN(etrt_cuda_layer_norm) {
   etrt_norm_param sp = {1, 0, 1, scale_count}, bp = {1, 0, 1, bias_count};
   float *mean_out = node->num_outputs > 1 ? (float *)outputs[1].data : NULL;
   float *inv_std_out = node->num_outputs > 2 ? (float *)outputs[2].data : NULL;
-  return etrt_norm_segments(node, inputs, outputs, launch, outer, inner, sp, bp, has_bias,
-                            mean_out, inv_std_out);
+  return etrt_norm_segments(node, inputs, outputs, launch, outer, inner, sp, bp, has_bias, mean_out,
+                            inv_std_out);
 }
 
 /* BatchNormalization (inference): y = x * scale' + shift' per channel. */
@@ -150,13 +149,12 @@ extern "C" ETRT_CUDA_RUN(etrt_cuda_batch_norm) {
   int64_t inner = etrt_cuda_span(x, 2, x->rank);
   cudaStream_t stream = etrt_cuda_stream(launch);
   ETRT_CUDA_FLOAT_SWITCH(
-      x->dtype, T,
-      return etrt_cuda_no_kernel(node, x->dtype),
-      etrt_batch_norm_kernel<T><<<etrt_cuda_blocks(n, ETRT_CUDA_THREADS), ETRT_CUDA_THREADS, 0,
-                                  stream>>>(
+      x->dtype, T, return etrt_cuda_no_kernel(node, x->dtype),
+      etrt_batch_norm_kernel<T>
+      <<<etrt_cuda_blocks(n, ETRT_CUDA_THREADS), ETRT_CUDA_THREADS, 0, stream>>>(
           (const T *)x->data, (const T *)inputs[1].data, (const T *)inputs[2].data,
-          (const T *)inputs[3].data, (const T *)inputs[4].data, (T *)outputs[0].data, n,
-          channels, inner, (double)s->epsilon));
+          (const T *)inputs[3].data, (const T *)inputs[4].data, (T *)outputs[0].data, n, channels,
+          inner, (double)s->epsilon));
   return etrt_cuda_check(node, "batch_norm");
 }
 
@@ -192,14 +190,12 @@ extern "C" ETRT_CUDA_RUN(etrt_cuda_lp_norm) {
   if (outer * inner == 0) return ETRT_OK;
   cudaStream_t stream = etrt_cuda_stream(launch);
   ETRT_CUDA_FLOAT_SWITCH(
-      x->dtype, T,
-      return etrt_cuda_no_kernel(node, x->dtype),
-      etrt_lp_norm_kernel<T><<<etrt_cuda_blocks(outer * inner, ETRT_CUDA_THREADS),
-                               ETRT_CUDA_THREADS, 0, stream>>>(
+      x->dtype, T, return etrt_cuda_no_kernel(node, x->dtype),
+      etrt_lp_norm_kernel<T>
+      <<<etrt_cuda_blocks(outer * inner, ETRT_CUDA_THREADS), ETRT_CUDA_THREADS, 0, stream>>>(
           (const T *)x->data, (T *)outputs[0].data, outer, size, inner, (int)s->p));
   return etrt_cuda_check(node, "lp_norm");
 }
-
 
 /* The CUDA rows of the family (ops/cuda/table.c). */
 extern "C" const etrt_op_cuda_row etrt_cuda_rows_normalization[] = {

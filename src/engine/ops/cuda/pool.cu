@@ -56,7 +56,8 @@ __global__ void etrt_pool_kernel(const T *x, T *y, int64_t *indices, int64_t pla
     if (kind == ETRT_POOL_MAX) {
       y[t] = etrt_cvt<T>(best);
       if (indices != NULL) {
-        indices[t] = plane * in_count + (column_major ? best_column : (best_index < 0 ? 0 : best_index));
+        indices[t] =
+            plane * in_count + (column_major ? best_column : (best_index < 0 ? 0 : best_index));
       }
       continue;
     }
@@ -94,8 +95,7 @@ extern "C" ETRT_CUDA_RUN(etrt_cuda_pool) {
   unsigned blocks = etrt_cuda_blocks(planes * out_count, ETRT_CUDA_THREADS);
   cudaStream_t stream = etrt_cuda_stream(launch);
   ETRT_CUDA_FLOAT_SWITCH(
-      inputs[0].dtype, T,
-      return etrt_cuda_no_kernel(node, inputs[0].dtype),
+      inputs[0].dtype, T, return etrt_cuda_no_kernel(node, inputs[0].dtype),
       etrt_pool_kernel<T><<<blocks, ETRT_CUDA_THREADS, 0, stream>>>(
           (const T *)inputs[0].data, (T *)outputs[0].data, indices, planes,
           etrt_conv_geometry_in_count(&g), out_count, etrt_conv_geometry_kernel_count(&g), g,
@@ -142,12 +142,10 @@ extern "C" ETRT_CUDA_RUN(etrt_cuda_global_pool) {
   unsigned blocks = planes > 65535 ? 65535u : (unsigned)planes;
   int threads = size >= 256 ? 256 : 32;
   cudaStream_t stream = etrt_cuda_stream(launch);
-  ETRT_CUDA_FLOAT_SWITCH(
-      x->dtype, T,
-      return etrt_cuda_no_kernel(node, x->dtype),
-      etrt_global_pool_kernel<T><<<blocks, threads, 0, stream>>>(
-          (const T *)x->data, (T *)outputs[0].data, planes, size, (int)state->kind,
-          (double)state->params.lp_p));
+  ETRT_CUDA_FLOAT_SWITCH(x->dtype, T, return etrt_cuda_no_kernel(node, x->dtype),
+                         etrt_global_pool_kernel<T><<<blocks, threads, 0, stream>>>(
+                             (const T *)x->data, (T *)outputs[0].data, planes, size,
+                             (int)state->kind, (double)state->params.lp_p));
   return etrt_cuda_check(node, "global_pool");
 }
 

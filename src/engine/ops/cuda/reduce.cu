@@ -35,8 +35,10 @@ static void etrt_reduce_plan_init(etrt_reduce_plan *p, const etrt_tensor *in, ui
   for (int32_t a = in->rank - 1; a >= 0; --a) {
     int64_t size = in->dims[a];
     int32_t kind = (int32_t)((reduced >> a) & 1u);
-    if (kind) p->reduced_numel *= size;
-    else p->out_numel *= size;
+    if (kind)
+      p->reduced_numel *= size;
+    else
+      p->out_numel *= size;
     if (size != 1) {
       int32_t *r = kind ? &rr : &kr;
       int64_t *dims = kind ? rd : kd, *strides = kind ? rs : ks;
@@ -74,50 +76,69 @@ __device__ __forceinline__ int64_t etrt_reduce_offset(int32_t rank, const int64_
   return off;
 }
 
-template <typename A> __device__ __forceinline__ A etrt_reduce_identity(int kind) {
+template <typename A>
+__device__ __forceinline__ A etrt_reduce_identity(int kind) {
   switch (kind) {
-    case ETRT_REDUCE_PROD: return A(1);
+    case ETRT_REDUCE_PROD:
+      return A(1);
     case ETRT_REDUCE_MAX:
       return std::numeric_limits<A>::has_infinity ? -std::numeric_limits<A>::infinity()
                                                   : std::numeric_limits<A>::lowest();
     case ETRT_REDUCE_MIN:
       return std::numeric_limits<A>::has_infinity ? std::numeric_limits<A>::infinity()
                                                   : std::numeric_limits<A>::max();
-    default: return A(0);
+    default:
+      return A(0);
   }
 }
 
-template <typename A> __device__ __forceinline__ A etrt_reduce_combine(int kind, A a, A b) {
+template <typename A>
+__device__ __forceinline__ A etrt_reduce_combine(int kind, A a, A b) {
   switch (kind) {
-    case ETRT_REDUCE_PROD: return a * b;
-    case ETRT_REDUCE_MAX: return etrt_cuda_max_op()(a, b);
-    case ETRT_REDUCE_MIN: return etrt_cuda_min_op()(a, b);
-    default: return a + b;
+    case ETRT_REDUCE_PROD:
+      return a * b;
+    case ETRT_REDUCE_MAX:
+      return etrt_cuda_max_op()(a, b);
+    case ETRT_REDUCE_MIN:
+      return etrt_cuda_min_op()(a, b);
+    default:
+      return a + b;
   }
 }
 
 /* The value an element contributes; `m` is LogSumExp's maximum. */
-template <typename A> __device__ __forceinline__ A etrt_reduce_term(int kind, A v, A m) {
+template <typename A>
+__device__ __forceinline__ A etrt_reduce_term(int kind, A v, A m) {
   switch (kind) {
     case ETRT_REDUCE_SUM_SQUARE:
-    case ETRT_REDUCE_L2: return v * v;
-    case ETRT_REDUCE_L1: return v < A(0) ? A(0) - v : v;
+    case ETRT_REDUCE_L2:
+      return v * v;
+    case ETRT_REDUCE_L1:
+      return v < A(0) ? A(0) - v : v;
     case ETRT_REDUCE_LOG_SUM_EXP:
-      if constexpr (std::is_floating_point<A>::value) return exp(v - m);
-      else return v;
-    default: return v;
+      if constexpr (std::is_floating_point<A>::value)
+        return exp(v - m);
+      else
+        return v;
+    default:
+      return v;
   }
 }
 
-template <typename A> __device__ __forceinline__ A etrt_reduce_finish(int kind, A a, A m,
-                                                                     int64_t count) {
+template <typename A>
+__device__ __forceinline__ A etrt_reduce_finish(int kind, A a, A m, int64_t count) {
   if constexpr (std::is_floating_point<A>::value) {
     switch (kind) {
-      case ETRT_REDUCE_MEAN: return a / (A)count;
-      case ETRT_REDUCE_LOG_SUM: return log(a);
-      case ETRT_REDUCE_L2: return sqrt(a);
-      case ETRT_REDUCE_LOG_SUM_EXP: return (isinf(m) || m != m) ? m : m + log(a);
-      default: return a;
+      case ETRT_REDUCE_MEAN:
+        return a / (A)count;
+      case ETRT_REDUCE_LOG_SUM:
+        return log(a);
+      case ETRT_REDUCE_L2:
+        return sqrt(a);
+      case ETRT_REDUCE_LOG_SUM_EXP:
+        return (isinf(m) || m != m) ? m : m + log(a);
+      default:
+        return a;
     }
   } else {
     return kind == ETRT_REDUCE_MEAN && count > 0 ? A(a / (A)count) : a;
@@ -153,14 +174,22 @@ __global__ void etrt_reduce_warp_kernel(const T *x, T *y, etrt_reduce_plan p) {
     A acc = etrt_reduce_partial<T, A>(p, kind, x, base, lane, 32, m);
     if (kind == ETRT_REDUCE_LOG_SUM_EXP && (isinf((double)m) || m != m)) acc = A(0);
     switch (kind) {
-      case ETRT_REDUCE_PROD: acc = etrt_cuda_warp_reduce(acc, etrt_cuda_prod_op()); break;
-      case ETRT_REDUCE_MAX: acc = etrt_cuda_warp_reduce(acc, etrt_cuda_max_op()); break;
-      case ETRT_REDUCE_MIN: acc = etrt_cuda_warp_reduce(acc, etrt_cuda_min_op()); break;
-      default: acc = etrt_cuda_warp_reduce(acc, etrt_cuda_sum_op()); break;
+      case ETRT_REDUCE_PROD:
+        acc = etrt_cuda_warp_reduce(acc, etrt_cuda_prod_op());
+        break;
+      case ETRT_REDUCE_MAX:
+        acc = etrt_cuda_warp_reduce(acc, etrt_cuda_max_op());
+        break;
+      case ETRT_REDUCE_MIN:
+        acc = etrt_cuda_warp_reduce(acc, etrt_cuda_min_op());
+        break;
+      default:
+        acc = etrt_cuda_warp_reduce(acc, etrt_cuda_sum_op());
+        break;
     }
     if (lane == 0) {
-      y[o] = etrt_cvt<T>((typename etrt_math<T>::type)etrt_reduce_finish<A>(kind, acc, m,
-                                                                           p.reduced_numel));
+      y[o] = etrt_cvt<T>(
+          (typename etrt_math<T>::type)etrt_reduce_finish<A>(kind, acc, m, p.reduced_numel));
     }
   }
 }
@@ -174,8 +203,8 @@ __global__ void etrt_reduce_thread_kernel(const T *x, T *y, etrt_reduce_plan p) 
       m = etrt_reduce_partial<T, A>(p, ETRT_REDUCE_MAX, x, base, 0, 1, A(0));
     }
     A acc = etrt_reduce_partial<T, A>(p, p.kind, x, base, 0, 1, m);
-    y[o] = etrt_cvt<T>((typename etrt_math<T>::type)etrt_reduce_finish<A>(p.kind, acc, m,
-                                                                         p.reduced_numel));
+    y[o] = etrt_cvt<T>(
+        (typename etrt_math<T>::type)etrt_reduce_finish<A>(p.kind, acc, m, p.reduced_numel));
   }
 }
 
@@ -184,11 +213,13 @@ static void etrt_reduce_enqueue(const etrt_reduce_plan &p, const void *x, void *
                                 cudaStream_t stream) {
   int warp = p.reduced_rank > 0 && p.reduced_strides[p.reduced_rank - 1] == 1;
   if (warp) {
-    etrt_reduce_warp_kernel<T, A><<<etrt_cuda_blocks(p.out_numel * 32, ETRT_CUDA_THREADS),
-                                    ETRT_CUDA_THREADS, 0, stream>>>((const T *)x, (T *)y, p);
+    etrt_reduce_warp_kernel<T, A>
+        <<<etrt_cuda_blocks(p.out_numel * 32, ETRT_CUDA_THREADS), ETRT_CUDA_THREADS, 0, stream>>>(
+            (const T *)x, (T *)y, p);
   } else {
-    etrt_reduce_thread_kernel<T, A><<<etrt_cuda_blocks(p.out_numel, ETRT_CUDA_THREADS),
-                                      ETRT_CUDA_THREADS, 0, stream>>>((const T *)x, (T *)y, p);
+    etrt_reduce_thread_kernel<T, A>
+        <<<etrt_cuda_blocks(p.out_numel, ETRT_CUDA_THREADS), ETRT_CUDA_THREADS, 0, stream>>>(
+            (const T *)x, (T *)y, p);
   }
 }
 
@@ -203,21 +234,23 @@ extern "C" ETRT_CUDA_RUN(etrt_cuda_reduce) {
   if (p.out_numel == 0) return ETRT_OK;
   cudaStream_t stream = etrt_cuda_stream(launch);
   switch (in->dtype) {
-    case ETRT_DTYPE_INT32: etrt_reduce_enqueue<int32_t, int64_t>(p, in->data, outputs[0].data, stream); break;
-    case ETRT_DTYPE_INT64: etrt_reduce_enqueue<int64_t, int64_t>(p, in->data, outputs[0].data, stream); break;
+    case ETRT_DTYPE_INT32:
+      etrt_reduce_enqueue<int32_t, int64_t>(p, in->data, outputs[0].data, stream);
+      break;
+    case ETRT_DTYPE_INT64:
+      etrt_reduce_enqueue<int64_t, int64_t>(p, in->data, outputs[0].data, stream);
+      break;
     default:
-      ETRT_CUDA_FLOAT_SWITCH(in->dtype, T,
-                             return etrt_cuda_no_kernel(node, in->dtype),
+      ETRT_CUDA_FLOAT_SWITCH(in->dtype, T, return etrt_cuda_no_kernel(node, in->dtype),
                              etrt_reduce_enqueue<T, double>(p, in->data, outputs[0].data, stream));
   }
   return etrt_cuda_check(node, "reduce");
 }
-
 
 /* The CUDA rows of the family (ops/cuda/table.c). */
 extern "C" const etrt_op_cuda_row etrt_cuda_rows_reduce[] = {
 #define ETRT_CUDA_REDUCE_ROW(kind, name, ints) {name, etrt_cuda_reduce, NULL},
     ETRT_REDUCE_OPS(ETRT_CUDA_REDUCE_ROW)
 #undef ETRT_CUDA_REDUCE_ROW
-    {NULL, NULL, NULL},
+        {NULL, NULL, NULL},
 };

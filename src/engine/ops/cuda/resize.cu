@@ -131,12 +131,13 @@ extern "C" ETRT_CUDA_RUN(etrt_cuda_resize) {
     } else if (x->dtype == ETRT_DTYPE_FLOAT64) {
       memcpy(outside, &p->extrapolation_value, sizeof p->extrapolation_value);
     }
-    ETRT_CUDA_BYTES_SWITCH(etrt_dtype_size(x->dtype), T, return etrt_cuda_no_kernel(node, x->dtype), {
-      T value;
-      memcpy(&value, outside, sizeof value);
-      etrt_resize_nearest_kernel<T><<<blocks, ETRT_CUDA_THREADS, 0, stream>>>(
-          (const T *)x->data, (T *)y->data, n, table, plan, value);
-    });
+    ETRT_CUDA_BYTES_SWITCH(
+        etrt_dtype_size(x->dtype), T, return etrt_cuda_no_kernel(node, x->dtype), {
+          T value;
+          memcpy(&value, outside, sizeof value);
+          etrt_resize_nearest_kernel<T><<<blocks, ETRT_CUDA_THREADS, 0, stream>>>(
+              (const T *)x->data, (T *)y->data, n, table, plan, value);
+        });
     return etrt_cuda_check(node, "resize_nearest");
   }
   if (x->dtype == ETRT_DTYPE_FLOAT32) {
@@ -157,7 +158,6 @@ extern "C" ETRT_CUDA_WORKSPACE(etrt_cuda_resize_workspace) {
   for (int32_t a = 0; a < outputs[0].rank; ++a) entries += (size_t)outputs[0].dims[a];
   return entries * sizeof(etrt_resize_tap);
 }
-
 
 /* The CUDA rows of the family (ops/cuda/table.c). */
 extern "C" const etrt_op_cuda_row etrt_cuda_rows_resize[] = {

@@ -136,13 +136,12 @@ extern "C" ETRT_CUDA_RUN(etrt_cuda_top_k) {
   if (k == 0 || rows == 0) return ETRT_OK;
   int largest = etrt_node_attribute_int(node, "largest", 1) != 0;
   ETRT_SELECTION_SWITCH(x->dtype, T, return etrt_cuda_no_kernel(node, x->dtype),
-                        etrt_top_k_kernel<T><<<etrt_cuda_blocks(rows, ETRT_CUDA_THREADS),
-                                               ETRT_CUDA_THREADS, 0, etrt_cuda_stream(launch)>>>(
-                            (const T *)x->data, (T *)outputs[0].data,
-                            (int64_t *)outputs[1].data, r, k, largest));
+                        etrt_top_k_kernel<T>
+                        <<<etrt_cuda_blocks(rows, ETRT_CUDA_THREADS), ETRT_CUDA_THREADS, 0,
+                           etrt_cuda_stream(launch)>>>((const T *)x->data, (T *)outputs[0].data,
+                                                       (int64_t *)outputs[1].data, r, k, largest));
   return etrt_cuda_check(node, "top_k");
 }
-
 
 /* The CUDA rows of the family (ops/cuda/table.c). */
 extern "C" const etrt_op_cuda_row etrt_cuda_rows_selection[] = {

@@ -65,7 +65,8 @@ __global__ void etrt_softmax_columns_kernel(const T *x, T *y, int64_t outer, int
     for (int64_t k = 0; k < n; ++k) sum += exp(etrt_cvt<M>(xg[k * inner]) - m);
     if (kind == ETRT_SOFTMAX_LOG) {
       M shift = m + log(sum);
-      for (int64_t k = 0; k < n; ++k) yg[k * inner] = etrt_cvt<T>(etrt_cvt<M>(xg[k * inner]) - shift);
+      for (int64_t k = 0; k < n; ++k)
+        yg[k * inner] = etrt_cvt<T>(etrt_cvt<M>(xg[k * inner]) - shift);
     } else {
       M scale = M(1) / sum;
       for (int64_t k = 0; k < n; ++k) {
@@ -87,20 +88,17 @@ extern "C" ETRT_CUDA_RUN(etrt_cuda_softmax) {
     int threads = n >= 256 ? 256 : (int)((n + 31) / 32 * 32);
     unsigned blocks = outer > 65535 ? 65535u : (unsigned)outer;
     int log_mode = s->kind == ETRT_SOFTMAX_LOG;
-    ETRT_CUDA_FLOAT_SWITCH(inputs[0].dtype, T,
-                           return etrt_cuda_no_kernel(node, inputs[0].dtype),
+    ETRT_CUDA_FLOAT_SWITCH(inputs[0].dtype, T, return etrt_cuda_no_kernel(node, inputs[0].dtype),
                            etrt_softmax_rows_kernel<T><<<blocks, threads, 0, stream>>>(
                                (const T *)x, (T *)y, outer, n, log_mode));
     return etrt_cuda_check(node, "softmax_rows");
   }
   unsigned blocks = etrt_cuda_blocks(outer * inner, ETRT_CUDA_THREADS);
-  ETRT_CUDA_FLOAT_SWITCH(inputs[0].dtype, T,
-                         return etrt_cuda_no_kernel(node, inputs[0].dtype),
+  ETRT_CUDA_FLOAT_SWITCH(inputs[0].dtype, T, return etrt_cuda_no_kernel(node, inputs[0].dtype),
                          etrt_softmax_columns_kernel<T><<<blocks, ETRT_CUDA_THREADS, 0, stream>>>(
                              (const T *)x, (T *)y, outer, n, inner, (int)s->kind));
   return etrt_cuda_check(node, "softmax_columns");
 }
-
 
 /* The CUDA rows of the family (ops/cuda/table.c). */
 extern "C" const etrt_op_cuda_row etrt_cuda_rows_softmax[] = {

@@ -24,50 +24,85 @@ template <typename M>
 __device__ __forceinline__ M etrt_unary_float(const etrt_unary_args &a, M v) {
   const M one = M(1), zero = M(0);
   switch (a.kind) {
-    case ETRT_UNARY_ABS: return fabs(v);
-    case ETRT_UNARY_NEG: return -v;
-    case ETRT_UNARY_CEIL: return ceil(v);
-    case ETRT_UNARY_FLOOR: return floor(v);
-    case ETRT_UNARY_ROUND: return rint(v); /* ties to even */
-    case ETRT_UNARY_SQRT: return sqrt(v);
-    case ETRT_UNARY_RECIPROCAL: return one / v;
-    case ETRT_UNARY_EXP: return exp(v);
-    case ETRT_UNARY_LOG: return log(v);
-    case ETRT_UNARY_SIN: return sin(v);
-    case ETRT_UNARY_COS: return cos(v);
-    case ETRT_UNARY_TAN: return tan(v);
-    case ETRT_UNARY_ASIN: return asin(v);
-    case ETRT_UNARY_ACOS: return acos(v);
-    case ETRT_UNARY_ATAN: return atan(v);
-    case ETRT_UNARY_SINH: return sinh(v);
-    case ETRT_UNARY_COSH: return cosh(v);
-    case ETRT_UNARY_TANH: return tanh(v);
-    case ETRT_UNARY_ASINH: return asinh(v);
-    case ETRT_UNARY_ACOSH: return acosh(v);
-    case ETRT_UNARY_ATANH: return atanh(v);
-    case ETRT_UNARY_ERF: return erf(v);
-    case ETRT_UNARY_SIGN: return v > zero ? one : v < zero ? -one : v;
-    case ETRT_UNARY_SIGMOID: return v >= zero ? one / (one + exp(-v)) : exp(v) / (one + exp(v));
-    case ETRT_UNARY_HARD_SIGMOID: return fmax(zero, fmin(one, M(a.alpha) * v + M(a.beta)));
-    case ETRT_UNARY_HARD_SWISH: return v * fmax(zero, fmin(one, v * M(1.0 / 6.0) + M(0.5)));
-    case ETRT_UNARY_LEAKY_RELU: return v < zero ? M(a.alpha) * v : v;
-    case ETRT_UNARY_ELU: return v < zero ? M(a.alpha) * expm1(v) : v;
+    case ETRT_UNARY_ABS:
+      return fabs(v);
+    case ETRT_UNARY_NEG:
+      return -v;
+    case ETRT_UNARY_CEIL:
+      return ceil(v);
+    case ETRT_UNARY_FLOOR:
+      return floor(v);
+    case ETRT_UNARY_ROUND:
+      return rint(v); /* ties to even */
+    case ETRT_UNARY_SQRT:
+      return sqrt(v);
+    case ETRT_UNARY_RECIPROCAL:
+      return one / v;
+    case ETRT_UNARY_EXP:
+      return exp(v);
+    case ETRT_UNARY_LOG:
+      return log(v);
+    case ETRT_UNARY_SIN:
+      return sin(v);
+    case ETRT_UNARY_COS:
+      return cos(v);
+    case ETRT_UNARY_TAN:
+      return tan(v);
+    case ETRT_UNARY_ASIN:
+      return asin(v);
+    case ETRT_UNARY_ACOS:
+      return acos(v);
+    case ETRT_UNARY_ATAN:
+      return atan(v);
+    case ETRT_UNARY_SINH:
+      return sinh(v);
+    case ETRT_UNARY_COSH:
+      return cosh(v);
+    case ETRT_UNARY_TANH:
+      return tanh(v);
+    case ETRT_UNARY_ASINH:
+      return asinh(v);
+    case ETRT_UNARY_ACOSH:
+      return acosh(v);
+    case ETRT_UNARY_ATANH:
+      return atanh(v);
+    case ETRT_UNARY_ERF:
+      return erf(v);
+    case ETRT_UNARY_SIGN:
+      return v > zero ? one : v < zero ? -one : v;
+    case ETRT_UNARY_SIGMOID:
+      return v >= zero ? one / (one + exp(-v)) : exp(v) / (one + exp(v));
+    case ETRT_UNARY_HARD_SIGMOID:
+      return fmax(zero, fmin(one, M(a.alpha) * v + M(a.beta)));
+    case ETRT_UNARY_HARD_SWISH:
+      return v * fmax(zero, fmin(one, v * M(1.0 / 6.0) + M(0.5)));
+    case ETRT_UNARY_LEAKY_RELU:
+      return v < zero ? M(a.alpha) * v : v;
+    case ETRT_UNARY_ELU:
+      return v < zero ? M(a.alpha) * expm1(v) : v;
     case ETRT_UNARY_SELU:
       return v <= zero ? M(a.gamma) * (M(a.alpha) * exp(v) - M(a.alpha)) : M(a.gamma) * v;
-    case ETRT_UNARY_CELU: return fmax(zero, v) + fmin(zero, M(a.alpha) * expm1(v / M(a.alpha)));
-    case ETRT_UNARY_SOFTPLUS: return v > zero ? v + log1p(exp(-v)) : log1p(exp(v));
-    case ETRT_UNARY_SOFTSIGN: return v / (one + fabs(v));
-    case ETRT_UNARY_THRESHOLDED_RELU: return v > M(a.alpha) ? v : zero;
+    case ETRT_UNARY_CELU:
+      return fmax(zero, v) + fmin(zero, M(a.alpha) * expm1(v / M(a.alpha)));
+    case ETRT_UNARY_SOFTPLUS:
+      return v > zero ? v + log1p(exp(-v)) : log1p(exp(v));
+    case ETRT_UNARY_SOFTSIGN:
+      return v / (one + fabs(v));
+    case ETRT_UNARY_THRESHOLDED_RELU:
+      return v > M(a.alpha) ? v : zero;
     case ETRT_UNARY_GELU:
       if (a.flags & ETRT_UNARY_GELU_TANH) {
         return M(0.5) * v * (one + tanh(M(0.7978845608028654) * (v + M(0.044715) * v * v * v)));
       }
       return M(0.5) * v * (one + erf(v * M(0.7071067811865476)));
-    case ETRT_UNARY_MISH: return v * tanh(v > zero ? v + log1p(exp(-v)) : log1p(exp(v)));
+    case ETRT_UNARY_MISH:
+      return v * tanh(v > zero ? v + log1p(exp(-v)) : log1p(exp(v)));
     case ETRT_UNARY_SHRINK:
       return v < -M(a.alpha) ? v + M(a.beta) : v > M(a.alpha) ? v - M(a.beta) : zero;
-    case ETRT_CUDA_UNARY_RELU: return v < zero ? zero : v; /* NaN stays, as on the CPU */
-    default: return v;
+    case ETRT_CUDA_UNARY_RELU:
+      return v < zero ? zero : v; /* NaN stays, as on the CPU */
+    default:
+      return v;
   }
 }
 
@@ -77,18 +112,28 @@ __device__ __forceinline__ M etrt_unary_integer(const etrt_unary_args &a, M v) {
   typedef typename std::make_unsigned<M>::type U;
   switch (a.kind) {
     case ETRT_UNARY_ABS:
-      if constexpr (std::is_signed<M>::value) return v < 0 ? M(U(0) - U(v)) : v;
-      else return v;
-    case ETRT_UNARY_NEG: return M(U(0) - U(v));
+      if constexpr (std::is_signed<M>::value)
+        return v < 0 ? M(U(0) - U(v)) : v;
+      else
+        return v;
+    case ETRT_UNARY_NEG:
+      return M(U(0) - U(v));
     case ETRT_UNARY_SIGN:
-      if constexpr (std::is_signed<M>::value) return M((v > 0) - (v < 0));
-      else return M(v != 0);
-    case ETRT_UNARY_BITWISE_NOT: return M(~v);
-    case ETRT_UNARY_NOT: return M(v == 0);
+      if constexpr (std::is_signed<M>::value)
+        return M((v > 0) - (v < 0));
+      else
+        return M(v != 0);
+    case ETRT_UNARY_BITWISE_NOT:
+      return M(~v);
+    case ETRT_UNARY_NOT:
+      return M(v == 0);
     case ETRT_CUDA_UNARY_RELU:
-      if constexpr (std::is_signed<M>::value) return v < 0 ? M(0) : v;
-      else return v;
-    default: return v;
+      if constexpr (std::is_signed<M>::value)
+        return v < 0 ? M(0) : v;
+      else
+        return v;
+    default:
+      return v;
   }
 }
 
@@ -119,8 +164,7 @@ __global__ void etrt_unary_test_kernel(const T *x, uint8_t *y, int64_t n, etrt_u
 }
 
 static etrt_status etrt_unary_launch(const etrt_node *node, const etrt_unary_args *a,
-                                     const etrt_tensor *in, etrt_tensor *out,
-                                     cudaStream_t stream) {
+                                     const etrt_tensor *in, etrt_tensor *out, cudaStream_t stream) {
   int64_t n = etrt_tensor_numel(in);
   if (n == 0) return ETRT_OK;
   if (a->kind == ETRT_UNARY_IDENTITY) {
@@ -159,8 +203,8 @@ extern "C" ETRT_CUDA_RUN(etrt_cuda_relu) {
 /* Clip: the bounds are read on the device from the optional min/max inputs (they
  * need not be known on the host), else from the attributes, else the type's range. */
 template <typename T>
-__global__ void etrt_clip_kernel(const T *x, T *y, int64_t n, const T *lo_input,
-                                 const T *hi_input, typename etrt_math<T>::type lo_default,
+__global__ void etrt_clip_kernel(const T *x, T *y, int64_t n, const T *lo_input, const T *hi_input,
+                                 typename etrt_math<T>::type lo_default,
                                  typename etrt_math<T>::type hi_default) {
   typedef typename etrt_math<T>::type M;
   M lo = lo_input != NULL ? etrt_cvt<M>(*lo_input) : lo_default;
@@ -183,23 +227,19 @@ extern "C" ETRT_CUDA_RUN(etrt_cuda_clip) {
   cudaStream_t stream = etrt_cuda_stream(launch);
   unsigned blocks = etrt_cuda_blocks(n, ETRT_CUDA_THREADS);
   ETRT_CUDA_NUMERIC_SWITCH(
-      in->dtype, T,
-      return etrt_cuda_no_kernel(node, in->dtype),
+      in->dtype, T, return etrt_cuda_no_kernel(node, in->dtype),
       typedef typename etrt_math<T>::type M;
-      M lo_default = std::numeric_limits<M>::lowest();
-      M hi_default = std::numeric_limits<M>::max();
+      M lo_default = std::numeric_limits<M>::lowest(); M hi_default = std::numeric_limits<M>::max();
       if (std::numeric_limits<M>::has_infinity) {
         lo_default = -std::numeric_limits<M>::infinity();
         hi_default = std::numeric_limits<M>::infinity();
-      }
-      if (s->has_min_attribute) lo_default = (M)s->min_attribute;
-      if (s->has_max_attribute) hi_default = (M)s->max_attribute;
-      etrt_clip_kernel<T><<<blocks, ETRT_CUDA_THREADS, 0, stream>>>(
-          (const T *)in->data, (T *)out->data, n, (const T *)lo, (const T *)hi, lo_default,
-          hi_default));
+      } if (s->has_min_attribute) lo_default = (M)s->min_attribute;
+      if (s->has_max_attribute) hi_default = (M)s->max_attribute; etrt_clip_kernel<T>
+      <<<blocks, ETRT_CUDA_THREADS, 0, stream>>>((const T *)in->data, (T *)out->data, n,
+                                                 (const T *)lo, (const T *)hi, lo_default,
+                                                 hi_default));
   return etrt_cuda_check(node, "clip");
 }
-
 
 /* The CUDA rows of the family (ops/cuda/table.c). */
 extern "C" const etrt_op_cuda_row etrt_cuda_rows_unary[] = {
@@ -208,5 +248,5 @@ extern "C" const etrt_op_cuda_row etrt_cuda_rows_unary[] = {
 #define ETRT_CUDA_UNARY_ROW(kind, name, types, to_bool) {name, etrt_cuda_unary, NULL},
     ETRT_UNARY_OPS(ETRT_CUDA_UNARY_ROW)
 #undef ETRT_CUDA_UNARY_ROW
-    {NULL, NULL, NULL},
+        {NULL, NULL, NULL},
 };
