@@ -3,6 +3,7 @@
 #define ETRT_ETRT_H
 
 #include "etrt/build.h"
+#include "etrt/bundled.h"
 #include "etrt/log.h"
 #include "etrt/method.h"
 #include "etrt/network.h"

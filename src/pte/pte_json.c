@@ -134,6 +134,10 @@ static void tensor_fields(json_out *j, const etrt_pte_tensor *t) {
   i32_array(j, t->sizes);
   key(j, "device", false);
   device(j, etrt_pte_tensor_device(t));
+  if (t->shape_dynamism != ETRT_PTE_SHAPE_STATIC) {
+    key(j, "dynamic", false);
+    puts_(j, t->shape_dynamism == ETRT_PTE_SHAPE_DYNAMIC_BOUND ? "\"bound\"" : "\"unbound\"");
+  }
 }
 
 static void io_tensors(json_out *j, const etrt_pte_plan *p, etrt_pte_i32s indices) {

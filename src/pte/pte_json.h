@@ -7,7 +7,9 @@
  *  delegates, non_const_buffer_sizes, non_const_buffer_device}]}
  *
  * input_tensors / output_tensors run parallel to inputs / outputs: {dtype, sizes,
- * device} for a tensor value, null for any other value. tensors lists every tensor
+ * device} for a tensor value, null for any other value; a tensor whose shape may
+ * change at run time adds "dynamic": "bound" (sizes are then the upper bound) or
+ * "unbound" (sizes mean nothing). tensors lists every tensor
  * value with its index. operators are "ns::name.overload" strings. instructions
  * are {"kind":"kernel","op":"<operator>","op_index":i,"args":[...]},
  * {"kind":"delegate","delegate":i,"args":[...]}, or {"kind":"move"|"jump_false"|

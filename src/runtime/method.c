@@ -48,6 +48,9 @@ struct etrt_method {
    * device may not be the caller's, so the method waits on these events rather than
    * on a stream of the current device. */
   etrt_event *in_flight;
+  /* Per input: set by the caller since creation. Planned memory alone does not count,
+   * so that an input the caller forgot is refused instead of read as stale bytes. */
+  uint8_t *input_set;
 };
 
 /* --- planned memory ------------------------------------------------------------ */
@@ -372,7 +375,12 @@ etrt_status etrt_method_create(const etrt_program *program, const char *name, et
   m->name = plan->name.data;
   m->driver = program->force_cpu ? NULL : etrt_device_driver_get();
   pthread_mutex_init(&m->mutex, NULL);
-  etrt_status status = etrt_method_plan_buffers(m);
+  m->input_set = calloc(plan->inputs.count ? plan->inputs.count : 1, 1);
+  etrt_status status =
+      m->input_set != NULL
+          ? ETRT_OK
+          : etrt_error(ETRT_ERROR_OUT_OF_MEMORY, "out of memory creating method '%s'", name);
+  if (status == ETRT_OK) status = etrt_method_plan_buffers(m);
   if (status == ETRT_OK) status = etrt_method_fill_values(m);
   if (status == ETRT_OK) status = etrt_method_prepare_steps(m);
   if (status == ETRT_OK) status = etrt_method_init_delegates(m);
@@ -416,6 +424,7 @@ void etrt_method_destroy(etrt_method *m) {
   free(m->backends);
   free(m->handles);
   free(m->in_flight);
+  free(m->input_set);
   pthread_mutex_unlock(&m->mutex);
   pthread_mutex_destroy(&m->mutex);
   free(m);
@@ -470,6 +479,7 @@ etrt_status etrt_method_set_input(etrt_method *m, uint32_t index, const etrt_ten
   memcpy(t->sizes, view->sizes, sizeof t->sizes);
   t->data = view->data;
   t->capacity = nbytes;
+  m->input_set[index] = 1;
   pthread_mutex_unlock(&m->mutex);
   return ETRT_OK;
 }
@@ -482,6 +492,7 @@ etrt_status etrt_method_set_input_int(etrt_method *m, uint32_t index, int64_t va
                       index);
   pthread_mutex_lock(&m->mutex);
   v->u.i = value;
+  m->input_set[index] = 1;
   pthread_mutex_unlock(&m->mutex);
   return ETRT_OK;
 }
@@ -526,9 +537,11 @@ etrt_status etrt_method_get_output(const etrt_method *m, uint32_t index, etrt_te
 static etrt_status etrt_method_check_inputs(etrt_method *m) {
   for (size_t i = 0; i < m->plan->inputs.count; ++i) {
     const etrt_value *v = &m->values[m->plan->inputs.data[i]];
-    if (v->tag == ETRT_VALUE_TENSOR && v->u.tensor.data == NULL &&
-        etrt_runtime_tensor_nbytes(&v->u.tensor) > 0)
-      return etrt_error(ETRT_ERROR_STATE, "method '%s': input %zu is not set", m->name, i);
+    if (v->tag == ETRT_VALUE_TENSOR && !m->input_set[i] &&
+        (v->u.tensor.data == NULL || etrt_runtime_tensor_nbytes(&v->u.tensor) > 0))
+      return etrt_error(ETRT_ERROR_STATE,
+                        "method '%s': input %zu is not set (the method takes %zu inputs)", m->name,
+                        i, m->plan->inputs.count);
   }
   return ETRT_OK;
 }

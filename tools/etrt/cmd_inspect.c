@@ -32,7 +32,10 @@ static void print_tensor(const etrt_pte_program *prog, const etrt_pte_plan *p, i
   printf(" %%%d %s[", index, etrt_dtype_name(v->tensor.scalar_type));
   for (size_t i = 0; i < v->tensor.sizes.count; ++i)
     printf(i ? ",%d" : "%d", v->tensor.sizes.data[i]);
-  printf("] %s", etrt_device_format(etrt_pte_tensor_device(&v->tensor), dev, sizeof dev));
+  printf("]");
+  if (v->tensor.shape_dynamism == ETRT_PTE_SHAPE_DYNAMIC_BOUND) printf(" (dynamic, upper bound)");
+  if (v->tensor.shape_dynamism == ETRT_PTE_SHAPE_DYNAMIC_UNBOUND) printf(" (dynamic, unbounded)");
+  printf(" %s", etrt_device_format(etrt_pte_tensor_device(&v->tensor), dev, sizeof dev));
 }
 
 static void print_operator(const etrt_pte_operator *op) {
@@ -136,6 +139,10 @@ static void print_summary(const char *path, size_t size, const etrt_pte_program 
     printf("  named data '%s' -> segment %" PRIu32 "\n", prog->named_data[i].key.data,
            prog->named_data[i].segment_index);
   }
+  printf("methods: %zu", prog->plans_count);
+  for (size_t i = 0; i < prog->plans_count; ++i)
+    printf("%s '%s'", i ? "," : "", prog->plans[i].name.data ? prog->plans[i].name.data : "");
+  printf("\n");
   for (size_t i = 0; i < prog->plans_count; ++i) print_plan(prog, &prog->plans[i]);
 }
 

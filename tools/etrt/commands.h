@@ -11,6 +11,7 @@ typedef struct etrt_command {
 
 int etrt_cmd_inspect(int argc, char **argv);
 int etrt_cmd_run(int argc, char **argv);
+int etrt_cmd_test(int argc, char **argv);
 int etrt_cmd_build(int argc, char **argv);
 int etrt_cmd_bench(int argc, char **argv);
 int etrt_cmd_demo(int argc, char **argv);

@@ -7,6 +7,7 @@ static const etrt_command etrt_commands[] = {
     {"build", "build a .pte program from an ONNX model", etrt_cmd_build},
     {"run", "run a method of a .pte program on inputs from files", etrt_cmd_run},
     {"inspect", "print a summary of a .pte program (--json for tools)", etrt_cmd_inspect},
+    {"test", "run the test cases of a bundled program (.bpte)", etrt_cmd_test},
     {"bench", "measure execute overhead and staging bandwidth on the GPU", etrt_cmd_bench},
     {"demo", "build and run the embedded MLP example (what `make run` does)", etrt_cmd_demo},
 };

@@ -1,0 +1,203 @@
+/* etrt test FILE.bpte: runs the test cases a bundled program carries and compares
+ * each output with the expected one. */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "commands.h"
+#include "etrt/bundled.h"
+#include "etrt/method.h"
+#include "etrt/program.h"
+
+#define ETRT_TEST_RTOL 1e-5
+#define ETRT_TEST_ATOL 1e-8
+
+static void etrt_test_usage(FILE *out) {
+  fprintf(out,
+          "usage: etrt test FILE.bpte [--method NAME] [--rtol R] [--atol A] [--allow-cpu]\n\n"
+          "Runs every test case of every method a bundled program (.bpte) carries, or of\n"
+          "the method named, and compares each output with the expected one. Prints one\n"
+          "line per case (method, case index, passed or failed, worst error) and a summary.\n\n"
+          "  --method NAME   only the cases of this method\n"
+          "  --rtol R        relative tolerance (default 1e-05)\n"
+          "  --atol A        absolute tolerance (default 1e-08)\n"
+          "  --allow-cpu     run methods built for a GPU on the CPU when there is none\n\n"
+          "A floating-point element passes when |actual - expected| <= A + R * M, where M\n"
+          "is the largest |expected| of that output; integers and bools must be equal, and\n"
+          "NaN matches NaN only. The worst error is the largest |actual - expected|.\n\n"
+          "Exit status: 0 all cases passed, 1 a case failed, 2 bad usage or a file that is\n"
+          "not a valid bundled program.\n");
+}
+
+static int etrt_test_number(const char *option, const char *text, double *out) {
+  char *end = NULL;
+  errno = 0;
+  double v = strtod(text, &end);
+  if (errno != 0 || end == text || *end != '\0' || !(v >= 0.0) || isinf(v)) {
+    fprintf(stderr, "etrt test: %s '%s': expected a number >= 0\n", option, text);
+    return 2;
+  }
+  *out = v;
+  return 0;
+}
+
+typedef struct etrt_test_options {
+  const char *path;
+  const char *method;
+  double rtol, atol;
+  int allow_cpu;
+} etrt_test_options;
+
+/* 0 to go on, -1 after --help, 2 for bad usage. */
+static int etrt_test_parse(int argc, char **argv, etrt_test_options *o) {
+  o->rtol = ETRT_TEST_RTOL;
+  o->atol = ETRT_TEST_ATOL;
+  for (int i = 1; i < argc; ++i) {
+    const char *a = argv[i];
+    const char *next = i + 1 < argc ? argv[i + 1] : NULL;
+    int takes_value =
+        strcmp(a, "--method") == 0 || strcmp(a, "--rtol") == 0 || strcmp(a, "--atol") == 0;
+    if (takes_value && next == NULL) {
+      fprintf(stderr, "etrt test: %s needs a value\n", a);
+      return 2;
+    }
+    if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+      etrt_test_usage(stdout);
+      return -1;
+    } else if (strcmp(a, "--method") == 0) {
+      o->method = argv[++i];
+    } else if (strcmp(a, "--rtol") == 0) {
+      if (etrt_test_number(a, argv[++i], &o->rtol)) return 2;
+    } else if (strcmp(a, "--atol") == 0) {
+      if (etrt_test_number(a, argv[++i], &o->atol)) return 2;
+    } else if (strcmp(a, "--allow-cpu") == 0) {
+      o->allow_cpu = 1;
+    } else if (a[0] == '-' && a[1] != '\0') {
+      fprintf(stderr, "etrt test: unknown option '%s'\n\n", a);
+      etrt_test_usage(stderr);
+      return 2;
+    } else if (o->path == NULL) {
+      o->path = a;
+    } else {
+      fprintf(stderr, "etrt test: one FILE only ('%s' and '%s')\n\n", o->path, a);
+      etrt_test_usage(stderr);
+      return 2;
+    }
+  }
+  if (o->path == NULL) {
+    etrt_test_usage(stderr);
+    return 2;
+  }
+  return 0;
+}
+
+/* Runs one case; *worst gets its worst error. 1 passed, 0 failed (the reason printed
+ * in `reason`). */
+static int etrt_test_case(const etrt_bundled *b, uint32_t suite, uint32_t c, etrt_method *m,
+                          const etrt_test_options *o, double *worst, char *reason,
+                          size_t reason_size) {
+  uint32_t num_inputs, num_expected;
+  *worst = 0.0;
+  etrt_status s = etrt_bundled_case_io(b, suite, c, &num_inputs, &num_expected);
+  if (s == ETRT_OK) s = etrt_bundled_set_inputs(b, suite, c, m);
+  if (s == ETRT_OK) s = etrt_method_execute(m);
+  if (s != ETRT_OK) {
+    snprintf(reason, reason_size, "%s", etrt_last_error());
+    *worst = INFINITY;
+    return 0;
+  }
+  if (num_expected != etrt_method_output_count(m)) {
+    snprintf(reason, reason_size, "the case expects %u outputs, the method gives %u", num_expected,
+             etrt_method_output_count(m));
+    *worst = INFINITY;
+    return 0;
+  }
+  int passed = 1;
+  const char *method = etrt_bundled_suite_method(b, suite);
+  for (uint32_t i = 0; i < num_expected; ++i) {
+    etrt_bundled_value expected;
+    etrt_tensor_view actual;
+    etrt_tensor_info info;
+    double w = INFINITY;
+    int ok = 0;
+    s = etrt_bundled_expected_output(b, suite, c, i, &expected);
+    if (s == ETRT_OK) s = etrt_program_output_info(etrt_bundled_program(b), method, i, &info);
+    if (s == ETRT_OK && info.device.type != ETRT_DEVICE_CPU) {
+      snprintf(reason, reason_size, "output %u lives on the GPU; run with --allow-cpu", i);
+      *worst = INFINITY;
+      return 0;
+    }
+    if (s == ETRT_OK) s = etrt_method_get_output(m, i, &actual);
+    if (s == ETRT_OK) s = etrt_bundled_compare(&expected, &actual, o->rtol, o->atol, &w, &ok);
+    if (s != ETRT_OK) {
+      snprintf(reason, reason_size, "output %u: %s", i, etrt_last_error());
+      *worst = INFINITY;
+      return 0;
+    }
+    if (!ok && passed) {
+      if (isinf(w) &&
+          (actual.dtype != expected.tensor.dtype || actual.rank != expected.tensor.rank ||
+           memcmp(actual.sizes, expected.tensor.sizes,
+                  sizeof(int64_t) * (size_t)(actual.rank > 0 ? actual.rank : 0)) != 0))
+        snprintf(reason, reason_size, "output %u: dtype or shape differs from the expected one", i);
+      else
+        snprintf(reason, reason_size, "output %u out of tolerance", i);
+      passed = 0;
+    }
+    if (w > *worst || isnan(w)) *worst = w;
+  }
+  return passed;
+}
+
+int etrt_cmd_test(int argc, char **argv) {
+  etrt_test_options o = {0};
+  int code = etrt_test_parse(argc, argv, &o);
+  if (code != 0) return code < 0 ? 0 : code;
+
+  etrt_program_options options = {.allow_cpu_fallback = o.allow_cpu};
+  etrt_bundled *b = NULL;
+  if (etrt_bundled_load_file(o.path, &options, &b) != ETRT_OK) {
+    fprintf(stderr, "etrt test: %s\n", etrt_last_error());
+    return 2;
+  }
+  uint32_t suites = etrt_bundled_suite_count(b), selected = 0;
+  for (uint32_t s = 0; s < suites; ++s)
+    selected += o.method == NULL || strcmp(etrt_bundled_suite_method(b, s), o.method) == 0;
+  if (o.method != NULL && selected == 0) {
+    fprintf(stderr, "etrt test: %s has no test cases for method '%s' (it tests", o.path, o.method);
+    for (uint32_t s = 0; s < suites; ++s)
+      fprintf(stderr, "%s '%s'", s ? "," : "", etrt_bundled_suite_method(b, s));
+    fprintf(stderr, "%s)\n", suites ? "" : " no method");
+    etrt_bundled_destroy(b);
+    return 2;
+  }
+  unsigned passed = 0, failed = 0;
+  for (uint32_t s = 0; s < suites; ++s) {
+    const char *name = etrt_bundled_suite_method(b, s);
+    if (o.method != NULL && strcmp(name, o.method) != 0) continue;
+    etrt_method *m = NULL;
+    if (etrt_method_create(etrt_bundled_program(b), name, &m) != ETRT_OK) {
+      fprintf(stderr, "etrt test: method '%s': %s\n", name, etrt_last_error());
+      failed += etrt_bundled_case_count(b, s);
+      continue;
+    }
+    for (uint32_t c = 0; c < etrt_bundled_case_count(b, s); ++c) {
+      char reason[512] = "";
+      double worst = 0.0;
+      int ok = etrt_test_case(b, s, c, m, &o, &worst, reason, sizeof reason);
+      printf("method %s, case %u: %s, worst error %.3g%s%s\n", name, c, ok ? "passed" : "failed",
+             worst, ok ? "" : ": ", ok ? "" : reason);
+      if (ok)
+        ++passed;
+      else
+        ++failed;
+    }
+    etrt_method_destroy(m);
+  }
+  printf("%u passed, %u failed\n", passed, failed);
+  etrt_bundled_destroy(b);
+  if (fflush(stdout) != 0) return 1;
+  return failed ? 1 : 0;
+}
