@@ -117,7 +117,11 @@ def test_methods_by_name(pte):
         bt.check(not os.path.exists(refused), "%s: no output written" % args)
 
 
-def test_inspect(pte):
+def test_inspect(pte, good):
+    r = run(["inspect", good])
+    bt.check(r.returncode == 0 and "ExecuTorch bundled program" in r.stdout and
+             "  method 'forward': 2 test cases\n  method 'double': 1 test cases\n" in r.stdout and
+             "methods: 2 'forward', 'double'" in r.stdout, "inspect of a bundle: " + r.stdout + r.stderr)
     r = run(["inspect", pte])
     bt.check(r.returncode == 0 and "methods: 2 'forward', 'double'" in r.stdout, "inspect lists methods: " + r.stdout)
     bt.check("method 'forward': 4 values, 2 inputs" in r.stdout and "method 'double': 3 values, 1 inputs" in r.stdout,
@@ -151,6 +155,6 @@ if __name__ == "__main__":
     test_bundles(pte, good, wrong)
     test_bad_files(pte, good)
     test_methods_by_name(pte)
-    test_inspect(pte)
+    test_inspect(pte, good)
     test_executorch_bundle()
     bt.finish("test_bundled_cli")

@@ -8,6 +8,8 @@
 #include "base/file.h"
 #include "commands.h"
 #include "etrt/status.h"
+#include "pte/bpte.h"
+#include "pte/flatbuffers_reader.h"
 #include "pte/pte.h"
 #include "pte/pte_json.h"
 
@@ -15,7 +17,9 @@ static void usage(FILE *out) {
   fprintf(out,
           "usage: etrt inspect [--json] FILE\n\n"
           "Verifies an ExecuTorch program (.pte) and prints a summary of it: header,\n"
-          "segments, methods with their values, operators, instructions and delegates.\n\n"
+          "segments, methods with their values, operators, instructions and delegates.\n"
+          "Dynamic shapes show their upper bound. For a bundled program (.bpte) the\n"
+          "summary starts with its test suites, then describes the program it holds.\n\n"
           "  --json   print one JSON object instead (fields listed in src/pte/pte_json.h)\n\n"
           "Exit status: 0 printed, 2 bad usage or a file that is not a valid program\n"
           "(nothing is printed on standard output then).\n");
@@ -146,6 +150,16 @@ static void print_summary(const char *path, size_t size, const etrt_pte_program 
   for (size_t i = 0; i < prog->plans_count; ++i) print_plan(prog, &prog->plans[i]);
 }
 
+static void print_bundle(const char *path, size_t size, const etrt_bpte_file *bundle) {
+  printf("%s: ExecuTorch bundled program, %zu bytes, identifier %s, version %" PRIu32
+         ", %zu test suites\n",
+         path, size, BPTE_FILE_IDENTIFIER, bundle->version, bundle->suites_count);
+  for (size_t i = 0; i < bundle->suites_count; ++i) {
+    printf("  method '%s': %zu test cases\n", bundle->suites[i].method_name.data,
+           bundle->suites[i].cases_count);
+  }
+}
+
 int etrt_cmd_inspect(int argc, char **argv) {
   int json = 0;
   const char *path = NULL;
@@ -177,8 +191,21 @@ int etrt_cmd_inspect(int argc, char **argv) {
     fprintf(stderr, "etrt inspect: %s\n", etrt_last_error());
     return 2;
   }
+  etrt_bpte_file *bundle = NULL;
+  const uint8_t *data = map.data;
+  size_t size = map.size;
+  if (!json && etrt_fb_has_identifier(map.data, map.size, BPTE_FILE_IDENTIFIER)) {
+    if (etrt_bpte_parse(map.data, map.size, &bundle) != ETRT_OK) {
+      fprintf(stderr, "etrt inspect: %s: %s\n", path, etrt_last_error());
+      etrt_file_map_close(&map);
+      return 2;
+    }
+    data = bundle->program.data;
+    size = bundle->program.size;
+  }
   etrt_pte_program *prog = NULL;
-  if (etrt_pte_parse(map.data, map.size, &prog) != ETRT_OK) {
+  if (etrt_pte_parse(data, size, &prog) != ETRT_OK) {
+    etrt_bpte_file_free(bundle);
     fprintf(stderr, "etrt inspect: %s: %s\n", path, etrt_last_error());
     etrt_file_map_close(&map);
     return 2;
@@ -196,9 +223,11 @@ int etrt_cmd_inspect(int argc, char **argv) {
       free(text);
     }
   } else {
-    print_summary(path, map.size, prog);
+    if (bundle != NULL) print_bundle(path, map.size, bundle);
+    print_summary(bundle != NULL ? "program" : path, size, prog);
   }
   etrt_pte_program_free(prog);
+  etrt_bpte_file_free(bundle);
   etrt_file_map_close(&map);
   if (fflush(stdout) != 0) rc = 1;
   return rc;
