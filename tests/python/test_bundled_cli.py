@@ -102,7 +102,7 @@ def test_methods_by_name(pte):
     np.save(bt.path("a33.npy"), np.zeros((3, 3), np.float32))
     cases = [
         (["--method", "triple", "--random-inputs", "1"],
-         "the program has no method 'triple' (it has 'forward', 'double')"),
+         "the program has no method 'triple'; its 2 methods are: 'forward', 'double' (--method NAME)"),
         (["--input", bt.path("a.npy")], "method 'forward' takes 2 input(s), 1 given"),
         (["--input", bt.path("a64.npy"), "--input", bt.path("b.npy")],
          "method 'forward', input 0: dtype float64, the method takes float32"),
@@ -115,6 +115,28 @@ def test_methods_by_name(pte):
         r = run(["run", pte] + args + ["--output-dir", refused])
         bt.check(r.returncode == 2 and text in r.stderr, "%s: exit 2 with '%s': %d %r" % (args, text, r.returncode, r.stderr))
         bt.check(not os.path.exists(refused), "%s: no output written" % args)
+
+
+def test_many_methods():
+    many = bt.path("many.pte")
+    names = ["method_%02d" % k for k in range(30)]
+    r = run(["run", many, "--method", "method_100", "--random-inputs", "1"])
+    listed = "its 30 methods are: " + ", ".join("'%s'" % n for n in names)
+    bt.check(r.returncode == 2 and r.stdout == "" and listed in r.stderr, "all 30 methods listed: " + r.stderr)
+    x = np.arange(30, dtype=np.float32)
+    np.save(bt.path("x30.npy"), x)
+    out = bt.path("many_out")
+    r = run(["run", many, "--method", "method_29", "--input", bt.path("x30.npy"), "--output-dir", out])
+    bt.check(r.returncode == 0, "the last of 30 methods runs: " + r.stderr)
+    if r.returncode == 0:
+        bt.check(np.array_equal(np.load(os.path.join(out, "output_0.npy")), 2 * x), "method_29 gives x + x")
+    r = run(["inspect", many])
+    bt.check(r.returncode == 0 and "methods: 30 " + ", ".join("'%s'" % n for n in names) in r.stdout and
+             "method 'method_29': 3 values, 1 inputs" in r.stdout and "%0 float32[30] cpu" in r.stdout,
+             "inspect lists 30 methods")
+    r = run(["inspect", "--json", many])
+    bt.check(r.returncode == 0 and [m["name"] for m in json.loads(r.stdout)["methods"]] == names,
+             "inspect --json lists 30 methods")
 
 
 def test_inspect(pte, good):
@@ -156,5 +178,6 @@ if __name__ == "__main__":
     test_bad_files(pte, good)
     test_methods_by_name(pte)
     test_inspect(pte, good)
+    test_many_methods()
     test_executorch_bundle()
     bt.finish("test_bundled_cli")

@@ -1,6 +1,7 @@
 /* Writes the fixtures of the bundled-program and method-by-name tests: DIR/two.pte
- * (methods forward and double), DIR/two.bpte (three passing cases) and
- * DIR/two_wrong.bpte (forward's second case expects a wrong value). Used by
+ * (methods forward and double), DIR/two.bpte (three passing cases),
+ * DIR/two_wrong.bpte (forward's second case expects a wrong value) and DIR/many.pte
+ * (30 methods, method_00 to method_29). Used by
  * tests/python/test_bundled_cli.py and to make the fuzz seed corpus. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,6 +37,10 @@ int main(int argc, char **argv) {
   int ok = pte != NULL && etrt_file_write_atomic(path, pte, size) == ETRT_OK &&
            write_bundle(argv[1], "two.bpte", pte, size, 0.0f) &&
            write_bundle(argv[1], "two_wrong.bpte", pte, size, 0.5f);
+  free(pte);
+  pte = ok ? bt_many_method_pte(30, &size) : NULL;
+  snprintf(path, sizeof path, "%s/many.pte", argv[1]);
+  ok = pte != NULL && etrt_file_write_atomic(path, pte, size) == ETRT_OK;
   if (!ok) fprintf(stderr, "bundled_fixture: %s\n", etrt_last_error());
   free(pte);
   return ok ? 0 : 1;

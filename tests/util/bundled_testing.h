@@ -4,6 +4,7 @@
 #ifndef ETRT_TESTS_BUNDLED_TESTING_H
 #define ETRT_TESTS_BUNDLED_TESTING_H
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -101,6 +102,29 @@ static inline uint8_t *bt_two_method_pte(size_t *size) {
   program->plans_count = 2;
   uint8_t *bytes = NULL;
   if (etrt_pte_builder_write(b, &bytes, size) != ETRT_OK) bytes = NULL;
+  etrt_pte_builder_destroy(b);
+  return bytes;
+}
+
+/* A program of `count` methods named method_00, method_01, ...; method k computes
+ * x + x on a float32 [k + 1]. Malloc'd, NULL on failure. */
+static inline uint8_t *bt_many_method_pte(int count, size_t *size) {
+  etrt_pte_builder *b = NULL;
+  if (count < 1 || count > 100 || etrt_pte_builder_create(&b) != ETRT_OK) return NULL;
+  etrt_pte_plan *plans = ETRT_PTE_NEW(b, etrt_pte_plan, (size_t)count);
+  for (int k = 0; plans != NULL && k < count; ++k) {
+    bt_plan p = {0};
+    int32_t n = k + 1;
+    int32_t x = bt_tensor(b, &p, 1, &n, 0), out = bt_tensor(b, &p, 1, &n, 0);
+    char name[16];
+    snprintf(name, sizeof name, "method_%02d", k);
+    bt_add_method(b, &plans[k], name, &p, x, x, out, &x, 1);
+  }
+  etrt_pte_program *program = etrt_pte_builder_program(b);
+  program->plans = plans;
+  program->plans_count = plans != NULL ? (size_t)count : 0;
+  uint8_t *bytes = NULL;
+  if (plans == NULL || etrt_pte_builder_write(b, &bytes, size) != ETRT_OK) bytes = NULL;
   etrt_pte_builder_destroy(b);
   return bytes;
 }

@@ -430,12 +430,28 @@ static int etrt_run_device_of(const etrt_run_state *st, const etrt_tensor_info *
   return device;
 }
 
+/* --method: an unknown name is refused with every method of the program (the
+ * library's message shortens a long list). */
+static int etrt_run_check_method(const etrt_program *program, const char *name) {
+  uint32_t count = etrt_program_method_count(program);
+  for (uint32_t i = 0; i < count; ++i) {
+    if (strcmp(etrt_program_method_name(program, i), name) == 0) return 0;
+  }
+  fprintf(stderr, "etrt run: the program has no method '%s'; its %u method%s:", name, count,
+          count == 1 ? " is" : "s are");
+  for (uint32_t i = 0; i < count; ++i)
+    fprintf(stderr, "%s '%s'", i ? "," : "", etrt_program_method_name(program, i));
+  fprintf(stderr, "%s (--method NAME)\n", count ? "" : " none");
+  return 2;
+}
+
 static int etrt_run_load(etrt_run_state *st, int force_cpu, etrt_program **program,
                          etrt_method **method) {
   etrt_program_options options = {
       .data_path = st->o.data, .allow_cpu_fallback = st->o.allow_cpu, .force_cpu = force_cpu};
   etrt_status s = etrt_program_load_file(st->o.path, &options, program);
   if (s != ETRT_OK) return etrt_run_fail("cannot load the program", s);
+  if (etrt_run_check_method(*program, st->o.method)) return 2;
   s = etrt_method_create(*program, st->o.method, method);
   if (s != ETRT_OK) {
     int code = etrt_run_fail("cannot create the method", s);
