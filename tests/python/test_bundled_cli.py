@@ -21,8 +21,8 @@ EXECUTORCH_BPTE = os.environ.get(
                  "executorch", "bundled_add.bpte"))
 
 
-def run(args):
-    return subprocess.run([bt.ETRT] + args, capture_output=True, text=True, env=bt.cpu_env())
+def run(args, env=None):
+    return subprocess.run([bt.ETRT] + args, capture_output=True, text=True, env=env or bt.cpu_env())
 
 
 def make_fixtures():
@@ -164,6 +164,28 @@ def test_inspect(pte, good):
                      "double inputs: %s" % methods["double"])
 
 
+def test_gpu_program():
+    """A program built for a GPU with its I/O left on the device (--io-on-device),
+    bundled with outputs from the CPU executor, passes on a simulated GPU."""
+    from onnx import TensorProto, helper
+    io = [helper.make_tensor_value_info(n, TensorProto.FLOAT, ["n", 8]) for n in ("x", "y", "z")]
+    graph = helper.make_graph([helper.make_node("Add", ["x", "y"], ["s"]), helper.make_node("Relu", ["s"], ["z"])],
+                              "add_relu", io[:2], io[2:])
+    model = bt.save_model(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), "add_relu.onnx")
+    pte, bpte = bt.path("gpu.pte"), bt.path("gpu.bpte")
+    r = run(["build", model, "-o", pte, "--device", "cuda:0", "--io-on-device", "--shape", "n:1:4"], env=bt.sim_env(1))
+    bt.check(r.returncode == 0, "build for cuda:0: " + r.stderr)
+    r = subprocess.run([FIXTURE_TOOL, "--wrap", pte, bpte], capture_output=True, text=True)
+    bt.check(r.returncode == 0, "wrap: " + r.stderr)
+    r = run(["test", bpte], env=bt.gpu_env())
+    bt.check(r.returncode == 0 and r.stdout.endswith("1 passed, 0 failed\n"), "on the GPU: %s %s" % (r.stdout, r.stderr))
+    r = run(["test", bpte])
+    bt.check(r.returncode == 1 and "no GPU is present" in r.stderr and "0 passed, 1 failed" in r.stdout,
+             "without a GPU: %s %s" % (r.stdout, r.stderr))
+    r = run(["test", bpte, "--allow-cpu"])
+    bt.check(r.returncode == 0 and "1 passed, 0 failed" in r.stdout, "--allow-cpu: " + r.stdout + r.stderr)
+
+
 def test_executorch_bundle():
     if not os.path.exists(EXECUTORCH_BPTE):
         print("skipped: %s is absent" % EXECUTORCH_BPTE)
@@ -179,5 +201,6 @@ if __name__ == "__main__":
     test_methods_by_name(pte)
     test_inspect(pte, good)
     test_many_methods()
+    test_gpu_program()
     test_executorch_bundle()
     bt.finish("test_bundled_cli")

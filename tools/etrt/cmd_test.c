@@ -120,6 +120,31 @@ static etrt_status etrt_test_host_output(const etrt_tensor_view *v, etrt_tensor_
   return etrt_device_scope_exit(&scope, s);
 }
 
+#define ETRT_TEST_MAX_OUTPUTS 256
+
+/* Outputs a program leaves to the caller on a GPU (built with --io-on-device) get
+ * host buffers of their largest size, which the runtime stages through device
+ * memory (contract rule 3); the others stay in the method's own memory. */
+static etrt_status etrt_test_bind_outputs(const etrt_program *program, const char *name,
+                                          etrt_method *m, void **buffers) {
+  uint32_t count = etrt_method_output_count(m);
+  if (count > ETRT_TEST_MAX_OUTPUTS)
+    return etrt_error(ETRT_ERROR_UNSUPPORTED, "%u outputs; etrt test handles %d", count,
+                      ETRT_TEST_MAX_OUTPUTS);
+  for (uint32_t i = 0; i < count; ++i) {
+    etrt_tensor_info info;
+    ETRT_RETURN_IF_ERROR(etrt_program_output_info(program, name, i, &info));
+    if (!info.is_tensor || info.device.type != ETRT_DEVICE_CUDA) continue;
+    etrt_tensor_view largest = {.dtype = info.dtype, .rank = info.rank};
+    memcpy(largest.sizes, info.sizes, sizeof largest.sizes);
+    size_t size = (size_t)etrt_tensor_view_numel(&largest) * etrt_dtype_size(info.dtype);
+    if ((buffers[i] = malloc(size ? size : 1)) == NULL)
+      return etrt_error(ETRT_ERROR_OUT_OF_MEMORY, "out of memory for output %u", i);
+    ETRT_RETURN_IF_ERROR(etrt_method_set_output(m, i, buffers[i], size ? size : 1));
+  }
+  return ETRT_OK;
+}
+
 /* Runs one case; *worst gets its worst error. 1 passed, 0 failed (the reason printed
  * in `reason`). */
 static int etrt_test_case(const etrt_bundled *b, uint32_t suite, uint32_t c, etrt_method *m,
@@ -200,9 +225,13 @@ int etrt_cmd_test(int argc, char **argv) {
     const char *name = etrt_bundled_suite_method(b, s);
     if (o.method != NULL && strcmp(name, o.method) != 0) continue;
     etrt_method *m = NULL;
-    if (etrt_method_create(etrt_bundled_program(b), name, &m) != ETRT_OK) {
+    void *outputs[ETRT_TEST_MAX_OUTPUTS] = {NULL};
+    if (etrt_method_create(etrt_bundled_program(b), name, &m) != ETRT_OK ||
+        etrt_test_bind_outputs(etrt_bundled_program(b), name, m, outputs) != ETRT_OK) {
       fprintf(stderr, "etrt test: method '%s': %s\n", name, etrt_last_error());
       failed += etrt_bundled_case_count(b, s);
+      etrt_method_destroy(m);
+      for (uint32_t i = 0; i < ETRT_TEST_MAX_OUTPUTS; ++i) free(outputs[i]);
       continue;
     }
     for (uint32_t c = 0; c < etrt_bundled_case_count(b, s); ++c) {
@@ -217,6 +246,7 @@ int etrt_cmd_test(int argc, char **argv) {
         ++failed;
     }
     etrt_method_destroy(m);
+    for (uint32_t i = 0; i < ETRT_TEST_MAX_OUTPUTS; ++i) free(outputs[i]);
   }
   printf("%u passed, %u failed\n", passed, failed);
   etrt_bundled_destroy(b);
