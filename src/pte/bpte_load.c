@@ -101,7 +101,7 @@ static etrt_status etrt_bundled_case(const etrt_bundled *b, uint32_t suite, uint
 
 etrt_status etrt_bundled_case_io(const etrt_bundled *b, uint32_t suite, uint32_t test_case,
                                  uint32_t *num_inputs, uint32_t *num_expected_outputs) {
-  const etrt_bpte_case *c;
+  const etrt_bpte_case *c = NULL;
   ETRT_RETURN_IF_ERROR(etrt_bundled_case(b, suite, test_case, &c));
   *num_inputs = (uint32_t)c->inputs_count;
   *num_expected_outputs = (uint32_t)c->expected_outputs_count;
@@ -135,7 +135,7 @@ static void etrt_bundled_value_of(const etrt_bpte_value *v, etrt_bundled_value *
 
 etrt_status etrt_bundled_input(const etrt_bundled *b, uint32_t suite, uint32_t test_case,
                                uint32_t index, etrt_bundled_value *out) {
-  const etrt_bpte_case *c;
+  const etrt_bpte_case *c = NULL;
   ETRT_RETURN_IF_ERROR(etrt_bundled_case(b, suite, test_case, &c));
   if (index >= c->inputs_count) {
     return etrt_error(ETRT_ERROR_INVALID_ARGUMENT, "test case %u has %zu inputs, not an input %u",
@@ -147,7 +147,7 @@ etrt_status etrt_bundled_input(const etrt_bundled *b, uint32_t suite, uint32_t t
 
 etrt_status etrt_bundled_expected_output(const etrt_bundled *b, uint32_t suite, uint32_t test_case,
                                          uint32_t index, etrt_bundled_value *out) {
-  const etrt_bpte_case *c;
+  const etrt_bpte_case *c = NULL;
   ETRT_RETURN_IF_ERROR(etrt_bundled_case(b, suite, test_case, &c));
   if (index >= c->expected_outputs_count) {
     return etrt_error(ETRT_ERROR_INVALID_ARGUMENT,
@@ -162,7 +162,7 @@ static const char *const etrt_bundled_kind_names[] = {"none", "tensor", "int", "
 
 etrt_status etrt_bundled_set_inputs(const etrt_bundled *b, uint32_t suite, uint32_t test_case,
                                     etrt_method *method) {
-  const etrt_bpte_case *c;
+  const etrt_bpte_case *c = NULL;
   ETRT_RETURN_IF_ERROR(etrt_bundled_case(b, suite, test_case, &c));
   const char *name = b->bpte->suites[suite].method_name.data;
   uint32_t expected = etrt_method_input_count(method);
