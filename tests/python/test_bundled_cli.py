@@ -18,7 +18,7 @@ FIXTURE_TOOL = os.path.join(bt.BUILD_DIR, "tests", "etrt_bundled_fixture")
 EXECUTORCH_BPTE = os.environ.get(
     "ETRT_BPTE_FIXTURE",
     os.path.join(os.environ.get("ETRT_FIXTURES_DIR", os.path.join(bt.ROOT, "tests", "data")),
-                 "executorch", "bundled_add.bpte"))
+                 "executorch", "matmul_mlp_bundled.bpte"))
 
 
 def run(args, env=None):

@@ -375,7 +375,7 @@ static void test_method_edge(void) {
 /* The real ExecuTorch bundle when it is there (ETRT_BPTE_FIXTURE or tests/data). */
 static void test_executorch_bundle(void) {
   const char *path = getenv("ETRT_BPTE_FIXTURE");
-  if (path == NULL) path = etrt_test_fixture("executorch/bundled_add.bpte");
+  if (path == NULL) path = etrt_test_fixture("executorch/matmul_mlp_bundled.bpte");
   FILE *f = fopen(path, "rb");
   if (f == NULL) {
     printf("skipped: %s is absent\n", path);
