@@ -1,5 +1,5 @@
-/* The public bundled-program API (etrt/bundled.h): a verified .bpte, the program it
- * embeds, and feeding a case's inputs to a method. */
+/* The public bundled-program API (etrt/bundled.h), in the runtime because it loads
+ * programs and feeds methods: a verified .bpte, the program it embeds, and a case's inputs. */
 #include <stdlib.h>
 #include <string.h>
 
