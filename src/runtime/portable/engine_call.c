@@ -1,0 +1,438 @@
+/* Portable operators that run one engine operation (etrt_portable_spec): the
+ * arguments become the operation's inputs and attributes once, at prepare; each
+ * run views the current tensors, infers the result's shape, fits the out tensor to
+ * it and runs the engine's CPU kernel. No allocation on the run path. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/half.h"
+#include "base/status.h"
+#include "runtime/portable/portable.h"
+
+static const etrt_portable_spec *etrt_portable_spec_of(const etrt_kernel_call *call) {
+  return (const etrt_portable_spec *)call->def;
+}
+
+etrt_status etrt_portable_tensor_arg(const etrt_kernel_call *call, const etrt_value *values,
+                                     uint32_t arg, const etrt_runtime_tensor **out) {
+  const etrt_value *v = &values[call->args[arg]];
+  if (v->tag != ETRT_VALUE_TENSOR)
+    return etrt_error(ETRT_ERROR_INVALID_FORMAT, "argument %u must be a tensor", arg);
+  if (v->u.tensor.device.type != ETRT_DEVICE_CPU)
+    return etrt_error(ETRT_ERROR_UNSUPPORTED,
+                      "argument %u is planned on a device; this operator runs on the CPU", arg);
+  *out = &v->u.tensor;
+  return ETRT_OK;
+}
+
+etrt_status etrt_portable_scalar_arg(const etrt_kernel_call *call, const etrt_value *values,
+                                     uint32_t arg, double *out) {
+  const etrt_value *value = &values[call->args[arg]];
+  switch (value->tag) {
+    case ETRT_VALUE_INT:
+      *out = (double)value->u.i;
+      return ETRT_OK;
+    case ETRT_VALUE_DOUBLE:
+      *out = value->u.d;
+      return ETRT_OK;
+    case ETRT_VALUE_BOOL:
+      *out = value->u.b ? 1.0 : 0.0;
+      return ETRT_OK;
+    default:
+      return etrt_error(ETRT_ERROR_INVALID_FORMAT, "argument %u must be a scalar", arg);
+  }
+}
+
+etrt_status etrt_portable_int_arg(const etrt_kernel_call *call, const etrt_value *values,
+                                  uint32_t arg, int64_t *out) {
+  const etrt_value *value = &values[call->args[arg]];
+  if (value->tag == ETRT_VALUE_INT) {
+    *out = value->u.i;
+    return ETRT_OK;
+  }
+  if (value->tag == ETRT_VALUE_BOOL) {
+    *out = value->u.b != 0;
+    return ETRT_OK;
+  }
+  return etrt_error(ETRT_ERROR_INVALID_FORMAT, "argument %u must be an int", arg);
+}
+
+etrt_status etrt_portable_ints_arg(const etrt_kernel_call *call, const etrt_value *values,
+                                   uint32_t arg, int64_t *items, uint32_t capacity,
+                                   uint32_t *count) {
+  const etrt_value *value = &values[call->args[arg]];
+  *count = 0;
+  if (value->tag == ETRT_VALUE_NONE) return ETRT_OK;
+  if (value->tag == ETRT_VALUE_INT) {
+    items[0] = value->u.i;
+    *count = 1;
+    return ETRT_OK;
+  }
+  if (value->tag != ETRT_VALUE_INT_LIST)
+    return etrt_error(ETRT_ERROR_INVALID_FORMAT, "argument %u must be a list of ints", arg);
+  if (value->u.int_list.count > capacity)
+    return etrt_error(ETRT_ERROR_UNSUPPORTED, "argument %u has %u ints, at most %u are supported",
+                      arg, value->u.int_list.count, capacity);
+  /* ExecuTorch lists hold the value indices of their Int values (bounds-checked when
+   * the method was created). */
+  for (uint32_t i = 0; i < value->u.int_list.count; ++i) {
+    const etrt_value *item = &values[value->u.int_list.items[i]];
+    if (item->tag != ETRT_VALUE_INT)
+      return etrt_error(ETRT_ERROR_INVALID_FORMAT, "argument %u: item %u is not an int", arg, i);
+    items[i] = item->u.i;
+  }
+  *count = value->u.int_list.count;
+  return ETRT_OK;
+}
+
+etrt_status etrt_portable_attribute(etrt_kernel_call *call, etrt_attribute attribute) {
+  if (call->num_attributes >= ETRT_KERNEL_MAX_ATTRIBUTES)
+    return etrt_error(ETRT_ERROR_INTERNAL, "too many attributes");
+  call->attributes[call->num_attributes++] = attribute;
+  return ETRT_OK;
+}
+
+static void etrt_portable_dims_format(int32_t rank, const int64_t *dims, char *text, size_t size) {
+  size_t used = (size_t)snprintf(text, size, "[");
+  for (int32_t i = 0; i < rank && used < size; ++i)
+    used += (size_t)snprintf(text + used, size - used, i ? ", %lld" : "%lld", (long long)dims[i]);
+  if (used < size) snprintf(text + used, size - used, "]");
+}
+
+etrt_status etrt_portable_out_fit(const etrt_kernel_call *call, etrt_runtime_tensor *out,
+                                  etrt_dtype dtype, int32_t rank, const int64_t *dims) {
+  if (dtype != out->dtype)
+    return etrt_error(ETRT_ERROR_INVALID_ARGUMENT,
+                      "%s (instruction %u): the result is %s, the out tensor %s", call->def->name,
+                      call->instruction, etrt_dtype_name(dtype), etrt_dtype_name(out->dtype));
+  if (rank == out->rank && memcmp(dims, out->sizes, (size_t)rank * sizeof *dims) == 0)
+    return ETRT_OK;
+  etrt_runtime_tensor resized = *out;
+  resized.rank = rank;
+  memcpy(resized.sizes, dims, (size_t)rank * sizeof *dims);
+  size_t need = etrt_runtime_tensor_nbytes(&resized);
+  if (!out->dynamic || rank != out->rank || need > out->capacity) {
+    char got[160], planned[160];
+    etrt_portable_dims_format(rank, dims, got, sizeof got);
+    etrt_portable_dims_format(out->rank, out->dynamic ? out->max_sizes : out->sizes, planned,
+                              sizeof planned);
+    return etrt_error(ETRT_ERROR_INVALID_ARGUMENT,
+                      "%s (instruction %u): the result's shape %s does not fit the out tensor "
+                      "(%s %s)",
+                      call->def->name, call->instruction, got,
+                      out->dynamic ? "bounded by" : "planned as", planned);
+  }
+  memcpy(out->sizes, dims, (size_t)rank * sizeof *dims);
+  return ETRT_OK;
+}
+
+etrt_status etrt_portable_scalar_store(double value, etrt_dtype dtype, void *out) {
+  switch (dtype) {
+    case ETRT_DTYPE_FLOAT32:
+      *(float *)out = (float)value;
+      return ETRT_OK;
+    case ETRT_DTYPE_FLOAT64:
+      *(double *)out = value;
+      return ETRT_OK;
+    case ETRT_DTYPE_FLOAT16:
+      *(uint16_t *)out = etrt_float_to_half((float)value);
+      return ETRT_OK;
+    case ETRT_DTYPE_BFLOAT16:
+      *(uint16_t *)out = etrt_float_to_bfloat16((float)value);
+      return ETRT_OK;
+    case ETRT_DTYPE_BOOL:
+      *(uint8_t *)out = value != 0.0;
+      return ETRT_OK;
+    case ETRT_DTYPE_UINT8:
+      *(uint8_t *)out = (uint8_t)value;
+      return ETRT_OK;
+    case ETRT_DTYPE_INT8:
+      *(int8_t *)out = (int8_t)value;
+      return ETRT_OK;
+    case ETRT_DTYPE_INT16:
+      *(int16_t *)out = (int16_t)value;
+      return ETRT_OK;
+    case ETRT_DTYPE_INT32:
+      *(int32_t *)out = (int32_t)value;
+      return ETRT_OK;
+    case ETRT_DTYPE_INT64:
+      *(int64_t *)out = (int64_t)value;
+      return ETRT_OK;
+    default:
+      return etrt_error(ETRT_ERROR_UNSUPPORTED, "a scalar of %s is not supported",
+                        etrt_dtype_name(dtype));
+  }
+}
+
+static int etrt_portable_is_float(etrt_dtype dtype) {
+  return dtype == ETRT_DTYPE_FLOAT32 || dtype == ETRT_DTYPE_FLOAT64 ||
+         dtype == ETRT_DTYPE_FLOAT16 || dtype == ETRT_DTYPE_BFLOAT16;
+}
+
+static etrt_status etrt_portable_node(etrt_node *node, void **state, const char *op_type,
+                                      uint32_t num_inputs, const int32_t *inputs,
+                                      const int32_t *output, const etrt_attribute *attributes,
+                                      uint32_t num_attributes) {
+  const etrt_op_def *def = etrt_op_find(op_type);
+  if (def == NULL) return etrt_error(ETRT_ERROR_INTERNAL, "the engine lacks operation %s", op_type);
+  memset(node, 0, sizeof *node);
+  node->op_type = op_type;
+  node->name = op_type;
+  node->num_inputs = num_inputs;
+  node->num_outputs = 1;
+  node->inputs = inputs;
+  node->outputs = output;
+  node->attributes = attributes;
+  node->num_attributes = num_attributes;
+  node->def = def;
+  node->run_cpu = etrt_op_cpu_find(op_type);
+  if (node->run_cpu == NULL)
+    return etrt_error(ETRT_ERROR_INTERNAL, "the engine has no CPU kernel for %s", op_type);
+  *state = NULL;
+  if (def->state_size > 0) {
+    *state = calloc(1, def->state_size);
+    if (*state == NULL)
+      return etrt_error(ETRT_ERROR_OUT_OF_MEMORY, "out of memory preparing %s", op_type);
+  }
+  node->state = *state;
+  return def->prepare != NULL ? def->prepare(node, *state) : ETRT_OK;
+}
+
+static size_t etrt_portable_max_nbytes(const etrt_runtime_tensor *t) {
+  size_t size = etrt_dtype_size(t->dtype);
+  for (int32_t i = 0; i < t->rank; ++i) size *= (size_t)t->max_sizes[i];
+  return size;
+}
+
+/* weight [rows, cols] -> scratch [cols, rows], so that linear multiplies by rows of
+ * contiguous memory, exactly as addmm does. */
+static void etrt_portable_transpose(const etrt_runtime_tensor *w, void *out) {
+  const int64_t rows = w->sizes[0], cols = w->sizes[1];
+  const size_t item = etrt_dtype_size(w->dtype);
+  const uint8_t *src = w->data;
+  uint8_t *dst = out;
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < cols; ++c)
+      memcpy(dst + (size_t)(c * rows + r) * item, src + (size_t)(r * cols + c) * item, item);
+}
+
+static etrt_status etrt_portable_prepare_input(etrt_kernel_call *call, const etrt_value *values,
+                                               int src, uint32_t index, int32_t *id) {
+  const etrt_portable_spec *spec = etrt_portable_spec_of(call);
+  *id = (int32_t)index;
+  if (src >= 0) {
+    if (values[call->args[src]].tag == ETRT_VALUE_NONE && src == spec->optional_input) {
+      *id = -1;
+      return ETRT_OK;
+    }
+    const etrt_runtime_tensor *t;
+    return etrt_portable_tensor_arg(call, values, (uint32_t)src, &t);
+  }
+  if (src <= ETRT_PORTABLE_INTS(0)) {
+    uint32_t count;
+    ETRT_RETURN_IF_ERROR(etrt_portable_ints_arg(call, values,
+                                                (uint32_t)(ETRT_PORTABLE_INTS(0) - src),
+                                                call->ints[index], ETRT_MAX_RANK, &count));
+    for (uint32_t i = 0; i < count; ++i)
+      if (call->ints[index][i] == -1) call->ints[index][i] = 1;
+    call->scalars[index] = count;
+    return ETRT_OK;
+  }
+  if (src <= ETRT_PORTABLE_INT(0))
+    return etrt_portable_int_arg(call, values, (uint32_t)(ETRT_PORTABLE_INT(0) - src),
+                                 &call->ints[index][0]);
+  uint32_t arg = (uint32_t)(ETRT_PORTABLE_SCALAR(0) - src);
+  if (values[call->args[arg]].tag == ETRT_VALUE_NONE) {
+    *id = -1;
+    return ETRT_OK;
+  }
+  ETRT_RETURN_IF_ERROR(etrt_portable_scalar_arg(call, values, arg, &call->scalars[index]));
+  /* The scalar takes the tensor's dtype: ATen promotes an integer tensor with a
+   * fractional scalar to float, which this kernel does not do. */
+  const etrt_runtime_tensor *self;
+  ETRT_RETURN_IF_ERROR(etrt_portable_tensor_arg(call, values, (uint32_t)spec->inputs[0], &self));
+  double v = call->scalars[index];
+  if (!etrt_portable_is_float(self->dtype) && v != (double)(int64_t)v)
+    return etrt_error(ETRT_ERROR_UNSUPPORTED,
+                      "argument %u: a fractional scalar with a %s tensor (type promotion to "
+                      "float) is not supported",
+                      arg, etrt_dtype_name(self->dtype));
+  return ETRT_OK;
+}
+
+etrt_status etrt_portable_engine_prepare(etrt_kernel_call *call, const etrt_value *values) {
+  const etrt_portable_spec *spec = etrt_portable_spec_of(call);
+  uint32_t num_inputs = 0;
+  for (int i = 0; i < ETRT_KERNEL_MAX_ENGINE_INPUTS && spec->inputs[i] != ETRT_PORTABLE_NONE; ++i) {
+    ETRT_RETURN_IF_ERROR(etrt_portable_prepare_input(call, values, spec->inputs[i], num_inputs,
+                                                     &call->node_inputs[num_inputs]));
+    ++num_inputs;
+  }
+  const etrt_runtime_tensor *out;
+  ETRT_RETURN_IF_ERROR(etrt_portable_tensor_arg(call, values, (uint32_t)spec->out, &out));
+  call->node_output = (int32_t)num_inputs;
+
+  for (uint32_t i = 0; i < spec->num_fixed; ++i)
+    ETRT_RETURN_IF_ERROR(etrt_portable_attribute(call, spec->fixed[i]));
+  double alpha = 1.0, beta = 1.0;
+  if (spec->alpha >= 0)
+    ETRT_RETURN_IF_ERROR(etrt_portable_scalar_arg(call, values, (uint32_t)spec->alpha, &alpha));
+  if (spec->beta >= 0)
+    ETRT_RETURN_IF_ERROR(etrt_portable_scalar_arg(call, values, (uint32_t)spec->beta, &beta));
+  int gemm = strcmp(spec->op_type, "Gemm") == 0;
+  if (gemm) {
+    ETRT_RETURN_IF_ERROR(etrt_portable_attribute(
+        call, (etrt_attribute){.name = "alpha", .kind = ETRT_ATTRIBUTE_FLOAT, .f = (float)alpha}));
+    ETRT_RETURN_IF_ERROR(etrt_portable_attribute(
+        call, (etrt_attribute){.name = "beta", .kind = ETRT_ATTRIBUTE_FLOAT, .f = (float)beta}));
+  }
+  if (spec->attributes != NULL) ETRT_RETURN_IF_ERROR(spec->attributes(call, values));
+  ETRT_RETURN_IF_ERROR(etrt_portable_node(&call->node, &call->state, spec->op_type, num_inputs,
+                                          call->node_inputs, &call->node_output, call->attributes,
+                                          call->num_attributes));
+  call->alpha = alpha;
+  if (spec->flags & ETRT_PORTABLE_LINEAR) {
+    const etrt_runtime_tensor *w;
+    ETRT_RETURN_IF_ERROR(etrt_portable_tensor_arg(call, values, (uint32_t)spec->inputs[1], &w));
+    if (w->rank != 2)
+      return etrt_error(ETRT_ERROR_INVALID_ARGUMENT, "the weight must have rank 2, not %d",
+                        w->rank);
+    call->scratch_size = etrt_portable_max_nbytes(w);
+    call->scratch = calloc(1, call->scratch_size ? call->scratch_size : 1);
+    if (call->scratch == NULL)
+      return etrt_error(ETRT_ERROR_OUT_OF_MEMORY, "out of memory for the transposed weight");
+    if (w->constant && w->data != NULL) {
+      etrt_portable_transpose(w, call->scratch);
+      call->scratch_ready = 1;
+    }
+  } else if (!gemm && alpha != 1.0) {
+    /* other * alpha goes through a scratch buffer as large as `other` can get. */
+    const etrt_runtime_tensor *other;
+    ETRT_RETURN_IF_ERROR(etrt_portable_tensor_arg(call, values, (uint32_t)spec->inputs[1], &other));
+    call->scratch_size = etrt_portable_max_nbytes(other) + 16;
+    call->scratch = calloc(1, call->scratch_size);
+    if (call->scratch == NULL)
+      return etrt_error(ETRT_ERROR_OUT_OF_MEMORY, "out of memory for alpha scratch");
+    if (!etrt_portable_is_float(other->dtype) && alpha != (double)(int64_t)alpha)
+      return etrt_error(ETRT_ERROR_UNSUPPORTED, "a fractional alpha with a %s tensor",
+                        etrt_dtype_name(other->dtype));
+    static const int32_t scale_inputs[2] = {0, 1};
+    static const int32_t scale_output = 2;
+    ETRT_RETURN_IF_ERROR(etrt_portable_node(&call->scale_node, &call->scale_state, "Mul", 2,
+                                            scale_inputs, &scale_output, NULL, 0));
+  }
+  if (spec->post_op != NULL) {
+    static const int32_t post_inputs[2] = {0, 1};
+    static const int32_t post_output = 2;
+    uint32_t n = (spec->flags & ETRT_PORTABLE_POST_SELF) ? 2 : 1;
+    ETRT_RETURN_IF_ERROR(etrt_portable_node(&call->post_node, &call->post_state, spec->post_op, n,
+                                            post_inputs, &post_output, NULL, 0));
+  }
+  return ETRT_OK;
+}
+
+static void etrt_portable_view(const etrt_runtime_tensor *t, etrt_tensor *out) {
+  memset(out, 0, sizeof *out);
+  out->data = t->data;
+  out->host_value = t->data;
+  out->dtype = t->dtype;
+  out->rank = t->rank;
+  memcpy(out->dims, t->sizes, sizeof out->dims);
+}
+
+static void etrt_portable_host_tensor(void *data, etrt_dtype dtype, int32_t rank, int64_t dim0,
+                                      etrt_tensor *out) {
+  memset(out, 0, sizeof *out);
+  out->data = data;
+  out->host_value = data;
+  out->dtype = dtype;
+  out->rank = rank;
+  out->dims[0] = dim0;
+}
+
+static etrt_status etrt_portable_run_input(etrt_kernel_call *call, const etrt_value *values,
+                                           uint32_t i, const etrt_tensor *first, etrt_tensor *out) {
+  const etrt_portable_spec *spec = etrt_portable_spec_of(call);
+  int src = spec->inputs[i];
+  if (call->node_inputs[i] < 0) {
+    memset(out, 0, sizeof *out);
+    out->rank = -1;
+    return ETRT_OK;
+  }
+  if (src >= 0) {
+    etrt_portable_view(&values[call->args[src]].u.tensor, out);
+    return ETRT_OK;
+  }
+  if (src <= ETRT_PORTABLE_INTS(0)) {
+    etrt_portable_host_tensor(call->ints[i], ETRT_DTYPE_INT64, 1, (int64_t)call->scalars[i], out);
+    return ETRT_OK;
+  }
+  if (src <= ETRT_PORTABLE_INT(0)) {
+    etrt_portable_host_tensor(call->ints[i], ETRT_DTYPE_INT64, 0, 0, out);
+    return ETRT_OK;
+  }
+  ETRT_RETURN_IF_ERROR(
+      etrt_portable_scalar_store(call->scalars[i], first->dtype, call->scalar_bytes[i]));
+  etrt_portable_host_tensor(call->scalar_bytes[i], first->dtype, 0, 0, out);
+  return ETRT_OK;
+}
+
+etrt_status etrt_portable_engine_run(etrt_kernel_call *call, etrt_value *values,
+                                     etrt_run_context *context) {
+  (void)context;
+  const etrt_portable_spec *spec = etrt_portable_spec_of(call);
+  etrt_tensor inputs[ETRT_KERNEL_MAX_ENGINE_INPUTS];
+  for (uint32_t i = 0; i < call->node.num_inputs; ++i)
+    ETRT_RETURN_IF_ERROR(etrt_portable_run_input(call, values, i, &inputs[0], &inputs[i]));
+  int64_t leading[ETRT_MAX_RANK];
+  int32_t leading_rank = 0;
+  if (spec->flags & ETRT_PORTABLE_LINEAR) {
+    const etrt_runtime_tensor *w = &values[call->args[spec->inputs[1]]].u.tensor;
+    if (!call->scratch_ready) etrt_portable_transpose(w, call->scratch);
+    inputs[1].data = call->scratch;
+    inputs[1].host_value = call->scratch;
+    inputs[1].dims[0] = w->sizes[1];
+    inputs[1].dims[1] = w->sizes[0];
+    if (inputs[0].rank > 2) {
+      /* [*, in] viewed as [prod(*), in]: the bytes are contiguous, so no copy. */
+      leading_rank = inputs[0].rank - 1;
+      memcpy(leading, inputs[0].dims, (size_t)leading_rank * sizeof(int64_t));
+      int64_t rows = 1;
+      for (int32_t i = 0; i < leading_rank; ++i) rows *= leading[i];
+      inputs[0].dims[0] = rows;
+      inputs[0].dims[1] = inputs[0].dims[inputs[0].rank - 1];
+      inputs[0].rank = 2;
+    }
+  }
+  if (call->scale_node.def != NULL) {
+    etrt_tensor scale_inputs[2] = {inputs[1]};
+    ETRT_RETURN_IF_ERROR(etrt_portable_scalar_store(call->alpha, inputs[1].dtype, call->scratch));
+    etrt_portable_host_tensor(call->scratch, inputs[1].dtype, 0, 0, &scale_inputs[1]);
+    etrt_tensor scaled = inputs[1];
+    scaled.data = (uint8_t *)call->scratch + 16;
+    scaled.host_value = scaled.data;
+    ETRT_RETURN_IF_ERROR(call->scale_node.run_cpu(&call->scale_node, scale_inputs, &scaled));
+    inputs[1] = scaled;
+  }
+  etrt_tensor output;
+  memset(&output, 0, sizeof output);
+  ETRT_RETURN_IF_ERROR(call->node.def->infer(&call->node, inputs, &output));
+  etrt_tensor result = output;
+  if (leading_rank > 0) {
+    memcpy(result.dims, leading, (size_t)leading_rank * sizeof(int64_t));
+    result.dims[leading_rank] = output.dims[1];
+    result.rank = leading_rank + 1;
+  }
+  etrt_runtime_tensor *out = &values[call->args[spec->out]].u.tensor;
+  ETRT_RETURN_IF_ERROR(etrt_portable_out_fit(call, out, result.dtype, result.rank, result.dims));
+  output.data = out->data;
+  output.host_value = NULL;
+  ETRT_RETURN_IF_ERROR(call->node.run_cpu(&call->node, inputs, &output));
+  if (call->post_node.def != NULL) {
+    etrt_tensor post_inputs[2] = {inputs[0], output};
+    if (!(spec->flags & ETRT_PORTABLE_POST_SELF)) post_inputs[0] = output;
+    ETRT_RETURN_IF_ERROR(call->post_node.run_cpu(&call->post_node, post_inputs, &output));
+  }
+  return ETRT_OK;
+}

@@ -1,0 +1,255 @@
+/* Views and copies as ExecuTorch defines them (every *_copy writes its own out
+ * tensor): the byte copies (view_copy, unsqueeze_copy, squeeze_copy, clone,
+ * _clone_dim_order, alias_copy), the fills (full, full_like), and the engine-backed
+ * ones (permute_copy, t_copy, transpose_copy, expand_copy, select_copy,
+ * index_select, embedding). Tensors are contiguous: a dim order other than the
+ * contiguous one is refused. */
+#include <string.h>
+
+#include "runtime/portable/portable.h"
+
+typedef enum etrt_portable_copy_kind {
+  ETRT_COPY_VIEW,      /* (self, size, *, out) */
+  ETRT_COPY_UNSQUEEZE, /* (self, dim, *, out) */
+  ETRT_COPY_SQUEEZE,   /* (self, dim or dims, *, out) */
+  ETRT_COPY_SAME,      /* (self, ..., *, out): clone, alias_copy, _clone_dim_order */
+  ETRT_COPY_FULL_LIKE, /* (self, fill_value, *, memory_format, out) */
+  ETRT_COPY_FULL       /* (size, fill_value, *, out) */
+} etrt_portable_copy_kind;
+
+typedef struct etrt_portable_copy_spec {
+  etrt_kernel_def def;
+  etrt_portable_copy_kind kind;
+  int8_t out;
+  int8_t dim_order; /* the int[]? dim_order argument, else -1 */
+} etrt_portable_copy_spec;
+
+static const etrt_portable_copy_spec *etrt_portable_copy_of(const etrt_kernel_call *call) {
+  return (const etrt_portable_copy_spec *)call->def;
+}
+
+static etrt_status etrt_portable_copy_prepare(etrt_kernel_call *call, const etrt_value *values) {
+  const etrt_portable_copy_spec *spec = etrt_portable_copy_of(call);
+  const etrt_runtime_tensor *t;
+  if (spec->kind != ETRT_COPY_FULL)
+    ETRT_RETURN_IF_ERROR(etrt_portable_tensor_arg(call, values, 0, &t));
+  ETRT_RETURN_IF_ERROR(etrt_portable_tensor_arg(call, values, (uint32_t)spec->out, &t));
+  uint32_t count = 0;
+  switch (spec->kind) {
+    case ETRT_COPY_VIEW:
+    case ETRT_COPY_SQUEEZE:
+    case ETRT_COPY_FULL:
+      ETRT_RETURN_IF_ERROR(etrt_portable_ints_arg(call, values,
+                                                  spec->kind == ETRT_COPY_FULL ? 0 : 1,
+                                                  call->ints[0], ETRT_MAX_RANK, &count));
+      break;
+    case ETRT_COPY_UNSQUEEZE:
+      ETRT_RETURN_IF_ERROR(etrt_portable_int_arg(call, values, 1, &call->ints[0][0]));
+      count = 1;
+      break;
+    default:
+      break;
+  }
+  call->scalars[0] = count;
+  if (spec->kind == ETRT_COPY_FULL || spec->kind == ETRT_COPY_FULL_LIKE)
+    ETRT_RETURN_IF_ERROR(etrt_portable_scalar_arg(call, values, 1, &call->scalars[1]));
+  if (spec->dim_order >= 0) {
+    int64_t order[ETRT_MAX_RANK];
+    uint32_t n;
+    ETRT_RETURN_IF_ERROR(
+        etrt_portable_ints_arg(call, values, (uint32_t)spec->dim_order, order, ETRT_MAX_RANK, &n));
+    for (uint32_t i = 0; i < n; ++i)
+      if (order[i] != (int64_t)i)
+        return etrt_error(ETRT_ERROR_UNSUPPORTED,
+                          "argument %d (dim_order): only the contiguous dim order is supported",
+                          spec->dim_order);
+  }
+  return ETRT_OK;
+}
+
+/* The result's shape from self's and the arguments. */
+static etrt_status etrt_portable_copy_shape(const etrt_kernel_call *call,
+                                            const etrt_runtime_tensor *self, int32_t *rank,
+                                            int64_t *dims) {
+  const etrt_portable_copy_spec *spec = etrt_portable_copy_of(call);
+  const uint32_t count = (uint32_t)call->scalars[0];
+  const int64_t *ints = call->ints[0];
+  switch (spec->kind) {
+    case ETRT_COPY_FULL:
+    case ETRT_COPY_VIEW: {
+      int64_t known = 1, numel = 1;
+      int infer = -1;
+      for (int32_t i = 0; self != NULL && i < self->rank; ++i) numel *= self->sizes[i];
+      for (uint32_t i = 0; i < count; ++i) {
+        dims[i] = ints[i];
+        if (ints[i] == -1 && infer < 0 && spec->kind == ETRT_COPY_VIEW) {
+          infer = (int)i;
+        } else if (ints[i] < 0) {
+          return etrt_error(ETRT_ERROR_INVALID_ARGUMENT, "%s: size %u is %lld", call->def->name, i,
+                            (long long)ints[i]);
+        } else {
+          known *= ints[i];
+        }
+      }
+      if (infer >= 0) {
+        if (known == 0 || numel % known != 0)
+          return etrt_error(ETRT_ERROR_INVALID_ARGUMENT,
+                            "%s: %lld elements cannot be viewed with the given size",
+                            call->def->name, (long long)numel);
+        dims[infer] = numel / known;
+        known = numel;
+      }
+      if (spec->kind == ETRT_COPY_VIEW && known != numel)
+        return etrt_error(ETRT_ERROR_INVALID_ARGUMENT,
+                          "%s (instruction %u): %lld elements cannot be viewed as %lld",
+                          call->def->name, call->instruction, (long long)numel, (long long)known);
+      *rank = (int32_t)count;
+      return ETRT_OK;
+    }
+    case ETRT_COPY_UNSQUEEZE: {
+      int64_t dim = ints[0] < 0 ? ints[0] + self->rank + 1 : ints[0];
+      if (dim < 0 || dim > self->rank || self->rank >= ETRT_MAX_RANK)
+        return etrt_error(ETRT_ERROR_INVALID_ARGUMENT, "%s: dim %lld is out of range for rank %d",
+                          call->def->name, (long long)ints[0], self->rank);
+      *rank = 0;
+      for (int32_t i = 0; i <= self->rank; ++i)
+        dims[(*rank)++] = i == dim ? 1 : self->sizes[i - (i > dim)];
+      return ETRT_OK;
+    }
+    case ETRT_COPY_SQUEEZE: {
+      int squeeze[ETRT_MAX_RANK] = {0};
+      for (uint32_t i = 0; i < count; ++i) {
+        int64_t dim = ints[i] < 0 ? ints[i] + self->rank : ints[i];
+        if (dim < 0 || dim >= (self->rank ? self->rank : 1))
+          return etrt_error(ETRT_ERROR_INVALID_ARGUMENT, "%s: dim %lld is out of range for rank %d",
+                            call->def->name, (long long)ints[i], self->rank);
+        if (dim < self->rank) squeeze[dim] = self->sizes[dim] == 1; /* ATen: others stay */
+      }
+      *rank = 0;
+      for (int32_t i = 0; i < self->rank; ++i)
+        if (!squeeze[i]) dims[(*rank)++] = self->sizes[i];
+      return ETRT_OK;
+    }
+    default:
+      *rank = self->rank;
+      memcpy(dims, self->sizes, (size_t)self->rank * sizeof *dims);
+      return ETRT_OK;
+  }
+}
+
+static etrt_status etrt_portable_copy_run(etrt_kernel_call *call, etrt_value *values,
+                                          etrt_run_context *context) {
+  (void)context;
+  const etrt_portable_copy_spec *spec = etrt_portable_copy_of(call);
+  const etrt_runtime_tensor *self =
+      spec->kind == ETRT_COPY_FULL ? NULL : &values[call->args[0]].u.tensor;
+  etrt_runtime_tensor *out = &values[call->args[spec->out]].u.tensor;
+  int32_t rank;
+  int64_t dims[ETRT_MAX_RANK];
+  ETRT_RETURN_IF_ERROR(etrt_portable_copy_shape(call, self, &rank, dims));
+  etrt_dtype dtype = out->dtype;
+  if (spec->kind != ETRT_COPY_FULL && spec->kind != ETRT_COPY_FULL_LIKE) dtype = self->dtype;
+  ETRT_RETURN_IF_ERROR(etrt_portable_out_fit(call, out, dtype, rank, dims));
+  size_t nbytes = etrt_runtime_tensor_nbytes(out);
+  if (spec->kind == ETRT_COPY_FULL || spec->kind == ETRT_COPY_FULL_LIKE) {
+    const size_t item = etrt_dtype_size(out->dtype);
+    uint8_t one[8];
+    ETRT_RETURN_IF_ERROR(etrt_portable_scalar_store(call->scalars[1], out->dtype, one));
+    for (size_t at = 0; at < nbytes; at += item) memcpy((uint8_t *)out->data + at, one, item);
+    return ETRT_OK;
+  }
+  if (nbytes > 0 && out->data != self->data) memmove(out->data, self->data, nbytes);
+  return ETRT_OK;
+}
+
+#define COPY(var, name, nargs, kind, out, dim_order) \
+  static const etrt_portable_copy_spec var = {       \
+      {name, nargs, etrt_portable_copy_prepare, etrt_portable_copy_run}, kind, out, dim_order}
+
+COPY(view_copy, "aten::view_copy.out", 4, ETRT_COPY_VIEW, 2, -1);
+COPY(unsafe_view, "aten::_unsafe_view.out", 4, ETRT_COPY_VIEW, 2, -1);
+COPY(unsqueeze_copy, "aten::unsqueeze_copy.out", 4, ETRT_COPY_UNSQUEEZE, 2, -1);
+COPY(squeeze_dims, "aten::squeeze_copy.dims_out", 4, ETRT_COPY_SQUEEZE, 2, -1);
+COPY(squeeze_dim, "aten::squeeze_copy.dim_out", 4, ETRT_COPY_SQUEEZE, 2, -1);
+COPY(clone, "aten::clone.out", 4, ETRT_COPY_SAME, 2, -1);
+COPY(alias_copy, "aten::alias_copy.out", 3, ETRT_COPY_SAME, 1, -1);
+/* _clone_dim_order.out(self, *, bool non_blocking, int[]? dim_order, out). */
+COPY(clone_dim_order, "dim_order_ops::_clone_dim_order.out", 5, ETRT_COPY_SAME, 3, 2);
+COPY(full_like, "aten::full_like.out", 5, ETRT_COPY_FULL_LIKE, 3, -1);
+COPY(full, "aten::full.out", 4, ETRT_COPY_FULL, 2, -1);
+
+#define E ETRT_PORTABLE_ENGINE
+
+/* permute_copy.out(self, int[] dims, *, out). */
+static etrt_status etrt_portable_permute_attributes(etrt_kernel_call *call,
+                                                    const etrt_value *values) {
+  uint32_t count;
+  ETRT_RETURN_IF_ERROR(
+      etrt_portable_ints_arg(call, values, 1, call->ints[1], ETRT_MAX_RANK, &count));
+  return etrt_portable_attribute(
+      call,
+      (etrt_attribute){
+          .name = "perm", .kind = ETRT_ATTRIBUTE_INTS, .count = count, .ints = call->ints[1]});
+}
+static const etrt_portable_spec permute_copy = ETRT_PORTABLE_HOOKED(
+    "aten::permute_copy.out", 4, "Transpose", 0, -1, -1, 2, etrt_portable_permute_attributes);
+static const etrt_portable_spec t_copy =
+    E("aten::t_copy.out", 3, "Transpose", 0, -1, -1, -1, 1, -1, -1, 0);
+
+/* transpose_copy.int_out(self, int dim0, int dim1, *, out): the identity permutation
+ * of self's rank with two dims swapped. */
+static etrt_status etrt_portable_transpose_attributes(etrt_kernel_call *call,
+                                                      const etrt_value *values) {
+  const etrt_runtime_tensor *self;
+  ETRT_RETURN_IF_ERROR(etrt_portable_tensor_arg(call, values, 0, &self));
+  int64_t d0, d1;
+  ETRT_RETURN_IF_ERROR(etrt_portable_int_arg(call, values, 1, &d0));
+  ETRT_RETURN_IF_ERROR(etrt_portable_int_arg(call, values, 2, &d1));
+  if (d0 < 0) d0 += self->rank;
+  if (d1 < 0) d1 += self->rank;
+  if (d0 < 0 || d0 >= self->rank || d1 < 0 || d1 >= self->rank)
+    return etrt_error(ETRT_ERROR_INVALID_ARGUMENT, "dims out of range for rank %d", self->rank);
+  for (int32_t i = 0; i < self->rank; ++i) call->ints[1][i] = i;
+  call->ints[1][d0] = d1;
+  call->ints[1][d1] = d0;
+  return etrt_portable_attribute(
+      call,
+      (etrt_attribute){
+          .name = "perm", .kind = ETRT_ATTRIBUTE_INTS, .count = self->rank, .ints = call->ints[1]});
+}
+static const etrt_portable_spec transpose_copy =
+    ETRT_PORTABLE_HOOKED("aten::transpose_copy.int_out", 5, "Transpose", 0, -1, -1, 3,
+                         etrt_portable_transpose_attributes);
+
+/* expand_copy.out(self, SymInt[] size, *, bool implicit, out): Expand's broadcast, where
+ * -1 keeps a size. */
+static const etrt_portable_spec expand_copy =
+    E("aten::expand_copy.out", 5, "Expand", 0, ETRT_PORTABLE_INTS(1), -1, -1, 3, -1, -1, 0);
+
+/* Gather along the dim in argument `arg`. */
+static etrt_status etrt_portable_gather_axis(etrt_kernel_call *call, const etrt_value *values) {
+  int64_t dim;
+  ETRT_RETURN_IF_ERROR(etrt_portable_int_arg(call, values, 1, &dim));
+  return etrt_portable_attribute(
+      call, (etrt_attribute){.name = "axis", .kind = ETRT_ATTRIBUTE_INT, .i = dim});
+}
+/* select_copy.int_out(self, int dim, SymInt index, *, out). */
+static const etrt_portable_spec select_copy =
+    ETRT_PORTABLE_HOOKED("aten::select_copy.int_out", 5, "Gather", 0, ETRT_PORTABLE_INT(2), -1, 3,
+                         etrt_portable_gather_axis);
+/* index_select.out(self, int dim, Tensor index, *, out). */
+static const etrt_portable_spec index_select = ETRT_PORTABLE_HOOKED(
+    "aten::index_select.out", 5, "Gather", 0, 2, -1, 3, etrt_portable_gather_axis);
+/* embedding.out(weight, indices, padding_idx, scale_grad_by_freq, sparse, *, out):
+ * rows of weight; the other arguments only matter for training. */
+static const etrt_portable_spec embedding =
+    E("aten::embedding.out", 7, "Gather", 0, 1, -1, -1, 5, -1, -1, 0);
+
+const etrt_kernel_def *const etrt_portable_shape[] = {
+    &view_copy.def,      &unsafe_view.def,     &unsqueeze_copy.def,
+    &squeeze_dims.def,   &squeeze_dim.def,     &clone.def,
+    &alias_copy.def,     &clone_dim_order.def, &full_like.def,
+    &full.def,           &permute_copy.def,    &t_copy.def,
+    &transpose_copy.def, &expand_copy.def,     &select_copy.def,
+    &index_select.def,   &embedding.def,       NULL,
+};
