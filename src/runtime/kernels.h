@@ -26,7 +26,7 @@ typedef struct etrt_run_context {
   int other_streams;
 } etrt_run_context;
 
-#define ETRT_KERNEL_MAX_ENGINE_INPUTS 3
+#define ETRT_KERNEL_MAX_ENGINE_INPUTS 5
 #define ETRT_KERNEL_MAX_ATTRIBUTES 8
 
 typedef struct etrt_kernel_def etrt_kernel_def;

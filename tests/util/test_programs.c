@@ -278,6 +278,12 @@ int32_t etrt_test_kp_ints(etrt_test_kp *p, const int64_t *items, uint32_t count)
   return (int32_t)p->num_values++;
 }
 
+int32_t etrt_test_kp_tensor_list(etrt_test_kp *p, const int32_t *items, uint32_t count) {
+  etrt_test_kp_value(p, ETRT_PTE_VALUE_TENSOR_LIST)->tensor_list =
+      etrt_pte_builder_i32s(p->b, items, count);
+  return (int32_t)p->num_values++;
+}
+
 void etrt_test_kp_call(etrt_test_kp *p, const char *op, const int32_t *args, uint32_t num_args) {
   uint32_t index = 0;
   while (index < p->num_ops && strcmp(p->ops[index], op) != 0) ++index;

@@ -17,6 +17,9 @@ static const etrt_portable_spec *etrt_portable_spec_of(const etrt_kernel_call *c
 etrt_status etrt_portable_tensor_arg(const etrt_kernel_call *call, const etrt_value *values,
                                      uint32_t arg, const etrt_runtime_tensor **out) {
   const etrt_value *v = &values[call->args[arg]];
+  if (v->tag == ETRT_VALUE_NONE)
+    return etrt_error(ETRT_ERROR_UNSUPPORTED, "argument %u is None; this kernel needs a tensor",
+                      arg);
   if (v->tag != ETRT_VALUE_TENSOR)
     return etrt_error(ETRT_ERROR_INVALID_FORMAT, "argument %u must be a tensor", arg);
   if (v->u.tensor.device.type != ETRT_DEVICE_CPU)
@@ -280,6 +283,7 @@ etrt_status etrt_portable_engine_prepare(etrt_kernel_call *call, const etrt_valu
     ETRT_RETURN_IF_ERROR(etrt_portable_scalar_arg(call, values, (uint32_t)spec->alpha, &alpha));
   if (spec->beta >= 0)
     ETRT_RETURN_IF_ERROR(etrt_portable_scalar_arg(call, values, (uint32_t)spec->beta, &beta));
+  if (spec->attributes != NULL) ETRT_RETURN_IF_ERROR(spec->attributes(call, values));
   int gemm = strcmp(spec->op_type, "Gemm") == 0;
   if (gemm) {
     ETRT_RETURN_IF_ERROR(etrt_portable_attribute(
@@ -287,7 +291,6 @@ etrt_status etrt_portable_engine_prepare(etrt_kernel_call *call, const etrt_valu
     ETRT_RETURN_IF_ERROR(etrt_portable_attribute(
         call, (etrt_attribute){.name = "beta", .kind = ETRT_ATTRIBUTE_FLOAT, .f = (float)beta}));
   }
-  if (spec->attributes != NULL) ETRT_RETURN_IF_ERROR(spec->attributes(call, values));
   ETRT_RETURN_IF_ERROR(etrt_portable_node(&call->node, &call->state, spec->op_type, num_inputs,
                                           call->node_inputs, &call->node_output, call->attributes,
                                           call->num_attributes));

@@ -45,14 +45,18 @@ etrt_status etrt_portable_engine_prepare(etrt_kernel_call *call, const etrt_valu
 etrt_status etrt_portable_engine_run(etrt_kernel_call *call, etrt_value *values,
                                      etrt_run_context *context);
 
-/* An engine-backed kernel: name, argument count, engine op, three inputs, optional
+/* An engine-backed kernel: name, argument count, engine op, five inputs, optional
  * input, out, alpha, beta, flags, post op, attribute hook, fixed attributes. */
-#define ETRT_PORTABLE_ENGINE_FULL(name_, nargs, op, i0, i1, i2, opt, out_, alpha_, beta_, flags_,  \
-                                  post, hook, fixed_, num_fixed_)                                  \
-  {                                                                                                \
-    {name_, nargs, etrt_portable_engine_prepare, etrt_portable_engine_run}, op, {i0, i1, i2}, opt, \
-        out_, alpha_, beta_, flags_, post, hook, fixed_, num_fixed_                                \
+#define ETRT_PORTABLE_ENGINE5(name_, nargs, op, i0, i1, i2, i3, i4, opt, out_, alpha_, beta_,  \
+                              flags_, post, hook, fixed_, num_fixed_)                          \
+  {                                                                                            \
+    {name_, nargs, etrt_portable_engine_prepare, etrt_portable_engine_run}, op,                \
+        {i0, i1, i2, i3, i4}, opt, out_, alpha_, beta_, flags_, post, hook, fixed_, num_fixed_ \
   }
+#define ETRT_PORTABLE_ENGINE_FULL(name_, nargs, op, i0, i1, i2, opt, out_, alpha_, beta_, flags_, \
+                                  post, hook, fixed_, num_fixed_)                                 \
+  ETRT_PORTABLE_ENGINE5(name_, nargs, op, i0, i1, i2, -1, -1, opt, out_, alpha_, beta_, flags_,   \
+                        post, hook, fixed_, num_fixed_)
 #define ETRT_PORTABLE_ENGINE(name_, nargs, op, i0, i1, i2, opt, out_, alpha_, beta_, flags_)      \
   ETRT_PORTABLE_ENGINE_FULL(name_, nargs, op, i0, i1, i2, opt, out_, alpha_, beta_, flags_, NULL, \
                             NULL, NULL, 0)
@@ -91,5 +95,6 @@ extern const etrt_kernel_def *const etrt_portable_reduce[];
 extern const etrt_kernel_def *const etrt_portable_softmax[];
 extern const etrt_kernel_def *const etrt_portable_shape[];
 extern const etrt_kernel_def *const etrt_portable_conv[];
+extern const etrt_kernel_def *const etrt_portable_norm[];
 
 #endif
