@@ -6,7 +6,7 @@
 static etrt_status etrt_portable_spatial(etrt_kernel_call *call, const etrt_value *values,
                                          uint32_t arg, uint32_t spatial, int slot,
                                          int64_t fallback) {
-  uint32_t count;
+  uint32_t count = 0;
   int64_t *items = call->ints[slot];
   ETRT_RETURN_IF_ERROR(etrt_portable_ints_arg(call, values, arg, items, ETRT_MAX_RANK, &count));
   if (count == 0) {
@@ -36,12 +36,12 @@ static etrt_status etrt_portable_ints_attribute(etrt_kernel_call *call, const ch
 /* convolution.out(input, weight, bias?, stride, padding, dilation, transposed,
  * output_padding, groups, *, out). */
 static etrt_status etrt_portable_conv_attributes(etrt_kernel_call *call, const etrt_value *values) {
-  const etrt_runtime_tensor *input;
+  const etrt_runtime_tensor *input = NULL;
   ETRT_RETURN_IF_ERROR(etrt_portable_tensor_arg(call, values, 0, &input));
   if (input->rank < 3)
     return etrt_error(ETRT_ERROR_INVALID_ARGUMENT, "the input must have rank 3 or more");
   uint32_t spatial = (uint32_t)input->rank - 2;
-  int64_t transposed, groups;
+  int64_t transposed = 0, groups = 1;
   ETRT_RETURN_IF_ERROR(etrt_portable_int_arg(call, values, 6, &transposed));
   if (transposed)
     return etrt_error(ETRT_ERROR_UNSUPPORTED, "argument 6 (transposed): not supported");
@@ -63,7 +63,7 @@ static const etrt_portable_spec convolution =
 /* _adaptive_avg_pool2d.out(self, SymInt[2] output_size, *, out): the 1x1 case. */
 static etrt_status etrt_portable_adaptive_attributes(etrt_kernel_call *call,
                                                      const etrt_value *values) {
-  uint32_t count;
+  uint32_t count = 0;
   ETRT_RETURN_IF_ERROR(
       etrt_portable_ints_arg(call, values, 1, call->ints[0], ETRT_MAX_RANK, &count));
   for (uint32_t i = 0; i < count; ++i)
@@ -82,7 +82,7 @@ static const etrt_portable_spec adaptive_avg_pool2d_public =
  * divisor_override?, *, out). */
 static etrt_status etrt_portable_avg_pool_attributes(etrt_kernel_call *call,
                                                      const etrt_value *values) {
-  int64_t ceil_mode, count_include_pad;
+  int64_t ceil_mode = 0, count_include_pad = 0;
   ETRT_RETURN_IF_ERROR(etrt_portable_spatial(call, values, 1, 2, 0, 1));
   ETRT_RETURN_IF_ERROR(etrt_portable_spatial(call, values, 2, 2, 1, 0));
   if (call->ints[1][0] == 0) { /* stride [] means the kernel size */
@@ -112,7 +112,7 @@ static const etrt_portable_spec avg_pool2d = ETRT_PORTABLE_HOOKED(
  * by max_unpool and training, and are left as they are. */
 static etrt_status etrt_portable_max_pool_attributes(etrt_kernel_call *call,
                                                      const etrt_value *values) {
-  int64_t ceil_mode;
+  int64_t ceil_mode = 0;
   ETRT_RETURN_IF_ERROR(etrt_portable_spatial(call, values, 1, 2, 0, 1));
   ETRT_RETURN_IF_ERROR(etrt_portable_spatial(call, values, 2, 2, 1, 0));
   if (call->ints[1][0] == 0) {

@@ -19,7 +19,7 @@ static const etrt_portable_spec minimum =
 /* add.Scalar_out(self, Scalar other, Scalar alpha, *, out): alpha scales `other`, a
  * constant, so it is folded in the scalar tensor by the scale step. */
 static etrt_status etrt_portable_fold_alpha(etrt_kernel_call *call, const etrt_value *values) {
-  double alpha;
+  double alpha = 1;
   ETRT_RETURN_IF_ERROR(etrt_portable_scalar_arg(call, values, 2, &alpha));
   call->scalars[1] *= alpha;
   return ETRT_OK;

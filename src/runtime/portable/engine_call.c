@@ -229,11 +229,11 @@ static etrt_status etrt_portable_prepare_input(etrt_kernel_call *call, const etr
       *id = -1;
       return ETRT_OK;
     }
-    const etrt_runtime_tensor *t;
+    const etrt_runtime_tensor *t = NULL;
     return etrt_portable_tensor_arg(call, values, (uint32_t)src, &t);
   }
   if (src <= ETRT_PORTABLE_INTS(0)) {
-    uint32_t count;
+    uint32_t count = 0;
     ETRT_RETURN_IF_ERROR(etrt_portable_ints_arg(call, values,
                                                 (uint32_t)(ETRT_PORTABLE_INTS(0) - src),
                                                 call->ints[index], ETRT_MAX_RANK, &count));
@@ -253,7 +253,7 @@ static etrt_status etrt_portable_prepare_input(etrt_kernel_call *call, const etr
   ETRT_RETURN_IF_ERROR(etrt_portable_scalar_arg(call, values, arg, &call->scalars[index]));
   /* The scalar takes the tensor's dtype: ATen promotes an integer tensor with a
    * fractional scalar to float, which this kernel does not do. */
-  const etrt_runtime_tensor *self;
+  const etrt_runtime_tensor *self = NULL;
   ETRT_RETURN_IF_ERROR(etrt_portable_tensor_arg(call, values, (uint32_t)spec->inputs[0], &self));
   double v = call->scalars[index];
   if (!etrt_portable_is_float(self->dtype) && v != (double)(int64_t)v)
@@ -272,7 +272,7 @@ etrt_status etrt_portable_engine_prepare(etrt_kernel_call *call, const etrt_valu
                                                      &call->node_inputs[num_inputs]));
     ++num_inputs;
   }
-  const etrt_runtime_tensor *out;
+  const etrt_runtime_tensor *out = NULL;
   ETRT_RETURN_IF_ERROR(etrt_portable_tensor_arg(call, values, (uint32_t)spec->out, &out));
   call->node_output = (int32_t)num_inputs;
 
@@ -296,7 +296,7 @@ etrt_status etrt_portable_engine_prepare(etrt_kernel_call *call, const etrt_valu
                                           call->num_attributes));
   call->alpha = alpha;
   if (spec->flags & ETRT_PORTABLE_LINEAR) {
-    const etrt_runtime_tensor *w;
+    const etrt_runtime_tensor *w = NULL;
     ETRT_RETURN_IF_ERROR(etrt_portable_tensor_arg(call, values, (uint32_t)spec->inputs[1], &w));
     if (w->rank != 2)
       return etrt_error(ETRT_ERROR_INVALID_ARGUMENT, "the weight must have rank 2, not %d",
@@ -311,7 +311,7 @@ etrt_status etrt_portable_engine_prepare(etrt_kernel_call *call, const etrt_valu
     }
   } else if (!gemm && alpha != 1.0) {
     /* other * alpha goes through a scratch buffer as large as `other` can get. */
-    const etrt_runtime_tensor *other;
+    const etrt_runtime_tensor *other = NULL;
     ETRT_RETURN_IF_ERROR(etrt_portable_tensor_arg(call, values, (uint32_t)spec->inputs[1], &other));
     call->scratch_size = etrt_portable_max_nbytes(other) + 16;
     call->scratch = calloc(1, call->scratch_size);

@@ -10,7 +10,7 @@
 /* (input, weight?, bias?, running_mean, running_var, momentum, eps, *, out0, out1, out2). */
 static etrt_status etrt_portable_batch_norm_attributes(etrt_kernel_call *call,
                                                        const etrt_value *values) {
-  double eps;
+  double eps = 0;
   ETRT_RETURN_IF_ERROR(etrt_portable_scalar_arg(call, values, 6, &eps));
   return etrt_portable_attribute(
       call, (etrt_attribute){.name = "epsilon", .kind = ETRT_ATTRIBUTE_FLOAT, .f = (float)eps});
@@ -24,11 +24,11 @@ static const etrt_portable_spec batch_norm = ETRT_PORTABLE_ENGINE5(
 static etrt_status etrt_portable_layer_norm_attributes(etrt_kernel_call *call,
                                                        const etrt_value *values) {
   int64_t shape[ETRT_MAX_RANK];
-  uint32_t count;
+  uint32_t count = 0;
   ETRT_RETURN_IF_ERROR(etrt_portable_ints_arg(call, values, 1, shape, ETRT_MAX_RANK, &count));
   if (count == 0)
     return etrt_error(ETRT_ERROR_INVALID_ARGUMENT, "argument 1 (normalized_shape) is empty");
-  double eps;
+  double eps = 0;
   ETRT_RETURN_IF_ERROR(etrt_portable_scalar_arg(call, values, 4, &eps));
   ETRT_RETURN_IF_ERROR(etrt_portable_attribute(
       call, (etrt_attribute){.name = "axis", .kind = ETRT_ATTRIBUTE_INT, .i = -(int64_t)count}));

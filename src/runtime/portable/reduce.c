@@ -4,10 +4,10 @@
 /* (self, int[]? dim, bool keepdim, ...): the dims as "axes" (none: every axis). */
 static etrt_status etrt_portable_reduce_attributes(etrt_kernel_call *call,
                                                    const etrt_value *values) {
-  uint32_t count;
+  uint32_t count = 0;
   ETRT_RETURN_IF_ERROR(
       etrt_portable_ints_arg(call, values, 1, call->ints[0], ETRT_MAX_RANK, &count));
-  int64_t keepdim;
+  int64_t keepdim = 0;
   ETRT_RETURN_IF_ERROR(etrt_portable_int_arg(call, values, 2, &keepdim));
   if (count > 0)
     ETRT_RETURN_IF_ERROR(etrt_portable_attribute(
@@ -36,7 +36,7 @@ static etrt_status etrt_portable_arg_attributes(etrt_kernel_call *call, const et
   if (values[call->args[1]].tag == ETRT_VALUE_NONE)
     return etrt_error(ETRT_ERROR_UNSUPPORTED,
                       "argument 1 (dim): None (flattened) is not supported");
-  int64_t dim, keepdim;
+  int64_t dim = 0, keepdim = 0;
   ETRT_RETURN_IF_ERROR(etrt_portable_int_arg(call, values, 1, &dim));
   ETRT_RETURN_IF_ERROR(etrt_portable_int_arg(call, values, 2, &keepdim));
   ETRT_RETURN_IF_ERROR(etrt_portable_attribute(

@@ -30,7 +30,7 @@ static const etrt_portable_copy_spec *etrt_portable_copy_of(const etrt_kernel_ca
 
 static etrt_status etrt_portable_copy_prepare(etrt_kernel_call *call, const etrt_value *values) {
   const etrt_portable_copy_spec *spec = etrt_portable_copy_of(call);
-  const etrt_runtime_tensor *t;
+  const etrt_runtime_tensor *t = NULL;
   if (spec->kind != ETRT_COPY_FULL)
     ETRT_RETURN_IF_ERROR(etrt_portable_tensor_arg(call, values, 0, &t));
   ETRT_RETURN_IF_ERROR(etrt_portable_tensor_arg(call, values, (uint32_t)spec->out, &t));
@@ -55,7 +55,7 @@ static etrt_status etrt_portable_copy_prepare(etrt_kernel_call *call, const etrt
     ETRT_RETURN_IF_ERROR(etrt_portable_scalar_arg(call, values, 1, &call->scalars[1]));
   if (spec->dim_order >= 0) {
     int64_t order[ETRT_MAX_RANK];
-    uint32_t n;
+    uint32_t n = 0;
     ETRT_RETURN_IF_ERROR(
         etrt_portable_ints_arg(call, values, (uint32_t)spec->dim_order, order, ETRT_MAX_RANK, &n));
     for (uint32_t i = 0; i < n; ++i)
@@ -144,7 +144,7 @@ static etrt_status etrt_portable_copy_run(etrt_kernel_call *call, etrt_value *va
   const etrt_runtime_tensor *self =
       spec->kind == ETRT_COPY_FULL ? NULL : &values[call->args[0]].u.tensor;
   etrt_runtime_tensor *out = &values[call->args[spec->out]].u.tensor;
-  int32_t rank;
+  int32_t rank = 0;
   int64_t dims[ETRT_MAX_RANK];
   ETRT_RETURN_IF_ERROR(etrt_portable_copy_shape(call, self, &rank, dims));
   etrt_dtype dtype = out->dtype;
@@ -183,7 +183,7 @@ COPY(full, "aten::full.out", 4, ETRT_COPY_FULL, 2, -1);
 /* permute_copy.out(self, int[] dims, *, out). */
 static etrt_status etrt_portable_permute_attributes(etrt_kernel_call *call,
                                                     const etrt_value *values) {
-  uint32_t count;
+  uint32_t count = 0;
   ETRT_RETURN_IF_ERROR(
       etrt_portable_ints_arg(call, values, 1, call->ints[1], ETRT_MAX_RANK, &count));
   return etrt_portable_attribute(
@@ -200,9 +200,9 @@ static const etrt_portable_spec t_copy =
  * of self's rank with two dims swapped. */
 static etrt_status etrt_portable_transpose_attributes(etrt_kernel_call *call,
                                                       const etrt_value *values) {
-  const etrt_runtime_tensor *self;
+  const etrt_runtime_tensor *self = NULL;
   ETRT_RETURN_IF_ERROR(etrt_portable_tensor_arg(call, values, 0, &self));
-  int64_t d0, d1;
+  int64_t d0 = 0, d1 = 0;
   ETRT_RETURN_IF_ERROR(etrt_portable_int_arg(call, values, 1, &d0));
   ETRT_RETURN_IF_ERROR(etrt_portable_int_arg(call, values, 2, &d1));
   if (d0 < 0) d0 += self->rank;
@@ -228,7 +228,7 @@ static const etrt_portable_spec expand_copy =
 
 /* Gather along the dim in argument `arg`. */
 static etrt_status etrt_portable_gather_axis(etrt_kernel_call *call, const etrt_value *values) {
-  int64_t dim;
+  int64_t dim = 0;
   ETRT_RETURN_IF_ERROR(etrt_portable_int_arg(call, values, 1, &dim));
   return etrt_portable_attribute(
       call, (etrt_attribute){.name = "axis", .kind = ETRT_ATTRIBUTE_INT, .i = dim});

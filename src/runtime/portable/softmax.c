@@ -4,7 +4,7 @@
 /* (self, int dim, bool half_to_float, *, out). */
 static etrt_status etrt_portable_softmax_attributes(etrt_kernel_call *call,
                                                     const etrt_value *values) {
-  int64_t dim, half_to_float;
+  int64_t dim = 0, half_to_float = 0;
   ETRT_RETURN_IF_ERROR(etrt_portable_int_arg(call, values, 1, &dim));
   ETRT_RETURN_IF_ERROR(etrt_portable_int_arg(call, values, 2, &half_to_float));
   if (half_to_float)

@@ -65,7 +65,7 @@ static const etrt_portable_spec gelu =
 /* leaky_relu.out(self, Scalar negative_slope=0.01, *, out). */
 static etrt_status etrt_portable_leaky_attributes(etrt_kernel_call *call,
                                                   const etrt_value *values) {
-  double slope;
+  double slope = 0;
   ETRT_RETURN_IF_ERROR(etrt_portable_scalar_arg(call, values, 1, &slope));
   return etrt_portable_attribute(
       call, (etrt_attribute){.name = "alpha", .kind = ETRT_ATTRIBUTE_FLOAT, .f = (float)slope});
