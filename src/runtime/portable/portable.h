@@ -96,5 +96,6 @@ extern const etrt_kernel_def *const etrt_portable_softmax[];
 extern const etrt_kernel_def *const etrt_portable_shape[];
 extern const etrt_kernel_def *const etrt_portable_conv[];
 extern const etrt_kernel_def *const etrt_portable_norm[];
+extern const etrt_kernel_def *const etrt_portable_concat[];
 
 #endif
