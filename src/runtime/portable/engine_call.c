@@ -168,6 +168,32 @@ etrt_status etrt_portable_scalar_store(double value, etrt_dtype dtype, void *out
   }
 }
 
+double etrt_portable_scalar_load(etrt_dtype dtype, const void *at) {
+  switch (dtype) {
+    case ETRT_DTYPE_FLOAT32:
+      return *(const float *)at;
+    case ETRT_DTYPE_FLOAT64:
+      return *(const double *)at;
+    case ETRT_DTYPE_FLOAT16:
+      return etrt_half_to_float(*(const uint16_t *)at);
+    case ETRT_DTYPE_BFLOAT16:
+      return etrt_bfloat16_to_float(*(const uint16_t *)at);
+    case ETRT_DTYPE_BOOL:
+    case ETRT_DTYPE_UINT8:
+      return *(const uint8_t *)at;
+    case ETRT_DTYPE_INT8:
+      return *(const int8_t *)at;
+    case ETRT_DTYPE_INT16:
+      return *(const int16_t *)at;
+    case ETRT_DTYPE_INT32:
+      return *(const int32_t *)at;
+    case ETRT_DTYPE_INT64:
+      return (double)*(const int64_t *)at;
+    default:
+      return 0;
+  }
+}
+
 static int etrt_portable_is_float(etrt_dtype dtype) {
   return dtype == ETRT_DTYPE_FLOAT32 || dtype == ETRT_DTYPE_FLOAT64 ||
          dtype == ETRT_DTYPE_FLOAT16 || dtype == ETRT_DTYPE_BFLOAT16;

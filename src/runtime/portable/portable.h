@@ -83,6 +83,8 @@ etrt_status etrt_portable_attribute(etrt_kernel_call *call, etrt_attribute attri
  * same rank whose bytes fit. Refuses (writing nothing) otherwise. */
 etrt_status etrt_portable_out_fit(const etrt_kernel_call *call, etrt_runtime_tensor *out,
                                   etrt_dtype dtype, int32_t rank, const int64_t *dims);
+/* Reads one element of `dtype` as a double (0 for a dtype it does not know). */
+double etrt_portable_scalar_load(etrt_dtype dtype, const void *at);
 /* Writes `value` as one element of `dtype`. */
 etrt_status etrt_portable_scalar_store(double value, etrt_dtype dtype, void *out);
 
@@ -97,5 +99,6 @@ extern const etrt_kernel_def *const etrt_portable_shape[];
 extern const etrt_kernel_def *const etrt_portable_conv[];
 extern const etrt_kernel_def *const etrt_portable_norm[];
 extern const etrt_kernel_def *const etrt_portable_concat[];
+extern const etrt_kernel_def *const etrt_portable_fill[];
 
 #endif

@@ -1,20 +1,19 @@
 /* Views and copies as ExecuTorch defines them (every *_copy writes its own out
  * tensor): the byte copies (view_copy, unsqueeze_copy, squeeze_copy, clone,
- * _clone_dim_order, alias_copy), the fills (full, full_like), and the engine-backed
- * ones (permute_copy, t_copy, transpose_copy, expand_copy, select_copy,
+ * _clone_dim_order, alias_copy), the conversion _to_dim_order_copy, and the
+ * engine-backed ones (permute_copy, t_copy, transpose_copy, expand_copy, select_copy,
  * index_select, embedding). Tensors are contiguous: a dim order other than the
  * contiguous one is refused. */
 #include <string.h>
 
+#include "base/dtype.h"
 #include "runtime/portable/portable.h"
 
 typedef enum etrt_portable_copy_kind {
   ETRT_COPY_VIEW,      /* (self, size, *, out) */
   ETRT_COPY_UNSQUEEZE, /* (self, dim, *, out) */
   ETRT_COPY_SQUEEZE,   /* (self, dim or dims, *, out) */
-  ETRT_COPY_SAME,      /* (self, ..., *, out): clone, alias_copy, _clone_dim_order */
-  ETRT_COPY_FULL_LIKE, /* (self, fill_value, *, memory_format, out) */
-  ETRT_COPY_FULL       /* (size, fill_value, *, out) */
+  ETRT_COPY_SAME       /* (self, ..., *, out): clone, alias_copy, _clone_dim_order */
 } etrt_portable_copy_kind;
 
 typedef struct etrt_portable_copy_spec {
@@ -31,17 +30,14 @@ static const etrt_portable_copy_spec *etrt_portable_copy_of(const etrt_kernel_ca
 static etrt_status etrt_portable_copy_prepare(etrt_kernel_call *call, const etrt_value *values) {
   const etrt_portable_copy_spec *spec = etrt_portable_copy_of(call);
   const etrt_runtime_tensor *t = NULL;
-  if (spec->kind != ETRT_COPY_FULL)
-    ETRT_RETURN_IF_ERROR(etrt_portable_tensor_arg(call, values, 0, &t));
+  ETRT_RETURN_IF_ERROR(etrt_portable_tensor_arg(call, values, 0, &t));
   ETRT_RETURN_IF_ERROR(etrt_portable_tensor_arg(call, values, (uint32_t)spec->out, &t));
   uint32_t count = 0;
   switch (spec->kind) {
     case ETRT_COPY_VIEW:
     case ETRT_COPY_SQUEEZE:
-    case ETRT_COPY_FULL:
-      ETRT_RETURN_IF_ERROR(etrt_portable_ints_arg(call, values,
-                                                  spec->kind == ETRT_COPY_FULL ? 0 : 1,
-                                                  call->ints[0], ETRT_MAX_RANK, &count));
+      ETRT_RETURN_IF_ERROR(
+          etrt_portable_ints_arg(call, values, 1, call->ints[0], ETRT_MAX_RANK, &count));
       break;
     case ETRT_COPY_UNSQUEEZE:
       ETRT_RETURN_IF_ERROR(etrt_portable_int_arg(call, values, 1, &call->ints[0][0]));
@@ -51,8 +47,6 @@ static etrt_status etrt_portable_copy_prepare(etrt_kernel_call *call, const etrt
       break;
   }
   call->scalars[0] = count;
-  if (spec->kind == ETRT_COPY_FULL || spec->kind == ETRT_COPY_FULL_LIKE)
-    ETRT_RETURN_IF_ERROR(etrt_portable_scalar_arg(call, values, 1, &call->scalars[1]));
   if (spec->dim_order >= 0) {
     int64_t order[ETRT_MAX_RANK];
     uint32_t n = 0;
@@ -75,14 +69,13 @@ static etrt_status etrt_portable_copy_shape(const etrt_kernel_call *call,
   const uint32_t count = (uint32_t)call->scalars[0];
   const int64_t *ints = call->ints[0];
   switch (spec->kind) {
-    case ETRT_COPY_FULL:
     case ETRT_COPY_VIEW: {
       int64_t known = 1, numel = 1;
       int infer = -1;
-      for (int32_t i = 0; self != NULL && i < self->rank; ++i) numel *= self->sizes[i];
+      for (int32_t i = 0; i < self->rank; ++i) numel *= self->sizes[i];
       for (uint32_t i = 0; i < count; ++i) {
         dims[i] = ints[i];
-        if (ints[i] == -1 && infer < 0 && spec->kind == ETRT_COPY_VIEW) {
+        if (ints[i] == -1 && infer < 0) {
           infer = (int)i;
         } else if (ints[i] < 0) {
           return etrt_error(ETRT_ERROR_INVALID_ARGUMENT, "%s: size %u is %lld", call->def->name, i,
@@ -99,7 +92,7 @@ static etrt_status etrt_portable_copy_shape(const etrt_kernel_call *call,
         dims[infer] = numel / known;
         known = numel;
       }
-      if (spec->kind == ETRT_COPY_VIEW && known != numel)
+      if (known != numel)
         return etrt_error(ETRT_ERROR_INVALID_ARGUMENT,
                           "%s (instruction %u): %lld elements cannot be viewed as %lld",
                           call->def->name, call->instruction, (long long)numel, (long long)known);
@@ -141,23 +134,13 @@ static etrt_status etrt_portable_copy_run(etrt_kernel_call *call, etrt_value *va
                                           etrt_run_context *context) {
   (void)context;
   const etrt_portable_copy_spec *spec = etrt_portable_copy_of(call);
-  const etrt_runtime_tensor *self =
-      spec->kind == ETRT_COPY_FULL ? NULL : &values[call->args[0]].u.tensor;
+  const etrt_runtime_tensor *self = &values[call->args[0]].u.tensor;
   etrt_runtime_tensor *out = &values[call->args[spec->out]].u.tensor;
   int32_t rank = 0;
   int64_t dims[ETRT_MAX_RANK];
   ETRT_RETURN_IF_ERROR(etrt_portable_copy_shape(call, self, &rank, dims));
-  etrt_dtype dtype = out->dtype;
-  if (spec->kind != ETRT_COPY_FULL && spec->kind != ETRT_COPY_FULL_LIKE) dtype = self->dtype;
-  ETRT_RETURN_IF_ERROR(etrt_portable_out_fit(call, out, dtype, rank, dims));
+  ETRT_RETURN_IF_ERROR(etrt_portable_out_fit(call, out, self->dtype, rank, dims));
   size_t nbytes = etrt_runtime_tensor_nbytes(out);
-  if (spec->kind == ETRT_COPY_FULL || spec->kind == ETRT_COPY_FULL_LIKE) {
-    const size_t item = etrt_dtype_size(out->dtype);
-    uint8_t one[8];
-    ETRT_RETURN_IF_ERROR(etrt_portable_scalar_store(call->scalars[1], out->dtype, one));
-    for (size_t at = 0; at < nbytes; at += item) memcpy((uint8_t *)out->data + at, one, item);
-    return ETRT_OK;
-  }
   if (nbytes > 0 && out->data != self->data) memmove(out->data, self->data, nbytes);
   return ETRT_OK;
 }
@@ -175,8 +158,6 @@ COPY(clone, "aten::clone.out", 4, ETRT_COPY_SAME, 2, -1);
 COPY(alias_copy, "aten::alias_copy.out", 3, ETRT_COPY_SAME, 1, -1);
 /* _clone_dim_order.out(self, *, bool non_blocking, int[]? dim_order, out). */
 COPY(clone_dim_order, "dim_order_ops::_clone_dim_order.out", 5, ETRT_COPY_SAME, 3, 2);
-COPY(full_like, "aten::full_like.out", 5, ETRT_COPY_FULL_LIKE, 3, -1);
-COPY(full, "aten::full.out", 4, ETRT_COPY_FULL, 2, -1);
 
 #define E ETRT_PORTABLE_ENGINE
 
@@ -245,11 +226,39 @@ static const etrt_portable_spec index_select = ETRT_PORTABLE_HOOKED(
 static const etrt_portable_spec embedding =
     E("aten::embedding.out", 7, "Gather", 0, 1, -1, -1, 5, -1, -1, 0);
 
+/* gather.out(self, int dim, Tensor index, *, bool sparse_grad, out). */
+static const etrt_portable_spec gather = ETRT_PORTABLE_HOOKED(
+    "aten::gather.out", 6, "GatherElements", 0, 2, -1, 4, etrt_portable_gather_axis);
+
+/* _to_dim_order_copy.out(self, *, bool non_blocking, int[]? dim_order, out): a copy
+ * converted to the out tensor's dtype (Cast), in the contiguous dim order. */
+static etrt_status etrt_portable_to_copy_attributes(etrt_kernel_call *call,
+                                                    const etrt_value *values) {
+  const etrt_runtime_tensor *out = NULL;
+  ETRT_RETURN_IF_ERROR(etrt_portable_tensor_arg(call, values, 3, &out));
+  int64_t order[ETRT_MAX_RANK];
+  uint32_t n = 0;
+  ETRT_RETURN_IF_ERROR(etrt_portable_ints_arg(call, values, 2, order, ETRT_MAX_RANK, &n));
+  for (uint32_t i = 0; i < n; ++i)
+    if (order[i] != (int64_t)i)
+      return etrt_error(ETRT_ERROR_UNSUPPORTED,
+                        "argument 2 (dim_order): only the contiguous dim order is supported");
+  return etrt_portable_attribute(
+      call, (etrt_attribute){
+                .name = "to", .kind = ETRT_ATTRIBUTE_INT, .i = etrt_dtype_to_onnx(out->dtype)});
+}
+static const etrt_portable_spec to_dim_order_copy =
+    ETRT_PORTABLE_HOOKED("dim_order_ops::_to_dim_order_copy.out", 5, "Cast", 0, -1, -1, 3,
+                         etrt_portable_to_copy_attributes);
+
 const etrt_kernel_def *const etrt_portable_shape[] = {
-    &view_copy.def,      &unsafe_view.def,     &unsqueeze_copy.def,
-    &squeeze_dims.def,   &squeeze_dim.def,     &clone.def,
-    &alias_copy.def,     &clone_dim_order.def, &full_like.def,
-    &full.def,           &permute_copy.def,    &t_copy.def,
-    &transpose_copy.def, &expand_copy.def,     &select_copy.def,
-    &index_select.def,   &embedding.def,       NULL,
+    &gather.def,         &to_dim_order_copy.def,
+    &view_copy.def,      &unsafe_view.def,
+    &unsqueeze_copy.def, &squeeze_dims.def,
+    &squeeze_dim.def,    &clone.def,
+    &alias_copy.def,     &clone_dim_order.def,
+    &permute_copy.def,   &t_copy.def,
+    &transpose_copy.def, &expand_copy.def,
+    &select_copy.def,    &index_select.def,
+    &embedding.def,      NULL,
 };
