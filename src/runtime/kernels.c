@@ -41,6 +41,11 @@ void etrt_kernel_call_release(etrt_kernel_call *call) {
   free(call->state);
   free(call->scale_state);
   free(call->post_state);
+  for (int i = 0; i < ETRT_KERNEL_MAX_ENGINE_INPUTS; ++i) {
+    free(call->cast_state[i]);
+    free(call->cast_scratch[i]);
+    call->cast_state[i] = call->cast_scratch[i] = NULL;
+  }
   free(call->scratch);
   call->state = call->scale_state = call->post_state = call->scratch = NULL;
 }

@@ -48,6 +48,11 @@ typedef struct etrt_kernel_call {
   etrt_node scale_node;
   void *scale_state;
   double alpha;
+  /* Inputs cast to the out tensor's dtype first (ATen's type promotion), into
+   * scratch as large as the input can get. */
+  etrt_node cast_node[ETRT_KERNEL_MAX_ENGINE_INPUTS];
+  void *cast_state[ETRT_KERNEL_MAX_ENGINE_INPUTS];
+  void *cast_scratch[ETRT_KERNEL_MAX_ENGINE_INPUTS];
   /* An operation applied to the result after the first (silu: x * sigmoid(x)). */
   etrt_node post_node;
   void *post_state;

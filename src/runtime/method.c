@@ -143,6 +143,8 @@ static etrt_status etrt_method_tensor_value(etrt_method *m, size_t index, const 
   }
   rt->dynamic = t->shape_dynamism != ETRT_PTE_SHAPE_STATIC;
   rt->device = etrt_pte_tensor_device(t);
+  for (size_t i = 0; i < t->dim_order.count; ++i)
+    if (t->dim_order.data[i] != i) rt->permuted = 1;
   size_t nbytes = etrt_runtime_tensor_nbytes(rt);
   if (nbytes == SIZE_MAX)
     return etrt_error(ETRT_ERROR_INVALID_FORMAT, "value %zu: tensor size overflows", index);

@@ -60,7 +60,8 @@ static void test_scalar_variants(void) {
 }
 
 /* int32 and int64 tensors: mul.Scalar_out by an integral scalar keeps the dtype; a
- * fractional one (ATen promotes to float) is refused when the method is created. */
+ * fractional one into an int32 out tensor (ATen would compute in float and refuse
+ * the cast back) is refused when the method is created. */
 static void test_integer_dtypes(void) {
   for (int fractional = 0; fractional < 2; ++fractional) {
     etrt_test_kp p;
@@ -96,6 +97,43 @@ static void test_integer_dtypes(void) {
   etrt_tensor_view v = {in, ETRT_DTYPE_INT64, 2, {2, 2}};
   CHECK_OK(etrt_test_kp_run(pte, size, &v, 1, out, sizeof out, NULL));
   CHECK(out[0] == 5 && out[1] == 9 && out[2] == 5 && out[3] == 6);
+  free(pte);
+}
+
+/* ATen's promotion: int32 * 2.5 into a float out tensor, int64 / int64 into float
+ * (true division), int32 + float32 -> float32. */
+static void test_type_promotion(void) {
+  etrt_test_kp p;
+  etrt_test_kp_init(&p);
+  int64_t d[3] = {2, 4, -8};
+  float f[3] = {0.5f, 0.25f, -1};
+  int32_t x = etrt_test_kp_tensor(&p, ETRT_DTYPE_INT32, 1, (int32_t[]){3}, NULL, 0);
+  int32_t k = etrt_test_kp_double(&p, 2.5), one = etrt_test_kp_int(&p, 1);
+  int32_t dv = etrt_test_kp_tensor(&p, ETRT_DTYPE_INT64, 1, (int32_t[]){3}, d, 0);
+  int32_t fv = etrt_test_kp_tensor(&p, F32, 1, (int32_t[]){3}, f, 0);
+  int32_t a = etrt_test_kp_tensor(&p, F32, 1, (int32_t[]){3}, NULL, 0);
+  int32_t b = etrt_test_kp_tensor(&p, F32, 1, (int32_t[]){3}, NULL, 0);
+  int32_t c = etrt_test_kp_tensor(&p, F32, 1, (int32_t[]){3}, NULL, 0);
+  int32_t x64 = etrt_test_kp_tensor(&p, ETRT_DTYPE_INT64, 1, (int32_t[]){3}, NULL, 0);
+  etrt_test_kp_call(&p, "aten::mul.Scalar_out", (int32_t[]){x, k, a, a}, 4);
+  etrt_test_kp_call(&p, "aten::add.out", (int32_t[]){x, dv, one, x64, x64}, 5);
+  etrt_test_kp_call(&p, "aten::div.out", (int32_t[]){x64, dv, b, b}, 4);
+  etrt_test_kp_call(&p, "aten::add.out", (int32_t[]){x, fv, one, c, c}, 5);
+  size_t size;
+  uint8_t *pte = etrt_test_kp_write(&p, &x, 1, (int32_t[]){a, b, c}, 3, &size);
+  int32_t in[3] = {3, -5, 7};
+  etrt_tensor_view v = {in, ETRT_DTYPE_INT32, 1, {3}}, o[3];
+  etrt_program *program;
+  etrt_method *method;
+  CHECK_OK(etrt_test_kp_execute(pte, size, &v, 1, &program, &method));
+  for (uint32_t i = 0; i < 3; ++i) CHECK_OK(etrt_method_get_output(method, i, &o[i]));
+  for (int i = 0; i < 3; ++i) {
+    CHECK_NEAR(((float *)o[0].data)[i], in[i] * 2.5, 1e-6);
+    CHECK_NEAR(((float *)o[1].data)[i], (double)(in[i] + d[i]) / d[i], 1e-6);
+    CHECK_NEAR(((float *)o[2].data)[i], in[i] + f[i], 1e-6);
+  }
+  etrt_method_destroy(method);
+  etrt_program_destroy(program);
   free(pte);
 }
 
@@ -142,7 +180,8 @@ static void test_resize_within_bounds(void) {
   free(pte);
 }
 
-/* A float result into an int32 out tensor is refused, naming both dtypes. */
+/* A float result into an int32 out tensor is refused when the method is created,
+ * naming both dtypes. */
 static void test_wrong_out_dtype(void) {
   etrt_test_kp p;
   etrt_test_kp_init(&p);
@@ -155,7 +194,9 @@ static void test_wrong_out_dtype(void) {
   int32_t out[2];
   etrt_tensor_view v = {in, F32, 1, {2}};
   CHECK_FAILS(etrt_test_kp_run(pte, size, &v, 1, out, sizeof out, NULL),
-              ETRT_ERROR_INVALID_ARGUMENT, "the result is float32, the out tensor int32");
+              ETRT_ERROR_INVALID_ARGUMENT,
+              "instruction 0 (aten::div.out): argument 0 is float32; the result cannot be written "
+              "to the int32 out tensor");
   free(pte);
 }
 
@@ -163,6 +204,7 @@ int main(void) {
   RUN_TEST(test_add_broadcast_alpha);
   RUN_TEST(test_scalar_variants);
   RUN_TEST(test_integer_dtypes);
+  RUN_TEST(test_type_promotion);
   RUN_TEST(test_resize_within_bounds);
   RUN_TEST(test_wrong_out_dtype);
   return TEST_EXIT();

@@ -126,6 +126,25 @@ static void test_dim_order_and_view_refusals(void) {
   free(pte);
 }
 
+/* A channels-last tensor (its dim order in the program) is refused when the method
+ * is created, not computed as if it were contiguous. */
+static void test_channels_last_refused(void) {
+  etrt_test_kp p;
+  etrt_test_kp_init(&p);
+  int32_t x = etrt_test_kp_tensor(&p, F32, 4, (int32_t[]){1, 2, 2, 2}, NULL, 0);
+  etrt_test_kp_dim_order(&p, x, (uint8_t[]){0, 2, 3, 1});
+  int32_t y = etrt_test_kp_tensor(&p, F32, 4, (int32_t[]){1, 2, 2, 2}, NULL, 0);
+  etrt_test_kp_call(&p, "aten::relu.out", (int32_t[]){x, y, y}, 3);
+  size_t size;
+  uint8_t *pte = etrt_test_kp_write(&p, &x, 1, &y, 1, &size);
+  float in[8] = {0}, out[8];
+  etrt_tensor_view v = {in, F32, 4, {1, 2, 2, 2}};
+  CHECK_FAILS(etrt_test_kp_run(pte, size, &v, 1, out, sizeof out, NULL), ETRT_ERROR_UNSUPPORTED,
+              "instruction 0 (aten::relu.out): argument 0 has a dim order other than the "
+              "contiguous one");
+  free(pte);
+}
+
 /* An operator the runtime lacks, or a known one with the wrong argument count, is
  * refused when the method is created, naming the operator and the instruction. */
 static void test_unknown_operator_refused_at_load(void) {
@@ -163,6 +182,7 @@ int main(void) {
   RUN_TEST(test_copy_chain);
   RUN_TEST(test_transpose_embedding_fill);
   RUN_TEST(test_dim_order_and_view_refusals);
+  RUN_TEST(test_channels_last_refused);
   RUN_TEST(test_unknown_operator_refused_at_load);
   return TEST_EXIT();
 }

@@ -244,6 +244,11 @@ int32_t etrt_test_kp_tensor(etrt_test_kp *p, etrt_dtype dtype, int32_t rank, con
   return (int32_t)p->num_values++;
 }
 
+void etrt_test_kp_dim_order(etrt_test_kp *p, int32_t value, const uint8_t *order) {
+  etrt_pte_tensor *t = &p->values[value].tensor;
+  t->dim_order = etrt_pte_builder_u8s(p->b, order, t->sizes.count);
+}
+
 int32_t etrt_test_kp_int(etrt_test_kp *p, int64_t value) {
   etrt_test_kp_value(p, ETRT_PTE_VALUE_INT)->int_val = value;
   return (int32_t)p->num_values++;

@@ -82,6 +82,8 @@ void etrt_test_kp_init(etrt_test_kp *p);
 /* A tensor of `dtype` (constant: its bytes; NULL: planned); returns its value index. */
 int32_t etrt_test_kp_tensor(etrt_test_kp *p, etrt_dtype dtype, int32_t rank, const int32_t *sizes,
                             const void *constant, int dynamic);
+/* Gives tensor `value` the dim order `order` (rank entries), e.g. channels-last. */
+void etrt_test_kp_dim_order(etrt_test_kp *p, int32_t value, const uint8_t *order);
 int32_t etrt_test_kp_int(etrt_test_kp *p, int64_t value);
 int32_t etrt_test_kp_double(etrt_test_kp *p, double value);
 int32_t etrt_test_kp_bool(etrt_test_kp *p, int value);

@@ -24,7 +24,8 @@ static const etrt_portable_spec logical_or =
     E("aten::logical_or.out", 4, "Or", 0, 1, -1, -1, 2, -1, -1, 0);
 /* where.self_out(condition, self, other, *, out). */
 static const etrt_portable_spec where =
-    E("aten::where.self_out", 5, "Where", 0, 1, 2, -1, 3, -1, -1, 0);
+    E("aten::where.self_out", 5, "Where", 0, 1, 2, -1, 3, -1, -1,
+      ETRT_PORTABLE_PROMOTE | ETRT_PORTABLE_PROMOTE_SKIP_FIRST);
 
 const etrt_kernel_def *const etrt_portable_compare[] = {
     &eq_t.def,        &eq_s.def,        &ne_t.def,       &ne_s.def,  &lt_t.def, &lt_s.def,

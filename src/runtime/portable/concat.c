@@ -39,10 +39,11 @@ static etrt_status etrt_portable_join_prepare(etrt_kernel_call *call, const etrt
       return etrt_error(ETRT_ERROR_INVALID_ARGUMENT, "argument %d is an empty list", spec->list);
     for (uint32_t i = 0; i < list->u.tensor_list.count; ++i) {
       const etrt_value *v = &values[list->u.tensor_list.items[i]];
-      if (v->tag != ETRT_VALUE_TENSOR || v->u.tensor.device.type != ETRT_DEVICE_CPU)
+      if (v->tag != ETRT_VALUE_TENSOR || v->u.tensor.device.type != ETRT_DEVICE_CPU ||
+          v->u.tensor.permuted)
         return etrt_error(ETRT_ERROR_INVALID_FORMAT,
-                          "argument %d: item %u must be a tensor planned on the CPU", spec->list,
-                          i);
+                          "argument %d: item %u must be a contiguous tensor planned on the CPU",
+                          spec->list, i);
     }
   }
   if (spec->kind == ETRT_JOIN_SPLIT || spec->kind == ETRT_JOIN_UNBIND ||

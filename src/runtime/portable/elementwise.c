@@ -4,18 +4,20 @@
 
 #define S ETRT_PORTABLE_SCALAR
 #define E ETRT_PORTABLE_ENGINE
+#define P ETRT_PORTABLE_PROMOTE
 
-/* add.out(self, other, *, alpha, out): args [self, other, alpha, out, ret]. */
-static const etrt_portable_spec add = E("aten::add.out", 5, "Add", 0, 1, -1, -1, 3, 2, -1, 0);
-static const etrt_portable_spec sub = E("aten::sub.out", 5, "Sub", 0, 1, -1, -1, 3, 2, -1, 0);
-static const etrt_portable_spec mul = E("aten::mul.out", 4, "Mul", 0, 1, -1, -1, 2, -1, -1, 0);
-static const etrt_portable_spec div = E("aten::div.out", 4, "Div", 0, 1, -1, -1, 2, -1, -1, 0);
+/* add.out(self, other, *, alpha, out): args [self, other, alpha, out, ret]. Inputs of
+ * another dtype than the out tensor are promoted to it (int + float -> float). */
+static const etrt_portable_spec add = E("aten::add.out", 5, "Add", 0, 1, -1, -1, 3, 2, -1, P);
+static const etrt_portable_spec sub = E("aten::sub.out", 5, "Sub", 0, 1, -1, -1, 3, 2, -1, P);
+static const etrt_portable_spec mul = E("aten::mul.out", 4, "Mul", 0, 1, -1, -1, 2, -1, -1, P);
+static const etrt_portable_spec div = E("aten::div.out", 4, "Div", 0, 1, -1, -1, 2, -1, -1, P);
 static const etrt_portable_spec pow_tt =
-    E("aten::pow.Tensor_Tensor_out", 4, "Pow", 0, 1, -1, -1, 2, -1, -1, 0);
+    E("aten::pow.Tensor_Tensor_out", 4, "Pow", 0, 1, -1, -1, 2, -1, -1, P);
 static const etrt_portable_spec maximum =
-    E("aten::maximum.out", 4, "Max", 0, 1, -1, -1, 2, -1, -1, 0);
+    E("aten::maximum.out", 4, "Max", 0, 1, -1, -1, 2, -1, -1, P);
 static const etrt_portable_spec minimum =
-    E("aten::minimum.out", 4, "Min", 0, 1, -1, -1, 2, -1, -1, 0);
+    E("aten::minimum.out", 4, "Min", 0, 1, -1, -1, 2, -1, -1, P);
 /* add.Scalar_out(self, Scalar other, Scalar alpha, *, out): alpha scales `other`, a
  * constant, so it is folded in the scalar tensor by the scale step. */
 static etrt_status etrt_portable_fold_alpha(etrt_kernel_call *call, const etrt_value *values) {
@@ -24,16 +26,18 @@ static etrt_status etrt_portable_fold_alpha(etrt_kernel_call *call, const etrt_v
   call->scalars[1] *= alpha;
   return ETRT_OK;
 }
-static const etrt_portable_spec add_s = ETRT_PORTABLE_HOOKED("aten::add.Scalar_out", 5, "Add", 0,
-                                                             S(1), -1, 3, etrt_portable_fold_alpha);
-static const etrt_portable_spec sub_s = ETRT_PORTABLE_HOOKED("aten::sub.Scalar_out", 5, "Sub", 0,
-                                                             S(1), -1, 3, etrt_portable_fold_alpha);
+static const etrt_portable_spec add_s =
+    ETRT_PORTABLE_ENGINE_FULL("aten::add.Scalar_out", 5, "Add", 0, S(1), -1, -1, 3, -1, -1, P, NULL,
+                              etrt_portable_fold_alpha, NULL, 0);
+static const etrt_portable_spec sub_s =
+    ETRT_PORTABLE_ENGINE_FULL("aten::sub.Scalar_out", 5, "Sub", 0, S(1), -1, -1, 3, -1, -1, P, NULL,
+                              etrt_portable_fold_alpha, NULL, 0);
 static const etrt_portable_spec mul_s =
-    E("aten::mul.Scalar_out", 4, "Mul", 0, S(1), -1, -1, 2, -1, -1, 0);
+    E("aten::mul.Scalar_out", 4, "Mul", 0, S(1), -1, -1, 2, -1, -1, P);
 static const etrt_portable_spec div_s =
-    E("aten::div.Scalar_out", 4, "Div", 0, S(1), -1, -1, 2, -1, -1, 0);
+    E("aten::div.Scalar_out", 4, "Div", 0, S(1), -1, -1, 2, -1, -1, P);
 static const etrt_portable_spec pow_ts =
-    E("aten::pow.Tensor_Scalar_out", 4, "Pow", 0, S(1), -1, -1, 2, -1, -1, 0);
+    E("aten::pow.Tensor_Scalar_out", 4, "Pow", 0, S(1), -1, -1, 2, -1, -1, P);
 
 const etrt_kernel_def *const etrt_portable_elementwise[] = {
     &add.def,   &sub.def,   &mul.def,   &div.def,   &pow_tt.def, &maximum.def, &minimum.def,

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/dtype.h"
 #include "base/half.h"
 #include "base/status.h"
 #include "runtime/portable/portable.h"
@@ -25,6 +26,11 @@ etrt_status etrt_portable_tensor_arg(const etrt_kernel_call *call, const etrt_va
   if (v->u.tensor.device.type != ETRT_DEVICE_CPU)
     return etrt_error(ETRT_ERROR_UNSUPPORTED,
                       "argument %u is planned on a device; this operator runs on the CPU", arg);
+  if (v->u.tensor.permuted)
+    return etrt_error(ETRT_ERROR_UNSUPPORTED,
+                      "argument %u has a dim order other than the contiguous one (channels-last); "
+                      "the portable operators take contiguous tensors",
+                      arg);
   *out = &v->u.tensor;
   return ETRT_OK;
 }
@@ -277,16 +283,56 @@ static etrt_status etrt_portable_prepare_input(etrt_kernel_call *call, const etr
     return ETRT_OK;
   }
   ETRT_RETURN_IF_ERROR(etrt_portable_scalar_arg(call, values, arg, &call->scalars[index]));
-  /* The scalar takes the tensor's dtype: ATen promotes an integer tensor with a
-   * fractional scalar to float, which this kernel does not do. */
+  /* The scalar takes the first input's dtype (after promotion: the out tensor's). An
+   * integer computation with a fractional scalar would be ATen's float promotion. */
   const etrt_runtime_tensor *self = NULL;
-  ETRT_RETURN_IF_ERROR(etrt_portable_tensor_arg(call, values, (uint32_t)spec->inputs[0], &self));
+  ETRT_RETURN_IF_ERROR(etrt_portable_tensor_arg(
+      call, values, (uint32_t)((spec->flags & ETRT_PORTABLE_PROMOTE) ? spec->out : spec->inputs[0]),
+      &self));
   double v = call->scalars[index];
   if (!etrt_portable_is_float(self->dtype) && v != (double)(int64_t)v)
     return etrt_error(ETRT_ERROR_UNSUPPORTED,
                       "argument %u: a fractional scalar with a %s tensor (type promotion to "
                       "float) is not supported",
                       arg, etrt_dtype_name(self->dtype));
+  return ETRT_OK;
+}
+
+/* A Cast to the out tensor's dtype for each tensor input of another dtype. */
+static etrt_status etrt_portable_prepare_casts(etrt_kernel_call *call, const etrt_value *values,
+                                               const etrt_runtime_tensor *out) {
+  const etrt_portable_spec *spec = etrt_portable_spec_of(call);
+  static const int32_t cast_input = 0, cast_output = 1;
+  const uint32_t first = (spec->flags & ETRT_PORTABLE_PROMOTE_SKIP_FIRST) ? 1 : 0;
+  etrt_attribute *to = NULL;
+  for (uint32_t i = first; i < call->node.num_inputs; ++i) {
+    int src = spec->inputs[i];
+    if (src < 0 || call->node_inputs[i] < 0) continue;
+    const etrt_runtime_tensor *t = &values[call->args[src]].u.tensor;
+    if (t->dtype == out->dtype) continue;
+    /* ATen computes in the promoted dtype and refuses to narrow it into the out tensor:
+     * float into an integer, or anything but bool into bool. */
+    int narrows = (etrt_portable_is_float(t->dtype) && !etrt_portable_is_float(out->dtype)) ||
+                  (t->dtype != ETRT_DTYPE_BOOL && out->dtype == ETRT_DTYPE_BOOL);
+    if (narrows)
+      return etrt_error(ETRT_ERROR_INVALID_ARGUMENT,
+                        "argument %d is %s; the result cannot be written to the %s out tensor", src,
+                        etrt_dtype_name(t->dtype), etrt_dtype_name(out->dtype));
+    if (to == NULL) {
+      ETRT_RETURN_IF_ERROR(etrt_portable_attribute(
+          call,
+          (etrt_attribute){
+              .name = "to", .kind = ETRT_ATTRIBUTE_INT, .i = etrt_dtype_to_onnx(out->dtype)}));
+      to = &call->attributes[call->num_attributes - 1];
+    }
+    size_t size =
+        etrt_portable_max_nbytes(t) / etrt_dtype_size(t->dtype) * etrt_dtype_size(out->dtype);
+    call->cast_scratch[i] = calloc(1, size ? size : 1);
+    if (call->cast_scratch[i] == NULL)
+      return etrt_error(ETRT_ERROR_OUT_OF_MEMORY, "out of memory for a promoted input");
+    ETRT_RETURN_IF_ERROR(etrt_portable_node(&call->cast_node[i], &call->cast_state[i], "Cast", 1,
+                                            &cast_input, &cast_output, to, 1));
+  }
   return ETRT_OK;
 }
 
@@ -321,6 +367,8 @@ etrt_status etrt_portable_engine_prepare(etrt_kernel_call *call, const etrt_valu
                                           call->node_inputs, &call->node_output, call->attributes,
                                           call->num_attributes));
   call->alpha = alpha;
+  if (spec->flags & ETRT_PORTABLE_PROMOTE)
+    ETRT_RETURN_IF_ERROR(etrt_portable_prepare_casts(call, values, out));
   if (spec->flags & ETRT_PORTABLE_LINEAR) {
     const etrt_runtime_tensor *w = NULL;
     ETRT_RETURN_IF_ERROR(etrt_portable_tensor_arg(call, values, (uint32_t)spec->inputs[1], &w));
@@ -401,9 +449,11 @@ static etrt_status etrt_portable_run_input(etrt_kernel_call *call, const etrt_va
     etrt_portable_host_tensor(call->ints[i], ETRT_DTYPE_INT64, 0, 0, out);
     return ETRT_OK;
   }
-  ETRT_RETURN_IF_ERROR(
-      etrt_portable_scalar_store(call->scalars[i], first->dtype, call->scalar_bytes[i]));
-  etrt_portable_host_tensor(call->scalar_bytes[i], first->dtype, 0, 0, out);
+  etrt_dtype dtype = (spec->flags & ETRT_PORTABLE_PROMOTE)
+                         ? values[call->args[spec->out]].u.tensor.dtype
+                         : first->dtype;
+  ETRT_RETURN_IF_ERROR(etrt_portable_scalar_store(call->scalars[i], dtype, call->scalar_bytes[i]));
+  etrt_portable_host_tensor(call->scalar_bytes[i], dtype, 0, 0, out);
   return ETRT_OK;
 }
 
@@ -414,6 +464,15 @@ etrt_status etrt_portable_engine_run(etrt_kernel_call *call, etrt_value *values,
   etrt_tensor inputs[ETRT_KERNEL_MAX_ENGINE_INPUTS];
   for (uint32_t i = 0; i < call->node.num_inputs; ++i)
     ETRT_RETURN_IF_ERROR(etrt_portable_run_input(call, values, i, &inputs[0], &inputs[i]));
+  for (uint32_t i = 0; i < call->node.num_inputs; ++i) {
+    if (call->cast_node[i].def == NULL) continue;
+    etrt_tensor cast = inputs[i];
+    cast.dtype = values[call->args[spec->out]].u.tensor.dtype;
+    cast.data = call->cast_scratch[i];
+    cast.host_value = cast.data;
+    ETRT_RETURN_IF_ERROR(call->cast_node[i].run_cpu(&call->cast_node[i], &inputs[i], &cast));
+    inputs[i] = cast;
+  }
   int64_t leading[ETRT_MAX_RANK];
   int32_t leading_rank = 0;
   if (spec->flags & ETRT_PORTABLE_LINEAR) {

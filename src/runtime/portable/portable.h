@@ -20,9 +20,13 @@
 
 /* etrt_portable_spec.flags */
 enum {
-  ETRT_PORTABLE_LINEAR = 1,    /* weight [out, in]: used transposed; leading axes flattened */
-  ETRT_PORTABLE_POST_SELF = 2, /* post_op(self, result) -> out */
-  ETRT_PORTABLE_POST_UNARY = 4 /* post_op(result) -> out */
+  ETRT_PORTABLE_LINEAR = 1,     /* weight [out, in]: used transposed; leading axes flattened */
+  ETRT_PORTABLE_POST_SELF = 2,  /* post_op(self, result) -> out */
+  ETRT_PORTABLE_POST_UNARY = 4, /* post_op(result) -> out */
+  /* Tensor inputs of another dtype than the out tensor are cast to it first (ATen's
+   * promotion: the out tensor has the promoted dtype); scalars take it too. */
+  ETRT_PORTABLE_PROMOTE = 8,
+  ETRT_PORTABLE_PROMOTE_SKIP_FIRST = 16 /* where: the condition stays bool */
 };
 
 typedef struct etrt_portable_spec {
