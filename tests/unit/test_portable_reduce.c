@@ -88,7 +88,26 @@ static void test_softmax_half_to_float_refused(void) {
   free(pte);
 }
 
+/* cumsum along dim 1 of int64 [2, 3]. */
+static void test_cumsum(void) {
+  etrt_test_kp p;
+  etrt_test_kp_init(&p);
+  int32_t x = etrt_test_kp_tensor(&p, ETRT_DTYPE_INT64, 2, (int32_t[]){2, 3}, NULL, 0);
+  int32_t one = etrt_test_kp_int(&p, 1), none = etrt_test_kp_none(&p);
+  int32_t y = etrt_test_kp_tensor(&p, ETRT_DTYPE_INT64, 2, (int32_t[]){2, 3}, NULL, 0);
+  etrt_test_kp_call(&p, "aten::cumsum.out", (int32_t[]){x, one, none, y, y}, 5);
+  size_t size;
+  uint8_t *pte = etrt_test_kp_write(&p, &x, 1, &y, 1, &size);
+  int64_t in[6] = {1, 2, 3, -1, 5, 10}, out[6];
+  etrt_tensor_view v = {in, ETRT_DTYPE_INT64, 2, {2, 3}};
+  CHECK_OK(etrt_test_kp_run(pte, size, &v, 1, out, sizeof out, NULL));
+  const int64_t want[6] = {1, 3, 6, -1, 4, 14};
+  CHECK(memcmp(out, want, sizeof want) == 0);
+  free(pte);
+}
+
 int main(void) {
+  RUN_TEST(test_cumsum);
   RUN_TEST(test_reductions);
   RUN_TEST(test_softmax);
   RUN_TEST(test_softmax_half_to_float_refused);

@@ -126,6 +126,26 @@ static void test_dim_order_and_view_refusals(void) {
   free(pte);
 }
 
+/* constant_pad_nd(x [2, 3], [1, -1, 1, 0], 9): the last dim gains one in front and
+ * loses one at the end, the first gains a row in front. */
+static void test_constant_pad(void) {
+  etrt_test_kp p;
+  etrt_test_kp_init(&p);
+  int32_t x = etrt_test_kp_tensor(&p, F32, 2, (int32_t[]){2, 3}, NULL, 0);
+  int32_t pad = etrt_test_kp_ints(&p, (int64_t[]){1, -1, 1, 0}, 4);
+  int32_t nine = etrt_test_kp_int(&p, 9);
+  int32_t y = etrt_test_kp_tensor(&p, F32, 2, (int32_t[]){3, 3}, NULL, 0);
+  etrt_test_kp_call(&p, "aten::constant_pad_nd.out", (int32_t[]){x, pad, nine, y, y}, 5);
+  size_t size;
+  uint8_t *pte = etrt_test_kp_write(&p, &x, 1, &y, 1, &size);
+  float in[6] = {1, 2, 3, 4, 5, 6}, out[9];
+  etrt_tensor_view v = {in, F32, 2, {2, 3}};
+  CHECK_OK(etrt_test_kp_run(pte, size, &v, 1, out, sizeof out, NULL));
+  const float want[9] = {9, 9, 9, 9, 1, 2, 9, 4, 5};
+  CHECK(memcmp(out, want, sizeof want) == 0);
+  free(pte);
+}
+
 /* A channels-last tensor (its dim order in the program) is refused when the method
  * is created, not computed as if it were contiguous. */
 static void test_channels_last_refused(void) {
@@ -182,6 +202,7 @@ int main(void) {
   RUN_TEST(test_copy_chain);
   RUN_TEST(test_transpose_embedding_fill);
   RUN_TEST(test_dim_order_and_view_refusals);
+  RUN_TEST(test_constant_pad);
   RUN_TEST(test_channels_last_refused);
   RUN_TEST(test_unknown_operator_refused_at_load);
   return TEST_EXIT();

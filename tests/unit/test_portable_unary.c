@@ -154,7 +154,27 @@ static void test_compare_where(void) {
   free(pte);
 }
 
+/* masked_fill(x, x < 0, -inf-like -100): the attention-mask pattern. */
+static void test_masked_fill(void) {
+  etrt_test_kp p;
+  etrt_test_kp_init(&p);
+  int32_t x = etrt_test_kp_tensor(&p, F32, 1, (int32_t[]){4}, NULL, 0);
+  int32_t zero = etrt_test_kp_int(&p, 0), fill = etrt_test_kp_double(&p, -100);
+  int32_t mask = etrt_test_kp_tensor(&p, ETRT_DTYPE_BOOL, 1, (int32_t[]){4}, NULL, 0);
+  int32_t y = etrt_test_kp_tensor(&p, F32, 1, (int32_t[]){4}, NULL, 0);
+  etrt_test_kp_call(&p, "aten::lt.Scalar_out", (int32_t[]){x, zero, mask, mask}, 4);
+  etrt_test_kp_call(&p, "aten::masked_fill.Scalar_out", (int32_t[]){x, mask, fill, y, y}, 5);
+  size_t size;
+  uint8_t *pte = etrt_test_kp_write(&p, &x, 1, &y, 1, &size);
+  float in[4] = {1, -2, 0, -0.5f}, out[4];
+  etrt_tensor_view v = {in, F32, 1, {4}};
+  CHECK_OK(etrt_test_kp_run(pte, size, &v, 1, out, sizeof out, NULL));
+  CHECK(out[0] == 1 && out[1] == -100 && out[2] == 0 && out[3] == -100);
+  free(pte);
+}
+
 int main(void) {
+  RUN_TEST(test_masked_fill);
   RUN_TEST(test_activations);
   RUN_TEST(test_half);
   RUN_TEST(test_gelu_bad_approximate);

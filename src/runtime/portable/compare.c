@@ -27,8 +27,13 @@ static const etrt_portable_spec where =
     E("aten::where.self_out", 5, "Where", 0, 1, 2, -1, 3, -1, -1,
       ETRT_PORTABLE_PROMOTE | ETRT_PORTABLE_PROMOTE_SKIP_FIRST);
 
+/* masked_fill.Scalar_out(self, mask, Scalar value, *, out): where(mask, value, self). */
+static const etrt_portable_spec masked_fill =
+    E("aten::masked_fill.Scalar_out", 5, "Where", 1, S(2), 0, -1, 3, -1, -1,
+      ETRT_PORTABLE_PROMOTE | ETRT_PORTABLE_PROMOTE_SKIP_FIRST);
+
 const etrt_kernel_def *const etrt_portable_compare[] = {
-    &eq_t.def,        &eq_s.def,        &ne_t.def,       &ne_s.def,  &lt_t.def, &lt_s.def,
-    &le_t.def,        &le_s.def,        &gt_t.def,       &gt_s.def,  &ge_t.def, &ge_s.def,
-    &logical_not.def, &logical_and.def, &logical_or.def, &where.def, NULL,
+    &masked_fill.def, &eq_t.def,        &eq_s.def,        &ne_t.def,       &ne_s.def,  &lt_t.def,
+    &lt_s.def,        &le_t.def,        &le_s.def,        &gt_t.def,       &gt_s.def,  &ge_t.def,
+    &ge_s.def,        &logical_not.def, &logical_and.def, &logical_or.def, &where.def, NULL,
 };

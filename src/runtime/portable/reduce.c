@@ -143,7 +143,13 @@ TRUTH(all_dim, "aten::all.out", 5, 1, 1, 2, 3);
 TRUTH(all_dims, "aten::all.dims_out", 5, 1, 1, 2, 3);
 TRUTH(all_all, "aten::all.all_out", 3, 1, -1, -1, 1);
 
+/* cumsum.out(self, int dim, *, ScalarType? dtype, out): the running sum along dim (a
+ * dtype that changes the result is refused by the out tensor's dtype check). */
+static const etrt_portable_spec cumsum = ETRT_PORTABLE_ENGINE(
+    "aten::cumsum.out", 5, "CumSum", 0, ETRT_PORTABLE_INT(1), -1, -1, 3, -1, -1, 0);
+
 const etrt_kernel_def *const etrt_portable_reduce[] = {
-    &any_dim.def, &any_dims.def, &any_all.def, &all_dim.def, &all_dims.def, &all_all.def, &mean.def,
-    &sum.def,     &amax.def,     &amin.def,    &argmax.def,  &argmin.def,   NULL,
+    &cumsum.def,   &any_dim.def, &any_dims.def, &any_all.def, &all_dim.def,
+    &all_dims.def, &all_all.def, &mean.def,     &sum.def,     &amax.def,
+    &amin.def,     &argmax.def,  &argmin.def,   NULL,
 };

@@ -251,14 +251,50 @@ static const etrt_portable_spec to_dim_order_copy =
     ETRT_PORTABLE_HOOKED("dim_order_ops::_to_dim_order_copy.out", 5, "Cast", 0, -1, -1, 3,
                          etrt_portable_to_copy_attributes);
 
+/* constant_pad_nd.out(self, SymInt[] pad, Scalar value, *, out): ATen's pad pairs
+ * run from the last dim backwards ([last_begin, last_end, prev_begin, ...]); Pad takes
+ * every dim's begins, then every dim's ends. Negative amounts crop. */
+static etrt_status etrt_portable_pad_attributes(etrt_kernel_call *call, const etrt_value *values) {
+  const etrt_runtime_tensor *self = NULL;
+  ETRT_RETURN_IF_ERROR(etrt_portable_tensor_arg(call, values, 0, &self));
+  int64_t pad[2 * ETRT_MAX_RANK];
+  uint32_t count = 0;
+  ETRT_RETURN_IF_ERROR(etrt_portable_ints_arg(call, values, 1, pad, 2 * ETRT_MAX_RANK, &count));
+  if (count % 2 != 0 || count / 2 > (uint32_t)self->rank)
+    return etrt_error(ETRT_ERROR_INVALID_ARGUMENT,
+                      "argument 1 (pad) has %u values for a rank-%d tensor", count, self->rank);
+  int64_t *pads = call->ints[1];
+  for (int32_t d = 0; d < 2 * self->rank; ++d) pads[d] = 0;
+  for (uint32_t k = 0; k < count / 2; ++k) {
+    int32_t d = self->rank - 1 - (int32_t)k;
+    pads[d] = pad[2 * k];
+    pads[self->rank + d] = pad[2 * k + 1];
+  }
+  call->scalars[1] = 2 * self->rank;
+  return ETRT_OK;
+}
+static const etrt_portable_spec constant_pad_nd = ETRT_PORTABLE_ENGINE_FULL(
+    "aten::constant_pad_nd.out", 5, "Pad", 0, ETRT_PORTABLE_INTS(1), ETRT_PORTABLE_SCALAR(2), -1, 3,
+    -1, -1, 0, NULL, etrt_portable_pad_attributes, NULL, 0);
+
 const etrt_kernel_def *const etrt_portable_shape[] = {
-    &gather.def,         &to_dim_order_copy.def,
-    &view_copy.def,      &unsafe_view.def,
-    &unsqueeze_copy.def, &squeeze_dims.def,
-    &squeeze_dim.def,    &clone.def,
-    &alias_copy.def,     &clone_dim_order.def,
-    &permute_copy.def,   &t_copy.def,
-    &transpose_copy.def, &expand_copy.def,
-    &select_copy.def,    &index_select.def,
-    &embedding.def,      NULL,
+    &constant_pad_nd.def,
+    &gather.def,
+    &to_dim_order_copy.def,
+    &view_copy.def,
+    &unsafe_view.def,
+    &unsqueeze_copy.def,
+    &squeeze_dims.def,
+    &squeeze_dim.def,
+    &clone.def,
+    &alias_copy.def,
+    &clone_dim_order.def,
+    &permute_copy.def,
+    &t_copy.def,
+    &transpose_copy.def,
+    &expand_copy.def,
+    &select_copy.def,
+    &index_select.def,
+    &embedding.def,
+    NULL,
 };
