@@ -283,6 +283,14 @@ int32_t etrt_test_kp_ints(etrt_test_kp *p, const int64_t *items, uint32_t count)
   return (int32_t)p->num_values++;
 }
 
+int32_t etrt_test_kp_int_list(etrt_test_kp *p, const int32_t *int_values, uint32_t count) {
+  int64_t indices[ETRT_MAX_RANK * 2];
+  for (uint32_t i = 0; i < count && i < ETRT_MAX_RANK * 2; ++i) indices[i] = int_values[i];
+  etrt_test_kp_value(p, ETRT_PTE_VALUE_INT_LIST)->int_list =
+      etrt_pte_builder_i64s(p->b, indices, count);
+  return (int32_t)p->num_values++;
+}
+
 int32_t etrt_test_kp_tensor_list(etrt_test_kp *p, const int32_t *items, uint32_t count) {
   etrt_test_kp_value(p, ETRT_PTE_VALUE_TENSOR_LIST)->tensor_list =
       etrt_pte_builder_i32s(p->b, items, count);

@@ -234,6 +234,8 @@ static etrt_status etrt_portable_slice(etrt_kernel_call *call, etrt_value *value
 static etrt_status etrt_portable_join_run(etrt_kernel_call *call, etrt_value *values,
                                           etrt_run_context *context) {
   (void)context;
+  /* dims, sizes and bounds may be SymInts: read them again (no allocation). */
+  ETRT_RETURN_IF_ERROR(etrt_portable_join_prepare(call, values));
   switch (etrt_portable_join_of(call)->kind) {
     case ETRT_JOIN_CAT:
     case ETRT_JOIN_STACK:

@@ -441,6 +441,12 @@ static etrt_status etrt_portable_run_input(etrt_kernel_call *call, const etrt_va
     etrt_portable_view(&values[call->args[src]].u.tensor, out);
     return ETRT_OK;
   }
+  if (src <= ETRT_PORTABLE_INT(0) && !(spec->flags & ETRT_PORTABLE_INTS_AT_PREPARE)) {
+    /* SymInt arguments: instructions before this one (sym_size, prim arithmetic) may
+     * have changed them since prepare. */
+    int32_t id = 0;
+    ETRT_RETURN_IF_ERROR(etrt_portable_prepare_input(call, values, src, i, &id));
+  }
   if (src <= ETRT_PORTABLE_INTS(0)) {
     etrt_portable_host_tensor(call->ints[i], ETRT_DTYPE_INT64, 1, (int64_t)call->scalars[i], out);
     return ETRT_OK;

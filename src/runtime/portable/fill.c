@@ -58,6 +58,8 @@ static etrt_status etrt_portable_fill_run(etrt_kernel_call *call, etrt_value *va
                                           etrt_run_context *context) {
   (void)context;
   const etrt_portable_fill_spec *spec = etrt_portable_fill_of(call);
+  /* Sizes and bounds may be SymInts: read them again (no allocation). */
+  ETRT_RETURN_IF_ERROR(etrt_portable_fill_prepare(call, values));
   etrt_runtime_tensor *out = &values[call->args[spec->out]].u.tensor;
   int32_t rank = 0;
   int64_t dims[ETRT_MAX_RANK];

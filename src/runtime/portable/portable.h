@@ -26,7 +26,10 @@ enum {
   /* Tensor inputs of another dtype than the out tensor are cast to it first (ATen's
    * promotion: the out tensor has the promoted dtype); scalars take it too. */
   ETRT_PORTABLE_PROMOTE = 8,
-  ETRT_PORTABLE_PROMOTE_SKIP_FIRST = 16 /* where: the condition stays bool */
+  ETRT_PORTABLE_PROMOTE_SKIP_FIRST = 16, /* where: the condition stays bool */
+  /* int / int[] inputs are read once at prepare (the hook rewrote them); otherwise
+   * they are read again at every run, as SymInts may change between runs. */
+  ETRT_PORTABLE_INTS_AT_PREPARE = 32
 };
 
 typedef struct etrt_portable_spec {
@@ -104,5 +107,6 @@ extern const etrt_kernel_def *const etrt_portable_conv[];
 extern const etrt_kernel_def *const etrt_portable_norm[];
 extern const etrt_kernel_def *const etrt_portable_concat[];
 extern const etrt_kernel_def *const etrt_portable_fill[];
+extern const etrt_kernel_def *const etrt_portable_prim[];
 
 #endif

@@ -134,6 +134,9 @@ static etrt_status etrt_portable_copy_run(etrt_kernel_call *call, etrt_value *va
                                           etrt_run_context *context) {
   (void)context;
   const etrt_portable_copy_spec *spec = etrt_portable_copy_of(call);
+  /* Sizes may be SymInts computed by earlier instructions: read them again (prepare
+   * only checks and copies, it allocates nothing). */
+  ETRT_RETURN_IF_ERROR(etrt_portable_copy_prepare(call, values));
   const etrt_runtime_tensor *self = &values[call->args[0]].u.tensor;
   etrt_runtime_tensor *out = &values[call->args[spec->out]].u.tensor;
   int32_t rank = 0;
@@ -275,7 +278,7 @@ static etrt_status etrt_portable_pad_attributes(etrt_kernel_call *call, const et
 }
 static const etrt_portable_spec constant_pad_nd = ETRT_PORTABLE_ENGINE_FULL(
     "aten::constant_pad_nd.out", 5, "Pad", 0, ETRT_PORTABLE_INTS(1), ETRT_PORTABLE_SCALAR(2), -1, 3,
-    -1, -1, 0, NULL, etrt_portable_pad_attributes, NULL, 0);
+    -1, -1, ETRT_PORTABLE_INTS_AT_PREPARE, NULL, etrt_portable_pad_attributes, NULL, 0);
 
 const etrt_kernel_def *const etrt_portable_shape[] = {
     &constant_pad_nd.def,

@@ -4,9 +4,19 @@
 #include "runtime/portable/portable.h"
 
 static const etrt_kernel_def *const *const etrt_portable_families[] = {
-    etrt_portable_elementwise, etrt_portable_unary,   etrt_portable_compare, etrt_portable_linear,
-    etrt_portable_reduce,      etrt_portable_softmax, etrt_portable_shape,   etrt_portable_conv,
-    etrt_portable_norm,        etrt_portable_concat,  etrt_portable_fill,    NULL,
+    etrt_portable_elementwise,
+    etrt_portable_unary,
+    etrt_portable_compare,
+    etrt_portable_linear,
+    etrt_portable_reduce,
+    etrt_portable_softmax,
+    etrt_portable_shape,
+    etrt_portable_conv,
+    etrt_portable_norm,
+    etrt_portable_concat,
+    etrt_portable_fill,
+    etrt_portable_prim,
+    NULL,
 };
 
 const etrt_kernel_def *etrt_portable_find(const char *full) {
