@@ -50,6 +50,7 @@ typedef struct etrt_kernel_call {
   double alpha;
   /* Inputs cast to the out tensor's dtype first (ATen's type promotion), into
    * scratch as large as the input can get. */
+  etrt_dtype compute_dtype; /* what the inputs are cast to; ETRT_DTYPE_INVALID: none */
   etrt_node cast_node[ETRT_KERNEL_MAX_ENGINE_INPUTS];
   void *cast_state[ETRT_KERNEL_MAX_ENGINE_INPUTS];
   void *cast_scratch[ETRT_KERNEL_MAX_ENGINE_INPUTS];

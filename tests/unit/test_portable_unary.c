@@ -173,7 +173,38 @@ static void test_masked_fill(void) {
   free(pte);
 }
 
+/* Comparisons promote to the operands' common dtype: int32 < 1.5 (a float scalar)
+ * and int32 tensor <= float tensor compute in float. */
+static void test_compare_promotion(void) {
+  etrt_test_kp p;
+  etrt_test_kp_init(&p);
+  float f[3] = {-0.5f, 2.5f, 3};
+  int32_t x = etrt_test_kp_tensor(&p, ETRT_DTYPE_INT32, 1, (int32_t[]){3}, NULL, 0);
+  int32_t k = etrt_test_kp_double(&p, 1.5);
+  int32_t fv = etrt_test_kp_tensor(&p, F32, 1, (int32_t[]){3}, f, 0);
+  int32_t a = etrt_test_kp_tensor(&p, ETRT_DTYPE_BOOL, 1, (int32_t[]){3}, NULL, 0);
+  int32_t b = etrt_test_kp_tensor(&p, ETRT_DTYPE_BOOL, 1, (int32_t[]){3}, NULL, 0);
+  etrt_test_kp_call(&p, "aten::lt.Scalar_out", (int32_t[]){x, k, a, a}, 4);
+  etrt_test_kp_call(&p, "aten::le.Tensor_out", (int32_t[]){x, fv, b, b}, 4);
+  size_t size;
+  uint8_t *pte = etrt_test_kp_write(&p, &x, 1, (int32_t[]){a, b}, 2, &size);
+  int32_t in[3] = {1, 2, 3};
+  etrt_tensor_view v = {in, ETRT_DTYPE_INT32, 1, {3}}, o[2];
+  etrt_program *program;
+  etrt_method *method;
+  CHECK_OK(etrt_test_kp_execute(pte, size, &v, 1, &program, &method));
+  CHECK_OK(etrt_method_get_output(method, 0, &o[0]));
+  CHECK_OK(etrt_method_get_output(method, 1, &o[1]));
+  const uint8_t *lt = o[0].data, *le = o[1].data;
+  CHECK(lt[0] == 1 && lt[1] == 0 && lt[2] == 0);
+  CHECK(le[0] == 0 && le[1] == 1 && le[2] == 1);
+  etrt_method_destroy(method);
+  etrt_program_destroy(program);
+  free(pte);
+}
+
 int main(void) {
+  RUN_TEST(test_compare_promotion);
   RUN_TEST(test_masked_fill);
   RUN_TEST(test_activations);
   RUN_TEST(test_half);

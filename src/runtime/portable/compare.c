@@ -9,12 +9,13 @@
   static const etrt_portable_spec var_s = ETRT_PORTABLE_ENGINE_FULL(                            \
       "aten::" name ".Scalar_out", 4, op, 0, S(1), -1, -1, 2, -1, -1, flags, post, NULL, NULL, 0)
 
-CMP(eq_t, eq_s, "eq", "Equal", 0, NULL);
-CMP(ne_t, ne_s, "ne", "Equal", ETRT_PORTABLE_POST_UNARY, "Not");
-CMP(lt_t, lt_s, "lt", "Less", 0, NULL);
-CMP(le_t, le_s, "le", "LessOrEqual", 0, NULL);
-CMP(gt_t, gt_s, "gt", "Greater", 0, NULL);
-CMP(ge_t, ge_s, "ge", "GreaterOrEqual", 0, NULL);
+#define C ETRT_PORTABLE_PROMOTE_COMMON
+CMP(eq_t, eq_s, "eq", "Equal", C, NULL);
+CMP(ne_t, ne_s, "ne", "Equal", C | ETRT_PORTABLE_POST_UNARY, "Not");
+CMP(lt_t, lt_s, "lt", "Less", C, NULL);
+CMP(le_t, le_s, "le", "LessOrEqual", C, NULL);
+CMP(gt_t, gt_s, "gt", "Greater", C, NULL);
+CMP(ge_t, ge_s, "ge", "GreaterOrEqual", C, NULL);
 
 static const etrt_portable_spec logical_not =
     E("aten::logical_not.out", 3, "Not", 0, -1, -1, -1, 1, -1, -1, 0);

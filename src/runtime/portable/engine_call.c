@@ -285,22 +285,71 @@ static etrt_status etrt_portable_prepare_input(etrt_kernel_call *call, const etr
   ETRT_RETURN_IF_ERROR(etrt_portable_scalar_arg(call, values, arg, &call->scalars[index]));
   /* The scalar takes the first input's dtype (after promotion: the out tensor's). An
    * integer computation with a fractional scalar would be ATen's float promotion. */
-  const etrt_runtime_tensor *self = NULL;
-  ETRT_RETURN_IF_ERROR(etrt_portable_tensor_arg(
-      call, values, (uint32_t)((spec->flags & ETRT_PORTABLE_PROMOTE) ? spec->out : spec->inputs[0]),
-      &self));
+  etrt_dtype dtype = call->compute_dtype;
+  if (dtype == ETRT_DTYPE_INVALID) {
+    const etrt_runtime_tensor *self = NULL;
+    ETRT_RETURN_IF_ERROR(etrt_portable_tensor_arg(call, values, (uint32_t)spec->inputs[0], &self));
+    dtype = self->dtype;
+  }
   double v = call->scalars[index];
-  if (!etrt_portable_is_float(self->dtype) && v != (double)(int64_t)v)
+  if (!etrt_portable_is_float(dtype) && v != (double)(int64_t)v)
     return etrt_error(ETRT_ERROR_UNSUPPORTED,
-                      "argument %u: a fractional scalar with a %s tensor (type promotion to "
-                      "float) is not supported",
-                      arg, etrt_dtype_name(self->dtype));
+                      "argument %u: a fractional scalar computed in %s is not supported", arg,
+                      etrt_dtype_name(dtype));
   return ETRT_OK;
 }
 
-/* A Cast to the out tensor's dtype for each tensor input of another dtype. */
-static etrt_status etrt_portable_prepare_casts(etrt_kernel_call *call, const etrt_value *values,
+/* ATen's result type of two operands (a scalar counts only when it brings a higher
+ * category: bool < integer < floating point). */
+static int etrt_portable_category(etrt_dtype dtype) {
+  return dtype == ETRT_DTYPE_BOOL ? 0 : etrt_portable_is_float(dtype) ? 2 : 1;
+}
+
+static etrt_dtype etrt_portable_common(etrt_dtype a, etrt_dtype b) {
+  if (a == b) return a;
+  int ca = etrt_portable_category(a), cb = etrt_portable_category(b);
+  if (ca != cb) return ca > cb ? a : b;
+  size_t sa = etrt_dtype_size(a), sb = etrt_dtype_size(b);
+  if (sa != sb) return sa > sb ? a : b;
+  /* Same size, different types: float16 and bfloat16 meet in float32, int8 and uint8
+   * in int16. */
+  return ca == 2 ? ETRT_DTYPE_FLOAT32 : ETRT_DTYPE_INT16;
+}
+
+/* The dtype the inputs are computed in, before any input is prepared. */
+static etrt_status etrt_portable_compute_dtype(etrt_kernel_call *call, const etrt_value *values,
                                                const etrt_runtime_tensor *out) {
+  const etrt_portable_spec *spec = etrt_portable_spec_of(call);
+  call->compute_dtype = ETRT_DTYPE_INVALID;
+  if (spec->flags & ETRT_PORTABLE_PROMOTE) {
+    call->compute_dtype = out->dtype;
+    return ETRT_OK;
+  }
+  if (!(spec->flags & ETRT_PORTABLE_PROMOTE_COMMON)) return ETRT_OK;
+  etrt_dtype tensors = ETRT_DTYPE_INVALID;
+  int scalar_category = -1;
+  for (int i = 0; i < ETRT_KERNEL_MAX_ENGINE_INPUTS && spec->inputs[i] != ETRT_PORTABLE_NONE; ++i) {
+    int src = spec->inputs[i];
+    if (src >= 0) {
+      const etrt_runtime_tensor *t = NULL;
+      ETRT_RETURN_IF_ERROR(etrt_portable_tensor_arg(call, values, (uint32_t)src, &t));
+      tensors = tensors == ETRT_DTYPE_INVALID ? t->dtype : etrt_portable_common(tensors, t->dtype);
+    } else if (src > ETRT_PORTABLE_INT(0)) {
+      etrt_value_tag tag = values[call->args[ETRT_PORTABLE_SCALAR(0) - src]].tag;
+      int c = tag == ETRT_VALUE_DOUBLE ? 2 : tag == ETRT_VALUE_INT ? 1 : 0;
+      if (c > scalar_category) scalar_category = c;
+    }
+  }
+  if (tensors == ETRT_DTYPE_INVALID) return ETRT_OK;
+  if (scalar_category > etrt_portable_category(tensors))
+    tensors = scalar_category == 2 ? ETRT_DTYPE_FLOAT32 : ETRT_DTYPE_INT64;
+  call->compute_dtype = tensors;
+  return ETRT_OK;
+}
+
+/* A Cast to the compute dtype for each tensor input of another dtype. */
+static etrt_status etrt_portable_prepare_casts(etrt_kernel_call *call, const etrt_value *values) {
+  const etrt_dtype target = call->compute_dtype;
   const etrt_portable_spec *spec = etrt_portable_spec_of(call);
   static const int32_t cast_input = 0, cast_output = 1;
   const uint32_t first = (spec->flags & ETRT_PORTABLE_PROMOTE_SKIP_FIRST) ? 1 : 0;
@@ -309,24 +358,22 @@ static etrt_status etrt_portable_prepare_casts(etrt_kernel_call *call, const etr
     int src = spec->inputs[i];
     if (src < 0 || call->node_inputs[i] < 0) continue;
     const etrt_runtime_tensor *t = &values[call->args[src]].u.tensor;
-    if (t->dtype == out->dtype) continue;
+    if (t->dtype == target) continue;
     /* ATen computes in the promoted dtype and refuses to narrow it into the out tensor:
      * float into an integer, or anything but bool into bool. */
-    int narrows = (etrt_portable_is_float(t->dtype) && !etrt_portable_is_float(out->dtype)) ||
-                  (t->dtype != ETRT_DTYPE_BOOL && out->dtype == ETRT_DTYPE_BOOL);
+    int narrows = (etrt_portable_is_float(t->dtype) && !etrt_portable_is_float(target)) ||
+                  (t->dtype != ETRT_DTYPE_BOOL && target == ETRT_DTYPE_BOOL);
     if (narrows)
       return etrt_error(ETRT_ERROR_INVALID_ARGUMENT,
                         "argument %d is %s; the result cannot be written to the %s out tensor", src,
-                        etrt_dtype_name(t->dtype), etrt_dtype_name(out->dtype));
+                        etrt_dtype_name(t->dtype), etrt_dtype_name(target));
     if (to == NULL) {
       ETRT_RETURN_IF_ERROR(etrt_portable_attribute(
-          call,
-          (etrt_attribute){
-              .name = "to", .kind = ETRT_ATTRIBUTE_INT, .i = etrt_dtype_to_onnx(out->dtype)}));
+          call, (etrt_attribute){
+                    .name = "to", .kind = ETRT_ATTRIBUTE_INT, .i = etrt_dtype_to_onnx(target)}));
       to = &call->attributes[call->num_attributes - 1];
     }
-    size_t size =
-        etrt_portable_max_nbytes(t) / etrt_dtype_size(t->dtype) * etrt_dtype_size(out->dtype);
+    size_t size = etrt_portable_max_nbytes(t) / etrt_dtype_size(t->dtype) * etrt_dtype_size(target);
     call->cast_scratch[i] = calloc(1, size ? size : 1);
     if (call->cast_scratch[i] == NULL)
       return etrt_error(ETRT_ERROR_OUT_OF_MEMORY, "out of memory for a promoted input");
@@ -338,14 +385,15 @@ static etrt_status etrt_portable_prepare_casts(etrt_kernel_call *call, const etr
 
 etrt_status etrt_portable_engine_prepare(etrt_kernel_call *call, const etrt_value *values) {
   const etrt_portable_spec *spec = etrt_portable_spec_of(call);
+  const etrt_runtime_tensor *out = NULL;
+  ETRT_RETURN_IF_ERROR(etrt_portable_tensor_arg(call, values, (uint32_t)spec->out, &out));
+  ETRT_RETURN_IF_ERROR(etrt_portable_compute_dtype(call, values, out));
   uint32_t num_inputs = 0;
   for (int i = 0; i < ETRT_KERNEL_MAX_ENGINE_INPUTS && spec->inputs[i] != ETRT_PORTABLE_NONE; ++i) {
     ETRT_RETURN_IF_ERROR(etrt_portable_prepare_input(call, values, spec->inputs[i], num_inputs,
                                                      &call->node_inputs[num_inputs]));
     ++num_inputs;
   }
-  const etrt_runtime_tensor *out = NULL;
-  ETRT_RETURN_IF_ERROR(etrt_portable_tensor_arg(call, values, (uint32_t)spec->out, &out));
   call->node_output = (int32_t)num_inputs;
 
   for (uint32_t i = 0; i < spec->num_fixed; ++i)
@@ -367,8 +415,8 @@ etrt_status etrt_portable_engine_prepare(etrt_kernel_call *call, const etrt_valu
                                           call->node_inputs, &call->node_output, call->attributes,
                                           call->num_attributes));
   call->alpha = alpha;
-  if (spec->flags & ETRT_PORTABLE_PROMOTE)
-    ETRT_RETURN_IF_ERROR(etrt_portable_prepare_casts(call, values, out));
+  if (call->compute_dtype != ETRT_DTYPE_INVALID)
+    ETRT_RETURN_IF_ERROR(etrt_portable_prepare_casts(call, values));
   if (spec->flags & ETRT_PORTABLE_LINEAR) {
     const etrt_runtime_tensor *w = NULL;
     ETRT_RETURN_IF_ERROR(etrt_portable_tensor_arg(call, values, (uint32_t)spec->inputs[1], &w));
@@ -455,9 +503,7 @@ static etrt_status etrt_portable_run_input(etrt_kernel_call *call, const etrt_va
     etrt_portable_host_tensor(call->ints[i], ETRT_DTYPE_INT64, 0, 0, out);
     return ETRT_OK;
   }
-  etrt_dtype dtype = (spec->flags & ETRT_PORTABLE_PROMOTE)
-                         ? values[call->args[spec->out]].u.tensor.dtype
-                         : first->dtype;
+  etrt_dtype dtype = call->compute_dtype != ETRT_DTYPE_INVALID ? call->compute_dtype : first->dtype;
   ETRT_RETURN_IF_ERROR(etrt_portable_scalar_store(call->scalars[i], dtype, call->scalar_bytes[i]));
   etrt_portable_host_tensor(call->scalar_bytes[i], dtype, 0, 0, out);
   return ETRT_OK;
@@ -473,7 +519,7 @@ etrt_status etrt_portable_engine_run(etrt_kernel_call *call, etrt_value *values,
   for (uint32_t i = 0; i < call->node.num_inputs; ++i) {
     if (call->cast_node[i].def == NULL) continue;
     etrt_tensor cast = inputs[i];
-    cast.dtype = values[call->args[spec->out]].u.tensor.dtype;
+    cast.dtype = call->compute_dtype;
     cast.data = call->cast_scratch[i];
     cast.host_value = cast.data;
     ETRT_RETURN_IF_ERROR(call->cast_node[i].run_cpu(&call->cast_node[i], &inputs[i], &cast));

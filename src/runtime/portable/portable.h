@@ -27,6 +27,9 @@ enum {
    * promotion: the out tensor has the promoted dtype); scalars take it too. */
   ETRT_PORTABLE_PROMOTE = 8,
   ETRT_PORTABLE_PROMOTE_SKIP_FIRST = 16, /* where: the condition stays bool */
+  /* Comparisons: inputs and scalars are cast to their common dtype (ATen's
+   * result_type), the out tensor stays bool. */
+  ETRT_PORTABLE_PROMOTE_COMMON = 64,
   /* int / int[] inputs are read once at prepare (the hook rewrote them); otherwise
    * they are read again at every run, as SymInts may change between runs. */
   ETRT_PORTABLE_INTS_AT_PREPARE = 32
