@@ -146,6 +146,55 @@ static void test_constant_pad(void) {
   free(pte);
 }
 
+/* triu(x [3, 3], 1), tril(x, 0) and repeat(x, [1, 2]). */
+static void test_trilu_repeat(void) {
+  etrt_test_kp p;
+  etrt_test_kp_init(&p);
+  int32_t x = etrt_test_kp_tensor(&p, F32, 2, (int32_t[]){3, 3}, NULL, 0);
+  int32_t zero = etrt_test_kp_int(&p, 0), one = etrt_test_kp_int(&p, 1);
+  int32_t up = etrt_test_kp_tensor(&p, F32, 2, (int32_t[]){3, 3}, NULL, 0);
+  int32_t lo = etrt_test_kp_tensor(&p, F32, 2, (int32_t[]){3, 3}, NULL, 0);
+  int32_t reps = etrt_test_kp_ints(&p, (int64_t[]){1, 2}, 2);
+  int32_t rep = etrt_test_kp_tensor(&p, F32, 2, (int32_t[]){3, 6}, NULL, 0);
+  etrt_test_kp_call(&p, "aten::triu.out", (int32_t[]){x, one, up, up}, 4);
+  etrt_test_kp_call(&p, "aten::tril.out", (int32_t[]){x, zero, lo, lo}, 4);
+  etrt_test_kp_call(&p, "aten::repeat.out", (int32_t[]){x, reps, rep, rep}, 4);
+  size_t size;
+  uint8_t *pte = etrt_test_kp_write(&p, &x, 1, (int32_t[]){up, lo, rep}, 3, &size);
+  float in[9] = {1, 2, 3, 4, 5, 6, 7, 8, 9};
+  etrt_tensor_view v = {in, F32, 2, {3, 3}}, o[3];
+  etrt_program *program;
+  etrt_method *method;
+  CHECK_OK(etrt_test_kp_execute(pte, size, &v, 1, &program, &method));
+  for (uint32_t i = 0; i < 3; ++i) CHECK_OK(etrt_method_get_output(method, i, &o[i]));
+  const float want_up[9] = {0, 2, 3, 0, 0, 6, 0, 0, 0}, want_lo[9] = {1, 0, 0, 4, 5, 0, 7, 8, 9};
+  CHECK(memcmp(o[0].data, want_up, sizeof want_up) == 0);
+  CHECK(memcmp(o[1].data, want_lo, sizeof want_lo) == 0);
+  const float *r = o[2].data;
+  for (int i = 0; i < 3; ++i)
+    for (int j = 0; j < 6; ++j) CHECK(r[i * 6 + j] == in[i * 3 + j % 3]);
+  etrt_method_destroy(method);
+  etrt_program_destroy(program);
+  free(pte);
+}
+
+/* pixel_shuffle(x [1, 4, 1, 1], 2) -> [1, 1, 2, 2] in channel order. */
+static void test_pixel_shuffle(void) {
+  etrt_test_kp p;
+  etrt_test_kp_init(&p);
+  int32_t x = etrt_test_kp_tensor(&p, F32, 4, (int32_t[]){1, 4, 1, 1}, NULL, 0);
+  int32_t two = etrt_test_kp_int(&p, 2);
+  int32_t y = etrt_test_kp_tensor(&p, F32, 4, (int32_t[]){1, 1, 2, 2}, NULL, 0);
+  etrt_test_kp_call(&p, "aten::pixel_shuffle.out", (int32_t[]){x, two, y, y}, 4);
+  size_t size;
+  uint8_t *pte = etrt_test_kp_write(&p, &x, 1, &y, 1, &size);
+  float in[4] = {1, 2, 3, 4}, out[4];
+  etrt_tensor_view v = {in, F32, 4, {1, 4, 1, 1}};
+  CHECK_OK(etrt_test_kp_run(pte, size, &v, 1, out, sizeof out, NULL));
+  CHECK(memcmp(in, out, sizeof out) == 0);
+  free(pte);
+}
+
 /* A channels-last tensor (its dim order in the program) is refused when the method
  * is created, not computed as if it were contiguous. */
 static void test_channels_last_refused(void) {
@@ -203,6 +252,8 @@ int main(void) {
   RUN_TEST(test_transpose_embedding_fill);
   RUN_TEST(test_dim_order_and_view_refusals);
   RUN_TEST(test_constant_pad);
+  RUN_TEST(test_trilu_repeat);
+  RUN_TEST(test_pixel_shuffle);
   RUN_TEST(test_channels_last_refused);
   RUN_TEST(test_unknown_operator_refused_at_load);
   return TEST_EXIT();

@@ -203,7 +203,42 @@ static void test_compare_promotion(void) {
   free(pte);
 }
 
+/* bitwise_and on int32 and logical_xor on bool. */
+static void test_bitwise_xor(void) {
+  etrt_test_kp p;
+  etrt_test_kp_init(&p);
+  int32_t mask[3] = {0xF0, 0x0F, -1};
+  uint8_t flags[3] = {1, 0, 1};
+  int32_t x = etrt_test_kp_tensor(&p, ETRT_DTYPE_INT32, 1, (int32_t[]){3}, NULL, 0);
+  int32_t m = etrt_test_kp_tensor(&p, ETRT_DTYPE_INT32, 1, (int32_t[]){3}, mask, 0);
+  int32_t f = etrt_test_kp_tensor(&p, ETRT_DTYPE_BOOL, 1, (int32_t[]){3}, flags, 0);
+  int32_t zero = etrt_test_kp_int(&p, 0);
+  int32_t a = etrt_test_kp_tensor(&p, ETRT_DTYPE_INT32, 1, (int32_t[]){3}, NULL, 0);
+  int32_t nz = etrt_test_kp_tensor(&p, ETRT_DTYPE_BOOL, 1, (int32_t[]){3}, NULL, 0);
+  int32_t b = etrt_test_kp_tensor(&p, ETRT_DTYPE_BOOL, 1, (int32_t[]){3}, NULL, 0);
+  etrt_test_kp_call(&p, "aten::bitwise_and.Tensor_out", (int32_t[]){x, m, a, a}, 4);
+  etrt_test_kp_call(&p, "aten::ne.Scalar_out", (int32_t[]){a, zero, nz, nz}, 4);
+  etrt_test_kp_call(&p, "aten::logical_xor.out", (int32_t[]){nz, f, b, b}, 4);
+  size_t size;
+  uint8_t *pte = etrt_test_kp_write(&p, &x, 1, (int32_t[]){a, b}, 2, &size);
+  int32_t in[3] = {0x3C, 0x30, 5};
+  etrt_tensor_view v = {in, ETRT_DTYPE_INT32, 1, {3}}, o[2];
+  etrt_program *program;
+  etrt_method *method;
+  CHECK_OK(etrt_test_kp_execute(pte, size, &v, 1, &program, &method));
+  CHECK_OK(etrt_method_get_output(method, 0, &o[0]));
+  CHECK_OK(etrt_method_get_output(method, 1, &o[1]));
+  const int32_t *av = o[0].data;
+  const uint8_t *bv = o[1].data;
+  CHECK(av[0] == 0x30 && av[1] == 0 && av[2] == 5);
+  CHECK(bv[0] == 0 && bv[1] == 0 && bv[2] == 0); /* nonzero: 1, 0, 1 xor 1, 0, 1 */
+  etrt_method_destroy(method);
+  etrt_program_destroy(program);
+  free(pte);
+}
+
 int main(void) {
+  RUN_TEST(test_bitwise_xor);
   RUN_TEST(test_compare_promotion);
   RUN_TEST(test_masked_fill);
   RUN_TEST(test_activations);

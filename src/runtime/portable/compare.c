@@ -21,6 +21,8 @@ static const etrt_portable_spec logical_not =
     E("aten::logical_not.out", 3, "Not", 0, -1, -1, -1, 1, -1, -1, 0);
 static const etrt_portable_spec logical_and =
     E("aten::logical_and.out", 4, "And", 0, 1, -1, -1, 2, -1, -1, 0);
+static const etrt_portable_spec logical_xor =
+    E("aten::logical_xor.out", 4, "Xor", 0, 1, -1, -1, 2, -1, -1, 0);
 static const etrt_portable_spec logical_or =
     E("aten::logical_or.out", 4, "Or", 0, 1, -1, -1, 2, -1, -1, 0);
 /* where.self_out(condition, self, other, *, out). */
@@ -34,7 +36,23 @@ static const etrt_portable_spec masked_fill =
       ETRT_PORTABLE_PROMOTE | ETRT_PORTABLE_PROMOTE_SKIP_FIRST);
 
 const etrt_kernel_def *const etrt_portable_compare[] = {
-    &masked_fill.def, &eq_t.def,        &eq_s.def,        &ne_t.def,       &ne_s.def,  &lt_t.def,
-    &lt_s.def,        &le_t.def,        &le_s.def,        &gt_t.def,       &gt_s.def,  &ge_t.def,
-    &ge_s.def,        &logical_not.def, &logical_and.def, &logical_or.def, &where.def, NULL,
+    &masked_fill.def,
+    &eq_t.def,
+    &eq_s.def,
+    &ne_t.def,
+    &ne_s.def,
+    &lt_t.def,
+    &lt_s.def,
+    &le_t.def,
+    &le_s.def,
+    &gt_t.def,
+    &gt_s.def,
+    &ge_t.def,
+    &ge_s.def,
+    &logical_not.def,
+    &logical_and.def,
+    &logical_or.def,
+    &logical_xor.def,
+    &where.def,
+    NULL,
 };

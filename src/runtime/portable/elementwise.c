@@ -39,7 +39,17 @@ static const etrt_portable_spec div_s =
 static const etrt_portable_spec pow_ts =
     E("aten::pow.Tensor_Scalar_out", 4, "Pow", 0, S(1), -1, -1, 2, -1, -1, P);
 
+static const etrt_portable_spec bitwise_and =
+    E("aten::bitwise_and.Tensor_out", 4, "BitwiseAnd", 0, 1, -1, -1, 2, -1, -1, P);
+static const etrt_portable_spec bitwise_or =
+    E("aten::bitwise_or.Tensor_out", 4, "BitwiseOr", 0, 1, -1, -1, 2, -1, -1, P);
+static const etrt_portable_spec bitwise_xor =
+    E("aten::bitwise_xor.Tensor_out", 4, "BitwiseXor", 0, 1, -1, -1, 2, -1, -1, P);
+static const etrt_portable_spec bitwise_not =
+    E("aten::bitwise_not.out", 3, "BitwiseNot", 0, -1, -1, -1, 1, -1, -1, 0);
+
 const etrt_kernel_def *const etrt_portable_elementwise[] = {
-    &add.def,   &sub.def,   &mul.def,   &div.def,   &pow_tt.def, &maximum.def, &minimum.def,
-    &add_s.def, &sub_s.def, &mul_s.def, &div_s.def, &pow_ts.def, NULL,
+    &bitwise_and.def, &bitwise_or.def, &bitwise_xor.def, &bitwise_not.def, &add.def,     &sub.def,
+    &mul.def,         &div.def,        &pow_tt.def,      &maximum.def,     &minimum.def, &add_s.def,
+    &sub_s.def,       &mul_s.def,      &div_s.def,       &pow_ts.def,      NULL,
 };

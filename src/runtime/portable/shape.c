@@ -280,7 +280,54 @@ static const etrt_portable_spec constant_pad_nd = ETRT_PORTABLE_ENGINE_FULL(
     "aten::constant_pad_nd.out", 5, "Pad", 0, ETRT_PORTABLE_INTS(1), ETRT_PORTABLE_SCALAR(2), -1, 3,
     -1, -1, ETRT_PORTABLE_INTS_AT_PREPARE, NULL, etrt_portable_pad_attributes, NULL, 0);
 
+/* tril.out / triu.out(self, int diagonal, *, out). */
+static const etrt_attribute tril_attributes[] = {
+    {.name = "upper", .kind = ETRT_ATTRIBUTE_INT, .i = 0}};
+static const etrt_attribute triu_attributes[] = {
+    {.name = "upper", .kind = ETRT_ATTRIBUTE_INT, .i = 1}};
+static const etrt_portable_spec tril =
+    ETRT_PORTABLE_ENGINE_FULL("aten::tril.out", 4, "Trilu", 0, ETRT_PORTABLE_INT(1), -1, -1, 2, -1,
+                              -1, 0, NULL, NULL, tril_attributes, 1);
+static const etrt_portable_spec triu =
+    ETRT_PORTABLE_ENGINE_FULL("aten::triu.out", 4, "Trilu", 0, ETRT_PORTABLE_INT(1), -1, -1, 2, -1,
+                              -1, 0, NULL, NULL, triu_attributes, 1);
+
+/* pixel_shuffle.out(self, int upscale_factor, *, out): DepthToSpace in CRD order. */
+static etrt_status etrt_portable_pixel_shuffle_attributes(etrt_kernel_call *call,
+                                                          const etrt_value *values) {
+  int64_t factor = 0;
+  ETRT_RETURN_IF_ERROR(etrt_portable_int_arg(call, values, 1, &factor));
+  ETRT_RETURN_IF_ERROR(etrt_portable_attribute(
+      call, (etrt_attribute){.name = "blocksize", .kind = ETRT_ATTRIBUTE_INT, .i = factor}));
+  return etrt_portable_attribute(
+      call, (etrt_attribute){.name = "mode", .kind = ETRT_ATTRIBUTE_STRING, .s = "CRD"});
+}
+static const etrt_portable_spec pixel_shuffle =
+    ETRT_PORTABLE_HOOKED("aten::pixel_shuffle.out", 4, "DepthToSpace", 0, -1, -1, 2,
+                         etrt_portable_pixel_shuffle_attributes);
+
+/* repeat.out(self, SymInt[] repeats, *, out): Tile, when there is one repeat per dim
+ * (ATen's leading new dims are refused). */
+static etrt_status etrt_portable_repeat_attributes(etrt_kernel_call *call,
+                                                   const etrt_value *values) {
+  const etrt_runtime_tensor *self = NULL;
+  ETRT_RETURN_IF_ERROR(etrt_portable_tensor_arg(call, values, 0, &self));
+  if ((int32_t)call->scalars[1] != self->rank)
+    return etrt_error(ETRT_ERROR_UNSUPPORTED,
+                      "argument 1 (repeats): %d repeats for a rank-%d tensor (new leading dims) "
+                      "are not supported",
+                      (int)call->scalars[1], self->rank);
+  return ETRT_OK;
+}
+static const etrt_portable_spec repeat =
+    ETRT_PORTABLE_ENGINE_FULL("aten::repeat.out", 4, "Tile", 0, ETRT_PORTABLE_INTS(1), -1, -1, 2,
+                              -1, -1, 0, NULL, etrt_portable_repeat_attributes, NULL, 0);
+
 const etrt_kernel_def *const etrt_portable_shape[] = {
+    &tril.def,
+    &triu.def,
+    &pixel_shuffle.def,
+    &repeat.def,
     &constant_pad_nd.def,
     &gather.def,
     &to_dim_order_copy.def,
