@@ -101,7 +101,7 @@ static void test_integer_dtypes(void) {
 }
 
 /* ATen's promotion: int32 * 2.5 into a float out tensor, int64 / int64 into float
- * (true division), int32 + float32 -> float32. */
+ * (true division), float32 + 0.5 * int32 -> float32 (alpha scales the promoted int). */
 static void test_type_promotion(void) {
   etrt_test_kp p;
   etrt_test_kp_init(&p);
@@ -109,6 +109,7 @@ static void test_type_promotion(void) {
   float f[3] = {0.5f, 0.25f, -1};
   int32_t x = etrt_test_kp_tensor(&p, ETRT_DTYPE_INT32, 1, (int32_t[]){3}, NULL, 0);
   int32_t k = etrt_test_kp_double(&p, 2.5), one = etrt_test_kp_int(&p, 1);
+  int32_t half = etrt_test_kp_double(&p, 0.5);
   int32_t dv = etrt_test_kp_tensor(&p, ETRT_DTYPE_INT64, 1, (int32_t[]){3}, d, 0);
   int32_t fv = etrt_test_kp_tensor(&p, F32, 1, (int32_t[]){3}, f, 0);
   int32_t a = etrt_test_kp_tensor(&p, F32, 1, (int32_t[]){3}, NULL, 0);
@@ -118,7 +119,7 @@ static void test_type_promotion(void) {
   etrt_test_kp_call(&p, "aten::mul.Scalar_out", (int32_t[]){x, k, a, a}, 4);
   etrt_test_kp_call(&p, "aten::add.out", (int32_t[]){x, dv, one, x64, x64}, 5);
   etrt_test_kp_call(&p, "aten::div.out", (int32_t[]){x64, dv, b, b}, 4);
-  etrt_test_kp_call(&p, "aten::add.out", (int32_t[]){x, fv, one, c, c}, 5);
+  etrt_test_kp_call(&p, "aten::add.out", (int32_t[]){fv, x, half, c, c}, 5);
   size_t size;
   uint8_t *pte = etrt_test_kp_write(&p, &x, 1, (int32_t[]){a, b, c}, 3, &size);
   int32_t in[3] = {3, -5, 7};
@@ -130,7 +131,7 @@ static void test_type_promotion(void) {
   for (int i = 0; i < 3; ++i) {
     CHECK_NEAR(((float *)o[0].data)[i], in[i] * 2.5, 1e-6);
     CHECK_NEAR(((float *)o[1].data)[i], (double)(in[i] + d[i]) / d[i], 1e-6);
-    CHECK_NEAR(((float *)o[2].data)[i], in[i] + f[i], 1e-6);
+    CHECK_NEAR(((float *)o[2].data)[i], f[i] + 0.5 * in[i], 1e-6);
   }
   etrt_method_destroy(method);
   etrt_program_destroy(program);

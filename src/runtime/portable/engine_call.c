@@ -435,13 +435,18 @@ etrt_status etrt_portable_engine_prepare(etrt_kernel_call *call, const etrt_valu
     /* other * alpha goes through a scratch buffer as large as `other` can get. */
     const etrt_runtime_tensor *other = NULL;
     ETRT_RETURN_IF_ERROR(etrt_portable_tensor_arg(call, values, (uint32_t)spec->inputs[1], &other));
-    call->scratch_size = etrt_portable_max_nbytes(other) + 16;
+    /* It is scaled after promotion, in the compute dtype. */
+    etrt_dtype dtype =
+        call->compute_dtype != ETRT_DTYPE_INVALID ? call->compute_dtype : other->dtype;
+    call->scratch_size =
+        etrt_portable_max_nbytes(other) / etrt_dtype_size(other->dtype) * etrt_dtype_size(dtype) +
+        16;
     call->scratch = calloc(1, call->scratch_size);
     if (call->scratch == NULL)
       return etrt_error(ETRT_ERROR_OUT_OF_MEMORY, "out of memory for alpha scratch");
-    if (!etrt_portable_is_float(other->dtype) && alpha != (double)(int64_t)alpha)
-      return etrt_error(ETRT_ERROR_UNSUPPORTED, "a fractional alpha with a %s tensor",
-                        etrt_dtype_name(other->dtype));
+    if (!etrt_portable_is_float(dtype) && alpha != (double)(int64_t)alpha)
+      return etrt_error(ETRT_ERROR_UNSUPPORTED, "a fractional alpha computed in %s",
+                        etrt_dtype_name(dtype));
     static const int32_t scale_inputs[2] = {0, 1};
     static const int32_t scale_output = 2;
     ETRT_RETURN_IF_ERROR(etrt_portable_node(&call->scale_node, &call->scale_state, "Mul", 2,
