@@ -41,9 +41,13 @@ void etrt_kernel_call_release(etrt_kernel_call *call) {
   free(call->state);
   free(call->scale_state);
   free(call->post_state);
+  free(call->layout_out);
+  call->layout_out = NULL;
   for (int i = 0; i < ETRT_KERNEL_MAX_ENGINE_INPUTS; ++i) {
     free(call->cast_state[i]);
     free(call->cast_scratch[i]);
+    free(call->layout_scratch[i]);
+    call->layout_scratch[i] = NULL;
     call->cast_state[i] = call->cast_scratch[i] = NULL;
   }
   free(call->scratch);

@@ -54,6 +54,10 @@ typedef struct etrt_kernel_call {
   etrt_node cast_node[ETRT_KERNEL_MAX_ENGINE_INPUTS];
   void *cast_state[ETRT_KERNEL_MAX_ENGINE_INPUTS];
   void *cast_scratch[ETRT_KERNEL_MAX_ENGINE_INPUTS];
+  /* Inputs and the result in the contiguous dim order when the program keeps them in
+   * another (channels-last): converted around the engine operation. */
+  void *layout_scratch[ETRT_KERNEL_MAX_ENGINE_INPUTS];
+  void *layout_out;
   /* An operation applied to the result after the first (silu: x * sigmoid(x)). */
   etrt_node post_node;
   void *post_state;

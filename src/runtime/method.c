@@ -143,8 +143,18 @@ static etrt_status etrt_method_tensor_value(etrt_method *m, size_t index, const 
   }
   rt->dynamic = t->shape_dynamism != ETRT_PTE_SHAPE_STATIC;
   rt->device = etrt_pte_tensor_device(t);
-  for (size_t i = 0; i < t->dim_order.count; ++i)
-    if (t->dim_order.data[i] != i) rt->permuted = 1;
+  /* The order of the dims in memory, outermost first (ExecuTorch's dim_order). */
+  uint32_t seen = 0;
+  for (int32_t i = 0; i < rt->rank; ++i) {
+    uint8_t d = (size_t)i < t->dim_order.count ? t->dim_order.data[i] : (uint8_t)i;
+    if (d >= rt->rank || (seen & (1u << d)))
+      return etrt_error(ETRT_ERROR_INVALID_FORMAT,
+                        "value %zu: dim_order is not a permutation of the %d dims", index,
+                        (int)rt->rank);
+    seen |= 1u << d;
+    rt->dim_order[i] = d;
+    if (d != i) rt->permuted = 1;
+  }
   size_t nbytes = etrt_runtime_tensor_nbytes(rt);
   if (nbytes == SIZE_MAX)
     return etrt_error(ETRT_ERROR_INVALID_FORMAT, "value %zu: tensor size overflows", index);

@@ -103,8 +103,9 @@ static void test_dim_order_and_view_refusals(void) {
     float in[8] = {1, 2, 3, 4, 5, 6, 7, 8}, out[8];
     etrt_tensor_view v = {in, F32, 4, {1, 2, 2, 2}};
     if (channels_last) {
-      CHECK_FAILS(etrt_test_kp_run(pte, size, &v, 1, out, sizeof out, NULL), ETRT_ERROR_UNSUPPORTED,
-                  "only the contiguous dim order");
+      CHECK_FAILS(etrt_test_kp_run(pte, size, &v, 1, out, sizeof out, NULL),
+                  ETRT_ERROR_INVALID_ARGUMENT,
+                  "argument 2 (dim_order) differs from the out tensor's dim order");
     } else {
       CHECK_OK(etrt_test_kp_run(pte, size, &v, 1, out, sizeof out, NULL));
       CHECK(memcmp(in, out, sizeof out) == 0);
@@ -195,21 +196,67 @@ static void test_pixel_shuffle(void) {
   free(pte);
 }
 
-/* A channels-last tensor (its dim order in the program) is refused when the method
- * is created, not computed as if it were contiguous. */
-static void test_channels_last_refused(void) {
+/* Channels-last (dim order 0, 2, 3, 1) programs: x [1, 2, 2, 2] arrives in NHWC
+ * memory; relu keeps it channels-last, _to_dim_order_copy makes it contiguous,
+ * convolution (a 1x1 that swaps the channels) reads channels-last and writes
+ * contiguous. view_copy, which reads the bytes itself, refuses channels-last. */
+static void test_channels_last(void) {
+  const uint8_t nhwc[4] = {0, 2, 3, 1};
   etrt_test_kp p;
   etrt_test_kp_init(&p);
-  int32_t x = etrt_test_kp_tensor(&p, F32, 4, (int32_t[]){1, 2, 2, 2}, NULL, 0);
-  etrt_test_kp_dim_order(&p, x, (uint8_t[]){0, 2, 3, 1});
-  int32_t y = etrt_test_kp_tensor(&p, F32, 4, (int32_t[]){1, 2, 2, 2}, NULL, 0);
-  etrt_test_kp_call(&p, "aten::relu.out", (int32_t[]){x, y, y}, 3);
+  float w[4] = {0, 1, 1, 0}; /* [2, 2, 1, 1] */
+  int32_t dims[4] = {1, 2, 2, 2};
+  int32_t x = etrt_test_kp_tensor(&p, F32, 4, dims, NULL, 0);
+  etrt_test_kp_dim_order(&p, x, nhwc);
+  int32_t r = etrt_test_kp_tensor(&p, F32, 4, dims, NULL, 0);
+  etrt_test_kp_dim_order(&p, r, nhwc);
+  int32_t no = etrt_test_kp_bool(&p, 0), none = etrt_test_kp_none(&p);
+  int32_t c = etrt_test_kp_tensor(&p, F32, 4, dims, NULL, 0);
+  int32_t wv = etrt_test_kp_tensor(&p, F32, 4, (int32_t[]){2, 2, 1, 1}, w, 0);
+  int32_t ones = etrt_test_kp_ints(&p, (int64_t[]){1, 1}, 2);
+  int32_t zeros = etrt_test_kp_ints(&p, (int64_t[]){0, 0}, 2);
+  int32_t one = etrt_test_kp_int(&p, 1);
+  int32_t y = etrt_test_kp_tensor(&p, F32, 4, dims, NULL, 0);
+  etrt_test_kp_call(&p, "aten::relu.out", (int32_t[]){x, r, r}, 3);
+  etrt_test_kp_call(&p, "dim_order_ops::_to_dim_order_copy.out", (int32_t[]){r, no, none, c, c}, 5);
+  etrt_test_kp_call(&p, "aten::convolution.out",
+                    (int32_t[]){x, wv, none, ones, zeros, ones, no, zeros, one, y, y}, 11);
   size_t size;
-  uint8_t *pte = etrt_test_kp_write(&p, &x, 1, &y, 1, &size);
-  float in[8] = {0}, out[8];
-  etrt_tensor_view v = {in, F32, 4, {1, 2, 2, 2}};
+  uint8_t *pte = etrt_test_kp_write(&p, &x, 1, (int32_t[]){r, c, y}, 3, &size);
+  /* logical x[0, ch, h, w] = ch * 10 + h * 2 + w - 3, stored NHWC. */
+  float in[8];
+  for (int h = 0; h < 2; ++h)
+    for (int w_ = 0; w_ < 2; ++w_)
+      for (int ch = 0; ch < 2; ++ch) in[(h * 2 + w_) * 2 + ch] = (float)(ch * 10 + h * 2 + w_ - 3);
+  etrt_tensor_view v = {in, F32, 4, {1, 2, 2, 2}}, o[3];
+  etrt_program *program;
+  etrt_method *method;
+  CHECK_OK(etrt_test_kp_execute(pte, size, &v, 1, &program, &method));
+  for (uint32_t i = 0; i < 3; ++i) CHECK_OK(etrt_method_get_output(method, i, &o[i]));
+  const float *rv = o[0].data, *cv = o[1].data, *yv = o[2].data;
+  for (int ch = 0; ch < 2; ++ch)
+    for (int h = 0; h < 2; ++h)
+      for (int w_ = 0; w_ < 2; ++w_) {
+        float logical = (float)(ch * 10 + h * 2 + w_ - 3), relu = logical > 0 ? logical : 0;
+        float swapped = (float)((1 - ch) * 10 + h * 2 + w_ - 3);
+        CHECK(rv[(h * 2 + w_) * 2 + ch] == relu);  /* NHWC */
+        CHECK(cv[ch * 4 + h * 2 + w_] == relu);    /* NCHW */
+        CHECK(yv[ch * 4 + h * 2 + w_] == swapped); /* NCHW */
+      }
+  etrt_method_destroy(method);
+  etrt_program_destroy(program);
+  free(pte);
+
+  etrt_test_kp_init(&p);
+  x = etrt_test_kp_tensor(&p, F32, 4, dims, NULL, 0);
+  etrt_test_kp_dim_order(&p, x, nhwc);
+  int32_t shape = etrt_test_kp_ints(&p, (int64_t[]){8}, 1);
+  y = etrt_test_kp_tensor(&p, F32, 1, (int32_t[]){8}, NULL, 0);
+  etrt_test_kp_call(&p, "aten::view_copy.out", (int32_t[]){x, shape, y, y}, 4);
+  pte = etrt_test_kp_write(&p, &x, 1, &y, 1, &size);
+  float out[8];
   CHECK_FAILS(etrt_test_kp_run(pte, size, &v, 1, out, sizeof out, NULL), ETRT_ERROR_UNSUPPORTED,
-              "instruction 0 (aten::relu.out): argument 0 has a dim order other than the "
+              "instruction 0 (aten::view_copy.out): argument 0 has a dim order other than the "
               "contiguous one");
   free(pte);
 }
@@ -254,7 +301,7 @@ int main(void) {
   RUN_TEST(test_constant_pad);
   RUN_TEST(test_trilu_repeat);
   RUN_TEST(test_pixel_shuffle);
-  RUN_TEST(test_channels_last_refused);
+  RUN_TEST(test_channels_last);
   RUN_TEST(test_unknown_operator_refused_at_load);
   return TEST_EXIT();
 }

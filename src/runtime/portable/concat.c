@@ -48,9 +48,9 @@ static etrt_status etrt_portable_join_prepare(etrt_kernel_call *call, const etrt
   }
   if (spec->kind == ETRT_JOIN_SPLIT || spec->kind == ETRT_JOIN_UNBIND ||
       spec->kind == ETRT_JOIN_SLICE)
-    ETRT_RETURN_IF_ERROR(etrt_portable_tensor_arg(call, values, 0, &t));
+    ETRT_RETURN_IF_ERROR(etrt_portable_contiguous_arg(call, values, 0, &t));
   if (spec->out >= 0)
-    ETRT_RETURN_IF_ERROR(etrt_portable_tensor_arg(call, values, (uint32_t)spec->out, &t));
+    ETRT_RETURN_IF_ERROR(etrt_portable_contiguous_arg(call, values, (uint32_t)spec->out, &t));
   if (spec->kind == ETRT_JOIN_SPLIT) {
     uint32_t count = 0;
     ETRT_RETURN_IF_ERROR(etrt_portable_ints_arg(call, values, (uint32_t)spec->sizes, call->ints[1],

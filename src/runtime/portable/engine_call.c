@@ -26,13 +26,46 @@ etrt_status etrt_portable_tensor_arg(const etrt_kernel_call *call, const etrt_va
   if (v->u.tensor.device.type != ETRT_DEVICE_CPU)
     return etrt_error(ETRT_ERROR_UNSUPPORTED,
                       "argument %u is planned on a device; this operator runs on the CPU", arg);
-  if (v->u.tensor.permuted)
-    return etrt_error(ETRT_ERROR_UNSUPPORTED,
-                      "argument %u has a dim order other than the contiguous one (channels-last); "
-                      "the portable operators take contiguous tensors",
-                      arg);
   *out = &v->u.tensor;
   return ETRT_OK;
+}
+
+etrt_status etrt_portable_contiguous_arg(const etrt_kernel_call *call, const etrt_value *values,
+                                         uint32_t arg, const etrt_runtime_tensor **out) {
+  ETRT_RETURN_IF_ERROR(etrt_portable_tensor_arg(call, values, arg, out));
+  if ((*out)->permuted)
+    return etrt_error(ETRT_ERROR_UNSUPPORTED,
+                      "argument %u has a dim order other than the contiguous one (channels-last), "
+                      "which this operator does not take",
+                      arg);
+  return ETRT_OK;
+}
+
+/* Copies a tensor between the contiguous dim order (`contiguous`) and its own
+ * (`memory`), in the direction `to_memory` says. */
+static void etrt_portable_relayout(const etrt_runtime_tensor *t, void *contiguous, void *memory,
+                                   int to_memory) {
+  const size_t item = etrt_dtype_size(t->dtype);
+  int64_t strides[ETRT_MAX_RANK]; /* per logical dim, in elements of memory */
+  int64_t numel = 1;
+  for (int32_t k = t->rank - 1; k >= 0; --k) {
+    strides[t->dim_order[k]] = numel;
+    numel *= t->sizes[t->dim_order[k]];
+  }
+  int64_t index[ETRT_MAX_RANK] = {0}, at = 0;
+  uint8_t *c = contiguous, *m = memory;
+  for (int64_t e = 0; e < numel; ++e) {
+    if (to_memory)
+      memcpy(m + (size_t)at * item, c + (size_t)e * item, item);
+    else
+      memcpy(c + (size_t)e * item, m + (size_t)at * item, item);
+    for (int32_t d = t->rank - 1; d >= 0; --d) { /* the next logical index */
+      at += strides[d];
+      if (++index[d] < t->sizes[d]) break;
+      at -= strides[d] * index[d];
+      index[d] = 0;
+    }
+  }
 }
 
 etrt_status etrt_portable_scalar_arg(const etrt_kernel_call *call, const etrt_value *values,
@@ -415,6 +448,23 @@ etrt_status etrt_portable_engine_prepare(etrt_kernel_call *call, const etrt_valu
                                           call->node_inputs, &call->node_output, call->attributes,
                                           call->num_attributes));
   call->alpha = alpha;
+  for (uint32_t i = 0; i < num_inputs; ++i) {
+    int src = spec->inputs[i];
+    if (src < 0 || call->node_inputs[i] < 0) continue;
+    const etrt_runtime_tensor *t = &values[call->args[src]].u.tensor;
+    if (!t->permuted) continue;
+    if (spec->flags & ETRT_PORTABLE_LINEAR)
+      return etrt_error(ETRT_ERROR_UNSUPPORTED,
+                        "argument %d: linear takes contiguous tensors, not another dim order", src);
+    call->layout_scratch[i] = calloc(1, etrt_portable_max_nbytes(t) + 1);
+    if (call->layout_scratch[i] == NULL)
+      return etrt_error(ETRT_ERROR_OUT_OF_MEMORY, "out of memory for a dim order conversion");
+  }
+  if (out->permuted) {
+    call->layout_out = calloc(1, etrt_portable_max_nbytes(out) + 1);
+    if (call->layout_out == NULL)
+      return etrt_error(ETRT_ERROR_OUT_OF_MEMORY, "out of memory for a dim order conversion");
+  }
   if (call->compute_dtype != ETRT_DTYPE_INVALID)
     ETRT_RETURN_IF_ERROR(etrt_portable_prepare_casts(call, values));
   if (spec->flags & ETRT_PORTABLE_LINEAR) {
@@ -522,6 +572,13 @@ etrt_status etrt_portable_engine_run(etrt_kernel_call *call, etrt_value *values,
   for (uint32_t i = 0; i < call->node.num_inputs; ++i)
     ETRT_RETURN_IF_ERROR(etrt_portable_run_input(call, values, i, &inputs[0], &inputs[i]));
   for (uint32_t i = 0; i < call->node.num_inputs; ++i) {
+    if (call->layout_scratch[i] == NULL) continue;
+    etrt_portable_relayout(&values[call->args[spec->inputs[i]]].u.tensor, call->layout_scratch[i],
+                           inputs[i].data, 0);
+    inputs[i].data = call->layout_scratch[i];
+    inputs[i].host_value = inputs[i].data;
+  }
+  for (uint32_t i = 0; i < call->node.num_inputs; ++i) {
     if (call->cast_node[i].def == NULL) continue;
     etrt_tensor cast = inputs[i];
     cast.dtype = call->compute_dtype;
@@ -571,7 +628,7 @@ etrt_status etrt_portable_engine_run(etrt_kernel_call *call, etrt_value *values,
   }
   etrt_runtime_tensor *out = &values[call->args[spec->out]].u.tensor;
   ETRT_RETURN_IF_ERROR(etrt_portable_out_fit(call, out, result.dtype, result.rank, result.dims));
-  output.data = out->data;
+  output.data = call->layout_out != NULL ? call->layout_out : out->data;
   output.host_value = NULL;
   ETRT_RETURN_IF_ERROR(call->node.run_cpu(&call->node, inputs, &output));
   if (call->post_node.def != NULL) {
@@ -579,5 +636,6 @@ etrt_status etrt_portable_engine_run(etrt_kernel_call *call, etrt_value *values,
     if (!(spec->flags & ETRT_PORTABLE_POST_SELF)) post_inputs[0] = output;
     ETRT_RETURN_IF_ERROR(call->post_node.run_cpu(&call->post_node, post_inputs, &output));
   }
+  if (call->layout_out != NULL) etrt_portable_relayout(out, call->layout_out, out->data, 1);
   return ETRT_OK;
 }

@@ -2,7 +2,9 @@
  * the engine's CPU kernels where the math is the same (engine_call.c) and on small
  * kernels of their own where it is not. Arguments follow ExecuTorch's encoding of
  * out variants: the schema's arguments in order, the out tensor among them, then the
- * return value (the out tensor again). Each family file lists its kernels in a
+ * return value (the out tensor again). Engine-backed kernels take tensors in any dim
+ * order (channels-last included): they convert to and from the contiguous order
+ * around the engine operation. Each family file lists its kernels in a
  * NULL-terminated table that table.c searches. */
 #ifndef ETRT_RUNTIME_PORTABLE_PORTABLE_H
 #define ETRT_RUNTIME_PORTABLE_PORTABLE_H
@@ -78,6 +80,10 @@ etrt_status etrt_portable_engine_run(etrt_kernel_call *call, etrt_value *values,
 /* The tensor at argument `arg`, or NULL (with the error set) when it is not one. */
 etrt_status etrt_portable_tensor_arg(const etrt_kernel_call *call, const etrt_value *values,
                                      uint32_t arg, const etrt_runtime_tensor **out);
+/* The same, for kernels that read the bytes in the contiguous dim order themselves:
+ * another dim order (channels-last) is refused. */
+etrt_status etrt_portable_contiguous_arg(const etrt_kernel_call *call, const etrt_value *values,
+                                         uint32_t arg, const etrt_runtime_tensor **out);
 etrt_status etrt_portable_scalar_arg(const etrt_kernel_call *call, const etrt_value *values,
                                      uint32_t arg, double *out);
 etrt_status etrt_portable_int_arg(const etrt_kernel_call *call, const etrt_value *values,

@@ -64,8 +64,8 @@ typedef struct etrt_portable_truth_spec {
 static etrt_status etrt_portable_truth_prepare(etrt_kernel_call *call, const etrt_value *values) {
   const etrt_portable_truth_spec *spec = (const etrt_portable_truth_spec *)call->def;
   const etrt_runtime_tensor *t = NULL;
-  ETRT_RETURN_IF_ERROR(etrt_portable_tensor_arg(call, values, 0, &t));
-  ETRT_RETURN_IF_ERROR(etrt_portable_tensor_arg(call, values, (uint32_t)spec->out, &t));
+  ETRT_RETURN_IF_ERROR(etrt_portable_contiguous_arg(call, values, 0, &t));
+  ETRT_RETURN_IF_ERROR(etrt_portable_contiguous_arg(call, values, (uint32_t)spec->out, &t));
   if (t->dtype != ETRT_DTYPE_BOOL && t->dtype != ETRT_DTYPE_UINT8)
     return etrt_error(ETRT_ERROR_INVALID_ARGUMENT, "the out tensor must be bool or uint8, not %s",
                       etrt_dtype_name(t->dtype));

@@ -1,9 +1,9 @@
 /* Views and copies as ExecuTorch defines them (every *_copy writes its own out
- * tensor): the byte copies (view_copy, unsqueeze_copy, squeeze_copy, clone,
- * _clone_dim_order, alias_copy), the conversion _to_dim_order_copy, and the
- * engine-backed ones (permute_copy, t_copy, transpose_copy, expand_copy, select_copy,
- * index_select, embedding). Tensors are contiguous: a dim order other than the
- * contiguous one is refused. */
+ * tensor): the byte copies (view_copy, unsqueeze_copy, squeeze_copy), which take
+ * contiguous tensors only, and the engine-backed ones (clone, _clone_dim_order and
+ * _to_dim_order_copy, which also convert between dim orders, permute_copy, t_copy,
+ * transpose_copy, expand_copy, select_copy, index_select, embedding, gather,
+ * constant_pad_nd, tril/triu, pixel_shuffle, repeat). */
 #include <string.h>
 
 #include "base/dtype.h"
@@ -12,15 +12,13 @@
 typedef enum etrt_portable_copy_kind {
   ETRT_COPY_VIEW,      /* (self, size, *, out) */
   ETRT_COPY_UNSQUEEZE, /* (self, dim, *, out) */
-  ETRT_COPY_SQUEEZE,   /* (self, dim or dims, *, out) */
-  ETRT_COPY_SAME       /* (self, ..., *, out): clone, alias_copy, _clone_dim_order */
+  ETRT_COPY_SQUEEZE    /* (self, dim or dims, *, out) */
 } etrt_portable_copy_kind;
 
 typedef struct etrt_portable_copy_spec {
   etrt_kernel_def def;
   etrt_portable_copy_kind kind;
   int8_t out;
-  int8_t dim_order; /* the int[]? dim_order argument, else -1 */
 } etrt_portable_copy_spec;
 
 static const etrt_portable_copy_spec *etrt_portable_copy_of(const etrt_kernel_call *call) {
@@ -30,8 +28,8 @@ static const etrt_portable_copy_spec *etrt_portable_copy_of(const etrt_kernel_ca
 static etrt_status etrt_portable_copy_prepare(etrt_kernel_call *call, const etrt_value *values) {
   const etrt_portable_copy_spec *spec = etrt_portable_copy_of(call);
   const etrt_runtime_tensor *t = NULL;
-  ETRT_RETURN_IF_ERROR(etrt_portable_tensor_arg(call, values, 0, &t));
-  ETRT_RETURN_IF_ERROR(etrt_portable_tensor_arg(call, values, (uint32_t)spec->out, &t));
+  ETRT_RETURN_IF_ERROR(etrt_portable_contiguous_arg(call, values, 0, &t));
+  ETRT_RETURN_IF_ERROR(etrt_portable_contiguous_arg(call, values, (uint32_t)spec->out, &t));
   uint32_t count = 0;
   switch (spec->kind) {
     case ETRT_COPY_VIEW:
@@ -47,17 +45,6 @@ static etrt_status etrt_portable_copy_prepare(etrt_kernel_call *call, const etrt
       break;
   }
   call->scalars[0] = count;
-  if (spec->dim_order >= 0) {
-    int64_t order[ETRT_MAX_RANK];
-    uint32_t n = 0;
-    ETRT_RETURN_IF_ERROR(
-        etrt_portable_ints_arg(call, values, (uint32_t)spec->dim_order, order, ETRT_MAX_RANK, &n));
-    for (uint32_t i = 0; i < n; ++i)
-      if (order[i] != (int64_t)i)
-        return etrt_error(ETRT_ERROR_UNSUPPORTED,
-                          "argument %d (dim_order): only the contiguous dim order is supported",
-                          spec->dim_order);
-  }
   return ETRT_OK;
 }
 
@@ -148,19 +135,15 @@ static etrt_status etrt_portable_copy_run(etrt_kernel_call *call, etrt_value *va
   return ETRT_OK;
 }
 
-#define COPY(var, name, nargs, kind, out, dim_order) \
-  static const etrt_portable_copy_spec var = {       \
-      {name, nargs, etrt_portable_copy_prepare, etrt_portable_copy_run}, kind, out, dim_order}
+#define COPY(var, name, nargs, kind, out)      \
+  static const etrt_portable_copy_spec var = { \
+      {name, nargs, etrt_portable_copy_prepare, etrt_portable_copy_run}, kind, out}
 
-COPY(view_copy, "aten::view_copy.out", 4, ETRT_COPY_VIEW, 2, -1);
-COPY(unsafe_view, "aten::_unsafe_view.out", 4, ETRT_COPY_VIEW, 2, -1);
-COPY(unsqueeze_copy, "aten::unsqueeze_copy.out", 4, ETRT_COPY_UNSQUEEZE, 2, -1);
-COPY(squeeze_dims, "aten::squeeze_copy.dims_out", 4, ETRT_COPY_SQUEEZE, 2, -1);
-COPY(squeeze_dim, "aten::squeeze_copy.dim_out", 4, ETRT_COPY_SQUEEZE, 2, -1);
-COPY(clone, "aten::clone.out", 4, ETRT_COPY_SAME, 2, -1);
-COPY(alias_copy, "aten::alias_copy.out", 3, ETRT_COPY_SAME, 1, -1);
-/* _clone_dim_order.out(self, *, bool non_blocking, int[]? dim_order, out). */
-COPY(clone_dim_order, "dim_order_ops::_clone_dim_order.out", 5, ETRT_COPY_SAME, 3, 2);
+COPY(view_copy, "aten::view_copy.out", 4, ETRT_COPY_VIEW, 2);
+COPY(unsafe_view, "aten::_unsafe_view.out", 4, ETRT_COPY_VIEW, 2);
+COPY(unsqueeze_copy, "aten::unsqueeze_copy.out", 4, ETRT_COPY_UNSQUEEZE, 2);
+COPY(squeeze_dims, "aten::squeeze_copy.dims_out", 4, ETRT_COPY_SQUEEZE, 2);
+COPY(squeeze_dim, "aten::squeeze_copy.dim_out", 4, ETRT_COPY_SQUEEZE, 2);
 
 #define E ETRT_PORTABLE_ENGINE
 
@@ -233,19 +216,44 @@ static const etrt_portable_spec embedding =
 static const etrt_portable_spec gather = ETRT_PORTABLE_HOOKED(
     "aten::gather.out", 6, "GatherElements", 0, 2, -1, 4, etrt_portable_gather_axis);
 
+/* The dim_order argument of the dim order copies (None: contiguous) must be the out
+ * tensor's; the engine call converts between the dim orders. */
+static etrt_status etrt_portable_check_dim_order(etrt_kernel_call *call, const etrt_value *values,
+                                                 const etrt_runtime_tensor *out) {
+  int64_t order[ETRT_MAX_RANK];
+  uint32_t n = 0;
+  ETRT_RETURN_IF_ERROR(etrt_portable_ints_arg(call, values, 2, order, ETRT_MAX_RANK, &n));
+  int same = n == 0 ? !out->permuted : n == (uint32_t)out->rank;
+  for (uint32_t i = 0; same && n > 0 && i < n; ++i) same = order[i] == out->dim_order[i];
+  if (!same)
+    return etrt_error(ETRT_ERROR_INVALID_ARGUMENT,
+                      "argument 2 (dim_order) differs from the out tensor's dim order");
+  return ETRT_OK;
+}
+
+/* _clone_dim_order.out(self, *, bool non_blocking, int[]? dim_order, out): Identity. */
+static etrt_status etrt_portable_clone_attributes(etrt_kernel_call *call,
+                                                  const etrt_value *values) {
+  const etrt_runtime_tensor *out = NULL;
+  ETRT_RETURN_IF_ERROR(etrt_portable_tensor_arg(call, values, 3, &out));
+  return etrt_portable_check_dim_order(call, values, out);
+}
+static const etrt_portable_spec clone_dim_order =
+    ETRT_PORTABLE_HOOKED("dim_order_ops::_clone_dim_order.out", 5, "Identity", 0, -1, -1, 3,
+                         etrt_portable_clone_attributes);
+/* clone.out(self, *, MemoryFormat? memory_format, out); alias_copy.out(self, *, out). */
+static const etrt_portable_spec clone =
+    E("aten::clone.out", 4, "Identity", 0, -1, -1, -1, 2, -1, -1, 0);
+static const etrt_portable_spec alias_copy =
+    E("aten::alias_copy.out", 3, "Identity", 0, -1, -1, -1, 1, -1, -1, 0);
+
 /* _to_dim_order_copy.out(self, *, bool non_blocking, int[]? dim_order, out): a copy
- * converted to the out tensor's dtype (Cast), in the contiguous dim order. */
+ * converted to the out tensor's dtype (Cast) and dim order. */
 static etrt_status etrt_portable_to_copy_attributes(etrt_kernel_call *call,
                                                     const etrt_value *values) {
   const etrt_runtime_tensor *out = NULL;
   ETRT_RETURN_IF_ERROR(etrt_portable_tensor_arg(call, values, 3, &out));
-  int64_t order[ETRT_MAX_RANK];
-  uint32_t n = 0;
-  ETRT_RETURN_IF_ERROR(etrt_portable_ints_arg(call, values, 2, order, ETRT_MAX_RANK, &n));
-  for (uint32_t i = 0; i < n; ++i)
-    if (order[i] != (int64_t)i)
-      return etrt_error(ETRT_ERROR_UNSUPPORTED,
-                        "argument 2 (dim_order): only the contiguous dim order is supported");
+  ETRT_RETURN_IF_ERROR(etrt_portable_check_dim_order(call, values, out));
   return etrt_portable_attribute(
       call, (etrt_attribute){
                 .name = "to", .kind = ETRT_ATTRIBUTE_INT, .i = etrt_dtype_to_onnx(out->dtype)});
