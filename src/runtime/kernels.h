@@ -40,7 +40,7 @@ typedef struct etrt_kernel_call {
   /* The engine operation the kernel runs, with its prepared state. */
   etrt_node node;
   int32_t node_inputs[ETRT_KERNEL_MAX_ENGINE_INPUTS];
-  int32_t node_output;
+  int32_t node_outputs[3];
   etrt_attribute attributes[ETRT_KERNEL_MAX_ATTRIBUTES];
   uint32_t num_attributes;
   void *state;

@@ -57,9 +57,27 @@ static void test_layer_norm(void) {
     etrt_test_kp_call(&p, "aten::native_layer_norm.out",
                       (int32_t[]){x, shape, wv, bv, eps, y, o1, o2, ret}, 9);
     size_t size;
-    uint8_t *pte = etrt_test_kp_write(&p, &x, 1, &y, 1, &size);
+    uint8_t *pte = etrt_test_kp_write(&p, &x, 1, (int32_t[]){y, o1, o2}, 3, &size);
     float in[6] = {1, 2, 6, -1, 0, 4}, out[6];
     etrt_tensor_view v = {in, F32, 2, {2, 3}};
+    if (!without_weight) {
+      /* The mean and the reciprocal standard deviation per row, as [2, 1]. */
+      etrt_program *program;
+      etrt_method *method;
+      CHECK_OK(etrt_test_kp_execute(pte, size, &v, 1, &program, &method));
+      etrt_tensor_view mean, rstd;
+      CHECK_OK(etrt_method_get_output(method, 1, &mean));
+      CHECK_OK(etrt_method_get_output(method, 2, &rstd));
+      CHECK(mean.rank == 2 && mean.sizes[0] == 2 && mean.sizes[1] == 1);
+      for (int r = 0; r < 2; ++r) {
+        double m = (in[r * 3] + in[r * 3 + 1] + in[r * 3 + 2]) / 3, var = 0;
+        for (int c = 0; c < 3; ++c) var += (in[r * 3 + c] - m) * (in[r * 3 + c] - m) / 3;
+        CHECK_NEAR(((float *)mean.data)[r], m, 1e-5);
+        CHECK_NEAR(((float *)rstd.data)[r], 1 / sqrt(var + 1e-5), 1e-5);
+      }
+      etrt_method_destroy(method);
+      etrt_program_destroy(program);
+    }
     if (without_weight) {
       CHECK_FAILS(etrt_test_kp_run(pte, size, &v, 1, out, sizeof out, NULL), ETRT_ERROR_UNSUPPORTED,
                   "argument 2 is None; this kernel needs a tensor");

@@ -240,15 +240,15 @@ static int etrt_portable_is_float(etrt_dtype dtype) {
 
 static etrt_status etrt_portable_node(etrt_node *node, void **state, const char *op_type,
                                       uint32_t num_inputs, const int32_t *inputs,
-                                      const int32_t *output, const etrt_attribute *attributes,
-                                      uint32_t num_attributes) {
+                                      const int32_t *output, uint32_t num_outputs,
+                                      const etrt_attribute *attributes, uint32_t num_attributes) {
   const etrt_op_def *def = etrt_op_find(op_type);
   if (def == NULL) return etrt_error(ETRT_ERROR_INTERNAL, "the engine lacks operation %s", op_type);
   memset(node, 0, sizeof *node);
   node->op_type = op_type;
   node->name = op_type;
   node->num_inputs = num_inputs;
-  node->num_outputs = 1;
+  node->num_outputs = num_outputs;
   node->inputs = inputs;
   node->outputs = output;
   node->attributes = attributes;
@@ -411,7 +411,7 @@ static etrt_status etrt_portable_prepare_casts(etrt_kernel_call *call, const etr
     if (call->cast_scratch[i] == NULL)
       return etrt_error(ETRT_ERROR_OUT_OF_MEMORY, "out of memory for a promoted input");
     ETRT_RETURN_IF_ERROR(etrt_portable_node(&call->cast_node[i], &call->cast_state[i], "Cast", 1,
-                                            &cast_input, &cast_output, to, 1));
+                                            &cast_input, &cast_output, 1, to, 1));
   }
   return ETRT_OK;
 }
@@ -427,7 +427,14 @@ etrt_status etrt_portable_engine_prepare(etrt_kernel_call *call, const etrt_valu
                                                      &call->node_inputs[num_inputs]));
     ++num_inputs;
   }
-  call->node_output = (int32_t)num_inputs;
+  const uint32_t num_outputs = (spec->flags & ETRT_PORTABLE_THREE_OUTS) ? 3 : 1;
+  for (uint32_t k = 0; k < num_outputs; ++k) {
+    call->node_outputs[k] = (int32_t)(num_inputs + k);
+    const etrt_runtime_tensor *extra = NULL;
+    if (k == 0) continue;
+    ETRT_RETURN_IF_ERROR(
+        etrt_portable_contiguous_arg(call, values, (uint32_t)spec->out + k, &extra));
+  }
 
   for (uint32_t i = 0; i < spec->num_fixed; ++i)
     ETRT_RETURN_IF_ERROR(etrt_portable_attribute(call, spec->fixed[i]));
@@ -445,8 +452,8 @@ etrt_status etrt_portable_engine_prepare(etrt_kernel_call *call, const etrt_valu
         call, (etrt_attribute){.name = "beta", .kind = ETRT_ATTRIBUTE_FLOAT, .f = (float)beta}));
   }
   ETRT_RETURN_IF_ERROR(etrt_portable_node(&call->node, &call->state, spec->op_type, num_inputs,
-                                          call->node_inputs, &call->node_output, call->attributes,
-                                          call->num_attributes));
+                                          call->node_inputs, call->node_outputs, num_outputs,
+                                          call->attributes, call->num_attributes));
   call->alpha = alpha;
   for (uint32_t i = 0; i < num_inputs; ++i) {
     int src = spec->inputs[i];
@@ -500,14 +507,14 @@ etrt_status etrt_portable_engine_prepare(etrt_kernel_call *call, const etrt_valu
     static const int32_t scale_inputs[2] = {0, 1};
     static const int32_t scale_output = 2;
     ETRT_RETURN_IF_ERROR(etrt_portable_node(&call->scale_node, &call->scale_state, "Mul", 2,
-                                            scale_inputs, &scale_output, NULL, 0));
+                                            scale_inputs, &scale_output, 1, NULL, 0));
   }
   if (spec->post_op != NULL) {
     static const int32_t post_inputs[2] = {0, 1};
     static const int32_t post_output = 2;
     uint32_t n = (spec->flags & ETRT_PORTABLE_POST_SELF) ? 2 : 1;
     ETRT_RETURN_IF_ERROR(etrt_portable_node(&call->post_node, &call->post_state, spec->post_op, n,
-                                            post_inputs, &post_output, NULL, 0));
+                                            post_inputs, &post_output, 1, NULL, 0));
   }
   return ETRT_OK;
 }
@@ -617,9 +624,24 @@ etrt_status etrt_portable_engine_run(etrt_kernel_call *call, etrt_value *values,
     ETRT_RETURN_IF_ERROR(call->scale_node.run_cpu(&call->scale_node, scale_inputs, &scaled));
     inputs[1] = scaled;
   }
-  etrt_tensor output;
-  memset(&output, 0, sizeof output);
-  ETRT_RETURN_IF_ERROR(call->node.def->infer(&call->node, inputs, &output));
+  etrt_tensor outputs[3];
+  memset(outputs, 0, sizeof outputs);
+  ETRT_RETURN_IF_ERROR(call->node.def->infer(&call->node, inputs, outputs));
+  /* The extra outputs first: every out tensor is fitted before any is written. */
+  for (uint32_t k = 1; k < call->node.num_outputs; ++k) {
+    etrt_runtime_tensor *extra = &values[call->args[spec->out + (int)k]].u.tensor;
+    etrt_runtime_tensor check = *extra;
+    ETRT_RETURN_IF_ERROR(
+        etrt_portable_out_fit(call, &check, outputs[k].dtype, outputs[k].rank, outputs[k].dims));
+  }
+  for (uint32_t k = 1; k < call->node.num_outputs; ++k) {
+    etrt_runtime_tensor *extra = &values[call->args[spec->out + (int)k]].u.tensor;
+    ETRT_RETURN_IF_ERROR(
+        etrt_portable_out_fit(call, extra, outputs[k].dtype, outputs[k].rank, outputs[k].dims));
+    outputs[k].data = extra->data;
+    outputs[k].host_value = NULL;
+  }
+  etrt_tensor output = outputs[0];
   etrt_tensor result = output;
   if (leading_rank > 0) {
     memcpy(result.dims, leading, (size_t)leading_rank * sizeof(int64_t));
@@ -630,7 +652,8 @@ etrt_status etrt_portable_engine_run(etrt_kernel_call *call, etrt_value *values,
   ETRT_RETURN_IF_ERROR(etrt_portable_out_fit(call, out, result.dtype, result.rank, result.dims));
   output.data = call->layout_out != NULL ? call->layout_out : out->data;
   output.host_value = NULL;
-  ETRT_RETURN_IF_ERROR(call->node.run_cpu(&call->node, inputs, &output));
+  outputs[0] = output;
+  ETRT_RETURN_IF_ERROR(call->node.run_cpu(&call->node, inputs, outputs));
   if (call->post_node.def != NULL) {
     etrt_tensor post_inputs[2] = {inputs[0], output};
     if (!(spec->flags & ETRT_PORTABLE_POST_SELF)) post_inputs[0] = output;

@@ -1,10 +1,9 @@
 /* Normalizations on the engine's: _native_batch_norm_legit_no_training and
  * native_layer_norm. Both return three tensors (out0, out1, out2 and then the list of
- * the three as the return value); only out0 is computed: for batch norm without
- * training ExecuTorch's out1/out2 are empty, and layer norm's mean and rstd are not
- * used by inference programs (their out tensors are left as they are). Weight and
- * bias must be tensors (None is refused at prepare). RMSNorm is
- * exported as pow/mean/add/rsqrt/mul. */
+ * the three as the return value): layer norm writes the result, the mean and the
+ * reciprocal standard deviation; batch norm without training only the result
+ * (ExecuTorch's out1/out2 are empty there). Weight and bias must be tensors (None is
+ * refused at prepare). RMSNorm is exported as pow/mean/add/rsqrt/mul. */
 #include "runtime/portable/portable.h"
 
 /* (input, weight?, bias?, running_mean, running_var, momentum, eps, *, out0, out1, out2). */
@@ -35,8 +34,8 @@ static etrt_status etrt_portable_layer_norm_attributes(etrt_kernel_call *call,
   return etrt_portable_attribute(
       call, (etrt_attribute){.name = "epsilon", .kind = ETRT_ATTRIBUTE_FLOAT, .f = (float)eps});
 }
-static const etrt_portable_spec layer_norm =
-    ETRT_PORTABLE_ENGINE_FULL("aten::native_layer_norm.out", 9, "LayerNormalization", 0, 2, 3, 3, 5,
-                              -1, -1, 0, NULL, etrt_portable_layer_norm_attributes, NULL, 0);
+static const etrt_portable_spec layer_norm = ETRT_PORTABLE_ENGINE_FULL(
+    "aten::native_layer_norm.out", 9, "LayerNormalization", 0, 2, 3, 3, 5, -1, -1,
+    ETRT_PORTABLE_THREE_OUTS, NULL, etrt_portable_layer_norm_attributes, NULL, 0);
 
 const etrt_kernel_def *const etrt_portable_norm[] = {&batch_norm.def, &layer_norm.def, NULL};

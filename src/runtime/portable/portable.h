@@ -34,7 +34,10 @@ enum {
   ETRT_PORTABLE_PROMOTE_COMMON = 64,
   /* int / int[] inputs are read once at prepare (the hook rewrote them); otherwise
    * they are read again at every run, as SymInts may change between runs. */
-  ETRT_PORTABLE_INTS_AT_PREPARE = 32
+  ETRT_PORTABLE_INTS_AT_PREPARE = 32,
+  /* The engine operation's three outputs go to the out tensors at `out`, out + 1 and
+   * out + 2 (native_layer_norm: the result, mean and rstd). */
+  ETRT_PORTABLE_THREE_OUTS = 128
 };
 
 typedef struct etrt_portable_spec {
