@@ -102,6 +102,8 @@ etrt_status etrt_portable_attribute(etrt_kernel_call *call, etrt_attribute attri
  * same rank whose bytes fit. Refuses (writing nothing) otherwise. */
 etrt_status etrt_portable_out_fit(const etrt_kernel_call *call, etrt_runtime_tensor *out,
                                   etrt_dtype dtype, int32_t rank, const int64_t *dims);
+/* float16, bfloat16, float32, float64. */
+int etrt_portable_dtype_is_float(etrt_dtype dtype);
 /* Reads one element of `dtype` as a double (0 for a dtype it does not know). */
 double etrt_portable_scalar_load(etrt_dtype dtype, const void *at);
 /* Writes `value` as one element of `dtype`. */
