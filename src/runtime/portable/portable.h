@@ -79,7 +79,7 @@ etrt_status etrt_portable_engine_run(etrt_kernel_call *call, etrt_value *values,
 #define ETRT_PORTABLE_HOOKED(name_, nargs, op, i0, i1, i2, out_, hook) \
   ETRT_PORTABLE_ENGINE_FULL(name_, nargs, op, i0, i1, i2, -1, out_, -1, -1, 0, NULL, hook, NULL, 0)
 
-/* Helpers of the families. */
+/* Shared by the families. */
 /* The tensor at argument `arg`, or NULL (with the error set) when it is not one. */
 etrt_status etrt_portable_tensor_arg(const etrt_kernel_call *call, const etrt_value *values,
                                      uint32_t arg, const etrt_runtime_tensor **out);
