@@ -13,10 +13,7 @@ const etrt_kernel_def *etrt_kernel_find(const char *name, size_t name_size, cons
   if (n < 0 || (size_t)n >= sizeof full) return NULL;
   if (strcmp(full, etrt_kernel_h2d_copy.name) == 0) return &etrt_kernel_h2d_copy;
   if (strcmp(full, etrt_kernel_d2h_copy.name) == 0) return &etrt_kernel_d2h_copy;
-  for (const etrt_kernel_def *const *k = etrt_kernels_portable; *k != NULL; ++k) {
-    if (strcmp(full, (*k)->name) == 0) return *k;
-  }
-  return NULL;
+  return etrt_portable_find(full);
 }
 
 etrt_status etrt_kernel_call_prepare(etrt_kernel_call *call, const etrt_kernel_def *def,
@@ -43,6 +40,16 @@ etrt_status etrt_kernel_call_prepare(etrt_kernel_call *call, const etrt_kernel_d
 void etrt_kernel_call_release(etrt_kernel_call *call) {
   free(call->state);
   free(call->scale_state);
+  free(call->post_state);
+  free(call->layout_out);
+  call->layout_out = NULL;
+  for (int i = 0; i < ETRT_KERNEL_MAX_ENGINE_INPUTS; ++i) {
+    free(call->cast_state[i]);
+    free(call->cast_scratch[i]);
+    free(call->layout_scratch[i]);
+    call->layout_scratch[i] = NULL;
+    call->cast_state[i] = call->cast_scratch[i] = NULL;
+  }
   free(call->scratch);
-  call->state = call->scale_state = call->scratch = NULL;
+  call->state = call->scale_state = call->post_state = call->scratch = NULL;
 }

@@ -26,7 +26,8 @@ typedef struct etrt_run_context {
   int other_streams;
 } etrt_run_context;
 
-#define ETRT_KERNEL_MAX_ENGINE_INPUTS 3
+#define ETRT_KERNEL_MAX_ENGINE_INPUTS 5
+#define ETRT_KERNEL_MAX_ATTRIBUTES 8
 
 typedef struct etrt_kernel_def etrt_kernel_def;
 
@@ -39,15 +40,36 @@ typedef struct etrt_kernel_call {
   /* The engine operation the kernel runs, with its prepared state. */
   etrt_node node;
   int32_t node_inputs[ETRT_KERNEL_MAX_ENGINE_INPUTS];
-  int32_t node_output;
-  etrt_attribute attributes[3];
+  int32_t node_outputs[3];
+  etrt_attribute attributes[ETRT_KERNEL_MAX_ATTRIBUTES];
+  uint32_t num_attributes;
   void *state;
   /* A second operation for add/sub with alpha != 1 (other * alpha first). */
   etrt_node scale_node;
   void *scale_state;
   double alpha;
-  void *scratch; /* host scratch of the scaled operand, sized at prepare */
+  /* Inputs cast to the out tensor's dtype first (ATen's type promotion), into
+   * scratch as large as the input can get. */
+  etrt_dtype compute_dtype; /* what the inputs are cast to; ETRT_DTYPE_INVALID: none */
+  etrt_node cast_node[ETRT_KERNEL_MAX_ENGINE_INPUTS];
+  void *cast_state[ETRT_KERNEL_MAX_ENGINE_INPUTS];
+  void *cast_scratch[ETRT_KERNEL_MAX_ENGINE_INPUTS];
+  /* Inputs and the result in the contiguous dim order when the program keeps them in
+   * another (channels-last): converted around the engine operation. */
+  void *layout_scratch[ETRT_KERNEL_MAX_ENGINE_INPUTS];
+  void *layout_out;
+  /* An operation applied to the result after the first (silu: x * sigmoid(x)). */
+  etrt_node post_node;
+  void *post_state;
+  /* Scalar arguments passed to the engine as 0-D tensors, and integer lists passed
+   * as attributes or 1-D int64 tensors: storage that lives as long as the call. */
+  double scalars[ETRT_KERNEL_MAX_ENGINE_INPUTS];
+  uint8_t scalar_bytes[ETRT_KERNEL_MAX_ENGINE_INPUTS][8];
+  int64_t ints[4][2 * ETRT_MAX_RANK];
+  char text[16];
+  void *scratch; /* host scratch (scaled operand, transposed weight), sized at prepare */
   size_t scratch_size;
+  int scratch_ready; /* the scratch holds a constant operand prepared once */
 } etrt_kernel_call;
 
 struct etrt_kernel_def {
@@ -68,9 +90,10 @@ etrt_status etrt_kernel_call_prepare(etrt_kernel_call *call, const etrt_kernel_d
                                      const etrt_value *values);
 void etrt_kernel_call_release(etrt_kernel_call *call);
 
-/* The two families, defined in kernel_copy.c and kernel_portable.c. */
+/* The two families: the copies (kernel_copy.c) and the portable operators
+ * (portable/table.c: the portable kernel named `full`, or NULL). */
 extern const etrt_kernel_def etrt_kernel_h2d_copy;
 extern const etrt_kernel_def etrt_kernel_d2h_copy;
-extern const etrt_kernel_def *const etrt_kernels_portable[];
+const etrt_kernel_def *etrt_portable_find(const char *full);
 
 #endif

@@ -146,6 +146,18 @@ static etrt_status etrt_method_tensor_value(etrt_method *m, size_t index, const 
   }
   rt->dynamic = t->shape_dynamism != ETRT_PTE_SHAPE_STATIC;
   rt->device = etrt_pte_tensor_device(t);
+  /* The order of the dims in memory, outermost first (ExecuTorch's dim_order). */
+  uint32_t seen = 0;
+  for (int32_t i = 0; i < rt->rank; ++i) {
+    uint8_t d = (size_t)i < t->dim_order.count ? t->dim_order.data[i] : (uint8_t)i;
+    if (d >= rt->rank || (seen & (1u << d)))
+      return etrt_error(ETRT_ERROR_INVALID_FORMAT,
+                        "value %zu: dim_order is not a permutation of the %d dims", index,
+                        (int)rt->rank);
+    seen |= 1u << d;
+    rt->dim_order[i] = d;
+    if (d != i) rt->permuted = 1;
+  }
   size_t nbytes = etrt_runtime_tensor_nbytes(rt);
   if (nbytes == SIZE_MAX)
     return etrt_error(ETRT_ERROR_INVALID_FORMAT, "value %zu: tensor size overflows", index);
@@ -198,6 +210,7 @@ static etrt_status etrt_method_tensor_value(etrt_method *m, size_t index, const 
                                      t->scalar_type, nbytes, &bytes));
     rt->data = (void *)bytes; /* read-only, as constants */
     rt->capacity = nbytes;
+    rt->constant = 1;
     return ETRT_OK;
   }
   if (t->data_buffer_idx > 0) {
@@ -206,6 +219,7 @@ static etrt_status etrt_method_tensor_value(etrt_method *m, size_t index, const 
         etrt_pte_program_constant(m->program->pte, t->data_buffer_idx, nbytes, &bytes));
     rt->data = (void *)bytes.data; /* constants are read-only: no kernel writes them */
     rt->capacity = nbytes;
+    rt->constant = 1;
     return ETRT_OK;
   }
   return ETRT_OK; /* no memory yet: an input the caller sets, or an unplanned output */
@@ -301,7 +315,10 @@ static etrt_status etrt_method_prepare_steps(etrt_method *m) {
         const etrt_kernel_def *def =
             etrt_kernel_find(op->name.data, op->name.size, op->overload.data, op->overload.size);
         if (def == NULL)
-          return etrt_error(ETRT_ERROR_UNSUPPORTED, "operator %s is not available", op->name.data);
+          return etrt_error(ETRT_ERROR_UNSUPPORTED,
+                            "instruction %u: operator %.*s%s%.*s is not available", index,
+                            (int)op->name.size, op->name.data, op->overload.size ? "." : "",
+                            (int)op->overload.size, op->overload.data);
         ETRT_RETURN_IF_ERROR(etrt_kernel_call_prepare(&step->call, def, in->kernel.args.data,
                                                       (uint32_t)in->kernel.args.count, index,
                                                       m->values));

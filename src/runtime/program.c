@@ -34,10 +34,22 @@ static etrt_status etrt_program_verify_plan(const etrt_program *program,
     const etrt_pte_operator *op = &plan->operators[i];
     if (etrt_kernel_find(op->name.data, op->name.size, op->overload.data, op->overload.size) ==
         NULL) {
+      /* The first instruction that calls it, numbered across the chains. */
+      long first = -1, index = 0;
+      for (size_t c = 0; c < plan->chains_count && first < 0; ++c)
+        for (size_t k = 0; k < plan->chains[c].instructions_count; ++k, ++index) {
+          const etrt_pte_instruction *in = &plan->chains[c].instructions[k];
+          if (in->kind == ETRT_PTE_INSTR_KERNEL && in->kernel.op_index == (int64_t)i) {
+            first = index;
+            break;
+          }
+        }
       return etrt_error(ETRT_ERROR_UNSUPPORTED,
-                        "method '%s': operator %.*s%s%.*s is not available in etrt", method,
-                        (int)op->name.size, op->name.data, op->overload.size ? "." : "",
-                        (int)op->overload.size, op->overload.data ? op->overload.data : "");
+                        "method '%s': instruction %ld: operator %.*s%s%.*s is not available in "
+                        "etrt",
+                        method, first, (int)op->name.size, op->name.data,
+                        op->overload.size ? "." : "", (int)op->overload.size,
+                        op->overload.data ? op->overload.data : "");
     }
   }
   for (size_t i = 0; i < plan->delegates_count; ++i) {

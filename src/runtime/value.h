@@ -29,7 +29,10 @@ typedef struct etrt_runtime_tensor {
   int64_t sizes[ETRT_MAX_RANK];
   int64_t max_sizes[ETRT_MAX_RANK]; /* the declared sizes: the bound for dynamic tensors */
   int dynamic;                      /* DYNAMIC_BOUND / UNBOUND: sizes may change within capacity */
-  etrt_device device;               /* where the program planned it (extra_tensor_info) */
+  int permuted;                     /* dim_order is not the contiguous one (channels-last) */
+  uint8_t dim_order[ETRT_MAX_RANK]; /* the dims in memory order, outermost first */
+  int constant;       /* read-only bytes fixed at load (kernels may prepare from them) */
+  etrt_device device; /* where the program planned it (extra_tensor_info) */
 } etrt_runtime_tensor;
 
 typedef struct etrt_value {

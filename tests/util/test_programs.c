@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "etrt/log.h"
+#include "pte/pte.h"
 
 static float etrt_test_random(uint32_t *state) {
   *state = *state * 1664525u + 1013904223u;
@@ -199,3 +200,180 @@ void etrt_test_staging_log_stop(void) {
 int etrt_test_staging_log_count(void) { return etrt_test_staging_lines; }
 
 const char *etrt_test_staging_log_last(void) { return etrt_test_staging_last_line; }
+
+/* --- KernelCall programs ------------------------------------------------------- */
+
+void etrt_test_kp_init(etrt_test_kp *p) {
+  memset(p, 0, sizeof *p);
+  etrt_pte_builder_create(&p->b);
+  p->values = ETRT_PTE_NEW(p->b, etrt_pte_value, ETRT_TEST_KP_MAX_VALUES);
+}
+
+static etrt_pte_value *etrt_test_kp_value(etrt_test_kp *p, etrt_pte_value_kind kind) {
+  if (p->num_values >= ETRT_TEST_KP_MAX_VALUES) {
+    fprintf(stderr, "etrt_test_kp: too many values\n");
+    abort();
+  }
+  etrt_pte_value *v = &p->values[p->num_values];
+  memset(v, 0, sizeof *v);
+  v->kind = kind;
+  return v;
+}
+
+int32_t etrt_test_kp_tensor(etrt_test_kp *p, etrt_dtype dtype, int32_t rank, const int32_t *sizes,
+                            const void *constant, int dynamic) {
+  etrt_pte_value *v = etrt_test_kp_value(p, ETRT_PTE_VALUE_TENSOR);
+  v->tensor.scalar_type = dtype;
+  v->tensor.sizes = etrt_pte_builder_i32s(p->b, sizes, (size_t)rank);
+  uint8_t order[ETRT_MAX_RANK];
+  size_t n = etrt_dtype_size(dtype);
+  for (int32_t i = 0; i < rank; ++i) {
+    order[i] = (uint8_t)i;
+    n *= (size_t)sizes[i];
+  }
+  v->tensor.dim_order = etrt_pte_builder_u8s(p->b, order, (size_t)rank);
+  v->tensor.shape_dynamism = dynamic ? ETRT_PTE_SHAPE_DYNAMIC_BOUND : ETRT_PTE_SHAPE_STATIC;
+  if (constant != NULL) {
+    etrt_pte_builder_add_constant(p->b, constant, n, &v->tensor.data_buffer_idx);
+  } else {
+    v->tensor.has_allocation_info = 1;
+    v->tensor.allocation_info.memory_id = 1;
+    v->tensor.allocation_info.memory_offset_low = (uint32_t)p->arena;
+    p->arena += (int64_t)((n + 63) / 64 * 64);
+  }
+  return (int32_t)p->num_values++;
+}
+
+void etrt_test_kp_dim_order(etrt_test_kp *p, int32_t value, const uint8_t *order) {
+  etrt_pte_tensor *t = &p->values[value].tensor;
+  t->dim_order = etrt_pte_builder_u8s(p->b, order, t->sizes.count);
+}
+
+int32_t etrt_test_kp_int(etrt_test_kp *p, int64_t value) {
+  etrt_test_kp_value(p, ETRT_PTE_VALUE_INT)->int_val = value;
+  return (int32_t)p->num_values++;
+}
+
+int32_t etrt_test_kp_double(etrt_test_kp *p, double value) {
+  etrt_test_kp_value(p, ETRT_PTE_VALUE_DOUBLE)->double_val = value;
+  return (int32_t)p->num_values++;
+}
+
+int32_t etrt_test_kp_bool(etrt_test_kp *p, int value) {
+  etrt_test_kp_value(p, ETRT_PTE_VALUE_BOOL)->bool_val = value != 0;
+  return (int32_t)p->num_values++;
+}
+
+int32_t etrt_test_kp_none(etrt_test_kp *p) {
+  etrt_test_kp_value(p, ETRT_PTE_VALUE_NULL);
+  return (int32_t)p->num_values++;
+}
+
+int32_t etrt_test_kp_string(etrt_test_kp *p, const char *text) {
+  etrt_test_kp_value(p, ETRT_PTE_VALUE_STRING)->string_val = etrt_pte_builder_str(p->b, text);
+  return (int32_t)p->num_values++;
+}
+
+int32_t etrt_test_kp_ints(etrt_test_kp *p, const int64_t *items, uint32_t count) {
+  int64_t indices[ETRT_MAX_RANK * 2];
+  for (uint32_t i = 0; i < count && i < ETRT_MAX_RANK * 2; ++i)
+    indices[i] = etrt_test_kp_int(p, items[i]);
+  etrt_test_kp_value(p, ETRT_PTE_VALUE_INT_LIST)->int_list =
+      etrt_pte_builder_i64s(p->b, indices, count);
+  return (int32_t)p->num_values++;
+}
+
+int32_t etrt_test_kp_int_list(etrt_test_kp *p, const int32_t *int_values, uint32_t count) {
+  int64_t indices[ETRT_MAX_RANK * 2];
+  for (uint32_t i = 0; i < count && i < ETRT_MAX_RANK * 2; ++i) indices[i] = int_values[i];
+  etrt_test_kp_value(p, ETRT_PTE_VALUE_INT_LIST)->int_list =
+      etrt_pte_builder_i64s(p->b, indices, count);
+  return (int32_t)p->num_values++;
+}
+
+int32_t etrt_test_kp_tensor_list(etrt_test_kp *p, const int32_t *items, uint32_t count) {
+  etrt_test_kp_value(p, ETRT_PTE_VALUE_TENSOR_LIST)->tensor_list =
+      etrt_pte_builder_i32s(p->b, items, count);
+  return (int32_t)p->num_values++;
+}
+
+void etrt_test_kp_call(etrt_test_kp *p, const char *op, const int32_t *args, uint32_t num_args) {
+  uint32_t index = 0;
+  while (index < p->num_ops && strcmp(p->ops[index], op) != 0) ++index;
+  if (index == p->num_ops) p->ops[p->num_ops++] = op;
+  p->call_op[p->num_calls] = (int32_t)index;
+  memcpy(p->call_args[p->num_calls], args, num_args * sizeof *args);
+  p->call_num_args[p->num_calls++] = num_args;
+}
+
+uint8_t *etrt_test_kp_write(etrt_test_kp *p, const int32_t *inputs, uint32_t num_inputs,
+                            const int32_t *outputs, uint32_t num_outputs, size_t *size) {
+  etrt_pte_builder *b = p->b;
+  etrt_pte_plan *plan = ETRT_PTE_NEW(b, etrt_pte_plan, 1);
+  etrt_pte_operator *operators = ETRT_PTE_NEW(b, etrt_pte_operator, p->num_ops ? p->num_ops : 1);
+  for (uint32_t i = 0; i < p->num_ops; ++i) {
+    const char *dot = strrchr(p->ops[i], '.');
+    operators[i].name = etrt_pte_builder_strn(b, p->ops[i], (size_t)(dot - p->ops[i]));
+    operators[i].overload = etrt_pte_builder_str(b, dot + 1);
+  }
+  etrt_pte_instruction *instructions =
+      ETRT_PTE_NEW(b, etrt_pte_instruction, p->num_calls ? p->num_calls : 1);
+  for (uint32_t i = 0; i < p->num_calls; ++i) {
+    instructions[i].kind = ETRT_PTE_INSTR_KERNEL;
+    instructions[i].kernel.op_index = p->call_op[i];
+    instructions[i].kernel.args = etrt_pte_builder_i32s(b, p->call_args[i], p->call_num_args[i]);
+  }
+  etrt_pte_chain *chain = ETRT_PTE_NEW(b, etrt_pte_chain, 1);
+  chain->inputs = etrt_pte_builder_i32s(b, inputs, num_inputs);
+  chain->outputs = etrt_pte_builder_i32s(b, outputs, num_outputs);
+  chain->instructions = instructions;
+  chain->instructions_count = p->num_calls;
+  plan->name = etrt_pte_builder_str(b, "forward");
+  plan->values = p->values;
+  plan->values_count = p->num_values;
+  plan->inputs = chain->inputs;
+  plan->outputs = chain->outputs;
+  plan->chains = chain;
+  plan->chains_count = 1;
+  plan->operators = operators;
+  plan->operators_count = p->num_ops;
+  int64_t buffers[2] = {0, p->arena};
+  plan->non_const_buffer_sizes = etrt_pte_builder_i64s(b, buffers, 2);
+  etrt_pte_program *program = etrt_pte_builder_program(b);
+  program->plans = plan;
+  program->plans_count = 1;
+  uint8_t *bytes = NULL;
+  if (etrt_pte_builder_write(b, &bytes, size) != ETRT_OK) bytes = NULL;
+  etrt_pte_builder_destroy(b);
+  p->b = NULL;
+  return bytes;
+}
+
+etrt_status etrt_test_kp_execute(const uint8_t *pte, size_t size, const etrt_tensor_view *inputs,
+                                 uint32_t num_inputs, etrt_program **program,
+                                 etrt_method **method) {
+  *program = NULL;
+  *method = NULL;
+  etrt_status s = etrt_program_load_memory(pte, size, NULL, program);
+  if (s == ETRT_OK) s = etrt_method_create(*program, "forward", method);
+  for (uint32_t i = 0; s == ETRT_OK && i < num_inputs; ++i)
+    s = etrt_method_set_input(*method, i, &inputs[i]);
+  if (s == ETRT_OK) s = etrt_method_execute(*method);
+  return s;
+}
+
+etrt_status etrt_test_kp_run(const uint8_t *pte, size_t size, const etrt_tensor_view *inputs,
+                             uint32_t num_inputs, void *out, size_t out_bytes,
+                             etrt_tensor_view *view) {
+  etrt_program *program;
+  etrt_method *method;
+  etrt_status s = etrt_test_kp_execute(pte, size, inputs, num_inputs, &program, &method);
+  etrt_tensor_view got;
+  memset(&got, 0, sizeof got);
+  if (s == ETRT_OK) s = etrt_method_get_output(method, 0, &got);
+  if (s == ETRT_OK && out_bytes > 0) memcpy(out, got.data, out_bytes);
+  if (view != NULL) *view = got;
+  etrt_method_destroy(method);
+  etrt_program_destroy(program);
+  return s;
+}

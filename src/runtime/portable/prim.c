@@ -1,0 +1,177 @@
+/* Scalar instructions of dynamic-shape programs: aten::sym_size.int reads a size of
+ * a tensor, executorch_prim::<op>.Scalar computes on Int and Double values. Their
+ * results are values that later instructions read as SymInts. */
+#include <math.h>
+
+#include "runtime/portable/portable.h"
+
+typedef enum etrt_prim_op {
+  ETRT_PRIM_SYM_SIZE, /* (self, int dim) -> SymInt */
+  ETRT_PRIM_SYM_NUMEL,
+  ETRT_PRIM_ADD,
+  ETRT_PRIM_SUB,
+  ETRT_PRIM_MUL,
+  ETRT_PRIM_FLOORDIV,
+  ETRT_PRIM_TRUEDIV,
+  ETRT_PRIM_MOD,
+  ETRT_PRIM_EQ,
+  ETRT_PRIM_GT,
+  ETRT_PRIM_LT,
+  ETRT_PRIM_GE,
+  ETRT_PRIM_LE,
+  ETRT_PRIM_NEG,
+  ETRT_PRIM_SYM_FLOAT
+} etrt_prim_op;
+
+typedef struct etrt_prim_spec {
+  etrt_kernel_def def;
+  etrt_prim_op op;
+} etrt_prim_spec;
+
+static etrt_status etrt_prim_prepare(etrt_kernel_call *call, const etrt_value *values) {
+  const etrt_prim_spec *spec = (const etrt_prim_spec *)call->def;
+  if (spec->op == ETRT_PRIM_SYM_SIZE || spec->op == ETRT_PRIM_SYM_NUMEL) {
+    const etrt_runtime_tensor *t = NULL;
+    return etrt_portable_tensor_arg(call, values, 0, &t);
+  }
+  for (uint32_t i = 0; i + 1 < call->num_args; ++i) {
+    etrt_value_tag tag = values[call->args[i]].tag;
+    if (tag != ETRT_VALUE_INT && tag != ETRT_VALUE_DOUBLE && tag != ETRT_VALUE_BOOL)
+      return etrt_error(ETRT_ERROR_INVALID_FORMAT, "argument %u must be an int or a float", i);
+  }
+  return ETRT_OK;
+}
+
+static void etrt_prim_set_int(etrt_value *v, int64_t i) {
+  v->tag = ETRT_VALUE_INT;
+  v->u.i = i;
+}
+
+static etrt_status etrt_prim_run(etrt_kernel_call *call, etrt_value *values,
+                                 etrt_run_context *context) {
+  (void)context;
+  const etrt_prim_spec *spec = (const etrt_prim_spec *)call->def;
+  etrt_value *ret = &values[call->args[call->num_args - 1]];
+  if (spec->op == ETRT_PRIM_SYM_SIZE || spec->op == ETRT_PRIM_SYM_NUMEL) {
+    const etrt_runtime_tensor *t = &values[call->args[0]].u.tensor;
+    if (spec->op == ETRT_PRIM_SYM_NUMEL) {
+      int64_t n = 1;
+      for (int32_t i = 0; i < t->rank; ++i) n *= t->sizes[i];
+      etrt_prim_set_int(ret, n);
+      return ETRT_OK;
+    }
+    int64_t dim = 0;
+    ETRT_RETURN_IF_ERROR(etrt_portable_int_arg(call, values, 1, &dim));
+    if (dim < 0) dim += t->rank;
+    if (dim < 0 || dim >= t->rank)
+      return etrt_error(ETRT_ERROR_INVALID_ARGUMENT,
+                        "%s (instruction %u): dim %lld is out of range for rank %d",
+                        call->def->name, call->instruction, (long long)dim, t->rank);
+    etrt_prim_set_int(ret, t->sizes[dim]);
+    return ETRT_OK;
+  }
+  const etrt_value *a = &values[call->args[0]];
+  const etrt_value *b = call->num_args > 2 ? &values[call->args[1]] : a;
+  const int ints = a->tag != ETRT_VALUE_DOUBLE && b->tag != ETRT_VALUE_DOUBLE;
+  double x = 0, y = 0;
+  ETRT_RETURN_IF_ERROR(etrt_portable_scalar_arg(call, values, 0, &x));
+  if (call->num_args > 2) ETRT_RETURN_IF_ERROR(etrt_portable_scalar_arg(call, values, 1, &y));
+  int64_t i = a->tag == ETRT_VALUE_INT ? a->u.i : (int64_t)x;
+  int64_t j = b->tag == ETRT_VALUE_INT ? b->u.i : (int64_t)y;
+  /* Int arithmetic stays exact in int64. */
+  if (ints && (spec->op == ETRT_PRIM_ADD || spec->op == ETRT_PRIM_SUB ||
+               spec->op == ETRT_PRIM_MUL || spec->op == ETRT_PRIM_NEG)) {
+    etrt_prim_set_int(ret, spec->op == ETRT_PRIM_ADD   ? i + j
+                           : spec->op == ETRT_PRIM_SUB ? i - j
+                           : spec->op == ETRT_PRIM_MUL ? i * j
+                                                       : -i);
+    return ETRT_OK;
+  }
+  double r = 0;
+  int truth = -1;
+  switch (spec->op) {
+    case ETRT_PRIM_ADD:
+      r = x + y;
+      break;
+    case ETRT_PRIM_SUB:
+      r = x - y;
+      break;
+    case ETRT_PRIM_MUL:
+      r = x * y;
+      break;
+    case ETRT_PRIM_FLOORDIV:
+    case ETRT_PRIM_MOD:
+      if ((ints && j == 0) || (!ints && y == 0))
+        return etrt_error(ETRT_ERROR_INVALID_ARGUMENT, "%s (instruction %u): division by zero",
+                          call->def->name, call->instruction);
+      if (ints) {
+        /* Python's: the quotient rounds down, the remainder takes the divisor's sign. */
+        int64_t q = i / j, m = i % j;
+        if (m != 0 && ((m < 0) != (j < 0))) {
+          q -= 1;
+          m += j;
+        }
+        etrt_prim_set_int(ret, spec->op == ETRT_PRIM_FLOORDIV ? q : m);
+        return ETRT_OK;
+      }
+      r = spec->op == ETRT_PRIM_FLOORDIV ? floor(x / y) : x - floor(x / y) * y;
+      break;
+    case ETRT_PRIM_TRUEDIV:
+      r = x / y;
+      break;
+    case ETRT_PRIM_EQ:
+      truth = x == y;
+      break;
+    case ETRT_PRIM_GT:
+      truth = x > y;
+      break;
+    case ETRT_PRIM_LT:
+      truth = x < y;
+      break;
+    case ETRT_PRIM_GE:
+      truth = x >= y;
+      break;
+    case ETRT_PRIM_LE:
+      truth = x <= y;
+      break;
+    case ETRT_PRIM_NEG:
+      r = -x;
+      break;
+    default: /* sym_float */
+      r = x;
+      break;
+  }
+  if (truth >= 0) {
+    ret->tag = ETRT_VALUE_BOOL;
+    ret->u.b = truth;
+  } else {
+    ret->tag = ETRT_VALUE_DOUBLE;
+    ret->u.d = r;
+  }
+  return ETRT_OK;
+}
+
+#define PRIM(var, name, nargs, op) \
+  static const etrt_prim_spec var = {{name, nargs, etrt_prim_prepare, etrt_prim_run}, op}
+
+PRIM(sym_size, "aten::sym_size.int", 3, ETRT_PRIM_SYM_SIZE);
+PRIM(sym_numel, "aten::sym_numel", 2, ETRT_PRIM_SYM_NUMEL);
+PRIM(add, "executorch_prim::add.Scalar", 3, ETRT_PRIM_ADD);
+PRIM(sub, "executorch_prim::sub.Scalar", 3, ETRT_PRIM_SUB);
+PRIM(mul, "executorch_prim::mul.Scalar", 3, ETRT_PRIM_MUL);
+PRIM(floordiv, "executorch_prim::floordiv.Scalar", 3, ETRT_PRIM_FLOORDIV);
+PRIM(truediv, "executorch_prim::truediv.Scalar", 3, ETRT_PRIM_TRUEDIV);
+PRIM(mod, "executorch_prim::mod.Scalar", 3, ETRT_PRIM_MOD);
+PRIM(eq, "executorch_prim::eq.Scalar", 3, ETRT_PRIM_EQ);
+PRIM(gt, "executorch_prim::gt.Scalar", 3, ETRT_PRIM_GT);
+PRIM(lt, "executorch_prim::lt.Scalar", 3, ETRT_PRIM_LT);
+PRIM(ge, "executorch_prim::ge.Scalar", 3, ETRT_PRIM_GE);
+PRIM(le, "executorch_prim::le.Scalar", 3, ETRT_PRIM_LE);
+PRIM(neg, "executorch_prim::neg.Scalar", 2, ETRT_PRIM_NEG);
+PRIM(sym_float, "executorch_prim::sym_float.Scalar", 2, ETRT_PRIM_SYM_FLOAT);
+
+const etrt_kernel_def *const etrt_portable_prim[] = {
+    &sym_size.def, &sym_numel.def, &add.def,       &sub.def, &mul.def, &floordiv.def,
+    &truediv.def,  &mod.def,       &eq.def,        &gt.def,  &lt.def,  &ge.def,
+    &le.def,       &neg.def,       &sym_float.def, NULL,
+};

@@ -1,0 +1,155 @@
+/* Reductions over dims: mean, sum, amax, amin (keepdim), argmax/argmin. */
+#include <string.h>
+
+#include "runtime/portable/portable.h"
+
+/* (self, int[]? dim, bool keepdim, ...): the dims as "axes" (none: every axis). */
+static etrt_status etrt_portable_reduce_attributes(etrt_kernel_call *call,
+                                                   const etrt_value *values) {
+  uint32_t count = 0;
+  ETRT_RETURN_IF_ERROR(
+      etrt_portable_ints_arg(call, values, 1, call->ints[0], ETRT_MAX_RANK, &count));
+  int64_t keepdim = 0;
+  ETRT_RETURN_IF_ERROR(etrt_portable_int_arg(call, values, 2, &keepdim));
+  if (count > 0)
+    ETRT_RETURN_IF_ERROR(etrt_portable_attribute(
+        call,
+        (etrt_attribute){
+            .name = "axes", .kind = ETRT_ATTRIBUTE_INTS, .count = count, .ints = call->ints[0]}));
+  return etrt_portable_attribute(
+      call, (etrt_attribute){.name = "keepdims", .kind = ETRT_ATTRIBUTE_INT, .i = keepdim});
+}
+
+/* mean.out / sum.IntList_out(self, int[1]? dim, bool keepdim, *, ScalarType? dtype, out):
+ * the result keeps self's dtype (a dtype argument that changes it is refused by the
+ * out tensor's dtype check). */
+static const etrt_portable_spec mean = ETRT_PORTABLE_HOOKED(
+    "aten::mean.out", 6, "ReduceMean", 0, -1, -1, 4, etrt_portable_reduce_attributes);
+static const etrt_portable_spec sum = ETRT_PORTABLE_HOOKED(
+    "aten::sum.IntList_out", 6, "ReduceSum", 0, -1, -1, 4, etrt_portable_reduce_attributes);
+/* amax.out(self, int[1] dim, bool keepdim, *, out). */
+static const etrt_portable_spec amax = ETRT_PORTABLE_HOOKED("aten::amax.out", 5, "ReduceMax", 0, -1,
+                                                            -1, 3, etrt_portable_reduce_attributes);
+static const etrt_portable_spec amin = ETRT_PORTABLE_HOOKED("aten::amin.out", 5, "ReduceMin", 0, -1,
+                                                            -1, 3, etrt_portable_reduce_attributes);
+
+/* argmax.out(self, int? dim, bool keepdim, *, out): int64 indices. */
+static etrt_status etrt_portable_arg_attributes(etrt_kernel_call *call, const etrt_value *values) {
+  if (values[call->args[1]].tag == ETRT_VALUE_NONE)
+    return etrt_error(ETRT_ERROR_UNSUPPORTED,
+                      "argument 1 (dim): None (flattened) is not supported");
+  int64_t dim = 0, keepdim = 0;
+  ETRT_RETURN_IF_ERROR(etrt_portable_int_arg(call, values, 1, &dim));
+  ETRT_RETURN_IF_ERROR(etrt_portable_int_arg(call, values, 2, &keepdim));
+  ETRT_RETURN_IF_ERROR(etrt_portable_attribute(
+      call, (etrt_attribute){.name = "axis", .kind = ETRT_ATTRIBUTE_INT, .i = dim}));
+  return etrt_portable_attribute(
+      call, (etrt_attribute){.name = "keepdims", .kind = ETRT_ATTRIBUTE_INT, .i = keepdim});
+}
+static const etrt_portable_spec argmax = ETRT_PORTABLE_HOOKED(
+    "aten::argmax.out", 5, "ArgMax", 0, -1, -1, 3, etrt_portable_arg_attributes);
+static const etrt_portable_spec argmin = ETRT_PORTABLE_HOOKED(
+    "aten::argmin.out", 5, "ArgMin", 0, -1, -1, 3, etrt_portable_arg_attributes);
+
+/* any / all: a bool (or uint8) that says whether any / every element over the dims
+ * is non-zero (NaN counts as non-zero). */
+typedef struct etrt_portable_truth_spec {
+  etrt_kernel_def def;
+  int all;
+  int8_t dims;    /* int or int[]? dims argument, else -1 (every dim) */
+  int8_t keepdim; /* else -1 */
+  int8_t out;
+} etrt_portable_truth_spec;
+
+static etrt_status etrt_portable_truth_prepare(etrt_kernel_call *call, const etrt_value *values) {
+  const etrt_portable_truth_spec *spec = (const etrt_portable_truth_spec *)call->def;
+  const etrt_runtime_tensor *t = NULL;
+  ETRT_RETURN_IF_ERROR(etrt_portable_contiguous_arg(call, values, 0, &t));
+  ETRT_RETURN_IF_ERROR(etrt_portable_contiguous_arg(call, values, (uint32_t)spec->out, &t));
+  if (t->dtype != ETRT_DTYPE_BOOL && t->dtype != ETRT_DTYPE_UINT8)
+    return etrt_error(ETRT_ERROR_INVALID_ARGUMENT, "the out tensor must be bool or uint8, not %s",
+                      etrt_dtype_name(t->dtype));
+  uint32_t count = 0;
+  if (spec->dims >= 0)
+    ETRT_RETURN_IF_ERROR(etrt_portable_ints_arg(call, values, (uint32_t)spec->dims, call->ints[0],
+                                                ETRT_MAX_RANK, &count));
+  call->scalars[0] = count;
+  int64_t keepdim = 0;
+  if (spec->keepdim >= 0)
+    ETRT_RETURN_IF_ERROR(etrt_portable_int_arg(call, values, (uint32_t)spec->keepdim, &keepdim));
+  call->scalars[1] = (double)keepdim;
+  return ETRT_OK;
+}
+
+static etrt_status etrt_portable_truth_run(etrt_kernel_call *call, etrt_value *values,
+                                           etrt_run_context *context) {
+  (void)context;
+  const etrt_portable_truth_spec *spec = (const etrt_portable_truth_spec *)call->def;
+  const etrt_runtime_tensor *self = &values[call->args[0]].u.tensor;
+  etrt_runtime_tensor *out = &values[call->args[spec->out]].u.tensor;
+  const uint32_t count = (uint32_t)call->scalars[0];
+  int reduced[ETRT_MAX_RANK] = {0};
+  for (int32_t i = 0; i < self->rank; ++i) reduced[i] = count == 0; /* none or []: every dim */
+  for (uint32_t i = 0; i < count; ++i) {
+    int64_t d = call->ints[0][i] < 0 ? call->ints[0][i] + self->rank : call->ints[0][i];
+    if (d < 0 || d >= (self->rank ? self->rank : 1))
+      return etrt_error(
+          ETRT_ERROR_INVALID_ARGUMENT, "%s (instruction %u): dim %lld is out of range for rank %d",
+          call->def->name, call->instruction, (long long)call->ints[0][i], self->rank);
+    if (d < self->rank) reduced[d] = 1;
+  }
+  int64_t dims[ETRT_MAX_RANK], strides[ETRT_MAX_RANK];
+  int32_t rank = 0;
+  int64_t out_numel = 1;
+  for (int32_t i = self->rank - 1; i >= 0; --i) {
+    strides[i] = reduced[i] ? 0 : out_numel;
+    if (!reduced[i]) out_numel *= self->sizes[i];
+  }
+  for (int32_t i = 0; i < self->rank; ++i)
+    if (!reduced[i] || call->scalars[1] != 0) dims[rank++] = reduced[i] ? 1 : self->sizes[i];
+  ETRT_RETURN_IF_ERROR(etrt_portable_out_fit(call, out, out->dtype, rank, dims));
+  uint8_t *y = out->data;
+  memset(y, spec->all ? 1 : 0, (size_t)out_numel);
+  const size_t item = etrt_dtype_size(self->dtype);
+  int64_t index[ETRT_MAX_RANK] = {0}, at = 0, numel = 1;
+  for (int32_t i = 0; i < self->rank; ++i) numel *= self->sizes[i];
+  for (int64_t e = 0; e < numel; ++e) {
+    int truth = etrt_portable_scalar_load(self->dtype,
+                                          (const uint8_t *)self->data + (size_t)e * item) != 0.0;
+    if (spec->all ? !truth : truth) y[at] = spec->all ? 0 : 1;
+    for (int32_t i = self->rank - 1; i >= 0; --i) { /* next index, row-major */
+      at += strides[i];
+      if (++index[i] < self->sizes[i]) break;
+      at -= strides[i] * index[i];
+      index[i] = 0;
+    }
+  }
+  return ETRT_OK;
+}
+
+#define TRUTH(var, name, nargs, all_, dims_, keepdim_, out_)               \
+  static const etrt_portable_truth_spec var = {                            \
+      {name, nargs, etrt_portable_truth_prepare, etrt_portable_truth_run}, \
+      all_,                                                                \
+      dims_,                                                               \
+      keepdim_,                                                            \
+      out_}
+/* any.out(self, int dim, bool keepdim, *, out); any.dims_out(self, int[]? dim, bool
+ * keepdim, *, out); any.all_out(self, *, out); all likewise. */
+TRUTH(any_dim, "aten::any.out", 5, 0, 1, 2, 3);
+TRUTH(any_dims, "aten::any.dims_out", 5, 0, 1, 2, 3);
+TRUTH(any_all, "aten::any.all_out", 3, 0, -1, -1, 1);
+TRUTH(all_dim, "aten::all.out", 5, 1, 1, 2, 3);
+TRUTH(all_dims, "aten::all.dims_out", 5, 1, 1, 2, 3);
+TRUTH(all_all, "aten::all.all_out", 3, 1, -1, -1, 1);
+
+/* cumsum.out(self, int dim, *, ScalarType? dtype, out): the running sum along dim (a
+ * dtype that changes the result is refused by the out tensor's dtype check). */
+static const etrt_portable_spec cumsum = ETRT_PORTABLE_ENGINE(
+    "aten::cumsum.out", 5, "CumSum", 0, ETRT_PORTABLE_INT(1), -1, -1, 3, -1, -1, 0);
+
+const etrt_kernel_def *const etrt_portable_reduce[] = {
+    &cumsum.def,   &any_dim.def, &any_dims.def, &any_all.def, &all_dim.def,
+    &all_dims.def, &all_all.def, &mean.def,     &sum.def,     &amax.def,
+    &amin.def,     &argmax.def,  &argmin.def,   NULL,
+};

@@ -1,0 +1,117 @@
+/* Joining and splitting along a dim: cat (with ATen's skipped empty 1-D tensors),
+ * stack, split_with_sizes_copy, unbind_copy and slice_copy, and the refusals. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "test_programs.h"
+#include "test_util.h"
+
+#define F32 ETRT_DTYPE_FLOAT32
+
+/* x [2, 3]: cat([x, c [2, 1], empty [0]], -1) -> [2, 4]; stack([x, x], 1) -> [2, 2, 3];
+ * slice_copy(cat, 1, -3, None, 2) -> [2, 2]. */
+static void test_cat_stack_slice(void) {
+  etrt_test_kp p;
+  etrt_test_kp_init(&p);
+  float c[2] = {100, 200};
+  int32_t x = etrt_test_kp_tensor(&p, F32, 2, (int32_t[]){2, 3}, NULL, 0);
+  int32_t cv = etrt_test_kp_tensor(&p, F32, 2, (int32_t[]){2, 1}, c, 0);
+  int32_t empty = etrt_test_kp_tensor(&p, F32, 1, (int32_t[]){0}, NULL, 0);
+  int32_t list = etrt_test_kp_tensor_list(&p, (int32_t[]){x, cv, empty}, 3);
+  int32_t pair = etrt_test_kp_tensor_list(&p, (int32_t[]){x, x}, 2);
+  int32_t last = etrt_test_kp_int(&p, -1), one = etrt_test_kp_int(&p, 1);
+  int32_t m3 = etrt_test_kp_int(&p, -3), none = etrt_test_kp_none(&p),
+          two = etrt_test_kp_int(&p, 2);
+  int32_t cat = etrt_test_kp_tensor(&p, F32, 2, (int32_t[]){2, 4}, NULL, 0);
+  int32_t st = etrt_test_kp_tensor(&p, F32, 3, (int32_t[]){2, 2, 3}, NULL, 0);
+  int32_t sl = etrt_test_kp_tensor(&p, F32, 2, (int32_t[]){2, 2}, NULL, 0);
+  etrt_test_kp_call(&p, "aten::cat.out", (int32_t[]){list, last, cat, cat}, 4);
+  etrt_test_kp_call(&p, "aten::stack.out", (int32_t[]){pair, one, st, st}, 4);
+  etrt_test_kp_call(&p, "aten::slice_copy.Tensor_out", (int32_t[]){cat, one, m3, none, two, sl, sl},
+                    7);
+  size_t size;
+  uint8_t *pte = etrt_test_kp_write(&p, &x, 1, (int32_t[]){cat, st, sl}, 3, &size);
+  float in[6] = {1, 2, 3, 4, 5, 6};
+  etrt_tensor_view v = {in, F32, 2, {2, 3}}, o[3];
+  etrt_program *program;
+  etrt_method *method;
+  CHECK_OK(etrt_test_kp_execute(pte, size, &v, 1, &program, &method));
+  for (uint32_t i = 0; i < 3; ++i) CHECK_OK(etrt_method_get_output(method, i, &o[i]));
+  const float want_cat[8] = {1, 2, 3, 100, 4, 5, 6, 200};
+  CHECK(memcmp(o[0].data, want_cat, sizeof want_cat) == 0);
+  const float want_stack[12] = {1, 2, 3, 1, 2, 3, 4, 5, 6, 4, 5, 6};
+  CHECK(memcmp(o[1].data, want_stack, sizeof want_stack) == 0);
+  const float want_slice[4] = {2, 100, 5, 200}; /* columns 1 and 3 */
+  CHECK(memcmp(o[2].data, want_slice, sizeof want_slice) == 0);
+  etrt_method_destroy(method);
+  etrt_program_destroy(program);
+  free(pte);
+}
+
+/* split_with_sizes_copy(x [5, 2], [2, 3], 0) and unbind_copy(x [5, 2], 1); split sizes
+ * that do not add up to the dim are refused and nothing is written. */
+static void test_split_unbind(void) {
+  for (int bad = 0; bad < 2; ++bad) {
+    etrt_test_kp p;
+    etrt_test_kp_init(&p);
+    int32_t x = etrt_test_kp_tensor(&p, F32, 2, (int32_t[]){5, 2}, NULL, 0);
+    int32_t sizes = etrt_test_kp_ints(&p, bad ? (int64_t[]){2, 2} : (int64_t[]){2, 3}, 2);
+    int32_t zero = etrt_test_kp_int(&p, 0), one = etrt_test_kp_int(&p, 1);
+    int32_t a = etrt_test_kp_tensor(&p, F32, 2, (int32_t[]){2, 2}, NULL, 0);
+    int32_t b = etrt_test_kp_tensor(&p, F32, 2, (int32_t[]){bad ? 2 : 3, 2}, NULL, 0);
+    int32_t parts = etrt_test_kp_tensor_list(&p, (int32_t[]){a, b}, 2);
+    int32_t c0 = etrt_test_kp_tensor(&p, F32, 1, (int32_t[]){5}, NULL, 0);
+    int32_t c1 = etrt_test_kp_tensor(&p, F32, 1, (int32_t[]){5}, NULL, 0);
+    int32_t cols = etrt_test_kp_tensor_list(&p, (int32_t[]){c0, c1}, 2);
+    etrt_test_kp_call(&p, "aten::split_with_sizes_copy.out",
+                      (int32_t[]){x, sizes, zero, parts, parts}, 5);
+    etrt_test_kp_call(&p, "aten::unbind_copy.int_out", (int32_t[]){x, one, cols, cols}, 4);
+    size_t size;
+    uint8_t *pte = etrt_test_kp_write(&p, &x, 1, (int32_t[]){a, b, c0, c1}, 4, &size);
+    float in[10] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9};
+    etrt_tensor_view v = {in, F32, 2, {5, 2}}, o[4];
+    etrt_program *program;
+    etrt_method *method;
+    if (bad) {
+      CHECK_FAILS(etrt_test_kp_execute(pte, size, &v, 1, &program, &method),
+                  ETRT_ERROR_INVALID_ARGUMENT, "the parts add up to 4, dim 0 has 5");
+    } else {
+      CHECK_OK(etrt_test_kp_execute(pte, size, &v, 1, &program, &method));
+      for (uint32_t i = 0; i < 4; ++i) CHECK_OK(etrt_method_get_output(method, i, &o[i]));
+      CHECK(memcmp(o[0].data, in, 4 * sizeof(float)) == 0);
+      CHECK(memcmp(o[1].data, in + 4, 6 * sizeof(float)) == 0);
+      const float *c0v = o[2].data, *c1v = o[3].data;
+      for (int r = 0; r < 5; ++r) CHECK(c0v[r] == in[r * 2] && c1v[r] == in[r * 2 + 1]);
+    }
+    etrt_method_destroy(method);
+    etrt_program_destroy(program);
+    free(pte);
+  }
+}
+
+/* cat of tensors whose other sizes differ is refused, naming the tensor. */
+static void test_cat_mismatch(void) {
+  etrt_test_kp p;
+  etrt_test_kp_init(&p);
+  float c[3] = {0};
+  int32_t x = etrt_test_kp_tensor(&p, F32, 2, (int32_t[]){2, 2}, NULL, 0);
+  int32_t cv = etrt_test_kp_tensor(&p, F32, 2, (int32_t[]){1, 3}, c, 0);
+  int32_t list = etrt_test_kp_tensor_list(&p, (int32_t[]){x, cv}, 2);
+  int32_t zero = etrt_test_kp_int(&p, 0);
+  int32_t y = etrt_test_kp_tensor(&p, F32, 2, (int32_t[]){3, 2}, NULL, 0);
+  etrt_test_kp_call(&p, "aten::cat.out", (int32_t[]){list, zero, y, y}, 4);
+  size_t size;
+  uint8_t *pte = etrt_test_kp_write(&p, &x, 1, &y, 1, &size);
+  float in[4] = {0}, out[6];
+  etrt_tensor_view v = {in, F32, 2, {2, 2}};
+  CHECK_FAILS(etrt_test_kp_run(pte, size, &v, 1, out, sizeof out, NULL),
+              ETRT_ERROR_INVALID_ARGUMENT, "tensor 1 does not match");
+  free(pte);
+}
+
+int main(void) {
+  RUN_TEST(test_cat_stack_slice);
+  RUN_TEST(test_split_unbind);
+  RUN_TEST(test_cat_mismatch);
+  return TEST_EXIT();
+}
