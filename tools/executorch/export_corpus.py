@@ -258,21 +258,47 @@ def multi_output():
     return Heads(), (torch.randn(3, 8),)
 
 
-def mlp():
-    return nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 4)), (torch.randn(3, 8),)
+def matmul_pointwise():
+    class MatmulPointwise(nn.Module):
+        """Matrix product and element-wise arithmetic on two inputs, no weights."""
+
+        def forward(self, a, b, c):
+            p = torch.relu(a @ b)
+            return p * a - c + a, p
+
+    return MatmulPointwise(), (torch.randn(4, 8), torch.randn(8, 8), torch.randn(4, 8))
+
+
+class MatmulMlp(nn.Module):
+    """An MLP written with matrix products and bias additions (aten::mm, aten::add)."""
+
+    def __init__(self):
+        super().__init__()
+        self.w1, self.b1 = nn.Parameter(torch.randn(8, 16) * 0.3), nn.Parameter(torch.randn(16) * 0.1)
+        self.w2, self.b2 = nn.Parameter(torch.randn(16, 4) * 0.3), nn.Parameter(torch.randn(4) * 0.1)
+
+    def forward(self, x):
+        return torch.relu(x @ self.w1 + self.b1) @ self.w2 + self.b2
+
+
+def matmul_mlp():
+    return MatmulMlp(), (torch.randn(3, 8),)
 
 
 class TwoMethods(nn.Module):
+    """forward encodes and decodes; encode stops half way (matrix products, no Linear, so
+    that the program's operators are the ones every runtime starts with)."""
+
     def __init__(self):
         super().__init__()
-        self.enc = nn.Linear(8, 4)
-        self.dec = nn.Linear(4, 8)
+        self.enc = nn.Parameter(torch.randn(8, 4) * 0.3)
+        self.dec = nn.Parameter(torch.randn(4, 8) * 0.3)
 
     def forward(self, x):
-        return self.dec(torch.relu(self.enc(x)))
+        return torch.relu(x @ self.enc) @ self.dec
 
     def encode(self, x):
-        return torch.relu(self.enc(x))
+        return torch.relu(x @ self.enc)
 
 
 class EncodeOnly(nn.Module):
@@ -300,8 +326,9 @@ CORPUS = [
     ("embedding_classifier", embedding_classifier, {}),
     ("index_ops", index_ops, {}),
     ("multi_output", multi_output, {}),
-    ("mlp_ptd", mlp, {"ptd": True}),
-    ("mlp_dynamic_batch", mlp, {"dynamic": 8}),
+    ("matmul_pointwise", matmul_pointwise, {}),
+    ("mlp_ptd", matmul_mlp, {"ptd": True}),
+    ("mlp_dynamic_batch", matmul_mlp, {"dynamic": 8}),
 ]
 
 
@@ -453,7 +480,7 @@ def export_two_methods(out):
 
 
 def export_bundled(out):
-    """A BundledProgram (.bpte): the mlp program with two test cases of its own, for
+    """A BundledProgram (.bpte): the matmul_mlp program with two test cases of its own, for
     `etrt test`. Not a corpus program (etrt run reads .pte)."""
     from executorch.devtools import BundledProgram
     from executorch.devtools.bundled_program.config import MethodTestCase, MethodTestSuite
@@ -462,7 +489,7 @@ def export_bundled(out):
     )
 
     torch.manual_seed(SEED)
-    model, example = mlp()
+    model, example = matmul_mlp()
     model = model.eval()
     et_program = lower(torch.export.export(model, example), False)
     cases = []
@@ -470,10 +497,10 @@ def export_bundled(out):
         x = torch.randn(3, 8)
         cases.append(MethodTestCase(inputs=[x], expected_outputs=[model(x).detach()]))
     bundled = BundledProgram(et_program, [MethodTestSuite(method_name="forward", test_cases=cases)])
-    path = os.path.join(out, "mlp_bundled.bpte")
+    path = os.path.join(out, "matmul_mlp_bundled.bpte")
     with open(path, "wb") as f:
         f.write(serialize_from_bundled_program_to_flatbuffer(bundled))
-    return {"file": "mlp_bundled.bpte", "method": "forward", "test_cases": len(cases),
+    return {"file": "matmul_mlp_bundled.bpte", "method": "forward", "test_cases": len(cases),
             "expected_outputs": "eager PyTorch (the BundledProgram's own convention)"}
 
 
@@ -494,8 +521,8 @@ def main():
         print("export two_methods", flush=True)
         programs.append(export_two_methods(args.out))
     bundled = None
-    if not args.only or "mlp_bundled" in args.only:
-        print("export mlp_bundled", flush=True)
+    if not args.only or "matmul_mlp_bundled" in args.only:
+        print("export matmul_mlp_bundled", flush=True)
         bundled = export_bundled(args.out)
     import executorch.version
 
