@@ -21,6 +21,7 @@ import torch
 from executorch.runtime import Runtime
 
 UNITS = {"ns": 1e-6, "µs": 1e-3, "us": 1e-3, "ms": 1.0, "s": 1e3}
+MISSING = re.compile(r"operator (\S+) is not available")
 TIME = re.compile(r"time per iteration: ([0-9.]+) (ns|µs|us|ms|s) \(median of (\d+)\)")
 
 
@@ -35,6 +36,9 @@ def etrt_median(etrt, corpus, program, case, iterations, out):
     env["ETRT_DEVICE"] = "cpu"
     r = subprocess.run(args, capture_output=True, text=True, env=env)
     if r.returncode != 0:
+        missing = MISSING.search(r.stderr)
+        if missing:
+            return None, "refused: %s missing" % missing.group(1)
         return None, r.stderr.strip().splitlines()[-1] if r.stderr.strip() else "exit %d" % r.returncode
     m = TIME.search(r.stdout)
     if not m:

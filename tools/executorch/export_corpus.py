@@ -93,8 +93,6 @@ def mobilenet_v3_mini():
         InvertedResidualConfig(12, 5, 32, 16, True, "HS", 1, 1, 1.0),
     ]
     model = MobileNetV3(cfg, last_channel=64, num_classes=10)
-    # The stem is 16 wide by construction (inverted_residual_setting[0].input_channels);
-    # MobileNetV3 takes it from the first block, so 8 it is.
     return model, (torch.randn(1, 3, 32, 32),)
 
 
