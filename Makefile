@@ -163,10 +163,13 @@ $(VENV_EXECUTORCH)/.installed: tools/executorch/requirements.txt
 venv-executorch: $(VENV_EXECUTORCH)/.installed
 
 # The corpus exported afresh into the build folder, its references taken from ExecuTorch's
-# runtime there and then, and compared by the same test that reads the committed corpus.
+# runtime there and then; etrt inspect held against ExecuTorch's deserializer on it, and
+# etrt's outputs compared by the same test that reads the committed corpus.
 test-executorch: venv-executorch build
 	rm -rf $(BUILD)/executorch-corpus
 	$(EXECUTORCH_PYTHON) tools/executorch/export_corpus.py --out $(BUILD)/executorch-corpus
+	$(EXECUTORCH_PYTHON) tools/executorch/compare_inspect.py --etrt $(BUILD)/bin/etrt \
+	  --corpus $(BUILD)/executorch-corpus
 	ETRT_BIN=$(BUILD)/bin/etrt ETRT_EXECUTORCH_CORPUS=$(BUILD)/executorch-corpus \
 	  $(PYTHON) tests/python/test_executorch_corpus.py
 

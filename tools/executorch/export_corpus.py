@@ -258,7 +258,7 @@ def multi_output():
 
 def matmul_pointwise():
     class MatmulPointwise(nn.Module):
-        """Matrix product and element-wise arithmetic on two inputs, no weights."""
+        """Matrix product and element-wise arithmetic on three inputs, no weights."""
 
         def forward(self, a, b, c):
             p = torch.relu(a @ b)
@@ -310,7 +310,7 @@ class EncodeOnly(nn.Module):
 
 # name -> (constructor, options). Options: "ptd" keeps the constants in a .ptd beside the
 # program; "dynamic" exports the batch axis of every input as torch.export.Dim (max given)
-# and records inputs at a smaller batch too.
+# and records cases at batch 1 and at the max besides the example batch.
 CORPUS = [
     ("resnet_mini", resnet_mini, {}),
     ("mobilenet_v2_mini", mobilenet_v2_mini, {}),
