@@ -89,9 +89,9 @@ def main():
             et_ms, reference = executorch_median(args.corpus, program, case, args.iterations)
             ours, why = etrt_median(args.etrt, args.corpus, program, case, args.iterations, out)
             if ours is None:
-                rows.append((program["name"], len(program["operators"]), "-", "%.4f" % et_ms, "-", why))
+                rows.append((program["name"], len(program["operators"]), "-", "%.4g" % et_ms, "-", why))
             else:
-                rows.append((program["name"], len(program["operators"]), "%.4f" % ours, "%.4f" % et_ms,
+                rows.append((program["name"], len(program["operators"]), "%.4g" % ours, "%.4g" % et_ms,
                              "%.2f" % (ours / et_ms), "%.3g" % max_error(out, reference)))
             print(".", end="", flush=True, file=sys.stderr)
     print(file=sys.stderr)
@@ -100,7 +100,7 @@ def main():
     print("|" + "|".join(" --- " for _ in header) + "|")
     for row in rows:
         print("| " + " | ".join(str(c) for c in row) + " |")
-    print("(median of %d iterations each; ratio = etrt / ExecuTorch, below 1 is faster; one thread)"
+    print("(median of %d iterations each; ratio = etrt / ExecuTorch, below 1 is faster; torch on one thread; ExecuTorch times include the Python binding of method.execute)"
           % args.iterations)
 
 
