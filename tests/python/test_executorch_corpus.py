@@ -159,6 +159,28 @@ def test_corpus():
         print("%-*s  %-40s  %s" % (width, row[0], row[1], row[2]))
 
 
+def test_refusals():
+    """The exporter's own refusal cases: a .ptd program without its data, a batch beyond
+    the exported Dim's max, a method the program does not have."""
+    env = dict(os.environ)
+    env["ETRT_DEVICE"] = "cpu"
+    ptd = os.path.join(CORPUS, "mlp_ptd.pte")
+    r = subprocess.run([ETRT, "run", ptd, "--input", os.path.join(CORPUS, "mlp_ptd", "input_0.npy")],
+                       capture_output=True, text=True, env=env)
+    check(r.returncode == 2 and "--data" in r.stderr and "w1" in r.stderr,
+          "mlp_ptd without its .ptd is refused naming the tensor and --data: %r" % r.stderr)
+    big = os.path.join(TMP, "batch9.npy")
+    np.save(big, np.zeros((9, 8), np.float32))
+    r = subprocess.run([ETRT, "run", os.path.join(CORPUS, "mlp_dynamic_batch.pte"), "--input", big],
+                       capture_output=True, text=True, env=env)
+    check(r.returncode == 2 and "size 9" in r.stderr and "at most 8" in r.stderr,
+          "batch 9 beyond the exported max of 8 is refused: %r" % r.stderr)
+    r = subprocess.run([ETRT, "run", os.path.join(CORPUS, "two_methods.pte"), "--method", "decode",
+                        "--random-inputs", "1"], capture_output=True, text=True, env=env)
+    check(r.returncode == 2 and "'encode', 'forward'" in r.stderr,
+          "an unknown method is refused listing the program's methods: %r" % r.stderr)
+
+
 def test_max_error_can_fail():
     """The comparison itself: a float just outside the rule, an int off by one, a bool flipped."""
     want = np.array([100.0, -1.0], np.float32)
@@ -172,6 +194,7 @@ def test_max_error_can_fail():
 
 if __name__ == "__main__":
     test_max_error_can_fail()
+    test_refusals()
     test_corpus()
     shutil.rmtree(TMP, ignore_errors=True)
     if failures:
