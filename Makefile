@@ -172,6 +172,9 @@ test-executorch: venv-executorch build
 	  --corpus $(BUILD)/executorch-corpus
 	ETRT_BIN=$(BUILD)/bin/etrt ETRT_EXECUTORCH_CORPUS=$(BUILD)/executorch-corpus \
 	  $(PYTHON) tests/python/test_executorch_corpus.py
+	@diff -rq -x README.md tests/data/executorch $(BUILD)/executorch-corpus >/dev/null && \
+	  echo "the committed corpus is what the exporter writes today" || \
+	  echo "note: the committed corpus differs from this export (regenerate it: tests/data/executorch/README.md)"
 
 bench-executorch: venv-executorch build
 	$(EXECUTORCH_PYTHON) tools/executorch/bench_corpus.py --etrt $(BUILD)/bin/etrt \
