@@ -93,6 +93,11 @@ def mobilenet_v3_mini():
         InvertedResidualConfig(12, 5, 32, 16, True, "HS", 1, 1, 1.0),
     ]
     model = MobileNetV3(cfg, last_channel=64, num_classes=10)
+    # torchvision initialises the classifier with std 0.01, which leaves logits near 1e-3;
+    # a wider one keeps the reference's scale, and with it the test's sensitivity, near 1.
+    for m in model.classifier.modules():
+        if isinstance(m, nn.Linear):
+            nn.init.normal_(m.weight, 0.0, 0.3)
     return model, (torch.randn(1, 3, 32, 32),)
 
 
