@@ -8,6 +8,10 @@
 #   make format     clang-format every C, header and CUDA source in place
 #   make format-check  fail (and list the files) when a source is not formatted
 #   make fuzz       run every libFuzzer target for FUZZ_SECONDS each (default 600)
+#   make venv-executorch  a virtual environment with ExecuTorch's exporter and runtime (pinned
+#                   in tools/executorch/requirements.txt) in $(VENV_EXECUTORCH)
+#   make test-executorch  re-export the ExecuTorch corpus and compare etrt with ExecuTorch live
+#   make bench-executorch  etrt against ExecuTorch's portable runtime on the corpus (a table)
 #   make conformance  the ONNX backend test data through build + run (CONFORMANCE_FLAGS=
 #                   "--device cuda:0 --verbose ..."; see build/bin/etrt_conformance --help)
 # Options: ETRT_CUDA=AUTO|ON|OFF, JOBS=N, FUZZ_SECONDS=N.
@@ -26,7 +30,7 @@ BUILD_FUZZ := build-fuzz
 BUILD_TSAN := build-tsan
 CLANG_FORMAT ?= clang-format
 
-.PHONY: bench-build all build run test test-tsan format format-check test-gpu test-gpu-sanitize fuzz fuzz-build fuzz-brief conformance deps clean bench
+.PHONY: venv-executorch test-executorch bench-executorch bench-build all build run test test-tsan format format-check test-gpu test-gpu-sanitize fuzz fuzz-build fuzz-brief conformance deps clean bench
 
 all: build
 
@@ -140,6 +144,41 @@ bench: build
 
 bench-build: build
 	ETRT_BIN=$(BUILD)/bin/etrt ETRT_BUILD_DIR=$(BUILD) $(PYTHON) bench/build_time.py
+
+# ExecuTorch beside etrt (tools/executorch/). The environment takes about 6 GB and a few
+# minutes the first time: PyPI's Linux torch is a CUDA build and brings the nvidia-* runtime
+# packages along. None of this is part of `make test`, which reads the committed corpus.
+VENV_EXECUTORCH ?= build-venv/executorch
+EXECUTORCH_PYTHON := $(VENV_EXECUTORCH)/bin/python
+BENCH_ITERATIONS ?= 50
+
+$(VENV_EXECUTORCH)/.installed: tools/executorch/requirements.txt
+	@$(PYTHON) -c "import ensurepip" 2>/dev/null || { \
+	  SUDO=""; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq python3-venv; }
+	$(PYTHON) -m venv $(VENV_EXECUTORCH)
+	$(EXECUTORCH_PYTHON) -m pip install -q -r tools/executorch/requirements.txt
+	touch $@
+
+venv-executorch: $(VENV_EXECUTORCH)/.installed
+
+# The corpus exported afresh into the build folder, its references taken from ExecuTorch's
+# runtime there and then; etrt inspect held against ExecuTorch's deserializer on it, and
+# etrt's outputs compared by the same test that reads the committed corpus.
+test-executorch: venv-executorch build
+	rm -rf $(BUILD)/executorch-corpus
+	$(EXECUTORCH_PYTHON) tools/executorch/export_corpus.py --out $(BUILD)/executorch-corpus
+	$(EXECUTORCH_PYTHON) tools/executorch/compare_inspect.py --etrt $(BUILD)/bin/etrt \
+	  --corpus $(BUILD)/executorch-corpus
+	ETRT_BIN=$(BUILD)/bin/etrt ETRT_EXECUTORCH_CORPUS=$(BUILD)/executorch-corpus \
+	  $(PYTHON) tests/python/test_executorch_corpus.py
+	@diff -rq -x README.md tests/data/executorch $(BUILD)/executorch-corpus >/dev/null && \
+	  echo "the committed corpus is what the exporter writes today" || \
+	  echo "note: the committed corpus differs from this export (regenerate it: tests/data/executorch/README.md)"
+
+bench-executorch: venv-executorch build
+	$(EXECUTORCH_PYTHON) tools/executorch/bench_corpus.py --etrt $(BUILD)/bin/etrt \
+	  --corpus tests/data/executorch --iterations $(BENCH_ITERATIONS)
 
 clean:
 	rm -rf $(BUILD) $(BUILD_ASAN) $(BUILD_FUZZ) $(BUILD_TSAN)
