@@ -30,20 +30,7 @@ RELATIVE = 1e-5
 # when it loads a program and names the first operator it lacks (in table order), so this
 # is the first missing entry of the program's operator table: when an operator lands, the
 # program moves on to the next one it lacks (or passes) and this list must follow.
-KNOWN_UNSUPPORTED = {
-    "resnet_mini": "aten::convolution.out",
-    "mobilenet_v2_mini": "aten::convolution.out",
-    "mobilenet_v3_mini": "aten::convolution.out",
-    "efficientnet_mini": "aten::convolution.out",
-    "transformer_encoder": "aten::permute_copy.out",
-    "llama_block": "aten::pow.Tensor_Scalar_out",
-    "lstm": "aten::full.out",
-    "gru": "aten::full.out",
-    "audio_conv1d": "aten::convolution.out",
-    "embedding_classifier": "aten::embedding.out",
-    "index_ops": "aten::index_select.out",
-    "multi_output": "aten::permute_copy.out",
-}
+KNOWN_UNSUPPORTED = {}
 MISSING = re.compile(r"operator (\S+) is not available")
 
 
