@@ -300,12 +300,12 @@ static etrt_status etrt_cuda_graph_capture(etrt_cuda_exec *x, const etrt_exec_ru
 
 /* Remembers the run `g` now holds. */
 static etrt_status etrt_cuda_graph_keep(etrt_cuda_graph *g, const etrt_exec_run *run) {
-  if (g->arg_count != run->arg_count) {
+  if (g->args == NULL || g->arg_count != run->arg_count) {
     free(g->args);
     g->args = malloc((run->arg_count > 0 ? run->arg_count : 1) * sizeof *g->args);
     g->arg_count = g->args != NULL ? run->arg_count : 0;
   }
-  if (g->host_size != run->host_block_size) {
+  if (g->host == NULL || g->host_size != run->host_block_size) {
     free(g->host);
     g->host = malloc(run->host_block_size > 0 ? run->host_block_size : 1);
     g->host_size = g->host != NULL ? run->host_block_size : 0;
