@@ -329,7 +329,10 @@ static etrt_status etrt_cuda_graph_find(etrt_cuda_exec *x, const etrt_exec_run *
       *out = g;
       return ETRT_OK;
     }
-    if (g->exec != NULL && same_shapes == NULL && etrt_cuda_graph_same_shapes(g, run))
+    /* Only a graph captured on this stream is updated: kernel nodes keep the context
+     * of their capture, and an update may not move them to another (green) one. */
+    if (g->exec != NULL && same_shapes == NULL && g->stream == stream &&
+        etrt_cuda_graph_same_shapes(g, run))
       same_shapes = g;
     if (victim->exec != NULL && (g->exec == NULL || g->used < victim->used)) victim = g;
   }
