@@ -42,9 +42,10 @@ typedef struct etrt_cuda_graph {
   uint8_t *host; /* the host block's bytes at capture */
   size_t host_size;
   uint64_t used; /* enqueue count at last use, for replacement */
-  /* The stream captured on: kernel nodes keep the capturing stream's context (a green
-   * context's SM partition), so another stream is a capture again. */
-  etrt_stream stream;
+  /* The stream captured on (cudaStreamGetId: never reused, unlike a destroyed stream's
+   * handle): kernel nodes keep the capturing stream's context (a green context's SM
+   * partition), so another stream is a capture again. */
+  unsigned long long stream_id;
 } etrt_cuda_graph;
 
 static atomic_ullong etrt_cuda_graph_counts[4];
@@ -255,8 +256,8 @@ static int etrt_cuda_graph_same_shapes(const etrt_cuda_graph *g, const etrt_exec
 
 /* Everything a kernel's parameters are made of is what the graph was captured with. */
 static int etrt_cuda_graph_same_run(const etrt_cuda_graph *g, const etrt_exec_run *run,
-                                    etrt_stream stream) {
-  return g->exec != NULL && g->stream == stream && g->arg_count == run->arg_count &&
+                                    unsigned long long stream_id) {
+  return g->exec != NULL && g->stream_id == stream_id && g->arg_count == run->arg_count &&
          memcmp(g->args, run->args, (size_t)run->arg_count * sizeof *run->args) == 0 &&
          g->host_size == run->host_block_size &&
          (g->host_size == 0 || memcmp(g->host, run->host_block, g->host_size) == 0);
@@ -320,18 +321,19 @@ static etrt_status etrt_cuda_graph_keep(etrt_cuda_graph *g, const etrt_exec_run 
 /* The instantiated graph for this run, capturing (and instantiating or updating) when
  * none matches; NULL when graphs went off. */
 static etrt_status etrt_cuda_graph_find(etrt_cuda_exec *x, const etrt_exec_run *run,
-                                        etrt_stream stream, etrt_cuda_graph **out) {
+                                        etrt_stream stream, unsigned long long stream_id,
+                                        etrt_cuda_graph **out) {
   *out = NULL;
   etrt_cuda_graph *same_shapes = NULL, *victim = &x->graph[0];
   for (int i = 0; i < ETRT_CUDA_GRAPH_SLOTS; ++i) {
     etrt_cuda_graph *g = &x->graph[i];
-    if (etrt_cuda_graph_same_run(g, run, stream)) {
+    if (etrt_cuda_graph_same_run(g, run, stream_id)) {
       *out = g;
       return ETRT_OK;
     }
     /* Only a graph captured on this stream is updated: kernel nodes keep the context
      * of their capture, and an update may not move them to another (green) one. */
-    if (g->exec != NULL && same_shapes == NULL && g->stream == stream &&
+    if (g->exec != NULL && same_shapes == NULL && g->stream_id == stream_id &&
         etrt_cuda_graph_same_shapes(g, run))
       same_shapes = g;
     if (victim->exec != NULL && (g->exec == NULL || g->used < victim->used)) victim = g;
@@ -371,7 +373,7 @@ static etrt_status etrt_cuda_graph_find(etrt_cuda_exec *x, const etrt_exec_run *
   }
   cudaGraphDestroy(graph);
   etrt_status s = etrt_cuda_graph_keep(g, run);
-  g->stream = stream;
+  g->stream_id = stream_id;
   if (s != ETRT_OK) {
     etrt_cuda_graph_clear(x, g);
     return s;
@@ -380,11 +382,13 @@ static etrt_status etrt_cuda_graph_find(etrt_cuda_exec *x, const etrt_exec_run *
   return ETRT_OK;
 }
 
-/* Whether this run may go through a graph on `stream`. */
-static int etrt_cuda_graph_usable(etrt_cuda_exec *x, etrt_stream stream) {
+/* Whether this run may go through a graph on `stream`, and the stream's id. */
+static int etrt_cuda_graph_usable(etrt_cuda_exec *x, etrt_stream stream,
+                                  unsigned long long *stream_id) {
   if (!x->graphs || x->host_upload || stream == NULL) return 0;
   enum cudaStreamCaptureStatus status;
-  if (cudaStreamIsCapturing((cudaStream_t)stream, &status) != cudaSuccess) {
+  if (cudaStreamIsCapturing((cudaStream_t)stream, &status) != cudaSuccess ||
+      cudaStreamGetId((cudaStream_t)stream, stream_id) != cudaSuccess) {
     (void)cudaGetLastError();
     return 0;
   }
@@ -407,8 +411,9 @@ static etrt_status etrt_cuda_exec_enqueue(void *state, const etrt_exec_run *run,
   }
   ++x->runs;
   etrt_cuda_graph *g = NULL;
-  if (etrt_cuda_graph_usable(x, stream))
-    ETRT_RETURN_IF_ERROR(etrt_cuda_graph_find(x, run, stream, &g));
+  unsigned long long stream_id = 0;
+  if (etrt_cuda_graph_usable(x, stream, &stream_id))
+    ETRT_RETURN_IF_ERROR(etrt_cuda_graph_find(x, run, stream, stream_id, &g));
   if (g != NULL) {
     g->used = x->runs;
     cudaError_t e = cudaGraphLaunch(g->exec, (cudaStream_t)stream);

@@ -144,23 +144,29 @@ static void test_changing_shapes_and_addresses(void) {
   buffers_close(&b);
 }
 
+/* Green-context streams, one after another: a stream (and its context) destroyed and
+ * another made, perhaps at the same address, never replays the old one's graph. */
 static void test_green_context_stream(void) {
   etrt_test_mlp_fixture f;
   CHECK(etrt_test_mlp_fixture_open(&f, IN, HIDDEN, OUT, MAX_BATCH,
                                    (etrt_device){ETRT_DEVICE_CUDA, 0}, "graph_green", 13));
   buffers b;
   buffers_open(&b);
-  void *green = NULL;
-  int granted = 0;
-  CHECK_OK(etrt_green_stream_create(0, 16, &green, &granted));
-  if (green == NULL) {
-    printf("no green contexts on this GPU; skipped\n");
-  } else {
+  for (int round = 0; round < 3; ++round) {
+    void *green = NULL;
+    int granted = 0;
+    CHECK_OK(etrt_green_stream_create(0, 16 << round, &green, &granted));
+    if (green == NULL) {
+      printf("no green contexts on this GPU; skipped\n");
+      break;
+    }
     etrt_cuda_graph_counters c0 = counters();
-    for (int i = 0; i < 5; ++i) CHECK(run_once(&f, &b, i % 2, 1 + 3 * i, i, green));
-    for (int i = 0; i < 5; ++i) CHECK(run_once(&f, &b, 0, 6, 10 + i, green));
+    for (int i = 0; i < 5; ++i) CHECK(run_once(&f, &b, i % 2, 1 + 3 * i, round * 10 + i, green));
+    for (int i = 0; i < 5; ++i) CHECK(run_once(&f, &b, 0, 6, round * 10 + 5 + i, green));
     etrt_cuda_graph_counters c1 = counters();
     CHECK_EQ_INT((int)(c1.replays - c0.replays), 10);
+    /* The same run as last round's, on a new stream: captured anew. */
+    CHECK(round == 0 || c1.captures > c0.captures);
     CHECK_OK(etrt_green_stream_destroy(green));
   }
   etrt_test_mlp_fixture_close(&f);
