@@ -454,6 +454,11 @@ const etrt_executor_ops etrt_executor_cuda = {
     .completion = etrt_cuda_exec_completion,
 };
 #else
-/* ISO C forbids an empty translation unit. */
-typedef int etrt_executor_cuda_unused;
+#include <string.h>
+
+#include "engine/executor_cuda.h"
+
+void etrt_executor_cuda_graph_counters(etrt_cuda_graph_counters *out) {
+  memset(out, 0, sizeof *out);
+}
 #endif

@@ -16,8 +16,9 @@ typedef struct etrt_cuda_graph_counters {
   uint64_t replays;        /* runs launched as one graph */
 } etrt_cuda_graph_counters;
 
-#ifdef ETRT_HAVE_CUDA
+/* All zero in a build without CUDA. */
 void etrt_executor_cuda_graph_counters(etrt_cuda_graph_counters *out);
+#ifdef ETRT_HAVE_CUDA
 /* The workspace a CUDA context of `engine` allocates (every node at its largest
  * shapes); refuses, as context creation would, a plan the GPU cannot run. */
 etrt_status etrt_executor_cuda_workspace_bound(etrt_engine *engine, size_t *bytes);
