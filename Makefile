@@ -2,6 +2,7 @@
 #   make            build the library and build/bin/etrt (Release; CUDA when found)
 #   make run        build, then run the main job on the embedded default example
 #   make test       everything CI runs: dependencies, sanitizer build, ctest, conformance, brief fuzzing
+#   make bench-models  ResNet-50 and BERT-base: etrt against PyTorch eager and torch.compile (GPU)
 #   make test-gpu   the GPU suite (ctest label gpu, conformance on cuda:0) on a machine with an NVIDIA GPU
 #   make test-gpu-sanitize  the GPU tests under compute-sanitizer memcheck and racecheck
 #   make test-tsan  the tests that share programs and streams between threads, under ThreadSanitizer
@@ -30,7 +31,7 @@ BUILD_FUZZ := build-fuzz
 BUILD_TSAN := build-tsan
 CLANG_FORMAT ?= clang-format
 
-.PHONY: venv-executorch test-executorch bench-executorch bench-build all build run test test-tsan format format-check test-gpu test-gpu-sanitize fuzz fuzz-build fuzz-brief conformance deps clean bench
+.PHONY: venv-executorch test-executorch bench-executorch bench-models bench-build all build run test test-tsan format format-check test-gpu test-gpu-sanitize fuzz fuzz-build fuzz-brief conformance deps clean bench
 
 all: build
 
@@ -141,6 +142,14 @@ fuzz: fuzz-build
 
 bench: build
 	./$(BUILD)/bin/etrt bench
+
+# GPU machine with PyTorch: ResNet-50 and BERT-base through etrt against PyTorch eager
+# and torch.compile (bench/models.py; BENCH_MODELS_FLAGS="--batches 1,32 --no-compile").
+# python3 of the PATH: the one with PyTorch.
+BENCH_MODELS_FLAGS ?=
+BENCH_PYTHON ?= python3
+bench-models: build
+	ETRT_BIN=$(BUILD)/bin/etrt $(BENCH_PYTHON) bench/models.py $(BENCH_MODELS_FLAGS)
 
 bench-build: build
 	ETRT_BIN=$(BUILD)/bin/etrt ETRT_BUILD_DIR=$(BUILD) $(PYTHON) bench/build_time.py

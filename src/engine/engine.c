@@ -8,7 +8,9 @@
 #include "base/status.h"
 #include "device/device_scope.h"
 #include "engine/bounds.h"
+#include "engine/plan_format.h"
 #include "engine/engine_internal.h"
+#include "engine/executor_cuda.h"
 
 static etrt_status etrt_engine_node_error(etrt_status s, const etrt_engine *engine,
                                           const size_t *offsets, uint32_t n) {
@@ -195,6 +197,40 @@ void etrt_engine_compute_capability(const etrt_engine *engine, int *major, int *
 const char *etrt_engine_name(const etrt_engine *engine) { return engine->info.name; }
 
 etrt_precision etrt_engine_precision(const etrt_engine *engine) { return engine->info.precision; }
+
+etrt_status etrt_engine_memory_peak(etrt_engine *engine, etrt_engine_memory *out) {
+  memset(out, 0, sizeof *out);
+  out->weights = engine->weights_size;
+  /* A host context plans the same arena with the same planner; its memory is
+   * reserved, never touched. */
+  etrt_exec_context *context = NULL;
+  ETRT_RETURN_IF_ERROR(etrt_exec_context_create(engine, NULL, &context));
+  out->intermediates = etrt_exec_context_arena_size(context);
+  etrt_exec_context_destroy(context);
+#ifdef ETRT_HAVE_CUDA
+  if (engine->info.device.type == ETRT_DEVICE_CUDA) {
+    size_t workspace = 0;
+    ETRT_RETURN_IF_ERROR(etrt_executor_cuda_workspace_bound(engine, &workspace));
+    out->workspace = workspace;
+    out->workspace_known = 1;
+  }
+#else
+  out->workspace_known = engine->info.device.type != ETRT_DEVICE_CUDA;
+#endif
+  out->total = out->weights + out->intermediates + out->workspace;
+  return ETRT_OK;
+}
+
+int etrt_engine_plan_memory(const void *plan, size_t size, etrt_engine_memory *out) {
+  etrt_engine *engine = NULL;
+  if (size < sizeof ETRT_PLAN_MAGIC - 1 ||
+      memcmp(plan, ETRT_PLAN_MAGIC, sizeof ETRT_PLAN_MAGIC - 1))
+    return 0;
+  int known = etrt_engine_deserialize(plan, size, &engine) == ETRT_OK &&
+              etrt_engine_memory_peak(engine, out) == ETRT_OK;
+  etrt_engine_destroy(engine);
+  return known;
+}
 
 uint32_t etrt_engine_io_count(const etrt_engine *engine) {
   return etrt_graph_io_count(&engine->graph);

@@ -44,6 +44,18 @@ void etrt_engine_compute_capability(const etrt_engine *engine, int *major, int *
 const char *etrt_engine_name(const etrt_engine *engine);
 /* The compute precision the plan allows for matrix work (for the CUDA executor). */
 etrt_precision etrt_engine_precision(const etrt_engine *engine);
+/* The device memory one execution context of the plan takes at its largest shapes:
+ * the weights (shared by the engine's contexts), the intermediates as the memory
+ * planner places them by lifetime, and the CUDA executor's workspace (0, with
+ * workspace_known 0, in a build without CUDA). Needs no GPU. */
+typedef struct etrt_engine_memory {
+  uint64_t weights, intermediates, workspace, total;
+  int workspace_known;
+} etrt_engine_memory;
+etrt_status etrt_engine_memory_peak(etrt_engine *engine, etrt_engine_memory *out);
+/* The same for a serialized plan (a delegate's payload, say): 1 and *out filled when
+ * `plan` is one and its figures are known, else 0 (the reason in etrt_last_error). */
+int etrt_engine_plan_memory(const void *plan, size_t size, etrt_engine_memory *out);
 uint32_t etrt_engine_io_count(const etrt_engine *engine);
 const etrt_engine_io *etrt_engine_io_at(const etrt_engine *engine, uint32_t index);
 /* Index of the I/O named `name`, or -1. */
@@ -69,6 +81,8 @@ etrt_status etrt_exec_context_create(etrt_engine *engine, const etrt_device_driv
                                      etrt_exec_context **out);
 void etrt_exec_context_destroy(etrt_exec_context *context);
 etrt_executor_kind etrt_exec_context_executor(const etrt_exec_context *context);
+/* Bytes of the context's intermediates arena (planned at create for the largest shapes). */
+size_t etrt_exec_context_arena_size(const etrt_exec_context *context);
 
 /* Sets the shape of input `io_index` (within its bounds, else refused naming the
  * input, the axis and the bounds). */

@@ -500,6 +500,8 @@ void etrt_exec_context_destroy(etrt_exec_context *c) {
 
 etrt_executor_kind etrt_exec_context_executor(const etrt_exec_context *c) { return c->ops->kind; }
 
+size_t etrt_exec_context_arena_size(const etrt_exec_context *c) { return c->arena_size; }
+
 etrt_event etrt_exec_context_completion(const etrt_exec_context *c) {
   return c->ops->completion != NULL ? c->ops->completion(c->exec) : NULL;
 }

@@ -7,15 +7,48 @@
  * allocation and no synchronisation, and records an event that quiesce waits for.
  * A node that shape inference evaluates on the host (Shape -> Gather -> Concat
  * chains, ConstantOfShape, Range) needs no kernel: its outputs' values are known on
- * the host and are uploaded. */
+ * the host and are uploaded.
+ *
+ * CUDA graphs: the node launches of a run are captured once (on the caller's stream,
+ * thread-local mode, so a green-context stream's graph keeps its SM partition),
+ * instantiated, and replayed with one cudaGraphLaunch while the run's tensors (every
+ * address and shape) and host values are those it was captured with. When only
+ * addresses changed, the launches are captured again and the instantiated graph is
+ * updated in place (cudaGraphExecUpdate) instead of re-instantiated. A few shape sets
+ * are kept, least recently used replaced. Live launches remain for what a graph
+ * cannot hold: a stream that cannot be captured (the legacy default stream, or one
+ * already being captured by the caller, whose graph then takes the launches), runs
+ * that upload host-evaluated values between kernels, a capture the runtime refuses
+ * (logged once at debug level), and ETRT_CUDA_GRAPHS=0. */
 #ifdef ETRT_HAVE_CUDA
+#include <cuda_runtime_api.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/log.h"
 #include "base/status.h"
 #include "engine/executor.h"
+#include "engine/executor_cuda.h"
 #include "engine/ops/cuda/cuda_ops.h"
+
+#define ETRT_CUDA_GRAPH_SLOTS 4
+
+/* One instantiated graph and the run it was captured from. */
+typedef struct etrt_cuda_graph {
+  cudaGraphExec_t exec; /* NULL: a free slot */
+  etrt_tensor *args;    /* the run's tensors at capture */
+  uint32_t arg_count;
+  uint8_t *host; /* the host block's bytes at capture */
+  size_t host_size;
+  uint64_t used; /* enqueue count at last use, for replacement */
+  /* The stream captured on (cudaStreamGetId: never reused, unlike a destroyed stream's
+   * handle): kernel nodes keep the capturing stream's context (a green context's SM
+   * partition), so another stream is a capture again. */
+  unsigned long long stream_id;
+} etrt_cuda_graph;
+
+static atomic_ullong etrt_cuda_graph_counts[4];
 
 typedef struct etrt_cuda_exec {
   etrt_engine *engine;
@@ -27,11 +60,35 @@ typedef struct etrt_cuda_exec {
   size_t workspace_size;
   etrt_event done; /* recorded after each run */
   int enqueued;
+  int graphs;      /* graphs allowed: ETRT_CUDA_GRAPHS is not 0, no capture refused */
+  int host_upload; /* a node's outputs are uploaded from the host between kernels */
+  uint64_t runs;
+  etrt_cuda_graph graph[ETRT_CUDA_GRAPH_SLOTS];
 } etrt_cuda_exec;
+
+void etrt_executor_cuda_graph_counters(etrt_cuda_graph_counters *out) {
+  out->captures = atomic_load(&etrt_cuda_graph_counts[0]);
+  out->instantiations = atomic_load(&etrt_cuda_graph_counts[1]);
+  out->updates = atomic_load(&etrt_cuda_graph_counts[2]);
+  out->replays = atomic_load(&etrt_cuda_graph_counts[3]);
+}
+
+static void etrt_cuda_graph_clear(etrt_cuda_exec *x, etrt_cuda_graph *g) {
+  if (g->exec != NULL) {
+    cudaError_t e = cudaGraphExecDestroy(g->exec);
+    if (e != cudaSuccess)
+      etrt_log(ETRT_LOG_ERROR, "engine '%s': destroying a CUDA graph: %s", x->engine->info.name,
+               cudaGetErrorString(e));
+  }
+  free(g->args);
+  free(g->host);
+  memset(g, 0, sizeof *g);
+}
 
 static void etrt_cuda_exec_destroy(void *state) {
   etrt_cuda_exec *x = state;
   if (x == NULL) return;
+  for (int i = 0; i < ETRT_CUDA_GRAPH_SLOTS; ++i) etrt_cuda_graph_clear(x, &x->graph[i]);
   if (x->done != NULL && x->driver->event_destroy(x->done) != ETRT_OK)
     etrt_log(ETRT_LOG_ERROR, "engine '%s': destroying an event: %s", x->engine->info.name,
              etrt_last_error());
@@ -56,6 +113,12 @@ static etrt_status etrt_cuda_exec_resolve(etrt_cuda_exec *x) {
     int launch = 0;
     s = etrt_executor_cuda_node_check(x->engine, n, row != NULL, args, &launch);
     x->rows[n] = s == ETRT_OK && launch ? row : NULL;
+    if (s == ETRT_OK && !launch) {
+      /* Values known on the host only at run time would have to be copied inside the
+       * graph from pageable memory, which capture refuses. */
+      for (uint32_t o = 0; o < node->num_outputs; ++o)
+        if (etrt_tensor_numel(&args[node->num_inputs + o]) > 0) x->host_upload = 1;
+    }
     if (x->rows[n] != NULL && row->workspace != NULL) {
       size_t need = row->workspace(node, args, args + node->num_inputs);
       if (need > x->workspace_size) x->workspace_size = need;
@@ -65,12 +128,24 @@ static etrt_status etrt_cuda_exec_resolve(etrt_cuda_exec *x) {
   return s;
 }
 
+etrt_status etrt_executor_cuda_workspace_bound(etrt_engine *engine, size_t *bytes) {
+  etrt_cuda_exec x = {.engine = engine};
+  x.rows = calloc(engine->graph.node_count > 0 ? engine->graph.node_count : 1, sizeof *x.rows);
+  if (x.rows == NULL) return etrt_error(ETRT_ERROR_OUT_OF_MEMORY, "engine: out of memory");
+  etrt_status s = etrt_cuda_exec_resolve(&x);
+  free(x.rows);
+  *bytes = x.workspace_size;
+  return s;
+}
+
 static etrt_status etrt_cuda_exec_create(etrt_engine *engine, const etrt_device_driver *driver,
                                          void **state) {
   etrt_cuda_exec *x = calloc(1, sizeof *x);
   if (x == NULL) return etrt_error(ETRT_ERROR_OUT_OF_MEMORY, "engine: out of memory");
   x->engine = engine;
   x->driver = driver;
+  const char *env = getenv("ETRT_CUDA_GRAPHS");
+  x->graphs = env == NULL || strcmp(env, "0") != 0;
   x->rows = calloc(engine->graph.node_count > 0 ? engine->graph.node_count : 1, sizeof *x->rows);
   etrt_status s = x->rows == NULL ? etrt_error(ETRT_ERROR_OUT_OF_MEMORY, "engine: out of memory")
                                   : etrt_cuda_exec_resolve(x);
@@ -131,19 +206,9 @@ static etrt_status etrt_cuda_exec_upload_outputs(etrt_cuda_exec *x, uint32_t n,
   return ETRT_OK;
 }
 
-static etrt_status etrt_cuda_exec_enqueue(void *state, const etrt_exec_run *run,
-                                          etrt_stream stream) {
-  etrt_cuda_exec *x = state;
-  /* Pageable sources are staged by the driver before the call returns, so the
-   * context may change its host block afterwards. */
-  for (uint32_t u = 0; u < run->upload_count; ++u) {
-    if (run->uploads[u].size == 0) continue;
-    etrt_status s = x->driver->memcpy_async(run->uploads[u].dst, run->uploads[u].src,
-                                            run->uploads[u].size, ETRT_COPY_HOST_TO_DEVICE, stream);
-    if (s != ETRT_OK)
-      return etrt_error_context(
-          s, "engine '%s': uploading shape input values: ", x->engine->info.name);
-  }
+/* Every node's kernels (or uploads) on `stream`, in order. */
+static etrt_status etrt_cuda_exec_launch(etrt_cuda_exec *x, const etrt_exec_run *run,
+                                         etrt_stream stream) {
   etrt_cuda_launch launch = {.stream = stream,
                              .cublaslt = x->cublaslt,
                              .workspace = x->workspace,
@@ -172,6 +237,192 @@ static etrt_status etrt_cuda_exec_enqueue(void *state, const etrt_exec_run *run,
     if (s != ETRT_OK)
       return etrt_error_context(s, "engine '%s', node %u '%s' (%s): ", x->engine->info.name, n,
                                 node->name, node->op_type);
+  }
+  return ETRT_OK;
+}
+
+/* The tensors' dtypes and shapes are the same (addresses may differ). */
+static int etrt_cuda_graph_same_shapes(const etrt_cuda_graph *g, const etrt_exec_run *run) {
+  if (g->arg_count != run->arg_count || g->host_size != run->host_block_size) return 0;
+  for (uint32_t a = 0; a < run->arg_count; ++a) {
+    const etrt_tensor *p = &g->args[a], *q = &run->args[a];
+    if (p->dtype != q->dtype || p->rank != q->rank ||
+        memcmp(p->dims, q->dims, (size_t)p->rank * sizeof p->dims[0]) != 0)
+      return 0;
+  }
+  /* Host values (shape tensors) decide kernel parameters that shapes may not show. */
+  return g->host_size == 0 || memcmp(g->host, run->host_block, g->host_size) == 0;
+}
+
+/* Everything a kernel's parameters are made of is what the graph was captured with. */
+static int etrt_cuda_graph_same_run(const etrt_cuda_graph *g, const etrt_exec_run *run,
+                                    unsigned long long stream_id) {
+  return g->exec != NULL && g->stream_id == stream_id && g->arg_count == run->arg_count &&
+         memcmp(g->args, run->args, (size_t)run->arg_count * sizeof *run->args) == 0 &&
+         g->host_size == run->host_block_size &&
+         (g->host_size == 0 || memcmp(g->host, run->host_block, g->host_size) == 0);
+}
+
+/* Graphs are abandoned for this context (the runs go on with live launches). */
+static void etrt_cuda_graph_refuse(etrt_cuda_exec *x, const char *what, cudaError_t e) {
+  etrt_log(ETRT_LOG_DEBUG, "engine '%s': CUDA graphs off for this context: %s: %s",
+           x->engine->info.name, what, cudaGetErrorString(e));
+  (void)cudaGetLastError();
+  x->graphs = 0;
+}
+
+/* Captures the run's launches into *graph. ETRT_OK with *graph NULL: the runtime
+ * refused the capture (graphs are then off); an error: a launcher failed. */
+static etrt_status etrt_cuda_graph_capture(etrt_cuda_exec *x, const etrt_exec_run *run,
+                                           etrt_stream stream, cudaGraph_t *graph) {
+  *graph = NULL;
+  cudaError_t e = cudaStreamBeginCapture((cudaStream_t)stream, cudaStreamCaptureModeThreadLocal);
+  if (e != cudaSuccess) {
+    etrt_cuda_graph_refuse(x, "beginning a capture", e);
+    return ETRT_OK;
+  }
+  etrt_status s = etrt_cuda_exec_launch(x, run, stream);
+  e = cudaStreamEndCapture((cudaStream_t)stream, graph);
+  if (s == ETRT_OK && e != cudaSuccess) etrt_cuda_graph_refuse(x, "capturing the launches", e);
+  if (s != ETRT_OK || e != cudaSuccess) {
+    if (*graph != NULL) cudaGraphDestroy(*graph);
+    *graph = NULL;
+    (void)cudaGetLastError();
+    if (s != ETRT_OK && x->graphs) {
+      /* A launcher may fail only because it was captured: try it live once. */
+      etrt_cuda_graph_refuse(x, "a launch under capture failed", cudaErrorStreamCaptureUnsupported);
+      return ETRT_OK;
+    }
+    return s;
+  }
+  atomic_fetch_add(&etrt_cuda_graph_counts[0], 1);
+  return ETRT_OK;
+}
+
+/* Remembers the run `g` now holds. */
+static etrt_status etrt_cuda_graph_keep(etrt_cuda_graph *g, const etrt_exec_run *run) {
+  if (g->args == NULL || g->arg_count != run->arg_count) {
+    free(g->args);
+    g->args = malloc((run->arg_count > 0 ? run->arg_count : 1) * sizeof *g->args);
+    g->arg_count = g->args != NULL ? run->arg_count : 0;
+  }
+  if (g->host == NULL || g->host_size != run->host_block_size) {
+    free(g->host);
+    g->host = malloc(run->host_block_size > 0 ? run->host_block_size : 1);
+    g->host_size = g->host != NULL ? run->host_block_size : 0;
+  }
+  if (g->args == NULL || g->host == NULL)
+    return etrt_error(ETRT_ERROR_OUT_OF_MEMORY, "engine: out of memory");
+  memcpy(g->args, run->args, (size_t)run->arg_count * sizeof *run->args);
+  if (run->host_block_size > 0) memcpy(g->host, run->host_block, run->host_block_size);
+  return ETRT_OK;
+}
+
+/* The instantiated graph for this run, capturing (and instantiating or updating) when
+ * none matches; NULL when graphs went off. */
+static etrt_status etrt_cuda_graph_find(etrt_cuda_exec *x, const etrt_exec_run *run,
+                                        etrt_stream stream, unsigned long long stream_id,
+                                        etrt_cuda_graph **out) {
+  *out = NULL;
+  etrt_cuda_graph *same_shapes = NULL, *victim = &x->graph[0];
+  for (int i = 0; i < ETRT_CUDA_GRAPH_SLOTS; ++i) {
+    etrt_cuda_graph *g = &x->graph[i];
+    if (etrt_cuda_graph_same_run(g, run, stream_id)) {
+      *out = g;
+      return ETRT_OK;
+    }
+    /* Only a graph captured on this stream is updated: kernel nodes keep the context
+     * of their capture, and an update may not move them to another (green) one. */
+    if (g->exec != NULL && same_shapes == NULL && g->stream_id == stream_id &&
+        etrt_cuda_graph_same_shapes(g, run))
+      same_shapes = g;
+    if (victim->exec != NULL && (g->exec == NULL || g->used < victim->used)) victim = g;
+  }
+  cudaGraph_t graph = NULL;
+  ETRT_RETURN_IF_ERROR(etrt_cuda_graph_capture(x, run, stream, &graph));
+  if (graph == NULL) return ETRT_OK;
+  etrt_cuda_graph *g = same_shapes;
+  if (g != NULL) {
+    cudaGraphExecUpdateResultInfo info;
+    if (cudaGraphExecUpdate(g->exec, graph, &info) == cudaSuccess) {
+      atomic_fetch_add(&etrt_cuda_graph_counts[2], 1);
+    } else {
+      (void)cudaGetLastError();
+      g = NULL; /* the topology changed (another algorithm, say): instantiate anew */
+    }
+  }
+  if (g == NULL) {
+    g = same_shapes != NULL ? same_shapes : victim;
+    if (g->exec != NULL) {
+      /* Its last launch may still be in flight. */
+      etrt_status s = x->enqueued ? x->driver->event_synchronize(x->done) : ETRT_OK;
+      if (s != ETRT_OK) {
+        cudaGraphDestroy(graph);
+        return etrt_error_context(s, "engine '%s': replacing a CUDA graph: ", x->engine->info.name);
+      }
+      etrt_cuda_graph_clear(x, g);
+    }
+    cudaError_t e = cudaGraphInstantiate(&g->exec, graph, 0);
+    if (e != cudaSuccess) {
+      g->exec = NULL;
+      cudaGraphDestroy(graph);
+      etrt_cuda_graph_refuse(x, "instantiating", e);
+      return ETRT_OK;
+    }
+    atomic_fetch_add(&etrt_cuda_graph_counts[1], 1);
+  }
+  cudaGraphDestroy(graph);
+  etrt_status s = etrt_cuda_graph_keep(g, run);
+  g->stream_id = stream_id;
+  if (s != ETRT_OK) {
+    etrt_cuda_graph_clear(x, g);
+    return s;
+  }
+  *out = g;
+  return ETRT_OK;
+}
+
+/* Whether this run may go through a graph on `stream`, and the stream's id. */
+static int etrt_cuda_graph_usable(etrt_cuda_exec *x, etrt_stream stream,
+                                  unsigned long long *stream_id) {
+  if (!x->graphs || x->host_upload || stream == NULL) return 0;
+  enum cudaStreamCaptureStatus status;
+  if (cudaStreamIsCapturing((cudaStream_t)stream, &status) != cudaSuccess ||
+      cudaStreamGetId((cudaStream_t)stream, stream_id) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return 0;
+  }
+  /* The caller's own capture takes the launches as they are. */
+  return status == cudaStreamCaptureStatusNone;
+}
+
+static etrt_status etrt_cuda_exec_enqueue(void *state, const etrt_exec_run *run,
+                                          etrt_stream stream) {
+  etrt_cuda_exec *x = state;
+  /* Pageable sources are staged by the driver before the call returns, so the
+   * context may change its host block afterwards. */
+  for (uint32_t u = 0; u < run->upload_count; ++u) {
+    if (run->uploads[u].size == 0) continue;
+    etrt_status s = x->driver->memcpy_async(run->uploads[u].dst, run->uploads[u].src,
+                                            run->uploads[u].size, ETRT_COPY_HOST_TO_DEVICE, stream);
+    if (s != ETRT_OK)
+      return etrt_error_context(
+          s, "engine '%s': uploading shape input values: ", x->engine->info.name);
+  }
+  ++x->runs;
+  etrt_cuda_graph *g = NULL;
+  unsigned long long stream_id = 0;
+  if (etrt_cuda_graph_usable(x, stream, &stream_id))
+    ETRT_RETURN_IF_ERROR(etrt_cuda_graph_find(x, run, stream, stream_id, &g));
+  if (g != NULL) {
+    g->used = x->runs;
+    cudaError_t e = cudaGraphLaunch(g->exec, (cudaStream_t)stream);
+    if (e != cudaSuccess)
+      return etrt_error(ETRT_ERROR_DEVICE, "engine '%s': launching its CUDA graph: %s",
+                        x->engine->info.name, cudaGetErrorString(e));
+    atomic_fetch_add(&etrt_cuda_graph_counts[3], 1);
+  } else {
+    ETRT_RETURN_IF_ERROR(etrt_cuda_exec_launch(x, run, stream));
   }
   etrt_status s = x->driver->event_record(x->done, stream);
   if (s != ETRT_OK) return etrt_error_context(s, "engine '%s': enqueue: ", x->engine->info.name);
@@ -203,6 +454,11 @@ const etrt_executor_ops etrt_executor_cuda = {
     .completion = etrt_cuda_exec_completion,
 };
 #else
-/* ISO C forbids an empty translation unit. */
-typedef int etrt_executor_cuda_unused;
+#include <string.h>
+
+#include "engine/executor_cuda.h"
+
+void etrt_executor_cuda_graph_counters(etrt_cuda_graph_counters *out) {
+  memset(out, 0, sizeof *out);
+}
 #endif

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "base/status.h"
+#include "engine/engine.h"
 
 typedef struct json_out {
   char *buf;
@@ -234,6 +235,19 @@ static void delegate(json_out *j, const etrt_pte_program *prog, const etrt_pte_d
   printf_(j, "%" PRIu32, d->index);
   key(j, "size", false);
   printf_(j, "%zu", payload.size);
+  etrt_engine_memory m;
+  if (payload.size > 0 && etrt_engine_plan_memory(payload.data, payload.size, &m)) {
+    key(j, "peak_device_memory", false);
+    printf_(j, "{\"total\":%" PRIu64 ",\"weights\":%" PRIu64 ",\"intermediates\":%" PRIu64, m.total,
+            m.weights, m.intermediates);
+    key(j, "workspace", false);
+    if (m.workspace_known)
+      printf_(j, "%" PRIu64 "}", m.workspace);
+    else
+      puts_(j, "null}");
+  } else {
+    etrt_clear_error();
+  }
   key(j, "compile_specs", false);
   put(j, "{", 1);
   for (size_t i = 0; i < d->compile_specs_count; ++i) {

@@ -13,7 +13,9 @@
  * value with its index. operators are "ns::name.overload" strings. instructions
  * are {"kind":"kernel","op":"<operator>","op_index":i,"args":[...]},
  * {"kind":"delegate","delegate":i,"args":[...]}, or {"kind":"move"|"jump_false"|
- * "free"}. delegates: {id, location "inline"|"segment", index, size, compile_specs:
+ * "free"}. delegates: {id, location "inline"|"segment", index, size,
+ * peak_device_memory (etrt plans only; bytes: {total, weights, intermediates,
+ * workspace, null in a build without CUDA}), compile_specs:
  * {key: UTF-8 text, or "hex:..." when the value is not printable text}}.
  * non_const_buffer_device: [{buffer_idx, device}]. dtype names come from
  * etrt_dtype_name, devices are "cpu" or "cuda:N". */

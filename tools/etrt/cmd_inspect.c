@@ -11,6 +11,7 @@
 #include "pte/bpte.h"
 #include "pte/flatbuffers_reader.h"
 #include "pte/pte.h"
+#include "engine/engine.h"
 #include "pte/pte_json.h"
 
 static void usage(FILE *out) {
@@ -102,6 +103,18 @@ static void print_plan(const etrt_pte_program *prog, const etrt_pte_plan *p) {
     printf("  delegate %zu '%s': %zu bytes %s %u, %zu compile specs\n", i, d->id.data, payload.size,
            d->location == ETRT_PTE_DATA_SEGMENT ? "in segment" : "inline", d->index,
            d->compile_specs_count);
+    etrt_engine_memory m;
+    if (payload.size > 0 && etrt_engine_plan_memory(payload.data, payload.size, &m)) {
+      printf("    peak device memory: %" PRIu64 " bytes (weights %" PRIu64
+             ", intermediates %" PRIu64,
+             m.total, m.weights, m.intermediates);
+      if (m.workspace_known)
+        printf(", workspace %" PRIu64 ")\n", m.workspace);
+      else
+        printf(", workspace unknown: built without CUDA)\n");
+    } else {
+      etrt_clear_error();
+    }
   }
   printf("  planned buffers:");
   for (size_t i = 0; i < p->non_const_buffer_sizes.count; ++i) {
