@@ -118,6 +118,7 @@ static PyObject *etrt_py_set_log_handler(PyObject *self, PyObject *args) {
 /* --- Tensor: one output of a run, holding the run's method (the bytes' owner) ------ */
 typedef struct {
   PyObject_HEAD etrt_method *method;
+  PyObject *program; /* the Program the method was created from, which it reads */
 } etrt_py_run;
 
 typedef struct {
@@ -135,6 +136,7 @@ static PyObject *etrt_py_run_type, *etrt_py_tensor_type, *etrt_py_program_type,
 static void etrt_py_run_dealloc(PyObject *self) {
   etrt_py_run *r = (etrt_py_run *)self;
   if (r->method != NULL) etrt_method_destroy(r->method);
+  Py_XDECREF(r->program);
   PyTypeObject *type = Py_TYPE(self);
   ((freefunc)PyType_GetSlot(type, Py_tp_free))(self);
   Py_DECREF(type);
@@ -467,6 +469,7 @@ static PyObject *etrt_py_program_run(PyObject *self, PyObject *args) {
   if (taken == NULL || PyErr_Occurred()) goto done;
   run = (etrt_py_run *)PyObject_CallNoArgs(etrt_py_run_type);
   if (run == NULL) goto done;
+  run->program = Py_NewRef(self);
   etrt_status status = etrt_method_create(program, name, &run->method);
   if (status != ETRT_OK) {
     etrt_py_raise_status(status);

@@ -668,6 +668,16 @@ class EtrtPartitioner(Partitioner):
         self.delegation_spec = DelegationSpec(EtrtBackend.__name__, self.specs)
         super().__init__()
 
+    @staticmethod
+    def _takes_inputs(nodes, constant_of):
+        for node in nodes:
+            for arg in node.all_input_nodes:
+                if arg in nodes:
+                    continue
+                if arg.op != "placeholder" or constant_of(arg) is None:
+                    return True
+        return False
+
     def partition(self, exported_program: ExportedProgram) -> PartitionResult:
         support = _EtrtSupport(self.device, _constant_getter(exported_program))
         partitioner = CapabilityBasedPartitioner(
@@ -676,8 +686,9 @@ class EtrtPartitioner(Partitioner):
         partitions = partitioner.propose_partitions()
         tags = {}
         for partition in partitions:
-            # A partition of nothing but shape bookkeeping would only add a delegate call.
-            if all(n.target is operator.getitem or "view" in _op_name(n) for n in partition.nodes):
+            # A partition computing from constants alone (a scalar's cast) is left to the
+            # program's constant handling: a delegate without inputs would only add a call.
+            if not self._takes_inputs(partition.nodes, support.constant_of):
                 continue
             tag = "etrt_%d" % partition.id
             for node in partition.nodes:

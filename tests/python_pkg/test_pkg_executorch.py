@@ -1,0 +1,157 @@
+"""The AOT path with the real executorch and PyTorch: lower with EtrtPartitioner, save,
+run with etrt.load and with etrt run, compare with eager PyTorch."""
+
+import json
+import logging
+import os
+import sys
+
+import numpy as np
+import pytest
+
+if not os.environ.get("ETRT_REQUIRE_EXECUTORCH"):
+    pytest.importorskip("executorch")
+import torch  # noqa: E402
+from executorch.exir import to_edge_transform_and_lower  # noqa: E402
+
+import etrt  # noqa: E402
+from etrt.executorch import EtrtPartitioner, compile_specs  # noqa: E402
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from models import MODELS  # noqa: E402
+
+# No compute of these outside the delegate.
+COMPUTE = ("convolution", "addmm", "mm.", "bmm", "linear", "matmul", "batch_norm", "max_pool",
+           "layer_norm", "softmax")
+
+
+def lower(model, inputs, **options):
+    ep = torch.export.export(model, inputs)
+    return to_edge_transform_and_lower(ep, partitioner=[EtrtPartitioner(**options)])
+
+
+def outside_ops(edge):
+    graph = edge.exported_program().graph_module.graph
+    return [str(n.target) for n in graph.nodes
+            if n.op == "call_function" and "executorch_call_delegate" not in str(n.target)
+            and "getitem" not in str(n.target)]
+
+
+def delegates(edge):
+    return [n for n in edge.exported_program().graph_module.graph.nodes
+            if "executorch_call_delegate" in str(n.target)]
+
+
+@pytest.mark.parametrize("name", sorted(MODELS))
+def test_cpu_lowering_delegates_all_compute_and_matches_eager(name, tmp_path, run_tool):
+    model, inputs = MODELS[name]()
+    edge = lower(model, inputs, device="cpu")
+    assert delegates(edge), "nothing was delegated"
+    left = [op for op in outside_ops(edge) if any(c in op for c in COMPUTE)]
+    assert not left, left
+    pte = tmp_path / ("%s.pte" % name)
+    pte.write_bytes(edge.to_executorch().buffer)
+    expected = model(*inputs).detach().numpy()
+
+    outs = etrt.load(pte).run("forward", *[t.numpy() for t in inputs])
+    np.testing.assert_allclose(np.from_dlpack(outs[0]), expected, rtol=1e-4, atol=1e-5)
+    # torch takes the output too (DLPack), and torch tensors go in as they are.
+    got = torch.from_dlpack(etrt.load(pte).run("forward", *inputs)[0])
+    torch.testing.assert_close(got, torch.from_numpy(expected), rtol=1e-4, atol=1e-5)
+
+    args = []
+    for i, t in enumerate(inputs):
+        np.save(tmp_path / ("in%d.npy" % i), t.numpy())
+        args += ["--input", tmp_path / ("in%d.npy" % i)]
+    run_tool("run", pte, *args, "--output-dir", tmp_path / "out")
+    cli = np.load(tmp_path / "out" / "output_0.npy")
+    np.testing.assert_allclose(cli, expected, rtol=1e-4, atol=1e-5)
+
+
+def test_gpu_label_without_a_gpu(tmp_path, run_tool):
+    """Lowered for cuda:1 on a machine without a GPU, the delegate says cuda:1."""
+    model, inputs = MODELS["mlp"]()
+    pte = tmp_path / "mlp_cuda1.pte"
+    pte.write_bytes(lower(model, inputs, device="cuda:1").to_executorch().buffer)
+    info = json.loads(run_tool("inspect", "--json", pte).stdout)
+    specs = [d["compile_specs"] for m in info["methods"] for d in m["delegates"]]
+    assert specs and all(s["target_device"] == "cuda:1" and s["device"] == "cuda:1" for s in specs)
+
+
+def test_target_device_derivation():
+    def target(**kw):
+        return {s.key: bytes(s.value).decode() for s in compile_specs(**kw)}["target_device"]
+
+    assert target(device="cuda:1") == "cuda:1"
+    assert target(device="cuda") == "cuda:0"
+    assert target(device="cuda:1", target_device="cuda:7") == "cuda:7"
+    assert target(device="cpu", target_device="cuda:7") == "cpu"
+    with pytest.raises(ValueError, match="precision"):
+        compile_specs(device="cpu", precision="fp64")
+    with pytest.raises(ValueError, match="io"):
+        compile_specs(device="cpu", io="shared")
+    with pytest.raises(ValueError, match="device"):
+        compile_specs(device="tpu:0")
+
+
+class Sort(torch.nn.Module):
+    def forward(self, x):
+        return torch.sort(x).values
+
+
+def test_nothing_supported_lowers_without_a_delegate(caplog):
+    with caplog.at_level(logging.INFO, logger="etrt"):
+        edge = lower(Sort().eval(), (torch.randn(4, 5),), device="cpu")
+    assert not delegates(edge)
+    assert any(r.levelno == logging.WARNING and "nothing" in r.getMessage() for r in caplog.records)
+    assert any("sort" in r.getMessage() and "portable" in r.getMessage() for r in caplog.records)
+
+
+class Relu(torch.nn.Module):
+    def forward(self, x):
+        return torch.relu(x) * 2
+
+
+def test_unbounded_dynamic_dimension_stays_outside(caplog):
+    batch = torch.export.Dim("batch")
+    ep = torch.export.export(Relu(), (torch.randn(3, 4),), dynamic_shapes=({0: batch},))
+    with caplog.at_level(logging.INFO, logger="etrt"):
+        edge = to_edge_transform_and_lower(ep, partitioner=[EtrtPartitioner(device="cpu")])
+    assert not delegates(edge)
+    assert any("without an upper bound" in r.getMessage() for r in caplog.records)
+
+
+def test_bounded_dynamic_dimension_is_delegated(tmp_path):
+    batch = torch.export.Dim("batch", min=1, max=8)
+    ep = torch.export.export(Relu(), (torch.randn(3, 4),), dynamic_shapes=({0: batch},))
+    edge = to_edge_transform_and_lower(ep, partitioner=[EtrtPartitioner(device="cpu")])
+    assert delegates(edge)
+    pte = tmp_path / "relu.pte"
+    pte.write_bytes(edge.to_executorch().buffer)
+    prog = etrt.load(pte)
+    for rows in (2, 5, 8):  # export keeps batch >= 2
+        x = np.random.default_rng(rows).standard_normal((rows, 4)).astype(np.float32)
+        np.testing.assert_allclose(np.from_dlpack(prog.run("forward", x)[0]), np.maximum(x, 0) * 2)
+
+
+class Complex(torch.nn.Module):
+    def forward(self, x):
+        return torch.relu(x.to(torch.float64)).to(torch.float32) + 1
+
+
+def test_unsupported_dtype_is_left_with_a_reason(caplog):
+    """float64 is an etrt dtype; a dtype etrt lacks (complex) is refused with a reason."""
+
+    class Cplx(torch.nn.Module):
+        def forward(self, x):
+            return torch.view_as_real(torch.view_as_complex(x) * 2)
+
+    with caplog.at_level(logging.INFO, logger="etrt"):
+        try:
+            lower(Cplx().eval(), (torch.randn(4, 2),), device="cpu")
+        except Exception as e:  # an exporter that refuses complex is not etrt's concern
+            if "etrt" in str(e):
+                raise
+            pytest.skip("this torch cannot export complex: %s" % e)
+    reasons = [r.getMessage() for r in caplog.records if "portable" in r.getMessage()]
+    assert reasons
