@@ -134,24 +134,29 @@ def test_bounded_dynamic_dimension_is_delegated(tmp_path):
         np.testing.assert_allclose(np.from_dlpack(prog.run("forward", x)[0]), np.maximum(x, 0) * 2)
 
 
-class Complex(torch.nn.Module):
+class Relu8(torch.nn.Module):
     def forward(self, x):
-        return torch.relu(x.to(torch.float64)).to(torch.float32) + 1
+        return torch.relu(x)
 
 
 def test_unsupported_dtype_is_left_with_a_reason(caplog):
-    """float64 is an etrt dtype; a dtype etrt lacks (complex) is refused with a reason."""
-
-    class Cplx(torch.nn.Module):
-        def forward(self, x):
-            return torch.view_as_real(torch.view_as_complex(x) * 2)
-
     with caplog.at_level(logging.INFO, logger="etrt"):
-        try:
-            lower(Cplx().eval(), (torch.randn(4, 2),), device="cpu")
-        except Exception as e:  # an exporter that refuses complex is not etrt's concern
-            if "etrt" in str(e):
-                raise
-            pytest.skip("this torch cannot export complex: %s" % e)
-    reasons = [r.getMessage() for r in caplog.records if "portable" in r.getMessage()]
-    assert reasons
+        edge = lower(Relu8().eval(), (torch.arange(12, dtype=torch.uint8).reshape(3, 4),),
+                     device="cpu")
+    assert not delegates(edge)
+    assert any("relu" in r.getMessage() and "uint8" in r.getMessage() for r in caplog.records)
+
+
+class MatMul64(torch.nn.Module):
+    def forward(self, a, b):
+        return torch.mm(a, b)
+
+
+def test_the_engine_decides_per_device(caplog):
+    """float64 MatMul: a CPU kernel, no CUDA kernel (the definition's predicate)."""
+    inputs = (torch.randn(3, 4, dtype=torch.float64), torch.randn(4, 5, dtype=torch.float64))
+    assert delegates(lower(MatMul64(), inputs, device="cpu"))
+    with caplog.at_level(logging.INFO, logger="etrt"):
+        edge = lower(MatMul64(), inputs, device="cuda:0")
+    assert not delegates(edge)
+    assert any("does not run it on cuda:0" in r.getMessage() for r in caplog.records)
