@@ -37,6 +37,12 @@ int etrt_support_op(const char *op_type, etrt_device device);
 etrt_status etrt_support_network_node(const etrt_network *network, int32_t value,
                                       etrt_device device, int *supported);
 
+/* Whether memory etrt plans on `device` is GPU memory in this process: 1 for cuda:N
+ * where the CUDA driver is active and has GPU N; 0 for the CPU, for plans run on the
+ * CPU fallback (no GPU present), and for simulated GPUs (ETRT_DEVICE=sim:N), whose
+ * device memory is host memory. What a DLPack export of an output must say. */
+int etrt_support_device_memory_is_gpu(etrt_device device);
+
 #ifdef __cplusplus
 }
 #endif

@@ -255,6 +255,7 @@ static PyType_Spec etrt_py_tensor_spec = {"etrt.Tensor", sizeof(etrt_py_tensor),
 /* --- Program ---------------------------------------------------------------------- */
 typedef struct {
   PyObject_HEAD etrt_program *program;
+  int force_cpu; /* every plan runs on the CPU: all memory is host memory */
 } etrt_py_program;
 
 static int etrt_py_program_init(PyObject *self, PyObject *args, PyObject *kwargs) {
@@ -276,6 +277,7 @@ static int etrt_py_program_init(PyObject *self, PyObject *args, PyObject *kwargs
   etrt_py_program *p = (etrt_py_program *)self;
   if (p->program != NULL) etrt_program_destroy(p->program);
   p->program = program;
+  p->force_cpu = force_cpu;
   return 0;
 }
 
@@ -419,7 +421,8 @@ static int etrt_py_input_view(const etrt_program *program, const char *method, u
   return 0;
 }
 
-static PyObject *etrt_py_outputs(PyObject *run, const etrt_program *program, const char *name) {
+static PyObject *etrt_py_outputs(PyObject *run, const etrt_program *program, const char *name,
+                                 int force_cpu) {
   etrt_method *method = ((etrt_py_run *)run)->method;
   uint32_t count = etrt_method_output_count(method);
   PyObject *outs = PyList_New(count);
@@ -442,7 +445,11 @@ static PyObject *etrt_py_outputs(PyObject *run, const etrt_program *program, con
     t->dtype = view.dtype;
     t->rank = view.rank;
     memcpy(t->sizes, view.sizes, sizeof t->sizes);
+    /* Where the bytes are: planned GPU memory is host memory on the CPU fallback and
+     * on simulated GPUs. */
     t->device = info.device;
+    if (force_cpu || !etrt_support_device_memory_is_gpu(info.device))
+      t->device = (etrt_device){ETRT_DEVICE_CPU, 0};
     PyList_SetItem(outs, i, (PyObject *)t);
   }
   return outs;
@@ -521,7 +528,7 @@ static PyObject *etrt_py_program_run(PyObject *self, PyObject *args) {
     etrt_py_raise_status(status);
     goto done;
   }
-  result = etrt_py_outputs((PyObject *)run, program, name);
+  result = etrt_py_outputs((PyObject *)run, program, name, ((etrt_py_program *)self)->force_cpu);
 done:
   if (taken != NULL) etrt_py_release_inputs(taken, count);
   free(taken);

@@ -30,7 +30,7 @@ from torch.fx.passes.operator_support import OperatorSupportBase
 
 from . import Error, _etrt
 
-__all__ = ["EtrtPartitioner", "EtrtBackend", "compile_specs"]
+__all__ = ["EtrtPartitioner", "EtrtBackend", "compile_specs", "backend_config"]
 
 logger = logging.getLogger("etrt")
 
@@ -56,17 +56,20 @@ def _device_text(device):
 
 
 def target_device_label(device, target_device=None):
-    """The target_device compile spec as etrt build writes it: "cpu" for a CPU plan;
-    for a GPU plan an explicit value verbatim, else the plan's device ("cuda:N")."""
+    """The target_device compile spec of a GPU plan as etrt build writes it: an explicit
+    value verbatim, else the plan's device ("cuda:N"). None for a CPU plan: ExecuTorch's
+    PropagateDevicePass treats any target_device as a device boundary and would put two
+    host-to-host copies around the delegate."""
     if device == "cpu":
-        return "cpu"
+        return None
     if target_device is not None:
         return target_device
     return device if device.startswith("cuda:") else "cuda:0"
 
 
 def compile_specs(device="cuda:0", precision="fp32", io="device", target_device=None):
-    """The compile specs of an etrt delegate (keys: device, precision, io, target_device)."""
+    """The compile specs of an etrt delegate (keys: device, precision, io, and
+    target_device for a GPU plan)."""
     device = _device_text(device)
     if precision not in _PRECISIONS:
         raise ValueError("precision %r: expected one of %s" % (precision, sorted(_PRECISIONS)))
@@ -74,13 +77,33 @@ def compile_specs(device="cuda:0", precision="fp32", io="device", target_device=
         raise ValueError('io %r: expected "device" or "host"' % (io,))
     if device != "cpu" and not device.startswith("cuda:"):
         raise ValueError('device %r: expected "cpu" or "cuda:N"' % (device,))
-    values = {
-        "device": device,
-        "precision": precision,
-        "io": io,
-        "target_device": target_device_label(device, target_device),
-    }
+    values = {"device": device, "precision": precision, "io": io}
+    label = target_device_label(device, target_device)
+    if label is not None:
+        values["target_device"] = label
     return [CompileSpec(k, v.encode()) for k, v in values.items()]
+
+
+def backend_config(io="device", device="cuda:0"):
+    """The ExecutorchBackendConfig for to_executorch() that keeps a GPU program's method
+    inputs and outputs on the device (io="device": the caller passes device tensors, no
+    host copies are planned); the default config for io="host" or a CPU program."""
+    from executorch.exir import ExecutorchBackendConfig
+
+    if io != "device" or _device_text(device) == "cpu":
+        return ExecutorchBackendConfig()
+    from executorch.exir.passes import MemoryPlanningPass
+    from executorch.exir.passes.propagate_device_config import PropagateDeviceConfig
+
+    return ExecutorchBackendConfig(
+        propagate_device_config=PropagateDeviceConfig(
+            skip_h2d_for_method_inputs=True, skip_d2h_for_method_outputs=True
+        ),
+        enable_non_cpu_memory_planning=True,
+        # Outputs stay planned: they live in the method's device memory, which the
+        # etrt.Tensor outputs export without a copy.
+        memory_planning_pass=MemoryPlanningPass(alloc_graph_input=False, alloc_graph_output=True),
+    )
 
 
 def _spec_dict(specs):
@@ -664,9 +687,14 @@ class EtrtPartitioner(Partitioner):
 
     def __init__(self, device="cuda:0", precision="fp32", io="device", target_device=None):
         self.device = _device_text(device)
+        self.io = io
         self.specs = compile_specs(self.device, precision, io, target_device)
         self.delegation_spec = DelegationSpec(EtrtBackend.__name__, self.specs)
         super().__init__()
+
+    def backend_config(self):
+        """The to_executorch() config matching this partitioner's io (see backend_config)."""
+        return backend_config(self.io, self.device)
 
     @staticmethod
     def _takes_inputs(nodes, constant_of):

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 
 #include "base/status.h"
+#include "device/device.h"
 #include "engine/executor.h"
 #include "engine/network.h"
 #include "engine/op.h"
@@ -39,13 +40,19 @@ etrt_status etrt_support_network_node(const etrt_network *network, int32_t value
   const etrt_graph *g = etrt_network_graph(network);
   if (value < 0 || (uint32_t)value >= g->value_count)
     return etrt_error(ETRT_ERROR_INVALID_ARGUMENT, "support: value %d does not exist", (int)value);
-  int32_t producer = g->values[value].producer;
-  if (producer < 0)
+  /* The producer field is filled when a graph is checked (at build), not while a
+   * network grows, so look the producing node up. */
+  const etrt_node *node = NULL;
+  for (uint32_t n = 0; n < g->node_count && node == NULL; ++n) {
+    for (uint32_t k = 0; k < g->nodes[n].num_outputs; ++k) {
+      if (g->nodes[n].outputs[k] == value) node = &g->nodes[n];
+    }
+  }
+  if (node == NULL)
     return etrt_error(ETRT_ERROR_INVALID_ARGUMENT,
                       "support: value %d ('%s') is an input or a constant, not an operation's "
                       "output",
                       (int)value, g->values[value].name);
-  const etrt_node *node = &g->nodes[producer];
   if (!etrt_support_op(node->op_type, device)) return ETRT_OK;
   if (device.type == ETRT_DEVICE_CPU) {
     *supported = 1;
@@ -57,4 +64,11 @@ etrt_status etrt_support_network_node(const etrt_network *network, int32_t value
   *supported = etrt_op_cuda_supports(node, args);
   free(args);
   return ETRT_OK;
+}
+
+int etrt_support_device_memory_is_gpu(etrt_device device) {
+  if (device.type != ETRT_DEVICE_CUDA) return 0;
+  const etrt_device_driver *driver = etrt_device_driver_get();
+  if (driver == NULL || driver != etrt_device_cuda_driver()) return 0;
+  return device.index >= 0 && device.index < driver->device_count();
 }

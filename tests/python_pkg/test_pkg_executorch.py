@@ -52,6 +52,8 @@ def test_cpu_lowering_delegates_all_compute_and_matches_eager(name, tmp_path, ru
     pte = tmp_path / ("%s.pte" % name)
     pte.write_bytes(edge.to_executorch().buffer)
     expected = model(*inputs).detach().numpy()
+    info = json.loads(run_tool("inspect", "--json", pte).stdout)
+    assert not info["methods"][0]["operators"], "copies around a CPU delegate"
 
     outs = etrt.load(pte).run("forward", *[t.numpy() for t in inputs])
     np.testing.assert_allclose(np.from_dlpack(outs[0]), expected, rtol=1e-4, atol=1e-5)
@@ -78,14 +80,37 @@ def test_gpu_label_without_a_gpu(tmp_path, run_tool):
     assert specs and all(s["target_device"] == "cuda:1" and s["device"] == "cuda:1" for s in specs)
 
 
+@pytest.mark.skipif(bool(os.environ.get("ETRT_PYTHON_GPU")), reason="needs a machine without a GPU")
+def test_device_io_without_a_gpu(tmp_path, run_tool):
+    """io="device" for cuda:1: the method's inputs and outputs live on cuda:1, with no
+    copies planned; without a GPU, load refuses it, and the CPU fallback runs it."""
+    model, inputs = MODELS["mlp"]()
+    partitioner = EtrtPartitioner(device="cuda:1", io="device")
+    ep = torch.export.export(model, inputs)
+    edge = to_edge_transform_and_lower(ep, partitioner=[partitioner])
+    pte = tmp_path / "mlp_io.pte"
+    pte.write_bytes(edge.to_executorch(partitioner.backend_config()).buffer)
+    method = json.loads(run_tool("inspect", "--json", pte).stdout)["methods"][0]
+    assert [t["device"] for t in method["input_tensors"] + method["output_tensors"]] == ["cuda:1"] * 2
+    assert not method["operators"]
+    with pytest.raises(etrt.UnsupportedError, match="no GPU"):
+        etrt.load(pte).run("forward", *inputs)
+    prog = etrt.load(pte, allow_cpu_fallback=True)
+    assert prog.inputs()[0]["device"] == "cuda:1"
+    out = prog.run("forward", inputs[0].numpy())[0]
+    assert out.device == "cpu"  # the fallback's device memory is host memory
+    np.testing.assert_allclose(np.from_dlpack(out), model(*inputs).detach().numpy(), rtol=1e-4,
+                               atol=1e-5)
+
+
 def test_target_device_derivation():
     def target(**kw):
-        return {s.key: bytes(s.value).decode() for s in compile_specs(**kw)}["target_device"]
+        return {s.key: bytes(s.value).decode() for s in compile_specs(**kw)}.get("target_device")
 
     assert target(device="cuda:1") == "cuda:1"
     assert target(device="cuda") == "cuda:0"
     assert target(device="cuda:1", target_device="cuda:7") == "cuda:7"
-    assert target(device="cpu", target_device="cuda:7") == "cpu"
+    assert target(device="cpu", target_device="cuda:7") is None
     with pytest.raises(ValueError, match="precision"):
         compile_specs(device="cpu", precision="fp64")
     with pytest.raises(ValueError, match="io"):
