@@ -119,7 +119,10 @@ static PyObject *etrt_py_set_log_handler(PyObject *self, PyObject *args) {
 typedef struct {
   PyObject_HEAD etrt_method *method;
   PyObject *program; /* the Program the method was created from, which it reads */
+  char *name;        /* the method's name, for the program's pool */
 } etrt_py_run;
+
+static void etrt_py_program_pool_put(PyObject *program, char *name, etrt_method *method);
 
 typedef struct {
   PyObject_HEAD PyObject *run; /* etrt_py_run that owns the bytes */
@@ -135,7 +138,12 @@ static PyObject *etrt_py_run_type, *etrt_py_tensor_type, *etrt_py_program_type,
 
 static void etrt_py_run_dealloc(PyObject *self) {
   etrt_py_run *r = (etrt_py_run *)self;
-  if (r->method != NULL) etrt_method_destroy(r->method);
+  /* The outputs are gone: the instance goes back to its program for the next run. */
+  if (r->method != NULL && r->program != NULL)
+    etrt_py_program_pool_put(r->program, r->name, r->method);
+  else if (r->method != NULL)
+    etrt_method_destroy(r->method);
+  if (r->method == NULL || r->program == NULL) free(r->name);
   Py_XDECREF(r->program);
   PyTypeObject *type = Py_TYPE(self);
   ((freefunc)PyType_GetSlot(type, Py_tp_free))(self);
@@ -253,10 +261,46 @@ static PyType_Spec etrt_py_tensor_spec = {"etrt.Tensor", sizeof(etrt_py_tensor),
                                           Py_TPFLAGS_DEFAULT, etrt_py_tensor_slots};
 
 /* --- Program ---------------------------------------------------------------------- */
+/* Method instances whose outputs were all released, kept for the next run of the same
+ * method: a run then allocates nothing, and per-instance one-shot notices (the staging
+ * log) stay one-shot. Guarded by the GIL. */
+#define ETRT_PY_POOL 8
+
 typedef struct {
   PyObject_HEAD etrt_program *program;
   int force_cpu; /* every plan runs on the CPU: all memory is host memory */
+  etrt_method *pool[ETRT_PY_POOL];
+  char *pool_names[ETRT_PY_POOL];
 } etrt_py_program;
+
+/* Takes ownership of name and method. */
+static void etrt_py_program_pool_put(PyObject *self, char *name, etrt_method *method) {
+  etrt_py_program *p = (etrt_py_program *)self;
+  for (int i = 0; i < ETRT_PY_POOL; ++i) {
+    if (p->pool[i] == NULL) {
+      p->pool[i] = method;
+      p->pool_names[i] = name;
+      return;
+    }
+  }
+  etrt_method_destroy(method);
+  free(name);
+}
+
+/* An idle instance of `name`, or NULL; the caller owns both the method and *name_out. */
+static etrt_method *etrt_py_program_pool_take(etrt_py_program *p, const char *name,
+                                              char **name_out) {
+  for (int i = 0; i < ETRT_PY_POOL; ++i) {
+    if (p->pool[i] != NULL && strcmp(p->pool_names[i], name) == 0) {
+      etrt_method *method = p->pool[i];
+      *name_out = p->pool_names[i];
+      p->pool[i] = NULL;
+      p->pool_names[i] = NULL;
+      return method;
+    }
+  }
+  return NULL;
+}
 
 static int etrt_py_program_init(PyObject *self, PyObject *args, PyObject *kwargs) {
   static char *keywords[] = {"path", "data", "allow_cpu_fallback", "force_cpu", NULL};
@@ -283,6 +327,10 @@ static int etrt_py_program_init(PyObject *self, PyObject *args, PyObject *kwargs
 
 static void etrt_py_program_dealloc(PyObject *self) {
   etrt_py_program *p = (etrt_py_program *)self;
+  for (int i = 0; i < ETRT_PY_POOL; ++i) {
+    if (p->pool[i] != NULL) etrt_method_destroy(p->pool[i]);
+    free(p->pool_names[i]);
+  }
   if (p->program != NULL) etrt_program_destroy(p->program);
   PyTypeObject *type = Py_TYPE(self);
   ((freefunc)PyType_GetSlot(type, Py_tp_free))(self);
@@ -456,7 +504,8 @@ static PyObject *etrt_py_outputs(PyObject *run, const etrt_program *program, con
 }
 
 /* run(method, inputs, stream) -> [Tensor]. Each input is a DLPack capsule or an int;
- * each run gets its own method instance, which its outputs keep alive, so an output
+ * each run gets a method instance of its own (an idle one from the pool, else a new
+ * one), which its outputs keep alive, so an output
  * stays valid however many runs follow. */
 static PyObject *etrt_py_program_run(PyObject *self, PyObject *args) {
   const char *name;
@@ -476,12 +525,21 @@ static PyObject *etrt_py_program_run(PyObject *self, PyObject *args) {
   if (taken == NULL || PyErr_Occurred()) goto done;
   run = (etrt_py_run *)PyObject_CallNoArgs(etrt_py_run_type);
   if (run == NULL) goto done;
-  run->program = Py_NewRef(self);
-  etrt_status status = etrt_method_create(program, name, &run->method);
-  if (status != ETRT_OK) {
-    etrt_py_raise_status(status);
-    goto done;
+  etrt_status status = ETRT_OK;
+  run->method = etrt_py_program_pool_take((etrt_py_program *)self, name, &run->name);
+  if (run->method == NULL) {
+    run->name = strdup(name);
+    if (run->name == NULL) {
+      PyErr_NoMemory();
+      goto done;
+    }
+    status = etrt_method_create(program, name, &run->method);
+    if (status != ETRT_OK) {
+      etrt_py_raise_status(status);
+      goto done;
+    }
   }
+  run->program = Py_NewRef(self);
   if ((uint32_t)count != etrt_method_input_count(run->method)) {
     etrt_py_raise(ETRT_ERROR_INVALID_ARGUMENT, "method '%s' takes %u input(s), %zd given", name,
                   etrt_method_input_count(run->method), count);
@@ -530,6 +588,11 @@ static PyObject *etrt_py_program_run(PyObject *self, PyObject *args) {
   }
   result = etrt_py_outputs((PyObject *)run, program, name, ((etrt_py_program *)self)->force_cpu);
 done:
+  if (result == NULL && run != NULL && run->method != NULL) {
+    /* A failed run's instance is not reused. */
+    etrt_method_destroy(run->method);
+    run->method = NULL;
+  }
   if (taken != NULL) etrt_py_release_inputs(taken, count);
   free(taken);
   Py_XDECREF((PyObject *)run);

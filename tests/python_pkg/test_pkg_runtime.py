@@ -190,3 +190,21 @@ def test_log_lines_reach_the_etrt_logger(mlp, tmp_path, run_tool):
         logger.removeHandler(handler)
     np.testing.assert_allclose(np.from_dlpack(out[0]), expected, rtol=1e-5, atol=1e-5)
     assert any(level == logging.INFO and "runs on the CPU" in m for level, m in seen), seen
+
+
+def test_idle_instances_are_reused(add_pte):
+    """A run whose outputs are all released gives its instance (and memory) to the next
+    run; outputs still held keep theirs."""
+    prog = etrt.load(add_pte)
+    first = prog.run("forward", one(1.0), one(1.0))[0]
+    address = first.data_ptr
+    held = prog.run("forward", one(2.0), one(2.0))[0]
+    assert held.data_ptr != address
+    del first
+    again = prog.run("forward", one(3.0), one(3.0))[0]
+    assert again.data_ptr == address
+    assert np.from_dlpack(held).tolist() == [4.0] and np.from_dlpack(again).tolist() == [6.0]
+    # A failed run does not return its instance in a half-set state.
+    with pytest.raises(etrt.InvalidArgumentError):
+        prog.run("forward", one(1.0), np.ones(1, np.int64))
+    assert np.from_dlpack(prog.run("forward", one(5.0), one(5.0))[0]).tolist() == [10.0]
