@@ -103,6 +103,48 @@ def test_device_io_without_a_gpu(tmp_path, run_tool):
                                atol=1e-5)
 
 
+SIM_SCRIPT = """
+import logging, sys
+import numpy as np
+import etrt
+seen = []
+class Keep(logging.Handler):
+    def emit(self, record):
+        seen.append(record.getMessage())
+logging.getLogger("etrt").addHandler(Keep())
+etrt.set_log_level(logging.INFO)
+prog = etrt.load(sys.argv[1])
+x = np.load(sys.argv[2])
+outs = [np.from_dlpack(prog.run("forward", x)[0]).copy() for _ in range(3)]
+np.save(sys.argv[3], outs[-1])
+print(sum("staging host I/O" in m for m in seen))
+"""
+
+
+def test_cuda1_program_on_simulated_gpus(tmp_path):
+    """Under two simulated GPUs (ETRT_DEVICE=sim:2) the cuda:1 program runs on sim GPU 1;
+    host inputs are staged, and etrt's one-shot staging notice reaches the `etrt` logger
+    once however many runs there are."""
+    import subprocess
+
+    model, inputs = MODELS["mlp"]()
+    partitioner = EtrtPartitioner(device="cuda:1", io="device")
+    edge = to_edge_transform_and_lower(torch.export.export(model, inputs), partitioner=[partitioner])
+    pte = tmp_path / "mlp_sim.pte"
+    pte.write_bytes(edge.to_executorch(partitioner.backend_config()).buffer)
+    np.save(tmp_path / "x.npy", inputs[0].numpy())
+    package_root = os.path.dirname(os.path.dirname(etrt.__file__))
+    env = dict(os.environ, ETRT_DEVICE="sim:2",
+               PYTHONPATH=os.pathsep.join([package_root, os.environ.get("PYTHONPATH", "")]))
+    env.pop("ETRT_LOG", None)
+    result = subprocess.run([sys.executable, "-c", SIM_SCRIPT, str(pte), str(tmp_path / "x.npy"),
+                             str(tmp_path / "y.npy")], capture_output=True, text=True, env=env)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip().splitlines()[-1] == "1", result.stdout
+    np.testing.assert_allclose(np.load(tmp_path / "y.npy"), model(*inputs).detach().numpy(),
+                               rtol=1e-4, atol=1e-5)
+
+
 def test_target_device_derivation():
     def target(**kw):
         return {s.key: bytes(s.value).decode() for s in compile_specs(**kw)}.get("target_device")
