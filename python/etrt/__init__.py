@@ -102,9 +102,10 @@ def _capsule(value, index, stream):
         )
     device_type = value.__dlpack_device__()[0] if hasattr(value, "__dlpack_device__") else 1
     if device_type == 2:
-        # A CUDA producer makes `stream` (ours: the caller's, or the legacy default
-        # stream 1) wait for its pending work on the tensor before handing it over.
-        return value.__dlpack__(stream=stream if stream is not None else 1)
+        # A CUDA producer makes `stream` (the caller's, or else the per-thread default
+        # stream that etrt then uses: DLPack's 2) wait for its pending work on the
+        # tensor before handing it over.
+        return value.__dlpack__(stream=stream if stream is not None else 2)
     return value.__dlpack__()
 
 

@@ -151,8 +151,15 @@ static void etrt_py_run_dealloc(PyObject *self) {
 }
 
 static PyType_Slot etrt_py_run_slots[] = {{Py_tp_dealloc, (void *)etrt_py_run_dealloc}, {0, NULL}};
-static PyType_Spec etrt_py_run_spec = {"etrt._etrt.Run", sizeof(etrt_py_run), 0, Py_TPFLAGS_DEFAULT,
+static PyType_Spec etrt_py_run_spec = {"etrt._etrt.Run", sizeof(etrt_py_run), 0,
+                                       Py_TPFLAGS_DEFAULT | Py_TPFLAGS_DISALLOW_INSTANTIATION,
                                        etrt_py_run_slots};
+
+/* An instance of a type Python code may not instantiate (its fields are etrt's). */
+static PyObject *etrt_py_alloc(PyObject *type) {
+  allocfunc alloc = (allocfunc)PyType_GetSlot((PyTypeObject *)type, Py_tp_alloc);
+  return alloc((PyTypeObject *)type, 0);
+}
 
 static void etrt_py_tensor_dealloc(PyObject *self) {
   Py_XDECREF(((etrt_py_tensor *)self)->run);
@@ -258,7 +265,8 @@ static PyType_Slot etrt_py_tensor_slots[] = {
     {Py_tp_doc, "An output of Program.run, exported through DLPack without a copy."},
     {0, NULL}};
 static PyType_Spec etrt_py_tensor_spec = {"etrt.Tensor", sizeof(etrt_py_tensor), 0,
-                                          Py_TPFLAGS_DEFAULT, etrt_py_tensor_slots};
+                                          Py_TPFLAGS_DEFAULT | Py_TPFLAGS_DISALLOW_INSTANTIATION,
+                                          etrt_py_tensor_slots};
 
 /* --- Program ---------------------------------------------------------------------- */
 /* Method instances whose outputs were all released, kept for the next run of the same
@@ -483,7 +491,7 @@ static PyObject *etrt_py_outputs(PyObject *run, const etrt_program *program, con
       Py_DECREF(outs);
       return etrt_py_raise_status(status);
     }
-    etrt_py_tensor *t = (etrt_py_tensor *)PyObject_CallNoArgs(etrt_py_tensor_type);
+    etrt_py_tensor *t = (etrt_py_tensor *)etrt_py_alloc(etrt_py_tensor_type);
     if (t == NULL) {
       Py_DECREF(outs);
       return NULL;
@@ -523,7 +531,7 @@ static PyObject *etrt_py_program_run(PyObject *self, PyObject *args) {
   PyObject *result = NULL;
   etrt_py_dl_managed **taken = calloc((size_t)count + 1, sizeof *taken);
   if (taken == NULL || PyErr_Occurred()) goto done;
-  run = (etrt_py_run *)PyObject_CallNoArgs(etrt_py_run_type);
+  run = (etrt_py_run *)etrt_py_alloc(etrt_py_run_type);
   if (run == NULL) goto done;
   etrt_status status = ETRT_OK;
   run->method = etrt_py_program_pool_take((etrt_py_program *)self, name, &run->name);

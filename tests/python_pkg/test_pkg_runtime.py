@@ -208,3 +208,8 @@ def test_idle_instances_are_reused(add_pte):
     with pytest.raises(etrt.InvalidArgumentError):
         prog.run("forward", one(1.0), np.ones(1, np.int64))
     assert np.from_dlpack(prog.run("forward", one(5.0), one(5.0))[0]).tolist() == [10.0]
+
+
+def test_tensors_come_only_from_runs():
+    with pytest.raises(TypeError):
+        etrt.Tensor()
