@@ -146,7 +146,7 @@ bench-build: build
 	ETRT_BIN=$(BUILD)/bin/etrt ETRT_BUILD_DIR=$(BUILD) $(PYTHON) bench/build_time.py
 
 clean:
-	rm -rf $(BUILD) $(BUILD_ASAN) $(BUILD_FUZZ) $(BUILD_TSAN) $(BUILD_PYTHON) $(BUILD_PYTHON)-cuda
+	rm -rf $(BUILD) $(BUILD_ASAN) $(BUILD_FUZZ) $(BUILD_TSAN) $(BUILD_PYTHON) $(BUILD_PYTHON)-cuda $(PYTHON_VENV)
 
 # --- the Python package (pyproject.toml, python/etrt, tests/python_pkg) ---------------
 # The extension is built in its own tree (Release, no sanitizers: it is loaded by an
@@ -155,7 +155,8 @@ clean:
 BUILD_PYTHON ?= build-python
 PYTHON_CUDA ?= OFF
 PYTHON_TEST_ENV ?=
-PYTHON_VENV = $(BUILD_PYTHON)/venv
+# One venv for the CPU and the CUDA runs (torch from PyPI has CUDA).
+PYTHON_VENV ?= build-python-venv
 PYTHON_REQUIREMENTS ?= $(firstword $(wildcard tools/executorch/requirements.txt) tests/python_pkg/requirements.txt)
 PYTHON_DEBIAN_PACKAGES := python3-dev python3-venv
 
@@ -177,7 +178,7 @@ $(BUILD_PYTHON)/CMakeCache.txt:
 # --system-site-packages: NumPy and onnx come from Debian, as for the other tests.
 $(PYTHON_VENV)/.installed: $(PYTHON_REQUIREMENTS)
 	$(PYTHON) -m venv --system-site-packages $(PYTHON_VENV)
-	$(PYTHON_VENV)/bin/pip install -q --disable-pip-version-check -r $(PYTHON_REQUIREMENTS) pytest
+	$(PYTHON_VENV)/bin/python -m pip install -q --disable-pip-version-check -r $(PYTHON_REQUIREMENTS) pytest
 	touch $@
 
 test-python: deps python-deps $(BUILD_PYTHON)/CMakeCache.txt $(PYTHON_VENV)/.installed
