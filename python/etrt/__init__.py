@@ -7,6 +7,7 @@
 The AOT half (an ExecuTorch partitioner and backend) is in etrt.executorch.
 """
 
+import atexit as _atexit
 import logging as _logging
 import os as _os
 
@@ -68,8 +69,10 @@ def set_log_level(level):
     _etrt.set_log_handler(_log, _etrt_level())
 
 
-# Every etrt message (the one-shot staging notice included) goes to the `etrt` logger.
+# Every etrt message (the one-shot staging notice included) goes to the `etrt` logger;
+# at exit etrt's own sink comes back, so nothing calls into a finalizing interpreter.
 _etrt.set_log_handler(_log, _etrt_level())
+_atexit.register(_etrt.set_log_handler, None, None)
 
 
 def supported_op_types(device="cpu"):
