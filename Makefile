@@ -5,6 +5,8 @@
 #   make bench-models  ResNet-50 and BERT-base: etrt against PyTorch eager and torch.compile (GPU)
 #   make test-gpu   the GPU suite (ctest label gpu, conformance on cuda:0) on a machine with an NVIDIA GPU
 #   make test-gpu-sanitize  the GPU tests under compute-sanitizer memcheck and racecheck
+#   make test-python  the Python package's tests (tests/python_pkg): runtime API and the
+#                   ExecuTorch AOT path, in a venv with executorch==1.5.1 (part of make test)
 #   make test-tsan  the tests that share programs and streams between threads, under ThreadSanitizer
 #   make format     clang-format every C, header and CUDA source in place
 #   make format-check  fail (and list the files) when a source is not formatted
@@ -65,6 +67,7 @@ test: deps format-check $(BUILD_ASAN)/CMakeCache.txt
 	$(MAKE) conformance BUILD=$(BUILD_ASAN)
 	$(MAKE) test-tsan
 	$(MAKE) fuzz-brief
+	$(MAKE) test-python
 
 # ThreadSanitizer excludes AddressSanitizer, so the tests labelled threads get a build of
 # their own (CPU only: the simulated GPUs are what those tests share between threads).
@@ -94,6 +97,7 @@ test-gpu: build
 	cd $(BUILD) && ctest --output-on-failure -L gpu
 	cd $(BUILD) && ETRT_TEST_REAL_GPU=1 ctest --output-on-failure -R 'python/test_build_(mlp|cnn|transformer|shape_values)'
 	$(MAKE) conformance CONFORMANCE_FLAGS="--device cuda:0 $(CONFORMANCE_FLAGS)"
+	$(MAKE) test-python BUILD_PYTHON=$(BUILD_PYTHON)-cuda PYTHON_CUDA=ON PYTHON_TEST_ENV=ETRT_PYTHON_GPU=1
 
 # The GPU tests under compute-sanitizer's memcheck and racecheck. API errors are not
 # listed: etrt checks every CUDA status itself and the tests assert on its refusals,
@@ -190,4 +194,43 @@ bench-executorch: venv-executorch build
 	  --corpus tests/data/executorch --iterations $(BENCH_ITERATIONS)
 
 clean:
-	rm -rf $(BUILD) $(BUILD_ASAN) $(BUILD_FUZZ) $(BUILD_TSAN)
+	rm -rf $(BUILD) $(BUILD_ASAN) $(BUILD_FUZZ) $(BUILD_TSAN) $(BUILD_PYTHON) $(BUILD_PYTHON)-cuda $(PYTHON_VENV)
+
+# --- the Python package (pyproject.toml, python/etrt, tests/python_pkg) ---------------
+# The extension is built in its own tree (Release, no sanitizers: it is loaded by an
+# uninstrumented interpreter) and tested from the checkout; the AOT tests get a venv with
+# the pinned executorch and torch (tools/executorch/requirements.txt where present).
+BUILD_PYTHON ?= build-python
+PYTHON_CUDA ?= OFF
+PYTHON_TEST_ENV ?=
+# One venv for the CPU and the CUDA runs (torch from PyPI has CUDA).
+PYTHON_VENV ?= build-python-venv
+PYTHON_REQUIREMENTS ?= $(firstword $(wildcard tools/executorch/requirements.txt) tests/python_pkg/requirements.txt)
+PYTHON_DEBIAN_PACKAGES := python3-dev python3-venv
+
+.PHONY: python-deps test-python
+
+python-deps:
+	@missing=""; for p in $(PYTHON_DEBIAN_PACKAGES); do \
+	  dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing:$$missing"; \
+	  SUDO=""; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing; \
+	fi
+
+$(BUILD_PYTHON)/CMakeCache.txt:
+	cmake -S . -B $(BUILD_PYTHON) -DCMAKE_BUILD_TYPE=Release -DETRT_CUDA=$(PYTHON_CUDA) \
+	  -DETRT_PYTHON=ON -DETRT_TESTS=OFF -DPython3_EXECUTABLE=$(PYTHON) $(CMAKE_FLAGS)
+
+# --system-site-packages: NumPy and onnx come from Debian, as for the other tests.
+$(PYTHON_VENV)/.installed: $(PYTHON_REQUIREMENTS)
+	$(PYTHON) -m venv --system-site-packages $(PYTHON_VENV)
+	$(PYTHON_VENV)/bin/python -m pip install -q --disable-pip-version-check -r $(PYTHON_REQUIREMENTS) pytest
+	touch $@
+
+test-python: deps python-deps $(BUILD_PYTHON)/CMakeCache.txt $(PYTHON_VENV)/.installed
+	cmake --build $(BUILD_PYTHON) -j $(JOBS)
+	$(PYTHON_TEST_ENV) ETRT_PYTHON_BUILD=$(CURDIR)/$(BUILD_PYTHON)/python/etrt \
+	  ETRT_TOOL=$(CURDIR)/$(BUILD_PYTHON)/bin/etrt ETRT_REQUIRE_EXECUTORCH=1 \
+	  $(PYTHON_VENV)/bin/python -m pytest -q -p no:cacheprovider tests/python_pkg

@@ -10,6 +10,7 @@
 #include "etrt/program.h"
 #include "etrt/status.h"
 #include "etrt/stream.h"
+#include "etrt/support.h"
 #include "etrt/types.h"
 
 #endif
