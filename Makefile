@@ -97,7 +97,7 @@ test-gpu: build
 	cd $(BUILD) && ctest --output-on-failure -L gpu
 	cd $(BUILD) && ETRT_TEST_REAL_GPU=1 ctest --output-on-failure -R 'python/test_build_(mlp|cnn|transformer|shape_values)'
 	$(MAKE) conformance CONFORMANCE_FLAGS="--device cuda:0 $(CONFORMANCE_FLAGS)"
-	$(MAKE) test-python BUILD_PYTHON=$(BUILD_PYTHON)-cuda PYTHON_CUDA=ON PYTHON_TEST_ENV=ETRT_PYTHON_GPU=1
+	$(MAKE) test-python-gpu
 
 # The GPU tests under compute-sanitizer's memcheck and racecheck. API errors are not
 # listed: etrt checks every CUDA status itself and the tests assert on its refusals,
@@ -208,7 +208,7 @@ PYTHON_VENV ?= build-python-venv
 PYTHON_REQUIREMENTS ?= $(firstword $(wildcard tools/executorch/requirements.txt) tests/python_pkg/requirements.txt)
 PYTHON_DEBIAN_PACKAGES := python3-dev python3-venv
 
-.PHONY: python-deps test-python
+.PHONY: python-deps test-python test-python-gpu
 
 python-deps:
 	@missing=""; for p in $(PYTHON_DEBIAN_PACKAGES); do \
@@ -234,3 +234,18 @@ test-python: deps python-deps $(BUILD_PYTHON)/CMakeCache.txt $(PYTHON_VENV)/.ins
 	$(PYTHON_TEST_ENV) ETRT_PYTHON_BUILD=$(CURDIR)/$(BUILD_PYTHON)/python/etrt \
 	  ETRT_TOOL=$(CURDIR)/$(BUILD_PYTHON)/bin/etrt ETRT_REQUIRE_EXECUTORCH=1 \
 	  $(PYTHON_VENV)/bin/python -m pytest -q -p no:cacheprovider tests/python_pkg
+
+# The package's CUDA cases on a GPU machine, which may have no network: the extension
+# built with CUDA against that machine's own python3 (with torch, numpy and pytest).
+# Where ExecuTorch's exporter is missing there, ETRT_GPU_PROGRAMS names the programs
+# tests/python_pkg/lower_gpu_programs.py lowered elsewhere.
+GPU_PYTHON ?= python3
+$(BUILD_PYTHON)-cuda/CMakeCache.txt:
+	cmake -S . -B $(BUILD_PYTHON)-cuda -DCMAKE_BUILD_TYPE=Release -DETRT_CUDA=ON \
+	  -DETRT_PYTHON=ON -DETRT_TESTS=OFF -DPython3_EXECUTABLE=$$(command -v $(GPU_PYTHON)) $(CMAKE_FLAGS)
+
+test-python-gpu: $(BUILD_PYTHON)-cuda/CMakeCache.txt
+	cmake --build $(BUILD_PYTHON)-cuda -j $(JOBS)
+	ETRT_PYTHON_GPU=1 ETRT_PYTHON_BUILD=$(CURDIR)/$(BUILD_PYTHON)-cuda/python/etrt \
+	  ETRT_TOOL=$(CURDIR)/$(BUILD_PYTHON)-cuda/bin/etrt \
+	  $(GPU_PYTHON) -m pytest -q -p no:cacheprovider tests/python_pkg/test_pkg_runtime.py tests/python_pkg/test_pkg_gpu.py

@@ -13,26 +13,31 @@ if not os.environ.get("ETRT_PYTHON_GPU"):
     pytest.skip("the CUDA cases run under make test-gpu (ETRT_PYTHON_GPU=1)", allow_module_level=True)
 
 import torch  # noqa: E402
-from executorch.exir import to_edge_transform_and_lower  # noqa: E402
 
 import etrt  # noqa: E402
-from etrt.executorch import EtrtPartitioner  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from models import MODELS  # noqa: E402
+
+# A GPU machine without ExecuTorch's exporter takes the programs lower_gpu_programs.py
+# wrote where the exporter is (ETRT_GPU_PROGRAMS), with their inputs and eager outputs.
+PROGRAMS = os.environ.get("ETRT_GPU_PROGRAMS")
 
 
 def test_a_gpu_is_there():
     assert torch.cuda.is_available(), "ETRT_PYTHON_GPU=1 but torch sees no GPU"
 
 
-def lower(name, tmp_path, io="device", device="cuda:0"):
-    model, inputs = MODELS[name]()
-    partitioner = EtrtPartitioner(device=device, io=io)
-    edge = to_edge_transform_and_lower(torch.export.export(model, inputs), partitioner=[partitioner])
-    pte = tmp_path / ("%s_%s.pte" % (name, io))
-    pte.write_bytes(edge.to_executorch(partitioner.backend_config()).buffer)
-    return model, inputs, pte
+def lower(name, tmp_path, io="device"):
+    """(eager output, inputs, .pte lowered for cuda:0 with `io` placement)."""
+    if PROGRAMS:
+        with np.load(os.path.join(PROGRAMS, name + "_inputs.npz")) as saved:
+            inputs = tuple(torch.from_numpy(saved["arg%d" % i]) for i in range(len(saved.files)))
+        expected = torch.from_numpy(np.load(os.path.join(PROGRAMS, name + "_expected.npy")))
+        return expected, inputs, os.path.join(PROGRAMS, "%s_%s.pte" % (name, io))
+    from lower_gpu_programs import lower_to
+
+    return lower_to(name, io, str(tmp_path))
 
 
 class Keep(logging.Handler):
@@ -57,10 +62,9 @@ def etrt_log():
 
 @pytest.mark.parametrize("name", sorted(MODELS))
 def test_device_tensors_in_place_on_a_caller_stream(name, tmp_path, etrt_log):
-    model, inputs, pte = lower(name, tmp_path)
+    expected, inputs, pte = lower(name, tmp_path)
     prog = etrt.load(pte)
     assert all(i["device"] == "cuda:0" for i in prog.inputs())
-    expected = model(*inputs).detach()
     stream = torch.cuda.Stream()
     with torch.cuda.stream(stream):
         device_inputs = [t.cuda() for t in inputs]
@@ -77,24 +81,23 @@ def test_device_tensors_in_place_on_a_caller_stream(name, tmp_path, etrt_log):
 
 
 def test_host_inputs_are_staged_once_with_a_notice(tmp_path, etrt_log):
-    model, inputs, pte = lower("mlp", tmp_path)
+    expected, inputs, pte = lower("mlp", tmp_path)
     prog = etrt.load(pte)
     for _ in range(3):
         out = prog.run("forward", *inputs)
-    torch.testing.assert_close(torch.from_dlpack(out[0]).cpu(), model(*inputs).detach(),
-                               rtol=1e-4, atol=1e-4)
+    torch.testing.assert_close(torch.from_dlpack(out[0]).cpu(), expected, rtol=1e-4, atol=1e-4)
     assert sum("staging host I/O" in m for m in etrt_log) == 1, etrt_log
 
 
 def test_output_is_read_on_another_stream(tmp_path):
-    model, inputs, pte = lower("cnn", tmp_path)
+    expected, inputs, pte = lower("cnn", tmp_path)
     prog = etrt.load(pte)
     producer, consumer = torch.cuda.Stream(), torch.cuda.Stream()
     out = prog.run("forward", *[t.cuda() for t in inputs], stream=producer)[0]
     with torch.cuda.stream(consumer):
         got = torch.from_dlpack(out) * 1  # torch passes its current stream to __dlpack__
     consumer.synchronize()
-    torch.testing.assert_close(got.cpu(), model(*inputs).detach(), rtol=1e-4, atol=1e-4)
+    torch.testing.assert_close(got.cpu(), expected, rtol=1e-4, atol=1e-4)
 
 
 def test_wrong_device_names_the_input(tmp_path):
