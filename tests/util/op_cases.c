@@ -536,3 +536,36 @@ const co_case *co_cases(size_t *count) {
   *count = sizeof co_list / sizeof co_list[0];
   return co_list;
 }
+
+/* Every index-taking kernel with an index (or length) out of range, given as an
+ * input so that the builder cannot see it. */
+static const co_case co_bad_list[] = {
+    {"Gather index 5 of 5", "Gather", 2,
+     CO_IN(CO_F32(2, (5, 3)), CO_VALUES(ETRT_DTYPE_INT64, int64_t, 1, (3), 0, 5, 1)), 0, NULL, 1, 0,
+     FP32},
+    {"Gather int32 index -6 of 5", "Gather", 2,
+     CO_IN(CO_F32(2, (5, 3)), CO_VALUES(ETRT_DTYPE_INT32, int32_t, 1, (2), 1, -6)), 0, NULL, 1, 0,
+     FP32},
+    {"GatherElements index 4 of 4", "GatherElements", 2,
+     CO_IN(CO_F32(2, (3, 4)), CO_VALUES(ETRT_DTYPE_INT64, int64_t, 2, (3, 1), 0, 4, 1)), 1,
+     CO_ATTR(CO_INT("axis", 1)), 1, 0, FP32},
+    {"GatherND index 3 of 3", "GatherND", 2,
+     CO_IN(CO_F32(3, (2, 3, 4)), CO_VALUES(ETRT_DTYPE_INT64, int64_t, 2, (2, 2), 0, 1, 1, 3)), 0,
+     NULL, 1, 0, FP32},
+    {"ScatterElements index -4 of 3", "ScatterElements", 3,
+     CO_IN(CO_F32(2, (3, 4)), CO_VALUES(ETRT_DTYPE_INT64, int64_t, 2, (1, 4), 0, 1, -4, 2),
+           CO_F32(2, (1, 4))),
+     0, NULL, 1, 0, FP32},
+    {"Scatter index 4 of 4", "Scatter", 3,
+     CO_IN(CO_F32(2, (4, 3)), CO_VALUES(ETRT_DTYPE_INT64, int64_t, 2, (1, 3), 3, 4, 0),
+           CO_F32(2, (1, 3))),
+     0, NULL, 1, 0, FP32},
+    {"ReverseSequence length 5 of 4", "ReverseSequence", 2,
+     CO_IN(CO_F32(3, (4, 3, 2)), CO_VALUES(ETRT_DTYPE_INT64, int64_t, 1, (3), 4, 5, 2)), 0, NULL, 1,
+     0, FP32},
+};
+
+const co_case *co_bad_cases(size_t *count) {
+  *count = sizeof co_bad_list / sizeof co_bad_list[0];
+  return co_bad_list;
+}
