@@ -592,6 +592,9 @@ static const co_case co_list[] = {
     {"Einsum three inputs", "Einsum", 3,
      CO_IN(CO_F32(2, (3, 4)), CO_F32(1, (4)), CO_F32(2, (4, 2))), 1,
      CO_ATTR(CO_STRING("equation", "ij, j, jk -> ki")), 1, 1e-5, FP32},
+    {"Det batch 4x4", "Det", 1, CO_IN(CO_F32(3, (3, 4, 4))), 0, NULL, 1, 1e-4, FP32},
+    {"Det float64 2x2", "Det", 1, CO_IN(CO_TYPED(ETRT_DTYPE_FLOAT64, 2, (2, 2))), 0, NULL, 1, 1e-12,
+     FP32},
     /* tests: the SM ids differ by executor, so only that it runs */
     {"EtrtSmId", "EtrtSmId", 1, CO_IN(CO_F32(1, (4))), 1, CO_ATTR(CO_INT("blocks", 64)), 1, -1,
      FP32},
