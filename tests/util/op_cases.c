@@ -595,6 +595,13 @@ static const co_case co_list[] = {
     {"Det batch 4x4", "Det", 1, CO_IN(CO_F32(3, (3, 4, 4))), 0, NULL, 1, 1e-4, FP32},
     {"Det float64 2x2", "Det", 1, CO_IN(CO_TYPED(ETRT_DTYPE_FLOAT64, 2, (2, 2))), 0, NULL, 1, 1e-12,
      FP32},
+    {"Compress axis 1", "Compress", 2,
+     CO_IN(CO_F32(3, (2, 4, 3)), CO_CONST_VALUES(ETRT_DTYPE_BOOL, uint8_t, 1, (3), 1, 0, 1)), 1,
+     CO_ATTR(CO_INT("axis", 1)), 1, 0, FP32},
+    {"Compress flattened int64", "Compress", 2,
+     CO_IN(CO_TYPED(ETRT_DTYPE_INT64, 2, (2, 3)),
+           CO_CONST_VALUES(ETRT_DTYPE_BOOL, uint8_t, 1, (8), 0, 1, 1, 0, 0, 1, 1, 1)),
+     0, NULL, 1, 0, FP32},
     /* tests: the SM ids differ by executor, so only that it runs */
     {"EtrtSmId", "EtrtSmId", 1, CO_IN(CO_F32(1, (4))), 1, CO_ATTR(CO_INT("blocks", 64)), 1, -1,
      FP32},
