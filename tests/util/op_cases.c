@@ -611,6 +611,11 @@ static const co_case co_list[] = {
            CO_VALUES(ETRT_DTYPE_INT64, int64_t, 4, (1, 1, 2, 2), 5, 7, 13, 15),
            CO_CONST_I64(1, (4), 1, 1, 5, 5)),
      2, CO_ATTR(CO_INTS("kernel_shape", 2, 2, 2), CO_INTS("strides", 2, 2, 2)), 1, 0, FP32},
+    {"CenterCropPad crop and pad", "CenterCropPad", 2,
+     CO_IN(CO_F32(3, (5, 4, 3)), CO_CONST_I64(1, (3), 3, 7, 3)), 0, NULL, 1, 0, FP32},
+    {"CenterCropPad axes int64", "CenterCropPad", 2,
+     CO_IN(CO_TYPED(ETRT_DTYPE_INT64, 3, (2, 6, 3)), CO_CONST_I64(1, (2), 5, 3)), 1,
+     CO_ATTR(CO_INTS("axes", 2, -1, 1)), 1, 0, FP32},
     /* tests: the SM ids differ by executor, so only that it runs */
     {"EtrtSmId", "EtrtSmId", 1, CO_IN(CO_F32(1, (4))), 1, CO_ATTR(CO_INT("blocks", 64)), 1, -1,
      FP32},
