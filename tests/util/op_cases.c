@@ -616,6 +616,11 @@ static const co_case co_list[] = {
     {"CenterCropPad axes int64", "CenterCropPad", 2,
      CO_IN(CO_TYPED(ETRT_DTYPE_INT64, 3, (2, 6, 3)), CO_CONST_I64(1, (2), 5, 3)), 1,
      CO_ATTR(CO_INTS("axes", 2, -1, 1)), 1, 0, FP32},
+    {"Col2Im 2-D dilated padded strided", "Col2Im", 3,
+     CO_IN(CO_F32(3, (2, 12, 9)), CO_CONST_I64(1, (2), 5, 4), CO_CONST_I64(1, (2), 2, 3)), 3,
+     CO_ATTR(CO_INTS("dilations", 2, 2, 1), CO_INTS("pads", 4, 1, 0, 1, 1),
+             CO_INTS("strides", 2, 2, 1)),
+     1, 1e-5, FP32},
     /* tests: the SM ids differ by executor, so only that it runs */
     {"EtrtSmId", "EtrtSmId", 1, CO_IN(CO_F32(1, (4))), 1, CO_ATTR(CO_INT("blocks", 64)), 1, -1,
      FP32},
