@@ -92,6 +92,33 @@ static etrt_status etrt_import_attribute(etrt_import *im, const char *label,
       to->kind = ETRT_ATTRIBUTE_STRING;
       to->s = etrt_import_str(im, from->s);
       return to->s ? ETRT_OK : etrt_import_oom();
+    case ETRT_ONNX_ATTR_STRINGS: {
+      /* One STRING of the names joined by commas (RNN, GRU and LSTM's activations):
+       * the attribute kinds of a plan have no list of strings. */
+      size_t total = 1;
+      for (size_t i = 0; i < from->string_count; ++i) {
+        if (from->strings[i].size > 0 &&
+            memchr(from->strings[i].data, ',', from->strings[i].size) != NULL)
+          return etrt_error(ETRT_ERROR_UNSUPPORTED,
+                            "%s: attribute '%s': string %zu holds a ',', which a list of strings "
+                            "cannot carry here",
+                            label, to->name, i);
+        total += from->strings[i].size + 1;
+      }
+      char *joined = etrt_ir_alloc(im->graph, total);
+      if (joined == NULL) return etrt_import_oom();
+      size_t at = 0;
+      for (size_t i = 0; i < from->string_count; ++i) {
+        if (i > 0) joined[at++] = ',';
+        if (from->strings[i].size > 0)
+          memcpy(joined + at, from->strings[i].data, from->strings[i].size);
+        at += from->strings[i].size;
+      }
+      joined[at] = '\0';
+      to->kind = ETRT_ATTRIBUTE_STRING;
+      to->s = joined;
+      return ETRT_OK;
+    }
     case ETRT_ONNX_ATTR_INTS:
       to->kind = ETRT_ATTRIBUTE_INTS;
       to->count = (int64_t)from->int_count;

@@ -404,7 +404,8 @@ static etrt_status etrt_backend_run_gpu(etrt_backend_handle *h,
   status = copies_back ? driver->stream_synchronize(stream) : driver->event_synchronize(completion);
   if (status == ETRT_OK) {
     h->completion_pending = 0;
-    return ETRT_OK;
+    /* The run is complete: a bad index a kernel met fails this execute. */
+    return etrt_exec_context_check(h->context);
   }
   /* Rule 9: the wait failed; drain what it left, keeping its message. Work the drain
    * cannot finish stays pending for the next execute and destroy to wait on. */

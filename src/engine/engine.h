@@ -109,4 +109,9 @@ etrt_status etrt_exec_context_enqueue(etrt_exec_context *context, etrt_stream st
  * recording events of their own. Each enqueue re-records it. */
 etrt_event etrt_exec_context_completion(const etrt_exec_context *context);
 
+/* After waiting on the completion event: the error a finished run recorded on the
+ * device (an out-of-range index, naming the node and op), reported once; ETRT_OK
+ * when there is none or the run is still in flight (executor.h). */
+etrt_status etrt_exec_context_check(etrt_exec_context *context);
+
 #endif

@@ -506,6 +506,10 @@ etrt_event etrt_exec_context_completion(const etrt_exec_context *c) {
   return c->ops->completion != NULL ? c->ops->completion(c->exec) : NULL;
 }
 
+etrt_status etrt_exec_context_check(etrt_exec_context *c) {
+  return c->ops->check != NULL ? c->ops->check(c->exec) : ETRT_OK;
+}
+
 /* --- inputs, outputs, run -------------------------------------------------------- */
 
 static etrt_status etrt_exec_io(const etrt_exec_context *c, uint32_t io, const char *call) {

@@ -34,7 +34,24 @@
  *   quiesce  wait for this context's enqueued work (an event recorded at enqueue).
  *
  * Enqueue calls of one context are ordered by the caller (one stream at a time, the
- * delegate's rule 8); the intermediates are reused by every run. */
+ * delegate's rule 8); the intermediates are reused by every run.
+ *
+ * Bad indices. A CPU kernel refuses an out-of-range index (Gather, GatherElements,
+ * GatherND, ScatterElements/Scatter, a ReverseSequence length) at once, and so does
+ * the sim executor, whose host function runs those kernels (its error fails the
+ * next enqueue). A CUDA kernel cannot return an error and the execute path must not
+ * synchronise, so: each context owns one device word (etrt_cuda_launch.fault, with
+ * .node the node being launched); a kernel that meets a bad index never reads or
+ * writes outside a tensor and records node + 1 there with an atomic compare-and-swap
+ * from 0 (stream order makes it the first faulting node). The word is sticky; each
+ * enqueue copies it asynchronously to a pinned host word after the last node and
+ * before the completion event. `check` reads the host word only once the completion
+ * event has been reached (event_query, no wait): a fault becomes an execute error
+ * naming the engine, node and op, reported once, and the device word is cleared by
+ * a memset queued before the next run's nodes. It is reported at the first point
+ * that knows the run is complete: the delegate right after the wait it makes anyway
+ * (etrt_exec_context_check, contract rule 7), else the next enqueue ("an earlier
+ * run on the stream failed"). */
 #ifndef ETRT_ENGINE_EXECUTOR_H
 #define ETRT_ENGINE_EXECUTOR_H
 
@@ -88,6 +105,10 @@ typedef struct etrt_executor_ops {
   etrt_status (*quiesce)(void *state);
   /* The event enqueue records after each run (NULL: runs finish inside enqueue). */
   etrt_event (*completion)(void *state);
+  /* Reports, once, an error that completed runs recorded on the device (bad
+   * indices, above) without waiting: ETRT_OK while the last run is in flight. NULL:
+   * the executor reports its errors from enqueue. */
+  etrt_status (*check)(void *state);
 } etrt_executor_ops;
 
 extern const etrt_executor_ops etrt_executor_cpu;

@@ -64,6 +64,12 @@ typedef struct etrt_cuda_exec {
   int host_upload; /* a node's outputs are uploaded from the host between kernels */
   uint64_t runs;
   etrt_cuda_graph graph[ETRT_CUDA_GRAPH_SLOTS];
+  /* Index faults (executor.h): the device word the kernels set, sticky across runs
+   * until reported; its pinned copy, written after each run; and whether the device
+   * word must be cleared before the next run's nodes. */
+  uint32_t *fault_device;
+  volatile uint32_t *fault_host;
+  int fault_clear;
 } etrt_cuda_exec;
 
 void etrt_executor_cuda_graph_counters(etrt_cuda_graph_counters *out) {
@@ -91,6 +97,12 @@ static void etrt_cuda_exec_destroy(void *state) {
   for (int i = 0; i < ETRT_CUDA_GRAPH_SLOTS; ++i) etrt_cuda_graph_clear(x, &x->graph[i]);
   if (x->done != NULL && x->driver->event_destroy(x->done) != ETRT_OK)
     etrt_log(ETRT_LOG_ERROR, "engine '%s': destroying an event: %s", x->engine->info.name,
+             etrt_last_error());
+  if (x->fault_device != NULL && x->driver->free_device(x->fault_device) != ETRT_OK)
+    etrt_log(ETRT_LOG_ERROR, "engine '%s': freeing the fault word: %s", x->engine->info.name,
+             etrt_last_error());
+  if (x->fault_host != NULL && x->driver->free_pinned((void *)x->fault_host) != ETRT_OK)
+    etrt_log(ETRT_LOG_ERROR, "engine '%s': freeing the fault word: %s", x->engine->info.name,
              etrt_last_error());
   if (x->workspace != NULL && x->driver->free_device(x->workspace) != ETRT_OK)
     etrt_log(ETRT_LOG_ERROR, "engine '%s': freeing the workspace: %s", x->engine->info.name,
@@ -158,6 +170,14 @@ static etrt_status etrt_cuda_exec_create(etrt_engine *engine, const etrt_device_
                          x->workspace_size);
   }
   if (s == ETRT_OK) s = driver->event_create(&x->done);
+  if (s == ETRT_OK) s = driver->malloc_device(sizeof *x->fault_device, (void **)&x->fault_device);
+  void *pinned = NULL;
+  if (s == ETRT_OK) s = driver->malloc_pinned(sizeof *x->fault_host, &pinned);
+  if (s == ETRT_OK) {
+    x->fault_host = pinned;
+    *x->fault_host = 0;
+    x->fault_clear = 1;
+  }
   if (s != ETRT_OK) {
     etrt_cuda_exec_destroy(x);
     return s;
@@ -206,6 +226,28 @@ static etrt_status etrt_cuda_exec_upload_outputs(etrt_cuda_exec *x, uint32_t n,
   return ETRT_OK;
 }
 
+/* Reports, once, the index fault of runs that have completed (the caller knows the
+ * completion event has been reached, or it is checked here without waiting). */
+static etrt_status etrt_cuda_exec_check(void *state) {
+  etrt_cuda_exec *x = state;
+  if (!x->enqueued || x->fault_host == NULL || x->driver->event_query(x->done) != ETRT_OK)
+    return ETRT_OK;
+  uint32_t fault = *x->fault_host;
+  if (fault == 0) return ETRT_OK;
+  /* Every run is complete: no copy in flight can write the host word again. */
+  *x->fault_host = 0;
+  x->fault_clear = 1;
+  const etrt_graph *g = &x->engine->graph;
+  uint32_t n = fault - 1;
+  if (n >= g->node_count)
+    return etrt_error(ETRT_ERROR_INTERNAL, "engine '%s': a kernel reported fault %u",
+                      x->engine->info.name, fault);
+  const etrt_node *node = &g->nodes[n];
+  return etrt_error(ETRT_ERROR_INVALID_ARGUMENT,
+                    "engine '%s', node %u '%s' (%s): an index or length input is out of range",
+                    x->engine->info.name, n, node->name != NULL ? node->name : "", node->op_type);
+}
+
 /* Every node's kernels (or uploads) on `stream`, in order. */
 static etrt_status etrt_cuda_exec_launch(etrt_cuda_exec *x, const etrt_exec_run *run,
                                          etrt_stream stream) {
@@ -213,9 +255,11 @@ static etrt_status etrt_cuda_exec_launch(etrt_cuda_exec *x, const etrt_exec_run 
                              .cublaslt = x->cublaslt,
                              .workspace = x->workspace,
                              .workspace_size = x->workspace_size,
-                             .precision = x->engine->info.precision};
+                             .precision = x->engine->info.precision,
+                             .fault = x->fault_device};
   for (uint32_t n = 0; n < run->node_count; ++n) {
     const etrt_node *node = &run->nodes[n];
+    launch.node = n;
     const etrt_op_cuda_row *row = x->rows[n];
     etrt_tensor *in = run->args + run->arg_offsets[n];
     etrt_tensor *out = in + node->num_inputs;
@@ -399,6 +443,16 @@ static int etrt_cuda_graph_usable(etrt_cuda_exec *x, etrt_stream stream,
 static etrt_status etrt_cuda_exec_enqueue(void *state, const etrt_exec_run *run,
                                           etrt_stream stream) {
   etrt_cuda_exec *x = state;
+  /* A fault of an earlier run that has finished fails this one, as the sim
+   * executor does with an earlier run's error. The fault word is cleared and read
+   * back outside the launches, so a replayed graph never holds either. */
+  etrt_status fault = etrt_cuda_exec_check(x);
+  if (fault != ETRT_OK) return etrt_error_context(fault, "an earlier run on the stream failed: ");
+  if (x->fault_clear) {
+    etrt_status s = x->driver->memset_async(x->fault_device, 0, sizeof *x->fault_device, stream);
+    if (s != ETRT_OK) return etrt_error_context(s, "engine '%s': enqueue: ", x->engine->info.name);
+    x->fault_clear = 0;
+  }
   /* Pageable sources are staged by the driver before the call returns, so the
    * context may change its host block afterwards. */
   for (uint32_t u = 0; u < run->upload_count; ++u) {
@@ -424,7 +478,10 @@ static etrt_status etrt_cuda_exec_enqueue(void *state, const etrt_exec_run *run,
   } else {
     ETRT_RETURN_IF_ERROR(etrt_cuda_exec_launch(x, run, stream));
   }
-  etrt_status s = x->driver->event_record(x->done, stream);
+  etrt_status s =
+      x->driver->memcpy_async((void *)x->fault_host, x->fault_device, sizeof *x->fault_device,
+                              ETRT_COPY_DEVICE_TO_HOST, stream);
+  if (s == ETRT_OK) s = x->driver->event_record(x->done, stream);
   if (s != ETRT_OK) return etrt_error_context(s, "engine '%s': enqueue: ", x->engine->info.name);
   x->enqueued = 1;
   return ETRT_OK;
@@ -452,6 +509,7 @@ const etrt_executor_ops etrt_executor_cuda = {
     .enqueue = etrt_cuda_exec_enqueue,
     .quiesce = etrt_cuda_exec_quiesce,
     .completion = etrt_cuda_exec_completion,
+    .check = etrt_cuda_exec_check,
 };
 #else
 #include <string.h>

@@ -71,6 +71,12 @@ typedef struct etrt_cuda_launch {
   void *workspace; /* device scratch owned by the context */
   size_t workspace_size;
   etrt_precision precision;
+  /* The context's device fault word and the index of the node being launched: a
+   * kernel that meets an out-of-range index records node + 1 there with
+   * etrt_cuda_fault (cuda_kernel.h) instead of reading or writing outside a tensor;
+   * the executor reports it when the run is known to be complete (executor.h). */
+  uint32_t *fault;
+  uint32_t node;
 } etrt_cuda_launch;
 
 typedef etrt_status (*etrt_op_prepare_fn)(const etrt_node *node, void *state);

@@ -37,6 +37,14 @@ static void test_every_cuda_row(void) {
   CHECK_EQ_INT(co_run_ops(ops, rows, d, ETRT_EXECUTOR_CUDA), 0);
 }
 
+/* An out-of-range index fails the run on the GPU too, naming the op. */
+static void test_bad_indices(void) {
+  size_t count = 0;
+  const co_case *cases = co_bad_cases(&count);
+  CHECK(count > 0);
+  for (size_t k = 0; k < count; ++k) co_run_bad(&cases[k], d, ETRT_EXECUTOR_CUDA);
+}
+
 /* EtrtSmId: every block reports an SM id below the device's SM count, and a
  * kernel of many blocks spreads over more than one SM. */
 static void test_sm_id(void) {
@@ -73,6 +81,7 @@ int main(void) {
   }
   CHECK_OK(d->set_device(0));
   RUN_TEST(test_every_cuda_row);
+  RUN_TEST(test_bad_indices);
   RUN_TEST(test_sm_id);
   return TEST_EXIT();
 }

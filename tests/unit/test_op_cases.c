@@ -61,8 +61,19 @@ static void test_sim_refuses_what_cuda_refuses(void) {
   etrt_network_destroy(net);
 }
 
+/* An out-of-range index fails the run on the CPU and on the sim executor, naming
+ * the op (the CUDA executor: tests/gpu/test_cuda_ops.c). */
+static void test_bad_indices_on_sim(void) {
+  size_t count = 0;
+  const co_case *cases = co_bad_cases(&count);
+  CHECK(count > 0);
+  for (size_t k = 0; k < count; ++k)
+    co_run_bad(&cases[k], etrt_device_sim_driver(), ETRT_EXECUTOR_CPU_ON_SIM);
+}
+
 int main(void) {
   RUN_TEST(test_every_row_against_sim);
+  RUN_TEST(test_bad_indices_on_sim);
   RUN_TEST(test_row_without_case_fails);
   RUN_TEST(test_sim_refuses_what_cuda_refuses);
   etrt_device_select_sim(0);

@@ -102,6 +102,20 @@ static int co_compare(const char *what, etrt_dtype dtype, int64_t n, const void 
   return bad;
 }
 
+/* A run with a bad index must fail with a message naming the op. */
+static void co_expect_fault(const co_case *c, etrt_status s, const char *executor) {
+  if (s == ETRT_OK) {
+    etrt_test_fail(__FILE__, __LINE__, "%s: the %s executor accepted a bad index", c->label,
+                   executor);
+    return;
+  }
+  const char *message = etrt_last_error();
+  printf("  %s: %s\n", executor, message);
+  if (strstr(message, c->op) == NULL)
+    etrt_test_fail(__FILE__, __LINE__, "%s: the %s executor's error does not name %s", c->label,
+                   executor, c->op);
+}
+
 /* Reduced-precision matrix work (TF32, FP16, BF16) rounds the operands, so single
  * elements near cancellation can be far off relatively: compare ||other - cpu|| / ||cpu||. */
 static int co_compare_norm(const char *what, int64_t n, const void *cpu, const void *other,
@@ -118,7 +132,9 @@ static int co_compare_norm(const char *what, int64_t n, const void *cpu, const v
   return rel <= tol ? 0 : 1;
 }
 
-void co_run(const co_case *c, const etrt_device_driver *d, etrt_executor_kind kind, void **keep) {
+/* With `bad`: the case's index is out of range; both contexts must fail naming the op. */
+static void co_run_case(const co_case *c, const etrt_device_driver *d, etrt_executor_kind kind,
+                        void **keep, int bad) {
   etrt_network *net = NULL;
   etrt_engine *engine = NULL;
   etrt_exec_context *cpu = NULL, *other = NULL;
@@ -195,6 +211,17 @@ void co_run(const co_case *c, const etrt_device_driver *d, etrt_executor_kind ki
     CHECK_OK(etrt_exec_context_set_address(cpu, io, cpu_out[o]));
     CHECK_OK(etrt_exec_context_set_address(other, io, dev_out[o]));
   }
+  if (bad) {
+    co_expect_fault(c, etrt_exec_context_enqueue(cpu, NULL), "cpu");
+    etrt_status s = etrt_exec_context_enqueue(other, stream);
+    if (s == ETRT_OK) s = d->stream_synchronize(stream);
+    /* Reported after the completed run, or else by the next enqueue. */
+    if (s == ETRT_OK) s = etrt_exec_context_check(other);
+    if (s == ETRT_OK) s = etrt_exec_context_enqueue(other, stream);
+    co_expect_fault(c, s, "other");
+    CHECK_OK(d->stream_synchronize(stream));
+    goto done;
+  }
   CHECK_OK(etrt_exec_context_enqueue(cpu, NULL));
   CHECK_OK(etrt_exec_context_enqueue(other, stream));
   for (uint32_t o = 0; o < c->num_outputs; ++o) {
@@ -232,6 +259,14 @@ done:
   etrt_engine_destroy(engine);
   free(plan);
   etrt_network_destroy(net);
+}
+
+void co_run(const co_case *c, const etrt_device_driver *d, etrt_executor_kind kind, void **keep) {
+  co_run_case(c, d, kind, keep, 0);
+}
+
+void co_run_bad(const co_case *c, const etrt_device_driver *d, etrt_executor_kind kind) {
+  co_run_case(c, d, kind, NULL, 1);
 }
 
 int co_run_ops(const char *const *ops, size_t count, const etrt_device_driver *d,

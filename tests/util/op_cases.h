@@ -20,7 +20,7 @@
 #include "engine/engine.h"
 #include "etrt/network.h"
 
-#define CO_MAX_IO 6
+#define CO_MAX_IO 8
 
 /* Data kinds for generated inputs. */
 enum { CO_RANDOM = 0, CO_POSITIVE = 1, CO_GIVEN = 2, CO_UNIT = 3 };
@@ -48,6 +48,15 @@ typedef struct co_case {
 
 /* Every case, in the order of the list. */
 const co_case *co_cases(size_t *count);
+
+/* Cases whose index input is out of range: every executor must fail the run with
+ * an error naming the op (op_cases.c, after the valid cases). */
+const co_case *co_bad_cases(size_t *count);
+
+/* Runs a bad case on a CPU context and on a context of driver `d` (executor
+ * `kind`) and checks that both report an error naming the op: the CPU at enqueue,
+ * the other executor at its first report after the run completed (executor.h). */
+void co_run_bad(const co_case *c, const etrt_device_driver *d, etrt_executor_kind kind);
 
 /* Builds the case's network for cuda:0, runs it on a CPU context and on a context of
  * driver `d` (which must get executor `kind`), and compares every output; with

@@ -204,6 +204,38 @@ static int etrt_gather_cuda_supports(const etrt_node *node, const etrt_tensor *i
   return etrt_gather_index_dtype(inputs[1].dtype);
 }
 
+/* ScatterND(data, indices [..., k], updates [indices' dims but the last, data's
+ * dims from k]): data with each index tuple's slice replaced or combined. */
+static etrt_status etrt_scatter_nd_infer(const etrt_node *node, const etrt_tensor *inputs,
+                                         etrt_tensor *outputs) {
+  ETRT_RETURN_IF_ERROR(etrt_gather_check_io(node, inputs, 3));
+  const etrt_tensor *data = &inputs[0], *indices = &inputs[1], *updates = &inputs[2];
+  etrt_scatter_reduction reduction;
+  ETRT_RETURN_IF_ERROR(etrt_scatter_reduction_parse(node, &reduction));
+  if (reduction != ETRT_SCATTER_NONE)
+    ETRT_RETURN_IF_ERROR(etrt_op_check_dtype(node, "data (with a reduction)", data->dtype,
+                                             etrt_scatter_reduce_types));
+  int64_t k = indices->rank > 0 ? indices->dims[indices->rank - 1] : 0;
+  if (data->rank < 1 || indices->rank < 1 || k < 1 || k > data->rank)
+    return etrt_op_error(node, ETRT_ERROR_INVALID_ARGUMENT,
+                         "indices' last dim (%lld) must be in [1, data's rank %d]", (long long)k,
+                         (int)data->rank);
+  int32_t want_rank = indices->rank - 1 + data->rank - (int32_t)k;
+  int same = updates->dtype == data->dtype && updates->rank == want_rank;
+  for (int32_t a = 0; same && a < want_rank; ++a)
+    same = updates->dims[a] ==
+           (a < indices->rank - 1 ? indices->dims[a] : data->dims[a - (indices->rank - 1) + k]);
+  if (!same)
+    return etrt_op_error(node, ETRT_ERROR_INVALID_ARGUMENT,
+                         "updates must have data's type and shape indices.shape[:-1] + "
+                         "data.shape[%lld:]",
+                         (long long)k);
+  outputs[0] = *data;
+  outputs[0].data = NULL;
+  outputs[0].host_value = NULL;
+  return ETRT_OK;
+}
+
 static int etrt_gather_elements_cuda_supports(const etrt_node *node, const etrt_tensor *inputs) {
   (void)node;
   return etrt_gather_index_dtype(inputs[1].dtype) && etrt_gather_element_size_ok(inputs[0].dtype);
@@ -243,15 +275,16 @@ static const etrt_op_def etrt_op_def_scatter = {
     .op_type = "Scatter",
     .infer = etrt_scatter_elements_infer,
     .cuda_supports = etrt_scatter_elements_cuda_supports};
+static const etrt_op_def etrt_op_def_scatter_nd = {
+    .op_type = "ScatterND",
+    .infer = etrt_scatter_nd_infer,
+    .cuda_supports = etrt_scatter_elements_cuda_supports};
 static const etrt_op_def etrt_op_def_one_hot = {.op_type = "OneHot",
                                                 .infer = etrt_one_hot_infer,
                                                 .cuda_supports = etrt_one_hot_cuda_supports,
                                                 .value_inputs = 1u << 1};
 
-const etrt_op_def *const etrt_ops_gather[] = {&etrt_op_def_gather,
-                                              &etrt_op_def_gather_elements,
-                                              &etrt_op_def_gather_nd,
-                                              &etrt_op_def_scatter_elements,
-                                              &etrt_op_def_scatter,
-                                              &etrt_op_def_one_hot,
-                                              NULL};
+const etrt_op_def *const etrt_ops_gather[] = {&etrt_op_def_gather,    &etrt_op_def_gather_elements,
+                                              &etrt_op_def_gather_nd, &etrt_op_def_scatter_elements,
+                                              &etrt_op_def_scatter,   &etrt_op_def_scatter_nd,
+                                              &etrt_op_def_one_hot,   NULL};

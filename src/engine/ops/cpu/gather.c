@@ -209,6 +209,37 @@ etrt_status etrt_cpu_scatter_elements(const etrt_node *node, const etrt_tensor *
   return ETRT_OK;
 }
 
+/* ScatterND: each index tuple (range-checked) names a slice of data's trailing
+ * dims, combined element by element with the tuple's updates, in tuple order. */
+static etrt_status etrt_cpu_scatter_nd(const etrt_node *node, const etrt_tensor *inputs,
+                                       etrt_tensor *outputs) {
+  const etrt_tensor *data = &inputs[0], *indices = &inputs[1], *updates = &inputs[2];
+  etrt_scatter_reduction reduction;
+  ETRT_RETURN_IF_ERROR(etrt_scatter_reduction_parse(node, &reduction));
+  size_t element = etrt_dtype_size(data->dtype);
+  size_t bytes = (size_t)etrt_tensor_numel(data) * element;
+  if (bytes > 0 && outputs[0].data != data->data) memmove(outputs[0].data, data->data, bytes);
+  int32_t k = (int32_t)indices->dims[indices->rank - 1];
+  int64_t strides[ETRT_MAX_RANK];
+  etrt_shape_strides(data->rank, data->dims, strides);
+  int64_t slice = etrt_shape_numel(data->rank - k, data->dims + k);
+  int64_t tuples = etrt_shape_numel(indices->rank - 1, indices->dims);
+  uint8_t *dst = outputs[0].data;
+  const uint8_t *src = updates->data;
+  for (int64_t t = 0; t < tuples; ++t) {
+    int64_t offset = 0;
+    for (int32_t a = 0; a < k; ++a) {
+      int64_t at = 0;
+      ETRT_RETURN_IF_ERROR(etrt_gather_resolve(node, indices, t * k + a, data->dims[a], a, &at));
+      offset += at * strides[a];
+    }
+    for (int64_t e = 0; e < slice; ++e)
+      etrt_scatter_combine(reduction, data->dtype, dst + (size_t)(offset + e) * element,
+                           src + (size_t)(t * slice + e) * element, element);
+  }
+  return ETRT_OK;
+}
+
 /* Index i of a OneHot indices tensor (floats are truncated toward zero, as the
  * reference's cast to int64). Returns 0 with *ok = 0 for a non-finite value. */
 static int64_t etrt_one_hot_index(const etrt_tensor *t, int64_t i, int *ok) {
@@ -264,6 +295,7 @@ const etrt_op_cpu_row etrt_cpu_rows_gather[] = {
     {"GatherND", etrt_cpu_gather_nd},
     {"ScatterElements", etrt_cpu_scatter_elements},
     {"Scatter", etrt_cpu_scatter_elements},
+    {"ScatterND", etrt_cpu_scatter_nd},
     {"OneHot", etrt_cpu_one_hot},
     {NULL, NULL},
 };

@@ -25,6 +25,13 @@ extern const etrt_op_cpu_row etrt_cpu_rows_where[];
 extern const etrt_op_cpu_row etrt_cpu_rows_unary[];
 extern const etrt_op_cpu_row etrt_cpu_rows_reduce[];
 extern const etrt_op_cpu_row etrt_cpu_rows_testing[];
+extern const etrt_op_cpu_row etrt_cpu_rows_recurrent[];
+extern const etrt_op_cpu_row etrt_cpu_rows_einsum[];
+extern const etrt_op_cpu_row etrt_cpu_rows_det[];
+extern const etrt_op_cpu_row etrt_cpu_rows_compress[];
+extern const etrt_op_cpu_row etrt_cpu_rows_unpool[];
+extern const etrt_op_cpu_row etrt_cpu_rows_crop[];
+extern const etrt_op_cpu_row etrt_cpu_rows_col2im[];
 
 static const etrt_op_cpu_row *const etrt_cpu_families[] = {
     etrt_cpu_rows_cast,        etrt_cpu_rows_conv,    etrt_cpu_rows_cumsum,
@@ -33,7 +40,9 @@ static const etrt_op_cpu_row *const etrt_cpu_families[] = {
     etrt_cpu_rows_pool,        etrt_cpu_rows_reshape, etrt_cpu_rows_resize,
     etrt_cpu_rows_selection,   etrt_cpu_rows_shape,   etrt_cpu_rows_softmax,
     etrt_cpu_rows_variadic,    etrt_cpu_rows_where,   etrt_cpu_rows_unary,
-    etrt_cpu_rows_reduce,      etrt_cpu_rows_testing,
+    etrt_cpu_rows_reduce,      etrt_cpu_rows_testing, etrt_cpu_rows_recurrent,
+    etrt_cpu_rows_einsum,      etrt_cpu_rows_det,     etrt_cpu_rows_compress,
+    etrt_cpu_rows_unpool,      etrt_cpu_rows_crop,    etrt_cpu_rows_col2im,
 };
 
 #define ETRT_CPU_FAMILY_COUNT (sizeof etrt_cpu_families / sizeof etrt_cpu_families[0])

@@ -43,6 +43,13 @@ static inline cudaStream_t etrt_cuda_stream(const etrt_cuda_launch *launch) {
   return (cudaStream_t)launch->stream;
 }
 
+/* Records that node `node` met an out-of-range index (the first such node of the
+ * stream wins: later nodes run after it). The executor turns it into an execute
+ * error naming the node and op (executor.h). */
+__device__ __forceinline__ void etrt_cuda_fault(uint32_t *fault, uint32_t node) {
+  if (fault != NULL) atomicCAS(fault, 0u, node + 1u);
+}
+
 #define ETRT_CUDA_LOOP(i, n)                                                \
   for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < (n); \
        i += (int64_t)blockDim.x * gridDim.x)

@@ -1,10 +1,11 @@
 /* Indexing operators on the GPU (ops/gather.h): GatherElements, GatherND,
- * ScatterElements (and Scatter) and OneHot. Data moves by element size, so every
+ * ScatterElements (and Scatter), ScatterND and OneHot. Data moves by element size, so every
  * dtype works; indices are int32 or int64 (OneHot's also float). The CPU kernels
- * refuse an out-of-range index; a kernel cannot, so here it never reads or writes
- * outside a buffer: a gathered element with such an index reads as zero and a
- * scattered update with one is skipped. OneHot leaves such positions "off", as
- * ONNX says. */
+ * refuse an out-of-range index; a kernel cannot return an error, so it records the
+ * node's fault (etrt_cuda_fault: the executor fails the run, naming the node) and
+ * never reads or writes outside a buffer: a gathered element with such an index
+ * reads as zero and a scattered update with one is skipped. OneHot leaves such
+ * positions "off", as ONNX says (the CPU does the same), which is no fault. */
 #include "engine/ops/cuda/cuda_kernel.h"
 #include "engine/ops/cuda/cuda_ops.h"
 
@@ -60,9 +61,10 @@ __device__ __forceinline__ int64_t etrt_gather_base(const etrt_gather_plan &plan
 
 template <typename T, typename I>
 __global__ void etrt_gather_elements_kernel(const T *data, const I *indices, T *out, int64_t n,
-                                            etrt_gather_plan plan) {
+                                            etrt_gather_plan plan, uint32_t *fault, uint32_t node) {
   ETRT_CUDA_LOOP(i, n) {
     int64_t at = etrt_gather_at(indices, i, plan.size);
+    if (at < 0) etrt_cuda_fault(fault, node);
     out[i] = at < 0 ? T(0) : data[etrt_gather_base(plan, i) + at * plan.strides[plan.axis]];
   }
 }
@@ -77,27 +79,52 @@ extern "C" ETRT_CUDA_RUN(etrt_cuda_gather_elements) {
   cudaStream_t stream = etrt_cuda_stream(launch);
   size_t elem = etrt_dtype_size(data->dtype);
   if (indices->dtype == ETRT_DTYPE_INT32) {
-    ETRT_CUDA_BYTES_SWITCH(
-        elem, T, return etrt_cuda_no_kernel(node, data->dtype),
-        etrt_gather_elements_kernel<T, int32_t><<<blocks, ETRT_CUDA_THREADS, 0, stream>>>(
-            (const T *)data->data, (const int32_t *)indices->data, (T *)outputs[0].data, n, plan));
+    ETRT_CUDA_BYTES_SWITCH(elem, T, return etrt_cuda_no_kernel(node, data->dtype),
+                           etrt_gather_elements_kernel<T, int32_t>
+                           <<<blocks, ETRT_CUDA_THREADS, 0, stream>>>(
+                               (const T *)data->data, (const int32_t *)indices->data,
+                               (T *)outputs[0].data, n, plan, launch->fault, launch->node));
   } else {
-    ETRT_CUDA_BYTES_SWITCH(
-        elem, T, return etrt_cuda_no_kernel(node, data->dtype),
-        etrt_gather_elements_kernel<T, int64_t><<<blocks, ETRT_CUDA_THREADS, 0, stream>>>(
-            (const T *)data->data, (const int64_t *)indices->data, (T *)outputs[0].data, n, plan));
+    ETRT_CUDA_BYTES_SWITCH(elem, T, return etrt_cuda_no_kernel(node, data->dtype),
+                           etrt_gather_elements_kernel<T, int64_t>
+                           <<<blocks, ETRT_CUDA_THREADS, 0, stream>>>(
+                               (const T *)data->data, (const int64_t *)indices->data,
+                               (T *)outputs[0].data, n, plan, launch->fault, launch->node));
   }
   return etrt_cuda_check(node, "gather_elements");
 }
 
 /* ---- ScatterElements, Scatter ---------------------------------------------------------- */
 
+/* *d combined with u as the reduction says. */
+template <typename T>
+__device__ __forceinline__ void etrt_scatter_apply(T *d, T u, int reduction) {
+  switch (reduction) {
+    case ETRT_SCATTER_ADD:
+      *d = (T)(*d + u);
+      break;
+    case ETRT_SCATTER_MUL:
+      *d = (T)(*d * u);
+      break;
+    case ETRT_SCATTER_MAX:
+      if (u > *d) *d = u;
+      break;
+    case ETRT_SCATTER_MIN:
+      if (u < *d) *d = u;
+      break;
+    default:
+      *d = u;
+      break;
+  }
+}
+
 /* Updates combine in the order the CPU kernel applies them: a thread owns one line
  * of indices along the axis (every other coordinate fixed, so no other line can
  * reach its outputs) and walks it from the start. */
 template <typename T, typename I>
 __global__ void etrt_scatter_kernel(const I *indices, const T *updates, T *out, int64_t lines,
-                                    etrt_gather_plan plan, int reduction) {
+                                    etrt_gather_plan plan, int reduction, uint32_t *fault,
+                                    uint32_t node) {
   int64_t count = plan.dims[plan.axis];
   int64_t step = 1;
   for (int32_t a = plan.axis + 1; a < plan.rank; ++a) step *= plan.dims[a];
@@ -108,26 +135,11 @@ __global__ void etrt_scatter_kernel(const I *indices, const T *updates, T *out, 
     for (int64_t t = 0; t < count; ++t) {
       int64_t i = first + t * step;
       int64_t at = etrt_gather_at(indices, i, plan.size);
-      if (at < 0) continue;
-      T *d = &out[base + at * plan.strides[plan.axis]];
-      T u = updates[i];
-      switch (reduction) {
-        case ETRT_SCATTER_ADD:
-          *d = (T)(*d + u);
-          break;
-        case ETRT_SCATTER_MUL:
-          *d = (T)(*d * u);
-          break;
-        case ETRT_SCATTER_MAX:
-          if (u > *d) *d = u;
-          break;
-        case ETRT_SCATTER_MIN:
-          if (u < *d) *d = u;
-          break;
-        default:
-          *d = u;
-          break;
+      if (at < 0) {
+        etrt_cuda_fault(fault, node);
+        continue;
       }
+      etrt_scatter_apply(&out[base + at * plan.strides[plan.axis]], updates[i], reduction);
     }
   }
 }
@@ -146,44 +158,94 @@ struct etrt_scatter_math<int64_t> {
   typedef uint64_t type;
 };
 
+/* ScatterND: data's strides over the k indexed dims, the slice each tuple names. */
+typedef struct etrt_scatter_nd_plan {
+  int32_t k;
+  int64_t tuples, slice;
+  int64_t dims[ETRT_MAX_RANK];    /* data */
+  int64_t strides[ETRT_MAX_RANK]; /* data */
+} etrt_scatter_nd_plan;
+
+/* Tuples combine in order, as on the CPU: a thread owns one element of the slice
+ * (no other thread reaches its outputs) and walks every tuple. */
 template <typename T, typename I>
-static void etrt_scatter_launch(const I *indices, const void *updates, void *out, int64_t lines,
-                                const etrt_gather_plan &plan, etrt_scatter_reduction reduction,
-                                cudaStream_t stream) {
-  unsigned blocks = etrt_cuda_blocks(lines, ETRT_CUDA_THREADS);
-  if (reduction == ETRT_SCATTER_ADD || reduction == ETRT_SCATTER_MUL) {
-    typedef typename etrt_scatter_math<T>::type W;
-    etrt_scatter_kernel<W, I><<<blocks, ETRT_CUDA_THREADS, 0, stream>>>(
-        indices, (const W *)updates, (W *)out, lines, plan, (int)reduction);
-  } else {
-    etrt_scatter_kernel<T, I><<<blocks, ETRT_CUDA_THREADS, 0, stream>>>(
-        indices, (const T *)updates, (T *)out, lines, plan, (int)reduction);
+__global__ void etrt_scatter_nd_kernel(const I *indices, const T *updates, T *out, int64_t slice,
+                                       etrt_scatter_nd_plan plan, int reduction, uint32_t *fault,
+                                       uint32_t node) {
+  ETRT_CUDA_LOOP(e, slice) {
+    for (int64_t t = 0; t < plan.tuples; ++t) {
+      int64_t off = 0;
+      bool inside = true;
+      for (int32_t a = 0; a < plan.k; ++a) {
+        int64_t at = etrt_gather_at(indices, t * plan.k + a, plan.dims[a]);
+        if (at < 0) inside = false;
+        off += at * plan.strides[a];
+      }
+      if (!inside) {
+        etrt_cuda_fault(fault, node);
+        continue;
+      }
+      etrt_scatter_apply(&out[off + e], updates[t * plan.slice + e], reduction);
+    }
   }
 }
 
-template <typename I>
+/* One launch of the scatter kernel of the plan's kind over n threads' work. */
+template <typename T, typename I>
+static void etrt_scatter_go(const I *indices, const T *updates, T *out, int64_t n,
+                            const etrt_gather_plan &plan, int reduction,
+                            const etrt_cuda_launch *launch) {
+  etrt_scatter_kernel<T, I>
+      <<<etrt_cuda_blocks(n, ETRT_CUDA_THREADS), ETRT_CUDA_THREADS, 0, etrt_cuda_stream(launch)>>>(
+          indices, updates, out, n, plan, reduction, launch->fault, launch->node);
+}
+template <typename T, typename I>
+static void etrt_scatter_go(const I *indices, const T *updates, T *out, int64_t n,
+                            const etrt_scatter_nd_plan &plan, int reduction,
+                            const etrt_cuda_launch *launch) {
+  etrt_scatter_nd_kernel<T, I>
+      <<<etrt_cuda_blocks(n, ETRT_CUDA_THREADS), ETRT_CUDA_THREADS, 0, etrt_cuda_stream(launch)>>>(
+          indices, updates, out, n, plan, reduction, launch->fault, launch->node);
+}
+
+template <typename T, typename I, typename P>
+static void etrt_scatter_launch(const I *indices, const void *updates, void *out, int64_t lines,
+                                const P &plan, etrt_scatter_reduction reduction,
+                                const etrt_cuda_launch *launch) {
+  if (reduction == ETRT_SCATTER_ADD || reduction == ETRT_SCATTER_MUL) {
+    typedef typename etrt_scatter_math<T>::type W;
+    etrt_scatter_go<W, I>(indices, (const W *)updates, (W *)out, lines, plan, (int)reduction,
+                          launch);
+  } else {
+    etrt_scatter_go<T, I>(indices, (const T *)updates, (T *)out, lines, plan, (int)reduction,
+                          launch);
+  }
+}
+
+template <typename I, typename P>
 static etrt_status etrt_scatter_dispatch(const etrt_node *node, const I *indices,
                                          const etrt_tensor *data, const void *updates, void *out,
-                                         int64_t lines, const etrt_gather_plan &plan,
-                                         etrt_scatter_reduction reduction, cudaStream_t stream) {
+                                         int64_t lines, const P &plan,
+                                         etrt_scatter_reduction reduction,
+                                         const etrt_cuda_launch *launch) {
   if (reduction == ETRT_SCATTER_NONE) {
     ETRT_CUDA_BYTES_SWITCH(
         etrt_dtype_size(data->dtype), T, return etrt_cuda_no_kernel(node, data->dtype),
-        etrt_scatter_launch<T, I>(indices, updates, out, lines, plan, reduction, stream));
+        etrt_scatter_launch<T, I, P>(indices, updates, out, lines, plan, reduction, launch));
     return ETRT_OK;
   }
   switch (data->dtype) {
     case ETRT_DTYPE_FLOAT32:
-      etrt_scatter_launch<float, I>(indices, updates, out, lines, plan, reduction, stream);
+      etrt_scatter_launch<float, I, P>(indices, updates, out, lines, plan, reduction, launch);
       break;
     case ETRT_DTYPE_FLOAT64:
-      etrt_scatter_launch<double, I>(indices, updates, out, lines, plan, reduction, stream);
+      etrt_scatter_launch<double, I, P>(indices, updates, out, lines, plan, reduction, launch);
       break;
     case ETRT_DTYPE_INT32:
-      etrt_scatter_launch<int32_t, I>(indices, updates, out, lines, plan, reduction, stream);
+      etrt_scatter_launch<int32_t, I, P>(indices, updates, out, lines, plan, reduction, launch);
       break;
     case ETRT_DTYPE_INT64:
-      etrt_scatter_launch<int64_t, I>(indices, updates, out, lines, plan, reduction, stream);
+      etrt_scatter_launch<int64_t, I, P>(indices, updates, out, lines, plan, reduction, launch);
       break;
     default:
       return etrt_cuda_no_kernel(node, data->dtype);
@@ -211,13 +273,44 @@ extern "C" ETRT_CUDA_RUN(etrt_cuda_scatter_elements) {
   if (indices->dtype == ETRT_DTYPE_INT32) {
     ETRT_RETURN_IF_ERROR(etrt_scatter_dispatch(node, (const int32_t *)indices->data, data,
                                                updates->data, y->data, lines, plan, reduction,
-                                               stream));
+                                               launch));
   } else {
     ETRT_RETURN_IF_ERROR(etrt_scatter_dispatch(node, (const int64_t *)indices->data, data,
                                                updates->data, y->data, lines, plan, reduction,
-                                               stream));
+                                               launch));
   }
   return etrt_cuda_check(node, "scatter_elements");
+}
+
+extern "C" ETRT_CUDA_RUN(etrt_cuda_scatter_nd) {
+  const etrt_tensor *data = &inputs[0], *indices = &inputs[1], *updates = &inputs[2];
+  etrt_tensor *y = &outputs[0];
+  etrt_scatter_reduction reduction = ETRT_SCATTER_NONE;
+  ETRT_RETURN_IF_ERROR(etrt_scatter_reduction_parse(node, &reduction));
+  etrt_scatter_nd_plan plan;
+  memset(&plan, 0, sizeof plan);
+  plan.k = (int32_t)indices->dims[indices->rank - 1];
+  plan.tuples = etrt_shape_numel(indices->rank - 1, indices->dims);
+  plan.slice = etrt_shape_numel(data->rank - plan.k, data->dims + plan.k);
+  for (int32_t a = 0; a < data->rank; ++a) plan.dims[a] = data->dims[a];
+  etrt_shape_strides(data->rank, data->dims, plan.strides);
+  cudaStream_t stream = etrt_cuda_stream(launch);
+  size_t bytes = (size_t)etrt_tensor_numel(data) * etrt_dtype_size(data->dtype);
+  if (bytes > 0 && y->data != data->data) {
+    cudaMemcpyAsync(y->data, data->data, bytes, cudaMemcpyDeviceToDevice, stream);
+    ETRT_RETURN_IF_ERROR(etrt_cuda_check(node, "copy"));
+  }
+  if (plan.tuples == 0 || plan.slice == 0) return ETRT_OK;
+  if (indices->dtype == ETRT_DTYPE_INT32) {
+    ETRT_RETURN_IF_ERROR(etrt_scatter_dispatch(node, (const int32_t *)indices->data, data,
+                                               updates->data, y->data, plan.slice, plan, reduction,
+                                               launch));
+  } else {
+    ETRT_RETURN_IF_ERROR(etrt_scatter_dispatch(node, (const int64_t *)indices->data, data,
+                                               updates->data, y->data, plan.slice, plan, reduction,
+                                               launch));
+  }
+  return etrt_cuda_check(node, "scatter_nd");
 }
 
 /* ---- GatherND ------------------------------------------------------------------------- */
@@ -233,7 +326,7 @@ typedef struct etrt_gather_nd_plan {
 
 template <typename T, typename I>
 __global__ void etrt_gather_nd_kernel(const T *data, const I *indices, T *out, int64_t n,
-                                      etrt_gather_nd_plan plan) {
+                                      etrt_gather_nd_plan plan, uint32_t *fault, uint32_t node) {
   ETRT_CUDA_LOOP(t, n) {
     int64_t s = t % plan.slice, tuple = t / plan.slice;
     int64_t off = (tuple / plan.per_batch) * plan.batch_stride + s;
@@ -244,6 +337,7 @@ __global__ void etrt_gather_nd_kernel(const T *data, const I *indices, T *out, i
       if (at < 0) inside = false;
       off += at * plan.strides[axis];
     }
+    if (!inside) etrt_cuda_fault(fault, node);
     out[t] = inside ? data[off] : T(0);
   }
 }
@@ -272,15 +366,17 @@ extern "C" ETRT_CUDA_RUN(etrt_cuda_gather_nd) {
   cudaStream_t stream = etrt_cuda_stream(launch);
   size_t elem = etrt_dtype_size(data->dtype);
   if (indices->dtype == ETRT_DTYPE_INT32) {
-    ETRT_CUDA_BYTES_SWITCH(
-        elem, T, return etrt_cuda_no_kernel(node, data->dtype),
-        etrt_gather_nd_kernel<T, int32_t><<<blocks, ETRT_CUDA_THREADS, 0, stream>>>(
-            (const T *)data->data, (const int32_t *)indices->data, (T *)outputs[0].data, n, plan));
+    ETRT_CUDA_BYTES_SWITCH(elem, T, return etrt_cuda_no_kernel(node, data->dtype),
+                           etrt_gather_nd_kernel<T, int32_t>
+                           <<<blocks, ETRT_CUDA_THREADS, 0, stream>>>(
+                               (const T *)data->data, (const int32_t *)indices->data,
+                               (T *)outputs[0].data, n, plan, launch->fault, launch->node));
   } else {
-    ETRT_CUDA_BYTES_SWITCH(
-        elem, T, return etrt_cuda_no_kernel(node, data->dtype),
-        etrt_gather_nd_kernel<T, int64_t><<<blocks, ETRT_CUDA_THREADS, 0, stream>>>(
-            (const T *)data->data, (const int64_t *)indices->data, (T *)outputs[0].data, n, plan));
+    ETRT_CUDA_BYTES_SWITCH(elem, T, return etrt_cuda_no_kernel(node, data->dtype),
+                           etrt_gather_nd_kernel<T, int64_t>
+                           <<<blocks, ETRT_CUDA_THREADS, 0, stream>>>(
+                               (const T *)data->data, (const int64_t *)indices->data,
+                               (T *)outputs[0].data, n, plan, launch->fault, launch->node));
   }
   return etrt_cuda_check(node, "gather_nd");
 }
@@ -365,6 +461,7 @@ extern "C" const etrt_op_cuda_row etrt_cuda_rows_gather[] = {
     {"GatherND", etrt_cuda_gather_nd, NULL},
     {"ScatterElements", etrt_cuda_scatter_elements, NULL},
     {"Scatter", etrt_cuda_scatter_elements, NULL},
+    {"ScatterND", etrt_cuda_scatter_nd, NULL},
     {"OneHot", etrt_cuda_one_hot, NULL},
     {NULL, NULL, NULL},
 };

@@ -190,18 +190,21 @@ extern "C" ETRT_CUDA_RUN(etrt_cuda_split) {
 
 /* ---- Gather ---------------------------------------------------------------------- */
 
-/* out[o][i][j] = data[o][indices[i]][j]. An index outside [-size, size) cannot be
- * reported from the device: its slice reads as zeros. */
+/* out[o][i][j] = data[o][indices[i]][j]. An index outside [-size, size) is recorded
+ * as the node's fault (the run fails) and its slice reads as zeros. */
 template <typename T, typename I>
 __global__ void etrt_gather_kernel(const T *data, const I *indices, T *out, int64_t n,
-                                   int64_t count, int64_t size, int64_t inner) {
+                                   int64_t count, int64_t size, int64_t inner, uint32_t *fault,
+                                   uint32_t node) {
   ETRT_CUDA_LOOP(t, n) {
     int64_t j = t % inner;
     int64_t i = (t / inner) % count;
     int64_t o = t / (inner * count);
     int64_t at = (int64_t)indices[i];
     if (at < 0) at += size;
-    out[t] = (at < 0 || at >= size) ? T(0) : data[(o * size + at) * inner + j];
+    bool bad = at < 0 || at >= size;
+    if (bad) etrt_cuda_fault(fault, node);
+    out[t] = bad ? T(0) : data[(o * size + at) * inner + j];
   }
 }
 
@@ -221,12 +224,12 @@ extern "C" ETRT_CUDA_RUN(etrt_cuda_gather) {
     ETRT_CUDA_BYTES_SWITCH(elem, T, return etrt_cuda_no_kernel(node, data->dtype),
                            etrt_gather_kernel<T, int32_t><<<blocks, ETRT_CUDA_THREADS, 0, stream>>>(
                                (const T *)data->data, (const int32_t *)indices->data, (T *)y->data,
-                               n, count, size, inner));
+                               n, count, size, inner, launch->fault, launch->node));
   } else {
     ETRT_CUDA_BYTES_SWITCH(elem, T, return etrt_cuda_no_kernel(node, data->dtype),
                            etrt_gather_kernel<T, int64_t><<<blocks, ETRT_CUDA_THREADS, 0, stream>>>(
                                (const T *)data->data, (const int64_t *)indices->data, (T *)y->data,
-                               n, count, size, inner));
+                               n, count, size, inner, launch->fault, launch->node));
   }
   return etrt_cuda_check(node, "gather");
 }
@@ -495,18 +498,19 @@ extern "C" ETRT_CUDA_RUN(etrt_cuda_trilu) {
 
 /* ---- ReverseSequence ---------------------------------------------------------------- */
 
-/* Output element (i, j, k) of [d0, d1, inner]; the length is clamped to [0, steps]
- * on the device, so a bad length (the CPU kernel refuses it) never reads or writes
- * outside the tensors. */
+/* Output element (i, j, k) of [d0, d1, inner]; a length outside [0, steps] (the CPU
+ * kernel refuses it) is recorded as the node's fault and clamped, so it never reads
+ * or writes outside the tensors. */
 template <typename T>
 __global__ void etrt_reverse_sequence_kernel(const T *x, const int64_t *lens, T *y, int64_t n,
                                              int64_t d1, int64_t inner, int64_t steps,
-                                             int time_axis) {
+                                             int time_axis, uint32_t *fault, uint32_t node) {
   ETRT_CUDA_LOOP(e, n) {
     int64_t k = e % inner, ij = e / inner;
     int64_t i = ij / d1, j = ij % d1;
     int64_t t = time_axis ? j : i, b = time_axis ? i : j;
     int64_t len = lens[b];
+    if (len < 0 || len > steps) etrt_cuda_fault(fault, node);
     len = len < 0 ? 0 : len > steps ? steps : len;
     int64_t from = t < len ? len - 1 - t : t;
     int64_t si = time_axis ? i : from, sj = time_axis ? from : j;
@@ -526,7 +530,7 @@ extern "C" ETRT_CUDA_RUN(etrt_cuda_reverse_sequence) {
       etrt_reverse_sequence_kernel<T>
       <<<etrt_cuda_blocks(n, ETRT_CUDA_THREADS), ETRT_CUDA_THREADS, 0, etrt_cuda_stream(launch)>>>(
           (const T *)x->data, (const int64_t *)inputs[1].data, (T *)outputs[0].data, n, d1, inner,
-          steps, time_axis));
+          steps, time_axis, launch->fault, launch->node));
   return etrt_cuda_check(node, "reverse_sequence");
 }
 

@@ -25,13 +25,23 @@ extern const etrt_op_cuda_row etrt_cuda_rows_selection[];
 extern const etrt_op_cuda_row etrt_cuda_rows_softmax[];
 extern const etrt_op_cuda_row etrt_cuda_rows_testing[];
 extern const etrt_op_cuda_row etrt_cuda_rows_unary[];
+extern const etrt_op_cuda_row etrt_cuda_rows_recurrent[];
+extern const etrt_op_cuda_row etrt_cuda_rows_einsum[];
+extern const etrt_op_cuda_row etrt_cuda_rows_det[];
+extern const etrt_op_cuda_row etrt_cuda_rows_compress[];
+extern const etrt_op_cuda_row etrt_cuda_rows_unpool[];
+extern const etrt_op_cuda_row etrt_cuda_rows_crop[];
+extern const etrt_op_cuda_row etrt_cuda_rows_col2im[];
 
 static const etrt_op_cuda_row *const etrt_cuda_families[] = {
-    etrt_cuda_rows_binary,  etrt_cuda_rows_conv,          etrt_cuda_rows_cumsum,
-    etrt_cuda_rows_gather,  etrt_cuda_rows_layout,        etrt_cuda_rows_loss,
-    etrt_cuda_rows_matmul,  etrt_cuda_rows_normalization, etrt_cuda_rows_pool,
-    etrt_cuda_rows_reduce,  etrt_cuda_rows_resize,        etrt_cuda_rows_selection,
-    etrt_cuda_rows_softmax, etrt_cuda_rows_testing,       etrt_cuda_rows_unary,
+    etrt_cuda_rows_binary,    etrt_cuda_rows_conv,          etrt_cuda_rows_cumsum,
+    etrt_cuda_rows_gather,    etrt_cuda_rows_layout,        etrt_cuda_rows_loss,
+    etrt_cuda_rows_matmul,    etrt_cuda_rows_normalization, etrt_cuda_rows_pool,
+    etrt_cuda_rows_reduce,    etrt_cuda_rows_resize,        etrt_cuda_rows_selection,
+    etrt_cuda_rows_softmax,   etrt_cuda_rows_testing,       etrt_cuda_rows_unary,
+    etrt_cuda_rows_recurrent, etrt_cuda_rows_einsum,        etrt_cuda_rows_det,
+    etrt_cuda_rows_compress,  etrt_cuda_rows_unpool,        etrt_cuda_rows_crop,
+    etrt_cuda_rows_col2im,
 };
 
 #define ETRT_CUDA_FAMILY_COUNT (sizeof etrt_cuda_families / sizeof etrt_cuda_families[0])
