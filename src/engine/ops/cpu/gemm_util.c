@@ -49,49 +49,106 @@ ETRT_GEMM_KERNEL_TYPE(double, f64)
     for (int r = 0; r < MR; ++r)                                                        \
       for (int j = 0; j < NR; ++j) c[r * ldc + j] = acc[r][j];                          \
   }
+#ifndef ETRT_GEMM_X86
 ETRT_GEMM_MICRO_PORTABLE(etrt_gemm_micro_portable_f32, float, 4, 16)
+#endif
 ETRT_GEMM_MICRO_PORTABLE(etrt_gemm_micro_portable_f64, double, 4, 8)
 
 #ifdef ETRT_GEMM_X86
-/* 6 x 16 tile: twelve ymm accumulators, fused multiply-add. */
+/* The x86 micro-kernels: MR rows of two vectors each, accumulated in named registers
+ * (arrays of vectors make compilers keep a copy in memory). ROWS(X) expands X once
+ * per row; V is the vector type, and LOAD/STORE/ZERO/BCAST/MADD its operations. */
+#define ETRT_GEMM_X86_DECLARE(r) V acc##r##a, acc##r##b;
+#define ETRT_GEMM_X86_INIT(r)                    \
+  acc##r##a = load ? LOAD(c + (r)*ldc) : ZERO(); \
+  acc##r##b = load ? LOAD(c + (r)*ldc + LANES) : ZERO();
+#define ETRT_GEMM_X86_STEP(r)            \
+  {                                      \
+    V a_ = BCAST(ap + k * MR + (r));     \
+    acc##r##a = MADD(a_, b0, acc##r##a); \
+    acc##r##b = MADD(a_, b1, acc##r##b); \
+  }
+#define ETRT_GEMM_X86_STORE(r)   \
+  STORE(c + (r)*ldc, acc##r##a); \
+  STORE(c + (r)*ldc + LANES, acc##r##b);
+#define ETRT_GEMM_X86_BODY                                                  \
+  ROWS(ETRT_GEMM_X86_DECLARE)                                               \
+  ROWS(ETRT_GEMM_X86_INIT)                                                  \
+  for (int64_t k = 0; k < kc; ++k) {                                        \
+    V b0 = LOAD(bp + k * 2 * LANES), b1 = LOAD(bp + k * 2 * LANES + LANES); \
+    ROWS(ETRT_GEMM_X86_STEP)                                                \
+  }                                                                         \
+  ROWS(ETRT_GEMM_X86_STORE)
+
+/* 6 x 8 with SSE2 (the x86-64 baseline): twelve xmm accumulators, multiply then add. */
+#define V __m128
+#define LANES 4
+#define MR 6
+#define LOAD _mm_loadu_ps
+#define STORE _mm_storeu_ps
+#define ZERO _mm_setzero_ps
+#define BCAST _mm_load1_ps
+#define MADD(a, b, c) _mm_add_ps(_mm_mul_ps(a, b), c)
+#define ROWS(X) X(0) X(1) X(2) X(3) X(4) X(5)
+static void etrt_gemm_micro_sse2(int64_t kc, const float *ap, const float *bp, float *c,
+                                 int64_t ldc, int load) {
+  ETRT_GEMM_X86_BODY
+}
+#undef V
+#undef LANES
+#undef LOAD
+#undef STORE
+#undef ZERO
+#undef BCAST
+#undef MADD
+
+/* 6 x 16 with AVX2: twelve ymm accumulators, fused multiply-add. */
+#define V __m256
+#define LANES 8
+#define LOAD _mm256_loadu_ps
+#define STORE _mm256_storeu_ps
+#define ZERO _mm256_setzero_ps
+#define BCAST _mm256_broadcast_ss
+#define MADD _mm256_fmadd_ps
 __attribute__((target("avx2,fma"))) static void etrt_gemm_micro_avx2(int64_t kc, const float *ap,
                                                                      const float *bp, float *c,
                                                                      int64_t ldc, int load) {
-  __m256 acc[6][2];
-  for (int r = 0; r < 6; ++r)
-    for (int h = 0; h < 2; ++h)
-      acc[r][h] = load ? _mm256_loadu_ps(c + r * ldc + 8 * h) : _mm256_setzero_ps();
-  for (int64_t k = 0; k < kc; ++k) {
-    __m256 b0 = _mm256_loadu_ps(bp + k * 16), b1 = _mm256_loadu_ps(bp + k * 16 + 8);
-    for (int r = 0; r < 6; ++r) {
-      __m256 a = _mm256_broadcast_ss(ap + k * 6 + r);
-      acc[r][0] = _mm256_fmadd_ps(a, b0, acc[r][0]);
-      acc[r][1] = _mm256_fmadd_ps(a, b1, acc[r][1]);
-    }
-  }
-  for (int r = 0; r < 6; ++r)
-    for (int h = 0; h < 2; ++h) _mm256_storeu_ps(c + r * ldc + 8 * h, acc[r][h]);
+  ETRT_GEMM_X86_BODY
 }
+#undef V
+#undef LANES
+#undef MR
+#undef LOAD
+#undef STORE
+#undef ZERO
+#undef BCAST
+#undef MADD
+#undef ROWS
 
-/* 8 x 32 tile: sixteen zmm accumulators, fused multiply-add. */
+/* 8 x 32 with AVX-512: sixteen zmm accumulators, fused multiply-add. */
+#define V __m512
+#define LANES 16
+#define MR 8
+#define LOAD _mm512_loadu_ps
+#define STORE _mm512_storeu_ps
+#define ZERO _mm512_setzero_ps
+#define BCAST(p) _mm512_set1_ps(*(p))
+#define MADD _mm512_fmadd_ps
+#define ROWS(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7)
 __attribute__((target("avx512f"))) static void etrt_gemm_micro_avx512(int64_t kc, const float *ap,
                                                                       const float *bp, float *c,
                                                                       int64_t ldc, int load) {
-  __m512 acc[8][2];
-  for (int r = 0; r < 8; ++r)
-    for (int h = 0; h < 2; ++h)
-      acc[r][h] = load ? _mm512_loadu_ps(c + r * ldc + 16 * h) : _mm512_setzero_ps();
-  for (int64_t k = 0; k < kc; ++k) {
-    __m512 b0 = _mm512_loadu_ps(bp + k * 32), b1 = _mm512_loadu_ps(bp + k * 32 + 16);
-    for (int r = 0; r < 8; ++r) {
-      __m512 a = _mm512_set1_ps(ap[k * 8 + r]);
-      acc[r][0] = _mm512_fmadd_ps(a, b0, acc[r][0]);
-      acc[r][1] = _mm512_fmadd_ps(a, b1, acc[r][1]);
-    }
-  }
-  for (int r = 0; r < 8; ++r)
-    for (int h = 0; h < 2; ++h) _mm512_storeu_ps(c + r * ldc + 16 * h, acc[r][h]);
+  ETRT_GEMM_X86_BODY
 }
+#undef V
+#undef LANES
+#undef MR
+#undef LOAD
+#undef STORE
+#undef ZERO
+#undef BCAST
+#undef MADD
+#undef ROWS
 #endif
 
 static atomic_int etrt_gemm_isa_cap = ETRT_CPU_ISA_AVX512;
@@ -119,9 +176,12 @@ static etrt_gemm_kernel_f32 etrt_gemm_kernel_for_f32(void) {
       return (etrt_gemm_kernel_f32){8, 32, etrt_gemm_micro_avx512};
     case ETRT_CPU_ISA_AVX2:
       return (etrt_gemm_kernel_f32){6, 16, etrt_gemm_micro_avx2};
-#endif
+    default:
+      return (etrt_gemm_kernel_f32){6, 8, etrt_gemm_micro_sse2};
+#else
     default:
       return (etrt_gemm_kernel_f32){4, 16, etrt_gemm_micro_portable_f32};
+#endif
   }
 }
 
@@ -141,7 +201,7 @@ static etrt_gemm_kernel_f64 etrt_gemm_kernel_for_f64(void) {
     T *c;                                                                                       \
     int64_t ldc;                                                                                \
     int accumulate;                                                                             \
-    int64_t col_blocks;                                                                         \
+    int64_t col_blocks, task_rows;                                                              \
   } etrt_gemm_job_##NAME;                                                                       \
                                                                                                 \
   /* C rows [i0, i1) by columns [j0, j1). */                                                    \
@@ -204,8 +264,8 @@ static etrt_gemm_kernel_f64 etrt_gemm_kernel_for_f64(void) {
   static void etrt_gemm_tasks_##NAME(void *ctx, int64_t begin, int64_t end) {                   \
     const etrt_gemm_job_##NAME *g = ctx;                                                        \
     for (int64_t t = begin; t < end; ++t) {                                                     \
-      int64_t i0 = t / g->col_blocks * ETRT_GEMM_MC, j0 = t % g->col_blocks * ETRT_GEMM_NC;     \
-      int64_t i1 = g->m - i0 < ETRT_GEMM_MC ? g->m : i0 + ETRT_GEMM_MC;                         \
+      int64_t i0 = t / g->col_blocks * g->task_rows, j0 = t % g->col_blocks * ETRT_GEMM_NC;     \
+      int64_t i1 = g->m - i0 < g->task_rows ? g->m : i0 + g->task_rows;                         \
       int64_t j1 = g->n - j0 < ETRT_GEMM_NC ? g->n : j0 + ETRT_GEMM_NC;                         \
       etrt_gemm_block_##NAME(g, i0, i1, j0, j1);                                                \
     }                                                                                           \
@@ -234,9 +294,17 @@ static etrt_gemm_kernel_f64 etrt_gemm_kernel_for_f64(void) {
                               c,                                                                \
                               ldc,                                                              \
                               accumulate,                                                       \
-                              (n + ETRT_GEMM_NC - 1) / ETRT_GEMM_NC};                           \
-    int64_t tasks = (m + ETRT_GEMM_MC - 1) / ETRT_GEMM_MC * g.col_blocks;                       \
-    if (tasks == 1 || m * n * k_count < ETRT_GEMM_PARALLEL_MIN)                                 \
+                              (n + ETRT_GEMM_NC - 1) / ETRT_GEMM_NC,                            \
+                              ETRT_GEMM_MC};                                                    \
+    /* A task takes as many row blocks as the split allows: its packed B panel then             \
+     * serves more rows. */                                                                     \
+    int64_t row_blocks = (m + ETRT_GEMM_MC - 1) / ETRT_GEMM_MC;                                 \
+    int64_t width = m * n * k_count < ETRT_GEMM_PARALLEL_MIN ? 1 : etrt_thread_pool_width();    \
+    int64_t row_tasks = width == 1 ? 1 : (4 * width + g.col_blocks - 1) / g.col_blocks;         \
+    if (row_tasks > row_blocks) row_tasks = row_blocks;                                         \
+    g.task_rows = (row_blocks + row_tasks - 1) / row_tasks * ETRT_GEMM_MC;                      \
+    int64_t tasks = (m + g.task_rows - 1) / g.task_rows * g.col_blocks;                         \
+    if (tasks == 1 || width == 1)                                                               \
       etrt_gemm_tasks_##NAME(&g, 0, tasks);                                                     \
     else                                                                                        \
       etrt_parallel_for(tasks, 1, etrt_gemm_tasks_##NAME, &g);                                  \
