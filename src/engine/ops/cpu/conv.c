@@ -83,6 +83,47 @@ static void etrt_conv_pack(const etrt_conv_geometry *g, const float *x, int64_t 
   }
 }
 
+/* The same for two spatial axes, by runs of outputs along one output row: a run
+ * reads one input row, so it is zero padding, then a copy (strided by the column
+ * stride), then padding again, with no per-element index arithmetic. */
+static void etrt_conv_pack_2d(const etrt_conv_geometry *g, const float *x, int64_t kernel_count,
+                              int64_t k0, int64_t kt, int64_t p0, int64_t nt, float *packed) {
+  const int64_t ih_count = g->in[0], iw_count = g->in[1], ow_count = g->out[1];
+  const int64_t kw_count = g->kernel[1], sh = g->stride[0], sw = g->stride[1];
+  for (int64_t k = 0; k < kt; ++k) {
+    int64_t channel = (k0 + k) / kernel_count, tap = (k0 + k) % kernel_count;
+    int64_t kh = tap / kw_count, kw = tap % kw_count;
+    const float *xc = x + channel * ih_count * iw_count;
+    int64_t offset = kw * g->dilation[1] - g->pad_begin[1]; /* iw = ow * sw + offset */
+    float *row = packed + k * nt;
+    for (int64_t j = 0; j < nt;) {
+      int64_t oh = (p0 + j) / ow_count, ow0 = (p0 + j) % ow_count;
+      int64_t run = ow_count - ow0 < nt - j ? ow_count - ow0 : nt - j;
+      int64_t ih = oh * sh - g->pad_begin[0] + kh * g->dilation[0];
+      float *dst = row + j; /* dst[ow - ow0] */
+      if (ih < 0 || ih >= ih_count) {
+        memset(dst, 0, (size_t)run * sizeof(float));
+      } else {
+        const float *xr = xc + ih * iw_count;
+        int64_t end = ow0 + run;
+        int64_t lo = offset >= 0 ? 0 : (-offset + sw - 1) / sw;
+        int64_t hi = iw_count - offset <= 0 ? 0 : (iw_count - offset + sw - 1) / sw;
+        lo = lo < ow0 ? ow0 : lo > end ? end : lo;
+        hi = hi > end ? end : hi < lo ? lo : hi;
+        for (int64_t ow = ow0; ow < lo; ++ow) dst[ow - ow0] = 0.0f;
+        if (sw == 1) {
+          if (hi > lo)
+            memcpy(dst + (lo - ow0), xr + lo + offset, (size_t)(hi - lo) * sizeof(float));
+        } else {
+          for (int64_t ow = lo; ow < hi; ++ow) dst[ow - ow0] = xr[ow * sw + offset];
+        }
+        for (int64_t ow = hi; ow < end; ++ow) dst[ow - ow0] = 0.0f;
+      }
+      j += run;
+    }
+  }
+}
+
 static int etrt_conv_is_pointwise(const etrt_conv_geometry *g) {
   for (int32_t s = 0; s < g->spatial; ++s) {
     if (g->kernel[s] != 1 || g->stride[s] != 1 || g->pad_begin[s] != 0 || g->pad_end[s] != 0)
@@ -145,7 +186,10 @@ static void etrt_conv_tiles(void *ctx, int64_t begin, int64_t end) {
     etrt_conv_tile_origins(c->g, c->g->out, p0, nt, origin);
     for (int64_t k0 = 0; k0 < c->k_total; k0 += ETRT_CONV_TILE_K) {
       int64_t kt = c->k_total - k0 < ETRT_CONV_TILE_K ? c->k_total - k0 : ETRT_CONV_TILE_K;
-      etrt_conv_pack(c->g, xg, d->kernel_count, k0, kt, nt, origin, packed);
+      if (c->g->spatial == 2)
+        etrt_conv_pack_2d(c->g, xg, d->kernel_count, k0, kt, p0, nt, packed);
+      else
+        etrt_conv_pack(c->g, xg, d->kernel_count, k0, kt, nt, origin, packed);
       etrt_cpu_gemm_f32(d->maps_per_group, nt, kt, 1.0f, wg + k0, c->k_total, 1, packed, nt,
                         yg + p0, d->out_count, k0 > 0);
     }
