@@ -4,6 +4,7 @@
 
 #include "engine/ops/cpu/map.h"
 #include "engine/ops/cpu/parallel_map.h"
+#include "engine/ops/cpu/vector_math.h"
 #include "engine/ops/op_check.h"
 #include "engine/ops/unary.h"
 
@@ -92,6 +93,10 @@ static etrt_status etrt_cpu_unary_float(const etrt_unary_state *s, const etrt_te
       ETRT_MAP_FLOATS_TO_BOOL(isinf(v) && (v > 0 ? positive : negative));
       break;
     case ETRT_UNARY_SIGMOID:
+      if (in->dtype == ETRT_DTYPE_FLOAT32) {
+        etrt_cpu_sigmoid_f32(in->data, out->data, n);
+        return ETRT_OK;
+      }
       /* written so that neither branch overflows */
       ETRT_MAP_FLOATS(v >= 0 ? (T)1 / ((T)1 + exp(-v)) : exp(v) / ((T)1 + exp(v)));
       break;

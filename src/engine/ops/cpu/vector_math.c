@@ -1,0 +1,37 @@
+#include "engine/ops/cpu/vector_math.h"
+
+#include <string.h>
+
+/* exp(x) for x <= 0; 0 below -87.33 (where the result leaves the normal range). */
+static inline float etrt_vm_exp_nonpositive(float x) {
+  float xc = x > -87.33f ? x : -87.33f; /* also maps NaN to a finite value */
+  /* n = round(x / ln2) by the float trick: adding 1.5 * 2^23 leaves no fraction bits */
+  float n = (xc * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
+  float r = xc - n * 0.693359375f + n * 2.12194440e-4f;
+  float p = 1.9875691500e-4f;
+  p = p * r + 1.3981999507e-3f;
+  p = p * r + 8.3334519073e-3f;
+  p = p * r + 4.1665795894e-2f;
+  p = p * r + 1.6666665459e-1f;
+  p = p * r + 5.0000001201e-1f;
+  float y = p * r * r + r + 1.0f;
+  int32_t bits = ((int32_t)n + 127) * (1 << 23); /* 2^n, n in [-126, 0] */
+  float scale;
+  memcpy(&scale, &bits, sizeof scale);
+  return x > -87.33f ? y * scale : 0.0f;
+}
+
+#if defined(__x86_64__) && defined(__has_attribute)
+#if __has_attribute(target_clones)
+/* One copy per instruction set, chosen when the program loads (no -march). */
+__attribute__((target_clones("avx512f", "avx2", "default")))
+#endif
+#endif
+void etrt_cpu_sigmoid_f32(const float *x, float *y, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) {
+    float v = x[i];
+    float e = etrt_vm_exp_nonpositive(v < 0 ? v : -v); /* exp(-|v|): never overflows */
+    float s = v >= 0 ? 1.0f / (1.0f + e) : e / (1.0f + e);
+    y[i] = v != v ? v : s;
+  }
+}
