@@ -23,7 +23,7 @@ void omp_set_num_threads(int);
 
 typedef struct shape {
   const char *name;
-  int conv; /* 0: matmul [m, k] x [k, n] */
+  int conv;                                  /* 0: matmul [m, k] x [k, n] */
   int64_t c, h, w, m, k, stride, pad, group; /* conv: NCHW input, M maps, k x k */
   int64_t mm_m, mm_k, mm_n;
 } shape;
@@ -54,17 +54,17 @@ static int cmp_double(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
-#define TIME_MEDIAN(repeats, stmt)                              \
-  ({                                                            \
-    double t_[64];                                              \
-    stmt;                                                       \
-    for (int r_ = 0; r_ < (repeats); ++r_) {                    \
-      double s_ = now_ms();                                     \
-      stmt;                                                     \
-      t_[r_] = now_ms() - s_;                                   \
-    }                                                           \
-    qsort(t_, (size_t)(repeats), sizeof(double), cmp_double);   \
-    t_[(repeats) / 2];                                          \
+#define TIME_MEDIAN(repeats, stmt)                            \
+  ({                                                          \
+    double t_[64];                                            \
+    stmt;                                                     \
+    for (int r_ = 0; r_ < (repeats); ++r_) {                  \
+      double s_ = now_ms();                                   \
+      stmt;                                                   \
+      t_[r_] = now_ms() - s_;                                 \
+    }                                                         \
+    qsort(t_, (size_t)(repeats), sizeof(double), cmp_double); \
+    t_[(repeats) / 2];                                        \
   })
 
 static float *filled(size_t n) {
@@ -185,8 +185,8 @@ static double bench_onednn(const shape *s, int repeats) {
   }
   dnnl_primitive_t prim;
   dnnl_primitive_create(&prim, pd);
-  double t = TIME_MEDIAN(repeats, (dnnl_primitive_execute(prim, stream, nargs, args),
-                                   dnnl_stream_wait(stream)));
+  double t = TIME_MEDIAN(
+      repeats, (dnnl_primitive_execute(prim, stream, nargs, args), dnnl_stream_wait(stream)));
   dnnl_primitive_destroy(prim);
   dnnl_primitive_desc_destroy(pd);
   dnnl_memory_destroy(ms);
@@ -215,8 +215,8 @@ static double bench_xnnpack(const shape *s, int repeats, pthreadpool_t pool) {
     if (xnn_create_convolution2d_nhwc_f32((uint32_t)s->pad, (uint32_t)s->pad, (uint32_t)s->pad,
                                           (uint32_t)s->pad, (uint32_t)s->k, (uint32_t)s->k,
                                           (uint32_t)s->stride, (uint32_t)s->stride, 1, 1,
-                                          (uint32_t)s->group, cg, mg, (size_t)s->c, (size_t)s->m,
-                                          w, b, -INFINITY, INFINITY, 0, &op) == xnn_status_success &&
+                                          (uint32_t)s->group, cg, mg, (size_t)s->c, (size_t)s->m, w,
+                                          b, -INFINITY, INFINITY, 0, &op) == xnn_status_success &&
         xnn_setup_convolution2d_nhwc_f32(op, 1, (size_t)s->h, (size_t)s->w, x, y, pool) ==
             xnn_status_success)
       t = TIME_MEDIAN(repeats, xnn_run_operator(op, pool));
