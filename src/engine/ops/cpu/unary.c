@@ -12,6 +12,18 @@
  * overflowing. */
 #define ETRT_NEGATE(v) (0 - (uint64_t)(v))
 
+/* fmax(0, fmin(1, t)) with the same results (NaN gives 1, as fmin(1, NaN) is 1) but as
+ * comparisons, which vectorise, rather than a libm call per element. */
+static inline float etrt_clamp01_f(float t) {
+  float m = t < 1.0f ? t : 1.0f;
+  return m > 0.0f ? m : 0.0f;
+}
+static inline double etrt_clamp01_d(double t) {
+  double m = t < 1.0 ? t : 1.0;
+  return m > 0.0 ? m : 0.0;
+}
+#define ETRT_CLAMP01(t) _Generic((t), double : etrt_clamp01_d, default : etrt_clamp01_f)(t)
+
 static etrt_status etrt_cpu_unary_float(const etrt_unary_state *s, const etrt_tensor *in,
                                         etrt_tensor *out, int64_t n) {
   const int negative = (s->flags & ETRT_UNARY_DETECT_NEGATIVE) != 0;
@@ -102,11 +114,11 @@ static etrt_status etrt_cpu_unary_float(const etrt_unary_state *s, const etrt_te
       break;
     case ETRT_UNARY_HARD_SIGMOID: {
       const float alpha = s->alpha, beta = s->beta;
-      ETRT_MAP_FLOATS(fmax((T)0, fmin((T)1, (T)alpha * v + (T)beta)));
+      ETRT_MAP_FLOATS(ETRT_CLAMP01((T)alpha * v + (T)beta));
       break;
     }
     case ETRT_UNARY_HARD_SWISH:
-      ETRT_MAP_FLOATS(v * fmax((T)0, fmin((T)1, v * (T)(1.0 / 6.0) + (T)0.5)));
+      ETRT_MAP_FLOATS(v * ETRT_CLAMP01(v * (T)(1.0 / 6.0) + (T)0.5));
       break;
     case ETRT_UNARY_LEAKY_RELU: {
       const float alpha = s->alpha;
