@@ -7,6 +7,8 @@
 #include <string.h>
 
 #include "base/thread_pool.h"
+#include "etrt/method.h"
+#include "etrt/program.h"
 #include "test_util.h"
 
 #define ITEMS 5000
@@ -174,6 +176,35 @@ static void test_grows_and_stops(void) {
   CHECK_EQ_INT(etrt_thread_pool_width(), 1);
 }
 
+/* Programs start the pool at load, with the threads option, and stop it when the
+ * last one is destroyed; a negative count is refused naming the option. */
+static void test_programs_own_the_pool(void) {
+  const char *path = etrt_test_fixture("pte/add.pte");
+  etrt_program *program = NULL;
+  etrt_program_options bad = {.threads = -1};
+  CHECK_FAILS(etrt_program_load_file(path, &bad, &program), ETRT_ERROR_INVALID_ARGUMENT, "threads");
+  CHECK(program == NULL);
+  CHECK_EQ_INT(etrt_thread_pool_width(), 1);
+  etrt_program_options three = {.threads = 3};
+  CHECK_OK(etrt_program_load_file(path, &three, &program));
+  CHECK_EQ_INT(etrt_thread_pool_width(), 3);
+  etrt_method *method = NULL;
+  CHECK_OK(etrt_method_create(program, "forward", &method));
+  float a = 1.5f, b = 2.0f;
+  etrt_tensor_view va = {.data = &a, .dtype = ETRT_DTYPE_FLOAT32, .rank = 1, .sizes = {1}};
+  etrt_tensor_view vb = {.data = &b, .dtype = ETRT_DTYPE_FLOAT32, .rank = 1, .sizes = {1}};
+  CHECK_OK(etrt_method_set_input(method, 0, &va));
+  CHECK_OK(etrt_method_set_input(method, 1, &vb));
+  CHECK_OK(etrt_method_execute(method));
+  etrt_tensor_view out;
+  CHECK_OK(etrt_method_get_output(method, 0, &out));
+  CHECK(*(const float *)out.data == 3.5f);
+  CHECK_EQ_INT(etrt_thread_pool_width(), 3); /* the execute restored this thread's limit */
+  etrt_method_destroy(method);
+  etrt_program_destroy(program);
+  CHECK_EQ_INT(etrt_thread_pool_width(), 1);
+}
+
 int main(void) {
   RUN_TEST(test_ranges_and_grains);
   RUN_TEST(test_limit);
@@ -181,5 +212,6 @@ int main(void) {
   RUN_TEST(test_nested);
   RUN_TEST(test_concurrent_callers);
   RUN_TEST(test_grows_and_stops);
+  RUN_TEST(test_programs_own_the_pool);
   return TEST_EXIT();
 }
