@@ -21,17 +21,40 @@ static inline float etrt_vm_exp_nonpositive(float x) {
   return x > -87.33f ? y * scale : 0.0f;
 }
 
-#if defined(__x86_64__) && defined(__has_attribute)
-#if __has_attribute(target_clones)
-/* One copy per instruction set, chosen when the program loads (no -march). */
-__attribute__((target_clones("avx512f", "avx2", "default")))
-#endif
-#endif
-void etrt_cpu_sigmoid_f32(const float *x, float *y, int64_t n) {
+/* The loop, compiled once per instruction set below. Written without contraction or
+ * reordering, so every copy gives the same bits. */
+static inline void etrt_vm_sigmoid_loop(const float *x, float *y, int64_t n) {
   for (int64_t i = 0; i < n; ++i) {
     float v = x[i];
     float e = etrt_vm_exp_nonpositive(v < 0 ? v : -v); /* exp(-|v|): never overflows */
     float s = v >= 0 ? 1.0f / (1.0f + e) : e / (1.0f + e);
     y[i] = v != v ? v : s;
   }
+}
+
+#if defined(__x86_64__) || defined(__i386__)
+/* Chosen per call with __builtin_cpu_supports rather than target_clones: an ifunc
+ * resolver runs before the sanitizer runtimes are ready. */
+__attribute__((target("avx512f"))) static void etrt_vm_sigmoid_avx512(const float *x, float *y,
+                                                                      int64_t n) {
+  etrt_vm_sigmoid_loop(x, y, n);
+}
+__attribute__((target("avx2"))) static void etrt_vm_sigmoid_avx2(const float *x, float *y,
+                                                                 int64_t n) {
+  etrt_vm_sigmoid_loop(x, y, n);
+}
+#endif
+
+void etrt_cpu_sigmoid_f32(const float *x, float *y, int64_t n) {
+#if defined(__x86_64__) || defined(__i386__)
+  if (__builtin_cpu_supports("avx512f")) {
+    etrt_vm_sigmoid_avx512(x, y, n);
+    return;
+  }
+  if (__builtin_cpu_supports("avx2")) {
+    etrt_vm_sigmoid_avx2(x, y, n);
+    return;
+  }
+#endif
+  etrt_vm_sigmoid_loop(x, y, n);
 }
