@@ -22,7 +22,7 @@ typedef struct etrt_pool_job {
 static struct {
   pthread_mutex_t lock;
   pthread_cond_t work; /* a job was posted, or the pool stops */
-  pthread_cond_t idle; /* a helper left a job */
+  pthread_cond_t idle; /* a helper left a job, or a stop finished */
   pthread_t workers[ETRT_POOL_MAX_WORKERS];
   int worker_count, references, stopping;
   etrt_pool_job *jobs;
@@ -92,6 +92,7 @@ static void etrt_pool_stop(void) {
   etrt_pool.worker_count = 0;
   etrt_pool.stopping = 0;
   atomic_store(&etrt_pool_workers_live, 0);
+  pthread_cond_broadcast(&etrt_pool.idle); /* an acquire waiting for the stop */
 }
 
 etrt_status etrt_thread_pool_acquire(int threads) {
@@ -102,6 +103,9 @@ etrt_status etrt_thread_pool_acquire(int threads) {
   int wanted = threads - 1 < ETRT_POOL_MAX_WORKERS ? threads - 1 : ETRT_POOL_MAX_WORKERS;
   etrt_status status = ETRT_OK;
   pthread_mutex_lock(&etrt_pool.lock);
+  /* A release may be joining the workers with the lock dropped: let it finish, or
+   * this reference would find workers that are about to leave. */
+  while (etrt_pool.stopping) pthread_cond_wait(&etrt_pool.idle, &etrt_pool.lock);
   while (etrt_pool.worker_count < wanted) {
     int rc =
         pthread_create(&etrt_pool.workers[etrt_pool.worker_count], NULL, etrt_pool_worker, NULL);

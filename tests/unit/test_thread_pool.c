@@ -176,6 +176,39 @@ static void test_grows_and_stops(void) {
   CHECK_EQ_INT(etrt_thread_pool_width(), 1);
 }
 
+/* Programs loaded and destroyed on several threads at once: references taken while
+ * another thread stops the workers still get a working pool. */
+static void *churn(void *arg) {
+  long *failures = arg;
+  for (int r = 0; r < 40; ++r) {
+    if (etrt_thread_pool_acquire(2) != ETRT_OK) {
+      ++*failures;
+      continue;
+    }
+    sum_ctx s = {.values = values};
+    etrt_parallel_for(64, 4, sum_block, &s);
+    long total = 0;
+    for (int b = 0; b < 64; ++b) total += s.partial[b];
+    *failures += total != 64L * 1000 * 999 / 2;
+    *failures += etrt_thread_pool_width() < 2;
+    etrt_thread_pool_release();
+  }
+  return NULL;
+}
+
+static void test_acquire_release_races(void) {
+  for (int i = 0; i < 64 * 1000; ++i) values[i] = i % 1000;
+  pthread_t threads[4];
+  long failures[4] = {0};
+  for (int t = 0; t < 4; ++t)
+    CHECK_EQ_INT(pthread_create(&threads[t], NULL, churn, &failures[t]), 0);
+  for (int t = 0; t < 4; ++t) {
+    pthread_join(threads[t], NULL);
+    CHECK_EQ_INT(failures[t], 0);
+  }
+  CHECK_EQ_INT(etrt_thread_pool_width(), 1);
+}
+
 /* Programs start the pool at load, with the threads option, and stop it when the
  * last one is destroyed; a negative count is refused naming the option. */
 static void test_programs_own_the_pool(void) {
@@ -187,9 +220,14 @@ static void test_programs_own_the_pool(void) {
   CHECK_EQ_INT(etrt_thread_pool_width(), 1);
   etrt_program_options three = {.threads = 3};
   CHECK_OK(etrt_program_load_file(path, &three, &program));
+  if (program == NULL) return;
   CHECK_EQ_INT(etrt_thread_pool_width(), 3);
   etrt_method *method = NULL;
   CHECK_OK(etrt_method_create(program, "forward", &method));
+  if (method == NULL) {
+    etrt_program_destroy(program);
+    return;
+  }
   float a = 1.5f, b = 2.0f;
   etrt_tensor_view va = {.data = &a, .dtype = ETRT_DTYPE_FLOAT32, .rank = 1, .sizes = {1}};
   etrt_tensor_view vb = {.data = &b, .dtype = ETRT_DTYPE_FLOAT32, .rank = 1, .sizes = {1}};
@@ -212,6 +250,7 @@ int main(void) {
   RUN_TEST(test_nested);
   RUN_TEST(test_concurrent_callers);
   RUN_TEST(test_grows_and_stops);
+  RUN_TEST(test_acquire_release_races);
   RUN_TEST(test_programs_own_the_pool);
   return TEST_EXIT();
 }

@@ -1,10 +1,11 @@
 /* The blocked matrix multiply of the CPU kernels: MatMul and Gemm, Conv's im2col
  * tiles and ConvTranspose. Row-major operands with explicit strides; A and B may be
  * read transposed through their strides. No allocation: operand panels are packed on
- * the stack. Large products are split over the thread pool (base/thread_pool.h) in
- * blocks of C; each C element is computed the same way whatever the split, so the
- * result does not depend on the number of threads. The float32 micro-kernel is
- * chosen at run time for the processor (AVX-512, AVX2 with FMA, or portable C). */
+ * the stack (about 180 KiB, on the calling thread). Large products
+ * are split over the thread pool (base/thread_pool.h) in blocks of C; each C element is computed
+ * the same way whatever the split, so the result does not depend on the number of threads. The
+ * float32 micro-kernel is chosen at run time for the processor (AVX-512, AVX2 with FMA, or portable
+ * C). */
 #ifndef ETRT_ENGINE_OPS_CPU_GEMM_UTIL_H
 #define ETRT_ENGINE_OPS_CPU_GEMM_UTIL_H
 
