@@ -1,6 +1,6 @@
 /* The vectorised float32 Sigmoid against double precision: within 3e-7 relative
  * where the result is a normal float, within 1.2e-38 absolute below that, and NaN,
- * infinities and signed zeros as the operator specifies. */
+ * infinities and signed zeros as the operator specifies; axpy's exact arithmetic. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,8 +39,26 @@ static void test_sigmoid_special_values(void) {
   etrt_cpu_sigmoid_f32(x, y, 0); /* nothing to do */
 }
 
+/* axpy is a multiply then an add, element by element, whatever the vector width. */
+static void test_axpy(void) {
+  enum { N = 1000 };
+  static float x[N], y[N], want[N];
+  for (int i = 0; i < N; ++i) {
+    x[i] = (float)(i % 37) * 0.37f - 5.0f;
+    y[i] = want[i] = (float)(i % 11) * 1.1f;
+    volatile float product = 0.3f * x[i]; /* rounded before the add */
+    want[i] = want[i] + product;
+  }
+  etrt_cpu_axpy_f32(y, x, 0.3f, N - 3);
+  int bad = 0;
+  for (int i = 0; i < N - 3; ++i) bad += y[i] != want[i];
+  CHECK_EQ_INT(bad, 0);
+  CHECK(y[N - 1] == (float)((N - 1) % 11) * 1.1f); /* past n: untouched */
+}
+
 int main(void) {
   RUN_TEST(test_sigmoid_accuracy);
   RUN_TEST(test_sigmoid_special_values);
+  RUN_TEST(test_axpy);
   return TEST_EXIT();
 }

@@ -162,6 +162,8 @@ static void test_conv_depthwise(void) {
   run_depthwise(6, 2, 11, 10, 3, 2, 1, 1, 2, 1, 2, 0, 1, 1); /* multiplier 2, strides, dilations */
   run_depthwise(4, 1, 12, 9, 5, 2, 2, 1, 1, 2, 2, 2, 2, 0);  /* 5x5 stride 2, no bias */
   run_depthwise(3, 1, 5, 4, 3, 1, 3, 2, 1, 0, 3, 3, 0, 1);   /* pads wider than the input */
+  run_depthwise(5, 1, 9, 11, 3, 1, 1, 2, 3, 2, 3, 1, 2, 1);  /* unit strides, dilated */
+  run_depthwise(4, 3, 7, 6, 5, 1, 1, 1, 1, 0, 4, 2, 0, 0);   /* unit strides, uneven pads */
 }
 
 /* The same convolutions with one thread and with four give the same bits. */

@@ -11,6 +11,7 @@
 
 #include "base/thread_pool.h"
 #include "engine/ops/cpu/gemm_util.h"
+#include "engine/ops/cpu/vector_math.h"
 
 /* Tile sizes: the packed tile is TILE_K x TILE_N floats (64 KiB). */
 #define ETRT_CONV_TILE_N 128
@@ -238,6 +239,78 @@ static void etrt_conv_depthwise_planes(void *ctx, int64_t begin, int64_t end) {
   }
 }
 
+/* Depthwise 2-D with unit strides, planes [begin, end): bands of output rows are
+ * computed in a row pitch that has room for every tap (Wp = out width + the kernel's
+ * reach), from a zero-padded copy of the band's input rows, so each tap is one pass
+ * over the whole band at a constant offset instead of one short pass per row. The
+ * sum runs in order of kernel row, then column, padding included as zeros. */
+#define ETRT_DW_BAND_FLOATS 8192 /* both band buffers together: 32 KiB on the stack */
+
+static int etrt_conv_depthwise_s1_fits(const etrt_conv_geometry *g) {
+  int64_t pitch = g->out[1] + (g->kernel[1] - 1) * g->dilation[1];
+  int64_t reach = (g->kernel[0] - 1) * g->dilation[0];
+  return g->stride[0] == 1 && g->stride[1] == 1 && pitch * (reach + 2) <= ETRT_DW_BAND_FLOATS;
+}
+
+static void etrt_conv_depthwise_s1_planes(void *ctx, int64_t begin, int64_t end) {
+  const etrt_conv_job *c = ctx;
+  const etrt_conv_geometry *g = c->g;
+  const int64_t ih_count = g->in[0], iw_count = g->in[1], oh_count = g->out[0],
+                ow_count = g->out[1], kh_count = g->kernel[0], kw_count = g->kernel[1];
+  const int64_t dh = g->dilation[0], dw = g->dilation[1], pt = g->pad_begin[0],
+                pl = g->pad_begin[1];
+  const int64_t pitch = ow_count + (kw_count - 1) * dw, reach = (kh_count - 1) * dh;
+  int64_t band = ETRT_DW_BAND_FLOATS / pitch - reach; /* rows in + rows out fit */
+  band = band / 2 > 0 ? band / 2 : 1;
+  float xp[ETRT_DW_BAND_FLOATS], yp[ETRT_DW_BAND_FLOATS];
+  for (int64_t plane = begin; plane < end; ++plane) {
+    int64_t n = plane / c->d.maps, map = plane % c->d.maps;
+    const float *xc = c->x + (n * c->d.channels + map / c->d.maps_per_group) * c->d.in_count;
+    const float *wm = c->w + map * c->d.kernel_count;
+    float *ym = c->y + plane * c->d.out_count;
+    for (int64_t oh0 = 0; oh0 < oh_count; oh0 += band) {
+      int64_t rows = oh_count - oh0 < band ? oh_count - oh0 : band;
+      for (int64_t r = 0; r < rows + reach; ++r) { /* padded input rows of the band */
+        float *dst = xp + r * pitch;
+        int64_t ih = oh0 + r - pt;
+        if (ih < 0 || ih >= ih_count) {
+          memset(dst, 0, (size_t)pitch * sizeof(float));
+          continue;
+        }
+        const float *src = xc + ih * iw_count;
+        if (pl >= 0 && pl + iw_count <= pitch) { /* padding, the row, padding */
+          memset(dst, 0, (size_t)pl * sizeof(float));
+          memcpy(dst + pl, src, (size_t)iw_count * sizeof(float));
+          memset(dst + pl + iw_count, 0, (size_t)(pitch - pl - iw_count) * sizeof(float));
+          continue;
+        }
+        for (int64_t col = 0; col < pitch; ++col) {
+          int64_t iw = col - pl;
+          dst[col] = iw >= 0 && iw < iw_count ? src[iw] : 0.0f;
+        }
+      }
+      /* The last (kw_count - 1) * dw columns of the last row would read past the
+       * band; they are outside the output. */
+      int64_t span = rows * pitch - (kw_count - 1) * dw;
+      memset(yp, 0, (size_t)(rows * pitch) * sizeof(float));
+      for (int64_t kh = 0; kh < kh_count; ++kh)
+        for (int64_t kw = 0; kw < kw_count; ++kw) {
+          etrt_cpu_axpy_f32(yp, xp + kh * dh * pitch + kw * dw, wm[kh * kw_count + kw], span);
+        }
+      float b = c->bias != NULL ? c->bias[map] : 0.0f;
+      for (int64_t r = 0; r < rows; ++r) {
+        float *yr = ym + (oh0 + r) * ow_count;
+        const float *src = yp + r * pitch;
+        if (c->bias != NULL) {
+          for (int64_t ow = 0; ow < ow_count; ++ow) yr[ow] = src[ow] + b;
+        } else {
+          memcpy(yr, src, (size_t)ow_count * sizeof(float));
+        }
+      }
+    }
+  }
+}
+
 etrt_status etrt_cpu_conv(const etrt_node *node, const etrt_tensor *inputs, etrt_tensor *outputs) {
   const etrt_conv_params *params = node->state;
   etrt_conv_geometry g;
@@ -255,7 +328,9 @@ etrt_status etrt_cpu_conv(const etrt_node *node, const etrt_tensor *inputs, etrt
     memset(c.y, 0, (size_t)(planes * d->out_count) * sizeof(float));
   if (c.k_total > 0 && d->channels_per_group == 1 && g.spatial == 2) {
     etrt_parallel_for(planes, 1 + 4096 / (d->out_count * d->kernel_count + 1),
-                      etrt_conv_depthwise_planes, &c);
+                      etrt_conv_depthwise_s1_fits(&g) ? etrt_conv_depthwise_s1_planes
+                                                      : etrt_conv_depthwise_planes,
+                      &c);
     return ETRT_OK;
   }
   if (c.k_total > 0 && etrt_conv_is_pointwise(&g)) {

@@ -58,3 +58,33 @@ void etrt_cpu_sigmoid_f32(const float *x, float *y, int64_t n) {
 #endif
   etrt_vm_sigmoid_loop(x, y, n);
 }
+
+static inline void etrt_vm_axpy_loop(float *restrict y, const float *restrict x, float a,
+                                     int64_t n) {
+  for (int64_t i = 0; i < n; ++i) y[i] += a * x[i];
+}
+
+#if defined(__x86_64__) || defined(__i386__)
+__attribute__((target("avx512f"))) static void etrt_vm_axpy_avx512(float *y, const float *x,
+                                                                   float a, int64_t n) {
+  etrt_vm_axpy_loop(y, x, a, n);
+}
+__attribute__((target("avx2"))) static void etrt_vm_axpy_avx2(float *y, const float *x, float a,
+                                                              int64_t n) {
+  etrt_vm_axpy_loop(y, x, a, n);
+}
+#endif
+
+void etrt_cpu_axpy_f32(float *y, const float *x, float a, int64_t n) {
+#if defined(__x86_64__) || defined(__i386__)
+  if (__builtin_cpu_supports("avx512f")) {
+    etrt_vm_axpy_avx512(y, x, a, n);
+    return;
+  }
+  if (__builtin_cpu_supports("avx2")) {
+    etrt_vm_axpy_avx2(y, x, a, n);
+    return;
+  }
+#endif
+  etrt_vm_axpy_loop(y, x, a, n);
+}
