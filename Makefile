@@ -17,6 +17,10 @@
 #   make bench-executorch  etrt against ExecuTorch's portable runtime on the corpus (a table)
 #   make conformance  the ONNX backend test data through build + run (CONFORMANCE_FLAGS=
 #                   "--device cuda:0 --verbose ..."; see build/bin/etrt_conformance --help)
+#   make bench-cpu  real models (torchvision, a BERT-base encoder) through etrt and onnxruntime on
+#                   the CPU, 1 thread and default threads: medians, ratios, peak memory
+#   make bench-cpu-kernels  conv/matmul shapes: etrt's CPU kernels vs oneDNN and XNNPACK (those
+#                   whose Debian -dev packages are installed: make bench-deps)
 # Options: ETRT_CUDA=AUTO|ON|OFF, JOBS=N, FUZZ_SECONDS=N.
 
 ETRT_CUDA ?= AUTO
@@ -33,7 +37,7 @@ BUILD_FUZZ := build-fuzz
 BUILD_TSAN := build-tsan
 CLANG_FORMAT ?= clang-format
 
-.PHONY: venv-executorch test-executorch bench-executorch bench-models bench-build all build run test test-tsan format format-check test-gpu test-gpu-sanitize fuzz fuzz-build fuzz-brief conformance deps clean bench
+.PHONY: venv-executorch test-executorch bench-executorch bench-models bench-cpu bench-cpu-kernels bench-deps bench-build all build run test test-tsan format format-check test-gpu test-gpu-sanitize fuzz fuzz-build fuzz-brief conformance deps clean bench
 
 all: build
 
@@ -192,6 +196,38 @@ test-executorch: venv-executorch build
 bench-executorch: venv-executorch build
 	$(EXECUTORCH_PYTHON) tools/executorch/bench_corpus.py --etrt $(BUILD)/bin/etrt \
 	  --corpus tests/data/executorch --iterations $(BENCH_ITERATIONS)
+
+# bench-cpu needs torch, torchvision, onnx and onnxruntime: BENCH_PYTHON, by default a virtual
+# environment made under build-bench/ with pip. Exported models are cached there too.
+BENCH_DIR := build-bench
+BENCH_VENV_PYTHON := $(BENCH_DIR)/venv/bin/python
+BENCH_PYTHON ?= $(BENCH_VENV_PYTHON)
+BENCH_CPU_ITERATIONS ?= 5
+BENCH_DEBIAN_PACKAGES := time libdnnl-dev libxnnpack-dev libpthreadpool-dev
+
+$(BENCH_VENV_PYTHON):
+	$(PYTHON) -m venv $(BENCH_DIR)/venv
+	$(BENCH_DIR)/venv/bin/pip install -q numpy onnx onnxruntime torch torchvision
+
+bench-cpu: build $(filter $(BENCH_VENV_PYTHON),$(BENCH_PYTHON))
+	$(BENCH_PYTHON) bench/cpu_models.py --etrt $(BUILD)/bin/etrt --cache $(BENCH_DIR) --iterations $(BENCH_CPU_ITERATIONS)
+
+bench-deps:
+	@$(MAKE) deps DEBIAN_PACKAGES="$(BENCH_DEBIAN_PACKAGES)"
+
+# The kernel comparison links a CPU-only library and whichever of oneDNN and XNNPACK is installed.
+BENCH_KERNEL_DEFS := $(if $(wildcard /usr/include/oneapi/dnnl/dnnl.h),-DBENCH_ONEDNN) \
+  $(if $(wildcard /usr/include/xnnpack.h),-DBENCH_XNNPACK)
+BENCH_KERNEL_LIBS := $(if $(wildcard /usr/include/oneapi/dnnl/dnnl.h),-ldnnl -lgomp) \
+  $(if $(wildcard /usr/include/xnnpack.h),-lXNNPACK -lpthreadpool)
+
+bench-cpu-kernels:
+	cmake -S . -B $(BENCH_DIR)/cpu -DCMAKE_BUILD_TYPE=Release -DETRT_CUDA=OFF -DETRT_TESTS=OFF
+	cmake --build $(BENCH_DIR)/cpu -j $(JOBS) --target etrt
+	$(CC) -O2 -std=gnu11 -D_GNU_SOURCE $(BENCH_KERNEL_DEFS) -Isrc -Iinclude bench/cpu_kernels.c \
+	  $(BENCH_DIR)/cpu/libetrt.a $(BENCH_KERNEL_LIBS) -lpthread -lm -o $(BENCH_DIR)/cpu_kernels
+	./$(BENCH_DIR)/cpu_kernels 1
+	./$(BENCH_DIR)/cpu_kernels $(JOBS)
 
 clean:
 	rm -rf $(BUILD) $(BUILD_ASAN) $(BUILD_FUZZ) $(BUILD_TSAN) $(BUILD_PYTHON) $(BUILD_PYTHON)-cuda $(PYTHON_VENV)

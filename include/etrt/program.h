@@ -25,6 +25,11 @@ typedef struct etrt_program_options {
   /* Run every plan on the CPU executor even where a GPU is present (a reference
    * for checking GPU results). */
   int force_cpu;
+  /* The most threads a CPU operator of this program's methods may use, the
+   * executing thread included: 0 (the default) means every core the process may run
+   * on. Methods of every program share one pool of worker threads, started here at
+   * load, so methods executing at once do not multiply the threads. */
+  int threads;
 } etrt_program_options;
 
 /* Loads and verifies a program from a file (mapped, read in place). Every method's

@@ -8,6 +8,7 @@
 
 #include "base/log.h"
 #include "base/status.h"
+#include "base/thread_pool.h"
 #include "device/device_scope.h"
 #include "runtime/backend.h"
 #include "etrt/stream.h"
@@ -769,7 +770,9 @@ static etrt_status etrt_method_run(etrt_method *m, int async, void **event_out) 
 
 etrt_status etrt_method_execute(etrt_method *m) {
   pthread_mutex_lock(&m->mutex);
+  int limit = etrt_thread_pool_limit_set(m->program->threads);
   etrt_status status = etrt_method_run(m, 0, NULL);
+  etrt_thread_pool_limit_set(limit);
   pthread_mutex_unlock(&m->mutex);
   return status;
 }
@@ -780,7 +783,9 @@ etrt_status etrt_method_execute_async(etrt_method *m, void **event) {
                       "etrt_method_execute_async needs an event pointer");
   *event = NULL;
   pthread_mutex_lock(&m->mutex);
+  int limit = etrt_thread_pool_limit_set(m->program->threads);
   etrt_status status = etrt_method_run(m, 1, event);
+  etrt_thread_pool_limit_set(limit);
   pthread_mutex_unlock(&m->mutex);
   return status;
 }

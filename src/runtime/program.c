@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "base/status.h"
+#include "base/thread_pool.h"
 #include "runtime/backend.h"
 #include "runtime/kernels.h"
 
@@ -88,7 +89,10 @@ static etrt_status etrt_program_finish_load(etrt_program *program, const uint8_t
     if (options->data_path != NULL) {
       ETRT_RETURN_IF_ERROR(etrt_program_open_data(program, options->data_path));
     }
+    program->threads = options->threads;
   }
+  ETRT_RETURN_IF_ERROR(etrt_thread_pool_acquire(program->threads));
+  program->holds_pool = 1;
   return ETRT_OK;
 }
 
@@ -129,6 +133,7 @@ etrt_status etrt_program_load_file(const char *path, const etrt_program_options 
 
 void etrt_program_destroy(etrt_program *program) {
   if (program == NULL) return;
+  if (program->holds_pool) etrt_thread_pool_release();
   etrt_program_close_data(program);
   etrt_pte_program_free(program->pte);
   etrt_file_map_close(&program->file);

@@ -14,6 +14,8 @@ struct etrt_program {
   etrt_ptd_file *data;
   int allow_cpu_fallback;
   int force_cpu;
+  int threads;    /* the limit of CPU operators' threads; 0: all the pool has */
+  int holds_pool; /* a reference to the thread pool, released at destroy */
 };
 
 /* The optional .ptd data file of external tensors (program_data.c). */

@@ -2,7 +2,7 @@
 inputs, every contract option on simulated GPUs, the no-GPU message and --allow-cpu,
 bad input (exit status 2, nothing on standard output), --output-dir made when missing,
 programs with device-resident I/O under every --io, --io device on the program's own
-GPU, and times in the unit that fits."""
+GPU, times in the unit that fits, and --threads (the same outputs whatever the count)."""
 import os
 import re
 import subprocess
@@ -171,6 +171,44 @@ def test_duration_units():
         bt.check(float(m.group(1)) > 0, "a fast run is not reported as zero: " + m.group(0))
 
 
+def conv_model():
+    """x[2,8,17,17] -> Conv 3x3 (bias) -> Relu -> depthwise Conv 3x3 -> MatMul -> y: CPU kernels
+    large enough to be split over threads."""
+    rng = np.random.default_rng(7)
+    w1 = rng.standard_normal((32, 8, 3, 3)).astype(np.float32)
+    b1 = rng.standard_normal((32,)).astype(np.float32)
+    w2 = rng.standard_normal((32, 1, 3, 3)).astype(np.float32)
+    w3 = rng.standard_normal((17, 40)).astype(np.float32)
+    nodes = [helper.make_node("Conv", ["x", "W1", "B1"], ["h1"], pads=[1, 1, 1, 1]),
+             helper.make_node("Relu", ["h1"], ["h2"]),
+             helper.make_node("Conv", ["h2", "W2"], ["h3"], group=32, pads=[1, 1, 1, 1], strides=[1, 1]),
+             helper.make_node("MatMul", ["h3", "W3"], ["y"])]
+    graph = helper.make_graph(nodes, "convs", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 8, 17, 17])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 32, 17, 40])],
+                              [numpy_helper.from_array(w1, "W1"), numpy_helper.from_array(b1, "B1"),
+                               numpy_helper.from_array(w2, "W2"), numpy_helper.from_array(w3, "W3")])
+    return bt.save_model(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), "convs.onnx")
+
+
+def test_threads():
+    pte, _ = bt.build(conv_model(), "convs.pte", "--device", "cpu", "--quiet")
+    outputs = {}
+    for threads in ("1", "2", "5"):
+        out = bt.path("threads_" + threads)
+        os.makedirs(out, exist_ok=True)
+        r = run(["run", pte, "--random-inputs", "4", "--threads", threads, "--output-dir", out])
+        bt.check(r.returncode == 0, "--threads %s runs: %s" % (threads, r.stderr))
+        if r.returncode == 0:
+            outputs[threads] = np.load(os.path.join(out, "output_0.npy"))
+    bt.check(len(outputs) == 3 and all(np.array_equal(outputs["1"], o) for o in outputs.values()),
+             "the same outputs with 1, 2 and 5 threads")
+    for bad in ("0", "-2", "many"):
+        r = run(["run", pte, "--random-inputs", "4", "--threads", bad])
+        bt.check(r.returncode == 2 and "--threads takes a count" in r.stderr, "--threads %s refused: %s" % (bad, r.stderr))
+    r = run(["run", "--help"])
+    bt.check("--threads N" in r.stdout, "--threads in the help")
+
+
 if __name__ == "__main__":
     test_fixtures()
     test_bad_input()
@@ -178,4 +216,5 @@ if __name__ == "__main__":
     test_output_dir()
     test_device_io_programs()
     test_duration_units()
+    test_threads()
     bt.finish("test_run_cli")

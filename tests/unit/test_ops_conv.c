@@ -1,6 +1,10 @@
 /* Conv and ConvTranspose on the CPU executor against direct loops written here
  * (1-D, 2-D and 3-D, groups, strides, dilations, explicit and automatic pads, bias,
- * output_padding, output_shape), and their refusals. */
+ * output_padding, output_shape), depthwise convolutions (their own kernel), the same
+ * bits with one thread and with several, and their refusals. */
+#include <string.h>
+
+#include "base/thread_pool.h"
 #include "op_harness.h"
 
 static void fill(float *v, int64_t n, uint32_t seed) {
@@ -127,6 +131,70 @@ static void test_conv_pointwise_and_deep(void) {
                   (void *[]){g_y}, NULL));
   ref_conv_forward(&h, g_x, g_w, NULL, g_want);
   OH_CHECK_FLOATS(g_y, g_want, 300, 1e-4);
+}
+
+/* Depthwise: one input channel per group, depth multiplier `mult`. */
+static void run_depthwise(int c, int mult, int h, int w, int k, int sh, int sw, int dh, int dw,
+                          int pt, int pl, int pb, int pr, int bias) {
+  ref_conv g = {2,         c,           c * mult,    c,           {1, h, w},
+                {1, k, k}, {1, sh, sw}, {1, dh, dw}, {0, pt, pl}, {1, 1, 1}};
+  g.out[0] = 1;
+  g.out[1] = (h + pt + pb - ((k - 1) * dh + 1)) / sh + 1;
+  g.out[2] = (w + pl + pr - ((k - 1) * dw + 1)) / sw + 1;
+  fill(g_x, 2 * c * h * w, 11);
+  fill(g_w, c * mult * k * k, 12);
+  fill(g_b, c * mult, 13);
+  oh_value in[3] = {{ETRT_DTYPE_FLOAT32, 4, {2, c, h, w}, g_x, OH_INPUT},
+                    {ETRT_DTYPE_FLOAT32, 4, {c * mult, 1, k, k}, g_w, OH_CONSTANT},
+                    {ETRT_DTYPE_FLOAT32, 1, {c * mult}, g_b, OH_CONSTANT}};
+  etrt_attribute attrs[] = {OH_INT("group", c), OH_INTS("strides", 2, sh, sw),
+                            OH_INTS("dilations", 2, dh, dw), OH_INTS("pads", 4, pt, pl, pb, pr)};
+  oh_output info[1];
+  CHECK_OK(oh_run("Conv", bias ? 3 : 2, in, 4, attrs, 1, (void *[]){g_y}, info));
+  CHECK_EQ_INT(info[0].dims[2], g.out[1]);
+  CHECK_EQ_INT(info[0].dims[3], g.out[2]);
+  ref_conv_forward(&g, g_x, g_w, bias ? g_b : NULL, g_want);
+  OH_CHECK_FLOATS(g_y, g_want, 2 * c * mult * g.out[1] * g.out[2], 1e-5);
+}
+
+static void test_conv_depthwise(void) {
+  run_depthwise(6, 1, 11, 10, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1); /* MobileNet's 3x3 */
+  run_depthwise(6, 2, 11, 10, 3, 2, 1, 1, 2, 1, 2, 0, 1, 1); /* multiplier 2, strides, dilations */
+  run_depthwise(4, 1, 12, 9, 5, 2, 2, 1, 1, 2, 2, 2, 2, 0);  /* 5x5 stride 2, no bias */
+  run_depthwise(3, 1, 5, 4, 3, 1, 3, 2, 1, 0, 3, 3, 0, 1);   /* pads wider than the input */
+  run_depthwise(5, 1, 9, 11, 3, 1, 1, 2, 3, 2, 3, 1, 2, 1);  /* unit strides, dilated */
+  run_depthwise(4, 3, 7, 6, 5, 1, 1, 1, 1, 0, 4, 2, 0, 0);   /* unit strides, uneven pads */
+}
+
+/* The same convolutions with one thread and with four give the same bits. */
+static void test_conv_threads(void) {
+  static float one[32 * 24 * 24], four[32 * 24 * 24];
+  static float x[2 * 16 * 24 * 24], w[32 * 16 * 9];
+  fill(x, 2 * 16 * 24 * 24, 21);
+  fill(w, 32 * 16 * 9, 22);
+  fill(g_b, 32, 23);
+  CHECK_OK(etrt_thread_pool_acquire(4));
+  const struct {
+    int64_t maps, channels_per_group, k, group;
+  } cases[] = {{32, 16, 3, 1}, {16, 1, 3, 16}, {32, 16, 1, 1}, {32, 4, 3, 4}};
+  for (size_t c = 0; c < sizeof cases / sizeof *cases; ++c) {
+    oh_value in[3] = {{ETRT_DTYPE_FLOAT32, 4, {1, 16, 24, 24}, x, OH_INPUT},
+                      {ETRT_DTYPE_FLOAT32,
+                       4,
+                       {cases[c].maps, cases[c].channels_per_group, cases[c].k, cases[c].k},
+                       w,
+                       OH_CONSTANT},
+                      {ETRT_DTYPE_FLOAT32, 1, {cases[c].maps}, g_b, OH_CONSTANT}};
+    etrt_attribute attrs[] = {OH_INT("group", cases[c].group)};
+    int64_t count = cases[c].maps * (24 - cases[c].k + 1) * (24 - cases[c].k + 1);
+    etrt_thread_pool_limit_set(1);
+    CHECK_OK(oh_run("Conv", 3, in, 1, attrs, 1, (void *[]){one}, NULL));
+    etrt_thread_pool_limit_set(4);
+    CHECK_OK(oh_run("Conv", 3, in, 1, attrs, 1, (void *[]){four}, NULL));
+    CHECK(memcmp(one, four, (size_t)count * sizeof(float)) == 0);
+  }
+  etrt_thread_pool_limit_set(0);
+  etrt_thread_pool_release();
 }
 
 static void test_conv_auto_pad(void) {
@@ -296,6 +364,8 @@ static void test_conv_refusals(void) {
 int main(void) {
   RUN_TEST(test_conv_2d_groups_strides_dilations);
   RUN_TEST(test_conv_pointwise_and_deep);
+  RUN_TEST(test_conv_depthwise);
+  RUN_TEST(test_conv_threads);
   RUN_TEST(test_conv_auto_pad);
   RUN_TEST(test_conv_1d_3d);
   RUN_TEST(test_conv_transpose);

@@ -41,6 +41,7 @@ typedef struct etrt_run_options {
   int async;
   int check_cpu;
   int allow_cpu;
+  int threads;
 } etrt_run_options;
 
 static void etrt_run_usage(FILE *out) {
@@ -67,7 +68,9 @@ static void etrt_run_usage(FILE *out) {
       "  --async               execute_async, then wait on the completion event (needs --io "
       "device)\n"
       "  --check-cpu           also run on the CPU executor and report the largest difference\n"
-      "  --allow-cpu           with no GPU, run plans built for one on the CPU\n\n"
+      "  --allow-cpu           with no GPU, run plans built for one on the CPU\n"
+      "  --threads N           the most threads a CPU operator may use (default: every core\n"
+      "                        the process may run on)\n\n"
       "Exit status: 0 success, 1 failure while running, 2 bad usage or bad input.\n");
 }
 
@@ -150,6 +153,15 @@ static int etrt_run_parse(int argc, char **argv, etrt_run_options *o) {
       o->async = 1;
     } else if (strcmp(a, "--check-cpu") == 0) {
       o->check_cpu = 1;
+    } else if (strcmp(a, "--threads") == 0) {
+      ETRT_NEED_VALUE();
+      char *end;
+      long threads = strtol(next, &end, 10);
+      if (*end != '\0' || threads < 1 || threads > 1024) {
+        fprintf(stderr, "etrt run: --threads takes a count from 1 to 1024, not '%s'\n", next);
+        return 2;
+      }
+      o->threads = (int)threads;
     } else if (strcmp(a, "--allow-cpu") == 0) {
       o->allow_cpu = 1;
     } else if (a[0] == '-') {
@@ -447,8 +459,10 @@ static int etrt_run_check_method(const etrt_program *program, const char *name) 
 
 static int etrt_run_load(etrt_run_state *st, int force_cpu, etrt_program **program,
                          etrt_method **method) {
-  etrt_program_options options = {
-      .data_path = st->o.data, .allow_cpu_fallback = st->o.allow_cpu, .force_cpu = force_cpu};
+  etrt_program_options options = {.data_path = st->o.data,
+                                  .allow_cpu_fallback = st->o.allow_cpu,
+                                  .force_cpu = force_cpu,
+                                  .threads = st->o.threads};
   etrt_status s = etrt_program_load_file(st->o.path, &options, program);
   if (s != ETRT_OK) return etrt_run_fail("cannot load the program", s);
   if (etrt_run_check_method(*program, st->o.method)) return 2;

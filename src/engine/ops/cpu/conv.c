@@ -1,15 +1,20 @@
 /* CPU kernels of Conv and ConvTranspose (float32). Conv packs tiles of the im2col
- * matrix on the stack and multiplies them with the blocked GEMM; ConvTranspose
- * multiplies tiles of W^T * X and scatters them into the output (col2im). Neither
- * allocates. */
+ * matrix on the stack and multiplies them with the blocked GEMM; depthwise 2-D
+ * convolutions (one input channel per group) run a direct kernel per plane instead;
+ * ConvTranspose multiplies tiles of W^T * X and scatters them into the output
+ * (col2im). None allocates. Work is split over the thread pool by output tiles or
+ * planes (or, when there are too few, inside the GEMM); each output element is
+ * computed the same way whatever the split. */
 #include "engine/ops/conv.h"
 
 #include <string.h>
 
+#include "base/thread_pool.h"
 #include "engine/ops/cpu/gemm_util.h"
+#include "engine/ops/cpu/vector_math.h"
 
-/* Tile sizes: the packed tile is TILE_K x TILE_N floats (32 KiB). */
-#define ETRT_CONV_TILE_N 64
+/* Tile sizes: the packed tile is TILE_K x TILE_N floats (64 KiB). */
+#define ETRT_CONV_TILE_N 128
 #define ETRT_CONV_TILE_K 128
 
 typedef struct etrt_conv_dims {
@@ -79,6 +84,47 @@ static void etrt_conv_pack(const etrt_conv_geometry *g, const float *x, int64_t 
   }
 }
 
+/* The same for two spatial axes, by runs of outputs along one output row: a run
+ * reads one input row, so it is zero padding, then a copy (strided by the column
+ * stride), then padding again, with no per-element index arithmetic. */
+static void etrt_conv_pack_2d(const etrt_conv_geometry *g, const float *x, int64_t kernel_count,
+                              int64_t k0, int64_t kt, int64_t p0, int64_t nt, float *packed) {
+  const int64_t ih_count = g->in[0], iw_count = g->in[1], ow_count = g->out[1];
+  const int64_t kw_count = g->kernel[1], sh = g->stride[0], sw = g->stride[1];
+  for (int64_t k = 0; k < kt; ++k) {
+    int64_t channel = (k0 + k) / kernel_count, tap = (k0 + k) % kernel_count;
+    int64_t kh = tap / kw_count, kw = tap % kw_count;
+    const float *xc = x + channel * ih_count * iw_count;
+    int64_t offset = kw * g->dilation[1] - g->pad_begin[1]; /* iw = ow * sw + offset */
+    float *row = packed + k * nt;
+    for (int64_t j = 0; j < nt;) {
+      int64_t oh = (p0 + j) / ow_count, ow0 = (p0 + j) % ow_count;
+      int64_t run = ow_count - ow0 < nt - j ? ow_count - ow0 : nt - j;
+      int64_t ih = oh * sh - g->pad_begin[0] + kh * g->dilation[0];
+      float *dst = row + j; /* dst[ow - ow0] */
+      if (ih < 0 || ih >= ih_count) {
+        memset(dst, 0, (size_t)run * sizeof(float));
+      } else {
+        const float *xr = xc + ih * iw_count;
+        int64_t end = ow0 + run;
+        int64_t lo = offset >= 0 ? 0 : (-offset + sw - 1) / sw;
+        int64_t hi = iw_count - offset <= 0 ? 0 : (iw_count - offset + sw - 1) / sw;
+        lo = lo < ow0 ? ow0 : lo > end ? end : lo;
+        hi = hi > end ? end : hi < lo ? lo : hi;
+        for (int64_t ow = ow0; ow < lo; ++ow) dst[ow - ow0] = 0.0f;
+        if (sw == 1) {
+          if (hi > lo)
+            memcpy(dst + (lo - ow0), xr + lo + offset, (size_t)(hi - lo) * sizeof(float));
+        } else {
+          for (int64_t ow = lo; ow < hi; ++ow) dst[ow - ow0] = xr[ow * sw + offset];
+        }
+        for (int64_t ow = hi; ow < end; ++ow) dst[ow - ow0] = 0.0f;
+      }
+      j += run;
+    }
+  }
+}
+
 static int etrt_conv_is_pointwise(const etrt_conv_geometry *g) {
   for (int32_t s = 0; s < g->spatial; ++s) {
     if (g->kernel[s] != 1 || g->stride[s] != 1 || g->pad_begin[s] != 0 || g->pad_end[s] != 0)
@@ -87,15 +133,28 @@ static int etrt_conv_is_pointwise(const etrt_conv_geometry *g) {
   return 1;
 }
 
-static void etrt_conv_add_bias(const etrt_tensor *bias, const etrt_conv_dims *d, float *y) {
-  if (bias == NULL) return;
-  const float *b = bias->data;
-  for (int64_t n = 0; n < d->batch; ++n) {
-    for (int64_t m = 0; m < d->maps; ++m) {
-      float *ym = y + (n * d->maps + m) * d->out_count;
-      for (int64_t p = 0; p < d->out_count; ++p) ym[p] += b[m];
-    }
+typedef struct etrt_conv_job {
+  const etrt_conv_geometry *g;
+  etrt_conv_dims d;
+  const float *x, *w, *bias;
+  float *y;
+  int64_t k_total, tiles; /* tiles: output tiles per (batch, group) */
+} etrt_conv_job;
+
+/* Adds the bias to planes [begin, end) of the output (plane: batch * maps + map). */
+static void etrt_conv_bias_planes(void *ctx, int64_t begin, int64_t end) {
+  const etrt_conv_job *c = ctx;
+  for (int64_t plane = begin; plane < end; ++plane) {
+    float b = c->bias[plane % c->d.maps];
+    float *yp = c->y + plane * c->d.out_count;
+    for (int64_t p = 0; p < c->d.out_count; ++p) yp[p] += b;
   }
+}
+
+static void etrt_conv_add_bias(etrt_conv_job *c) {
+  if (c->bias == NULL) return;
+  int64_t planes = c->d.batch * c->d.maps;
+  etrt_parallel_for(planes, 1 + 16384 / (c->d.out_count + 1), etrt_conv_bias_planes, c);
 }
 
 static etrt_conv_dims etrt_conv_dims_of(const etrt_conv_geometry *g, const etrt_tensor *x,
@@ -112,42 +171,188 @@ static etrt_conv_dims etrt_conv_dims_of(const etrt_conv_geometry *g, const etrt_
   return d;
 }
 
-etrt_status etrt_cpu_conv(const etrt_node *node, const etrt_tensor *inputs, etrt_tensor *outputs) {
-  const etrt_conv_params *params = node->state;
-  etrt_conv_geometry g;
-  ETRT_RETURN_IF_ERROR(etrt_conv_geometry_conv(node, params, &inputs[0], &inputs[1], &g));
-  etrt_conv_dims d = etrt_conv_dims_of(&g, &inputs[0], inputs[1].dims[0], params->group);
-  const float *x = inputs[0].data, *w = inputs[1].data;
-  float *y = outputs[0].data;
-  int64_t k_total = d.channels_per_group * d.kernel_count;
-  int pointwise = etrt_conv_is_pointwise(&g);
-  if (k_total == 0 && d.batch * d.maps * d.out_count > 0) /* no input channels: bias only */
-    memset(y, 0, (size_t)(d.batch * d.maps * d.out_count) * sizeof(float));
+/* Tasks [begin, end): task = ((batch * group) + grp) * tiles + tile. */
+static void etrt_conv_tiles(void *ctx, int64_t begin, int64_t end) {
+  const etrt_conv_job *c = ctx;
+  const etrt_conv_dims *d = &c->d;
   float packed[ETRT_CONV_TILE_K * ETRT_CONV_TILE_N];
   int64_t origin[ETRT_CONV_MAX_SPATIAL][ETRT_CONV_TILE_N];
-  for (int64_t n = 0; n < d.batch; ++n) {
-    for (int64_t grp = 0; grp < d.group; ++grp) {
-      const float *xg = x + (n * d.channels + grp * d.channels_per_group) * d.in_count;
-      const float *wg = w + grp * d.maps_per_group * k_total;
-      float *yg = y + (n * d.maps + grp * d.maps_per_group) * d.out_count;
-      if (pointwise) {
-        etrt_cpu_gemm_f32(d.maps_per_group, d.out_count, k_total, 1.0f, wg, k_total, 1, xg,
-                          d.in_count, yg, d.out_count, 0);
-        continue;
+  for (int64_t t = begin; t < end; ++t) {
+    int64_t tile = t % c->tiles, grp = t / c->tiles % d->group, n = t / c->tiles / d->group;
+    const float *xg = c->x + (n * d->channels + grp * d->channels_per_group) * d->in_count;
+    const float *wg = c->w + grp * d->maps_per_group * c->k_total;
+    float *yg = c->y + (n * d->maps + grp * d->maps_per_group) * d->out_count;
+    int64_t p0 = tile * ETRT_CONV_TILE_N;
+    int64_t nt = d->out_count - p0 < ETRT_CONV_TILE_N ? d->out_count - p0 : ETRT_CONV_TILE_N;
+    etrt_conv_tile_origins(c->g, c->g->out, p0, nt, origin);
+    for (int64_t k0 = 0; k0 < c->k_total; k0 += ETRT_CONV_TILE_K) {
+      int64_t kt = c->k_total - k0 < ETRT_CONV_TILE_K ? c->k_total - k0 : ETRT_CONV_TILE_K;
+      if (c->g->spatial == 2)
+        etrt_conv_pack_2d(c->g, xg, d->kernel_count, k0, kt, p0, nt, packed);
+      else
+        etrt_conv_pack(c->g, xg, d->kernel_count, k0, kt, nt, origin, packed);
+      etrt_cpu_gemm_f32(d->maps_per_group, nt, kt, 1.0f, wg + k0, c->k_total, 1, packed, nt,
+                        yg + p0, d->out_count, k0 > 0);
+    }
+  }
+}
+
+/* Depthwise 2-D planes [begin, end) (plane: batch * maps + map), bias included: a
+ * direct sum over the window in order of kernel row, then column, each kernel tap
+ * applied to a run of outputs whose window lies inside the input. */
+static void etrt_conv_depthwise_planes(void *ctx, int64_t begin, int64_t end) {
+  const etrt_conv_job *c = ctx;
+  const etrt_conv_geometry *g = c->g;
+  const int64_t ih_count = g->in[0], iw_count = g->in[1], oh_count = g->out[0],
+                ow_count = g->out[1], kh_count = g->kernel[0], kw_count = g->kernel[1];
+  const int64_t sh = g->stride[0], sw = g->stride[1];
+  for (int64_t plane = begin; plane < end; ++plane) {
+    int64_t n = plane / c->d.maps, map = plane % c->d.maps;
+    const float *xc = c->x + (n * c->d.channels + map / c->d.maps_per_group) * c->d.in_count;
+    const float *wm = c->w + map * c->d.kernel_count;
+    float *ym = c->y + plane * c->d.out_count;
+    for (int64_t oh = 0; oh < oh_count; ++oh) {
+      float *restrict yr = ym + oh * ow_count;
+      for (int64_t ow = 0; ow < ow_count; ++ow) yr[ow] = 0.0f;
+      for (int64_t kh = 0; kh < kh_count; ++kh) {
+        int64_t ih = oh * sh - g->pad_begin[0] + kh * g->dilation[0];
+        if (ih < 0 || ih >= ih_count) continue;
+        const float *restrict xr = xc + ih * iw_count;
+        for (int64_t kw = 0; kw < kw_count; ++kw) {
+          float wv = wm[kh * kw_count + kw];
+          int64_t offset = kw * g->dilation[1] - g->pad_begin[1]; /* iw = ow * sw + offset */
+          int64_t lo = offset >= 0 ? 0 : (-offset + sw - 1) / sw;
+          int64_t hi = iw_count - offset <= 0 ? 0 : (iw_count - offset + sw - 1) / sw;
+          if (hi > ow_count) hi = ow_count;
+          if (sw == 1) {
+            for (int64_t ow = lo; ow < hi; ++ow) yr[ow] += wv * xr[ow + offset];
+          } else {
+            for (int64_t ow = lo; ow < hi; ++ow) yr[ow] += wv * xr[ow * sw + offset];
+          }
+        }
       }
-      for (int64_t p0 = 0; p0 < d.out_count; p0 += ETRT_CONV_TILE_N) {
-        int64_t nt = d.out_count - p0 < ETRT_CONV_TILE_N ? d.out_count - p0 : ETRT_CONV_TILE_N;
-        etrt_conv_tile_origins(&g, g.out, p0, nt, origin);
-        for (int64_t k0 = 0; k0 < k_total; k0 += ETRT_CONV_TILE_K) {
-          int64_t kt = k_total - k0 < ETRT_CONV_TILE_K ? k_total - k0 : ETRT_CONV_TILE_K;
-          etrt_conv_pack(&g, xg, d.kernel_count, k0, kt, nt, origin, packed);
-          etrt_cpu_gemm_f32(d.maps_per_group, nt, kt, 1.0f, wg + k0, k_total, 1, packed, nt,
-                            yg + p0, d.out_count, k0 > 0);
+      if (c->bias != NULL) {
+        float b = c->bias[map];
+        for (int64_t ow = 0; ow < ow_count; ++ow) yr[ow] += b;
+      }
+    }
+  }
+}
+
+/* Depthwise 2-D with unit strides, planes [begin, end): bands of output rows are
+ * computed in a row pitch that has room for every tap (Wp = out width + the kernel's
+ * reach), from a zero-padded copy of the band's input rows, so each tap is one pass
+ * over the whole band at a constant offset instead of one short pass per row. The
+ * sum runs in order of kernel row, then column, padding included as zeros. */
+#define ETRT_DW_BAND_FLOATS 8192 /* both band buffers together: 32 KiB on the stack */
+
+static int etrt_conv_depthwise_s1_fits(const etrt_conv_geometry *g) {
+  int64_t pitch = g->out[1] + (g->kernel[1] - 1) * g->dilation[1];
+  int64_t reach = (g->kernel[0] - 1) * g->dilation[0];
+  return g->stride[0] == 1 && g->stride[1] == 1 && pitch * (reach + 2) <= ETRT_DW_BAND_FLOATS;
+}
+
+static void etrt_conv_depthwise_s1_planes(void *ctx, int64_t begin, int64_t end) {
+  const etrt_conv_job *c = ctx;
+  const etrt_conv_geometry *g = c->g;
+  const int64_t ih_count = g->in[0], iw_count = g->in[1], oh_count = g->out[0],
+                ow_count = g->out[1], kh_count = g->kernel[0], kw_count = g->kernel[1];
+  const int64_t dh = g->dilation[0], dw = g->dilation[1], pt = g->pad_begin[0],
+                pl = g->pad_begin[1];
+  const int64_t pitch = ow_count + (kw_count - 1) * dw, reach = (kh_count - 1) * dh;
+  int64_t band = ETRT_DW_BAND_FLOATS / pitch - reach; /* rows in + rows out fit */
+  band = band / 2 > 0 ? band / 2 : 1;
+  float xp[ETRT_DW_BAND_FLOATS], yp[ETRT_DW_BAND_FLOATS];
+  for (int64_t plane = begin; plane < end; ++plane) {
+    int64_t n = plane / c->d.maps, map = plane % c->d.maps;
+    const float *xc = c->x + (n * c->d.channels + map / c->d.maps_per_group) * c->d.in_count;
+    const float *wm = c->w + map * c->d.kernel_count;
+    float *ym = c->y + plane * c->d.out_count;
+    for (int64_t oh0 = 0; oh0 < oh_count; oh0 += band) {
+      int64_t rows = oh_count - oh0 < band ? oh_count - oh0 : band;
+      for (int64_t r = 0; r < rows + reach; ++r) { /* padded input rows of the band */
+        float *dst = xp + r * pitch;
+        int64_t ih = oh0 + r - pt;
+        if (ih < 0 || ih >= ih_count) {
+          memset(dst, 0, (size_t)pitch * sizeof(float));
+          continue;
+        }
+        const float *src = xc + ih * iw_count;
+        if (pl >= 0 && pl + iw_count <= pitch) { /* padding, the row, padding */
+          memset(dst, 0, (size_t)pl * sizeof(float));
+          memcpy(dst + pl, src, (size_t)iw_count * sizeof(float));
+          memset(dst + pl + iw_count, 0, (size_t)(pitch - pl - iw_count) * sizeof(float));
+          continue;
+        }
+        for (int64_t col = 0; col < pitch; ++col) {
+          int64_t iw = col - pl;
+          dst[col] = iw >= 0 && iw < iw_count ? src[iw] : 0.0f;
+        }
+      }
+      /* The last (kw_count - 1) * dw columns of the last row would read past the
+       * band; they are outside the output. */
+      int64_t span = rows * pitch - (kw_count - 1) * dw;
+      memset(yp, 0, (size_t)(rows * pitch) * sizeof(float));
+      for (int64_t kh = 0; kh < kh_count; ++kh)
+        for (int64_t kw = 0; kw < kw_count; ++kw) {
+          etrt_cpu_axpy_f32(yp, xp + kh * dh * pitch + kw * dw, wm[kh * kw_count + kw], span);
+        }
+      float b = c->bias != NULL ? c->bias[map] : 0.0f;
+      for (int64_t r = 0; r < rows; ++r) {
+        float *yr = ym + (oh0 + r) * ow_count;
+        const float *src = yp + r * pitch;
+        if (c->bias != NULL) {
+          for (int64_t ow = 0; ow < ow_count; ++ow) yr[ow] = src[ow] + b;
+        } else {
+          memcpy(yr, src, (size_t)ow_count * sizeof(float));
         }
       }
     }
   }
-  etrt_conv_add_bias(node->num_inputs > 2 && inputs[2].rank >= 0 ? &inputs[2] : NULL, &d, y);
+}
+
+etrt_status etrt_cpu_conv(const etrt_node *node, const etrt_tensor *inputs, etrt_tensor *outputs) {
+  const etrt_conv_params *params = node->state;
+  etrt_conv_geometry g;
+  ETRT_RETURN_IF_ERROR(etrt_conv_geometry_conv(node, params, &inputs[0], &inputs[1], &g));
+  etrt_conv_job c = {.g = &g,
+                     .d = etrt_conv_dims_of(&g, &inputs[0], inputs[1].dims[0], params->group),
+                     .x = inputs[0].data,
+                     .w = inputs[1].data,
+                     .bias = node->num_inputs > 2 && inputs[2].rank >= 0 ? inputs[2].data : NULL,
+                     .y = outputs[0].data};
+  const etrt_conv_dims *d = &c.d;
+  c.k_total = d->channels_per_group * d->kernel_count;
+  int64_t planes = d->batch * d->maps;
+  if (c.k_total == 0 && planes * d->out_count > 0) /* no input channels: bias only */
+    memset(c.y, 0, (size_t)(planes * d->out_count) * sizeof(float));
+  if (c.k_total > 0 && d->channels_per_group == 1 && g.spatial == 2) {
+    etrt_parallel_for(planes, 1 + 4096 / (d->out_count * d->kernel_count + 1),
+                      etrt_conv_depthwise_s1_fits(&g) ? etrt_conv_depthwise_s1_planes
+                                                      : etrt_conv_depthwise_planes,
+                      &c);
+    return ETRT_OK;
+  }
+  if (c.k_total > 0 && etrt_conv_is_pointwise(&g)) {
+    for (int64_t n = 0; n < d->batch; ++n) {
+      for (int64_t grp = 0; grp < d->group; ++grp) {
+        etrt_cpu_gemm_f32(d->maps_per_group, d->out_count, c.k_total, 1.0f,
+                          c.w + grp * d->maps_per_group * c.k_total, c.k_total, 1,
+                          c.x + (n * d->channels + grp * d->channels_per_group) * d->in_count,
+                          d->in_count, c.y + (n * d->maps + grp * d->maps_per_group) * d->out_count,
+                          d->out_count, 0);
+      }
+    }
+  } else if (c.k_total > 0) {
+    c.tiles = (d->out_count + ETRT_CONV_TILE_N - 1) / ETRT_CONV_TILE_N;
+    int64_t tasks = d->batch * d->group * c.tiles;
+    /* Too few tiles to keep every thread busy: let the GEMM split each one instead. */
+    if (tasks >= 2 * (int64_t)etrt_thread_pool_width())
+      etrt_parallel_for(tasks, 1, etrt_conv_tiles, &c);
+    else
+      etrt_conv_tiles(&c, 0, tasks);
+  }
+  etrt_conv_add_bias(&c);
   return ETRT_OK;
 }
 
@@ -200,7 +405,9 @@ etrt_status etrt_cpu_conv_transpose(const etrt_node *node, const etrt_tensor *in
       }
     }
   }
-  etrt_conv_add_bias(node->num_inputs > 2 && inputs[2].rank >= 0 ? &inputs[2] : NULL, &d, y);
+  etrt_conv_job c = {
+      .d = d, .bias = node->num_inputs > 2 && inputs[2].rank >= 0 ? inputs[2].data : NULL, .y = y};
+  etrt_conv_add_bias(&c);
   return ETRT_OK;
 }
 

@@ -7,6 +7,8 @@
 
 #include "base/half.h"
 #include "base/status.h"
+#include "base/thread_pool.h"
+#include "engine/ops/cpu/parallel_map.h"
 #include "engine/ops/cpu/scalar.h"
 #include "engine/ops/elementwise.h"
 #include "engine/ops/op_check.h"
@@ -139,18 +141,30 @@ static inline uint64_t etrt_ew_shift(uint64_t a, uint64_t b, int left) {
     }                                                 \
   }
 
+/* The cursor at the start of row `row` (rows counted over every axis but the last). */
+static void etrt_ew_cursor_seek(const etrt_broadcast_iter *it, int64_t row,
+                                etrt_broadcast_cursor *c) {
+  etrt_broadcast_cursor_init(c);
+  for (int32_t a = it->rank - 2; a >= 0; --a) {
+    c->index[a] = row % it->dims[a];
+    row /= it->dims[a];
+    for (uint32_t k = 0; k < it->count; ++k) c->offset[k] += c->index[a] * it->strides[k][a];
+  }
+}
+
 /* Y: the output's element type, S or uint8_t for bool results (then STORE is
  * ETRT_EW_BOOL). */
 #define ETRT_EW_DEFINE_BINARY(NAME, DT, S, C, W, SG, FL, LOAD, Y, STORE, OPNAME, OP)    \
   static void etrt_ew_##OPNAME##_##NAME(const etrt_broadcast_iter *it, const void *a_,  \
-                                        const void *b_, void *y_) {                     \
+                                        const void *b_, void *y_, int64_t row_begin,    \
+                                        int64_t row_end) {                              \
     const S *a = a_, *b = b_;                                                           \
     Y *y = y_;                                                                          \
     const int64_t inner = it->dims[it->rank - 1];                                       \
     const int64_t sa = it->strides[0][it->rank - 1], sb = it->strides[1][it->rank - 1]; \
     etrt_broadcast_cursor cursor;                                                       \
-    etrt_broadcast_cursor_init(&cursor);                                                \
-    for (int64_t start = 0; start < it->numel; start += inner) {                        \
+    etrt_ew_cursor_seek(it, row_begin, &cursor);                                        \
+    for (int64_t start = row_begin * inner; start < row_end * inner; start += inner) {  \
       const S *pa = a + cursor.offset[0], *pb = b + cursor.offset[1];                   \
       Y *py = y + start;                                                                \
       ETRT_EW_ROW(S, C, W, SG, FL, LOAD, STORE, OP)                                     \
@@ -198,7 +212,20 @@ static inline uint64_t etrt_ew_shift(uint64_t a, uint64_t b, int left) {
 
 ETRT_EW_TYPES(ETRT_EW_FOR_OPS)
 
-typedef void (*etrt_ew_binary_fn)(const etrt_broadcast_iter *, const void *, const void *, void *);
+typedef void (*etrt_ew_binary_fn)(const etrt_broadcast_iter *, const void *, const void *, void *,
+                                  int64_t, int64_t);
+
+typedef struct etrt_ew_job {
+  etrt_ew_binary_fn fn;
+  const etrt_broadcast_iter *it;
+  const void *a, *b;
+  void *y;
+} etrt_ew_job;
+
+static void etrt_ew_rows(void *ctx, int64_t begin, int64_t end) {
+  const etrt_ew_job *job = ctx;
+  job->fn(job->it, job->a, job->b, job->y, begin, end);
+}
 
 static etrt_ew_binary_fn etrt_ew_binary_find(etrt_dtype dtype, etrt_binary_kind kind) {
 #define ETRT_EW_FN_ENTRY(KIND, OPNAME, OP, RESULT, NAME) [KIND] = etrt_ew_##OPNAME##_##NAME,
@@ -228,7 +255,11 @@ etrt_status etrt_cpu_binary(etrt_binary_kind kind, const etrt_tensor *inputs,
   etrt_broadcast_iter it;
   ETRT_RETURN_IF_ERROR(etrt_broadcast_iter_init(&it, &outputs[0], 2,
                                                 (const etrt_tensor *[]){&inputs[0], &inputs[1]}));
-  if (it.numel > 0) fn(&it, inputs[0].data, inputs[1].data, outputs[0].data);
+  if (it.numel > 0) {
+    etrt_ew_job job = {fn, &it, inputs[0].data, inputs[1].data, outputs[0].data};
+    int64_t inner = it.dims[it.rank - 1];
+    etrt_parallel_for(it.numel / inner, 1 + ETRT_CPU_MAP_GRAIN / inner, etrt_ew_rows, &job);
+  }
   return ETRT_OK;
 }
 
@@ -284,8 +315,8 @@ etrt_status etrt_cpu_binary_node(const etrt_node *node, const etrt_tensor *input
 /* Relu keeps NaN (x < 0 is false for it), as max(0, x) does in NumPy. */
 #define ETRT_EW_RELU_CASE(NAME, DT, S, C, W, SG, FL, LOAD, STORE) \
   case DT: {                                                      \
-    const S *x = inputs[0].data;                                  \
-    S *y = outputs[0].data;                                       \
+    const S *x = in->data;                                        \
+    S *y = out->data;                                             \
     for (int64_t i = 0; i < n; ++i) {                             \
       C v = LOAD(x[i]);                                           \
       y[i] = STORE(v < 0 ? (C)0 : v);                             \
@@ -293,17 +324,23 @@ etrt_status etrt_cpu_binary_node(const etrt_node *node, const etrt_tensor *input
     return ETRT_OK;                                               \
   }
 
-etrt_status etrt_cpu_relu(const etrt_node *node, const etrt_tensor *inputs, etrt_tensor *outputs) {
-  (void)node;
-  int64_t n = etrt_tensor_numel(&outputs[0]);
-  if (n <= 0) return ETRT_OK;
-  switch (outputs[0].dtype) {
+static etrt_status etrt_ew_relu_map(const void *ctx, const etrt_tensor *in, etrt_tensor *out,
+                                    int64_t n) {
+  (void)ctx;
+  switch (out->dtype) {
     ETRT_EW_SIGNED_TYPES(ETRT_EW_RELU_CASE)
     default:
       break;
   }
   return etrt_error(ETRT_ERROR_UNSUPPORTED, "Relu kernel: no kernel for %s",
-                    etrt_dtype_name(outputs[0].dtype));
+                    etrt_dtype_name(out->dtype));
+}
+
+etrt_status etrt_cpu_relu(const etrt_node *node, const etrt_tensor *inputs, etrt_tensor *outputs) {
+  (void)node;
+  int64_t n = etrt_tensor_numel(&outputs[0]);
+  if (n <= 0) return ETRT_OK;
+  return etrt_cpu_map_parallel(&inputs[0], &outputs[0], n, etrt_ew_relu_map, NULL);
 }
 
 /* The CPU rows of the family (ops/cpu/table.c). */

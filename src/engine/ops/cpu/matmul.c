@@ -1,8 +1,7 @@
 /* CPU kernels of MatMul and Gemm. One strided matrix product, expanded per dtype:
- * Y = alpha * A B (+ beta * C). Where B's rows are contiguous and the dtype computes
- * in its own type, the blocked GEMM of gemm_util.c (rows of Y updated from rows of
- * B, contiguous and vectorised); otherwise (B transposed, 16-bit floats) a dot
- * product per element, accumulated in float. */
+ * Y = alpha * A B (+ beta * C). Where the dtype computes in its own type, the
+ * blocked GEMM of gemm_util.c (packed panels, vectorised, split over threads);
+ * otherwise (16-bit floats) a dot product per element, accumulated in float. */
 #include "base/half.h"
 #include "base/status.h"
 #include "engine/ops/cpu/gemm_util.h"
@@ -55,35 +54,33 @@ typedef struct etrt_gemm_args {
 ETRT_MM_TYPES(ETRT_MM_DEFINE_DOT)
 
 /* Y starts as beta * C (or 0), then the GEMM adds alpha * A B into it. */
-#define ETRT_MM_DEFINE_BLOCKED(NAME, DT, T)                                                       \
-  static void etrt_gemm_blocked_##NAME(const etrt_gemm_args *g) {                                 \
-    const T *c = g->c;                                                                            \
-    T *y = g->y;                                                                                  \
-    if (c != NULL) {                                                                              \
-      const T beta = (T)g->beta;                                                                  \
-      for (int64_t i = 0; i < g->m; ++i)                                                          \
-        for (int64_t j = 0; j < g->n; ++j)                                                        \
-          y[i * g->y_row + j] = beta * c[i * g->c_row + j * g->c_col];                            \
-    }                                                                                             \
-    etrt_cpu_gemm_##NAME(g->m, g->n, g->k, (T)g->alpha, g->a, g->a_row, g->a_col, g->b, g->b_row, \
-                         y, g->y_row, c != NULL);                                                 \
+#define ETRT_MM_DEFINE_BLOCKED(NAME, DT, T)                                                     \
+  static void etrt_gemm_blocked_##NAME(const etrt_gemm_args *g) {                               \
+    const T *c = g->c;                                                                          \
+    T *y = g->y;                                                                                \
+    if (c != NULL) {                                                                            \
+      const T beta = (T)g->beta;                                                                \
+      for (int64_t i = 0; i < g->m; ++i)                                                        \
+        for (int64_t j = 0; j < g->n; ++j)                                                      \
+          y[i * g->y_row + j] = beta * c[i * g->c_row + j * g->c_col];                          \
+    }                                                                                           \
+    etrt_cpu_gemm_strided_##NAME(g->m, g->n, g->k, (T)g->alpha, g->a, g->a_row, g->a_col, g->b, \
+                                 g->b_row, g->b_col, y, g->y_row, c != NULL);                   \
   }
 ETRT_MM_BLOCKED_TYPES(ETRT_MM_DEFINE_BLOCKED)
 
 static etrt_status etrt_gemm_run(etrt_dtype dtype, const etrt_gemm_args *g) {
   if (g->m == 0 || g->n == 0) return ETRT_OK;
-  if (g->b_col == 1) {
 #define ETRT_MM_BLOCKED_CASE(NAME, DT, T) \
   case DT:                                \
     etrt_gemm_blocked_##NAME(g);          \
     return ETRT_OK;
-    switch (dtype) {
-      ETRT_MM_BLOCKED_TYPES(ETRT_MM_BLOCKED_CASE)
-      default:
-        break;
-    }
-#undef ETRT_MM_BLOCKED_CASE
+  switch (dtype) {
+    ETRT_MM_BLOCKED_TYPES(ETRT_MM_BLOCKED_CASE)
+    default:
+      break;
   }
+#undef ETRT_MM_BLOCKED_CASE
 #define ETRT_MM_DOT_CASE(NAME, DT, S, C, LOAD, STORE) \
   case DT:                                            \
     etrt_gemm_dot_##NAME(g);                          \

@@ -4,6 +4,7 @@
 
 #include <math.h>
 
+#include "base/thread_pool.h"
 #include "engine/ops/shape_util.h"
 
 /* Reads element i of a float32 or float64 tensor's data. */
@@ -94,31 +95,50 @@ etrt_status etrt_cpu_group_norm(const etrt_node *node, const etrt_tensor *inputs
   return ETRT_OK;
 }
 
+typedef struct etrt_layer_norm_job {
+  const etrt_tensor *x, *scale, *bias;
+  etrt_tensor *y;
+  double epsilon;
+  int64_t inner, scale_count, bias_count;
+  float *mean_out, *inv_std_out;
+} etrt_layer_norm_job;
+
+/* Rows [begin, end): each normalised alone, so the split does not change results. */
+static void etrt_layer_norm_rows(void *ctx, int64_t begin, int64_t end) {
+  const etrt_layer_norm_job *j = ctx;
+  const int64_t inner = j->inner;
+  for (int64_t o = begin; o < end; ++o) {
+    double mean, inv_std;
+    etrt_norm_moments(j->x, o * inner, inner, j->epsilon, &mean, &inv_std);
+    if (j->mean_out) j->mean_out[o] = (float)mean;
+    if (j->inv_std_out) j->inv_std_out[o] = (float)inv_std;
+    for (int64_t i = 0; i < inner; ++i) {
+      double v = (etrt_norm_load(j->x, o * inner + i) - mean) * inv_std *
+                 etrt_norm_load(j->scale, i % j->scale_count);
+      if (j->bias) v += etrt_norm_load(j->bias, i % j->bias_count);
+      etrt_norm_store(j->y, o * inner + i, v);
+    }
+  }
+}
+
 etrt_status etrt_cpu_layer_norm(const etrt_node *node, const etrt_tensor *inputs,
                                 etrt_tensor *outputs) {
   const etrt_norm_state *s = node->state;
   const etrt_tensor *x = &inputs[0];
   int32_t axis = etrt_norm_axis(s, x->rank);
   int64_t outer = etrt_shape_numel(axis, x->dims);
-  int64_t inner = etrt_shape_numel(x->rank - axis, x->dims + axis);
-  const etrt_tensor *scale = &inputs[1];
   const etrt_tensor *bias = node->num_inputs > 2 && inputs[2].rank >= 0 ? &inputs[2] : NULL;
-  int64_t scale_count = etrt_shape_numel(scale->rank, scale->dims);
-  int64_t bias_count = bias ? etrt_shape_numel(bias->rank, bias->dims) : 1;
-  float *mean_out = node->num_outputs > 1 ? outputs[1].data : NULL;
-  float *inv_std_out = node->num_outputs > 2 ? outputs[2].data : NULL;
-  for (int64_t o = 0; o < outer; ++o) {
-    double mean, inv_std;
-    etrt_norm_moments(x, o * inner, inner, s->epsilon, &mean, &inv_std);
-    if (mean_out) mean_out[o] = (float)mean;
-    if (inv_std_out) inv_std_out[o] = (float)inv_std;
-    for (int64_t i = 0; i < inner; ++i) {
-      double v = (etrt_norm_load(x, o * inner + i) - mean) * inv_std *
-                 etrt_norm_load(scale, i % scale_count);
-      if (bias) v += etrt_norm_load(bias, i % bias_count);
-      etrt_norm_store(&outputs[0], o * inner + i, v);
-    }
-  }
+  etrt_layer_norm_job job = {.x = x,
+                             .scale = &inputs[1],
+                             .bias = bias,
+                             .y = &outputs[0],
+                             .epsilon = s->epsilon,
+                             .inner = etrt_shape_numel(x->rank - axis, x->dims + axis),
+                             .scale_count = etrt_shape_numel(inputs[1].rank, inputs[1].dims),
+                             .bias_count = bias ? etrt_shape_numel(bias->rank, bias->dims) : 1,
+                             .mean_out = node->num_outputs > 1 ? outputs[1].data : NULL,
+                             .inv_std_out = node->num_outputs > 2 ? outputs[2].data : NULL};
+  etrt_parallel_for(outer, 1 + 8192 / (job.inner + 1), etrt_layer_norm_rows, &job);
   return ETRT_OK;
 }
 

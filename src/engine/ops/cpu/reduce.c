@@ -6,6 +6,8 @@
 #include <math.h>
 #include <string.h>
 
+#include "base/thread_pool.h"
+
 #include "base/half.h"
 #include "engine/ops/op_check.h"
 #include "engine/ops/reduce.h"
@@ -67,6 +69,17 @@ static void etrt_reduce_walk_init(etrt_reduce_walk *w, const etrt_tensor *in, ui
   }
 }
 
+/* The counter over the kept axes at output element `o`, and its element offset. */
+static int64_t etrt_reduce_seek(const etrt_reduce_walk *w, int64_t o, int64_t *kept_index) {
+  int64_t base = 0;
+  for (int32_t a = w->kept_rank - 1; a >= 0; --a) {
+    kept_index[a] = o % w->kept_dims[a];
+    o /= w->kept_dims[a];
+    base += kept_index[a] * w->kept_strides[a];
+  }
+  return base;
+}
+
 /* Steps to the next position of a counter over (rank, dims, strides), updating the
  * element offset. */
 static inline void etrt_reduce_step(int32_t rank, const int64_t *dims, const int64_t *strides,
@@ -107,59 +120,62 @@ static inline void etrt_reduce_step(int32_t rank, const int64_t *dims, const int
 #define ETRT_STORE_SAME(x) (x)
 
 /* A float kernel: accumulates in double. */
-#define ETRT_REDUCE_FLOAT_FN(NAME, SRC, LOADER, STORER)                                      \
-  static void NAME(const etrt_reduce_walk *w, etrt_reduce_kind kind, const SRC *x, SRC *y) { \
-    typedef SRC SRC_T;                                                                       \
-    typedef double ACC_T;                                                                    \
-    int64_t kept_index[ETRT_MAX_RANK] = {0};                                                 \
-    int64_t base = 0;                                                                        \
-    for (int64_t o = 0; o < w->out_numel; ++o) {                                             \
-      double a = 0;                                                                          \
-      switch (kind) {                                                                        \
-        case ETRT_REDUCE_SUM:                                                                \
-        case ETRT_REDUCE_MEAN:                                                               \
-        case ETRT_REDUCE_LOG_SUM:                                                            \
-          ETRT_REDUCE_EACH(LOADER, a += v);                                                  \
-          if (kind == ETRT_REDUCE_MEAN) a /= (double)w->reduced_numel;                       \
-          if (kind == ETRT_REDUCE_LOG_SUM) a = log(a);                                       \
-          break;                                                                             \
-        case ETRT_REDUCE_SUM_SQUARE:                                                         \
-        case ETRT_REDUCE_L2:                                                                 \
-          ETRT_REDUCE_EACH(LOADER, a += v * v);                                              \
-          if (kind == ETRT_REDUCE_L2) a = sqrt(a);                                           \
-          break;                                                                             \
-        case ETRT_REDUCE_L1:                                                                 \
-          ETRT_REDUCE_EACH(LOADER, a += fabs(v));                                            \
-          break;                                                                             \
-        case ETRT_REDUCE_PROD:                                                               \
-          a = 1;                                                                             \
-          ETRT_REDUCE_EACH(LOADER, a *= v);                                                  \
-          break;                                                                             \
-        case ETRT_REDUCE_MAX: /* NaN propagates, as in numpy */                              \
-          a = -INFINITY;                                                                     \
-          ETRT_REDUCE_EACH(LOADER, if (v > a || v != v) a = v);                              \
-          break;                                                                             \
-        case ETRT_REDUCE_MIN:                                                                \
-          a = INFINITY;                                                                      \
-          ETRT_REDUCE_EACH(LOADER, if (v < a || v != v) a = v);                              \
-          break;                                                                             \
-        case ETRT_REDUCE_LOG_SUM_EXP: {                                                      \
-          double m = -INFINITY;                                                              \
-          ETRT_REDUCE_EACH(LOADER, if (v > m || v != v) m = v);                              \
-          if (isinf(m) || m != m) {                                                          \
-            a = m;                                                                           \
-          } else {                                                                           \
-            ETRT_REDUCE_EACH(LOADER, a += exp(v - m));                                       \
-            a = m + log(a);                                                                  \
-          }                                                                                  \
-          break;                                                                             \
-        }                                                                                    \
-        default:                                                                             \
-          break;                                                                             \
-      }                                                                                      \
-      y[o] = STORER(a);                                                                      \
-      etrt_reduce_step(w->kept_rank, w->kept_dims, w->kept_strides, kept_index, &base);      \
-    }                                                                                        \
+#define ETRT_REDUCE_FLOAT_FN(NAME, SRC, LOADER, STORER)                                        \
+  static void NAME(const etrt_reduce_walk *w, etrt_reduce_kind kind, const void *x_, void *y_, \
+                   int64_t o_begin, int64_t o_end) {                                           \
+    const SRC *x = x_;                                                                         \
+    SRC *y = y_;                                                                               \
+    typedef SRC SRC_T;                                                                         \
+    typedef double ACC_T;                                                                      \
+    int64_t kept_index[ETRT_MAX_RANK];                                                         \
+    int64_t base = etrt_reduce_seek(w, o_begin, kept_index);                                   \
+    for (int64_t o = o_begin; o < o_end; ++o) {                                                \
+      double a = 0;                                                                            \
+      switch (kind) {                                                                          \
+        case ETRT_REDUCE_SUM:                                                                  \
+        case ETRT_REDUCE_MEAN:                                                                 \
+        case ETRT_REDUCE_LOG_SUM:                                                              \
+          ETRT_REDUCE_EACH(LOADER, a += v);                                                    \
+          if (kind == ETRT_REDUCE_MEAN) a /= (double)w->reduced_numel;                         \
+          if (kind == ETRT_REDUCE_LOG_SUM) a = log(a);                                         \
+          break;                                                                               \
+        case ETRT_REDUCE_SUM_SQUARE:                                                           \
+        case ETRT_REDUCE_L2:                                                                   \
+          ETRT_REDUCE_EACH(LOADER, a += v * v);                                                \
+          if (kind == ETRT_REDUCE_L2) a = sqrt(a);                                             \
+          break;                                                                               \
+        case ETRT_REDUCE_L1:                                                                   \
+          ETRT_REDUCE_EACH(LOADER, a += fabs(v));                                              \
+          break;                                                                               \
+        case ETRT_REDUCE_PROD:                                                                 \
+          a = 1;                                                                               \
+          ETRT_REDUCE_EACH(LOADER, a *= v);                                                    \
+          break;                                                                               \
+        case ETRT_REDUCE_MAX: /* NaN propagates, as in numpy */                                \
+          a = -INFINITY;                                                                       \
+          ETRT_REDUCE_EACH(LOADER, if (v > a || v != v) a = v);                                \
+          break;                                                                               \
+        case ETRT_REDUCE_MIN:                                                                  \
+          a = INFINITY;                                                                        \
+          ETRT_REDUCE_EACH(LOADER, if (v < a || v != v) a = v);                                \
+          break;                                                                               \
+        case ETRT_REDUCE_LOG_SUM_EXP: {                                                        \
+          double m = -INFINITY;                                                                \
+          ETRT_REDUCE_EACH(LOADER, if (v > m || v != v) m = v);                                \
+          if (isinf(m) || m != m) {                                                            \
+            a = m;                                                                             \
+          } else {                                                                             \
+            ETRT_REDUCE_EACH(LOADER, a += exp(v - m));                                         \
+            a = m + log(a);                                                                    \
+          }                                                                                    \
+          break;                                                                               \
+        }                                                                                      \
+        default:                                                                               \
+          break;                                                                               \
+      }                                                                                        \
+      y[o] = STORER(a);                                                                        \
+      etrt_reduce_step(w->kept_rank, w->kept_dims, w->kept_strides, kept_index, &base);        \
+    }                                                                                          \
   }
 
 ETRT_REDUCE_FLOAT_FN(etrt_reduce_f32, float, ETRT_LOAD_SAME, (float))
@@ -170,12 +186,15 @@ ETRT_REDUCE_FLOAT_FN(etrt_reduce_bf16, uint16_t, ETRT_LOAD_BF16, etrt_double_to_
 /* An integer kernel: ACC is int64_t or uint64_t; sums and products go through
  * uint64_t so that they wrap instead of overflowing. */
 #define ETRT_REDUCE_INT_FN(NAME, SRC, ACC, LOWEST, HIGHEST)                                     \
-  static void NAME(const etrt_reduce_walk *w, etrt_reduce_kind kind, const SRC *x, SRC *y) {    \
+  static void NAME(const etrt_reduce_walk *w, etrt_reduce_kind kind, const void *x_, void *y_,  \
+                   int64_t o_begin, int64_t o_end) {                                            \
+    const SRC *x = x_;                                                                          \
+    SRC *y = y_;                                                                                \
     typedef SRC SRC_T;                                                                          \
     typedef ACC ACC_T;                                                                          \
-    int64_t kept_index[ETRT_MAX_RANK] = {0};                                                    \
-    int64_t base = 0;                                                                           \
-    for (int64_t o = 0; o < w->out_numel; ++o) {                                                \
+    int64_t kept_index[ETRT_MAX_RANK];                                                          \
+    int64_t base = etrt_reduce_seek(w, o_begin, kept_index);                                    \
+    for (int64_t o = o_begin; o < o_end; ++o) {                                                 \
       ACC a = 0;                                                                                \
       switch (kind) {                                                                           \
         case ETRT_REDUCE_SUM:                                                                   \
@@ -220,6 +239,45 @@ ETRT_REDUCE_INT_FN(etrt_reduce_u16, uint16_t, uint64_t, 0, UINT16_MAX)
 ETRT_REDUCE_INT_FN(etrt_reduce_u32, uint32_t, uint64_t, 0, UINT32_MAX)
 ETRT_REDUCE_INT_FN(etrt_reduce_u64, uint64_t, uint64_t, 0, UINT64_MAX)
 
+typedef void (*etrt_reduce_fn)(const etrt_reduce_walk *, etrt_reduce_kind, const void *, void *,
+                               int64_t, int64_t);
+
+static etrt_reduce_fn etrt_reduce_kernel(etrt_dtype dtype) {
+#define ETRT_REDUCE_KERNEL_CASE(DT, FN) \
+  case DT:                              \
+    return FN;
+  switch (dtype) {
+    ETRT_REDUCE_KERNEL_CASE(ETRT_DTYPE_FLOAT32, etrt_reduce_f32)
+    ETRT_REDUCE_KERNEL_CASE(ETRT_DTYPE_FLOAT64, etrt_reduce_f64)
+    ETRT_REDUCE_KERNEL_CASE(ETRT_DTYPE_FLOAT16, etrt_reduce_f16)
+    ETRT_REDUCE_KERNEL_CASE(ETRT_DTYPE_BFLOAT16, etrt_reduce_bf16)
+    ETRT_REDUCE_KERNEL_CASE(ETRT_DTYPE_INT8, etrt_reduce_i8)
+    ETRT_REDUCE_KERNEL_CASE(ETRT_DTYPE_INT16, etrt_reduce_i16)
+    ETRT_REDUCE_KERNEL_CASE(ETRT_DTYPE_INT32, etrt_reduce_i32)
+    ETRT_REDUCE_KERNEL_CASE(ETRT_DTYPE_INT64, etrt_reduce_i64)
+    ETRT_REDUCE_KERNEL_CASE(ETRT_DTYPE_UINT8, etrt_reduce_u8)
+    ETRT_REDUCE_KERNEL_CASE(ETRT_DTYPE_UINT16, etrt_reduce_u16)
+    ETRT_REDUCE_KERNEL_CASE(ETRT_DTYPE_UINT32, etrt_reduce_u32)
+    ETRT_REDUCE_KERNEL_CASE(ETRT_DTYPE_UINT64, etrt_reduce_u64)
+    default:
+      return NULL;
+  }
+#undef ETRT_REDUCE_KERNEL_CASE
+}
+
+typedef struct etrt_reduce_job {
+  etrt_reduce_fn fn;
+  const etrt_reduce_walk *w;
+  etrt_reduce_kind kind;
+  const void *x;
+  void *y;
+} etrt_reduce_job;
+
+static void etrt_reduce_outputs(void *ctx, int64_t begin, int64_t end) {
+  const etrt_reduce_job *j = ctx;
+  j->fn(j->w, j->kind, j->x, j->y, begin, end);
+}
+
 etrt_status etrt_cpu_reduce(const etrt_node *node, const etrt_tensor *inputs,
                             etrt_tensor *outputs) {
   const etrt_reduce_state *s = node->state;
@@ -227,50 +285,14 @@ etrt_status etrt_cpu_reduce(const etrt_node *node, const etrt_tensor *inputs,
   ETRT_RETURN_IF_ERROR(etrt_reduce_axes(node, s, inputs, &reduced));
   etrt_reduce_walk w;
   etrt_reduce_walk_init(&w, &inputs[0], reduced);
-  const void *x = inputs[0].data;
-  void *y = outputs[0].data;
-  switch (inputs[0].dtype) {
-    case ETRT_DTYPE_FLOAT32:
-      etrt_reduce_f32(&w, s->kind, x, y);
-      return ETRT_OK;
-    case ETRT_DTYPE_FLOAT64:
-      etrt_reduce_f64(&w, s->kind, x, y);
-      return ETRT_OK;
-    case ETRT_DTYPE_FLOAT16:
-      etrt_reduce_f16(&w, s->kind, x, y);
-      return ETRT_OK;
-    case ETRT_DTYPE_BFLOAT16:
-      etrt_reduce_bf16(&w, s->kind, x, y);
-      return ETRT_OK;
-    case ETRT_DTYPE_INT8:
-      etrt_reduce_i8(&w, s->kind, x, y);
-      return ETRT_OK;
-    case ETRT_DTYPE_INT16:
-      etrt_reduce_i16(&w, s->kind, x, y);
-      return ETRT_OK;
-    case ETRT_DTYPE_INT32:
-      etrt_reduce_i32(&w, s->kind, x, y);
-      return ETRT_OK;
-    case ETRT_DTYPE_INT64:
-      etrt_reduce_i64(&w, s->kind, x, y);
-      return ETRT_OK;
-    case ETRT_DTYPE_UINT8:
-      etrt_reduce_u8(&w, s->kind, x, y);
-      return ETRT_OK;
-    case ETRT_DTYPE_UINT16:
-      etrt_reduce_u16(&w, s->kind, x, y);
-      return ETRT_OK;
-    case ETRT_DTYPE_UINT32:
-      etrt_reduce_u32(&w, s->kind, x, y);
-      return ETRT_OK;
-    case ETRT_DTYPE_UINT64:
-      etrt_reduce_u64(&w, s->kind, x, y);
-      return ETRT_OK;
-    default:
-      break;
-  }
-  return etrt_op_error(node, ETRT_ERROR_UNSUPPORTED, "no CPU kernel for input type %s",
-                       etrt_dtype_name(inputs[0].dtype));
+  etrt_reduce_fn fn = etrt_reduce_kernel(inputs[0].dtype);
+  if (fn == NULL)
+    return etrt_op_error(node, ETRT_ERROR_UNSUPPORTED, "no CPU kernel for input type %s",
+                         etrt_dtype_name(inputs[0].dtype));
+  /* Split by output elements: each is reduced alone, in the same order. */
+  etrt_reduce_job job = {fn, &w, s->kind, inputs[0].data, outputs[0].data};
+  etrt_parallel_for(w.out_numel, 1 + 16384 / (w.reduced_numel + 1), etrt_reduce_outputs, &job);
+  return ETRT_OK;
 }
 
 /* The CPU rows of the family (ops/cpu/table.c). */

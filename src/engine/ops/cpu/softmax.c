@@ -3,44 +3,47 @@
 #include <tgmath.h>
 
 #include "base/half.h"
+#include "base/thread_pool.h"
 #include "engine/ops/op_check.h"
 #include "engine/ops/softmax.h"
 
 #define ETRT_LOAD_SAME(x) (x)
 
-#define ETRT_SOFTMAX_FN(NAME, SRC, CT, LOAD, STORE)                                               \
-  static void NAME(etrt_softmax_kind kind, int64_t outer, int64_t n, int64_t inner, const SRC *x, \
-                   SRC *y) {                                                                      \
-    if (n == 0) return;                                                                           \
-    for (int64_t o = 0; o < outer; ++o) {                                                         \
-      for (int64_t i = 0; i < inner; ++i) {                                                       \
-        const SRC *xg = x + o * n * inner + i;                                                    \
-        SRC *yg = y + o * n * inner + i;                                                          \
-        CT m = LOAD(xg[0]);                                                                       \
-        int64_t arg = 0; /* the first maximum, as Hardmax specifies */                            \
-        for (int64_t k = 1; k < n; ++k) {                                                         \
-          CT v = LOAD(xg[k * inner]);                                                             \
-          if (v > m) {                                                                            \
-            m = v;                                                                                \
-            arg = k;                                                                              \
-          }                                                                                       \
-        }                                                                                         \
-        if (kind == ETRT_SOFTMAX_HARD) {                                                          \
-          for (int64_t k = 0; k < n; ++k) yg[k * inner] = STORE((CT)(k == arg));                  \
-          continue;                                                                               \
-        }                                                                                         \
-        double sum = 0;                                                                           \
-        for (int64_t k = 0; k < n; ++k) sum += (double)exp(LOAD(xg[k * inner]) - m);              \
-        if (kind == ETRT_SOFTMAX_LOG) {                                                           \
-          CT shift = m + (CT)log(sum);                                                            \
-          for (int64_t k = 0; k < n; ++k) yg[k * inner] = STORE(LOAD(xg[k * inner]) - shift);     \
-        } else {                                                                                  \
-          CT scale = (CT)(1.0 / sum);                                                             \
-          for (int64_t k = 0; k < n; ++k)                                                         \
-            yg[k * inner] = STORE(exp(LOAD(xg[k * inner]) - m) * scale);                          \
-        }                                                                                         \
-      }                                                                                           \
-    }                                                                                             \
+#define ETRT_SOFTMAX_FN(NAME, SRC, CT, LOAD, STORE)                                           \
+  static void NAME(etrt_softmax_kind kind, int64_t o_begin, int64_t o_end, int64_t n,         \
+                   int64_t inner, const void *x_, void *y_) {                                 \
+    const SRC *x = x_;                                                                        \
+    SRC *y = y_;                                                                              \
+    if (n == 0) return;                                                                       \
+    for (int64_t o = o_begin; o < o_end; ++o) {                                               \
+      for (int64_t i = 0; i < inner; ++i) {                                                   \
+        const SRC *xg = x + o * n * inner + i;                                                \
+        SRC *yg = y + o * n * inner + i;                                                      \
+        CT m = LOAD(xg[0]);                                                                   \
+        int64_t arg = 0; /* the first maximum, as Hardmax specifies */                        \
+        for (int64_t k = 1; k < n; ++k) {                                                     \
+          CT v = LOAD(xg[k * inner]);                                                         \
+          if (v > m) {                                                                        \
+            m = v;                                                                            \
+            arg = k;                                                                          \
+          }                                                                                   \
+        }                                                                                     \
+        if (kind == ETRT_SOFTMAX_HARD) {                                                      \
+          for (int64_t k = 0; k < n; ++k) yg[k * inner] = STORE((CT)(k == arg));              \
+          continue;                                                                           \
+        }                                                                                     \
+        double sum = 0;                                                                       \
+        for (int64_t k = 0; k < n; ++k) sum += (double)exp(LOAD(xg[k * inner]) - m);          \
+        if (kind == ETRT_SOFTMAX_LOG) {                                                       \
+          CT shift = m + (CT)log(sum);                                                        \
+          for (int64_t k = 0; k < n; ++k) yg[k * inner] = STORE(LOAD(xg[k * inner]) - shift); \
+        } else {                                                                              \
+          CT scale = (CT)(1.0 / sum);                                                         \
+          for (int64_t k = 0; k < n; ++k)                                                     \
+            yg[k * inner] = STORE(exp(LOAD(xg[k * inner]) - m) * scale);                      \
+        }                                                                                     \
+      }                                                                                       \
+    }                                                                                         \
   }
 
 ETRT_SOFTMAX_FN(etrt_softmax_f32, float, float, ETRT_LOAD_SAME, (float))
@@ -48,31 +51,45 @@ ETRT_SOFTMAX_FN(etrt_softmax_f64, double, double, ETRT_LOAD_SAME, (double))
 ETRT_SOFTMAX_FN(etrt_softmax_f16, uint16_t, float, etrt_half_to_float, etrt_float_to_half)
 ETRT_SOFTMAX_FN(etrt_softmax_bf16, uint16_t, float, etrt_bfloat16_to_float, etrt_float_to_bfloat16)
 
+typedef struct etrt_softmax_job {
+  void (*fn)(etrt_softmax_kind, int64_t, int64_t, int64_t, int64_t, const void *, void *);
+  etrt_softmax_kind kind;
+  int64_t n, inner;
+  const void *x;
+  void *y;
+} etrt_softmax_job;
+
+static void etrt_softmax_groups(void *ctx, int64_t begin, int64_t end) {
+  const etrt_softmax_job *j = ctx;
+  j->fn(j->kind, begin, end, j->n, j->inner, j->x, j->y);
+}
+
 etrt_status etrt_cpu_softmax(const etrt_node *node, const etrt_tensor *inputs,
                              etrt_tensor *outputs) {
   const etrt_softmax_state *s = node->state;
   int64_t outer, n, inner;
   ETRT_RETURN_IF_ERROR(etrt_softmax_layout(node, s, &inputs[0], &outer, &n, &inner));
-  const void *x = inputs[0].data;
-  void *y = outputs[0].data;
+  etrt_softmax_job job = {NULL, s->kind, n, inner, inputs[0].data, outputs[0].data};
   switch (inputs[0].dtype) {
     case ETRT_DTYPE_FLOAT32:
-      etrt_softmax_f32(s->kind, outer, n, inner, x, y);
-      return ETRT_OK;
-    case ETRT_DTYPE_FLOAT64:
-      etrt_softmax_f64(s->kind, outer, n, inner, x, y);
-      return ETRT_OK;
-    case ETRT_DTYPE_FLOAT16:
-      etrt_softmax_f16(s->kind, outer, n, inner, x, y);
-      return ETRT_OK;
-    case ETRT_DTYPE_BFLOAT16:
-      etrt_softmax_bf16(s->kind, outer, n, inner, x, y);
-      return ETRT_OK;
-    default:
+      job.fn = etrt_softmax_f32;
       break;
+    case ETRT_DTYPE_FLOAT64:
+      job.fn = etrt_softmax_f64;
+      break;
+    case ETRT_DTYPE_FLOAT16:
+      job.fn = etrt_softmax_f16;
+      break;
+    case ETRT_DTYPE_BFLOAT16:
+      job.fn = etrt_softmax_bf16;
+      break;
+    default:
+      return etrt_op_error(node, ETRT_ERROR_UNSUPPORTED, "no CPU kernel for input type %s",
+                           etrt_dtype_name(inputs[0].dtype));
   }
-  return etrt_op_error(node, ETRT_ERROR_UNSUPPORTED, "no CPU kernel for input type %s",
-                       etrt_dtype_name(inputs[0].dtype));
+  /* Split by groups (outer index): each is normalised alone, in the same order. */
+  etrt_parallel_for(outer, 1 + 16384 / (n * inner + 1), etrt_softmax_groups, &job);
+  return ETRT_OK;
 }
 
 /* The CPU rows of the family (ops/cpu/table.c). */

@@ -3,12 +3,26 @@
 #include <tgmath.h>
 
 #include "engine/ops/cpu/map.h"
+#include "engine/ops/cpu/parallel_map.h"
+#include "engine/ops/cpu/vector_math.h"
 #include "engine/ops/op_check.h"
 #include "engine/ops/unary.h"
 
 /* Negation through unsigned arithmetic: wraps for the most negative value instead of
  * overflowing. */
 #define ETRT_NEGATE(v) (0 - (uint64_t)(v))
+
+/* fmax(0, fmin(1, t)) with the same results (NaN gives 1, as fmin(1, NaN) is 1) but as
+ * comparisons, which vectorise, rather than a libm call per element. */
+static inline float etrt_clamp01_f(float t) {
+  float m = t < 1.0f ? t : 1.0f;
+  return m > 0.0f ? m : 0.0f;
+}
+static inline double etrt_clamp01_d(double t) {
+  double m = t < 1.0 ? t : 1.0;
+  return m > 0.0 ? m : 0.0;
+}
+#define ETRT_CLAMP01(t) _Generic((t), double : etrt_clamp01_d, default : etrt_clamp01_f)(t)
 
 static etrt_status etrt_cpu_unary_float(const etrt_unary_state *s, const etrt_tensor *in,
                                         etrt_tensor *out, int64_t n) {
@@ -91,16 +105,20 @@ static etrt_status etrt_cpu_unary_float(const etrt_unary_state *s, const etrt_te
       ETRT_MAP_FLOATS_TO_BOOL(isinf(v) && (v > 0 ? positive : negative));
       break;
     case ETRT_UNARY_SIGMOID:
+      if (in->dtype == ETRT_DTYPE_FLOAT32) {
+        etrt_cpu_sigmoid_f32(in->data, out->data, n);
+        return ETRT_OK;
+      }
       /* written so that neither branch overflows */
       ETRT_MAP_FLOATS(v >= 0 ? (T)1 / ((T)1 + exp(-v)) : exp(v) / ((T)1 + exp(v)));
       break;
     case ETRT_UNARY_HARD_SIGMOID: {
       const float alpha = s->alpha, beta = s->beta;
-      ETRT_MAP_FLOATS(fmax((T)0, fmin((T)1, (T)alpha * v + (T)beta)));
+      ETRT_MAP_FLOATS(ETRT_CLAMP01((T)alpha * v + (T)beta));
       break;
     }
     case ETRT_UNARY_HARD_SWISH:
-      ETRT_MAP_FLOATS(v * fmax((T)0, fmin((T)1, v * (T)(1.0 / 6.0) + (T)0.5)));
+      ETRT_MAP_FLOATS(v * ETRT_CLAMP01(v * (T)(1.0 / 6.0) + (T)0.5));
       break;
     case ETRT_UNARY_LEAKY_RELU: {
       const float alpha = s->alpha;
@@ -183,6 +201,16 @@ static etrt_status etrt_cpu_unary_integer(const etrt_unary_state *s, const etrt_
   return ETRT_ERROR_NOT_FOUND;
 }
 
+static etrt_status etrt_cpu_unary_float_map(const void *ctx, const etrt_tensor *in,
+                                            etrt_tensor *out, int64_t n) {
+  return etrt_cpu_unary_float(ctx, in, out, n);
+}
+
+static etrt_status etrt_cpu_unary_integer_map(const void *ctx, const etrt_tensor *in,
+                                              etrt_tensor *out, int64_t n) {
+  return etrt_cpu_unary_integer(ctx, in, out, n);
+}
+
 etrt_status etrt_cpu_unary(const etrt_node *node, const etrt_tensor *inputs, etrt_tensor *outputs) {
   const etrt_unary_state *s = node->state;
   const etrt_tensor *in = &inputs[0];
@@ -193,10 +221,15 @@ etrt_status etrt_cpu_unary(const etrt_node *node, const etrt_tensor *inputs, etr
     if (out->data != in->data) memcpy(out->data, in->data, (size_t)n * etrt_dtype_size(in->dtype));
     return ETRT_OK;
   }
-  if (etrt_cpu_unary_float(s, in, out, n) == ETRT_OK) return ETRT_OK;
-  if (etrt_cpu_unary_integer(s, in, out, n) == ETRT_OK) return ETRT_OK;
-  return etrt_op_error(node, ETRT_ERROR_UNSUPPORTED, "no CPU kernel for input type %s",
-                       etrt_dtype_name(in->dtype));
+  /* An empty call tells which family has a kernel for the dtype. */
+  etrt_cpu_map_fn fn = etrt_cpu_unary_float(s, in, out, 0) == ETRT_OK ? etrt_cpu_unary_float_map
+                       : etrt_cpu_unary_integer(s, in, out, 0) == ETRT_OK
+                           ? etrt_cpu_unary_integer_map
+                           : NULL;
+  if (fn == NULL)
+    return etrt_op_error(node, ETRT_ERROR_UNSUPPORTED, "no CPU kernel for input type %s",
+                         etrt_dtype_name(in->dtype));
+  return etrt_cpu_map_parallel(in, out, n, fn, s);
 }
 
 /* Clip: lo/hi from the optional inputs (same dtype as x), else from the attributes
@@ -221,14 +254,16 @@ etrt_status etrt_cpu_unary(const etrt_node *node, const etrt_tensor *inputs, etr
     return ETRT_OK;                                                                        \
   }
 
-etrt_status etrt_cpu_clip(const etrt_node *node, const etrt_tensor *inputs, etrt_tensor *outputs) {
-  const etrt_clip_state *s = node->state;
-  const etrt_tensor *in = &inputs[0];
-  etrt_tensor *out = &outputs[0];
-  int64_t n = etrt_tensor_numel(in);
-  const void *lo_bytes = etrt_op_has_input(node, inputs, 1) ? etrt_op_input_host(&inputs[1]) : NULL;
-  const void *hi_bytes = etrt_op_has_input(node, inputs, 2) ? etrt_op_input_host(&inputs[2]) : NULL;
-  if (n == 0) return ETRT_OK;
+typedef struct etrt_clip_job {
+  const etrt_clip_state *s;
+  const void *lo_bytes, *hi_bytes;
+} etrt_clip_job;
+
+static etrt_status etrt_cpu_clip_map(const void *ctx, const etrt_tensor *in, etrt_tensor *out,
+                                     int64_t n) {
+  const etrt_clip_job *job = ctx;
+  const etrt_clip_state *s = job->s;
+  const void *lo_bytes = job->lo_bytes, *hi_bytes = job->hi_bytes;
   switch (in->dtype) {
     ETRT_CLIP_CASE(ETRT_DTYPE_FLOAT32, float, float, ETRT_MAP_SAME, ETRT_MAP_SAME, -INFINITY,
                    INFINITY)
@@ -256,8 +291,20 @@ etrt_status etrt_cpu_clip(const etrt_node *node, const etrt_tensor *inputs, etrt
     default:
       break;
   }
-  return etrt_op_error(node, ETRT_ERROR_UNSUPPORTED, "no CPU kernel for input type %s",
-                       etrt_dtype_name(in->dtype));
+  return ETRT_ERROR_UNSUPPORTED;
+}
+
+etrt_status etrt_cpu_clip(const etrt_node *node, const etrt_tensor *inputs, etrt_tensor *outputs) {
+  etrt_clip_job job = {
+      .s = node->state,
+      .lo_bytes = etrt_op_has_input(node, inputs, 1) ? etrt_op_input_host(&inputs[1]) : NULL,
+      .hi_bytes = etrt_op_has_input(node, inputs, 2) ? etrt_op_input_host(&inputs[2]) : NULL};
+  int64_t n = etrt_tensor_numel(&inputs[0]);
+  if (n == 0) return ETRT_OK;
+  if (etrt_cpu_clip_map(&job, &inputs[0], &outputs[0], 0) != ETRT_OK)
+    return etrt_op_error(node, ETRT_ERROR_UNSUPPORTED, "no CPU kernel for input type %s",
+                         etrt_dtype_name(inputs[0].dtype));
+  return etrt_cpu_map_parallel(&inputs[0], &outputs[0], n, etrt_cpu_clip_map, &job);
 }
 
 /* The CPU rows of the family (ops/cpu/table.c). */

@@ -1,0 +1,219 @@
+"""CPU speed and footprint against onnxruntime on real models (make bench-cpu).
+
+Exports torchvision ResNet-50, MobileNet v2/v3, EfficientNet-B0 and a BERT-base-like
+encoder (random weights) to ONNX under build-bench/ (cached), builds each with
+`etrt build --device cpu`, then in one run times `etrt run --iterations N` (its median)
+and onnxruntime's CPU provider on the same input, at one thread and at the default
+thread count of each, and prints medians, ratios, their geometric mean, the largest
+output difference and the peak resident memory of each `etrt run` against the goal
+(.pte size + planned activations + 32 MiB).
+
+Needs torch, torchvision, onnx and onnxruntime (BENCH_PYTHON in the Makefile)."""
+import argparse
+import math
+import os
+import re
+import statistics
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def export_vision(name, path):
+    import torch
+    import torchvision
+
+    ctor = {"resnet50": torchvision.models.resnet50, "mobilenet_v2": torchvision.models.mobilenet_v2,
+            "mobilenet_v3_large": torchvision.models.mobilenet_v3_large,
+            "efficientnet_b0": torchvision.models.efficientnet_b0}[name]
+    torch.manual_seed(0)
+    model = ctor(weights=None).eval()
+    x = torch.randn(1, 3, 224, 224)
+    torch.onnx.export(model, (x,), path, input_names=["x"], output_names=["y"], opset_version=17,
+                      dynamo=False)
+
+
+def export_bert(path, layers=12, hidden=768, heads=12, ff=3072, seq=128, vocab=30522):
+    import torch
+    from torch import nn
+
+    class Layer(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.qkv = nn.Linear(hidden, 3 * hidden)
+            self.out = nn.Linear(hidden, hidden)
+            self.ln1 = nn.LayerNorm(hidden)
+            self.ff1 = nn.Linear(hidden, ff)
+            self.ff2 = nn.Linear(ff, hidden)
+            self.ln2 = nn.LayerNorm(hidden)
+
+        def forward(self, x):
+            b, s, _ = x.shape
+            q, k, v = self.qkv(x).split(hidden, dim=-1)
+            q = q.reshape(b, s, heads, hidden // heads).transpose(1, 2)
+            k = k.reshape(b, s, heads, hidden // heads).transpose(1, 2)
+            v = v.reshape(b, s, heads, hidden // heads).transpose(1, 2)
+            att = torch.softmax(q @ k.transpose(-1, -2) / math.sqrt(hidden // heads), dim=-1)
+            ctx = (att @ v).transpose(1, 2).reshape(b, s, hidden)
+            x = self.ln1(x + self.out(ctx))
+            return self.ln2(x + self.ff2(nn.functional.gelu(self.ff1(x))))
+
+    class Encoder(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.tok = nn.Embedding(vocab, hidden)
+            self.pos = nn.Parameter(torch.randn(1, seq, hidden) * 0.02)
+            self.ln = nn.LayerNorm(hidden)
+            self.layers = nn.ModuleList([Layer() for _ in range(layers)])
+
+        def forward(self, ids):
+            x = self.ln(self.tok(ids) + self.pos)
+            for layer in self.layers:
+                x = layer(x)
+            return x
+
+    torch.manual_seed(0)
+    model = Encoder().eval()
+    ids = torch.randint(0, vocab, (1, seq))
+    torch.onnx.export(model, (ids,), path, input_names=["ids"], output_names=["y"], opset_version=17,
+                      dynamo=False)
+
+
+MODELS = {
+    "resnet50": ("x", (1, 3, 224, 224), np.float32),
+    "mobilenet_v2": ("x", (1, 3, 224, 224), np.float32),
+    "mobilenet_v3_large": ("x", (1, 3, 224, 224), np.float32),
+    "efficientnet_b0": ("x", (1, 3, 224, 224), np.float32),
+    "bert_base": ("ids", (1, 128), np.int64),
+}
+
+
+def prepare(name, cache, etrt):
+    onnx_path = os.path.join(cache, name + ".onnx")
+    pte_path = os.path.join(cache, name + ".pte")
+    if not os.path.exists(onnx_path):
+        print("exporting", name, file=sys.stderr, flush=True)
+        tmp = onnx_path + ".tmp"
+        if name == "bert_base":
+            export_bert(tmp)
+        else:
+            export_vision(name, tmp)
+        os.replace(tmp, onnx_path)
+    if not os.path.exists(pte_path) or os.path.getmtime(pte_path) < os.path.getmtime(etrt):
+        r = subprocess.run([etrt, "build", onnx_path, "-o", pte_path, "--device", "cpu", "--quiet"],
+                           capture_output=True, text=True)
+        if r.returncode != 0:
+            raise RuntimeError("etrt build %s: %s" % (name, r.stderr.strip()))
+    input_name, shape, dtype = MODELS[name]
+    rng = np.random.default_rng(1)
+    x = rng.integers(0, 30522, shape).astype(dtype) if dtype == np.int64 else rng.standard_normal(shape).astype(dtype)
+    x_path = os.path.join(cache, name + ".input.npy")
+    np.save(x_path, x)
+    return onnx_path, pte_path, input_name, x, x_path
+
+
+UNITS = {"ns": 1e-6, "\u00b5s": 1e-3, "us": 1e-3, "ms": 1.0, "s": 1e3}
+
+
+def run_etrt(etrt, pte, x_path, threads, iterations, out_dir):
+    args = [etrt, "run", pte, "--input", x_path, "--iterations", str(iterations), "--output-dir", out_dir]
+    if threads:
+        args += ["--threads", str(threads)]
+    proc = subprocess.run(args, capture_output=True, env=dict(os.environ, ETRT_DEVICE="cpu"))
+    out, err = proc.stdout, proc.stderr
+    if proc.returncode != 0:
+        raise RuntimeError("etrt run %s: %s" % (pte, err.decode().strip()))
+    m = re.search(r"time per iteration: (\S+) (\S+) \(median", out.decode())
+    if m is None:
+        raise RuntimeError("etrt run printed no time: " + out.decode())
+    return float(m.group(1)) * UNITS[m.group(2)], np.load(os.path.join(out_dir, "output_0.npy"))
+
+
+def peak_rss_mib(etrt, pte, x_path, threads):
+    """Peak resident memory of one `etrt run`, measured by GNU time: a child of this
+    (large) Python process would inherit its high-water mark across exec."""
+    args = [etrt, "run", pte, "--input", x_path, "--iterations", "1"] + (["--threads", str(threads)] if threads else [])
+    r = subprocess.run(["/usr/bin/time", "-f", "%M"] + args, capture_output=True, text=True,
+                       env=dict(os.environ, ETRT_DEVICE="cpu"))
+    return int(r.stderr.strip().splitlines()[-1]) / 1024.0
+
+
+def planned_bytes(etrt, pte):
+    """The program's planned (non-constant) buffers, from `etrt inspect --json`."""
+    import json
+
+    r = subprocess.run([etrt, "inspect", "--json", pte], capture_output=True, text=True)
+    try:
+        return sum(sum(m.get("non_const_buffer_sizes", [])) for m in json.loads(r.stdout)["methods"])
+    except (ValueError, KeyError):
+        return 0
+
+
+def run_ort(onnx_path, input_name, x, threads, iterations):
+    import onnxruntime as ort
+
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = threads  # 0: onnxruntime's default
+    options.inter_op_num_threads = 1
+    session = ort.InferenceSession(onnx_path, options, providers=["CPUExecutionProvider"])
+    feed = {input_name: x}
+    y = session.run(None, feed)[0]
+    times = []
+    for _ in range(iterations):
+        start = time.perf_counter()
+        session.run(None, feed)
+        times.append((time.perf_counter() - start) * 1e3)
+    return statistics.median(times), y
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--etrt", default=os.path.join(ROOT, "build", "bin", "etrt"))
+    parser.add_argument("--cache", default=os.path.join(ROOT, "build-bench"))
+    parser.add_argument("--iterations", type=int, default=5)
+    parser.add_argument("--models", default=",".join(MODELS))
+    parser.add_argument("--threads", default="1,0", help="thread counts; 0 is each runtime's default")
+    args = parser.parse_args()
+    os.makedirs(args.cache, exist_ok=True)
+    etrt = os.path.abspath(args.etrt)
+    print("machine: %d cores usable (sched_getaffinity); onnxruntime %s" % (len(os.sched_getaffinity(0)),
+                                                                           __import__("onnxruntime").__version__))
+    header = "%-20s %7s %11s %11s %7s %10s %9s %9s %s" % ("model", "threads", "etrt ms", "ort ms", "ratio", "max diff",
+                                                           "rss MiB", "goal MiB", "")
+    print(header)
+    ratios = {}
+    for name in args.models.split(","):
+        try:
+            onnx_path, pte, input_name, x, x_path = prepare(name, args.cache, etrt)
+        except Exception as e:  # a model that does not export or build is reported, not fatal
+            print("%-20s %s" % (name, str(e).splitlines()[0][:150]))
+            continue
+        goal = os.path.getsize(pte) / 2**20 + planned_bytes(etrt, pte) / 2**20 + 32
+        for threads in [int(t) for t in args.threads.split(",")]:
+            out_dir = os.path.join(args.cache, "out_%s_%d" % (name, threads))
+            os.makedirs(out_dir, exist_ok=True)
+            try:
+                etrt_ms, y_etrt = run_etrt(etrt, pte, x_path, threads, args.iterations, out_dir)
+            except RuntimeError as e:
+                print("%-20s %7s %s" % (name, threads or "default", str(e).splitlines()[0][:150]))
+                continue
+            ort_ms, y_ort = run_ort(onnx_path, input_name, x, threads, args.iterations)
+            rss = peak_rss_mib(etrt, pte, x_path, threads)
+            diff = float(np.max(np.abs(y_etrt.astype(np.float64) - y_ort))) if y_etrt.shape == y_ort.shape else float("nan")
+            ratio = etrt_ms / ort_ms
+            ratios.setdefault(threads, []).append(ratio)
+            print("%-20s %7s %11.2f %11.2f %7.2f %10.2e %9.1f %9.1f %s" % (
+                name, threads or "default", etrt_ms, ort_ms, ratio, diff, rss, goal, "" if rss <= goal else "over"),
+                flush=True)
+    for threads, values in ratios.items():
+        geo = math.exp(sum(math.log(v) for v in values) / len(values))
+        print("geometric mean etrt/ort at %s threads: %.2f (%d models, worst %.2f)" % (
+            threads or "default", geo, len(values), max(values)))
+
+
+if __name__ == "__main__":
+    main()
