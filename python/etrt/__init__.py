@@ -105,10 +105,16 @@ def _capsule(value, index, stream):
         )
     device_type = value.__dlpack_device__()[0] if hasattr(value, "__dlpack_device__") else 1
     if device_type == 2:
-        # A CUDA producer makes `stream` (the caller's, or else the per-thread default
-        # stream that etrt then uses: DLPack's 2) wait for its pending work on the
-        # tensor before handing it over.
-        return value.__dlpack__(stream=stream if stream is not None else 2)
+        # A CUDA producer makes `stream` (the caller's) wait for its pending work on the
+        # tensor before handing it over. Without one etrt runs on the per-thread default
+        # stream (DLPack's 2), which PyTorch refuses to name; that stream synchronises
+        # with the legacy default stream (DLPack's 1), so asking for 1 orders it too.
+        if stream is not None:
+            return value.__dlpack__(stream=stream)
+        try:
+            return value.__dlpack__(stream=2)
+        except BufferError:
+            return value.__dlpack__(stream=1)
     return value.__dlpack__()
 
 
