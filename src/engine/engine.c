@@ -207,6 +207,8 @@ etrt_status etrt_engine_memory_peak(etrt_engine *engine, etrt_engine_memory *out
   ETRT_RETURN_IF_ERROR(etrt_exec_context_create(engine, NULL, &context));
   out->intermediates = etrt_exec_context_arena_size(context);
   etrt_exec_context_destroy(context);
+  /* Only CUDA plans have a workspace, and only a CUDA build can size it. */
+  out->workspace_known = engine->info.device.type != ETRT_DEVICE_CUDA;
 #ifdef ETRT_HAVE_CUDA
   if (engine->info.device.type == ETRT_DEVICE_CUDA) {
     size_t workspace = 0;
@@ -214,8 +216,6 @@ etrt_status etrt_engine_memory_peak(etrt_engine *engine, etrt_engine_memory *out
     out->workspace = workspace;
     out->workspace_known = 1;
   }
-#else
-  out->workspace_known = engine->info.device.type != ETRT_DEVICE_CUDA;
 #endif
   out->total = out->weights + out->intermediates + out->workspace;
   return ETRT_OK;
