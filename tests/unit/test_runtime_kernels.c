@@ -8,57 +8,20 @@
 #include "etrt/program.h"
 #include "pte/ptd.h"
 #include "pte/pte.h"
+#include "test_programs.h"
 #include "test_util.h"
 
-/* --- a small program writer ------------------------------------------------------ */
+/* --- a small program writer: values through the shared KernelCall writer
+ * (tests/util/test_programs.h), instructions of every kind here ------------------ */
 
-#define MAX_VALUES 16
+typedef etrt_test_kp program_spec;
 
-typedef struct program_spec {
-  etrt_pte_builder *b;
-  etrt_pte_value values[MAX_VALUES];
-  uint32_t num_values;
-  int64_t arena; /* bytes of host buffer 1 used so far */
-} program_spec;
-
-static void spec_init(program_spec *p) {
-  memset(p, 0, sizeof *p);
-  etrt_pte_builder_create(&p->b);
-}
+static void spec_init(program_spec *p) { etrt_test_kp_init(p); }
 
 /* A float32 tensor planned in the host arena (or, with `constant`, a constant). */
 static int32_t spec_tensor(program_spec *p, int32_t rank, const int32_t *sizes,
                            const float *constant, int dynamic) {
-  etrt_pte_value *v = &p->values[p->num_values];
-  v->kind = ETRT_PTE_VALUE_TENSOR;
-  v->tensor.scalar_type = ETRT_DTYPE_FLOAT32;
-  v->tensor.sizes = etrt_pte_builder_i32s(p->b, sizes, (size_t)rank);
-  uint8_t order[ETRT_MAX_RANK];
-  size_t n = 4;
-  for (int32_t i = 0; i < rank; ++i) {
-    order[i] = (uint8_t)i;
-    n *= (size_t)sizes[i];
-  }
-  v->tensor.dim_order = etrt_pte_builder_u8s(p->b, order, (size_t)rank);
-  v->tensor.shape_dynamism = dynamic ? ETRT_PTE_SHAPE_DYNAMIC_BOUND : ETRT_PTE_SHAPE_STATIC;
-  if (constant != NULL) {
-    etrt_pte_builder_add_constant(p->b, constant, n, &v->tensor.data_buffer_idx);
-  } else {
-    v->tensor.has_allocation_info = 1;
-    v->tensor.allocation_info.memory_id = 1;
-    v->tensor.allocation_info.memory_offset_low = (uint32_t)p->arena;
-    p->arena += (int64_t)((n + 63) / 64 * 64);
-  }
-  return (int32_t)p->num_values++;
-}
-
-static int32_t spec_scalar(program_spec *p, etrt_pte_value_kind kind, double value) {
-  etrt_pte_value *v = &p->values[p->num_values];
-  v->kind = kind;
-  if (kind == ETRT_PTE_VALUE_INT) v->int_val = (int64_t)value;
-  if (kind == ETRT_PTE_VALUE_DOUBLE) v->double_val = value;
-  if (kind == ETRT_PTE_VALUE_BOOL) v->bool_val = value != 0.0;
-  return (int32_t)p->num_values++;
+  return etrt_test_kp_tensor(p, ETRT_DTYPE_FLOAT32, rank, sizes, constant, dynamic);
 }
 
 typedef struct instruction_spec {
@@ -158,7 +121,7 @@ static void test_sub_with_alpha_and_relu(void) {
   spec_init(&p);
   int32_t dims[1] = {4};
   int32_t a = spec_tensor(&p, 1, dims, NULL, 0), b = spec_tensor(&p, 1, dims, NULL, 0);
-  int32_t alpha = spec_scalar(&p, ETRT_PTE_VALUE_INT, 2);
+  int32_t alpha = etrt_test_kp_int(&p, 2);
   int32_t d = spec_tensor(&p, 1, dims, NULL, 0), y = spec_tensor(&p, 1, dims, NULL, 0);
   const char *ops[] = {"aten::sub.out", "aten::relu.out"};
   instruction_spec ins[] = {{ETRT_PTE_INSTR_KERNEL, 0, {a, b, alpha, d, d}, 5},
@@ -190,15 +153,14 @@ static void test_mm_addmm_linear(void) {
   int32_t m = spec_tensor(&p, 2, (int32_t[]){2, 3}, NULL, 0);
   int32_t w2c = spec_tensor(&p, 2, (int32_t[]){3, 3}, w2, 0);
   int32_t cc = spec_tensor(&p, 1, (int32_t[]){3}, c, 0);
-  int32_t beta = spec_scalar(&p, ETRT_PTE_VALUE_DOUBLE, 0.5),
-          alpha = spec_scalar(&p, ETRT_PTE_VALUE_INT, 2);
+  int32_t beta = etrt_test_kp_double(&p, 0.5), alpha = etrt_test_kp_int(&p, 2);
   int32_t am = spec_tensor(&p, 2, (int32_t[]){2, 3}, NULL, 0);
   int32_t am3 = spec_tensor(&p, 3, (int32_t[]){1, 2, 3}, NULL, 0);
   int32_t wc = spec_tensor(&p, 2, (int32_t[]){2, 3}, w, 0);
   int32_t bc2 = spec_tensor(&p, 1, (int32_t[]){2}, bias, 0);
   int32_t y = spec_tensor(&p, 3, (int32_t[]){1, 2, 2}, NULL, 0);
   int32_t y2 = spec_tensor(&p, 3, (int32_t[]){1, 2, 2}, NULL, 0);
-  int32_t none = spec_scalar(&p, ETRT_PTE_VALUE_NULL, 0);
+  int32_t none = etrt_test_kp_none(&p);
   const char *ops[] = {"aten::mm.out", "aten::addmm.out", "aten::linear.out"};
   /* am3 shares am's memory: a MoveCall cannot reshape, so the test copies the
    * rank-2 result into a rank-3 view with the same planned bytes. */
@@ -244,8 +206,7 @@ static uint8_t *control_program(int condition, size_t *size) {
   int32_t dims[1] = {3};
   int32_t x = spec_tensor(&p, 1, dims, NULL, 0), t = spec_tensor(&p, 1, dims, NULL, 0),
           u = spec_tensor(&p, 1, dims, NULL, 0);
-  int32_t cond = spec_scalar(&p, ETRT_PTE_VALUE_BOOL, condition),
-          not_cond = spec_scalar(&p, ETRT_PTE_VALUE_BOOL, !condition);
+  int32_t cond = etrt_test_kp_bool(&p, condition), not_cond = etrt_test_kp_bool(&p, !condition);
   int32_t out = spec_tensor(&p, 1, dims, NULL, 0);
   const char *ops[] = {"aten::mul.out", "aten::relu.out"};
   instruction_spec ins[] = {
