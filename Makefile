@@ -155,9 +155,9 @@ bench: build
 # and torch.compile (bench/models.py; BENCH_MODELS_FLAGS="--batches 1,32 --no-compile").
 # python3 of the PATH: the one with PyTorch.
 BENCH_MODELS_FLAGS ?=
-BENCH_PYTHON ?= python3
+BENCH_MODELS_PYTHON ?= python3
 bench-models: build
-	ETRT_BIN=$(BUILD)/bin/etrt $(BENCH_PYTHON) bench/models.py $(BENCH_MODELS_FLAGS)
+	ETRT_BIN=$(BUILD)/bin/etrt $(BENCH_MODELS_PYTHON) bench/models.py $(BENCH_MODELS_FLAGS)
 
 bench-build: build
 	ETRT_BIN=$(BUILD)/bin/etrt ETRT_BUILD_DIR=$(BUILD) $(PYTHON) bench/build_time.py
