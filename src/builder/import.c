@@ -632,10 +632,14 @@ etrt_status etrt_import_onnx(const etrt_onnx_model *model, etrt_ir_graph **out) 
       status = etrt_error(ETRT_ERROR_INVALID_FORMAT, "output '%.*s' is not defined by the graph",
                           ETRT_ONNX_STR_ARGS(name));
     } else if (g->values[id].producer < 0) {
-      status = etrt_error(ETRT_ERROR_UNSUPPORTED,
-                          "output '%s' is a graph input or a constant, not computed by a node: "
-                          "not supported",
-                          g->values[id].name);
+      /* A graph input or a constant returned as it is: an engine output is written by a
+       * node, so a copy writes it (the Identity pass keeps such a copy). */
+      int32_t copy;
+      status = etrt_ir_add_value_unique(g, g->values[id].name, &copy);
+      if (status == ETRT_OK)
+        status = etrt_ir_add_node(g, "Identity", "", g->values[id].name, 1, &id, 1, &copy, 0, NULL,
+                                  NULL);
+      if (status == ETRT_OK) status = etrt_ir_add_output(g, copy, g->values[id].name);
     } else {
       status = etrt_ir_add_output(g, id, g->values[id].name);
     }

@@ -133,6 +133,30 @@ static void test_shape_producers(void) {
                    "Range", "delta");
 }
 
+static void test_eye_like(void) {
+  float y[4096 / 4];
+  int64_t yi[4096 / 8];
+  oh_output info[1];
+  const oh_value x = OH_I32(2, (2, 3), 0, 0, 0, 0, 0, 0);
+  CHECK_OK(oh_run("EyeLike", 1, (oh_value[]){x}, 2,
+                  (etrt_attribute[]){OH_INT("dtype", 1), OH_INT("k", 1)}, 1, (void *[]){y}, info));
+  CHECK_EQ_INT(info[0].dtype, ETRT_DTYPE_FLOAT32);
+  OH_CHECK_FLOATS(y, ((double[]){0, 1, 0, 0, 0, 1}), 6, 0);
+  /* the input's dtype by default; a diagonal past the last column leaves zeros */
+  CHECK_OK(oh_run("EyeLike", 1, (oh_value[]){OH_I64(2, (3, 2), 0, 0, 0, 0, 0, 0)}, 1,
+                  (etrt_attribute[]){OH_INT("k", -1)}, 1, (void *[]){yi}, info));
+  CHECK_EQ_INT(info[0].dtype, ETRT_DTYPE_INT64);
+  OH_CHECK_INTS(yi, ((int64_t[]){0, 0, 1, 0, 0, 1}), 6);
+  CHECK_OK(oh_run("EyeLike", 1, (oh_value[]){x}, 1, (etrt_attribute[]){OH_INT("k", 3)}, 1,
+                  (void *[]){yi}, NULL));
+  OH_CHECK_INTS((int32_t *)yi, ((int32_t[]){0, 0, 0, 0, 0, 0}), 6);
+  OH_CHECK_REFUSED(oh_run("EyeLike", 1, (oh_value[]){OH_I32(1, (2), 0, 0)}, 0, NULL, 1, NULL, NULL),
+                   "EyeLike", "2-D");
+  OH_CHECK_REFUSED(oh_run("EyeLike", 1, (oh_value[]){x}, 1, (etrt_attribute[]){OH_INT("dtype", 8)},
+                          1, NULL, NULL),
+                   "EyeLike", "'dtype'");
+}
+
 static void test_transpose_concat_split(void) {
   uint16_t half[24];
   for (int i = 0; i < 24; ++i) half[i] = (uint16_t)(0x3c00 + i);
@@ -406,6 +430,7 @@ int main(void) {
   iota();
   RUN_TEST(test_reshape_family);
   RUN_TEST(test_shape_producers);
+  RUN_TEST(test_eye_like);
   RUN_TEST(test_transpose_concat_split);
   RUN_TEST(test_slice);
   RUN_TEST(test_expand_tile_pad);

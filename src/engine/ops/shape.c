@@ -1,9 +1,11 @@
-/* Shape (start/end), Size, ConstantOfShape and Range: shape inference. */
+/* Shape (start/end), Size, ConstantOfShape, Range and EyeLike: shape inference. */
 #include "engine/ops/shape.h"
 
 #include <math.h>
 #include <string.h>
 
+#include "base/dtype.h"
+#include "base/half.h"
 #include "engine/ops/op_check.h"
 #include "engine/ops/shape_util.h"
 
@@ -129,6 +131,64 @@ static etrt_status etrt_range_infer(const etrt_node *node, const etrt_tensor *in
   return ETRT_OK;
 }
 
+int64_t etrt_eye_like_k(const etrt_node *node) { return etrt_node_attribute_int(node, "k", 0); }
+
+void etrt_eye_like_one(etrt_dtype dtype, uint8_t one[8]) {
+  memset(one, 0, 8);
+  switch (dtype) {
+    case ETRT_DTYPE_FLOAT32: {
+      float v = 1.0f;
+      memcpy(one, &v, sizeof v);
+      break;
+    }
+    case ETRT_DTYPE_FLOAT64: {
+      double v = 1.0;
+      memcpy(one, &v, sizeof v);
+      break;
+    }
+    case ETRT_DTYPE_FLOAT16: {
+      uint16_t v = etrt_float_to_half(1.0f);
+      memcpy(one, &v, sizeof v);
+      break;
+    }
+    case ETRT_DTYPE_BFLOAT16: {
+      uint16_t v = etrt_float_to_bfloat16(1.0f);
+      memcpy(one, &v, sizeof v);
+      break;
+    }
+    default: {
+      /* integers and bool: 1 in the low byte (little-endian hosts and devices) */
+      one[0] = 1;
+      break;
+    }
+  }
+}
+
+/* EyeLike(x [R, C]) -> [R, C] of `dtype` (x's when absent), ones on diagonal k. */
+static etrt_status etrt_eye_like_infer(const etrt_node *node, const etrt_tensor *inputs,
+                                       etrt_tensor *outputs) {
+  ETRT_RETURN_IF_ERROR(etrt_shape_op_check_io(node, inputs, 1));
+  if (inputs[0].rank != 2)
+    return etrt_op_error(node, ETRT_ERROR_INVALID_ARGUMENT, "input must be 2-D, not rank %d",
+                         (int)inputs[0].rank);
+  etrt_dtype dtype = inputs[0].dtype;
+  const etrt_attribute *to = etrt_node_attribute(node, "dtype");
+  if (to != NULL) {
+    dtype = to->kind == ETRT_ATTRIBUTE_INT ? etrt_dtype_from_onnx(to->i) : ETRT_DTYPE_INVALID;
+    if (dtype == ETRT_DTYPE_INVALID)
+      return etrt_op_error(node, ETRT_ERROR_UNSUPPORTED,
+                           "attribute 'dtype' is not a supported ONNX element type");
+  }
+  if (etrt_dtype_size(dtype) < 1 || etrt_dtype_size(dtype) > 8)
+    return etrt_op_error(node, ETRT_ERROR_UNSUPPORTED, "output dtype %s is not supported",
+                         etrt_dtype_name(dtype));
+  outputs[0].dtype = dtype;
+  outputs[0].rank = 2;
+  outputs[0].dims[0] = inputs[0].dims[0];
+  outputs[0].dims[1] = inputs[0].dims[1];
+  return ETRT_OK;
+}
+
 static const etrt_op_def etrt_op_def_shape = {.op_type = "Shape",
                                               .infer = etrt_shape_infer,
                                               .cuda_supports = etrt_op_supports_all,
@@ -146,6 +206,12 @@ static const etrt_op_def etrt_op_def_range = {.op_type = "Range",
                                               .cuda_supports = etrt_op_supports_all,
                                               .value_inputs = 7u};
 
-const etrt_op_def *const etrt_ops_shape[] = {&etrt_op_def_shape, &etrt_op_def_size,
-                                             &etrt_op_def_constant_of_shape, &etrt_op_def_range,
-                                             NULL};
+/* EyeLike reads only its input's dims, so a network computes it once when it is built. */
+static const etrt_op_def etrt_op_def_eye_like = {.op_type = "EyeLike",
+                                                 .infer = etrt_eye_like_infer,
+                                                 .cuda_supports = etrt_op_supports_all,
+                                                 .dims_only_inputs = 1u};
+
+const etrt_op_def *const etrt_ops_shape[] = {
+    &etrt_op_def_shape, &etrt_op_def_size,     &etrt_op_def_constant_of_shape,
+    &etrt_op_def_range, &etrt_op_def_eye_like, NULL};

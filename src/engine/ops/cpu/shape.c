@@ -1,4 +1,4 @@
-/* CPU kernels of Shape, Size, ConstantOfShape and Range. */
+/* CPU kernels of Shape, Size, ConstantOfShape, Range and EyeLike. */
 #include "engine/ops/shape.h"
 
 #include <string.h>
@@ -64,11 +64,29 @@ etrt_status etrt_cpu_range(const etrt_node *node, const etrt_tensor *inputs, etr
   return ETRT_OK;
 }
 
+etrt_status etrt_cpu_eye_like(const etrt_node *node, const etrt_tensor *inputs,
+                              etrt_tensor *outputs) {
+  uint8_t one[8];
+  etrt_eye_like_one(outputs[0].dtype, one);
+  size_t element = etrt_dtype_size(outputs[0].dtype);
+  int64_t rows = outputs[0].dims[0], cols = outputs[0].dims[1], k = etrt_eye_like_k(node);
+  uint8_t *y = outputs[0].data;
+  if (rows * cols > 0) memset(y, 0, (size_t)(rows * cols) * element);
+  for (int64_t r = 0; r < rows; ++r) {
+    /* compared before adding: a huge k must not overflow */
+    if (k >= cols || k <= -rows) break;
+    int64_t c = r + k;
+    if (c >= 0 && c < cols) memcpy(y + (size_t)(r * cols + c) * element, one, element);
+  }
+  return ETRT_OK;
+}
+
 /* The CPU rows of the family (ops/cpu/table.c). */
 const etrt_op_cpu_row etrt_cpu_rows_shape[] = {
     {"Shape", etrt_cpu_shape},
     {"Size", etrt_cpu_size},
     {"ConstantOfShape", etrt_cpu_constant_of_shape},
     {"Range", etrt_cpu_range},
+    {"EyeLike", etrt_cpu_eye_like},
     {NULL, NULL},
 };

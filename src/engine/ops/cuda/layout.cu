@@ -327,6 +327,27 @@ extern "C" ETRT_CUDA_RUN(etrt_cuda_constant_of_shape) {
   return etrt_fill(node, &outputs[0], bytes, etrt_cuda_stream(launch));
 }
 
+template <typename T>
+__global__ void etrt_eye_like_kernel(T *y, int64_t n, int64_t cols, int64_t k, T one) {
+  ETRT_CUDA_LOOP(i, n) y[i] = i % cols - i / cols == k ? one : (T)0;
+}
+
+extern "C" ETRT_CUDA_RUN(etrt_cuda_eye_like) {
+  int64_t n = etrt_tensor_numel(&outputs[0]);
+  if (n == 0) return ETRT_OK;
+  uint8_t one[8];
+  etrt_eye_like_one(outputs[0].dtype, one);
+  ETRT_CUDA_BYTES_SWITCH(
+      etrt_dtype_size(outputs[0].dtype), T, return etrt_cuda_no_kernel(node, outputs[0].dtype), {
+        T v;
+        memcpy(&v, one, sizeof v);
+        etrt_eye_like_kernel<T><<<etrt_cuda_blocks(n, ETRT_CUDA_THREADS), ETRT_CUDA_THREADS, 0,
+                                  etrt_cuda_stream(launch)>>>(
+            (T *)outputs[0].data, n, outputs[0].dims[1], etrt_eye_like_k(node), v);
+      });
+  return etrt_cuda_check(node, "eye_like");
+}
+
 /* start + i * delta, rounded as the CPU kernel rounds (no fused multiply-add);
  * integers wrap. */
 template <typename T>
@@ -555,6 +576,7 @@ extern "C" const etrt_op_cuda_row etrt_cuda_rows_layout[] = {
     {"Size", etrt_cuda_size, NULL},
     {"ConstantOfShape", etrt_cuda_constant_of_shape, NULL},
     {"Range", etrt_cuda_range, NULL},
+    {"EyeLike", etrt_cuda_eye_like, NULL},
     {"Pad", etrt_cuda_pad, etrt_cuda_pad_workspace},
     {"Trilu", etrt_cuda_trilu, NULL},
     {"ReverseSequence", etrt_cuda_reverse_sequence, NULL},
