@@ -5,13 +5,15 @@
  *   conformance.c          options, the case list, the workers, the report
  *   conformance_case.c     one case, in-process: build, load, run every data set
  *   conformance_compare.c  an output against the expected tensor (ONNX tolerances)
- *   conformance_reason.c   a refusal message cut down to a short key for counting */
+ *   conformance_reason.c   a refusal message cut down to a short key for counting
+ *   conformance_model.c    a model with a graph input's declared shape replaced */
 #ifndef ETRT_CONFORMANCE_H
 #define ETRT_CONFORMANCE_H
 
 #include <stddef.h>
 #include <stdint.h>
 
+#include "etrt/status.h"
 #include "etrt/types.h"
 
 typedef enum etrt_conf_outcome {
@@ -61,5 +63,13 @@ void etrt_conf_case_run(const char *case_dir, const char *case_name, const char 
  * "partition 0 (cpu): node 'n' (Pad): mode 'wrap' is not supported" ->
  * "Pad: mode '' is not supported". Quoted names are emptied and numbers become N. */
 void etrt_conf_reason_key(const char *message, char *key, size_t size);
+
+/* The ONNX model `model` with the declared shape of graph input `name` replaced by
+ * `dims` (for inputs whose fixed shape in the model the test data contradict:
+ * conformance_case.c). Writes a malloc'd copy to *out; an input of another name, or a
+ * model without one, is copied unchanged. Refuses bytes that are not protobuf. */
+etrt_status etrt_conf_model_reshape(const uint8_t *model, size_t size, const char *name,
+                                    int32_t rank, const int64_t *dims, uint8_t **out,
+                                    size_t *out_size);
 
 #endif

@@ -18,6 +18,8 @@ static const struct {
      * later ONNX releases' regenerated data do. They differ by at most one unit
      * in bfloat16's last place: 2^-7 relative. */
     {"test_cast_FLOAT_to_BFLOAT16", {1.0 / 128, 0}},
+    {"test_castlike_FLOAT_to_BFLOAT16", {1.0 / 128, 0}},
+    {"test_castlike_FLOAT_to_BFLOAT16_expanded", {1.0 / 128, 0}},
     {NULL, {0, 0}},
 };
 

@@ -4,6 +4,7 @@
 
 #include "base/half.h"
 #include "conformance.h"
+#include "onnx_build_testing.h"
 #include "test_util.h"
 
 static const etrt_conf_tolerance onnx_tol = {1e-3, 1e-7};
@@ -114,6 +115,54 @@ static void test_tolerance_table(void) {
   CHECK(t.rtol == 1.0 / 128);
 }
 
+static void test_tolerance_castlike(void) {
+  etrt_conf_tolerance t =
+      etrt_conf_tolerance_for("test_castlike_FLOAT_to_BFLOAT16", ETRT_DTYPE_BFLOAT16);
+  CHECK(t.rtol == 1.0 / 128);
+  t = etrt_conf_tolerance_for("test_castlike_BFLOAT16_to_FLOAT", ETRT_DTYPE_FLOAT32);
+  CHECK(t.rtol == 1e-3);
+}
+
+/* The declared shape of one input changes; the other input, the node and the output
+ * are kept. */
+static void test_model_reshape(void) {
+  tm_model m;
+  tm_init(&m);
+  tm_input(&m, "x", 2, (const char *[]){"3", "4"});
+  tm_input(&m, "like", 2, (const char *[]){"3", "4"});
+  tm_node(&m, "CastLike", "cast", "x,like", "y", 0);
+  tm_output(&m, "y");
+  size_t size = 0, reshaped_size = 0;
+  uint8_t *bytes = tm_finish(&m, 15, &size), *reshaped = NULL;
+  CHECK_OK(etrt_conf_model_reshape(bytes, size, "like", 1, (const int64_t[]){1}, &reshaped,
+                                   &reshaped_size));
+  etrt_onnx_model *model = NULL;
+  CHECK_OK(etrt_onnx_model_parse(reshaped, reshaped_size, NULL, &model));
+  if (model != NULL) {
+    const etrt_onnx_graph *g = etrt_onnx_model_graph(model);
+    CHECK_EQ_INT(g->input_count, 2);
+    CHECK_EQ_INT(g->inputs[0].rank, 2);
+    CHECK_EQ_INT(g->inputs[0].dims[1].value, 4);
+    CHECK_EQ_INT(g->inputs[1].rank, 1);
+    CHECK_EQ_INT(g->inputs[1].dims[0].value, 1);
+    CHECK_EQ_INT(g->inputs[1].elem_type, ETRT_ONNX_FLOAT);
+    CHECK_EQ_INT(g->node_count, 1);
+    CHECK_EQ_INT(g->output_count, 1);
+    etrt_onnx_model_free(model);
+  }
+  free(reshaped);
+  /* no input of that name: the same bytes */
+  CHECK_OK(etrt_conf_model_reshape(bytes, size, "z", 0, NULL, &reshaped, &reshaped_size));
+  CHECK(reshaped_size == size && memcmp(reshaped, bytes, size) == 0);
+  free(reshaped);
+  /* not protobuf */
+  reshaped = NULL;
+  CHECK(etrt_conf_model_reshape((const uint8_t *)"\x0f", 1, "x", 0, NULL, &reshaped,
+                                &reshaped_size) != ETRT_OK);
+  CHECK(reshaped == NULL);
+  free(bytes);
+}
+
 static void check_key(const char *message, const char *want) {
   char key[96];
   etrt_conf_reason_key(message, key, sizeof key);
@@ -158,6 +207,8 @@ static void test_reason_keys(void) {
 }
 
 int main(void) {
+  RUN_TEST(test_tolerance_castlike);
+  RUN_TEST(test_model_reshape);
   RUN_TEST(test_float_tolerance);
   RUN_TEST(test_worst_element_and_index);
   RUN_TEST(test_nan_and_infinity);
