@@ -261,6 +261,18 @@ static etrt_status etrt_import_legacy_broadcast(etrt_import *im, etrt_import_nod
   return ETRT_OK;
 }
 
+/* Adds `attribute` to a node that lacks it: the default of an earlier opset. */
+static etrt_status etrt_import_default_attribute(etrt_import *im, etrt_import_node *n,
+                                                 etrt_attribute attribute) {
+  if (etrt_import_find_attribute(n, attribute.name) != NULL) return ETRT_OK;
+  etrt_attribute *grown = etrt_ir_alloc(im->graph, (n->num_attributes + 1) * sizeof *grown);
+  if (grown == NULL) return etrt_import_oom();
+  if (n->num_attributes) memcpy(grown, n->attributes, n->num_attributes * sizeof *grown);
+  grown[n->num_attributes++] = attribute;
+  n->attributes = grown;
+  return ETRT_OK;
+}
+
 /* Rewrites attributes that later opsets turned into inputs, so that the engine only
  * ever sees the newest form. */
 static etrt_status etrt_import_upgrade(etrt_import *im, etrt_import_node *n) {
@@ -298,15 +310,17 @@ static etrt_status etrt_import_upgrade(etrt_import *im, etrt_import_node *n) {
     }
     return ETRT_OK;
   }
-  if (strcmp(op, "Concat") == 0 && opset < 4 && etrt_import_find_attribute(n, "axis") == NULL) {
-    /* Before opset 4 the axis defaulted to 1. */
-    etrt_attribute *grown = etrt_ir_alloc(im->graph, (n->num_attributes + 1) * sizeof *grown);
-    if (grown == NULL) return etrt_import_oom();
-    if (n->num_attributes) memcpy(grown, n->attributes, n->num_attributes * sizeof *grown);
-    grown[n->num_attributes++] =
-        (etrt_attribute){.name = "axis", .kind = ETRT_ATTRIBUTE_INT, .i = 1};
-    n->attributes = grown;
-  }
+  /* Before opset 4 Concat's axis defaulted to 1. */
+  if (strcmp(op, "Concat") == 0 && opset < 4)
+    return etrt_import_default_attribute(
+        im, n, (etrt_attribute){.name = "axis", .kind = ETRT_ATTRIBUTE_INT, .i = 1});
+  /* Opset 16 gave RoiAlign coordinate_transformation_mode, whose default (half_pixel)
+   * moves the regions by half a pixel; before, they were taken as they are. */
+  if (strcmp(op, "RoiAlign") == 0 && opset < 16)
+    return etrt_import_default_attribute(im, n,
+                                         (etrt_attribute){.name = "coordinate_transformation_mode",
+                                                          .kind = ETRT_ATTRIBUTE_STRING,
+                                                          .s = "output_half_pixel"});
   return ETRT_OK;
 }
 

@@ -24,8 +24,7 @@ static int etrt_conf_value_info_named(const etrt_pb_cursor *parent, const etrt_p
 }
 
 static etrt_status etrt_conf_rewrite_shape(etrt_pb_cursor *c, int depth, const char *name,
-                                           int32_t rank, const int64_t *dims,
-                                           etrt_pb_writer *w) {
+                                           int32_t rank, const int64_t *dims, etrt_pb_writer *w) {
   etrt_pb_field f;
   int more;
   etrt_status s;
@@ -70,4 +69,3 @@ etrt_status etrt_conf_model_reshape(const uint8_t *model, size_t size, const cha
   etrt_pb_writer_release(&w);
   return s;
 }
-

@@ -345,7 +345,46 @@ static void test_shape_spec_refusals(void) {
               "too large");
 }
 
+/* The value of a node's string attribute, or NULL. */
+static const char *node_string(const etrt_ir_node *node, const char *name) {
+  for (uint32_t i = 0; i < node->num_attributes; ++i)
+    if (strcmp(node->attributes[i].name, name) == 0 &&
+        node->attributes[i].kind == ETRT_ATTRIBUTE_STRING)
+      return node->attributes[i].s;
+  return NULL;
+}
+
+/* Attributes whose default changed with an opset get the old default written out. */
+static void test_opset_defaults(void) {
+  const char *dims[] = {"1", "1", "4", "4"}, *rois[] = {"1", "4"}, *batch[] = {"1"};
+  for (int64_t opset = 10; opset <= 16; opset += 6) {
+    tm_model m;
+    tm_init(&m);
+    tm_input(&m, "x", 4, dims);
+    tm_input(&m, "rois", 2, rois);
+    tm_input(&m, "batch", 1, batch);
+    tm_node(&m, "RoiAlign", "roi", "x,rois,batch", "y", 0);
+    tm_output(&m, "y");
+    size_t size;
+    uint8_t *bytes = tm_finish(&m, opset, &size);
+    etrt_onnx_model *model;
+    etrt_ir_graph *g;
+    CHECK_OK(import_bytes(bytes, size, &model, &g));
+    if (g != NULL) {
+      const char *mode = node_string(&g->nodes[0], "coordinate_transformation_mode");
+      if (opset < 16)
+        CHECK(mode != NULL && strcmp(mode, "output_half_pixel") == 0);
+      else
+        CHECK(mode == NULL);
+      etrt_ir_graph_destroy(g);
+    }
+    etrt_onnx_model_free(model);
+    free(bytes);
+  }
+}
+
 int main(void) {
+  RUN_TEST(test_opset_defaults);
   RUN_TEST(test_values_and_names);
   RUN_TEST(test_sort_and_uses);
   RUN_TEST(test_sort_refusals);

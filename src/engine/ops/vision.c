@@ -44,12 +44,20 @@ etrt_status etrt_grid_sample_plan_make(const etrt_node *node, const etrt_tensor 
                          "grid must be [N, H_out, W_out, 2] with X's N %lld",
                          (long long)x->dims[0]);
   /* opset 20 renamed bilinear and bicubic to linear and cubic */
-  static const char *const modes[] = {"bilinear", "nearest", "bicubic", "linear", NULL};
+  static const struct {
+    const char *name;
+    int32_t mode;
+  } modes[] = {{"bilinear", ETRT_GRID_LINEAR},
+               {"linear", ETRT_GRID_LINEAR},
+               {"nearest", ETRT_GRID_NEAREST},
+               {"bicubic", ETRT_GRID_CUBIC},
+               {"cubic", ETRT_GRID_CUBIC}};
   static const char *const paddings[] = {"zeros", "border", "reflection", NULL};
   const char *mode = etrt_node_attribute_string(node, "mode", "bilinear");
   const char *padding = etrt_node_attribute_string(node, "padding_mode", "zeros");
-  plan->mode = strcmp(mode, "cubic") == 0 ? ETRT_GRID_CUBIC : etrt_vision_choice(mode, modes);
-  if (plan->mode == 3) plan->mode = ETRT_GRID_LINEAR;
+  plan->mode = -1;
+  for (size_t i = 0; i < sizeof modes / sizeof modes[0]; ++i)
+    if (strcmp(mode, modes[i].name) == 0) plan->mode = modes[i].mode;
   if (plan->mode < 0)
     return etrt_op_error(node, ETRT_ERROR_UNSUPPORTED, "mode '%s' is not supported", mode);
   plan->padding = etrt_vision_choice(padding, paddings);
