@@ -1,5 +1,6 @@
 /* TfIdfVectorizer on the CPU: counts worked by hand for skips, levels and modes, and
  * every refusal. */
+#include "engine/op.h"
 #include "op_harness.h"
 
 /* The pool of the ONNX examples: unigrams 2 3 5 4, bigrams (5 6) (7 8) (6 7). */
@@ -121,8 +122,41 @@ static void test_refusals(void) {
       op, "[N, C]");
 }
 
+/* The CUDA kernel carries the pool in its arguments: a larger pool stays on the CPU. */
+static void test_cuda_predicate(void) {
+  static int64_t pool[1025];
+  for (int i = 0; i < 1025; ++i) pool[i] = i;
+  etrt_attribute attributes[] = {OH_INT("min_gram_length", 1),
+                                 OH_INT("max_gram_length", 1),
+                                 OH_STRING("mode", "TF"),
+                                 OH_INTS("ngram_counts", 1, 0),
+                                 OH_INTS("ngram_indexes", 1, 0),
+                                 {.name = "pool_int64s", .kind = ETRT_ATTRIBUTE_INTS, .count = 1}};
+  etrt_node node = {.op_type = "TfIdfVectorizer",
+                    .name = "tfidf",
+                    .num_inputs = 1,
+                    .num_outputs = 1,
+                    .num_attributes = 6,
+                    .attributes = attributes};
+  etrt_op_resolve(&node);
+  etrt_tensor x = {.dtype = ETRT_DTYPE_INT64, .rank = 1, .dims = {4}};
+  attributes[5].ints = pool;
+  CHECK(etrt_op_cuda_supports(&node, &x));
+  attributes[5].count = 1025;
+  attributes[3].ints = (const int64_t[]){0};
+  attributes[4] = (etrt_attribute){
+      .name = "ngram_indexes", .kind = ETRT_ATTRIBUTE_INTS, .count = 1025, .ints = pool};
+  CHECK(!etrt_op_cuda_supports(&node, &x));
+  attributes[5].count = 600;
+  CHECK(!etrt_op_cuda_supports(&node, &x)); /* 600 columns */
+  attributes[5].count = 512;
+  attributes[4].count = 512;
+  CHECK(etrt_op_cuda_supports(&node, &x));
+}
+
 int main(void) {
   RUN_TEST(test_counts);
   RUN_TEST(test_refusals);
+  RUN_TEST(test_cuda_predicate);
   return TEST_EXIT();
 }
