@@ -305,7 +305,15 @@ static etrt_status etrt_backend_prepare(etrt_backend_handle *h,
     uint32_t io = h->io_index[p];
     int32_t rank;
     int64_t sizes[ETRT_MAX_RANK];
-    ETRT_RETURN_IF_ERROR(etrt_exec_context_output_shape(h->context, io, &rank, sizes));
+    const etrt_engine_io *desc = etrt_engine_io_at(h->engine, io);
+    if (desc->dims_at_execute) {
+      /* The run decides the dims: its memory must hold the largest; the sizes are set
+       * once the run is complete (etrt_backend_run_cpu). */
+      rank = desc->rank;
+      memcpy(sizes, desc->max_sizes, sizeof sizes);
+    } else {
+      ETRT_RETURN_IF_ERROR(etrt_exec_context_output_shape(h->context, io, &rank, sizes));
+    }
     if (t->dtype != etrt_engine_io_at(h->engine, io)->dtype || rank != t->rank)
       return etrt_backend_io_error(h, p, ETRT_ERROR_INVALID_ARGUMENT,
                                    "dtype or rank differs from the engine's output");
@@ -420,7 +428,16 @@ static etrt_status etrt_backend_run_cpu(etrt_backend_handle *h,
   uint32_t unused[ETRT_MAX_STAGED_WORDS] = {0};
   int any_staged = 0;
   ETRT_RETURN_IF_ERROR(etrt_backend_prepare(h, args, NULL, unused, &any_staged));
-  return etrt_exec_context_enqueue(h->context, NULL);
+  ETRT_RETURN_IF_ERROR(etrt_exec_context_enqueue(h->context, NULL));
+  for (uint32_t p = h->num_inputs; p < h->num_inputs + h->num_outputs; ++p) {
+    uint32_t io = h->io_index[p];
+    if (!etrt_engine_io_at(h->engine, io)->dims_at_execute) continue;
+    etrt_runtime_tensor *t = NULL;
+    ETRT_RETURN_IF_ERROR(etrt_backend_tensor(h, args, p, &t));
+    int32_t rank;
+    ETRT_RETURN_IF_ERROR(etrt_exec_context_output_shape(h->context, io, &rank, t->sizes));
+  }
+  return ETRT_OK;
 }
 
 static etrt_status etrt_backend_execute(void *handle, const etrt_backend_execute_args *args) {

@@ -79,6 +79,11 @@ static etrt_status etrt_engine_host_analysis(etrt_engine *engine) {
       if (id < 0) continue;
       int value_input = i < 32 && (node->def->value_inputs & (1u << i));
       int dims_only = i < 32 && (node->def->dims_only_inputs & (1u << i));
+      /* A bounded node's unknown value inputs are read by its kernel at execute. */
+      const etrt_graph_value *v = &g->values[id];
+      if (node->dims_at_execute == ETRT_NODE_DIMS_BOUNDED && v->kind != ETRT_VALUE_KIND_CONSTANT &&
+          !v->is_shape_input && !v->host_computable)
+        value_input = 0;
       if (value_input || (evaluated && !dims_only)) engine->host_needed[id] = 1;
     }
   }
@@ -96,6 +101,7 @@ static etrt_status etrt_engine_io_table(etrt_engine *engine) {
     io->name = v->name;
     io->is_input = i < g->input_count;
     io->is_shape_input = v->is_shape_input;
+    io->dims_at_execute = !io->is_input && v->dims_at_execute;
     io->dtype = v->dtype;
     io->rank = v->rank;
     memcpy(io->min_sizes, v->min_dims, sizeof io->min_sizes);

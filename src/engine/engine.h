@@ -22,6 +22,10 @@ typedef struct etrt_engine_io {
   /* A shape input: its values (int64, on the host) decide other shapes; it is
    * passed with etrt_exec_context_set_input_values, not bound by address. */
   int is_shape_input;
+  /* An output whose dims depend on values computed by the run (NonZero's, say): the
+   * caller binds memory for max_sizes, and etrt_exec_context_output_shape gives the
+   * actual dims once the run is complete. */
+  int dims_at_execute;
   etrt_dtype dtype;
   int32_t rank;
   int64_t min_sizes[ETRT_MAX_RANK];
@@ -92,7 +96,9 @@ etrt_status etrt_exec_context_set_input_shape(etrt_exec_context *context, uint32
 etrt_status etrt_exec_context_set_input_values(etrt_exec_context *context, uint32_t io_index,
                                                const int64_t *values, int64_t count);
 /* The shape of output `io_index` for the current input shapes (runs shape inference
- * when inputs changed). */
+ * when inputs changed). For an output whose dims are known only at execute
+ * (etrt_engine_io.dims_at_execute): the dims of the last complete run with these
+ * inputs, and before one the largest the plan allows. */
 etrt_status etrt_exec_context_output_shape(etrt_exec_context *context, uint32_t io_index,
                                            int32_t *rank, int64_t *sizes);
 /* Binds the memory of an input or output (device memory for CUDA/sim executors,

@@ -18,6 +18,7 @@
 #include "base/log.h"
 #include "base/memplan.h"
 #include "base/status.h"
+#include "engine/bounds.h"
 #include "engine/executor.h"
 #include "engine/ops/shape_util.h"
 
@@ -39,6 +40,9 @@ struct etrt_exec_context {
   const uint8_t *weights; /* the executor's copy of the engine's weights */
 
   etrt_tensor *values; /* per value: current dtype, rank, dims, host_value */
+  /* Per value: bytes of the dims planned by the last inference; a run may give an
+   * output whose dims are known at execute at most these. */
+  int64_t *planned_bytes;
   uint32_t io_count;
   uint8_t *shape_set; /* per I/O: shape (or a shape input's values) given */
   void **addresses;   /* per I/O */
@@ -222,6 +226,15 @@ static etrt_status etrt_exec_host_evaluate(etrt_exec_context *c, uint32_t n) {
   return ETRT_OK;
 }
 
+static etrt_status etrt_exec_bound(const etrt_node *node, const etrt_tensor *in, etrt_tensor *out) {
+  etrt_tensor lo[ETRT_BOUNDS_MAX_OUTPUTS];
+  for (uint32_t o = 0; o < node->num_outputs; ++o) {
+    memset(&lo[o], 0, sizeof lo[o]);
+    lo[o].dtype = ETRT_DTYPE_INVALID;
+  }
+  return node->def->bound(node, in, lo, out);
+}
+
 static etrt_status etrt_exec_infer(etrt_exec_context *c) {
   const etrt_engine *e = c->engine;
   const etrt_graph *g = c->graph;
@@ -246,7 +259,10 @@ static etrt_status etrt_exec_infer(etrt_exec_context *c) {
       memset(&out[o], 0, sizeof out[o]);
       out[o].dtype = ETRT_DTYPE_INVALID;
     }
-    etrt_status s = node->def->infer(node, in, out);
+    /* Dims known only at execute: plan for the largest the bound allows. */
+    etrt_status s = node->dims_at_execute == ETRT_NODE_DIMS_BOUNDED
+                        ? etrt_exec_bound(node, in, out)
+                        : node->def->infer(node, in, out);
     if (s != ETRT_OK) return etrt_error_context(s, "engine '%s', node %u: ", etrt_exec_name(c), n);
     for (uint32_t o = 0; o < node->num_outputs; ++o) {
       int32_t id = node->outputs[o];
@@ -259,6 +275,7 @@ static etrt_status etrt_exec_infer(etrt_exec_context *c) {
             "plan was built for %s rank %d",
             etrt_exec_name(c), node->op_type, node->name, o, etrt_dtype_name(out[o].dtype),
             (int)out[o].rank, etrt_dtype_name(v->dtype), (int)v->rank);
+      c->planned_bytes[id] = bytes;
       c->values[id].dtype = out[o].dtype;
       c->values[id].rank = out[o].rank;
       memcpy(c->values[id].dims, out[o].dims, sizeof out[o].dims);
@@ -348,6 +365,7 @@ static etrt_status etrt_exec_allocate(etrt_exec_context *c) {
   for (uint32_t io = 0; io < g->input_count; ++io)
     uploads += g->values[g->inputs[io]].is_shape_input;
   c->values = calloc(nv, sizeof *c->values);
+  c->planned_bytes = calloc(nv, sizeof *c->planned_bytes);
   c->shape_set = calloc(nio, 1);
   c->addresses = calloc(nio, sizeof *c->addresses);
   c->host_capacity = calloc(nv, sizeof(size_t));
@@ -360,10 +378,11 @@ static etrt_status etrt_exec_allocate(etrt_exec_context *c) {
   c->patches = calloc(args > 0 ? args : 1, sizeof *c->patches);
   c->uploads = calloc(uploads > 0 ? uploads : 1, sizeof *c->uploads);
   c->scratch = calloc(c->engine->max_node_args + 1, sizeof *c->scratch);
-  if (c->values == NULL || c->shape_set == NULL || c->addresses == NULL ||
-      c->host_capacity == NULL || c->host_offset == NULL || c->arena_capacity == NULL ||
-      c->arena_offset == NULL || c->items == NULL || c->item_values == NULL || c->args == NULL ||
-      c->patches == NULL || c->uploads == NULL || c->scratch == NULL)
+  if (c->values == NULL || c->planned_bytes == NULL || c->shape_set == NULL ||
+      c->addresses == NULL || c->host_capacity == NULL || c->host_offset == NULL ||
+      c->arena_capacity == NULL || c->arena_offset == NULL || c->items == NULL ||
+      c->item_values == NULL || c->args == NULL || c->patches == NULL || c->uploads == NULL ||
+      c->scratch == NULL)
     return etrt_error(ETRT_ERROR_OUT_OF_MEMORY, "engine: out of memory");
   c->upload_count = uploads;
   /* Bound I/O addresses are patched into these argument slots at each enqueue. */
@@ -481,6 +500,7 @@ void etrt_exec_context_destroy(etrt_exec_context *c) {
     c->ops->destroy(c->exec);
   }
   free(c->values);
+  free(c->planned_bytes);
   free(c->shape_set);
   free(c->addresses);
   free(c->host_block);
@@ -621,6 +641,8 @@ etrt_status etrt_exec_context_enqueue(etrt_exec_context *c, etrt_stream stream) 
                        .uploads = c->uploads,
                        .upload_count = c->upload_count,
                        .host_block = c->host_block,
-                       .host_block_size = c->host_block_size};
+                       .host_block_size = c->host_block_size,
+                       .values = c->values,
+                       .planned_bytes = c->planned_bytes};
   return c->ops->enqueue(c->exec, &run, stream);
 }

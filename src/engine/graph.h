@@ -50,6 +50,13 @@ typedef struct etrt_graph_value {
   const int64_t *min_values;
   const int64_t *max_values;
   int32_t producer; /* node index; -1 for inputs and constants */
+  /* Produced by a node whose dims_at_execute is set (op.h): the dims (and, for values
+   * computed on the host, the values) that shape inference gives before a run are the
+   * planned bounds; the run gives the actual ones. Derived, never serialized. */
+  uint8_t dims_at_execute;
+  /* Produced by a node that shape inference evaluates on the host when every value it
+   * reads is known there (bounds.h). Derived, never serialized. */
+  uint8_t host_computable;
 } etrt_graph_value;
 
 typedef struct etrt_graph {

@@ -150,6 +150,9 @@ static inline etrt_status oh_run(const char *op, uint32_t num_inputs, const oh_v
     if (s == ETRT_OK) s = etrt_exec_context_set_address(ctx, io_count + k, target);
   }
   if (s == ETRT_OK) s = etrt_exec_context_enqueue(ctx, NULL);
+  /* Dims known only at execute are the run's. */
+  for (uint32_t k = 0; k < num_outputs && s == ETRT_OK && info != NULL; ++k)
+    s = etrt_exec_context_output_shape(ctx, io_count + k, &info[k].rank, info[k].dims);
   etrt_exec_context_destroy(ctx);
   etrt_engine_destroy(engine);
   free(plan);
