@@ -34,15 +34,15 @@ etrt_status etrt_nms_params_of(const etrt_node *node, const etrt_tensor *inputs,
                          "boxes");
   int64_t center = etrt_node_attribute_int(node, "center_point_box", 0);
   if (center != 0 && center != 1)
-    return etrt_op_error(node, ETRT_ERROR_INVALID_ARGUMENT, "center_point_box must be 0 or 1, not %lld",
-                         (long long)center);
+    return etrt_op_error(node, ETRT_ERROR_INVALID_ARGUMENT,
+                         "center_point_box must be 0 or 1, not %lld", (long long)center);
   p->batches = boxes->dims[0];
   p->classes = scores->dims[1];
   p->boxes = boxes->dims[1];
   p->center_point_box = (int)center;
   const void *max = NULL, *iou = NULL, *score = NULL;
-  ETRT_RETURN_IF_ERROR(etrt_nms_scalar(node, inputs, 2, ETRT_DTYPE_INT64,
-                                       "max_output_boxes_per_class", &max));
+  ETRT_RETURN_IF_ERROR(
+      etrt_nms_scalar(node, inputs, 2, ETRT_DTYPE_INT64, "max_output_boxes_per_class", &max));
   ETRT_RETURN_IF_ERROR(etrt_nms_scalar(node, inputs, 3, ETRT_DTYPE_FLOAT32, "iou_threshold", &iou));
   ETRT_RETURN_IF_ERROR(
       etrt_nms_scalar(node, inputs, 4, ETRT_DTYPE_FLOAT32, "score_threshold", &score));
@@ -55,8 +55,8 @@ etrt_status etrt_nms_params_of(const etrt_node *node, const etrt_tensor *inputs,
   return ETRT_OK;
 }
 
-static etrt_status etrt_nms_bound(const etrt_node *node, const etrt_tensor *inputs,
-                                  etrt_tensor *lo, etrt_tensor *hi) {
+static etrt_status etrt_nms_bound(const etrt_node *node, const etrt_tensor *inputs, etrt_tensor *lo,
+                                  etrt_tensor *hi) {
   etrt_nms_params p = {0};
   ETRT_RETURN_IF_ERROR(etrt_nms_params_of(node, inputs, &p));
   int64_t per_class = p.max_per_class < 0 || p.max_per_class > p.boxes ? p.boxes : p.max_per_class;
