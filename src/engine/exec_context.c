@@ -40,8 +40,8 @@ struct etrt_exec_context {
   const uint8_t *weights; /* the executor's copy of the engine's weights */
 
   etrt_tensor *values; /* per value: current dtype, rank, dims, host_value */
-  /* Per value: bytes of the dims planned by the last inference; a run may give an
-   * output whose dims are known at execute at most these. */
+  /* Per value: the bytes a run may give a value whose dims are known only at execute
+   * (the memory planned for it), set by each inference. */
   int64_t *planned_bytes;
   uint32_t io_count;
   uint8_t *shape_set; /* per I/O: shape (or a shape input's values) given */
@@ -287,6 +287,17 @@ static etrt_status etrt_exec_infer(etrt_exec_context *c) {
     if (e->host_evaluated[n]) ETRT_RETURN_IF_ERROR(etrt_exec_host_evaluate(c, n));
   }
   if (replan) ETRT_RETURN_IF_ERROR(etrt_exec_arena_plan(c));
+  /* What a run may give a value whose dims are known only at execute: its room in the
+   * arena, or for an output the bytes of the largest dims the caller binds memory for. */
+  for (uint32_t v = 0; v < g->value_count; ++v) {
+    if (!g->values[v].dims_at_execute) continue;
+    const etrt_graph_value *gv = &g->values[v];
+    int64_t largest = etrt_graph_nbytes(gv->dtype, gv->rank, gv->max_dims);
+    if (c->arena_capacity[v] > 0)
+      c->planned_bytes[v] = (int64_t)c->arena_capacity[v];
+    else if (largest > c->planned_bytes[v])
+      c->planned_bytes[v] = largest;
+  }
   /* The run's arguments: addresses, and host values where shape inference needed them. */
   for (uint32_t n = 0; n < g->node_count; ++n) {
     const etrt_node *node = &g->nodes[n];

@@ -165,6 +165,53 @@ static void test_twice(void) {
   etrt_network_destroy(net);
 }
 
+/* Dims that follow NonZero's count n through shape arithmetic: n * (6 - n) elements is 0
+ * at both ends of n's range, 9 at n = 3. The run refuses to write past what was planned,
+ * naming the node. */
+static void test_over_plan(void) {
+  etrt_network *net = NULL;
+  etrt_engine *engine = NULL;
+  etrt_exec_context *ctx = NULL;
+  uint8_t *plan = NULL;
+  size_t plan_size = 0;
+  int32_t x, nz, shape, one, six, n, rest, k, y;
+  const int64_t dims[] = {6}, one_dim[] = {1};
+  const int64_t one_value[] = {1}, six_value[] = {6};
+  CHECK_OK(etrt_network_create(&net));
+  CHECK_OK(etrt_network_add_input(net, "x", ETRT_DTYPE_INT32, 1, dims, dims, &x));
+  CHECK_OK(etrt_network_add_constant(net, "one", ETRT_DTYPE_INT64, 1, one_dim, one_value, &one));
+  CHECK_OK(etrt_network_add_constant(net, "six", ETRT_DTYPE_INT64, 1, one_dim, six_value, &six));
+  CHECK_OK(etrt_network_add_op(net, "NonZero", "nz", 1, &x, 1, &nz, 0, NULL));
+  CHECK_OK(etrt_network_add_op(net, "Shape", "shape", 1, &nz, 1, &shape, 0, NULL));
+  CHECK_OK(etrt_network_add_op(net, "Gather", "n", 2, (int32_t[]){shape, one}, 1, &n, 0, NULL));
+  CHECK_OK(etrt_network_add_op(net, "Sub", "rest", 2, (int32_t[]){six, n}, 1, &rest, 0, NULL));
+  CHECK_OK(etrt_network_add_op(net, "Mul", "k", 2, (int32_t[]){n, rest}, 1, &k, 0, NULL));
+  CHECK_OK(etrt_network_add_op(net, "ConstantOfShape", "fill", 1, &k, 1, &y, 0, NULL));
+  CHECK_OK(etrt_network_mark_output(net, y, "y"));
+  etrt_plan_options options = {.device = {ETRT_DEVICE_CPU, 0}};
+  CHECK_OK(etrt_plan_build(net, &options, &plan, &plan_size));
+  CHECK_OK(etrt_engine_deserialize(plan, plan_size, &engine));
+  CHECK(etrt_engine_io_at(engine, 1)->dims_at_execute);
+  CHECK_OK(etrt_exec_context_create(engine, NULL, &ctx));
+  int32_t all[6] = {1, 1, 1, 1, 1, 1}, three[6] = {1, 0, 1, 0, 1, 0};
+  float out[16];
+  int32_t rank;
+  int64_t sizes[ETRT_MAX_RANK];
+  CHECK_OK(etrt_exec_context_set_address(ctx, 0, all));
+  CHECK_OK(etrt_exec_context_set_address(ctx, 1, out));
+  CHECK_OK(etrt_exec_context_enqueue(ctx, NULL));
+  CHECK_OK(etrt_exec_context_output_shape(ctx, 1, &rank, sizes));
+  CHECK_EQ_INT(sizes[0], 0);
+  CHECK_OK(etrt_exec_context_set_address(ctx, 0, three));
+  CHECK_FAILS(etrt_exec_context_enqueue(ctx, NULL), ETRT_ERROR_INVALID_ARGUMENT,
+              "node 5 'fill' (ConstantOfShape): output 0 ('y') is float32 rank 1 of 36 bytes for "
+              "these values; float32 rank 1 of at most 0 bytes was planned");
+  etrt_exec_context_destroy(ctx);
+  etrt_engine_destroy(engine);
+  free(plan);
+  etrt_network_destroy(net);
+}
+
 int main(void) {
   RUN_TEST(test_compress);
   RUN_TEST(test_refusals);
@@ -172,5 +219,6 @@ int main(void) {
   RUN_TEST(test_nonzero);
   RUN_TEST(test_unique);
   RUN_TEST(test_twice);
+  RUN_TEST(test_over_plan);
   return TEST_EXIT();
 }
