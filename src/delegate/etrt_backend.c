@@ -306,6 +306,13 @@ static etrt_status etrt_backend_prepare(etrt_backend_handle *h,
     int32_t rank;
     int64_t sizes[ETRT_MAX_RANK];
     const etrt_engine_io *desc = etrt_engine_io_at(h->engine, io);
+    if (desc->engine_memory) {
+      /* The engine holds its memory: the tensor points there after the run. */
+      if (t->dtype != desc->dtype || t->rank != desc->rank)
+        return etrt_backend_io_error(h, p, ETRT_ERROR_INVALID_ARGUMENT,
+                                     "dtype or rank differs from the engine's output");
+      continue;
+    }
     if (desc->dims_at_execute) {
       /* The run decides the dims: its memory must hold the largest; the sizes are set
        * once the run is complete (etrt_backend_run_cpu). */
@@ -431,11 +438,17 @@ static etrt_status etrt_backend_run_cpu(etrt_backend_handle *h,
   ETRT_RETURN_IF_ERROR(etrt_exec_context_enqueue(h->context, NULL));
   for (uint32_t p = h->num_inputs; p < h->num_inputs + h->num_outputs; ++p) {
     uint32_t io = h->io_index[p];
-    if (!etrt_engine_io_at(h->engine, io)->dims_at_execute) continue;
+    const etrt_engine_io *desc = etrt_engine_io_at(h->engine, io);
+    if (!desc->dims_at_execute) continue;
     etrt_runtime_tensor *t = NULL;
     ETRT_RETURN_IF_ERROR(etrt_backend_tensor(h, args, p, &t));
     int32_t rank;
     ETRT_RETURN_IF_ERROR(etrt_exec_context_output_shape(h->context, io, &rank, t->sizes));
+    if (desc->engine_memory) {
+      /* Valid until the next execute of this method, as the engine's memory is. */
+      ETRT_RETURN_IF_ERROR(
+          etrt_exec_context_output_memory(h->context, io, &t->data, &t->capacity));
+    }
   }
   return ETRT_OK;
 }

@@ -109,6 +109,14 @@ etrt_status etrt_bounds_infer_node(etrt_graph *graph, uint32_t index, etrt_bound
       ETRT_RETURN_IF_ERROR(def->bound(node, in, other, o));
     for (uint32_t k = 0; k < no; ++k) {
       int64_t bytes = etrt_graph_nbytes(o[k].dtype, o[k].rank, o[k].dims);
+      int unbounded = 0;
+      for (int32_t a = 0; a < o[k].rank && (bounded || follow); ++a)
+        unbounded |= o[k].dims[a] >= ETRT_OP_DIM_UNBOUNDED;
+      if (unbounded) {
+        /* No memory is planned for it: its bytes are not a size. */
+        evaluate = 0;
+        bytes = 0;
+      }
       if (bytes < 0)
         return etrt_error(ETRT_ERROR_INTERNAL,
                           "%s '%s': shape inference gave output %u dtype %d rank %d", node->op_type,
@@ -129,6 +137,11 @@ etrt_status etrt_bounds_infer_node(etrt_graph *graph, uint32_t index, etrt_bound
     for (int32_t a = 0; a < lo->rank; ++a) {
       min_dims[a] = lo->dims[a] < hi->dims[a] ? lo->dims[a] : hi->dims[a];
       max_dims[a] = lo->dims[a] < hi->dims[a] ? hi->dims[a] : lo->dims[a];
+      /* Past the largest axis, dims known at execute have no bound (grown memory). */
+      if ((bounded || follow) && max_dims[a] > ETRT_GRAPH_MAX_DIM) {
+        max_dims[a] = ETRT_GRAPH_MAX_DIM;
+        if (min_dims[a] > max_dims[a]) min_dims[a] = max_dims[a];
+      }
       if (max_dims[a] > ETRT_GRAPH_MAX_DIM)
         return etrt_error(ETRT_ERROR_UNSUPPORTED,
                           "%s '%s': output %u axis %d may reach %lld (over 2^40)", node->op_type,

@@ -52,6 +52,13 @@ static etrt_status etrt_engine_prepare(etrt_engine *engine, const size_t *offset
   etrt_arena_release(&arena);
   free(host);
   free(scratch);
+  /* Only values with no bound (their memory grown at execute) may have no planned size. */
+  for (uint32_t v = 0; v < g->value_count && s == ETRT_OK; ++v) {
+    const etrt_graph_value *gv = &g->values[v];
+    if (!etrt_graph_value_unbounded(gv) && etrt_graph_nbytes(gv->dtype, gv->rank, gv->max_dims) < 0)
+      s = etrt_error(ETRT_ERROR_INVALID_FORMAT, "plan: value %u '%s': the size of its max dims overflows",
+                     v, gv->name);
+  }
   return s;
 }
 
@@ -102,6 +109,7 @@ static etrt_status etrt_engine_io_table(etrt_engine *engine) {
     io->is_input = i < g->input_count;
     io->is_shape_input = v->is_shape_input;
     io->dims_at_execute = !io->is_input && v->dims_at_execute;
+    io->engine_memory = !io->is_input && etrt_graph_value_unbounded(v);
     io->dtype = v->dtype;
     io->rank = v->rank;
     memcpy(io->min_sizes, v->min_dims, sizeof io->min_sizes);

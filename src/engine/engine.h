@@ -13,6 +13,9 @@
 #include "etrt/types.h"
 
 typedef struct etrt_engine etrt_engine;
+
+/* An axis of etrt_engine_io.max_sizes that has no bound (2^40). */
+#define ETRT_ENGINE_DIM_UNBOUNDED ((int64_t)1 << 40)
 typedef struct etrt_exec_context etrt_exec_context;
 
 /* One input or output of an engine. */
@@ -26,6 +29,10 @@ typedef struct etrt_engine_io {
    * caller binds memory for max_sizes, and etrt_exec_context_output_shape gives the
    * actual dims once the run is complete. */
   int dims_at_execute;
+  /* Such an output with no bound on some axis (max_sizes holds ETRT_ENGINE_DIM_UNBOUNDED
+   * there): the engine holds its memory, grown when a larger shape first arrives; after
+   * a complete run etrt_exec_context_output_memory gives it. Not bound by the caller. */
+  int engine_memory;
   etrt_dtype dtype;
   int32_t rank;
   int64_t min_sizes[ETRT_MAX_RANK];
@@ -101,6 +108,10 @@ etrt_status etrt_exec_context_set_input_values(etrt_exec_context *context, uint3
  * inputs, and before one the largest the plan allows. */
 etrt_status etrt_exec_context_output_shape(etrt_exec_context *context, uint32_t io_index,
                                            int32_t *rank, int64_t *sizes);
+/* The memory of an output the engine holds (etrt_engine_io.engine_memory) as the last
+ * run left it: valid until the next enqueue or the context's destruction. */
+etrt_status etrt_exec_context_output_memory(etrt_exec_context *context, uint32_t io_index,
+                                            void **data, size_t *capacity);
 /* Binds the memory of an input or output (device memory for CUDA/sim executors,
  * host memory for the CPU executor). Zero-size tensors may bind any non-NULL address. */
 etrt_status etrt_exec_context_set_address(etrt_exec_context *context, uint32_t io_index,

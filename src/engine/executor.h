@@ -92,6 +92,11 @@ typedef struct etrt_exec_run {
    * runs such nodes (the CUDA and sim executors refuse them at create). */
   etrt_tensor *values;
   const int64_t *planned_bytes;
+  /* A value with no bound (etrt_graph_value_unbounded) that needs more than
+   * planned_bytes: the context replaces its buffer (values[value].data) with one of at
+   * least `bytes`, and raises planned_bytes. */
+  etrt_status (*grow)(void *state, uint32_t value, size_t bytes);
+  void *grow_state;
 } etrt_exec_run;
 
 typedef struct etrt_executor_ops {

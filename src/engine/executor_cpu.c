@@ -23,6 +23,7 @@ static etrt_status etrt_executor_infer_now(const etrt_exec_run *run, uint32_t n,
     if (id < 0 || !gv[id].dims_at_execute) continue;
     in[i].rank = run->values[id].rank;
     memcpy(in[i].dims, run->values[id].dims, sizeof in[i].dims);
+    if (etrt_graph_value_unbounded(&gv[id])) in[i].data = run->values[id].data;
     /* Values computed on the host before the run are those of the bounds: the run's
      * are in memory. */
     in[i].host_value = NULL;
@@ -46,12 +47,19 @@ static etrt_status etrt_executor_infer_now(const etrt_exec_run *run, uint32_t n,
 /* The dims a node at execute gave: recorded for the nodes after it, within the bytes
  * planned. */
 static etrt_status etrt_executor_record_dims(const etrt_exec_run *run, uint32_t n,
-                                             const etrt_tensor *out) {
+                                             etrt_tensor *out) {
   const etrt_node *node = &run->nodes[n];
   const etrt_graph_value *gv = run->engine->graph.values;
   for (uint32_t o = 0; o < node->num_outputs; ++o) {
     int32_t id = node->outputs[o];
     int64_t bytes = etrt_graph_nbytes(out[o].dtype, out[o].rank, out[o].dims);
+    if (etrt_graph_value_unbounded(&gv[id])) {
+      /* Memory with no bound grows here, before the kernel writes it. */
+      if ((bytes > run->planned_bytes[id] || run->values[id].data == NULL) &&
+          !node->def->dims_from_kernel)
+        ETRT_RETURN_IF_ERROR(run->grow(run->grow_state, (uint32_t)id, (size_t)bytes));
+      out[o].data = run->values[id].data;
+    }
     if (out[o].dtype != gv[id].dtype || out[o].rank != gv[id].rank || bytes < 0 ||
         bytes > run->planned_bytes[id])
       return etrt_error(ETRT_ERROR_INVALID_ARGUMENT,

@@ -104,6 +104,17 @@ etrt_status etrt_graph_check(etrt_graph *graph, const size_t *node_offsets);
 /* A display name for messages: "node 3 'fc1' (Gemm)". */
 const char *etrt_graph_node_label(const etrt_graph *graph, uint32_t index, char *buf, size_t size);
 
+_Static_assert(ETRT_GRAPH_MAX_DIM == ETRT_OP_DIM_UNBOUNDED, "an unbounded axis is the largest");
+
+/* A value whose dims are known only at execute and have no bound on some axis: no memory
+ * is planned for it; the context grows its own buffer when a larger shape arrives. */
+static inline int etrt_graph_value_unbounded(const etrt_graph_value *v) {
+  if (!v->dims_at_execute) return 0;
+  for (int32_t a = 0; a < v->rank; ++a)
+    if (v->max_dims[a] >= ETRT_GRAPH_MAX_DIM) return 1;
+  return 0;
+}
+
 /* Values a shape input holds (its fixed numel). */
 static inline int64_t etrt_graph_shape_input_count(const etrt_graph_value *value) {
   int64_t n = 1;

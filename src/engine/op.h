@@ -71,6 +71,11 @@ typedef struct etrt_node {
   uint8_t dims_at_execute;
 } etrt_node;
 
+/* In a bound's largest shape: an axis no bound limits (a Resize by scales, a Range, a
+ * OneHot depth known only at execute). Its value's memory is grown at execute when a
+ * larger shape first arrives (docs/architecture.md). Equal to ETRT_GRAPH_MAX_DIM. */
+#define ETRT_OP_DIM_UNBOUNDED ((int64_t)1 << 40)
+
 #define ETRT_NODE_DIMS_PLANNED 0
 #define ETRT_NODE_DIMS_BOUNDED 1
 #define ETRT_NODE_DIMS_FOLLOW 2
