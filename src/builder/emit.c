@@ -71,13 +71,6 @@ static bool etrt_emit_unbounded(const etrt_ir_value *v) {
 /* A new tensor for `value` in `loc`, written by the instruction about to be added. */
 static etrt_status etrt_emit_instance_new(etrt_emit *e, int32_t value, int32_t loc, bool planned,
                                           int32_t *out) {
-  if (loc != ETRT_EMIT_HOST && etrt_emit_unbounded(&e->graph->values[value]))
-    return etrt_error(ETRT_ERROR_UNSUPPORTED,
-                      "program: value '%s' has no size bound (its dims are known only at execute, "
-                      "in memory its CPU plan holds) and cannot be placed on a GPU: keep what "
-                      "reads it on the CPU (--device cpu) or give its inputs' values at build "
-                      "time (--shape-values)",
-                      e->graph->values[value].name);
   if (e->num_inst == e->cap_inst) {
     uint32_t fresh = e->cap_inst ? e->cap_inst * 2 : 64;
     etrt_emit_instance *grown = realloc(e->inst, fresh * sizeof *grown);

@@ -446,8 +446,7 @@ static etrt_status etrt_backend_run_cpu(etrt_backend_handle *h,
     ETRT_RETURN_IF_ERROR(etrt_exec_context_output_shape(h->context, io, &rank, t->sizes));
     if (desc->engine_memory) {
       /* Valid until the next execute of this method, as the engine's memory is. */
-      ETRT_RETURN_IF_ERROR(
-          etrt_exec_context_output_memory(h->context, io, &t->data, &t->capacity));
+      ETRT_RETURN_IF_ERROR(etrt_exec_context_output_memory(h->context, io, &t->data, &t->capacity));
     }
   }
   return ETRT_OK;

@@ -56,8 +56,8 @@ static etrt_status etrt_engine_prepare(etrt_engine *engine, const size_t *offset
   for (uint32_t v = 0; v < g->value_count && s == ETRT_OK; ++v) {
     const etrt_graph_value *gv = &g->values[v];
     if (!etrt_graph_value_unbounded(gv) && etrt_graph_nbytes(gv->dtype, gv->rank, gv->max_dims) < 0)
-      s = etrt_error(ETRT_ERROR_INVALID_FORMAT, "plan: value %u '%s': the size of its max dims overflows",
-                     v, gv->name);
+      s = etrt_error(ETRT_ERROR_INVALID_FORMAT,
+                     "plan: value %u '%s': the size of its max dims overflows", v, gv->name);
   }
   return s;
 }

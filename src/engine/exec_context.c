@@ -399,11 +399,10 @@ static etrt_status etrt_exec_allocate(etrt_exec_context *c) {
   c->uploads = calloc(uploads > 0 ? uploads : 1, sizeof *c->uploads);
   c->scratch = calloc(c->engine->max_node_args + 1, sizeof *c->scratch);
   if (c->values == NULL || c->planned_bytes == NULL || c->grown_capacity == NULL ||
-      c->shape_set == NULL ||
-      c->addresses == NULL || c->host_capacity == NULL || c->host_offset == NULL ||
-      c->arena_capacity == NULL || c->arena_offset == NULL || c->items == NULL ||
-      c->item_values == NULL || c->args == NULL || c->patches == NULL || c->uploads == NULL ||
-      c->scratch == NULL)
+      c->shape_set == NULL || c->addresses == NULL || c->host_capacity == NULL ||
+      c->host_offset == NULL || c->arena_capacity == NULL || c->arena_offset == NULL ||
+      c->items == NULL || c->item_values == NULL || c->args == NULL || c->patches == NULL ||
+      c->uploads == NULL || c->scratch == NULL)
     return etrt_error(ETRT_ERROR_OUT_OF_MEMORY, "engine: out of memory");
   c->upload_count = uploads;
   /* Bound I/O addresses are patched into these argument slots at each enqueue. */
@@ -658,8 +657,9 @@ static etrt_status etrt_exec_grow(void *state, uint32_t value, size_t bytes) {
   void *data = NULL;
   etrt_status s = c->ops->alloc(c->exec, rounded, &data);
   if (s != ETRT_OK)
-    return etrt_error_context(s, "engine '%s': value '%s' (%zu bytes, no bound): ",
-                              etrt_exec_name(c), c->graph->values[value].name, bytes);
+    return etrt_error_context(s,
+                              "engine '%s': value '%s' (%zu bytes, no bound): ", etrt_exec_name(c),
+                              c->graph->values[value].name, bytes);
   if (c->values[value].data != NULL) c->ops->free(c->exec, c->values[value].data);
   c->values[value].data = data;
   c->grown_capacity[value] = rounded;

@@ -288,6 +288,33 @@ static void test_files(void) {
               "");
 }
 
+/* A Resize by scales from a graph input has no size bound: its output stays in its CPU
+ * plan's memory, so a GPU plan reading it (the Relu) is refused naming the value. */
+static void test_unbounded_value_refused_on_gpu(void) {
+  tm_model m;
+  tm_init(&m);
+  tm_input(&m, "x", 4, (const char *const[]){"1", "1", "2", "2"});
+  tm_input(&m, "scales", 1, (const char *const[]){"4"});
+  tm_node(&m, "Resize", "up", "x,,scales", "r", 0);
+  tm_node(&m, "Relu", "relu", "r", "y", 0);
+  tm_output(&m, "y");
+  size_t size;
+  uint8_t *onnx = tm_finish(&m, 13, &size);
+  etrt_build_options o;
+  etrt_build_options_init(&o);
+  uint8_t *bytes = NULL;
+  size_t out_size = 0;
+  /* On the CPU it builds: the engine holds the output's memory. */
+  CHECK_OK(etrt_build_onnx_memory(onnx, size, &o, &bytes, &out_size));
+  free(bytes);
+  bytes = NULL;
+  o.device = "cuda:0";
+  CHECK_FAILS(etrt_build_onnx_memory(onnx, size, &o, &bytes, &out_size), ETRT_ERROR_UNSUPPORTED,
+              "value 'r' has no size bound (its dims are known only at execute, in memory the "
+              "plan computing it holds) and cannot be an input of another plan");
+  free(onnx);
+}
+
 int main(void) {
   CHECK_OK(etrt_device_select_sim(4));
   RUN_TEST(test_target_device_plan);
@@ -297,5 +324,6 @@ int main(void) {
   RUN_TEST(test_refusals);
   RUN_TEST(test_files);
   CHECK_OK(etrt_device_select_sim(0));
+  RUN_TEST(test_unbounded_value_refused_on_gpu);
   return TEST_EXIT();
 }
