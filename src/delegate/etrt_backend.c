@@ -31,7 +31,10 @@ typedef struct etrt_backend_handle {
   uint32_t num_inputs, num_outputs;
   uint32_t *io_index;    /* argument position -> engine I/O index */
   etrt_staging *staging; /* one cached device buffer per binding (rule 3) */
-  void *dummy;           /* the address bound for zero-size tensors */
+  /* Per binding: the engine's memory an output with no size bound was last pointed at
+   * (etrt_engine_io.engine_memory); other memory in the tensor is the caller's. */
+  void **held;
+  void *dummy; /* the address bound for zero-size tensors */
   /* Rule 7: the context's completion event (etrt_exec_context_completion) was
    * recorded by an enqueue nobody has waited for yet. */
   int completion_pending;
@@ -65,6 +68,7 @@ static void etrt_backend_free(etrt_backend_handle *h, etrt_status pending) {
   (void)etrt_device_scope_exit(&scope, pending);
   etrt_error_keep_end(keep);
   free(h->staging);
+  free(h->held);
   free(h->io_index);
   pthread_mutex_destroy(&h->mutex);
   free(h);
@@ -74,7 +78,8 @@ static etrt_status etrt_backend_map_io(etrt_backend_handle *h) {
   uint32_t count = etrt_engine_io_count(h->engine);
   h->io_index = calloc(count ? count : 1, sizeof *h->io_index);
   h->staging = calloc(count ? count : 1, sizeof *h->staging);
-  if (h->io_index == NULL || h->staging == NULL)
+  h->held = calloc(count ? count : 1, sizeof *h->held);
+  if (h->io_index == NULL || h->staging == NULL || h->held == NULL)
     return etrt_error(ETRT_ERROR_OUT_OF_MEMORY, "out of memory");
   /* The DelegateCall's arguments are the engine's inputs, then its outputs, each in
    * the engine's I/O order. */
@@ -444,9 +449,20 @@ static etrt_status etrt_backend_run_cpu(etrt_backend_handle *h,
     ETRT_RETURN_IF_ERROR(etrt_backend_tensor(h, args, p, &t));
     int32_t rank;
     ETRT_RETURN_IF_ERROR(etrt_exec_context_output_shape(h->context, io, &rank, t->sizes));
-    if (desc->engine_memory) {
+    if (!desc->engine_memory) continue;
+    void *data;
+    size_t capacity, nbytes = etrt_runtime_tensor_nbytes(t);
+    ETRT_RETURN_IF_ERROR(etrt_exec_context_output_memory(h->context, io, &data, &capacity));
+    if (t->data == NULL || t->data == h->held[p]) {
       /* Valid until the next execute of this method, as the engine's memory is. */
-      ETRT_RETURN_IF_ERROR(etrt_exec_context_output_memory(h->context, io, &t->data, &t->capacity));
+      t->data = data;
+      t->capacity = capacity;
+      h->held[p] = data;
+    } else if (nbytes > t->capacity) {
+      return etrt_backend_io_error(h, p, ETRT_ERROR_INVALID_ARGUMENT,
+                                   "the run gave more bytes than the memory set for it holds");
+    } else if (nbytes > 0) {
+      memcpy(t->data, data, nbytes); /* the caller's memory */
     }
   }
   return ETRT_OK;

@@ -7,6 +7,8 @@
 
 #include "device/sim.h"
 #include "etrt/build.h"
+#include "etrt/method.h"
+#include "etrt/program.h"
 #include "built_program_testing.h"
 #include "onnx_build_testing.h"
 #include "pte/pte.h"
@@ -289,7 +291,9 @@ static void test_files(void) {
 }
 
 /* A Resize by scales from a graph input has no size bound: its output stays in its CPU
- * plan's memory, so a GPU plan reading it (the Relu) is refused naming the value. */
+ * plan's memory, where the method's output points after each execute (or is copied to
+ * memory the caller set), and a GPU plan reading it (the Relu) is refused naming the
+ * value. */
 static void test_unbounded_value_refused_on_gpu(void) {
   tm_model m;
   tm_init(&m);
@@ -306,6 +310,38 @@ static void test_unbounded_value_refused_on_gpu(void) {
   size_t out_size = 0;
   /* On the CPU it builds: the engine holds the output's memory. */
   CHECK_OK(etrt_build_onnx_memory(onnx, size, &o, &bytes, &out_size));
+  etrt_program *program = NULL;
+  etrt_method *method = NULL;
+  CHECK_OK(etrt_program_load_memory(bytes, out_size, NULL, &program));
+  CHECK_OK(etrt_method_create(program, "forward", &method));
+  float x[4] = {1, -2, 3, -4}, twice[4] = {1, 1, 2, 2}, thrice[4] = {1, 1, 3, 3};
+  etrt_tensor_view vx = {x, ETRT_DTYPE_FLOAT32, 4, {1, 1, 2, 2}};
+  etrt_tensor_view vs = {twice, ETRT_DTYPE_FLOAT32, 1, {4}};
+  etrt_tensor_view y;
+  CHECK_OK(etrt_method_set_input(method, 0, &vx));
+  CHECK_OK(etrt_method_set_input(method, 1, &vs));
+  CHECK_OK(etrt_method_execute(method));
+  CHECK_OK(etrt_method_get_output(method, 0, &y));
+  CHECK(y.rank == 4 && y.sizes[2] == 4 && y.sizes[3] == 4);
+  CHECK(((const float *)y.data)[15] == 0.0f && ((const float *)y.data)[8] == 3.0f); /* Relu */
+  vs.data = thrice;
+  CHECK_OK(etrt_method_set_input(method, 1, &vs));
+  CHECK_OK(etrt_method_execute(method));
+  CHECK_OK(etrt_method_get_output(method, 0, &y));
+  CHECK(y.sizes[2] == 6 && y.sizes[3] == 6);
+  CHECK(((const float *)y.data)[35] == 0.0f && ((const float *)y.data)[30] == 3.0f);
+  /* Memory the caller sets receives a copy, as long as the run's output fits it. */
+  float mine[16] = {0};
+  CHECK_OK(etrt_method_set_output(method, 0, mine, sizeof mine));
+  CHECK_FAILS(etrt_method_execute(method), ETRT_ERROR_INVALID_ARGUMENT,
+              "the run gave more bytes than the memory set for it holds");
+  vs.data = twice;
+  CHECK_OK(etrt_method_set_input(method, 1, &vs));
+  CHECK_OK(etrt_method_execute(method));
+  CHECK_OK(etrt_method_get_output(method, 0, &y));
+  CHECK(y.data == (void *)mine && mine[8] == 3.0f && mine[5] == 1.0f && mine[15] == 0.0f);
+  etrt_method_destroy(method);
+  etrt_program_destroy(program);
   free(bytes);
   bytes = NULL;
   o.device = "cuda:0";

@@ -88,8 +88,8 @@ static void test_resize_scales(void) {
   CHECK_OK(etrt_network_add_input(b.net, "x", ETRT_DTYPE_FLOAT32, 4, x_dims, x_dims, &x));
   CHECK_OK(etrt_network_add_input(b.net, "scales", ETRT_DTYPE_FLOAT32, 1, four, four, &scales));
   etrt_attribute mode = {.name = "mode", .kind = ETRT_ATTRIBUTE_STRING, .s = "nearest"};
-  CHECK_OK(etrt_network_add_op(b.net, "Resize", "up", 3, (int32_t[]){x, -1, scales}, 1, &y, 1,
-                               &mode));
+  CHECK_OK(
+      etrt_network_add_op(b.net, "Resize", "up", 3, (int32_t[]){x, -1, scales}, 1, &y, 1, &mode));
   CHECK_OK(etrt_network_mark_output(b.net, y, "y"));
   built_finish(&b);
   float in[4] = {1, 2, 3, 4}, s2[4] = {1, 1, 2, 2}, s3[4] = {1, 1, 3, 1};
