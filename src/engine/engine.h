@@ -58,7 +58,9 @@ etrt_precision etrt_engine_precision(const etrt_engine *engine);
 /* The device memory one execution context of the plan takes at its largest shapes:
  * the weights (shared by the engine's contexts), the intermediates as the memory
  * planner places them by lifetime, and the CUDA executor's workspace (0, with
- * workspace_known 0, in a build without CUDA). Needs no GPU. */
+ * workspace_known 0, in a build without CUDA). Needs no GPU. Values with no size bound
+ * (etrt_engine_io.engine_memory and what feeds it) have no largest shape: their memory,
+ * grown at execute, is not counted. */
 typedef struct etrt_engine_memory {
   uint64_t weights, intermediates, workspace, total;
   int workspace_known;
