@@ -6,6 +6,7 @@
 #include "base/checked.h"
 #include "base/memplan.h"
 #include "delegate/etrt_backend.h"
+#include "engine/engine.h"
 #include "pte/pte.h"
 
 /* A location: the host, or the CUDA device of that index. */
@@ -59,6 +60,14 @@ static int32_t etrt_emit_find(const etrt_emit *e, int32_t value, int32_t loc) {
   return -1;
 }
 
+/* A value whose dims are known only at execute with no bound on an axis: the engine that
+ * computes it holds its memory (etrt_engine_io.engine_memory), so no buffer plans it. */
+static bool etrt_emit_unbounded(const etrt_ir_value *v) {
+  for (int32_t a = 0; a < v->rank; ++a)
+    if (v->max[a] >= ETRT_ENGINE_DIM_UNBOUNDED) return true;
+  return false;
+}
+
 /* A new tensor for `value` in `loc`, written by the instruction about to be added. */
 static etrt_status etrt_emit_instance_new(etrt_emit *e, int32_t value, int32_t loc, bool planned,
                                           int32_t *out) {
@@ -107,6 +116,7 @@ static etrt_status etrt_emit_instruction_add(etrt_emit *e, etrt_pte_instruction_
 
 /* Method inputs and outputs the caller binds itself (device I/O) are not planned. */
 static bool etrt_emit_planned(const etrt_emit *e, int32_t value, int32_t loc) {
+  if (etrt_emit_unbounded(&e->graph->values[value])) return false;
   return !(e->io_on_device && e->is_method_output[value] && loc == e->io_loc);
 }
 
@@ -295,7 +305,8 @@ static etrt_status etrt_emit_model(etrt_emit *e, const etrt_partitioning *parts,
       if (gpu_of_buffer[k] == in->loc) tensors[i].buffer = k;
     tensors[i].first = in->first;
     tensors[i].last = in->last;
-    status = etrt_emit_nbytes(&g->values[in->value], &tensors[i].size);
+    if (!etrt_emit_unbounded(&g->values[in->value]))
+      status = etrt_emit_nbytes(&g->values[in->value], &tensors[i].size);
     if (!in->planned) tensors[i].size = 0, tensors[i].buffer = 0;
   }
   if (status == ETRT_OK)
@@ -330,15 +341,19 @@ static etrt_status etrt_emit_model(etrt_emit *e, const etrt_partitioning *parts,
     t->scalar_type = v->dtype;
     int32_t sizes[ETRT_MAX_RANK];
     uint8_t order[ETRT_MAX_RANK];
-    bool dynamic = false;
+    bool dynamic = false, unbounded = etrt_emit_unbounded(v);
     for (int32_t a = 0; a < v->rank; ++a) {
-      sizes[a] = (int32_t)v->max[a];
+      /* No bound: the sizes say only the smallest; the run sets them. */
+      int64_t size = unbounded ? v->min[a] : v->max[a];
+      sizes[a] = (int32_t)(size < INT32_MAX ? size : INT32_MAX);
       order[a] = (uint8_t)a;
       dynamic |= v->min[a] != v->max[a];
     }
     t->sizes = etrt_pte_builder_i32s(b, sizes, (size_t)v->rank);
     t->dim_order = etrt_pte_builder_u8s(b, order, (size_t)v->rank);
-    t->shape_dynamism = dynamic ? ETRT_PTE_SHAPE_DYNAMIC_BOUND : ETRT_PTE_SHAPE_STATIC;
+    t->shape_dynamism = unbounded ? ETRT_PTE_SHAPE_DYNAMIC_UNBOUND
+                        : dynamic ? ETRT_PTE_SHAPE_DYNAMIC_BOUND
+                                  : ETRT_PTE_SHAPE_STATIC;
     if (in->planned) {
       t->has_allocation_info = true;
       t->allocation_info.memory_id = tensors[i].buffer;

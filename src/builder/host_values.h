@@ -6,6 +6,7 @@
 #ifndef ETRT_BUILDER_HOST_VALUES_H
 #define ETRT_BUILDER_HOST_VALUES_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "builder/ir.h"
@@ -16,6 +17,9 @@
 typedef struct etrt_host_value_use {
   int32_t node;
   uint32_t input;
+  /* Only ops with a `bound` (op.h) read it: without the values at build time the plan
+   * takes them at execute, so a graph input among them needs no --shape-values. */
+  bool optional;
 } etrt_host_value_use;
 
 /* Fills uses[0..graph->num_values) (walking the live nodes once, last to first:

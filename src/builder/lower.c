@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "builder/onnx_tensor.h"
+#include "engine/engine.h"
 #include "engine/op.h"
 
 /* A graph input passed by value: the engine's shape input is 1-D int64, so a scalar
@@ -40,6 +41,14 @@ static etrt_status etrt_lower_shape_input(const etrt_ir_value *v, etrt_network *
 etrt_status etrt_lower_input(const etrt_ir_graph *graph, etrt_network *network, int32_t value,
                              int32_t *net_ids) {
   const etrt_ir_value *v = &graph->values[value];
+  for (int32_t a = 0; a < v->rank; ++a)
+    if (v->max[a] >= ETRT_ENGINE_DIM_UNBOUNDED)
+      return etrt_error(ETRT_ERROR_UNSUPPORTED,
+                        "value '%s' has no size bound (its dims are known only at execute, in "
+                        "memory the plan computing it holds) and cannot be an input of another "
+                        "plan: keep what reads it in the same plan (on the CPU), or give the "
+                        "values it depends on at build time (--shape-values)",
+                        v->name);
   etrt_status status = v->value_min != NULL
                            ? etrt_lower_shape_input(v, network, &net_ids[value])
                            : etrt_network_add_input(network, v->name, v->dtype, v->rank, v->min,

@@ -104,7 +104,9 @@ etrt_status etrt_node_eval_fold(etrt_ir_graph *graph, uint32_t node_index, size_
     return etrt_node_eval_shape(graph, node, folded);
 
   const etrt_op_def *def = etrt_op_find(node->op_type);
-  if (def == NULL || def->infer == NULL || etrt_op_cpu_find(node->op_type) == NULL) return ETRT_OK;
+  if (def == NULL || def->infer == NULL || def->dims_from_kernel ||
+      etrt_op_cpu_find(node->op_type) == NULL)
+    return ETRT_OK;
   for (uint32_t i = 0; i < node->num_inputs; ++i)
     if (node->inputs[i] >= 0 && !graph->values[node->inputs[i]].is_constant) return ETRT_OK;
 

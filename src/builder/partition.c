@@ -53,10 +53,36 @@ static bool etrt_partition_same_device(etrt_device a, etrt_device b) {
 /* Whether a node computes values that some plan needs on the host when it is
  * built (from graph inputs given by value): a GPU plan computes them on the device,
  * where the plan that needs them cannot read them, so such nodes run on the CPU. */
-static bool etrt_partition_feeds_host(const etrt_ir_node *node, const etrt_host_value_use *uses) {
-  for (uint32_t o = 0; o < node->num_outputs; ++o)
-    if (node->outputs[o] >= 0 && uses[node->outputs[o]].node >= 0) return true;
+static bool etrt_partition_feeds_host(const etrt_ir_node *node, const etrt_host_value_use *uses,
+                                      const bool *known) {
+  /* An op with a bound reads values that are not known at build time from memory at
+   * execute (its plan takes them as inputs), so what computes those may run on a GPU. */
+  for (uint32_t o = 0; o < node->num_outputs; ++o) {
+    int32_t v = node->outputs[o];
+    if (v >= 0 && uses[v].node >= 0 && (!uses[v].optional || known[v])) return true;
+  }
   return false;
+}
+
+/* known[v]: v can be computed when the plan is built: a constant, a graph input given by
+ * value, or the output of an operation whose inputs (but those it reads the dims of) are
+ * all known. The node array is a topological order. */
+static void etrt_partition_known(const etrt_ir_graph *graph, bool *known) {
+  for (uint32_t v = 0; v < graph->num_values; ++v)
+    known[v] = graph->values[v].is_constant || graph->values[v].value_min != NULL;
+  for (uint32_t n = 0; n < graph->num_nodes; ++n) {
+    const etrt_ir_node *node = &graph->nodes[n];
+    if (node->dead) continue;
+    const etrt_op_def *def = etrt_op_find(node->op_type);
+    bool all = def != NULL && !def->dims_from_kernel;
+    for (uint32_t i = 0; i < node->num_inputs && all; ++i) {
+      int32_t v = node->inputs[i];
+      bool dims_only = def != NULL && i < 32 && (def->dims_only_inputs >> i & 1u);
+      if (v >= 0 && !dims_only && !known[v]) all = false;
+    }
+    for (uint32_t o = 0; o < node->num_outputs; ++o)
+      if (node->outputs[o] >= 0) known[node->outputs[o]] = all;
+  }
 }
 
 /* The device of each live node. */
@@ -66,8 +92,14 @@ static etrt_status etrt_partition_assign(const etrt_ir_graph *graph,
   etrt_partition_cuda_fn supports =
       options->cuda_supports ? options->cuda_supports : etrt_partition_cuda_default;
   etrt_host_value_use *uses = malloc(((size_t)graph->num_values + 1) * sizeof *uses);
-  if (uses == NULL) return etrt_error(ETRT_ERROR_OUT_OF_MEMORY, "partitioning: out of memory");
+  bool *known = malloc(((size_t)graph->num_values + 1) * sizeof *known);
+  if (uses == NULL || known == NULL) {
+    free(uses);
+    free(known);
+    return etrt_error(ETRT_ERROR_OUT_OF_MEMORY, "partitioning: out of memory");
+  }
   etrt_host_values_find(graph, uses);
+  etrt_partition_known(graph, known);
   etrt_status status = ETRT_OK;
   for (uint32_t p = 0; p < options->num_placements; ++p) {
     bool found = false;
@@ -87,8 +119,8 @@ static etrt_status etrt_partition_assign(const etrt_ir_graph *graph,
     for (uint32_t p = 0; p < options->num_placements; ++p)
       if (strcmp(options->placements[p].node, node->name) == 0) placed = &options->placements[p];
     etrt_device device = placed ? placed->device : options->target;
-    if (device.type == ETRT_DEVICE_CUDA &&
-        (etrt_partition_feeds_host(node, uses) || !supports(graph, node, options->cuda_user))) {
+    if (device.type == ETRT_DEVICE_CUDA && (etrt_partition_feeds_host(node, uses, known) ||
+                                            !supports(graph, node, options->cuda_user))) {
       if (placed != NULL) {
         char name[32];
         status =
@@ -106,6 +138,7 @@ static etrt_status etrt_partition_assign(const etrt_ir_graph *graph,
   }
 done:
   free(uses);
+  free(known);
   return status;
 }
 
@@ -130,6 +163,7 @@ typedef struct etrt_partition_scratch {
   int32_t *node_mark;  /* per node */
   int32_t *value_mark; /* per value */
   bool *flag;          /* per value */
+  bool *known;         /* per value: computable when the plan is built */
   uint32_t *list;      /* per node */
   uint32_t *heap;      /* per node */
   int32_t mark;
@@ -242,7 +276,9 @@ static etrt_status etrt_partition_recompute(etrt_partition_scratch *s, etrt_part
     for (uint32_t i = 0; i < node->num_inputs; ++i) {
       int32_t v = node->inputs[i];
       if (v < 0 || g->values[v].is_constant) continue;
-      bool by_value = i < 32 && (value_inputs >> i & 1u);
+      /* An op with a bound reads a value not known at build time from memory at
+       * execute: its plan takes it as an input, nothing is recomputed for it. */
+      bool by_value = i < 32 && (value_inputs >> i & 1u) && (def->bound == NULL || s->known[v]);
       bool by_dims = i < 32 && (dims_only >> i & 1u);
       if (!by_value && (!needed || by_dims)) continue;
       s->value_mark[v] = mark;
@@ -399,13 +435,15 @@ etrt_status etrt_partition_graph(const etrt_ir_graph *graph, const etrt_partitio
   s.node_mark = calloc((size_t)nn + 1, sizeof *s.node_mark);
   s.value_mark = calloc((size_t)nv + 1, sizeof *s.value_mark);
   s.flag = calloc((size_t)nv + 1, sizeof *s.flag);
+  s.known = calloc((size_t)nv + 1, sizeof *s.known);
   s.list = malloc(((size_t)nn + 1) * sizeof *s.list);
   s.heap = malloc(((size_t)nn + 1) * sizeof *s.heap);
   etrt_partitioning *result = calloc(1, sizeof *result);
   etrt_status status = ETRT_OK;
-  if (!devices || !s.home || !s.node_mark || !s.value_mark || !s.flag || !s.list || !s.heap ||
-      !result)
+  if (!devices || !s.home || !s.node_mark || !s.value_mark || !s.flag || !s.known || !s.list ||
+      !s.heap || !result)
     status = etrt_partition_out_of_memory();
+  if (status == ETRT_OK) etrt_partition_known(graph, s.known);
   if (status == ETRT_OK) status = etrt_partition_assign(graph, options, devices);
   if (status == ETRT_OK) status = etrt_partition_cut(&s, devices, result);
   bool copied = false;
@@ -424,6 +462,7 @@ etrt_status etrt_partition_graph(const etrt_ir_graph *graph, const etrt_partitio
   free(s.node_mark);
   free(s.value_mark);
   free(s.flag);
+  free(s.known);
   free(s.list);
   free(s.heap);
   if (status != ETRT_OK) {

@@ -168,7 +168,7 @@ etrt_status etrt_shape_values_apply(etrt_ir_graph *graph, const char *const *spe
   for (uint32_t i = 0; i < graph->num_inputs && status == ETRT_OK; ++i) {
     int32_t id = graph->inputs[i];
     const etrt_ir_value *v = &graph->values[id];
-    if (uses[id].node < 0 || v->value_min != NULL) continue;
+    if (uses[id].node < 0 || uses[id].optional || v->value_min != NULL) continue;
     const etrt_ir_node *reader = &graph->nodes[uses[id].node];
     if (etrt_values_passable(v))
       status = etrt_error(ETRT_ERROR_UNSUPPORTED,

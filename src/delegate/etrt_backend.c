@@ -31,7 +31,10 @@ typedef struct etrt_backend_handle {
   uint32_t num_inputs, num_outputs;
   uint32_t *io_index;    /* argument position -> engine I/O index */
   etrt_staging *staging; /* one cached device buffer per binding (rule 3) */
-  void *dummy;           /* the address bound for zero-size tensors */
+  /* Per binding: the engine's memory an output with no size bound was last pointed at
+   * (etrt_engine_io.engine_memory); other memory in the tensor is the caller's. */
+  void **held;
+  void *dummy; /* the address bound for zero-size tensors */
   /* Rule 7: the context's completion event (etrt_exec_context_completion) was
    * recorded by an enqueue nobody has waited for yet. */
   int completion_pending;
@@ -65,6 +68,7 @@ static void etrt_backend_free(etrt_backend_handle *h, etrt_status pending) {
   (void)etrt_device_scope_exit(&scope, pending);
   etrt_error_keep_end(keep);
   free(h->staging);
+  free(h->held);
   free(h->io_index);
   pthread_mutex_destroy(&h->mutex);
   free(h);
@@ -74,7 +78,8 @@ static etrt_status etrt_backend_map_io(etrt_backend_handle *h) {
   uint32_t count = etrt_engine_io_count(h->engine);
   h->io_index = calloc(count ? count : 1, sizeof *h->io_index);
   h->staging = calloc(count ? count : 1, sizeof *h->staging);
-  if (h->io_index == NULL || h->staging == NULL)
+  h->held = calloc(count ? count : 1, sizeof *h->held);
+  if (h->io_index == NULL || h->staging == NULL || h->held == NULL)
     return etrt_error(ETRT_ERROR_OUT_OF_MEMORY, "out of memory");
   /* The DelegateCall's arguments are the engine's inputs, then its outputs, each in
    * the engine's I/O order. */
@@ -305,7 +310,22 @@ static etrt_status etrt_backend_prepare(etrt_backend_handle *h,
     uint32_t io = h->io_index[p];
     int32_t rank;
     int64_t sizes[ETRT_MAX_RANK];
-    ETRT_RETURN_IF_ERROR(etrt_exec_context_output_shape(h->context, io, &rank, sizes));
+    const etrt_engine_io *desc = etrt_engine_io_at(h->engine, io);
+    if (desc->engine_memory) {
+      /* The engine holds its memory: the tensor points there after the run. */
+      if (t->dtype != desc->dtype || t->rank != desc->rank)
+        return etrt_backend_io_error(h, p, ETRT_ERROR_INVALID_ARGUMENT,
+                                     "dtype or rank differs from the engine's output");
+      continue;
+    }
+    if (desc->dims_at_execute) {
+      /* The run decides the dims: its memory must hold the largest; the sizes are set
+       * once the run is complete (etrt_backend_run_cpu). */
+      rank = desc->rank;
+      memcpy(sizes, desc->max_sizes, sizeof sizes);
+    } else {
+      ETRT_RETURN_IF_ERROR(etrt_exec_context_output_shape(h->context, io, &rank, sizes));
+    }
     if (t->dtype != etrt_engine_io_at(h->engine, io)->dtype || rank != t->rank)
       return etrt_backend_io_error(h, p, ETRT_ERROR_INVALID_ARGUMENT,
                                    "dtype or rank differs from the engine's output");
@@ -420,7 +440,32 @@ static etrt_status etrt_backend_run_cpu(etrt_backend_handle *h,
   uint32_t unused[ETRT_MAX_STAGED_WORDS] = {0};
   int any_staged = 0;
   ETRT_RETURN_IF_ERROR(etrt_backend_prepare(h, args, NULL, unused, &any_staged));
-  return etrt_exec_context_enqueue(h->context, NULL);
+  ETRT_RETURN_IF_ERROR(etrt_exec_context_enqueue(h->context, NULL));
+  for (uint32_t p = h->num_inputs; p < h->num_inputs + h->num_outputs; ++p) {
+    uint32_t io = h->io_index[p];
+    const etrt_engine_io *desc = etrt_engine_io_at(h->engine, io);
+    if (!desc->dims_at_execute) continue;
+    etrt_runtime_tensor *t = NULL;
+    ETRT_RETURN_IF_ERROR(etrt_backend_tensor(h, args, p, &t));
+    int32_t rank;
+    ETRT_RETURN_IF_ERROR(etrt_exec_context_output_shape(h->context, io, &rank, t->sizes));
+    if (!desc->engine_memory) continue;
+    void *data;
+    size_t capacity, nbytes = etrt_runtime_tensor_nbytes(t);
+    ETRT_RETURN_IF_ERROR(etrt_exec_context_output_memory(h->context, io, &data, &capacity));
+    if (t->data == NULL || t->data == h->held[p]) {
+      /* Valid until the next execute of this method, as the engine's memory is. */
+      t->data = data;
+      t->capacity = capacity;
+      h->held[p] = data;
+    } else if (nbytes > t->capacity) {
+      return etrt_backend_io_error(h, p, ETRT_ERROR_INVALID_ARGUMENT,
+                                   "the run gave more bytes than the memory set for it holds");
+    } else if (nbytes > 0) {
+      memcpy(t->data, data, nbytes); /* the caller's memory */
+    }
+  }
+  return ETRT_OK;
 }
 
 static etrt_status etrt_backend_execute(void *handle, const etrt_backend_execute_args *args) {

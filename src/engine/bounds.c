@@ -57,20 +57,34 @@ etrt_status etrt_bounds_infer_node(etrt_graph *graph, uint32_t index, etrt_bound
   const etrt_op_def *def = node->def;
   etrt_tensor *in = scratch, *out = scratch + node->num_inputs;
   const uint32_t no = node->num_outputs;
-  /* A value input must be known now, else no bound can be inferred. */
+  /* A value input must be known now, else the op's bound gives the shapes to plan for
+   * and the run gives the actual ones (dims at execute). */
+  int bounded = 0, follow = 0;
   for (uint32_t i = 0; i < node->num_inputs && i < 32; ++i) {
     int32_t id = node->inputs[i];
-    if (!(def->value_inputs & (1u << i)) || id < 0) continue;
-    if (host[id].at[0] == NULL)
+    if (!(def->value_inputs & (1u << i)) || id < 0 || host[id].at[0] != NULL) continue;
+    if (def->bound == NULL)
       return etrt_error(ETRT_ERROR_UNSUPPORTED,
                         "%s '%s': input %u ('%s') decides the output shape, so its values must be "
                         "known when the plan is built (a constant, a shape input, or computed "
                         "from those)",
                         node->op_type, node->name, i, g->values[id].name);
+    bounded = 1;
   }
+  if (def->dims_from_kernel) bounded = 1;
+  for (uint32_t i = 0; i < node->num_inputs; ++i)
+    if (node->inputs[i] >= 0 && g->values[node->inputs[i]].dims_at_execute) follow = 1;
+  etrt_tensor other[ETRT_BOUNDS_MAX_OUTPUTS];
+  if (bounded && no > ETRT_BOUNDS_MAX_OUTPUTS)
+    return etrt_error(ETRT_ERROR_UNSUPPORTED, "%s '%s': %u outputs, more than %d", node->op_type,
+                      node->name, no, ETRT_BOUNDS_MAX_OUTPUTS);
+  g->nodes[index].dims_at_execute = bounded  ? ETRT_NODE_DIMS_BOUNDED
+                                    : follow ? ETRT_NODE_DIMS_FOLLOW
+                                             : ETRT_NODE_DIMS_PLANNED;
+  for (uint32_t k = 0; k < no; ++k) g->values[node->outputs[k]].dims_at_execute = bounded || follow;
   /* Evaluated on the host too when every input it reads is known here and the
    * outputs are small (shape arithmetic). */
-  int evaluate = node->run_cpu != NULL;
+  int evaluate = node->run_cpu != NULL && !def->dims_from_kernel;
   for (uint32_t i = 0; i < node->num_inputs && evaluate; ++i) {
     int32_t id = node->inputs[i];
     int dims_only = i < 32 && (def->dims_only_inputs & (1u << i));
@@ -83,9 +97,26 @@ etrt_status etrt_bounds_infer_node(etrt_graph *graph, uint32_t index, etrt_bound
       memset(&o[k], 0, sizeof o[k]);
       o[k].dtype = ETRT_DTYPE_INVALID;
     }
-    ETRT_RETURN_IF_ERROR(def->infer(node, in, o));
+    for (uint32_t k = 0; k < no && bounded; ++k) {
+      memset(&other[k], 0, sizeof other[k]);
+      other[k].dtype = ETRT_DTYPE_INVALID;
+    }
+    if (!bounded)
+      ETRT_RETURN_IF_ERROR(def->infer(node, in, o));
+    else if (end == 0)
+      ETRT_RETURN_IF_ERROR(def->bound(node, in, o, other));
+    else
+      ETRT_RETURN_IF_ERROR(def->bound(node, in, other, o));
     for (uint32_t k = 0; k < no; ++k) {
       int64_t bytes = etrt_graph_nbytes(o[k].dtype, o[k].rank, o[k].dims);
+      int unbounded = 0;
+      for (int32_t a = 0; a < o[k].rank && (bounded || follow); ++a)
+        unbounded |= o[k].dims[a] >= ETRT_OP_DIM_UNBOUNDED;
+      if (unbounded) {
+        /* No memory is planned for it: its bytes are not a size. */
+        evaluate = 0;
+        bytes = 0;
+      }
       if (bytes < 0)
         return etrt_error(ETRT_ERROR_INTERNAL,
                           "%s '%s': shape inference gave output %u dtype %d rank %d", node->op_type,
@@ -106,6 +137,11 @@ etrt_status etrt_bounds_infer_node(etrt_graph *graph, uint32_t index, etrt_bound
     for (int32_t a = 0; a < lo->rank; ++a) {
       min_dims[a] = lo->dims[a] < hi->dims[a] ? lo->dims[a] : hi->dims[a];
       max_dims[a] = lo->dims[a] < hi->dims[a] ? hi->dims[a] : lo->dims[a];
+      /* Past the largest axis, dims known at execute have no bound (grown memory). */
+      if ((bounded || follow) && max_dims[a] > ETRT_GRAPH_MAX_DIM) {
+        max_dims[a] = ETRT_GRAPH_MAX_DIM;
+        if (min_dims[a] > max_dims[a]) min_dims[a] = max_dims[a];
+      }
       if (max_dims[a] > ETRT_GRAPH_MAX_DIM)
         return etrt_error(ETRT_ERROR_UNSUPPORTED,
                           "%s '%s': output %u axis %d may reach %lld (over 2^40)", node->op_type,
@@ -128,6 +164,7 @@ etrt_status etrt_bounds_infer_node(etrt_graph *graph, uint32_t index, etrt_bound
                         etrt_dtype_name(lo->dtype), inferred);
     }
   }
+  for (uint32_t k = 0; k < no; ++k) g->values[node->outputs[k]].host_computable = evaluate != 0;
   if (!evaluate) return ETRT_OK;
   for (int end = 0; end < 2; ++end) {
     etrt_bounds_inputs(g, node, host, end, 1, in);

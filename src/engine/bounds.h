@@ -8,12 +8,18 @@
  * smallest shapes, `at[1]` at the largest): constants, the value bounds of shape
  * inputs, and the outputs of operations evaluated on the host because every input they
  * read is known and their outputs are small (shape arithmetic such as Shape -> Gather
- * -> Concat). An operation whose value_inputs are not known is refused. */
+ * -> Concat). An operation whose value_inputs are not known is refused unless its
+ * definition has a `bound` (op.h): then its outputs are planned at those bounds and
+ * their dims are known at execute only (etrt_node.dims_at_execute), and so are those of
+ * every node reading them. */
 #ifndef ETRT_ENGINE_BOUNDS_H
 #define ETRT_ENGINE_BOUNDS_H
 
 #include "base/arena.h"
 #include "engine/graph.h"
+
+/* Most outputs of an op with a `bound`. */
+#define ETRT_BOUNDS_MAX_OUTPUTS 8
 
 typedef struct etrt_bounds_host {
   const void *at[2];

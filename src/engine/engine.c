@@ -52,6 +52,13 @@ static etrt_status etrt_engine_prepare(etrt_engine *engine, const size_t *offset
   etrt_arena_release(&arena);
   free(host);
   free(scratch);
+  /* Only values with no bound (their memory grown at execute) may have no planned size. */
+  for (uint32_t v = 0; v < g->value_count && s == ETRT_OK; ++v) {
+    const etrt_graph_value *gv = &g->values[v];
+    if (!etrt_graph_value_unbounded(gv) && etrt_graph_nbytes(gv->dtype, gv->rank, gv->max_dims) < 0)
+      s = etrt_error(ETRT_ERROR_INVALID_FORMAT,
+                     "plan: value %u '%s': the size of its max dims overflows", v, gv->name);
+  }
   return s;
 }
 
@@ -79,6 +86,11 @@ static etrt_status etrt_engine_host_analysis(etrt_engine *engine) {
       if (id < 0) continue;
       int value_input = i < 32 && (node->def->value_inputs & (1u << i));
       int dims_only = i < 32 && (node->def->dims_only_inputs & (1u << i));
+      /* A bounded node's unknown value inputs are read by its kernel at execute. */
+      const etrt_graph_value *v = &g->values[id];
+      if (node->dims_at_execute == ETRT_NODE_DIMS_BOUNDED && v->kind != ETRT_VALUE_KIND_CONSTANT &&
+          !v->is_shape_input && !v->host_computable)
+        value_input = 0;
       if (value_input || (evaluated && !dims_only)) engine->host_needed[id] = 1;
     }
   }
@@ -96,6 +108,8 @@ static etrt_status etrt_engine_io_table(etrt_engine *engine) {
     io->name = v->name;
     io->is_input = i < g->input_count;
     io->is_shape_input = v->is_shape_input;
+    io->dims_at_execute = !io->is_input && v->dims_at_execute;
+    io->engine_memory = !io->is_input && etrt_graph_value_unbounded(v);
     io->dtype = v->dtype;
     io->rank = v->rank;
     memcpy(io->min_sizes, v->min_dims, sizeof io->min_sizes);

@@ -13,6 +13,9 @@
 #include "etrt/types.h"
 
 typedef struct etrt_engine etrt_engine;
+
+/* An axis of etrt_engine_io.max_sizes that has no bound (2^40). */
+#define ETRT_ENGINE_DIM_UNBOUNDED ((int64_t)1 << 40)
 typedef struct etrt_exec_context etrt_exec_context;
 
 /* One input or output of an engine. */
@@ -22,6 +25,14 @@ typedef struct etrt_engine_io {
   /* A shape input: its values (int64, on the host) decide other shapes; it is
    * passed with etrt_exec_context_set_input_values, not bound by address. */
   int is_shape_input;
+  /* An output whose dims depend on values computed by the run (NonZero's, say): the
+   * caller binds memory for max_sizes, and etrt_exec_context_output_shape gives the
+   * actual dims once the run is complete. */
+  int dims_at_execute;
+  /* Such an output with no bound on some axis (max_sizes holds ETRT_ENGINE_DIM_UNBOUNDED
+   * there): the engine holds its memory, grown when a larger shape first arrives; after
+   * a complete run etrt_exec_context_output_memory gives it. Not bound by the caller. */
+  int engine_memory;
   etrt_dtype dtype;
   int32_t rank;
   int64_t min_sizes[ETRT_MAX_RANK];
@@ -47,7 +58,9 @@ etrt_precision etrt_engine_precision(const etrt_engine *engine);
 /* The device memory one execution context of the plan takes at its largest shapes:
  * the weights (shared by the engine's contexts), the intermediates as the memory
  * planner places them by lifetime, and the CUDA executor's workspace (0, with
- * workspace_known 0, in a build without CUDA). Needs no GPU. */
+ * workspace_known 0, in a build without CUDA). Needs no GPU. Values with no size bound
+ * (etrt_engine_io.engine_memory and what feeds it) have no largest shape: their memory,
+ * grown at execute, is not counted. */
 typedef struct etrt_engine_memory {
   uint64_t weights, intermediates, workspace, total;
   int workspace_known;
@@ -92,9 +105,15 @@ etrt_status etrt_exec_context_set_input_shape(etrt_exec_context *context, uint32
 etrt_status etrt_exec_context_set_input_values(etrt_exec_context *context, uint32_t io_index,
                                                const int64_t *values, int64_t count);
 /* The shape of output `io_index` for the current input shapes (runs shape inference
- * when inputs changed). */
+ * when inputs changed). For an output whose dims are known only at execute
+ * (etrt_engine_io.dims_at_execute): the dims of the last complete run with these
+ * inputs, and before one the largest the plan allows. */
 etrt_status etrt_exec_context_output_shape(etrt_exec_context *context, uint32_t io_index,
                                            int32_t *rank, int64_t *sizes);
+/* The memory of an output the engine holds (etrt_engine_io.engine_memory) as the last
+ * run left it: valid until the next enqueue or the context's destruction. */
+etrt_status etrt_exec_context_output_memory(etrt_exec_context *context, uint32_t io_index,
+                                            void **data, size_t *capacity);
 /* Binds the memory of an input or output (device memory for CUDA/sim executors,
  * host memory for the CPU executor). Zero-size tensors may bind any non-NULL address. */
 etrt_status etrt_exec_context_set_address(etrt_exec_context *context, uint32_t io_index,

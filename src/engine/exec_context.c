@@ -18,6 +18,7 @@
 #include "base/log.h"
 #include "base/memplan.h"
 #include "base/status.h"
+#include "engine/bounds.h"
 #include "engine/executor.h"
 #include "engine/ops/shape_util.h"
 
@@ -39,6 +40,12 @@ struct etrt_exec_context {
   const uint8_t *weights; /* the executor's copy of the engine's weights */
 
   etrt_tensor *values; /* per value: current dtype, rank, dims, host_value */
+  /* Per value: the bytes a run may give a value whose dims are known only at execute
+   * (the memory planned for it), set by each inference. */
+  int64_t *planned_bytes;
+  /* Per value with no bound (etrt_graph_value_unbounded): bytes of its own buffer, which
+   * values[v].data points to, grown at execute when a larger shape first arrives. */
+  size_t *grown_capacity;
   uint32_t io_count;
   uint8_t *shape_set; /* per I/O: shape (or a shape input's values) given */
   void **addresses;   /* per I/O */
@@ -69,7 +76,8 @@ struct etrt_exec_context {
 };
 
 static int etrt_value_in_arena(const etrt_graph_value *v) {
-  return v->kind == ETRT_VALUE_KIND_INTERMEDIATE || v->is_shape_input;
+  return (v->kind == ETRT_VALUE_KIND_INTERMEDIATE && !etrt_graph_value_unbounded(v)) ||
+         v->is_shape_input;
 }
 
 static int etrt_value_in_host_block(const etrt_engine *e, uint32_t id) {
@@ -172,6 +180,7 @@ static void *etrt_exec_address(const etrt_exec_context *c, int32_t id) {
   if (v->kind == ETRT_VALUE_KIND_CONSTANT)
     return (void *)(c->weights + ((const uint8_t *)v->data - c->engine->weights));
   if (c->arena_capacity[id] > 0) return (uint8_t *)c->arena + c->arena_offset[id];
+  if (etrt_graph_value_unbounded(v)) return c->values[id].data; /* grown at execute */
   return NULL; /* bound by the caller: patched at enqueue */
 }
 
@@ -222,6 +231,15 @@ static etrt_status etrt_exec_host_evaluate(etrt_exec_context *c, uint32_t n) {
   return ETRT_OK;
 }
 
+static etrt_status etrt_exec_bound(const etrt_node *node, const etrt_tensor *in, etrt_tensor *out) {
+  etrt_tensor lo[ETRT_BOUNDS_MAX_OUTPUTS];
+  for (uint32_t o = 0; o < node->num_outputs; ++o) {
+    memset(&lo[o], 0, sizeof lo[o]);
+    lo[o].dtype = ETRT_DTYPE_INVALID;
+  }
+  return node->def->bound(node, in, lo, out);
+}
+
 static etrt_status etrt_exec_infer(etrt_exec_context *c) {
   const etrt_engine *e = c->engine;
   const etrt_graph *g = c->graph;
@@ -246,12 +264,16 @@ static etrt_status etrt_exec_infer(etrt_exec_context *c) {
       memset(&out[o], 0, sizeof out[o]);
       out[o].dtype = ETRT_DTYPE_INVALID;
     }
-    etrt_status s = node->def->infer(node, in, out);
+    /* Dims known only at execute: plan for the largest the bound allows. */
+    etrt_status s = node->dims_at_execute == ETRT_NODE_DIMS_BOUNDED
+                        ? etrt_exec_bound(node, in, out)
+                        : node->def->infer(node, in, out);
     if (s != ETRT_OK) return etrt_error_context(s, "engine '%s', node %u: ", etrt_exec_name(c), n);
     for (uint32_t o = 0; o < node->num_outputs; ++o) {
       int32_t id = node->outputs[o];
       const etrt_graph_value *v = &g->values[id];
-      int64_t bytes = etrt_graph_nbytes(out[o].dtype, out[o].rank, out[o].dims);
+      int unbounded = etrt_graph_value_unbounded(v);
+      int64_t bytes = unbounded ? 0 : etrt_graph_nbytes(out[o].dtype, out[o].rank, out[o].dims);
       if (out[o].dtype != v->dtype || out[o].rank != v->rank || bytes < 0)
         return etrt_error(
             ETRT_ERROR_INVALID_ARGUMENT,
@@ -259,6 +281,7 @@ static etrt_status etrt_exec_infer(etrt_exec_context *c) {
             "plan was built for %s rank %d",
             etrt_exec_name(c), node->op_type, node->name, o, etrt_dtype_name(out[o].dtype),
             (int)out[o].rank, etrt_dtype_name(v->dtype), (int)v->rank);
+      c->planned_bytes[id] = bytes;
       c->values[id].dtype = out[o].dtype;
       c->values[id].rank = out[o].rank;
       memcpy(c->values[id].dims, out[o].dims, sizeof out[o].dims);
@@ -270,6 +293,19 @@ static etrt_status etrt_exec_infer(etrt_exec_context *c) {
     if (e->host_evaluated[n]) ETRT_RETURN_IF_ERROR(etrt_exec_host_evaluate(c, n));
   }
   if (replan) ETRT_RETURN_IF_ERROR(etrt_exec_arena_plan(c));
+  /* What a run may give a value whose dims are known only at execute: its room in the
+   * arena, or for an output the bytes of the largest dims the caller binds memory for. */
+  for (uint32_t v = 0; v < g->value_count; ++v) {
+    if (!g->values[v].dims_at_execute) continue;
+    const etrt_graph_value *gv = &g->values[v];
+    int64_t largest = etrt_graph_nbytes(gv->dtype, gv->rank, gv->max_dims);
+    if (etrt_graph_value_unbounded(gv))
+      c->planned_bytes[v] = (int64_t)c->grown_capacity[v];
+    else if (c->arena_capacity[v] > 0)
+      c->planned_bytes[v] = (int64_t)c->arena_capacity[v];
+    else if (largest > c->planned_bytes[v])
+      c->planned_bytes[v] = largest;
+  }
   /* The run's arguments: addresses, and host values where shape inference needed them. */
   for (uint32_t n = 0; n < g->node_count; ++n) {
     const etrt_node *node = &g->nodes[n];
@@ -348,6 +384,8 @@ static etrt_status etrt_exec_allocate(etrt_exec_context *c) {
   for (uint32_t io = 0; io < g->input_count; ++io)
     uploads += g->values[g->inputs[io]].is_shape_input;
   c->values = calloc(nv, sizeof *c->values);
+  c->planned_bytes = calloc(nv, sizeof *c->planned_bytes);
+  c->grown_capacity = calloc(nv, sizeof *c->grown_capacity);
   c->shape_set = calloc(nio, 1);
   c->addresses = calloc(nio, sizeof *c->addresses);
   c->host_capacity = calloc(nv, sizeof(size_t));
@@ -360,10 +398,11 @@ static etrt_status etrt_exec_allocate(etrt_exec_context *c) {
   c->patches = calloc(args > 0 ? args : 1, sizeof *c->patches);
   c->uploads = calloc(uploads > 0 ? uploads : 1, sizeof *c->uploads);
   c->scratch = calloc(c->engine->max_node_args + 1, sizeof *c->scratch);
-  if (c->values == NULL || c->shape_set == NULL || c->addresses == NULL ||
-      c->host_capacity == NULL || c->host_offset == NULL || c->arena_capacity == NULL ||
-      c->arena_offset == NULL || c->items == NULL || c->item_values == NULL || c->args == NULL ||
-      c->patches == NULL || c->uploads == NULL || c->scratch == NULL)
+  if (c->values == NULL || c->planned_bytes == NULL || c->grown_capacity == NULL ||
+      c->shape_set == NULL || c->addresses == NULL || c->host_capacity == NULL ||
+      c->host_offset == NULL || c->arena_capacity == NULL || c->arena_offset == NULL ||
+      c->items == NULL || c->item_values == NULL || c->args == NULL || c->patches == NULL ||
+      c->uploads == NULL || c->scratch == NULL)
     return etrt_error(ETRT_ERROR_OUT_OF_MEMORY, "engine: out of memory");
   c->upload_count = uploads;
   /* Bound I/O addresses are patched into these argument slots at each enqueue. */
@@ -371,7 +410,8 @@ static etrt_status etrt_exec_allocate(etrt_exec_context *c) {
   if (io_of == NULL) return etrt_error(ETRT_ERROR_OUT_OF_MEMORY, "engine: out of memory");
   for (uint32_t io = 0; io < c->io_count; ++io) {
     int32_t id = etrt_graph_io_value(g, io);
-    if (!g->values[id].is_shape_input) io_of[id] = io + 1;
+    if (!g->values[id].is_shape_input && !etrt_graph_value_unbounded(&g->values[id]))
+      io_of[id] = io + 1;
   }
   for (uint32_t n = 0; n < g->node_count; ++n) {
     const etrt_node *node = &g->nodes[n];
@@ -478,9 +518,14 @@ void etrt_exec_context_destroy(etrt_exec_context *c) {
       return;
     }
     if (c->arena != NULL) c->ops->free(c->exec, c->arena);
+    for (uint32_t v = 0; c->values != NULL && v < c->graph->value_count; ++v)
+      if (etrt_graph_value_unbounded(&c->graph->values[v]) && c->values[v].data != NULL)
+        c->ops->free(c->exec, c->values[v].data);
     c->ops->destroy(c->exec);
   }
   free(c->values);
+  free(c->planned_bytes);
+  free(c->grown_capacity);
   free(c->shape_set);
   free(c->addresses);
   free(c->host_block);
@@ -590,6 +635,11 @@ etrt_status etrt_exec_context_output_shape(etrt_exec_context *c, uint32_t io_ind
 
 etrt_status etrt_exec_context_set_address(etrt_exec_context *c, uint32_t io_index, void *address) {
   ETRT_RETURN_IF_ERROR(etrt_exec_io(c, io_index, "set_address"));
+  if (c->engine->io[io_index].engine_memory)
+    return etrt_error(ETRT_ERROR_INVALID_ARGUMENT,
+                      "engine '%s': output '%s' has no size bound: the engine holds its memory "
+                      "(etrt_exec_context_output_memory)",
+                      etrt_exec_name(c), c->engine->io[io_index].name);
   if (c->engine->io[io_index].is_shape_input)
     return etrt_error(
         ETRT_ERROR_INVALID_ARGUMENT,
@@ -599,12 +649,44 @@ etrt_status etrt_exec_context_set_address(etrt_exec_context *c, uint32_t io_inde
   return ETRT_OK;
 }
 
+/* A value with no bound needs more than its buffer holds: a new one, once per larger
+ * shape (the old bytes are not kept: the producer is about to write them). */
+static etrt_status etrt_exec_grow(void *state, uint32_t value, size_t bytes) {
+  etrt_exec_context *c = state;
+  size_t rounded = etrt_arena_round((int64_t)bytes);
+  void *data = NULL;
+  etrt_status s = c->ops->alloc(c->exec, rounded, &data);
+  if (s != ETRT_OK)
+    return etrt_error_context(s,
+                              "engine '%s': value '%s' (%zu bytes, no bound): ", etrt_exec_name(c),
+                              c->graph->values[value].name, bytes);
+  if (c->values[value].data != NULL) c->ops->free(c->exec, c->values[value].data);
+  c->values[value].data = data;
+  c->grown_capacity[value] = rounded;
+  c->planned_bytes[value] = (int64_t)rounded;
+  return ETRT_OK;
+}
+
+etrt_status etrt_exec_context_output_memory(etrt_exec_context *c, uint32_t io_index, void **data,
+                                            size_t *capacity) {
+  ETRT_RETURN_IF_ERROR(etrt_exec_io(c, io_index, "output_memory"));
+  const etrt_engine_io *io = &c->engine->io[io_index];
+  if (!io->engine_memory)
+    return etrt_error(ETRT_ERROR_INVALID_ARGUMENT,
+                      "engine '%s': '%s' is bound by the caller (etrt_exec_context_set_address)",
+                      etrt_exec_name(c), io->name);
+  int32_t id = etrt_graph_io_value(c->graph, io_index);
+  *data = c->values[id].data;
+  if (capacity != NULL) *capacity = c->grown_capacity[id];
+  return ETRT_OK;
+}
+
 etrt_status etrt_exec_context_enqueue(etrt_exec_context *c, etrt_stream stream) {
   if (c == NULL) return etrt_error(ETRT_ERROR_INVALID_ARGUMENT, "enqueue: NULL context");
   if (c->dirty || !c->inferred) ETRT_RETURN_IF_ERROR(etrt_exec_infer(c));
   for (uint32_t io = 0; io < c->io_count; ++io) {
     const etrt_engine_io *e = &c->engine->io[io];
-    if (!e->is_shape_input && c->addresses[io] == NULL)
+    if (!e->is_shape_input && !e->engine_memory && c->addresses[io] == NULL)
       return etrt_error(ETRT_ERROR_STATE,
                         "engine '%s': %s '%s' has no address bound (etrt_exec_context_set_address)",
                         etrt_exec_name(c), e->is_input ? "input" : "output", e->name);
@@ -621,6 +703,10 @@ etrt_status etrt_exec_context_enqueue(etrt_exec_context *c, etrt_stream stream) 
                        .uploads = c->uploads,
                        .upload_count = c->upload_count,
                        .host_block = c->host_block,
-                       .host_block_size = c->host_block_size};
+                       .host_block_size = c->host_block_size,
+                       .values = c->values,
+                       .planned_bytes = c->planned_bytes,
+                       .grow = etrt_exec_grow,
+                       .grow_state = c};
   return c->ops->enqueue(c->exec, &run, stream);
 }

@@ -86,6 +86,17 @@ typedef struct etrt_exec_run {
    * and every upload source lies inside [host_block, host_block + host_block_size). */
   const uint8_t *host_block;
   size_t host_block_size;
+  /* Nodes whose dims are known only at execute (etrt_node.dims_at_execute): the
+   * context's per-value tensors, where the run writes the dims it gives, and the bytes
+   * planned for each value, which those dims must not exceed. Only the CPU executor
+   * runs such nodes (the CUDA and sim executors refuse them at create). */
+  etrt_tensor *values;
+  const int64_t *planned_bytes;
+  /* A value with no bound (etrt_graph_value_unbounded) that needs more than
+   * planned_bytes: the context replaces its buffer (values[value].data) with one of at
+   * least `bytes`, and raises planned_bytes. */
+  etrt_status (*grow)(void *state, uint32_t value, size_t bytes);
+  void *grow_state;
 } etrt_exec_run;
 
 typedef struct etrt_executor_ops {

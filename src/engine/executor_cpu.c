@@ -5,7 +5,74 @@
 
 #include "base/checked.h"
 #include "base/status.h"
+#include "engine/bounds.h"
 #include "engine/executor.h"
+
+/* A node whose dims are known only at execute (op.h): its inputs take the dims (and
+ * values) this run produced, its outputs the dims its shape inference gives on them,
+ * within the memory planned for the bounds. */
+static etrt_status etrt_executor_infer_now(const etrt_exec_run *run, uint32_t n, etrt_tensor *in) {
+  const etrt_node *node = &run->nodes[n];
+  const etrt_graph_value *gv = run->engine->graph.values;
+  etrt_tensor *out = in + node->num_inputs;
+  if (run->values == NULL)
+    return etrt_error(ETRT_ERROR_INTERNAL, "engine '%s', node %u '%s' (%s): dims at execute",
+                      run->engine->info.name, n, node->name, node->op_type);
+  for (uint32_t i = 0; i < node->num_inputs; ++i) {
+    int32_t id = node->inputs[i];
+    if (id < 0 || !gv[id].dims_at_execute) continue;
+    in[i].rank = run->values[id].rank;
+    memcpy(in[i].dims, run->values[id].dims, sizeof in[i].dims);
+    if (etrt_graph_value_unbounded(&gv[id])) in[i].data = run->values[id].data;
+    /* Values computed on the host before the run are those of the bounds: the run's
+     * are in memory. */
+    in[i].host_value = NULL;
+  }
+  for (uint32_t o = 0; o < node->num_outputs; ++o) {
+    void *data = out[o].data;
+    memset(&out[o], 0, sizeof out[o]);
+    out[o].dtype = ETRT_DTYPE_INVALID;
+    out[o].data = data;
+  }
+  if (!node->def->dims_from_kernel) return node->def->infer(node, in, out);
+  /* The kernel gets the planned shapes and writes the actual dims. */
+  etrt_tensor lo[ETRT_BOUNDS_MAX_OUTPUTS];
+  for (uint32_t o = 0; o < node->num_outputs; ++o) {
+    memset(&lo[o], 0, sizeof lo[o]);
+    lo[o].dtype = ETRT_DTYPE_INVALID;
+  }
+  return node->def->bound(node, in, lo, out);
+}
+
+/* The dims a node at execute gave: recorded for the nodes after it, within the bytes
+ * planned. */
+static etrt_status etrt_executor_record_dims(const etrt_exec_run *run, uint32_t n,
+                                             etrt_tensor *out) {
+  const etrt_node *node = &run->nodes[n];
+  const etrt_graph_value *gv = run->engine->graph.values;
+  for (uint32_t o = 0; o < node->num_outputs; ++o) {
+    int32_t id = node->outputs[o];
+    int64_t bytes = etrt_graph_nbytes(out[o].dtype, out[o].rank, out[o].dims);
+    if (etrt_graph_value_unbounded(&gv[id])) {
+      /* Memory with no bound grows here, before the kernel writes it. */
+      if ((bytes > run->planned_bytes[id] || run->values[id].data == NULL) &&
+          !node->def->dims_from_kernel)
+        ETRT_RETURN_IF_ERROR(run->grow(run->grow_state, (uint32_t)id, (size_t)bytes));
+      out[o].data = run->values[id].data;
+    }
+    if (out[o].dtype != gv[id].dtype || out[o].rank != gv[id].rank || bytes < 0 ||
+        bytes > run->planned_bytes[id])
+      return etrt_error(ETRT_ERROR_INVALID_ARGUMENT,
+                        "output %u ('%s') is %s rank %d of %lld bytes for these values; %s rank "
+                        "%d of at most %lld bytes was planned",
+                        o, gv[id].name, etrt_dtype_name(out[o].dtype), (int)out[o].rank,
+                        (long long)bytes, etrt_dtype_name(gv[id].dtype), (int)gv[id].rank,
+                        (long long)run->planned_bytes[id]);
+    run->values[id].rank = out[o].rank;
+    memcpy(run->values[id].dims, out[o].dims, sizeof out[o].dims);
+  }
+  return ETRT_OK;
+}
 
 etrt_status etrt_executor_run_nodes(const etrt_exec_run *run, etrt_tensor *args) {
   for (uint32_t n = 0; n < run->node_count; ++n) {
@@ -14,7 +81,14 @@ etrt_status etrt_executor_run_nodes(const etrt_exec_run *run, etrt_tensor *args)
     if (node->run_cpu == NULL)
       return etrt_error(ETRT_ERROR_UNSUPPORTED, "node %u '%s' (%s): no CPU kernel", n, node->name,
                         node->op_type);
-    etrt_status s = node->run_cpu(node, in, in + node->num_inputs);
+    int at_execute = node->dims_at_execute != ETRT_NODE_DIMS_PLANNED;
+    int from_kernel = node->def->dims_from_kernel;
+    etrt_status s = at_execute ? etrt_executor_infer_now(run, n, in) : ETRT_OK;
+    /* Inferred dims are checked against the memory before the kernel writes it. */
+    if (s == ETRT_OK && at_execute && !from_kernel)
+      s = etrt_executor_record_dims(run, n, in + node->num_inputs);
+    if (s == ETRT_OK) s = node->run_cpu(node, in, in + node->num_inputs);
+    if (s == ETRT_OK && from_kernel) s = etrt_executor_record_dims(run, n, in + node->num_inputs);
     if (s != ETRT_OK)
       return etrt_error_context(s, "engine '%s', node %u '%s' (%s): ", run->engine->info.name, n,
                                 node->name, node->op_type);

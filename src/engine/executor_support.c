@@ -31,6 +31,14 @@ etrt_status etrt_executor_cuda_node_check(const etrt_engine *engine, uint32_t n,
   const etrt_node *node = &engine->graph.nodes[n];
   etrt_executor_node_bounds(&engine->graph, node, args);
   *launch = 0;
+  /* Its dims come from values a finished kernel wrote; reading them back would need a
+   * synchronisation inside the run. */
+  if (node->dims_at_execute != ETRT_NODE_DIMS_PLANNED)
+    return etrt_error(ETRT_ERROR_UNSUPPORTED,
+                      "engine '%s': node %u '%s' (%s): its output dims are known only at "
+                      "execute, from values on the host: a CUDA plan does not take it (build the "
+                      "plan so that the partitioner keeps it on the CPU)",
+                      engine->info.name, n, node->name, node->op_type);
   if (!has_kernel && engine->host_evaluated[n]) return ETRT_OK;
   if (!has_kernel)
     return etrt_error(ETRT_ERROR_UNSUPPORTED,

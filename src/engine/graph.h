@@ -50,6 +50,13 @@ typedef struct etrt_graph_value {
   const int64_t *min_values;
   const int64_t *max_values;
   int32_t producer; /* node index; -1 for inputs and constants */
+  /* Produced by a node whose dims_at_execute is set (op.h): the dims (and, for values
+   * computed on the host, the values) that shape inference gives before a run are the
+   * planned bounds; the run gives the actual ones. Derived, never serialized. */
+  uint8_t dims_at_execute;
+  /* Produced by a node that shape inference evaluates on the host when every value it
+   * reads is known there (bounds.h). Derived, never serialized. */
+  uint8_t host_computable;
 } etrt_graph_value;
 
 typedef struct etrt_graph {
@@ -96,6 +103,17 @@ etrt_status etrt_graph_check(etrt_graph *graph, const size_t *node_offsets);
 
 /* A display name for messages: "node 3 'fc1' (Gemm)". */
 const char *etrt_graph_node_label(const etrt_graph *graph, uint32_t index, char *buf, size_t size);
+
+_Static_assert(ETRT_GRAPH_MAX_DIM == ETRT_OP_DIM_UNBOUNDED, "an unbounded axis is the largest");
+
+/* A value whose dims are known only at execute and have no bound on some axis: no memory
+ * is planned for it; the context grows its own buffer when a larger shape arrives. */
+static inline int etrt_graph_value_unbounded(const etrt_graph_value *v) {
+  if (!v->dims_at_execute) return 0;
+  for (int32_t a = 0; a < v->rank; ++a)
+    if (v->max_dims[a] >= ETRT_GRAPH_MAX_DIM) return 1;
+  return 0;
+}
 
 /* Values a shape input holds (its fixed numel). */
 static inline int64_t etrt_graph_shape_input_count(const etrt_graph_value *value) {

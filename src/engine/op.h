@@ -62,7 +62,23 @@ typedef struct etrt_node {
   /* The CPU row's kernel (etrt_op_cpu_find), resolved with `def`; NULL: none. */
   etrt_status (*run_cpu)(const struct etrt_node *node, const struct etrt_tensor *inputs,
                          struct etrt_tensor *outputs);
+  /* Set by the bounds inference (bounds.h) when the plan is built or verified: whether
+   * the output dims are known only at execute. ETRT_NODE_DIMS_BOUNDED: a value input is
+   * not known on the host before the run, so memory is planned for def->bound's largest
+   * shapes; ETRT_NODE_DIMS_FOLLOW: an input's dims or values are known only at execute.
+   * Either way the executor re-runs def->infer on the node's actual inputs just before
+   * its kernel (executor.h). */
+  uint8_t dims_at_execute;
 } etrt_node;
+
+/* In a bound's largest shape: an axis no bound limits (a Resize by scales, a Range, a
+ * OneHot depth known only at execute). Its value's memory is grown at execute when a
+ * larger shape first arrives (docs/architecture.md). Equal to ETRT_GRAPH_MAX_DIM. */
+#define ETRT_OP_DIM_UNBOUNDED ((int64_t)1 << 40)
+
+#define ETRT_NODE_DIMS_PLANNED 0
+#define ETRT_NODE_DIMS_BOUNDED 1
+#define ETRT_NODE_DIMS_FOLLOW 2
 
 /* What a CUDA kernel launcher gets besides its tensors. */
 typedef struct etrt_cuda_launch {
@@ -82,6 +98,10 @@ typedef struct etrt_cuda_launch {
 typedef etrt_status (*etrt_op_prepare_fn)(const etrt_node *node, void *state);
 typedef etrt_status (*etrt_op_infer_fn)(const etrt_node *node, const etrt_tensor *inputs,
                                         etrt_tensor *outputs);
+/* The smallest (lo) and largest (hi) output shapes an op can give for these input
+ * shapes whatever the values of its value inputs (host_value NULL where not known). */
+typedef etrt_status (*etrt_op_bound_fn)(const etrt_node *node, const etrt_tensor *inputs,
+                                        etrt_tensor *lo, etrt_tensor *hi);
 typedef etrt_status (*etrt_op_cpu_fn)(const etrt_node *node, const etrt_tensor *inputs,
                                       etrt_tensor *outputs);
 typedef etrt_status (*etrt_op_cuda_fn)(const etrt_node *node, const etrt_tensor *inputs,
@@ -103,6 +123,16 @@ struct etrt_op_def {
   /* Output dtypes and dims from input dtypes and dims (and host values of the
    * inputs in value_inputs). Refuses bad inputs with a message naming the op. */
   etrt_op_infer_fn infer;
+  /* Where an output's dims depend on values only known at execute (a graph input's, or
+   * a kernel's result: NonZero's, Compress's condition), the bounds that memory is
+   * planned for; the executor calls infer on the actual values before the kernel. NULL:
+   * the value inputs must be known when the plan is built. */
+  etrt_op_bound_fn bound;
+  /* The output dims are what the CPU kernel writes to outputs[k].dims (within the bound
+   * it is given, the planned one), because finding them is the operation itself
+   * (NonMaxSuppression): such a node always has dims at execute, never runs on the host
+   * at build time, and its infer gives the bound's largest shapes. */
+  uint8_t dims_from_kernel;
   /* Which nodes the CUDA kernels take: NULL when the op has no CUDA kernel,
    * etrt_op_supports_all when its kernel takes every node the shape inference
    * accepts. A CUDA build has a CUDA row exactly for the ops where this is set. */

@@ -169,7 +169,11 @@ static etrt_status etrt_plan_shape(etrt_plan_reader *r, etrt_dtype *dtype, int32
                             "axis %d bounds [%lld, %lld] are out of order", (int)i,
                             (long long)min_dims[i], (long long)max_dims[i]);
   }
-  if (etrt_graph_nbytes(*dtype, *rank, max_dims) < 0)
+  /* An axis at the largest size has no bound (dims known only at execute, whose memory is
+   * grown): the engine checks, once inference has run, that only such values overflow. */
+  int unbounded = 0;
+  for (int32_t i = 0; i < *rank; ++i) unbounded |= max_dims[i] == ETRT_GRAPH_MAX_DIM;
+  if (!unbounded && etrt_graph_nbytes(*dtype, *rank, max_dims) < 0)
     return etrt_plan_fail(r, at, "max dims", "the size overflows");
   return ETRT_OK;
 }

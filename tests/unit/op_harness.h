@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "engine/engine.h"
+#include "engine/graph.h"
 #include "etrt/network.h"
 #include "test_util.h"
 
@@ -147,9 +148,26 @@ static inline etrt_status oh_run(const char *op, uint32_t num_inputs, const oh_v
     o.dtype = etrt_engine_io_at(engine, io_count + k)->dtype;
     if (info != NULL) info[k] = o;
     void *target = outputs != NULL && outputs[k] != NULL ? outputs[k] : scratch[k];
-    if (s == ETRT_OK) s = etrt_exec_context_set_address(ctx, io_count + k, target);
+    /* An output with no size bound is in the engine's memory: copied out after the run. */
+    if (s == ETRT_OK && !etrt_engine_io_at(engine, io_count + k)->engine_memory)
+      s = etrt_exec_context_set_address(ctx, io_count + k, target);
   }
   if (s == ETRT_OK) s = etrt_exec_context_enqueue(ctx, NULL);
+  /* Dims known only at execute are the run's. */
+  for (uint32_t k = 0; k < num_outputs && s == ETRT_OK; ++k) {
+    oh_output o = {0};
+    s = etrt_exec_context_output_shape(ctx, io_count + k, &o.rank, o.dims);
+    o.dtype = etrt_engine_io_at(engine, io_count + k)->dtype;
+    if (info != NULL) info[k] = o;
+    void *held = NULL;
+    int64_t bytes = etrt_graph_nbytes(o.dtype, o.rank, o.dims);
+    if (s == ETRT_OK && etrt_engine_io_at(engine, io_count + k)->engine_memory)
+      s = etrt_exec_context_output_memory(ctx, io_count + k, &held, NULL);
+    if (s == ETRT_OK && held != NULL && bytes > 4096)
+      s = etrt_error(ETRT_ERROR_INTERNAL, "oh_run: output %u has %lld bytes", k, (long long)bytes);
+    if (s == ETRT_OK && held != NULL && outputs != NULL && outputs[k] != NULL)
+      memcpy(outputs[k], held, (size_t)bytes);
+  }
   etrt_exec_context_destroy(ctx);
   etrt_engine_destroy(engine);
   free(plan);

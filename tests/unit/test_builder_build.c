@@ -7,6 +7,8 @@
 
 #include "device/sim.h"
 #include "etrt/build.h"
+#include "etrt/method.h"
+#include "etrt/program.h"
 #include "built_program_testing.h"
 #include "onnx_build_testing.h"
 #include "pte/pte.h"
@@ -288,6 +290,67 @@ static void test_files(void) {
               "");
 }
 
+/* A Resize by scales from a graph input has no size bound: its output stays in its CPU
+ * plan's memory, where the method's output points after each execute (or is copied to
+ * memory the caller set), and a GPU plan reading it (the Relu) is refused naming the
+ * value. */
+static void test_unbounded_value_refused_on_gpu(void) {
+  tm_model m;
+  tm_init(&m);
+  tm_input(&m, "x", 4, (const char *const[]){"1", "1", "2", "2"});
+  tm_input(&m, "scales", 1, (const char *const[]){"4"});
+  tm_node(&m, "Resize", "up", "x,,scales", "r", 0);
+  tm_node(&m, "Relu", "relu", "r", "y", 0);
+  tm_output(&m, "y");
+  size_t size;
+  uint8_t *onnx = tm_finish(&m, 13, &size);
+  etrt_build_options o;
+  etrt_build_options_init(&o);
+  uint8_t *bytes = NULL;
+  size_t out_size = 0;
+  /* On the CPU it builds: the engine holds the output's memory. */
+  CHECK_OK(etrt_build_onnx_memory(onnx, size, &o, &bytes, &out_size));
+  etrt_program *program = NULL;
+  etrt_method *method = NULL;
+  CHECK_OK(etrt_program_load_memory(bytes, out_size, NULL, &program));
+  CHECK_OK(etrt_method_create(program, "forward", &method));
+  float x[4] = {1, -2, 3, -4}, twice[4] = {1, 1, 2, 2}, thrice[4] = {1, 1, 3, 3};
+  etrt_tensor_view vx = {x, ETRT_DTYPE_FLOAT32, 4, {1, 1, 2, 2}};
+  etrt_tensor_view vs = {twice, ETRT_DTYPE_FLOAT32, 1, {4}};
+  etrt_tensor_view y;
+  CHECK_OK(etrt_method_set_input(method, 0, &vx));
+  CHECK_OK(etrt_method_set_input(method, 1, &vs));
+  CHECK_OK(etrt_method_execute(method));
+  CHECK_OK(etrt_method_get_output(method, 0, &y));
+  CHECK(y.rank == 4 && y.sizes[2] == 4 && y.sizes[3] == 4);
+  CHECK(((const float *)y.data)[15] == 0.0f && ((const float *)y.data)[8] == 3.0f); /* Relu */
+  vs.data = thrice;
+  CHECK_OK(etrt_method_set_input(method, 1, &vs));
+  CHECK_OK(etrt_method_execute(method));
+  CHECK_OK(etrt_method_get_output(method, 0, &y));
+  CHECK(y.sizes[2] == 6 && y.sizes[3] == 6);
+  CHECK(((const float *)y.data)[35] == 0.0f && ((const float *)y.data)[30] == 3.0f);
+  /* Memory the caller sets receives a copy, as long as the run's output fits it. */
+  float mine[16] = {0};
+  CHECK_OK(etrt_method_set_output(method, 0, mine, sizeof mine));
+  CHECK_FAILS(etrt_method_execute(method), ETRT_ERROR_INVALID_ARGUMENT,
+              "the run gave more bytes than the memory set for it holds");
+  vs.data = twice;
+  CHECK_OK(etrt_method_set_input(method, 1, &vs));
+  CHECK_OK(etrt_method_execute(method));
+  CHECK_OK(etrt_method_get_output(method, 0, &y));
+  CHECK(y.data == (void *)mine && mine[8] == 3.0f && mine[5] == 1.0f && mine[15] == 0.0f);
+  etrt_method_destroy(method);
+  etrt_program_destroy(program);
+  free(bytes);
+  bytes = NULL;
+  o.device = "cuda:0";
+  CHECK_FAILS(etrt_build_onnx_memory(onnx, size, &o, &bytes, &out_size), ETRT_ERROR_UNSUPPORTED,
+              "value 'r' has no size bound (its dims are known only at execute, in memory the "
+              "plan computing it holds) and cannot be an input of another plan");
+  free(onnx);
+}
+
 int main(void) {
   CHECK_OK(etrt_device_select_sim(4));
   RUN_TEST(test_target_device_plan);
@@ -297,5 +360,6 @@ int main(void) {
   RUN_TEST(test_refusals);
   RUN_TEST(test_files);
   CHECK_OK(etrt_device_select_sim(0));
+  RUN_TEST(test_unbounded_value_refused_on_gpu);
   return TEST_EXIT();
 }

@@ -182,6 +182,28 @@ static void test_default_value_inputs(void) {
   unload(&l);
 }
 
+/* NonZero has no CUDA kernel and reads its input's values at execute, not at build
+ * time: the Relu computing them stays on the GPU, NonZero goes to the CPU. */
+static void test_bounded_reader_leaves_producer_on_gpu(void) {
+  tm_model m;
+  tm_init(&m);
+  const char *dims[2] = {"2", "3"};
+  tm_input(&m, "x", 2, dims);
+  tm_node(&m, "Relu", "relu", "x", "r", 0);
+  tm_node(&m, "NonZero", "nz", "r", "y", 0);
+  tm_output(&m, "y");
+  loaded l;
+  load(&m, &l);
+  etrt_partition_options options = {.target = {ETRT_DEVICE_CUDA, 0}};
+  etrt_partitioning *p = NULL;
+  CHECK_OK(etrt_partition_graph(l.graph, &options, &p));
+  CHECK_EQ_INT(p->count, 2);
+  CHECK(p->parts[0].device.type == ETRT_DEVICE_CUDA && p->parts[0].num_nodes == 1);
+  CHECK(p->parts[1].device.type == ETRT_DEVICE_CPU && p->parts[1].num_nodes == 1);
+  etrt_partitioning_destroy(p);
+  unload(&l);
+}
+
 /* The CUDA predicate decides in every build: the GPU's MatMul takes no float64, so
  * that node stays on the CPU between two GPU partitions, with or without CUDA
  * compiled in. */
@@ -432,6 +454,7 @@ int main(void) {
   RUN_TEST(test_default_value_inputs);
   RUN_TEST(test_default_follows_cuda_predicate);
   RUN_TEST(test_recompute_host_value);
+  RUN_TEST(test_bounded_reader_leaves_producer_on_gpu);
   RUN_TEST(test_idle_partition_dropped);
   CHECK_OK(etrt_device_select_sim(1));
   RUN_TEST(test_crossing_program_runs);

@@ -131,6 +131,35 @@ static void test_device_checks(void) {
   CHECK_EQ_INT(etrt_sim_bytes_in_use(), 0);
 }
 
+/* A node whose output dims are known only at execute needs its values on the host: a
+ * CUDA plan holding one is refused at create, naming it. */
+static void test_dims_at_execute_refused(void) {
+  CHECK_OK(etrt_device_select_sim(1));
+  etrt_network *net = NULL;
+  int32_t x, cond, y;
+  const int64_t dims[] = {4};
+  CHECK_OK(etrt_network_create(&net));
+  CHECK_OK(etrt_network_add_input(net, "x", ETRT_DTYPE_FLOAT32, 1, dims, dims, &x));
+  CHECK_OK(etrt_network_add_input(net, "cond", ETRT_DTYPE_BOOL, 1, dims, dims, &cond));
+  CHECK_OK(etrt_network_add_op(net, "Compress", "pick", 2, (int32_t[]){x, cond}, 1, &y, 0, NULL));
+  CHECK_OK(etrt_network_mark_output(net, y, "y"));
+  etrt_plan_options options = {.device = {ETRT_DEVICE_CUDA, 0}};
+  uint8_t *plan = NULL;
+  size_t size = 0;
+  etrt_engine *engine = NULL;
+  CHECK_OK(etrt_plan_build(net, &options, &plan, &size));
+  CHECK_OK(etrt_engine_deserialize(plan, size, &engine));
+  etrt_exec_context *ctx = NULL;
+  CHECK_FAILS(etrt_exec_context_create(engine, sim, &ctx), ETRT_ERROR_UNSUPPORTED,
+              "node 0 'pick' (Compress): its output dims are known only at execute");
+  /* The CPU executor takes it. */
+  CHECK_OK(etrt_exec_context_create(engine, NULL, &ctx));
+  etrt_exec_context_destroy(ctx);
+  etrt_engine_destroy(engine);
+  free(plan);
+  etrt_network_destroy(net);
+}
+
 /* Every allocation failure during context creation fails cleanly and leaks nothing. */
 static void test_allocation_faults(void) {
   for (long n = 1; n <= 3; ++n) {
@@ -158,6 +187,7 @@ int main(void) {
   sim = etrt_device_sim_driver();
   RUN_TEST(test_runs_on_the_stream);
   RUN_TEST(test_device_checks);
+  RUN_TEST(test_dims_at_execute_refused);
   RUN_TEST(test_allocation_faults);
   etrt_device_select_sim(0);
   return TEST_EXIT();

@@ -131,6 +131,24 @@ static void test_shape_producers(void) {
                                        OH_CONST(OH_I64(0, (0), 0))},
                           0, NULL, 1, NULL, NULL),
                    "Range", "delta");
+  /* A limit known only at execute: the length is the run's; a zero delta is then an
+   * execute error naming the op. */
+  CHECK_OK(oh_run(
+      "Range", 3,
+      (oh_value[]){OH_CONST(OH_I32(0, (0), 1)), OH_I32(0, (0), 7), OH_CONST(OH_I32(0, (0), 2))}, 0,
+      NULL, 1, (void *[]){yi}, info));
+  CHECK_EQ_INT(info[0].dims[0], 3);
+  OH_CHECK_INTS(yi, ((int[]){1, 3, 5}), 3);
+  OH_CHECK_REFUSED(
+      oh_run("Range", 3,
+             (oh_value[]){OH_CONST(OH_I32(0, (0), 1)), OH_I32(0, (0), 7), OH_I32(0, (0), 0)}, 0,
+             NULL, 1, NULL, NULL),
+      "Range", "delta");
+  OH_CHECK_REFUSED(oh_run("Range", 3,
+                          (oh_value[]){OH_CONST(OH_I32(0, (0), 1)), OH_I32(1, (2), 7, 8),
+                                       OH_CONST(OH_I32(0, (0), 1))},
+                          0, NULL, 1, NULL, NULL),
+                   "Range", "scalars of one type");
 }
 
 static void test_eye_like(void) {

@@ -320,10 +320,43 @@ static void test_refusals(void) {
   free(plan);
 }
 
+/* Max dims whose size overflows pass the reader only with an axis at 2^40 (no bound);
+ * once inference ran, only values whose dims are known at execute may have them: x ->
+ * Shape -> y with x made [2^40, 2^40] by a hostile writer is refused. */
+static void test_overflowing_dims(void) {
+  etrt_network *net;
+  int32_t x, y;
+  CHECK_OK(etrt_network_create(&net));
+  CHECK_OK(etrt_network_add_input(net, "x", ETRT_DTYPE_FLOAT32, 2, (int64_t[]){1, 1},
+                                  (int64_t[]){4, 4}, &x));
+  CHECK_OK(etrt_network_add_op(net, "Shape", "shape", 1, &x, 1, &y, 0, NULL));
+  CHECK_OK(etrt_network_mark_output(net, y, "y"));
+  etrt_plan_options options = {.device = {ETRT_DEVICE_CPU, 0}, .name = "big"};
+  uint8_t *plan;
+  size_t size;
+  CHECK_OK(etrt_plan_build(net, &options, &plan, &size));
+  etrt_network_destroy(net);
+  /* x's value record (max dims at +33) and its I/O entry (at +29). */
+  long vx = find(plan, size, "\x01\0\0\0x", 5);
+  CHECK(vx > 0);
+  long ix = find(plan + vx + 5, size - (size_t)vx - 5, "\x01\0\0\0x", 5) + vx + 5;
+  CHECK(ix > vx);
+  const long at[] = {vx + 33, vx + 41, ix + 29, ix + 37};
+  for (size_t i = 0; i < sizeof at / sizeof at[0]; ++i)
+    etrt_plan_store_u64(plan + at[i], (uint64_t)1 << 40);
+  redigest(plan, size);
+  etrt_engine *engine = NULL;
+  CHECK_FAILS(etrt_engine_deserialize(plan, size, &engine), ETRT_ERROR_INVALID_FORMAT,
+              "'x': the size of its max dims overflows");
+  CHECK(engine == NULL);
+  free(plan);
+}
+
 int main(void) {
   RUN_TEST(test_round_trip_and_header);
   RUN_TEST(test_deterministic);
   RUN_TEST(test_cuda_header);
   RUN_TEST(test_refusals);
+  RUN_TEST(test_overflowing_dims);
   return TEST_EXIT();
 }

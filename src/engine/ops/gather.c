@@ -153,8 +153,7 @@ static etrt_status etrt_scatter_elements_infer(const etrt_node *node, const etrt
 static const etrt_dtype etrt_one_hot_index_types[] = {
     ETRT_DTYPE_INT32, ETRT_DTYPE_INT64, ETRT_DTYPE_FLOAT32, ETRT_DTYPE_FLOAT64, ETRT_DTYPE_INVALID};
 
-static etrt_status etrt_one_hot_infer(const etrt_node *node, const etrt_tensor *inputs,
-                                      etrt_tensor *outputs) {
+static etrt_status etrt_one_hot_check(const etrt_node *node, const etrt_tensor *inputs) {
   if (node->num_inputs != 3 || node->num_outputs != 1 || !etrt_op_has_input(node, inputs, 0) ||
       !etrt_op_has_input(node, inputs, 1) || !etrt_op_has_input(node, inputs, 2))
     return etrt_op_error(node, ETRT_ERROR_INVALID_ARGUMENT,
@@ -164,6 +163,32 @@ static etrt_status etrt_one_hot_infer(const etrt_node *node, const etrt_tensor *
       etrt_op_check_dtype(node, "indices", indices->dtype, etrt_one_hot_index_types));
   if (etrt_tensor_numel(values) != 2 || values->rank != 1 || etrt_dtype_size(values->dtype) == 0)
     return etrt_op_error(node, ETRT_ERROR_INVALID_ARGUMENT, "values must be 1-D of two elements");
+  return ETRT_OK;
+}
+
+static etrt_status etrt_one_hot_output(const etrt_node *node, const etrt_tensor *inputs,
+                                       int64_t depth, etrt_tensor *out) {
+  int32_t rank = inputs[0].rank + 1, axis;
+  if (rank > ETRT_MAX_RANK)
+    return etrt_op_error(node, ETRT_ERROR_UNSUPPORTED, "output rank exceeds %d", ETRT_MAX_RANK);
+  ETRT_RETURN_IF_ERROR(etrt_shape_axis_attribute(node, -1, rank, &axis));
+  for (int32_t i = 0, j = 0; i < rank; ++i) out->dims[i] = i == axis ? depth : inputs[0].dims[j++];
+  out->dtype = inputs[2].dtype;
+  out->rank = rank;
+  return ETRT_OK;
+}
+
+/* A depth known only at execute: any (no bound). */
+static etrt_status etrt_one_hot_bound(const etrt_node *node, const etrt_tensor *inputs,
+                                      etrt_tensor *lo, etrt_tensor *hi) {
+  ETRT_RETURN_IF_ERROR(etrt_one_hot_check(node, inputs));
+  ETRT_RETURN_IF_ERROR(etrt_one_hot_output(node, inputs, 1, &lo[0]));
+  return etrt_one_hot_output(node, inputs, ETRT_OP_DIM_UNBOUNDED, &hi[0]);
+}
+
+static etrt_status etrt_one_hot_infer(const etrt_node *node, const etrt_tensor *inputs,
+                                      etrt_tensor *outputs) {
+  ETRT_RETURN_IF_ERROR(etrt_one_hot_check(node, inputs));
   int64_t depth, count;
   if (inputs[1].dtype == ETRT_DTYPE_FLOAT32 || inputs[1].dtype == ETRT_DTYPE_FLOAT64) {
     double d;
@@ -176,15 +201,7 @@ static etrt_status etrt_one_hot_infer(const etrt_node *node, const etrt_tensor *
   }
   if (count != 1 || depth < 1 || depth > ((int64_t)1 << 40))
     return etrt_op_error(node, ETRT_ERROR_INVALID_ARGUMENT, "depth must be one positive value");
-  int32_t rank = indices->rank + 1, axis;
-  if (rank > ETRT_MAX_RANK)
-    return etrt_op_error(node, ETRT_ERROR_UNSUPPORTED, "output rank exceeds %d", ETRT_MAX_RANK);
-  ETRT_RETURN_IF_ERROR(etrt_shape_axis_attribute(node, -1, rank, &axis));
-  for (int32_t i = 0, j = 0; i < rank; ++i)
-    outputs[0].dims[i] = i == axis ? depth : indices->dims[j++];
-  outputs[0].dtype = values->dtype;
-  outputs[0].rank = rank;
-  return ETRT_OK;
+  return etrt_one_hot_output(node, inputs, depth, &outputs[0]);
 }
 
 /* ---- which nodes the CUDA kernels take: int32/int64 indices, elements moved as
@@ -281,6 +298,7 @@ static const etrt_op_def etrt_op_def_scatter_nd = {
     .cuda_supports = etrt_scatter_elements_cuda_supports};
 static const etrt_op_def etrt_op_def_one_hot = {.op_type = "OneHot",
                                                 .infer = etrt_one_hot_infer,
+                                                .bound = etrt_one_hot_bound,
                                                 .cuda_supports = etrt_one_hot_cuda_supports,
                                                 .value_inputs = 1u << 1};
 

@@ -13,8 +13,8 @@ static etrt_status etrt_resize_prepare(const etrt_node *node, void *state) {
   return etrt_resize_params_parse(node, (etrt_resize_params *)state);
 }
 
-static etrt_status etrt_resize_infer(const etrt_node *node, const etrt_tensor *inputs,
-                                     etrt_tensor *outputs) {
+static etrt_status etrt_resize_check(const etrt_node *node, const etrt_tensor *inputs,
+                                     etrt_resize_params *out) {
   if (node->num_inputs < 2 || node->num_inputs > 4 || node->num_outputs != 1 ||
       !etrt_op_has_input(node, inputs, 0))
     return etrt_op_error(node, ETRT_ERROR_INVALID_ARGUMENT,
@@ -28,11 +28,34 @@ static etrt_status etrt_resize_infer(const etrt_node *node, const etrt_tensor *i
     return etrt_op_error(node, ETRT_ERROR_UNSUPPORTED, "input X has an unknown type");
   if (x->rank < 1)
     return etrt_op_error(node, ETRT_ERROR_INVALID_ARGUMENT, "X must have rank 1 or more");
+  *out = p;
+  return ETRT_OK;
+}
+
+static etrt_status etrt_resize_infer(const etrt_node *node, const etrt_tensor *inputs,
+                                     etrt_tensor *outputs) {
+  etrt_resize_params p;
+  ETRT_RETURN_IF_ERROR(etrt_resize_check(node, inputs, &p));
+  const etrt_tensor *x = &inputs[0];
   etrt_resize_geometry g;
   ETRT_RETURN_IF_ERROR(etrt_resize_geometry_compute(node, &p, inputs, &g));
   outputs[0].dtype = x->dtype;
   outputs[0].rank = x->rank;
   memcpy(outputs[0].dims, g.out, sizeof g.out);
+  return ETRT_OK;
+}
+
+/* Scales or sizes known only at execute: any size on every axis (no bound). */
+static etrt_status etrt_resize_bound(const etrt_node *node, const etrt_tensor *inputs,
+                                     etrt_tensor *lo, etrt_tensor *hi) {
+  etrt_resize_params p;
+  ETRT_RETURN_IF_ERROR(etrt_resize_check(node, inputs, &p));
+  lo[0].dtype = hi[0].dtype = inputs[0].dtype;
+  lo[0].rank = hi[0].rank = inputs[0].rank;
+  for (int32_t a = 0; a < inputs[0].rank; ++a) {
+    lo[0].dims[a] = 0;
+    hi[0].dims[a] = ETRT_OP_DIM_UNBOUNDED;
+  }
   return ETRT_OK;
 }
 
@@ -56,12 +79,14 @@ static const etrt_op_def etrt_op_def_resize = {.op_type = "Resize",
                                                .state_size = sizeof(etrt_resize_params),
                                                .prepare = etrt_resize_prepare,
                                                .infer = etrt_resize_infer,
+                                               .bound = etrt_resize_bound,
                                                .cuda_supports = etrt_resize_cuda_supports,
                                                .value_inputs = (1u << 2) | (1u << 3)};
 static const etrt_op_def etrt_op_def_upsample = {.op_type = "Upsample",
                                                  .state_size = sizeof(etrt_resize_params),
                                                  .prepare = etrt_resize_prepare,
                                                  .infer = etrt_resize_infer,
+                                                 .bound = etrt_resize_bound,
                                                  .cuda_supports = etrt_resize_cuda_supports,
                                                  .value_inputs = 1u << 1};
 

@@ -189,6 +189,21 @@ static etrt_status etrt_eye_like_infer(const etrt_node *node, const etrt_tensor 
   return ETRT_OK;
 }
 
+/* Start, limit or delta known only at execute: any length (no bound). */
+static etrt_status etrt_range_bound(const etrt_node *node, const etrt_tensor *inputs,
+                                    etrt_tensor *lo, etrt_tensor *hi) {
+  ETRT_RETURN_IF_ERROR(etrt_shape_op_check_io(node, inputs, 3));
+  for (uint32_t i = 0; i < 3; ++i)
+    if (inputs[i].dtype != inputs[0].dtype || etrt_tensor_numel(&inputs[i]) != 1)
+      return etrt_op_error(node, ETRT_ERROR_INVALID_ARGUMENT,
+                           "start, limit and delta must be scalars of one type");
+  lo[0].dtype = hi[0].dtype = inputs[0].dtype;
+  lo[0].rank = hi[0].rank = 1;
+  lo[0].dims[0] = 0;
+  hi[0].dims[0] = ETRT_OP_DIM_UNBOUNDED;
+  return ETRT_OK;
+}
+
 static const etrt_op_def etrt_op_def_shape = {.op_type = "Shape",
                                               .infer = etrt_shape_infer,
                                               .cuda_supports = etrt_op_supports_all,
@@ -203,6 +218,7 @@ static const etrt_op_def etrt_op_def_constant_of_shape = {.op_type = "ConstantOf
                                                           .value_inputs = 1u};
 static const etrt_op_def etrt_op_def_range = {.op_type = "Range",
                                               .infer = etrt_range_infer,
+                                              .bound = etrt_range_bound,
                                               .cuda_supports = etrt_op_supports_all,
                                               .value_inputs = 7u};
 
