@@ -32,6 +32,8 @@ extern const etrt_op_cpu_row etrt_cpu_rows_compress[];
 extern const etrt_op_cpu_row etrt_cpu_rows_unpool[];
 extern const etrt_op_cpu_row etrt_cpu_rows_crop[];
 extern const etrt_op_cpu_row etrt_cpu_rows_col2im[];
+extern const etrt_op_cpu_row etrt_cpu_rows_signal[];
+extern const etrt_op_cpu_row etrt_cpu_rows_random[];
 
 static const etrt_op_cpu_row *const etrt_cpu_families[] = {
     etrt_cpu_rows_cast,        etrt_cpu_rows_conv,    etrt_cpu_rows_cumsum,
@@ -43,6 +45,7 @@ static const etrt_op_cpu_row *const etrt_cpu_families[] = {
     etrt_cpu_rows_reduce,      etrt_cpu_rows_testing, etrt_cpu_rows_recurrent,
     etrt_cpu_rows_einsum,      etrt_cpu_rows_det,     etrt_cpu_rows_compress,
     etrt_cpu_rows_unpool,      etrt_cpu_rows_crop,    etrt_cpu_rows_col2im,
+    etrt_cpu_rows_signal,      etrt_cpu_rows_random,
 };
 
 #define ETRT_CPU_FAMILY_COUNT (sizeof etrt_cpu_families / sizeof etrt_cpu_families[0])
