@@ -105,8 +105,8 @@ static etrt_status etrt_multinomial_prepare(const etrt_node *node, void *state) 
   ETRT_RETURN_IF_ERROR(etrt_random_prepare_common(node, st, ETRT_DTYPE_INT32));
   st->s.sample_size = etrt_node_attribute_int(node, "sample_size", 1);
   if (st->s.sample_size < 1)
-    return etrt_op_error(node, ETRT_ERROR_INVALID_ARGUMENT, "sample_size must be positive, not %lld",
-                         (long long)st->s.sample_size);
+    return etrt_op_error(node, ETRT_ERROR_INVALID_ARGUMENT,
+                         "sample_size must be positive, not %lld", (long long)st->s.sample_size);
   if (st->s.dtype != ETRT_DTYPE_INT32 && st->s.dtype != ETRT_DTYPE_INT64)
     return etrt_op_error(node, ETRT_ERROR_UNSUPPORTED, "dtype %s is not supported (int32 or int64)",
                          etrt_dtype_name(st->s.dtype));
@@ -187,11 +187,11 @@ static int etrt_random_cuda_supports(const etrt_node *node, const etrt_tensor *i
   return ((const etrt_random_state *)node->state)->seeded;
 }
 
-#define ETRT_RANDOM_DEF(var, name, prep, inf)                                     \
-  static const etrt_op_def var = {.op_type = name,                                           \
-                                  .state_size = sizeof(etrt_random_node_state),              \
-                                  .prepare = prep,                                           \
-                                  .infer = inf,                                              \
+#define ETRT_RANDOM_DEF(var, name, prep, inf)                                   \
+  static const etrt_op_def var = {.op_type = name,                              \
+                                  .state_size = sizeof(etrt_random_node_state), \
+                                  .prepare = prep,                              \
+                                  .infer = inf,                                 \
                                   .cuda_supports = etrt_random_cuda_supports}
 ETRT_RANDOM_DEF(etrt_op_def_random_uniform, "RandomUniform", etrt_random_uniform_prepare,
                 etrt_random_infer);
@@ -206,7 +206,11 @@ ETRT_RANDOM_DEF(etrt_op_def_multinomial, "Multinomial", etrt_multinomial_prepare
                 etrt_multinomial_infer);
 
 const etrt_op_def *const etrt_ops_random[] = {
-    &etrt_op_def_random_uniform,      &etrt_op_def_random_normal, &etrt_op_def_random_uniform_like,
-    &etrt_op_def_random_normal_like,  &etrt_op_def_bernoulli,     &etrt_op_def_multinomial,
+    &etrt_op_def_random_uniform,
+    &etrt_op_def_random_normal,
+    &etrt_op_def_random_uniform_like,
+    &etrt_op_def_random_normal_like,
+    &etrt_op_def_bernoulli,
+    &etrt_op_def_multinomial,
     NULL,
 };

@@ -54,12 +54,14 @@ ETRT_RANDOM_FN uint64_t etrt_random_bits(uint64_t key, uint64_t i) {
  * value is exact in float32 and never rounds up to 1), 53 for float64. */
 ETRT_RANDOM_FN double etrt_random_uniform(uint64_t key, uint64_t i, int is_double) {
   uint64_t bits = etrt_random_bits(key, i);
-  return is_double ? (double)(bits >> 11) * (1.0 / 9007199254740992.0) : (double)(bits >> 40) * (1.0 / 16777216.0);
+  return is_double ? (double)(bits >> 11) * (1.0 / 9007199254740992.0)
+                   : (double)(bits >> 40) * (1.0 / 16777216.0);
 }
 
 /* A standard normal value at position i (Box-Muller over positions 2i and 2i + 1). */
 ETRT_RANDOM_FN double etrt_random_normal(uint64_t key, uint64_t i) {
-  double u1 = ((double)(etrt_random_bits(key, 2 * i) >> 11) + 1.0) * (1.0 / 9007199254740992.0); /* (0, 1] */
+  double u1 = ((double)(etrt_random_bits(key, 2 * i) >> 11) + 1.0) *
+              (1.0 / 9007199254740992.0); /* (0, 1] */
   double u2 = (double)(etrt_random_bits(key, 2 * i + 1) >> 11) * (1.0 / 9007199254740992.0);
   return sqrt(-2.0 * log(u1)) * cos(2.0 * 3.14159265358979323846 * u2);
 }

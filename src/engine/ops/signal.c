@@ -114,9 +114,9 @@ etrt_status etrt_stft_plan_make(const etrt_node *node, const etrt_tensor *inputs
       !etrt_op_has_input(node, inputs, 0) || !etrt_op_has_input(node, inputs, 1))
     return etrt_op_error(node, ETRT_ERROR_INVALID_ARGUMENT, "takes 2 to 4 inputs and 1 output");
   const etrt_tensor *x = &inputs[0];
-  ETRT_RETURN_IF_ERROR(etrt_signal_channels(node, x, 3, "[batch, length, 1|2]"));
   if (x->rank != 3)
     return etrt_op_error(node, ETRT_ERROR_INVALID_ARGUMENT, "signal must be [batch, length, 1|2]");
+  ETRT_RETURN_IF_ERROR(etrt_signal_channels(node, x, 3, "[batch, length, 1|2]"));
   int onesided = 1;
   ETRT_RETURN_IF_ERROR(etrt_signal_flag(node, "onesided", 1, &onesided));
   if (onesided && x->dims[2] != 1)
@@ -146,8 +146,7 @@ etrt_status etrt_stft_plan_make(const etrt_node *node, const etrt_tensor *inputs
     plan->frame = frame;
   }
   if (plan->frame < 0)
-    return etrt_op_error(node, ETRT_ERROR_INVALID_ARGUMENT,
-                         "needs a window or a frame_length");
+    return etrt_op_error(node, ETRT_ERROR_INVALID_ARGUMENT, "needs a window or a frame_length");
   if (plan->step < 1 || plan->frame < 1 || plan->frame > plan->length)
     return etrt_op_error(node, ETRT_ERROR_INVALID_ARGUMENT,
                          "frame_step %lld and frame_length %lld must be positive, the frame no "
@@ -263,12 +262,12 @@ static const etrt_op_def etrt_op_def_stft = {.op_type = "STFT",
                                              .infer = etrt_stft_infer,
                                              .cuda_supports = etrt_op_supports_all,
                                              .value_inputs = (1u << 1) | (1u << 3)};
-#define ETRT_WINDOW_DEF(var, name, prep)                                                     \
-  static const etrt_op_def var = {.op_type = name,                                           \
-                                  .state_size = sizeof(etrt_window_state),                   \
-                                  .prepare = prep,                                           \
-                                  .infer = etrt_window_infer,                                \
-                                  .cuda_supports = etrt_op_supports_all,                     \
+#define ETRT_WINDOW_DEF(var, name, prep)                                   \
+  static const etrt_op_def var = {.op_type = name,                         \
+                                  .state_size = sizeof(etrt_window_state), \
+                                  .prepare = prep,                         \
+                                  .infer = etrt_window_infer,              \
+                                  .cuda_supports = etrt_op_supports_all,   \
                                   .value_inputs = 1u}
 ETRT_WINDOW_DEF(etrt_op_def_hann, "HannWindow", etrt_hann_prepare);
 ETRT_WINDOW_DEF(etrt_op_def_hamming, "HammingWindow", etrt_hamming_prepare);
@@ -281,7 +280,11 @@ static const etrt_op_def etrt_op_def_mel = {.op_type = "MelWeightMatrix",
                                             .value_inputs = 3u};
 
 const etrt_op_def *const etrt_ops_signal[] = {
-    &etrt_op_def_dft,      &etrt_op_def_stft,     &etrt_op_def_hann,
-    &etrt_op_def_hamming,  &etrt_op_def_blackman, &etrt_op_def_mel,
+    &etrt_op_def_dft,
+    &etrt_op_def_stft,
+    &etrt_op_def_hann,
+    &etrt_op_def_hamming,
+    &etrt_op_def_blackman,
+    &etrt_op_def_mel,
     NULL,
 };

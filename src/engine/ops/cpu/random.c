@@ -70,9 +70,9 @@ static etrt_status etrt_cpu_multinomial(const etrt_node *node, const etrt_tensor
   int64_t rows = outputs[0].dims[0], samples = outputs[0].dims[1], classes = inputs[0].dims[1];
   for (int64_t r = 0; r < rows; ++r)
     for (int64_t s = 0; s < samples; ++s)
-      etrt_cpu_random_store(&outputs[0], r * samples + s,
-                            (double)etrt_random_multinomial(key, inputs[0].data, is_double, classes,
-                                                            r, samples, s));
+      etrt_cpu_random_store(
+          &outputs[0], r * samples + s,
+          (double)etrt_random_multinomial(key, inputs[0].data, is_double, classes, r, samples, s));
   return ETRT_OK;
 }
 

@@ -77,8 +77,7 @@ extern "C" ETRT_CUDA_RUN(etrt_cuda_stft) {
         p, (const float *)inputs[0].data, (const float *)w, (float *)outputs[0].data, 0, count);
   else
     etrt_stft_kernel<double><<<blocks, ETRT_CUDA_THREADS, 0, stream>>>(
-        p, (const double *)inputs[0].data, (const double *)w, (double *)outputs[0].data, 1,
-        count);
+        p, (const double *)inputs[0].data, (const double *)w, (double *)outputs[0].data, 1, count);
   return etrt_cuda_check(node, "stft");
 }
 
