@@ -90,10 +90,9 @@ static void test_multinomial(void) {
   int32_t y32[500];
   oh_output info[1];
   /* one class that is all but certain per row */
-  CHECK_OK(oh_run("Multinomial", 1,
-                  (oh_value[]){OH_F32(2, (2, 3), 0, -1000, -1000, -1000, -1000, 0)}, 2,
-                  (etrt_attribute[]){OH_INT("sample_size", 4), OH_INT("dtype", 7)}, 1,
-                  (void *[]){y}, info));
+  CHECK_OK(oh_run(
+      "Multinomial", 1, (oh_value[]){OH_F32(2, (2, 3), 0, -1000, -1000, -1000, -1000, 0)}, 2,
+      (etrt_attribute[]){OH_INT("sample_size", 4), OH_INT("dtype", 7)}, 1, (void *[]){y}, info));
   CHECK(info[0].dtype == ETRT_DTYPE_INT64 && info[0].dims[0] == 2 && info[0].dims[1] == 4);
   for (int i = 0; i < 4; ++i) CHECK(y[i] == 0 && y[4 + i] == 2);
   /* probabilities 1/4 and 3/4 */
@@ -111,7 +110,9 @@ static void test_multinomial(void) {
 static void test_cuda_placement(void) {
   const etrt_attribute seeded[] = {OH_INTS("shape", 1, 4), OH_FLOAT("seed", 1.0f)};
   for (uint32_t with_seed = 0; with_seed < 2; ++with_seed) {
-    etrt_node node = {.op_type = "RandomUniform", .name = "n", .num_attributes = 1 + with_seed,
+    etrt_node node = {.op_type = "RandomUniform",
+                      .name = "n",
+                      .num_attributes = 1 + with_seed,
                       .attributes = seeded};
     etrt_op_resolve(&node);
     CHECK(node.def != NULL && node.run_cpu != NULL);
@@ -135,26 +136,26 @@ static void test_refusals(void) {
                                              OH_FLOAT("high", 1.0f)},
                           1, NULL, NULL),
                    "RandomUniform", "high 1 is below low 2");
-  OH_CHECK_REFUSED(oh_run("RandomUniform", 0, NULL, 2,
-                          (etrt_attribute[]){OH_INTS("shape", 1, 2), OH_INT("dtype", 6)}, 1, NULL,
-                          NULL),
-                   "RandomUniform", "dtype int32 is not supported (float32 or float64)");
-  OH_CHECK_REFUSED(oh_run("RandomNormal", 0, NULL, 2,
-                          (etrt_attribute[]){OH_INTS("shape", 1, 2), OH_INT("seed", 1)}, 1, NULL,
-                          NULL),
-                   "RandomNormal", "seed must be a float");
-  OH_CHECK_REFUSED(oh_run("RandomUniform", 1, &x, 1, (etrt_attribute[]){OH_INTS("shape", 1, 2)}, 1,
-                          NULL, NULL),
-                   "RandomUniform", "takes no input and 1 output");
-  OH_CHECK_REFUSED(oh_run("RandomNormalLike", 1, (oh_value[]){OH_I32(1, (2), 1, 2)}, 0, NULL, 1,
-                          NULL, NULL),
-                   "RandomNormalLike", "dtype int32 is not supported");
-  OH_CHECK_REFUSED(oh_run("Bernoulli", 1, (oh_value[]){OH_I32(1, (2), 1, 2)}, 0, NULL, 1, NULL,
-                          NULL),
-                   "Bernoulli", "input");
-  OH_CHECK_REFUSED(oh_run("Bernoulli", 1, &x, 1, (etrt_attribute[]){OH_INT("dtype", 3)}, 1, NULL,
-                          NULL),
-                   "Bernoulli", "dtype");
+  OH_CHECK_REFUSED(
+      oh_run("RandomUniform", 0, NULL, 2,
+             (etrt_attribute[]){OH_INTS("shape", 1, 2), OH_INT("dtype", 6)}, 1, NULL, NULL),
+      "RandomUniform", "dtype int32 is not supported (float32 or float64)");
+  OH_CHECK_REFUSED(
+      oh_run("RandomNormal", 0, NULL, 2,
+             (etrt_attribute[]){OH_INTS("shape", 1, 2), OH_INT("seed", 1)}, 1, NULL, NULL),
+      "RandomNormal", "seed must be a float");
+  OH_CHECK_REFUSED(
+      oh_run("RandomUniform", 1, &x, 1, (etrt_attribute[]){OH_INTS("shape", 1, 2)}, 1, NULL, NULL),
+      "RandomUniform", "takes no input and 1 output");
+  OH_CHECK_REFUSED(
+      oh_run("RandomNormalLike", 1, (oh_value[]){OH_I32(1, (2), 1, 2)}, 0, NULL, 1, NULL, NULL),
+      "RandomNormalLike", "dtype int32 is not supported");
+  OH_CHECK_REFUSED(
+      oh_run("Bernoulli", 1, (oh_value[]){OH_I32(1, (2), 1, 2)}, 0, NULL, 1, NULL, NULL),
+      "Bernoulli", "input");
+  OH_CHECK_REFUSED(
+      oh_run("Bernoulli", 1, &x, 1, (etrt_attribute[]){OH_INT("dtype", 3)}, 1, NULL, NULL),
+      "Bernoulli", "dtype");
   OH_CHECK_REFUSED(oh_run("Multinomial", 1, (oh_value[]){OH_F32(2, (1, 2), 0, 0)}, 1,
                           (etrt_attribute[]){OH_INT("sample_size", 0)}, 1, NULL, NULL),
                    "Multinomial", "sample_size must be positive, not 0");

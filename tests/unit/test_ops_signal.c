@@ -6,8 +6,8 @@ static void test_dft(void) {
   float y[4096 / 4];
   oh_output info[1];
   /* the default axis (-2) of a [4, 1] real signal */
-  CHECK_OK(oh_run("DFT", 1, (oh_value[]){OH_F32(2, (4, 1), 1, 2, 3, 4)}, 0, NULL, 1,
-                  (void *[]){y}, info));
+  CHECK_OK(oh_run("DFT", 1, (oh_value[]){OH_F32(2, (4, 1), 1, 2, 3, 4)}, 0, NULL, 1, (void *[]){y},
+                  info));
   CHECK(info[0].rank == 2 && info[0].dims[0] == 4 && info[0].dims[1] == 2);
   OH_CHECK_FLOATS(y, ((double[]){10, 0, -2, 2, -2, 0, -2, -2}), 8, 1e-6);
   /* and back: the inverse divides by the length */
@@ -26,25 +26,27 @@ static void test_dft(void) {
   CHECK(info[0].rank == 3 && info[0].dims[1] == 4);
   OH_CHECK_FLOATS(y, ((double[]){10, 0, -3.5, -4.33012702, 2.5, 0.8660254, -2, 0}), 8, 1e-6);
   /* truncated to dft_length 2 */
-  CHECK_OK(oh_run("DFT", 2, (oh_value[]){OH_F32(2, (4, 1), 1, 2, 3, 4), OH_CONST(OH_I64(0, (0), 2))},
-                  0, NULL, 1, (void *[]){y}, info));
+  CHECK_OK(oh_run("DFT", 2,
+                  (oh_value[]){OH_F32(2, (4, 1), 1, 2, 3, 4), OH_CONST(OH_I64(0, (0), 2))}, 0, NULL,
+                  1, (void *[]){y}, info));
   CHECK(info[0].dims[0] == 2);
   OH_CHECK_FLOATS(y, ((double[]){3, 0, -1, 0}), 4, 1e-6);
 }
 
 static void test_dft_refusals(void) {
   const oh_value real = OH_F32(2, (2, 1), 1, 2), complex = OH_F32(2, (1, 2), 1, 2);
-  OH_CHECK_REFUSED(oh_run("DFT", 1, (oh_value[]){OH_F32(2, (1, 3), 1, 2, 3)}, 0, NULL, 1, NULL, NULL),
-                   "DFT", "last dim of 1 (real) or 2 (complex)");
+  OH_CHECK_REFUSED(
+      oh_run("DFT", 1, (oh_value[]){OH_F32(2, (1, 3), 1, 2, 3)}, 0, NULL, 1, NULL, NULL), "DFT",
+      "last dim of 1 (real) or 2 (complex)");
   OH_CHECK_REFUSED(oh_run("DFT", 1, (oh_value[]){OH_I32(2, (2, 1), 1, 2)}, 0, NULL, 1, NULL, NULL),
                    "DFT", "int32");
   OH_CHECK_REFUSED(oh_run("DFT", 1, (oh_value[]){complex}, 1,
                           (etrt_attribute[]){OH_INT("onesided", 1)}, 1, NULL, NULL),
                    "DFT", "onesided needs a real input");
-  OH_CHECK_REFUSED(oh_run("DFT", 1, (oh_value[]){real}, 2,
-                          (etrt_attribute[]){OH_INT("onesided", 1), OH_INT("inverse", 1)}, 1, NULL,
-                          NULL),
-                   "DFT", "inverse onesided transform");
+  OH_CHECK_REFUSED(
+      oh_run("DFT", 1, (oh_value[]){real}, 2,
+             (etrt_attribute[]){OH_INT("onesided", 1), OH_INT("inverse", 1)}, 1, NULL, NULL),
+      "DFT", "inverse onesided transform");
   OH_CHECK_REFUSED(oh_run("DFT", 1, (oh_value[]){real}, 1, (etrt_attribute[]){OH_INT("inverse", 2)},
                           1, NULL, NULL),
                    "DFT", "inverse must be 0 or 1");
@@ -95,24 +97,24 @@ static void test_stft_refusals(void) {
   OH_CHECK_REFUSED(
       oh_run("STFT", 4, (oh_value[]){signal, step, window, two}, 0, NULL, 1, NULL, NULL), "STFT",
       "frame_length 2 differs from the window's length 3");
-  OH_CHECK_REFUSED(oh_run("STFT", 4,
-                          (oh_value[]){signal, step, OH_NONE, OH_CONST(OH_I64(0, (0), 5))}, 0, NULL,
-                          1, NULL, NULL),
-                   "STFT", "no longer than the signal (4)");
-  OH_CHECK_REFUSED(oh_run("STFT", 4,
-                          (oh_value[]){signal, OH_CONST(OH_I64(0, (0), 0)), OH_NONE, two}, 0, NULL,
-                          1, NULL, NULL),
-                   "STFT", "frame_step 0 and frame_length 2 must be positive");
-  OH_CHECK_REFUSED(oh_run("STFT", 4,
-                          (oh_value[]){OH_F32(3, (1, 2, 2), 1, 2, 3, 4), step, OH_NONE, two}, 0,
-                          NULL, 1, NULL, NULL),
-                   "STFT", "onesided needs a real signal");
-  OH_CHECK_REFUSED(oh_run("STFT", 3, (oh_value[]){signal, step, OH_F64(1, (2), 1, 1)}, 0, NULL, 1,
-                          NULL, NULL),
-                   "STFT", "window must be 1-D of the signal's dtype (float32)");
-  OH_CHECK_REFUSED(oh_run("STFT", 2, (oh_value[]){OH_F32(2, (4, 1), 1, 2, 3, 4), step}, 0, NULL, 1,
-                          NULL, NULL),
-                   "STFT", "signal must be [batch, length, 1|2]");
+  OH_CHECK_REFUSED(
+      oh_run("STFT", 4, (oh_value[]){signal, step, OH_NONE, OH_CONST(OH_I64(0, (0), 5))}, 0, NULL,
+             1, NULL, NULL),
+      "STFT", "no longer than the signal (4)");
+  OH_CHECK_REFUSED(
+      oh_run("STFT", 4, (oh_value[]){signal, OH_CONST(OH_I64(0, (0), 0)), OH_NONE, two}, 0, NULL, 1,
+             NULL, NULL),
+      "STFT", "frame_step 0 and frame_length 2 must be positive");
+  OH_CHECK_REFUSED(
+      oh_run("STFT", 4, (oh_value[]){OH_F32(3, (1, 2, 2), 1, 2, 3, 4), step, OH_NONE, two}, 0, NULL,
+             1, NULL, NULL),
+      "STFT", "onesided needs a real signal");
+  OH_CHECK_REFUSED(
+      oh_run("STFT", 3, (oh_value[]){signal, step, OH_F64(1, (2), 1, 1)}, 0, NULL, 1, NULL, NULL),
+      "STFT", "window must be 1-D of the signal's dtype (float32)");
+  OH_CHECK_REFUSED(
+      oh_run("STFT", 2, (oh_value[]){OH_F32(2, (4, 1), 1, 2, 3, 4), step}, 0, NULL, 1, NULL, NULL),
+      "STFT", "signal must be [batch, length, 1|2]");
 }
 
 static void test_windows(void) {
@@ -146,36 +148,36 @@ static void test_windows(void) {
 
 static void test_window_refusals(void) {
   const oh_value four = OH_CONST(OH_I64(0, (0), 4));
-  OH_CHECK_REFUSED(oh_run("HannWindow", 1, (oh_value[]){OH_CONST(OH_I64(0, (0), -1))}, 0, NULL, 1,
-                          NULL, NULL),
-                   "HannWindow", "size must not be negative (-1)");
+  OH_CHECK_REFUSED(
+      oh_run("HannWindow", 1, (oh_value[]){OH_CONST(OH_I64(0, (0), -1))}, 0, NULL, 1, NULL, NULL),
+      "HannWindow", "size must not be negative (-1)");
   OH_CHECK_REFUSED(oh_run("HammingWindow", 1, (oh_value[]){four}, 1,
                           (etrt_attribute[]){OH_INT("output_datatype", 7)}, 1, NULL, NULL),
                    "HammingWindow", "output_datatype 7 is not supported");
   OH_CHECK_REFUSED(oh_run("BlackmanWindow", 1, (oh_value[]){four}, 1,
                           (etrt_attribute[]){OH_INT("periodic", 2)}, 1, NULL, NULL),
                    "BlackmanWindow", "periodic must be 0 or 1, not 2");
-  OH_CHECK_REFUSED(oh_run("HannWindow", 1, (oh_value[]){OH_CONST(OH_F32(0, (0), 4))}, 0, NULL, 1,
-                          NULL, NULL),
-                   "HannWindow", "(size) must be int32 or int64");
+  OH_CHECK_REFUSED(
+      oh_run("HannWindow", 1, (oh_value[]){OH_CONST(OH_F32(0, (0), 4))}, 0, NULL, 1, NULL, NULL),
+      "HannWindow", "(size) must be int32 or int64");
 }
 
 /* Inputs of MelWeightMatrix: 3 bands of a 16-point DFT at 8 kHz over [100, 4000] Hz. */
-#define MEL_INPUTS(rate, lower, upper)                                             \
-  (oh_value[]) {                                                                   \
+#define MEL_INPUTS(rate, lower, upper)                                               \
+  (oh_value[]) {                                                                     \
     OH_CONST(OH_I64(0, (0), 3)), OH_CONST(OH_I64(0, (0), 16)), OH_I64(0, (0), rate), \
-        OH_F32(0, (0), lower), OH_F32(0, (0), upper)                               \
+        OH_F32(0, (0), lower), OH_F32(0, (0), upper)                                 \
   }
 
 static void test_mel_weight_matrix(void) {
   float y[4096 / 4];
   oh_output info[1];
-  CHECK_OK(oh_run("MelWeightMatrix", 5, MEL_INPUTS(8000, 100, 4000), 0, NULL, 1, (void *[]){y},
-                  info));
+  CHECK_OK(
+      oh_run("MelWeightMatrix", 5, MEL_INPUTS(8000, 100, 4000), 0, NULL, 1, (void *[]){y}, info));
   CHECK(info[0].rank == 2 && info[0].dims[0] == 9 && info[0].dims[1] == 3);
   /* the ONNX reference implementation's output for these inputs */
-  OH_CHECK_FLOATS(y, ((double[]){1, 0, 0, 0, 1, 0, 0, 0.5, 0.5, 0, 0, 1, 0, 0, 0.5, 0, 0, 0, 0, 0,
-                                 0, 0, 0, 0, 0, 0, 0}),
+  OH_CHECK_FLOATS(y, ((double[]){1,   0, 0, 0, 1, 0, 0, 0.5, 0.5, 0, 0, 1, 0, 0,
+                                 0.5, 0, 0, 0, 0, 0, 0, 0,   0,   0, 0, 0, 0}),
                   27, 0);
 }
 
@@ -186,9 +188,8 @@ static void test_mel_refusals(void) {
   OH_CHECK_REFUSED(
       oh_run("MelWeightMatrix", 5, MEL_INPUTS(8000, 100, 9000), 0, NULL, 1, NULL, NULL),
       "MelWeightMatrix", "edges 100..9000 Hz");
-  OH_CHECK_REFUSED(
-      oh_run("MelWeightMatrix", 5, MEL_INPUTS(8000, 500, 100), 0, NULL, 1, NULL, NULL),
-      "MelWeightMatrix", "do not give ascending bins");
+  OH_CHECK_REFUSED(oh_run("MelWeightMatrix", 5, MEL_INPUTS(8000, 500, 100), 0, NULL, 1, NULL, NULL),
+                   "MelWeightMatrix", "do not give ascending bins");
   OH_CHECK_REFUSED(oh_run("MelWeightMatrix", 5,
                           (oh_value[]){OH_CONST(OH_I64(0, (0), 0)), OH_CONST(OH_I64(0, (0), 16)),
                                        OH_I64(0, (0), 8000), OH_F32(0, (0), 0), OH_F32(0, (0), 1)},
