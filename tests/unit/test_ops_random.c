@@ -105,6 +105,38 @@ static void test_multinomial(void) {
   CHECK(fabs(ones / 500 - 0.75) < 0.06);
 }
 
+/* Two executes of one loaded program: a seeded generator repeats, an unseeded one
+ * draws anew. */
+static void test_executes(void) {
+  for (int seeded = 0; seeded < 2; ++seeded) {
+    etrt_network *net = NULL;
+    etrt_engine *engine = NULL;
+    etrt_exec_context *ctx = NULL;
+    uint8_t *plan = NULL;
+    size_t plan_size = 0;
+    int32_t out;
+    const etrt_attribute attributes[] = {OH_INTS("shape", 1, 64), OH_FLOAT("seed", 5.0f)};
+    float a[64], b[64];
+    CHECK_OK(etrt_network_create(&net));
+    CHECK_OK(etrt_network_add_op(net, "RandomNormal", "node", 0, NULL, 1, &out,
+                                 (uint32_t)(1 + seeded), attributes));
+    CHECK_OK(etrt_network_mark_output(net, out, "y"));
+    etrt_plan_options options = {.device = {ETRT_DEVICE_CPU, 0}};
+    CHECK_OK(etrt_plan_build(net, &options, &plan, &plan_size));
+    CHECK_OK(etrt_engine_deserialize(plan, plan_size, &engine));
+    CHECK_OK(etrt_exec_context_create(engine, NULL, &ctx));
+    CHECK_OK(etrt_exec_context_set_address(ctx, 0, a));
+    CHECK_OK(etrt_exec_context_enqueue(ctx, NULL));
+    CHECK_OK(etrt_exec_context_set_address(ctx, 0, b));
+    CHECK_OK(etrt_exec_context_enqueue(ctx, NULL));
+    CHECK_EQ_INT(memcmp(a, b, sizeof a) == 0, seeded);
+    etrt_exec_context_destroy(ctx);
+    etrt_engine_destroy(engine);
+    free(plan);
+    etrt_network_destroy(net);
+  }
+}
+
 /* A CUDA build takes seeded generators only: an unseeded key advances per execute on
  * the host, which a replayed CUDA graph could not do. */
 static void test_cuda_placement(void) {
@@ -171,6 +203,7 @@ int main(void) {
   RUN_TEST(test_normal);
   RUN_TEST(test_bernoulli);
   RUN_TEST(test_multinomial);
+  RUN_TEST(test_executes);
   RUN_TEST(test_cuda_placement);
   RUN_TEST(test_refusals);
   return TEST_EXIT();
