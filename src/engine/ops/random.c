@@ -19,7 +19,7 @@ typedef struct etrt_random_node_state {
 /* Loads in this process, so that two generators loaded in one clock tick differ. */
 static atomic_uint_fast64_t etrt_random_loads;
 
-uint64_t etrt_random_key(const etrt_node *node) {
+uint64_t etrt_random_key_draw(const etrt_node *node) {
   etrt_random_node_state *st = node->state;
   if (st->s.seeded) return st->s.key;
   uint64_t draw = (uint64_t)atomic_fetch_add(&st->draws, 1);

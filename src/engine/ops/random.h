@@ -31,7 +31,7 @@ typedef struct etrt_random_state {
 } etrt_random_state;
 
 /* The key of this execute (seeded: the seed's; else the load's key advanced). */
-uint64_t etrt_random_key(const etrt_node *node);
+uint64_t etrt_random_key_draw(const etrt_node *node);
 
 #ifdef __CUDACC__
 #define ETRT_RANDOM_FN __host__ __device__ static inline

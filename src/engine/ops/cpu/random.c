@@ -28,7 +28,7 @@ static etrt_status etrt_cpu_random_uniform(const etrt_node *node, const etrt_ten
                                            etrt_tensor *outputs) {
   (void)inputs;
   const etrt_random_state *s = node->state;
-  uint64_t key = etrt_random_key(node);
+  uint64_t key = etrt_random_key_draw(node);
   int is_double = outputs[0].dtype == ETRT_DTYPE_FLOAT64;
   int64_t count = etrt_tensor_numel(&outputs[0]);
   for (int64_t i = 0; i < count; ++i)
@@ -42,7 +42,7 @@ static etrt_status etrt_cpu_random_normal(const etrt_node *node, const etrt_tens
                                           etrt_tensor *outputs) {
   (void)inputs;
   const etrt_random_state *s = node->state;
-  uint64_t key = etrt_random_key(node);
+  uint64_t key = etrt_random_key_draw(node);
   int64_t count = etrt_tensor_numel(&outputs[0]);
   for (int64_t i = 0; i < count; ++i)
     etrt_cpu_random_store(&outputs[0], i, s->a + s->b * etrt_random_normal(key, (uint64_t)i));
@@ -51,7 +51,7 @@ static etrt_status etrt_cpu_random_normal(const etrt_node *node, const etrt_tens
 
 static etrt_status etrt_cpu_bernoulli(const etrt_node *node, const etrt_tensor *inputs,
                                       etrt_tensor *outputs) {
-  uint64_t key = etrt_random_key(node);
+  uint64_t key = etrt_random_key_draw(node);
   int is_double = inputs[0].dtype == ETRT_DTYPE_FLOAT64;
   int64_t count = etrt_tensor_numel(&outputs[0]);
   for (int64_t i = 0; i < count; ++i) {
@@ -65,7 +65,7 @@ static etrt_status etrt_cpu_bernoulli(const etrt_node *node, const etrt_tensor *
 
 static etrt_status etrt_cpu_multinomial(const etrt_node *node, const etrt_tensor *inputs,
                                         etrt_tensor *outputs) {
-  uint64_t key = etrt_random_key(node);
+  uint64_t key = etrt_random_key_draw(node);
   int is_double = inputs[0].dtype == ETRT_DTYPE_FLOAT64;
   int64_t rows = outputs[0].dims[0], samples = outputs[0].dims[1], classes = inputs[0].dims[1];
   for (int64_t r = 0; r < rows; ++r)

@@ -43,7 +43,7 @@ extern "C" ETRT_CUDA_RUN(etrt_cuda_random_uniform) {
   const etrt_random_state *s = (const etrt_random_state *)node->state;
   int64_t count = etrt_tensor_numel(&outputs[0]);
   if (count == 0) return ETRT_OK;
-  uint64_t key = etrt_random_key(node);
+  uint64_t key = etrt_random_key_draw(node);
   unsigned blocks = etrt_cuda_blocks(count, ETRT_CUDA_THREADS);
   cudaStream_t stream = etrt_cuda_stream(launch);
   if (outputs[0].dtype == ETRT_DTYPE_FLOAT32)
@@ -61,7 +61,7 @@ extern "C" ETRT_CUDA_RUN(etrt_cuda_random_normal) {
   const etrt_random_state *s = (const etrt_random_state *)node->state;
   int64_t count = etrt_tensor_numel(&outputs[0]);
   if (count == 0) return ETRT_OK;
-  uint64_t key = etrt_random_key(node);
+  uint64_t key = etrt_random_key_draw(node);
   unsigned blocks = etrt_cuda_blocks(count, ETRT_CUDA_THREADS);
   cudaStream_t stream = etrt_cuda_stream(launch);
   if (outputs[0].dtype == ETRT_DTYPE_FLOAT32)
@@ -104,7 +104,7 @@ static void etrt_cuda_bernoulli_launch(uint64_t key, const P *p, etrt_tensor *y,
 extern "C" ETRT_CUDA_RUN(etrt_cuda_bernoulli) {
   int64_t count = etrt_tensor_numel(&outputs[0]);
   if (count == 0) return ETRT_OK;
-  uint64_t key = etrt_random_key(node);
+  uint64_t key = etrt_random_key_draw(node);
   cudaStream_t stream = etrt_cuda_stream(launch);
   if (inputs[0].dtype == ETRT_DTYPE_FLOAT64)
     etrt_cuda_bernoulli_launch<double>(key, (const double *)inputs[0].data, &outputs[0], 1, count,
@@ -118,7 +118,7 @@ extern "C" ETRT_CUDA_RUN(etrt_cuda_bernoulli) {
 extern "C" ETRT_CUDA_RUN(etrt_cuda_multinomial) {
   int64_t count = etrt_tensor_numel(&outputs[0]);
   if (count == 0) return ETRT_OK;
-  uint64_t key = etrt_random_key(node);
+  uint64_t key = etrt_random_key_draw(node);
   int64_t samples = outputs[0].dims[1], classes = inputs[0].dims[1];
   int is_double = inputs[0].dtype == ETRT_DTYPE_FLOAT64;
   unsigned blocks = etrt_cuda_blocks(count, ETRT_CUDA_THREADS);
