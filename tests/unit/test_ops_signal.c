@@ -31,6 +31,20 @@ static void test_dft(void) {
                   1, (void *[]){y}, info));
   CHECK(info[0].dims[0] == 2);
   OH_CHECK_FLOATS(y, ((double[]){3, 0, -1, 0}), 4, 1e-6);
+  /* the inverse of a one-sided spectrum: a real signal of 2 (3 - 1) samples by default,
+   * or dft_length (odd, and shorter than the spectrum); values from numpy.fft.irfft */
+  const oh_value spectrum = OH_F32(2, (3, 2), 1, 0.5f, 2, -1, -0.5f, 0.25f);
+  const etrt_attribute irfft[] = {OH_INT("onesided", 1), OH_INT("inverse", 1)};
+  CHECK_OK(oh_run("DFT", 1, &spectrum, 2, irfft, 1, (void *[]){y}, info));
+  CHECK(info[0].rank == 2 && info[0].dims[0] == 4 && info[0].dims[1] == 1);
+  OH_CHECK_FLOATS(y, ((double[]){1.125, 0.875, -0.875, -0.125}), 4, 1e-6);
+  CHECK_OK(oh_run("DFT", 2, (oh_value[]){spectrum, OH_CONST(OH_I64(0, (0), 5))}, 2, irfft, 1,
+                  (void *[]){y}, info));
+  CHECK(info[0].dims[0] == 5);
+  OH_CHECK_FLOATS(y, ((double[]){0.8, 0.93066108, -0.17879724, -0.83923675, 0.28737291}), 5, 1e-6);
+  CHECK_OK(oh_run("DFT", 2, (oh_value[]){spectrum, OH_CONST(OH_I64(0, (0), 3))}, 2, irfft, 1,
+                  (void *[]){y}, info));
+  OH_CHECK_FLOATS(y, ((double[]){1.66666667, 0.24401694, -0.9106836}), 3, 1e-6);
 }
 
 static void test_dft_refusals(void) {
@@ -43,10 +57,11 @@ static void test_dft_refusals(void) {
   OH_CHECK_REFUSED(oh_run("DFT", 1, (oh_value[]){complex}, 1,
                           (etrt_attribute[]){OH_INT("onesided", 1)}, 1, NULL, NULL),
                    "DFT", "onesided needs a real input");
-  OH_CHECK_REFUSED(
-      oh_run("DFT", 1, (oh_value[]){real}, 2,
-             (etrt_attribute[]){OH_INT("onesided", 1), OH_INT("inverse", 1)}, 1, NULL, NULL),
-      "DFT", "inverse onesided transform");
+  const etrt_attribute irfft[] = {OH_INT("onesided", 1), OH_INT("inverse", 1)};
+  OH_CHECK_REFUSED(oh_run("DFT", 1, (oh_value[]){real}, 2, irfft, 1, NULL, NULL), "DFT",
+                   "an inverse onesided transform needs a complex input (last dim 2)");
+  OH_CHECK_REFUSED(oh_run("DFT", 1, (oh_value[]){complex}, 2, irfft, 1, NULL, NULL), "DFT",
+                   "dft_length must be positive, not 0");
   OH_CHECK_REFUSED(oh_run("DFT", 1, (oh_value[]){real}, 1, (etrt_attribute[]){OH_INT("inverse", 2)},
                           1, NULL, NULL),
                    "DFT", "inverse must be 0 or 1");

@@ -63,10 +63,11 @@ etrt_status etrt_dft_plan_make(const etrt_node *node, const etrt_tensor *inputs,
   int onesided = 0;
   ETRT_RETURN_IF_ERROR(etrt_signal_flag(node, "inverse", 0, &plan->inverse));
   ETRT_RETURN_IF_ERROR(etrt_signal_flag(node, "onesided", 0, &onesided));
-  if (onesided && plan->inverse)
-    return etrt_op_error(node, ETRT_ERROR_UNSUPPORTED,
-                         "an inverse onesided transform (a real output) is not supported");
-  if (onesided && x->dims[x->rank - 1] != 1)
+  plan->real_output = onesided && plan->inverse;
+  if (plan->real_output && x->dims[x->rank - 1] != 2)
+    return etrt_op_error(node, ETRT_ERROR_INVALID_ARGUMENT,
+                         "an inverse onesided transform needs a complex input (last dim 2)");
+  if (onesided && !plan->inverse && x->dims[x->rank - 1] != 1)
     return etrt_op_error(node, ETRT_ERROR_INVALID_ARGUMENT,
                          "onesided needs a real input (last dim 1)");
   int64_t axis = -2;
@@ -84,13 +85,14 @@ etrt_status etrt_dft_plan_make(const etrt_node *node, const etrt_tensor *inputs,
   for (int32_t a = plan->axis + 1; a < x->rank - 1; ++a) plan->inner *= x->dims[a];
   plan->n = x->dims[plan->axis];
   plan->channels = x->dims[x->rank - 1];
-  plan->length = plan->n;
+  /* A one-sided spectrum of n bins comes from an even signal of 2 (n - 1) samples. */
+  plan->length = plan->real_output ? 2 * (plan->n - 1) : plan->n;
   if (etrt_op_has_input(node, inputs, 1))
     ETRT_RETURN_IF_ERROR(etrt_signal_scalar(node, inputs, 1, "dft_length", &plan->length));
   if (plan->length < 1)
     return etrt_op_error(node, ETRT_ERROR_INVALID_ARGUMENT, "dft_length must be positive, not %lld",
                          (long long)plan->length);
-  plan->bins = onesided ? plan->length / 2 + 1 : plan->length;
+  plan->bins = onesided && !plan->inverse ? plan->length / 2 + 1 : plan->length;
   return ETRT_OK;
 }
 
@@ -102,7 +104,7 @@ static etrt_status etrt_dft_infer(const etrt_node *node, const etrt_tensor *inpu
   outputs[0].rank = inputs[0].rank;
   for (int32_t a = 0; a < inputs[0].rank; ++a) outputs[0].dims[a] = inputs[0].dims[a];
   outputs[0].dims[plan.axis] = plan.bins;
-  outputs[0].dims[inputs[0].rank - 1] = 2;
+  outputs[0].dims[inputs[0].rank - 1] = plan.real_output ? 1 : 2;
   return ETRT_OK;
 }
 

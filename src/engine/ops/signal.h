@@ -17,13 +17,15 @@
 
 /* DFT(input [..., n, ..., 1|2], dft_length?, axis?) as opset 20 defines it (the
  * importer moves opset 17's axis attribute to input 2). Input viewed as
- * [outer, n, inner, channels]; output [outer, bins, inner, 2]. */
+ * [outer, n, inner, channels]; output [outer, bins, inner, 2], or [outer, length,
+ * inner, 1] for the inverse of a one-sided spectrum (a real signal). */
 typedef struct etrt_dft_plan {
   int64_t outer, n, inner, channels;
-  int64_t length; /* dft_length: input n truncated or zero-padded to it */
+  int64_t length; /* dft_length: the signal's length, input truncated or zero-padded */
   int64_t bins;   /* output length along the axis: length, or length / 2 + 1 onesided */
   int32_t axis;
   int inverse;
+  int real_output; /* inverse and onesided: input n holds bins 0 .. length / 2 */
 } etrt_dft_plan;
 
 etrt_status etrt_dft_plan_make(const etrt_node *node, const etrt_tensor *inputs,
@@ -79,10 +81,33 @@ ETRT_SIGNAL_FN void etrt_signal_twiddle(int64_t j, int64_t k, int64_t n, double 
   *s = sin(angle);
 }
 
-/* Output element e (a complex value of [outer, bins, inner]) of the DFT. */
+/* Sample t of the real signal whose one-sided spectrum is row (o, i) of x: the
+ * spectrum's other half is the conjugate mirror, so each bin but the first (and the
+ * middle one of an even length) counts twice, and imaginary parts cancel. */
+ETRT_SIGNAL_FN double etrt_dft_real_inverse(const etrt_dft_plan *p, const void *x, int is_double,
+                                            int64_t o, int64_t t, int64_t i) {
+  int64_t half = p->length / 2, used = p->n < half + 1 ? p->n : half + 1;
+  double sum = 0.0;
+  for (int64_t k = 0; k < used; ++k) {
+    int64_t at = ((o * p->n + k) * p->inner + i) * 2;
+    double c, s;
+    etrt_signal_twiddle(k, t, p->length, 1.0, &c, &s);
+    double term = etrt_signal_at(x, is_double, at) * c - etrt_signal_at(x, is_double, at + 1) * s;
+    sum += (k == 0 || 2 * k == p->length) ? term : 2.0 * term;
+  }
+  return sum / (double)p->length;
+}
+
+/* Output element e (a value of [outer, bins, inner]: complex, or real where
+ * real_output, then *im is 0) of the DFT. */
 ETRT_SIGNAL_FN void etrt_dft_element(const etrt_dft_plan *p, const void *x, int is_double,
                                      int64_t e, double *re, double *im) {
   int64_t i = e % p->inner, k = (e / p->inner) % p->bins, o = e / (p->inner * p->bins);
+  if (p->real_output) {
+    *re = etrt_dft_real_inverse(p, x, is_double, o, k, i);
+    *im = 0.0;
+    return;
+  }
   int64_t used = p->n < p->length ? p->n : p->length;
   double sign = p->inverse ? 1.0 : -1.0, sum_re = 0.0, sum_im = 0.0;
   for (int64_t j = 0; j < used; ++j) {

@@ -16,12 +16,12 @@ static etrt_status etrt_cpu_dft(const etrt_node *node, const etrt_tensor *inputs
   etrt_dft_plan p;
   ETRT_RETURN_IF_ERROR(etrt_dft_plan_make(node, inputs, &p));
   int is_double = inputs[0].dtype == ETRT_DTYPE_FLOAT64;
-  int64_t count = p.outer * p.bins * p.inner;
+  int64_t count = p.outer * p.bins * p.inner, channels = p.real_output ? 1 : 2;
   for (int64_t e = 0; e < count; ++e) {
     double re, im;
     etrt_dft_element(&p, inputs[0].data, is_double, e, &re, &im);
-    etrt_cpu_signal_store(&outputs[0], 2 * e, re);
-    etrt_cpu_signal_store(&outputs[0], 2 * e + 1, im);
+    etrt_cpu_signal_store(&outputs[0], channels * e, re);
+    if (channels == 2) etrt_cpu_signal_store(&outputs[0], 2 * e + 1, im);
   }
   return ETRT_OK;
 }

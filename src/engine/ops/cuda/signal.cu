@@ -12,8 +12,12 @@ __global__ void etrt_dft_kernel(etrt_dft_plan p, const T *x, T *y, int is_double
   ETRT_CUDA_LOOP(e, count) {
     double re, im;
     etrt_dft_element(&p, x, is_double, e, &re, &im);
-    y[2 * e] = (T)re;
-    y[2 * e + 1] = (T)im;
+    if (p.real_output) {
+      y[e] = (T)re;
+    } else {
+      y[2 * e] = (T)re;
+      y[2 * e + 1] = (T)im;
+    }
   }
 }
 
