@@ -19,10 +19,23 @@ static const struct {
   const char *descr;
   etrt_dtype dtype;
 } etrt_npy_dtypes[] = {
-    {"<f2", ETRT_DTYPE_FLOAT16}, {"<f4", ETRT_DTYPE_FLOAT32}, {"<f8", ETRT_DTYPE_FLOAT64},
-    {"|b1", ETRT_DTYPE_BOOL},    {"|u1", ETRT_DTYPE_UINT8},   {"|i1", ETRT_DTYPE_INT8},
-    {"<i2", ETRT_DTYPE_INT16},   {"<i4", ETRT_DTYPE_INT32},   {"<i8", ETRT_DTYPE_INT64},
-    {"<u2", ETRT_DTYPE_UINT16},  {"<u4", ETRT_DTYPE_UINT32},  {"<u8", ETRT_DTYPE_UINT64},
+    {"<f2", ETRT_DTYPE_FLOAT16},
+    {"<f4", ETRT_DTYPE_FLOAT32},
+    {"<f8", ETRT_DTYPE_FLOAT64},
+    {"|b1", ETRT_DTYPE_BOOL},
+    {"|u1", ETRT_DTYPE_UINT8},
+    {"|i1", ETRT_DTYPE_INT8},
+    {"<i2", ETRT_DTYPE_INT16},
+    {"<i4", ETRT_DTYPE_INT32},
+    {"<i8", ETRT_DTYPE_INT64},
+    {"<u2", ETRT_DTYPE_UINT16},
+    {"<u4", ETRT_DTYPE_UINT32},
+    {"<u8", ETRT_DTYPE_UINT64},
+    /* NumPy has no bfloat16: ml_dtypes' bfloat16 saves as the 2-byte void '<V2', which
+     * numpy.load returns as '|V2' and saves again as that. Both read as bfloat16; the
+     * first is what is written. */
+    {"<V2", ETRT_DTYPE_BFLOAT16},
+    {"|V2", ETRT_DTYPE_BFLOAT16},
 };
 #define ETRT_NPY_DTYPE_COUNT (sizeof etrt_npy_dtypes / sizeof etrt_npy_dtypes[0])
 
@@ -287,7 +300,7 @@ etrt_status etrt_npy_read_file(const char *path, etrt_tensor_view *view, size_t 
 etrt_status etrt_npy_encode(const etrt_tensor_view *view, uint8_t **out, size_t *size) {
   const char *descr = NULL;
   for (size_t k = 0; k < ETRT_NPY_DTYPE_COUNT; ++k) {
-    if (etrt_npy_dtypes[k].dtype == view->dtype) descr = etrt_npy_dtypes[k].descr;
+    if (descr == NULL && etrt_npy_dtypes[k].dtype == view->dtype) descr = etrt_npy_dtypes[k].descr;
   }
   if (descr == NULL)
     return etrt_error(ETRT_ERROR_UNSUPPORTED, "npy: dtype %s has no NumPy equivalent",

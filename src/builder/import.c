@@ -218,6 +218,24 @@ static etrt_status etrt_import_ints_to_input(etrt_import *im, etrt_import_node *
   return etrt_import_set_input(n, index, value);
 }
 
+/* Before opset 20 DFT's axis was an attribute, 1 when absent; from opset 20 it is
+ * input 2, -2 when omitted: moved there as an int64 scalar constant. */
+static etrt_status etrt_import_dft_axis(etrt_import *im, etrt_import_node *n) {
+  const etrt_attribute *a = etrt_import_find_attribute(n, "axis");
+  if (a != NULL && a->kind != ETRT_ATTRIBUTE_INT)
+    return etrt_error(ETRT_ERROR_INVALID_FORMAT, "%s: attribute 'axis' must be INT", n->label);
+  int64_t axis = a != NULL ? a->i : 1;
+  if (n->num_inputs > 2 && n->inputs[2] >= 0)
+    return etrt_error(ETRT_ERROR_INVALID_FORMAT, "%s: an opset %lld DFT has no axis input",
+                      n->label, (long long)im->graph->opset);
+  char base[300];
+  snprintf(base, sizeof base, "%s_axis", n->name);
+  int32_t value;
+  ETRT_RETURN_IF_ERROR(etrt_import_i64_constant(im, base, &axis, 1, 0, &value));
+  if (a != NULL) etrt_import_drop_attribute(n, "axis");
+  return etrt_import_set_input(n, 2, value);
+}
+
 static bool etrt_import_is_reduce(const char *op) {
   static const char *const reduces[] = {"ReduceMean",   "ReduceMax",       "ReduceMin",
                                         "ReduceProd",   "ReduceL1",        "ReduceL2",
@@ -289,6 +307,7 @@ static etrt_status etrt_import_upgrade(etrt_import *im, etrt_import_node *n) {
   if (etrt_import_is_reduce(op) && opset < 18) return etrt_import_ints_to_input(im, n, "axes", 1);
   if (strcmp(op, "Reshape") == 0 && opset < 5) return etrt_import_ints_to_input(im, n, "shape", 1);
   if (strcmp(op, "TopK") == 0 && opset < 10) return etrt_import_ints_to_input(im, n, "k", 1);
+  if (strcmp(op, "DFT") == 0 && opset < 20) return etrt_import_dft_axis(im, n);
   if (strcmp(op, "Slice") == 0 && opset < 10) {
     ETRT_RETURN_IF_ERROR(etrt_import_ints_to_input(im, n, "starts", 1));
     ETRT_RETURN_IF_ERROR(etrt_import_ints_to_input(im, n, "ends", 2));

@@ -38,6 +38,10 @@ typedef struct etrt_conf_result {
 typedef struct etrt_conf_tolerance {
   double rtol;
   double atol;
+  /* The expected values were drawn at random (Bernoulli, the Random* generators): no
+   * generator can reproduce them, so the dtype and shape are compared and each value
+   * must be one that the expected tensor holds (0 or 1 for Bernoulli). */
+  int drawn;
 } etrt_conf_tolerance;
 
 /* The tolerance for `case_name` (some cases' precision needs more than ONNX's

@@ -2,7 +2,8 @@
 inputs, every contract option on simulated GPUs, the no-GPU message and --allow-cpu,
 bad input (exit status 2, nothing on standard output), --output-dir made when missing,
 programs with device-resident I/O under every --io, --io device on the program's own
-GPU, times in the unit that fits, and --threads (the same outputs whatever the count)."""
+GPU, times in the unit that fits, --threads (the same outputs whatever the count), and
+bfloat16 in and out."""
 import os
 import re
 import subprocess
@@ -209,6 +210,54 @@ def test_threads():
     bt.check("--threads N" in r.stdout, "--threads in the help")
 
 
+def test_bfloat16():
+    """bfloat16 in: .pb as BFLOAT16 or as the uint16 bits of the ONNX test data, .npy as
+    ml_dtypes saves it ('<V2') or NumPy saves a loaded copy ('|V2'); bfloat16 out: .npy
+    '<V2', whose uint16 view is the bits (ml_dtypes' view(bfloat16) gives the values)."""
+    nodes = [helper.make_node("Cast", ["x"], ["y"], to=TensorProto.FLOAT),
+             helper.make_node("Cast", ["y"], ["z"], to=TensorProto.BFLOAT16)]
+    graph = helper.make_graph(nodes, "bf16", [helper.make_tensor_value_info("x", TensorProto.BFLOAT16, [3])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [3]),
+                               helper.make_tensor_value_info("z", TensorProto.BFLOAT16, [3])])
+    model = bt.save_model(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), "bf16.onnx")
+    pte, _ = bt.build(model, "bf16.pte")
+    bits = np.array([0x3F80, 0xC020, 0x4040], np.uint16)  # 1, -2.5, 3
+    inputs = {}
+    inputs["bf16.pb"] = helper.make_tensor("x", TensorProto.BFLOAT16, [3], [1.0, -2.5, 3.0]).SerializeToString()
+    inputs["u16.pb"] = numpy_helper.from_array(bits, "x").SerializeToString()
+    np.save(bt.path("void.npy"), bits.view("V2"))
+    with open(bt.path("void.npy"), "rb") as f:
+        saved = f.read()
+    bt.check(b"'|V2'" in saved, "NumPy saves a 2-byte void as '|V2'")
+    inputs["void.npy"] = saved
+    inputs["ml_dtypes.npy"] = saved.replace(b"'|V2'", b"'<V2'")
+    for name, data in inputs.items():
+        with open(bt.path(name), "wb") as f:
+            f.write(data)
+        out = bt.path("bf16_out_" + name.replace(".", "_"))
+        r = run(["run", pte, "--input", bt.path(name), "--output-dir", out])
+        bt.check(r.returncode == 0, "%s runs: %s" % (name, r.stderr))
+        if r.returncode != 0:
+            continue
+        y = np.load(os.path.join(out, "output_0.npy"))
+        bt.check(y.dtype == np.float32 and list(y) == [1.0, -2.5, 3.0], "%s read as bfloat16: %s" % (name, y))
+        with open(os.path.join(out, "output_1.npy"), "rb") as f:
+            bt.check(b"'descr': '<V2'" in f.read(128), "%s: bfloat16 written as '<V2'" % name)
+        z = np.load(os.path.join(out, "output_1.npy"))
+        bt.check(z.dtype.itemsize == 2 and list(z.view(np.uint16)) == list(bits), "%s: output bits %s" % (name, z))
+        bt.check("output 1: bfloat16 [3] checksum 1.5" in r.stdout, "%s: bfloat16 checksum: %s" % (name, r.stdout))
+    # uint16 is taken as bfloat16 bits only from .pb (the ONNX test data's convention)
+    np.save(bt.path("u16.npy"), bits)
+    r = run(["run", pte, "--input", bt.path("u16.npy")])
+    bt.check(r.returncode == 2 and "dtype uint16, the method takes bfloat16" in r.stderr, "uint16 .npy refused: " + r.stderr)
+    # and never into an input of another type
+    inputs_f32 = bt.path("u16_for_f32.pb")
+    with open(inputs_f32, "wb") as f:
+        f.write(numpy_helper.from_array(bits, "a").SerializeToString())
+    r = run(["run", os.path.join(FIXTURES, "pte", "add.pte"), "--input", inputs_f32, "--input", inputs_f32])
+    bt.check(r.returncode == 2 and "dtype uint16, the method takes float32" in r.stderr, "uint16 .pb into float32: " + r.stderr)
+
+
 if __name__ == "__main__":
     test_fixtures()
     test_bad_input()
@@ -217,4 +266,5 @@ if __name__ == "__main__":
     test_device_io_programs()
     test_duration_units()
     test_threads()
+    test_bfloat16()
     bt.finish("test_run_cli")

@@ -1,7 +1,7 @@
 /* Import's rewrites of operators into what the engine implements, checked on what
  * the built programs compute: inference Dropout (with its all-true mask) and its
- * refusals, and the legacy `broadcast`/`axis` attributes of opset < 7 Gemm and
- * binary operations. */
+ * refusals, the legacy `broadcast`/`axis` attributes of opset < 7 Gemm and
+ * binary operations, and DFT's axis attribute before opset 20. */
 #include <stdint.h>
 
 #include "built_program_testing.h"
@@ -150,10 +150,73 @@ static void test_binary_legacy_broadcast(void) {
               "opset 6 broadcasting B at axis 0 of A, not at A's last axes");
 }
 
+/* DFT over x [2, 3, 1] = [[1, 2, 3], [4, 5, 6]]: before opset 20 the axis is an
+ * attribute (1 when absent), moved to input 2; `axis_input` adds one as well. */
+static uint8_t *dft_model(int64_t opset, int axis_attribute, int64_t axis, int axis_input,
+                          size_t *size) {
+  tm_model m;
+  tm_init(&m);
+  tm_input(&m, "x", 3, (const char *[]){"2", "3", "1"});
+  if (axis_input) {
+    float one = 1;
+    tm_initializer_f32(&m, "a", 0, NULL, &one);
+  }
+  const char *inputs = axis_input ? "x,,a" : "x";
+  if (axis_attribute == 1)
+    tm_node(&m, "DFT", "dft", inputs, "y", 1, tm_attr_int("axis", axis));
+  else if (axis_attribute == 2)
+    tm_node(&m, "DFT", "dft", inputs, "y", 1, tm_attr_float("axis", (float)axis));
+  else
+    tm_node(&m, "DFT", "dft", inputs, "y", 0);
+  tm_output(&m, "y");
+  return tm_finish(&m, opset, size);
+}
+
+static void test_dft_axis(void) {
+  /* {opset, attribute?, axis}: axis 1 (the default of both opsets), then axis 0 */
+  const int64_t forms[3][3] = {{17, 0, 0}, {20, 0, 0}, {17, 1, 0}};
+  for (int f = 0; f < 3; ++f) {
+    size_t size, pte_size;
+    uint8_t *pte = NULL;
+    CHECK_OK(bp_build(dft_model(forms[f][0], (int)forms[f][1], forms[f][2], 0, &size), &size, "cpu",
+                      NULL, 0, &pte, &pte_size));
+    bp_loaded l;
+    bp_load(pte, pte_size, &l);
+    if (l.method == NULL) continue;
+    float x[6] = {1, 2, 3, 4, 5, 6};
+    etrt_tensor_view xv = bp_view(x, ETRT_DTYPE_FLOAT32, 3, (int64_t[]){2, 3, 1}), y;
+    CHECK_OK(etrt_method_set_input(l.method, 0, &xv));
+    CHECK_OK(etrt_method_execute(l.method));
+    CHECK_OK(etrt_method_get_output(l.method, 0, &y));
+    CHECK(y.rank == 3 && y.sizes[0] == 2 && y.sizes[1] == 3 && y.sizes[2] == 2);
+    const float *v = y.data;
+    if (forms[f][1] == 0) { /* along axis 1: the sums of the rows first */
+      CHECK_NEAR(v[0], 6, 1e-5);
+      CHECK_NEAR(v[2], -1.5, 1e-5);
+      CHECK_NEAR(v[3], 0.8660254, 1e-5);
+      CHECK_NEAR(v[6], 15, 1e-5);
+    } else { /* along axis 0: sums, then differences of the rows */
+      CHECK_NEAR(v[0], 5, 1e-5);
+      CHECK_NEAR(v[4], 9, 1e-5);
+      CHECK_NEAR(v[6], -3, 1e-5);
+      CHECK_NEAR(v[7], 0, 1e-5);
+    }
+    bp_unload(&l);
+  }
+  size_t size, pte_size;
+  uint8_t *pte = NULL;
+  CHECK_FAILS(bp_build(dft_model(17, 2, 0, 0, &size), &size, "cpu", NULL, 0, &pte, &pte_size),
+              ETRT_ERROR_INVALID_FORMAT, "attribute 'axis' must be INT");
+  CHECK_FAILS(bp_build(dft_model(17, 0, 0, 1, &size), &size, "cpu", NULL, 0, &pte, &pte_size),
+              ETRT_ERROR_INVALID_FORMAT, "an opset 17 DFT has no axis input");
+  CHECK(pte == NULL);
+}
+
 int main(void) {
   RUN_TEST(test_dropout_identity_and_mask);
   RUN_TEST(test_dropout_refusals);
   RUN_TEST(test_gemm_legacy_broadcast);
   RUN_TEST(test_binary_legacy_broadcast);
+  RUN_TEST(test_dft_axis);
   return TEST_EXIT();
 }

@@ -7,7 +7,7 @@
 #include "onnx_build_testing.h"
 #include "test_util.h"
 
-static const etrt_conf_tolerance onnx_tol = {1e-3, 1e-7};
+static const etrt_conf_tolerance onnx_tol = {1e-3, 1e-7, 0};
 
 static etrt_tensor_view view1(void *data, etrt_dtype dtype, int64_t n) {
   etrt_tensor_view v = {.data = data, .dtype = dtype, .rank = 1, .sizes = {n}};
@@ -83,7 +83,7 @@ static void test_sixteen_bit_floats_as_uint16(void) {
   CHECK(etrt_conf_compare(&av, &ev, onnx_tol, detail, sizeof detail));
   a[1] = etrt_float_to_bfloat16(-0.251953125f); /* one unit off */
   CHECK(!etrt_conf_compare(&av, &ev, onnx_tol, detail, sizeof detail));
-  etrt_conf_tolerance one_unit = {1.0 / 128, 0};
+  etrt_conf_tolerance one_unit = {1.0 / 128, 0, 0};
   CHECK(etrt_conf_compare(&av, &ev, one_unit, detail, sizeof detail));
   /* uint16 against uint16 stays an integer comparison */
   av.dtype = ETRT_DTYPE_UINT16;
@@ -112,7 +112,25 @@ static void test_tolerance_table(void) {
   etrt_conf_tolerance t = etrt_conf_tolerance_for("test_abs", ETRT_DTYPE_FLOAT32);
   CHECK(t.rtol == 1e-3 && t.atol == 1e-7);
   t = etrt_conf_tolerance_for("test_cast_FLOAT_to_BFLOAT16", ETRT_DTYPE_BFLOAT16);
-  CHECK(t.rtol == 1.0 / 128);
+  CHECK(t.rtol == 1.0 / 128 && !t.drawn);
+  CHECK(etrt_conf_tolerance_for("test_bernoulli_seed", ETRT_DTYPE_FLOAT32).drawn);
+}
+
+/* Drawn values: any values the expected tensor holds, at any place; dtype and shape
+ * still compared. */
+static void test_drawn_values(void) {
+  double e[4] = {0, 1, 1, 0}, a[4] = {1, 1, 0, 1};
+  etrt_tensor_view av = view1(a, ETRT_DTYPE_FLOAT64, 4), ev = view1(e, ETRT_DTYPE_FLOAT64, 4);
+  etrt_conf_tolerance drawn = etrt_conf_tolerance_for("test_bernoulli", ETRT_DTYPE_FLOAT64);
+  char detail[256];
+  CHECK(!etrt_conf_compare(&av, &ev, onnx_tol, detail, sizeof detail));
+  CHECK(etrt_conf_compare(&av, &ev, drawn, detail, sizeof detail));
+  a[2] = 0.5;
+  CHECK(!etrt_conf_compare(&av, &ev, drawn, detail, sizeof detail));
+  CHECK_STR_CONTAINS(detail, "drawn value 0.5 at [2] is none of the expected values");
+  etrt_tensor_view short_view = view1(a, ETRT_DTYPE_FLOAT64, 3);
+  CHECK(!etrt_conf_compare(&short_view, &ev, drawn, detail, sizeof detail));
+  CHECK_STR_CONTAINS(detail, "shape (3), expected (4)");
 }
 
 static void test_tolerance_castlike(void) {
@@ -216,6 +234,7 @@ int main(void) {
   RUN_TEST(test_sixteen_bit_floats_as_uint16);
   RUN_TEST(test_dtype_and_shape);
   RUN_TEST(test_tolerance_table);
+  RUN_TEST(test_drawn_values);
   RUN_TEST(test_reason_keys);
   return TEST_EXIT();
 }

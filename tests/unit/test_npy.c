@@ -35,11 +35,34 @@ static void test_round_trip_every_dtype(void) {
       free(buf);
     }
   }
-  etrt_tensor_view bf = {.data = data, .dtype = ETRT_DTYPE_BFLOAT16, .rank = 1, .sizes = {2}};
+  etrt_tensor_view bad = {.data = data, .dtype = ETRT_DTYPE_INVALID, .rank = 1, .sizes = {2}};
   uint8_t *buf;
   size_t size;
-  CHECK_FAILS(etrt_npy_encode(&bf, &buf, &size), ETRT_ERROR_UNSUPPORTED,
-              "bfloat16 has no NumPy equivalent");
+  CHECK_FAILS(etrt_npy_encode(&bad, &buf, &size), ETRT_ERROR_UNSUPPORTED,
+              "has no NumPy equivalent");
+}
+
+/* bfloat16 as ml_dtypes saves it ('<V2'), and as NumPy saves a loaded copy ('|V2'). */
+static void test_bfloat16(void) {
+  uint16_t bits[3] = {0x3f80, 0xc020, 0x4040}; /* 1, -2.5, 3 */
+  etrt_tensor_view v = {.data = bits, .dtype = ETRT_DTYPE_BFLOAT16, .rank = 1, .sizes = {3}};
+  uint8_t *buf;
+  size_t size;
+  CHECK_OK(etrt_npy_encode(&v, &buf, &size));
+  char header[129] = {0};
+  memcpy(header, buf, size < 128 ? size : 128);
+  char *descr = strstr(header + 10, "'descr': '<V2'");
+  CHECK(descr != NULL);
+  etrt_npy npy;
+  CHECK_OK(etrt_npy_parse(buf, size, &npy));
+  CHECK(npy.view.dtype == ETRT_DTYPE_BFLOAT16 && npy.view.rank == 1 && npy.view.sizes[0] == 3);
+  CHECK(memcmp(npy.view.data, bits, sizeof bits) == 0);
+  etrt_npy_release(&npy);
+  buf[descr - header + 10] = '|';
+  CHECK_OK(etrt_npy_parse(buf, size, &npy));
+  CHECK(npy.view.dtype == ETRT_DTYPE_BFLOAT16);
+  etrt_npy_release(&npy);
+  free(buf);
 }
 
 static void test_misaligned_copy(void) {
@@ -176,6 +199,7 @@ static void test_refusals(void) {
   REFUSE_DICT("{'descr': '<c8', 'fortran_order': False, 'shape': (2,), }", 16,
               "dtype '<c8' is not supported");
   REFUSE_DICT("{'descr': 'V2', 'fortran_order': False, 'shape': (2,), }", 4, "dtype 'V2'");
+  REFUSE_DICT("{'descr': '<V4', 'fortran_order': False, 'shape': (2,), }", 8, "dtype '<V4'");
   REFUSE_DICT("{'descr': '<f4', 'shape': (2,), }", 8, "missing key 'fortran_order'");
   REFUSE_DICT("{'descr': '<f4', 'fortran_order': False, 'shape': (2,), 'shape': (2,)}", 8,
               "key 'shape' appears twice");
@@ -211,6 +235,7 @@ static void test_refusals(void) {
 int main(void) {
   RUN_TEST(test_round_trip_every_dtype);
   RUN_TEST(test_misaligned_copy);
+  RUN_TEST(test_bfloat16);
   RUN_TEST(test_with_numpy);
   RUN_TEST(test_refusals);
   return TEST_EXIT();

@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "base/half.h"
 #include "base/log.h"
 #include "commands.h"
 #include "device/device.h"
@@ -258,6 +259,12 @@ static void etrt_run_fill_random(etrt_tensor_view *v, size_t count) {
       case ETRT_DTYPE_BOOL:
         ((uint8_t *)v->data)[i] = r > 0;
         break;
+      case ETRT_DTYPE_FLOAT16:
+        ((uint16_t *)v->data)[i] = etrt_float_to_half((float)r);
+        break;
+      case ETRT_DTYPE_BFLOAT16:
+        ((uint16_t *)v->data)[i] = etrt_float_to_bfloat16((float)r);
+        break;
       default:
         ((uint8_t *)v->data)[i * etrt_dtype_size(v->dtype)] = (uint8_t)(r * 100);
         break;
@@ -282,6 +289,16 @@ static double etrt_run_element(const etrt_tensor_view *v, size_t i) {
       return ((const uint8_t *)v->data)[i];
     case ETRT_DTYPE_INT16:
       return ((const int16_t *)v->data)[i];
+    case ETRT_DTYPE_UINT16:
+      return ((const uint16_t *)v->data)[i];
+    case ETRT_DTYPE_UINT32:
+      return ((const uint32_t *)v->data)[i];
+    case ETRT_DTYPE_UINT64:
+      return (double)((const uint64_t *)v->data)[i];
+    case ETRT_DTYPE_FLOAT16:
+      return etrt_half_to_float(((const uint16_t *)v->data)[i]);
+    case ETRT_DTYPE_BFLOAT16:
+      return etrt_bfloat16_to_float(((const uint16_t *)v->data)[i]);
     default:
       return 0.0;
   }
@@ -511,7 +528,7 @@ static int etrt_run_prepare_inputs(etrt_run_state *st) {
       if (t->view.data == NULL) return etrt_run_fail("input", ETRT_ERROR_OUT_OF_MEMORY);
       etrt_run_fill_random(&t->view, (size_t)count);
     } else {
-      s = etrt_tool_tensor_read(st->o.inputs[i], t);
+      s = etrt_tool_tensor_read_for(st->o.inputs[i], info.dtype, t);
       if (s != ETRT_OK) return etrt_run_fail(st->o.inputs[i], s);
     }
     etrt_tensor_view placed = t->view;

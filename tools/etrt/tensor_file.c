@@ -29,6 +29,14 @@ etrt_status etrt_tool_tensor_read(const char *path, etrt_tool_tensor *out) {
   return etrt_npy_read_file(path, &out->view, &out->nbytes);
 }
 
+etrt_status etrt_tool_tensor_read_for(const char *path, etrt_dtype want, etrt_tool_tensor *out) {
+  ETRT_RETURN_IF_ERROR(etrt_tool_tensor_read(path, out));
+  if (etrt_tool_ends_with(path, ".pb") && out->view.dtype == ETRT_DTYPE_UINT16 &&
+      (want == ETRT_DTYPE_BFLOAT16 || want == ETRT_DTYPE_FLOAT16))
+    out->view.dtype = want;
+  return ETRT_OK;
+}
+
 etrt_status etrt_tool_tensor_write_npy(const char *path, const etrt_tensor_view *view) {
   return etrt_npy_write_file(path, view);
 }
