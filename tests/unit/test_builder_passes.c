@@ -297,6 +297,71 @@ static void test_fuse_gemm(void) {
   unload(&l);
 }
 
+/* Conv -> Add(residual) -> Relu becomes one EtrtFusedConv in the Relu's place, even
+ * though the residual's producer (another Conv) comes after the first Conv; a Conv
+ * whose output is also a graph output is left alone. */
+static void test_fuse_conv(void) {
+  float w1[2 * 3 * 3 * 3], b1[3], w2[3 * 2], x[2 * 16], reference[48], fused_out[48];
+  for (int i = 0; i < 54; ++i) w1[i] = (float)((i * 7) % 11) * 0.1f - 0.5f;
+  for (int i = 0; i < 3; ++i) b1[i] = 0.1f * (float)i - 0.1f;
+  for (int i = 0; i < 6; ++i) w2[i] = 0.3f * (float)i - 0.8f;
+  for (int i = 0; i < 32; ++i) x[i] = (float)(i % 9) * 0.25f - 1.0f;
+  for (int pass = 0; pass < 2; ++pass) {
+    tm_model m;
+    tm_init(&m);
+    const char *dims[4] = {"1", "2", "4", "4"};
+    tm_input(&m, "x", 4, dims);
+    tm_initializer_f32(&m, "W1", 4, (int64_t[]){3, 2, 3, 3}, w1);
+    tm_initializer_f32(&m, "B1", 1, (int64_t[]){3}, b1);
+    tm_initializer_f32(&m, "W2", 4, (int64_t[]){3, 2, 1, 1}, w2);
+    tm_node(&m, "Conv", "main", "x,W1,B1", "c1", 1,
+            tm_attr_ints("pads", 4, (int64_t[]){1, 1, 1, 1}));
+    tm_node(&m, "Conv", "shortcut", "x,W2", "c2", 0);
+    tm_node(&m, "Add", "residual", "c1,c2", "sum", 0);
+    tm_node(&m, "Relu", "act", "sum", "y", 0);
+    tm_output(&m, "y");
+    loaded l;
+    load(&m, 13, &l);
+    if (pass == 0) {
+      run_cpu(l.graph, x, reference, 48);
+    } else {
+      uint32_t fused;
+      CHECK_OK(etrt_pass_fuse_conv(l.graph, &fused));
+      CHECK_EQ_INT(fused, 2);
+      CHECK_EQ_INT(count_live(l.graph, "EtrtFusedConv"), 1);
+      CHECK_EQ_INT(count_live(l.graph, "Conv"), 1);
+      CHECK_EQ_INT(count_live(l.graph, "Add") + count_live(l.graph, "Relu"), 0);
+      const etrt_ir_node *f = &l.graph->nodes[3];
+      CHECK(strcmp(f->op_type, "EtrtFusedConv") == 0);
+      CHECK_EQ_INT(f->num_inputs, 4);
+      CHECK_EQ_INT(f->inputs[3], etrt_ir_find_value(l.graph, "c2"));
+      CHECK(strcmp(etrt_ir_node_attribute(f, "activation")->s, "Relu") == 0);
+      CHECK_EQ_INT(etrt_ir_node_attribute(f, "pads")->count, 4);
+      run_cpu(l.graph, x, fused_out, 48);
+      check_same(reference, fused_out, 48, 1e-6);
+    }
+    unload(&l);
+  }
+
+  /* The Conv's output is read twice (Relu and a graph output): nothing to fuse. */
+  tm_model m;
+  tm_init(&m);
+  const char *dims[4] = {"1", "2", "4", "4"};
+  tm_input(&m, "x", 4, dims);
+  tm_initializer_f32(&m, "W2", 4, (int64_t[]){3, 2, 1, 1}, w2);
+  tm_node(&m, "Conv", "conv", "x,W2", "c", 0);
+  tm_node(&m, "Relu", "act", "c", "y", 0);
+  tm_output(&m, "y");
+  tm_output(&m, "c");
+  loaded l;
+  load(&m, 13, &l);
+  uint32_t fused;
+  CHECK_OK(etrt_pass_fuse_conv(l.graph, &fused));
+  CHECK_EQ_INT(fused, 0);
+  CHECK_EQ_INT(count_live(l.graph, "Conv"), 1);
+  unload(&l);
+}
+
 static void test_dead_code_and_pipeline(void) {
   tm_model m;
   tm_init(&m);
@@ -321,6 +386,7 @@ int main(void) {
   RUN_TEST(test_batchnorm_into_conv);
   RUN_TEST(test_batchnorm_into_gemm);
   RUN_TEST(test_fuse_gemm);
+  RUN_TEST(test_fuse_conv);
   RUN_TEST(test_dead_code_and_pipeline);
   return TEST_EXIT();
 }
