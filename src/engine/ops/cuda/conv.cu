@@ -366,6 +366,9 @@ static etrt_status etrt_conv_dnn_setup_node(const etrt_node *node, const etrt_te
     etrt_conv_dnn_release(dnn);
     return s;
   }
+  etrt_log(ETRT_LOG_DEBUG, "%s node '%s': cuDNN algorithm %d (%s), %zu bytes of scratch",
+           node->op_type, etrt_cuda_name(node), (int)dnn->algo, relu ? "timed" : "fixed",
+           dnn->algo_workspace);
   *state = dnn;
   return ETRT_OK;
 }
