@@ -25,8 +25,9 @@ etrt_status etrt_pass_fold_constants(etrt_ir_graph *graph, size_t limit_bytes, u
  * bias. */
 etrt_status etrt_pass_fold_batchnorm(etrt_ir_graph *graph, uint32_t *folded);
 
-/* MatMul of a 2-D input by a constant 2-D weight followed by an Add of a constant
- * bias becomes one Gemm (bias fused into the GEMM's epilogue). */
+/* MatMul of a 2-D input by a 2-D weight followed by an Add of a constant bias becomes
+ * one Gemm (bias fused into the GEMM's epilogue); with a float32 input of rank 3 or
+ * more and a bias vector, one EtrtMatMulBias. */
 etrt_status etrt_pass_fuse_gemm(etrt_ir_graph *graph, uint32_t *fused);
 
 /* Conv (float32) followed by an Add of a tensor of its output's shape (a residual)

@@ -279,13 +279,42 @@ static void test_fuse_gemm(void) {
     unload(&l);
   }
 
-  /* A 3-D MatMul is left alone (Gemm is 2-D). */
+  /* A 3-D MatMul by a 2-D weight with a bias vector becomes EtrtMatMulBias. */
+  float x3[8], ref3[12], out3[12];
+  for (int i = 0; i < 8; ++i) x3[i] = 0.5f * (float)i - 1.5f;
+  for (int pass = 0; pass < 2; ++pass) {
+    tm_model m;
+    tm_init(&m);
+    const char *dims[3] = {"2", "2", "2"};
+    tm_input(&m, "x", 3, dims);
+    tm_initializer_f32(&m, "W", 2, (int64_t[]){2, 3}, w);
+    tm_initializer_f32(&m, "b", 1, (int64_t[]){3}, b);
+    tm_node(&m, "MatMul", "mm", "x,W", "p", 0);
+    tm_node(&m, "Add", "bias", "b,p", "y", 0);
+    tm_output(&m, "y");
+    loaded l;
+    load(&m, 13, &l);
+    if (pass == 0) {
+      run_cpu(l.graph, x3, ref3, 12);
+    } else {
+      uint32_t fused;
+      CHECK_OK(etrt_pass_fuse_gemm(l.graph, &fused));
+      CHECK_EQ_INT(fused, 1);
+      CHECK_EQ_INT(count_live(l.graph, "EtrtMatMulBias"), 1);
+      CHECK_EQ_INT(count_live(l.graph, "Add") + count_live(l.graph, "MatMul"), 0);
+      run_cpu(l.graph, x3, out3, 12);
+      check_same(ref3, out3, 12, 1e-6);
+    }
+    unload(&l);
+  }
+
+  /* ... but not with a bias shaped [1, n], which EtrtMatMulBias does not take. */
   tm_model m;
   tm_init(&m);
   const char *dims[3] = {"2", "2", "2"};
   tm_input(&m, "x", 3, dims);
   tm_initializer_f32(&m, "W", 2, (int64_t[]){2, 3}, w);
-  tm_initializer_f32(&m, "b", 1, (int64_t[]){3}, b);
+  tm_initializer_f32(&m, "b", 2, (int64_t[]){1, 3}, b);
   tm_node(&m, "MatMul", "mm", "x,W", "p", 0);
   tm_node(&m, "Add", "bias", "p,b", "y", 0);
   tm_output(&m, "y");

@@ -111,6 +111,12 @@ static const co_case co_list[] = {
      1, 1e-4, FP32},
     {"gemm full bias", "Gemm", 3,
      CO_IN(CO_F32(2, (8, 16)), CO_F32(2, (16, 12)), CO_F32(2, (8, 12))), 0, NULL, 1, 1e-4, FP32},
+    /* EtrtMatMulBias: the bias in cuBLASLt's epilogue. */
+    {"matmul bias 3-D rows", "EtrtMatMulBias", 3,
+     CO_IN(CO_F32(3, (4, 33, 64)), CO_CONST_F32(2, (64, 48)), CO_CONST_F32(1, (48))), 0, NULL, 1,
+     1e-4, FP32},
+    {"matmul bias 2-D", "EtrtMatMulBias", 3,
+     CO_IN(CO_F32(2, (5, 7)), CO_F32(2, (7, 3)), CO_F32(1, (3))), 0, NULL, 1, 1e-4, FP32},
     /* conv */
     {"conv 3x3 stride 2 pad 1 bias", "Conv", 3,
      CO_IN(CO_F32(4, (2, 3, 9, 9)), CO_CONST_F32(4, (4, 3, 3, 3)), CO_CONST_F32(1, (4))), 3,

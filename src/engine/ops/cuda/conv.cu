@@ -484,7 +484,7 @@ static etrt_status etrt_conv_gemm_path(const etrt_node *node, const etrt_tensor 
   int64_t rows = d.channels * d.kernel_count;
   size_t elem = etrt_dtype_size(x->dtype);
   /* Y[n] (maps x positions) = W (maps x rows) * unfolded X[n] (rows x positions). */
-  etrt_cuda_gemm_args a;
+  etrt_cuda_gemm_args a = {};
   a.dtype = x->dtype;
   a.trans_a = a.trans_b = 0;
   a.m = d.maps, a.n = d.out_count, a.k = rows;
