@@ -391,6 +391,52 @@ static void test_fuse_conv(void) {
   unload(&l);
 }
 
+/* Both spellings of the exact GELU become one Gelu computing the same values; a chain
+ * whose Erf term is read elsewhere too stays as it is. */
+static void test_fuse_gelu(void) {
+  float x[6] = {-3, -1, -0.25f, 0.5f, 1, 2.5f}, reference[6], fused_out[6];
+  float sqrt2 = 1.41421356f, one = 1, half = 0.5f;
+  for (int spelling = 0; spelling < 3; ++spelling) {
+    for (int pass = 0; pass < 2; ++pass) {
+      tm_model m;
+      tm_init(&m);
+      const char *dims[2] = {"2", "3"};
+      tm_input(&m, "x", 2, dims);
+      tm_initializer_f32(&m, "sqrt2", 1, (int64_t[]){1}, &sqrt2);
+      tm_initializer_f32(&m, "one", 1, (int64_t[]){1}, &one);
+      tm_initializer_f32(&m, "half", 1, (int64_t[]){1}, &half);
+      tm_node(&m, "Div", "div", "x,sqrt2", "d", 0);
+      tm_node(&m, "Erf", "erf", "d", "e", 0);
+      tm_node(&m, "Add", "add", "one,e", "q", 0);
+      if (spelling == 1) {
+        tm_node(&m, "Mul", "inner", "half,x", "p", 0);
+        tm_node(&m, "Mul", "outer", "p,q", "y", 0);
+      } else {
+        tm_node(&m, "Mul", "inner", "x,q", "p", 0);
+        tm_node(&m, "Mul", "outer", "half,p", "y", 0);
+      }
+      tm_output(&m, "y");
+      if (spelling == 2) tm_output(&m, "q"); /* the Erf term has a second reader */
+      loaded l;
+      load(&m, 13, &l);
+      if (pass == 0) {
+        if (spelling < 2) run_cpu(l.graph, x, reference, 6);
+      } else {
+        uint32_t fused;
+        CHECK_OK(etrt_pass_fuse_gelu(l.graph, &fused));
+        CHECK_EQ_INT(fused, spelling < 2 ? 1 : 0);
+        CHECK_EQ_INT(count_live(l.graph, "Gelu"), spelling < 2 ? 1 : 0);
+        CHECK_EQ_INT(count_live(l.graph, "Erf") + count_live(l.graph, "Mul"), spelling < 2 ? 0 : 3);
+        if (spelling < 2) {
+          run_cpu(l.graph, x, fused_out, 6);
+          check_same(reference, fused_out, 6, 1e-6);
+        }
+      }
+      unload(&l);
+    }
+  }
+}
+
 static void test_dead_code_and_pipeline(void) {
   tm_model m;
   tm_init(&m);
@@ -416,6 +462,7 @@ int main(void) {
   RUN_TEST(test_batchnorm_into_gemm);
   RUN_TEST(test_fuse_gemm);
   RUN_TEST(test_fuse_conv);
+  RUN_TEST(test_fuse_gelu);
   RUN_TEST(test_dead_code_and_pipeline);
   return TEST_EXIT();
 }
