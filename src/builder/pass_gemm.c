@@ -1,4 +1,5 @@
-/* MatMul + Add of a constant bias -> Gemm: the bias rides in the GEMM's epilogue
+/* MatMul + Add of a constant bias -> Gemm (2-D) or EtrtMatMulBias (a batch of rows by
+ * one 2-D B, as transformers' linear layers): the bias rides in the GEMM's epilogue
  * instead of a second pass over the output. */
 #include <string.h>
 
@@ -37,11 +38,20 @@ etrt_status etrt_pass_fuse_gemm(etrt_ir_graph *graph, uint32_t *fused) {
       if (matmul->dead || strcmp(matmul->op_type, "MatMul") != 0 || matmul->num_inputs != 2)
         continue;
       int32_t a = matmul->inputs[0], b = matmul->inputs[1];
-      if (!etrt_gemm_is_matrix(graph, a) || !etrt_gemm_is_matrix(graph, b)) continue;
-      if (!etrt_gemm_is_bias(graph, bias, graph->values[b].max[1])) continue;
+      if (a < 0 || !etrt_gemm_is_matrix(graph, b)) continue;
+      const etrt_ir_value *av = &graph->values[a];
+      bool rows =
+          av->rank > 2 && av->dtype == ETRT_DTYPE_FLOAT32 && etrt_op_find("EtrtMatMulBias") != NULL;
+      if (!etrt_gemm_is_matrix(graph, a) && !rows) continue;
+      int64_t n = graph->values[b].max[1];
+      if (!etrt_gemm_is_bias(graph, bias, n)) continue;
+      /* EtrtMatMulBias takes the bias as a vector only. */
+      if (rows && graph->values[bias].rank != 1) continue;
+      /* The Add must not broadcast the product to a larger shape. */
+      if (graph->values[add->outputs[0]].rank != graph->values[product].rank) continue;
       /* The MatMul node becomes the Gemm and writes the Add's output. */
       int32_t y = add->outputs[0];
-      matmul->op_type = "Gemm";
+      matmul->op_type = rows ? "EtrtMatMulBias" : "Gemm";
       ETRT_RETURN_IF_ERROR(etrt_ir_node_set_input(graph, matmul, 2, bias));
       matmul->outputs[0] = y;
       graph->values[y].producer = m_index;

@@ -25,19 +25,30 @@ etrt_status etrt_pass_fold_constants(etrt_ir_graph *graph, size_t limit_bytes, u
  * bias. */
 etrt_status etrt_pass_fold_batchnorm(etrt_ir_graph *graph, uint32_t *folded);
 
-/* MatMul of a 2-D input by a constant 2-D weight followed by an Add of a constant
- * bias becomes one Gemm (bias fused into the GEMM's epilogue). */
+/* MatMul of a 2-D input by a 2-D weight followed by an Add of a constant bias becomes
+ * one Gemm (bias fused into the GEMM's epilogue); with a float32 input of rank 3 or
+ * more and a bias vector, one EtrtMatMulBias. */
 etrt_status etrt_pass_fuse_gemm(etrt_ir_graph *graph, uint32_t *fused);
+
+/* Conv (float32) followed by an Add of a tensor of its output's shape (a residual)
+ * and/or a Relu, each the only reader of what precedes it, becomes one EtrtFusedConv
+ * in the place of the last node of the pattern. */
+etrt_status etrt_pass_fuse_conv(etrt_ir_graph *graph, uint32_t *fused);
+
+/* The exact GELU spelt as Div, Erf, Add and two Muls (exports before opset 20), each
+ * node read only by the next, becomes one Gelu in the place of the last Mul. */
+etrt_status etrt_pass_fuse_gelu(etrt_ir_graph *graph, uint32_t *fused);
 
 /* Nodes none of whose outputs reach a graph output are removed. */
 etrt_status etrt_pass_eliminate_dead(etrt_ir_graph *graph, uint32_t *removed);
 
 typedef struct etrt_pass_stats {
-  uint32_t identities, folded, batchnorms, gemms, dead;
+  uint32_t identities, folded, batchnorms, gemms, convs, gelus, dead;
 } etrt_pass_stats;
 
 /* All of the above in order: identities, then shape inference
- * (etrt_lower_infer_shapes), folding, batch norms, GEMMs, dead code. */
+ * (etrt_lower_infer_shapes), folding, batch norms, GEMMs, convolutions, GELUs, dead
+ * code. */
 etrt_status etrt_passes_run(etrt_ir_graph *graph, size_t fold_limit_bytes, etrt_pass_stats *stats);
 
 #endif

@@ -1,8 +1,10 @@
 /* The CUDA executor (ETRT_EXECUTOR_CUDA); its contract is in executor.h. At
  * creation it resolves every node's CUDA row (refusing, by the check it shares with
  * the sim executor in executor_support.c, a plan with an operation the GPU lacks or
- * does not take, naming it), creates the context's cuBLASLt handle and allocates
- * the workspace, sized for every node at its largest shapes. A run enqueues the shape
+ * does not take, naming it), runs the setup rows of the nodes that keep state per
+ * context (cuDNN convolutions: descriptors and an algorithm chosen by timing the
+ * candidates on this GPU), creates the context's cuBLASLt handle and allocates the
+ * workspace, sized for every node at its largest shapes. A run enqueues the shape
  * inputs' uploads and then each node's kernels on the caller's stream, with no
  * allocation and no synchronisation, and records an event that quiesce waits for.
  * A node that shape inference evaluates on the host (Shape -> Gather -> Concat
@@ -56,6 +58,9 @@ typedef struct etrt_cuda_exec {
   const uint8_t *weights;
   const etrt_op_cuda_row **rows; /* per node; NULL: outputs uploaded from the host */
   void *cublaslt;
+  void *cudnn;       /* made by the first setup that needs it */
+  void **node_state; /* per node: its setup's state, or NULL */
+  int run_setups;    /* resolve runs the setup rows (not for the workspace bound) */
   void *workspace;
   size_t workspace_size;
   etrt_event done; /* recorded after each run */
@@ -107,7 +112,17 @@ static void etrt_cuda_exec_destroy(void *state) {
   if (x->workspace != NULL && x->driver->free_device(x->workspace) != ETRT_OK)
     etrt_log(ETRT_LOG_ERROR, "engine '%s': freeing the workspace: %s", x->engine->info.name,
              etrt_last_error());
+  if (x->node_state != NULL) {
+    for (uint32_t n = 0; n < x->engine->graph.node_count; ++n) {
+      if (x->node_state[n] == NULL) continue;
+      const etrt_op_cuda_setup_row *setup =
+          etrt_op_cuda_setup_find(x->engine->graph.nodes[n].op_type);
+      if (setup != NULL) setup->release(x->node_state[n]);
+    }
+  }
+  etrt_cuda_dnn_destroy(x->cudnn);
   etrt_cuda_blas_destroy(x->cublaslt);
+  free(x->node_state);
   free(x->rows);
   free(x);
 }
@@ -119,6 +134,7 @@ static etrt_status etrt_cuda_exec_resolve(etrt_cuda_exec *x) {
       calloc(x->engine->max_node_args > 0 ? x->engine->max_node_args : 1, sizeof *args);
   if (args == NULL) return etrt_error(ETRT_ERROR_OUT_OF_MEMORY, "engine: out of memory");
   etrt_status s = ETRT_OK;
+  etrt_cuda_launch setup_launch = {.precision = x->engine->info.precision};
   for (uint32_t n = 0; n < g->node_count && s == ETRT_OK; ++n) {
     const etrt_node *node = &g->nodes[n];
     const etrt_op_cuda_row *row = etrt_op_cuda_find(node->op_type);
@@ -135,7 +151,17 @@ static etrt_status etrt_cuda_exec_resolve(etrt_cuda_exec *x) {
       size_t need = row->workspace(node, args, args + node->num_inputs);
       if (need > x->workspace_size) x->workspace_size = need;
     }
+    const etrt_op_cuda_setup_row *setup =
+        x->run_setups && x->rows[n] != NULL ? etrt_op_cuda_setup_find(node->op_type) : NULL;
+    if (setup != NULL) {
+      setup_launch.node = n;
+      s = setup->setup(node, args, args + node->num_inputs, &setup_launch, &x->node_state[n]);
+      if (s != ETRT_OK)
+        etrt_error_context(s, "engine '%s', node %u '%s' (%s): ", x->engine->info.name, n,
+                           node->name, node->op_type);
+    }
   }
+  x->cudnn = setup_launch.cudnn;
   free(args);
   return s;
 }
@@ -159,8 +185,12 @@ static etrt_status etrt_cuda_exec_create(etrt_engine *engine, const etrt_device_
   const char *env = getenv("ETRT_CUDA_GRAPHS");
   x->graphs = env == NULL || strcmp(env, "0") != 0;
   x->rows = calloc(engine->graph.node_count > 0 ? engine->graph.node_count : 1, sizeof *x->rows);
-  etrt_status s = x->rows == NULL ? etrt_error(ETRT_ERROR_OUT_OF_MEMORY, "engine: out of memory")
-                                  : etrt_cuda_exec_resolve(x);
+  x->node_state =
+      calloc(engine->graph.node_count > 0 ? engine->graph.node_count : 1, sizeof *x->node_state);
+  x->run_setups = 1;
+  etrt_status s = x->rows == NULL || x->node_state == NULL
+                      ? etrt_error(ETRT_ERROR_OUT_OF_MEMORY, "engine: out of memory")
+                      : etrt_cuda_exec_resolve(x);
   if (s == ETRT_OK) s = etrt_engine_device_weights(engine, driver, &x->weights);
   if (s == ETRT_OK) s = etrt_cuda_blas_create(&x->cublaslt);
   if (s == ETRT_OK && x->workspace_size > 0) {
@@ -256,7 +286,9 @@ static etrt_status etrt_cuda_exec_launch(etrt_cuda_exec *x, const etrt_exec_run 
                              .workspace = x->workspace,
                              .workspace_size = x->workspace_size,
                              .precision = x->engine->info.precision,
-                             .fault = x->fault_device};
+                             .fault = x->fault_device,
+                             .cudnn = x->cudnn,
+                             .node_state = x->node_state};
   for (uint32_t n = 0; n < run->node_count; ++n) {
     const etrt_node *node = &run->nodes[n];
     launch.node = n;

@@ -93,6 +93,11 @@ typedef struct etrt_cuda_launch {
    * the executor reports it when the run is known to be complete (executor.h). */
   uint32_t *fault;
   uint32_t node;
+  /* cudnnHandle_t of the context, created by the first node setup that needs it
+   * (NULL: none, or cuDNN did not load). */
+  void *cudnn;
+  /* Per node of the run: what its setup row made for this context, or NULL. */
+  void *const *node_state;
 } etrt_cuda_launch;
 
 typedef etrt_status (*etrt_op_prepare_fn)(const etrt_node *node, void *state);
@@ -156,6 +161,25 @@ typedef struct etrt_op_cuda_row {
   etrt_op_cuda_fn run;
   etrt_op_cuda_workspace_fn workspace; /* NULL: no workspace */
 } etrt_op_cuda_row;
+
+/* Per-context preparation of a node on the CUDA executor, for operators that keep
+ * library state between launches (descriptors, an algorithm chosen by timing the
+ * candidates on the context's GPU): `setup` runs once when a context is created, with
+ * the inputs' largest shapes (no data) and a launch whose handles it may fill in,
+ * and sets *state (NULL: launch without state). Launches with the state use no more
+ * of launch->workspace than the row's workspace function asks for the same shapes,
+ * so etrt_executor_cuda_workspace_bound holds without running setups.
+ * `release` frees a state. The launcher finds its state in
+ * launch->node_state[launch->node] and must work without it. */
+typedef struct etrt_op_cuda_setup_row {
+  const char *op_type;
+  etrt_status (*setup)(const etrt_node *node, const etrt_tensor *inputs, const etrt_tensor *outputs,
+                       etrt_cuda_launch *launch, void **state);
+  void (*release)(void *state);
+} etrt_op_cuda_setup_row;
+
+/* The setup row of an operator type, or NULL (none, or CUDA not compiled in). */
+const etrt_op_cuda_setup_row *etrt_op_cuda_setup_find(const char *op_type);
 
 /* Every CPU row (sets *count), and the CPU kernel of an operator type or NULL. */
 const etrt_op_cpu_row *const *etrt_op_cpu_all(size_t *count);

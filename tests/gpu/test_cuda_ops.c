@@ -11,6 +11,7 @@
 #include "device/device.h"
 #include "engine/engine.h"
 #include "engine/op.h"
+#include "etrt/log.h"
 #include "etrt/network.h"
 #include "op_cases.h"
 #include "test_util.h"
@@ -73,6 +74,43 @@ static void test_sm_id(void) {
   free(ids);
 }
 
+static int g_dnn_chosen, g_dnn_missing;
+
+static void count_dnn(etrt_log_level level, const char *message, void *user) {
+  (void)level;
+  (void)user;
+  if (strstr(message, "cuDNN algorithm") != NULL) ++g_dnn_chosen;
+  if (strstr(message, "without cuDNN") != NULL) ++g_dnn_missing;
+}
+
+/* EtrtFusedConv goes through cuDNN (its setup names the algorithm it chose) and agrees
+ * with the CPU; with ETRT_CUDNN=0 it takes the GEMM path and still agrees. */
+static void test_cudnn_conv(void) {
+  size_t count = 0;
+  const co_case *cases = co_cases(&count), *fused = NULL;
+  for (size_t i = 0; i < count && fused == NULL; ++i)
+    if (strcmp(cases[i].label, "fused conv 3x3 bias residual relu") == 0) fused = &cases[i];
+  CHECK(fused != NULL);
+  if (fused == NULL) return;
+  etrt_log_level level = etrt_log_get_level();
+  etrt_log_set_level(ETRT_LOG_DEBUG);
+  etrt_log_set_sink(count_dnn, NULL);
+  g_dnn_chosen = g_dnn_missing = 0;
+  co_run(fused, d, ETRT_EXECUTOR_CUDA, NULL);
+  if (g_dnn_missing > 0) {
+    printf("  cuDNN is not loadable here: the GEMM path ran\n");
+  } else {
+    CHECK_EQ_INT(g_dnn_chosen, 1);
+  }
+  setenv("ETRT_CUDNN", "0", 1);
+  g_dnn_chosen = 0;
+  co_run(fused, d, ETRT_EXECUTOR_CUDA, NULL);
+  CHECK_EQ_INT(g_dnn_chosen, 0);
+  unsetenv("ETRT_CUDNN");
+  etrt_log_set_sink(NULL, NULL);
+  etrt_log_set_level(level);
+}
+
 int main(void) {
   d = etrt_device_cuda_driver();
   if (d == NULL || d->device_count() < 1) {
@@ -83,6 +121,7 @@ int main(void) {
   RUN_TEST(test_every_cuda_row);
   RUN_TEST(test_bad_indices);
   RUN_TEST(test_sm_id);
+  RUN_TEST(test_cudnn_conv);
   return TEST_EXIT();
 }
 

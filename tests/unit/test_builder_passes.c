@@ -279,13 +279,42 @@ static void test_fuse_gemm(void) {
     unload(&l);
   }
 
-  /* A 3-D MatMul is left alone (Gemm is 2-D). */
+  /* A 3-D MatMul by a 2-D weight with a bias vector becomes EtrtMatMulBias. */
+  float x3[8], ref3[12], out3[12];
+  for (int i = 0; i < 8; ++i) x3[i] = 0.5f * (float)i - 1.5f;
+  for (int pass = 0; pass < 2; ++pass) {
+    tm_model m;
+    tm_init(&m);
+    const char *dims[3] = {"2", "2", "2"};
+    tm_input(&m, "x", 3, dims);
+    tm_initializer_f32(&m, "W", 2, (int64_t[]){2, 3}, w);
+    tm_initializer_f32(&m, "b", 1, (int64_t[]){3}, b);
+    tm_node(&m, "MatMul", "mm", "x,W", "p", 0);
+    tm_node(&m, "Add", "bias", "b,p", "y", 0);
+    tm_output(&m, "y");
+    loaded l;
+    load(&m, 13, &l);
+    if (pass == 0) {
+      run_cpu(l.graph, x3, ref3, 12);
+    } else {
+      uint32_t fused;
+      CHECK_OK(etrt_pass_fuse_gemm(l.graph, &fused));
+      CHECK_EQ_INT(fused, 1);
+      CHECK_EQ_INT(count_live(l.graph, "EtrtMatMulBias"), 1);
+      CHECK_EQ_INT(count_live(l.graph, "Add") + count_live(l.graph, "MatMul"), 0);
+      run_cpu(l.graph, x3, out3, 12);
+      check_same(ref3, out3, 12, 1e-6);
+    }
+    unload(&l);
+  }
+
+  /* ... but not with a bias shaped [1, n], which EtrtMatMulBias does not take. */
   tm_model m;
   tm_init(&m);
   const char *dims[3] = {"2", "2", "2"};
   tm_input(&m, "x", 3, dims);
   tm_initializer_f32(&m, "W", 2, (int64_t[]){2, 3}, w);
-  tm_initializer_f32(&m, "b", 1, (int64_t[]){3}, b);
+  tm_initializer_f32(&m, "b", 2, (int64_t[]){1, 3}, b);
   tm_node(&m, "MatMul", "mm", "x,W", "p", 0);
   tm_node(&m, "Add", "bias", "p,b", "y", 0);
   tm_output(&m, "y");
@@ -295,6 +324,117 @@ static void test_fuse_gemm(void) {
   CHECK_OK(etrt_pass_fuse_gemm(l.graph, &fused));
   CHECK_EQ_INT(fused, 0);
   unload(&l);
+}
+
+/* Conv -> Add(residual) -> Relu becomes one EtrtFusedConv in the Relu's place, even
+ * though the residual's producer (another Conv) comes after the first Conv; a Conv
+ * whose output is also a graph output is left alone. */
+static void test_fuse_conv(void) {
+  float w1[2 * 3 * 3 * 3], b1[3], w2[3 * 2], x[2 * 16], reference[48], fused_out[48];
+  for (int i = 0; i < 54; ++i) w1[i] = (float)((i * 7) % 11) * 0.1f - 0.5f;
+  for (int i = 0; i < 3; ++i) b1[i] = 0.1f * (float)i - 0.1f;
+  for (int i = 0; i < 6; ++i) w2[i] = 0.3f * (float)i - 0.8f;
+  for (int i = 0; i < 32; ++i) x[i] = (float)(i % 9) * 0.25f - 1.0f;
+  for (int pass = 0; pass < 2; ++pass) {
+    tm_model m;
+    tm_init(&m);
+    const char *dims[4] = {"1", "2", "4", "4"};
+    tm_input(&m, "x", 4, dims);
+    tm_initializer_f32(&m, "W1", 4, (int64_t[]){3, 2, 3, 3}, w1);
+    tm_initializer_f32(&m, "B1", 1, (int64_t[]){3}, b1);
+    tm_initializer_f32(&m, "W2", 4, (int64_t[]){3, 2, 1, 1}, w2);
+    tm_node(&m, "Conv", "main", "x,W1,B1", "c1", 1,
+            tm_attr_ints("pads", 4, (int64_t[]){1, 1, 1, 1}));
+    tm_node(&m, "Conv", "shortcut", "x,W2", "c2", 0);
+    tm_node(&m, "Add", "residual", "c1,c2", "sum", 0);
+    tm_node(&m, "Relu", "act", "sum", "y", 0);
+    tm_output(&m, "y");
+    loaded l;
+    load(&m, 13, &l);
+    if (pass == 0) {
+      run_cpu(l.graph, x, reference, 48);
+    } else {
+      uint32_t fused;
+      CHECK_OK(etrt_pass_fuse_conv(l.graph, &fused));
+      CHECK_EQ_INT(fused, 2);
+      CHECK_EQ_INT(count_live(l.graph, "EtrtFusedConv"), 1);
+      CHECK_EQ_INT(count_live(l.graph, "Conv"), 1);
+      CHECK_EQ_INT(count_live(l.graph, "Add") + count_live(l.graph, "Relu"), 0);
+      const etrt_ir_node *f = &l.graph->nodes[3];
+      CHECK(strcmp(f->op_type, "EtrtFusedConv") == 0);
+      CHECK_EQ_INT(f->num_inputs, 4);
+      CHECK_EQ_INT(f->inputs[3], etrt_ir_find_value(l.graph, "c2"));
+      CHECK(strcmp(etrt_ir_node_attribute(f, "activation")->s, "Relu") == 0);
+      CHECK_EQ_INT(etrt_ir_node_attribute(f, "pads")->count, 4);
+      run_cpu(l.graph, x, fused_out, 48);
+      check_same(reference, fused_out, 48, 1e-6);
+    }
+    unload(&l);
+  }
+
+  /* The Conv's output is read twice (Relu and a graph output): nothing to fuse. */
+  tm_model m;
+  tm_init(&m);
+  const char *dims[4] = {"1", "2", "4", "4"};
+  tm_input(&m, "x", 4, dims);
+  tm_initializer_f32(&m, "W2", 4, (int64_t[]){3, 2, 1, 1}, w2);
+  tm_node(&m, "Conv", "conv", "x,W2", "c", 0);
+  tm_node(&m, "Relu", "act", "c", "y", 0);
+  tm_output(&m, "y");
+  tm_output(&m, "c");
+  loaded l;
+  load(&m, 13, &l);
+  uint32_t fused;
+  CHECK_OK(etrt_pass_fuse_conv(l.graph, &fused));
+  CHECK_EQ_INT(fused, 0);
+  CHECK_EQ_INT(count_live(l.graph, "Conv"), 1);
+  unload(&l);
+}
+
+/* Both spellings of the exact GELU become one Gelu computing the same values; a chain
+ * whose Erf term is read elsewhere too stays as it is. */
+static void test_fuse_gelu(void) {
+  float x[6] = {-3, -1, -0.25f, 0.5f, 1, 2.5f}, reference[6], fused_out[6];
+  float sqrt2 = 1.41421356f, one = 1, half = 0.5f;
+  for (int spelling = 0; spelling < 3; ++spelling) {
+    for (int pass = 0; pass < 2; ++pass) {
+      tm_model m;
+      tm_init(&m);
+      const char *dims[2] = {"2", "3"};
+      tm_input(&m, "x", 2, dims);
+      tm_initializer_f32(&m, "sqrt2", 1, (int64_t[]){1}, &sqrt2);
+      tm_initializer_f32(&m, "one", 1, (int64_t[]){1}, &one);
+      tm_initializer_f32(&m, "half", 1, (int64_t[]){1}, &half);
+      tm_node(&m, "Div", "div", "x,sqrt2", "d", 0);
+      tm_node(&m, "Erf", "erf", "d", "e", 0);
+      tm_node(&m, "Add", "add", "one,e", "q", 0);
+      if (spelling == 1) {
+        tm_node(&m, "Mul", "inner", "half,x", "p", 0);
+        tm_node(&m, "Mul", "outer", "p,q", "y", 0);
+      } else {
+        tm_node(&m, "Mul", "inner", "x,q", "p", 0);
+        tm_node(&m, "Mul", "outer", "half,p", "y", 0);
+      }
+      tm_output(&m, "y");
+      if (spelling == 2) tm_output(&m, "q"); /* the Erf term has a second reader */
+      loaded l;
+      load(&m, 13, &l);
+      if (pass == 0) {
+        if (spelling < 2) run_cpu(l.graph, x, reference, 6);
+      } else {
+        uint32_t fused;
+        CHECK_OK(etrt_pass_fuse_gelu(l.graph, &fused));
+        CHECK_EQ_INT(fused, spelling < 2 ? 1 : 0);
+        CHECK_EQ_INT(count_live(l.graph, "Gelu"), spelling < 2 ? 1 : 0);
+        CHECK_EQ_INT(count_live(l.graph, "Erf") + count_live(l.graph, "Mul"), spelling < 2 ? 0 : 3);
+        if (spelling < 2) {
+          run_cpu(l.graph, x, fused_out, 6);
+          check_same(reference, fused_out, 6, 1e-6);
+        }
+      }
+      unload(&l);
+    }
+  }
 }
 
 static void test_dead_code_and_pipeline(void) {
@@ -321,6 +461,8 @@ int main(void) {
   RUN_TEST(test_batchnorm_into_conv);
   RUN_TEST(test_batchnorm_into_gemm);
   RUN_TEST(test_fuse_gemm);
+  RUN_TEST(test_fuse_conv);
+  RUN_TEST(test_fuse_gelu);
   RUN_TEST(test_dead_code_and_pipeline);
   return TEST_EXIT();
 }

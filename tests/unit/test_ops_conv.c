@@ -1,4 +1,4 @@
-/* Conv and ConvTranspose on the CPU executor against direct loops written here
+/* Conv, ConvTranspose and EtrtFusedConv on the CPU executor against direct loops written here
  * (1-D, 2-D and 3-D, groups, strides, dilations, explicit and automatic pads, bias,
  * output_padding, output_shape), depthwise convolutions (their own kernel), the same
  * bits with one thread and with several, and their refusals. */
@@ -314,6 +314,41 @@ static void test_conv_transpose(void) {
   OH_CHECK_FLOATS(g_y, g_want, 2 * 36, 1e-5);
 }
 
+/* EtrtFusedConv = Relu(Conv + Z), here without B, and its refusals. */
+static void test_fused_conv(void) {
+  static float z[2 * 3 * 5 * 5];
+  fill(g_x, 2 * 4 * 5 * 5, 21);
+  fill(g_w, 3 * 4 * 3 * 3, 22);
+  fill(z, 2 * 3 * 5 * 5, 23);
+  oh_value x = {ETRT_DTYPE_FLOAT32, 4, {2, 4, 5, 5}, g_x, OH_INPUT};
+  oh_value w = {ETRT_DTYPE_FLOAT32, 4, {3, 4, 3, 3}, g_w, OH_CONSTANT};
+  oh_value zv = {ETRT_DTYPE_FLOAT32, 4, {2, 3, 5, 5}, z, OH_INPUT};
+  etrt_attribute attrs[] = {OH_INTS("pads", 4, 1, 1, 1, 1), OH_STRING("activation", "Relu")};
+  CHECK_OK(oh_run("EtrtFusedConv", 4, (oh_value[]){x, w, OH_NONE, zv}, 2, attrs, 1, (void *[]){g_y},
+                  NULL));
+  ref_conv g = {2, 4, 3, 1, {1, 5, 5}, {1, 3, 3}, {1, 1, 1}, {1, 1, 1}, {0, 1, 1}, {1, 5, 5}};
+  ref_conv_forward(&g, g_x, g_w, NULL, g_want);
+  int negative = 0;
+  for (int i = 0; i < 2 * 3 * 5 * 5; ++i) {
+    g_want[i] += z[i];
+    negative += g_want[i] < 0;
+    if (g_want[i] < 0) g_want[i] = 0;
+  }
+  CHECK(negative > 0); /* the Relu has work to do */
+  OH_CHECK_FLOATS(g_y, g_want, 2 * 3 * 5 * 5, 1e-5);
+
+  oh_value z_small = {ETRT_DTYPE_FLOAT32, 4, {2, 3, 4, 5}, z, OH_INPUT};
+  OH_CHECK_REFUSED(
+      oh_run("EtrtFusedConv", 4, (oh_value[]){x, w, OH_NONE, z_small}, 1, attrs, 1, NULL, NULL),
+      "EtrtFusedConv", "Z must have the type and shape of Y");
+  OH_CHECK_REFUSED(oh_run("EtrtFusedConv", 2, (oh_value[]){x, w}, 1,
+                          (etrt_attribute[]){OH_STRING("activation", "Tanh")}, 1, NULL, NULL),
+                   "EtrtFusedConv", "activation 'Tanh'");
+  OH_CHECK_REFUSED(
+      oh_run("EtrtFusedConv", 5, (oh_value[]){x, w, OH_NONE, zv, zv}, 0, NULL, 1, NULL, NULL),
+      "EtrtFusedConv", "optional Z");
+}
+
 static void test_conv_refusals(void) {
   oh_value x = {ETRT_DTYPE_FLOAT32, 4, {1, 4, 5, 5}, g_x, OH_INPUT};
   oh_value w = {ETRT_DTYPE_FLOAT32, 4, {2, 3, 3, 3}, g_w, OH_CONSTANT};
@@ -369,6 +404,7 @@ int main(void) {
   RUN_TEST(test_conv_auto_pad);
   RUN_TEST(test_conv_1d_3d);
   RUN_TEST(test_conv_transpose);
+  RUN_TEST(test_fused_conv);
   RUN_TEST(test_conv_refusals);
   return TEST_EXIT();
 }

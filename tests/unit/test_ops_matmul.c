@@ -1,6 +1,6 @@
-/* MatMul (NumPy rules: 1-D operands, batch broadcasting) and Gemm (transA, transB,
- * alpha, beta, C broadcast) against a naive reference, in float32 and float64, at
- * sizes that cross the kernel's blocks. */
+/* MatMul (NumPy rules: 1-D operands, batch broadcasting), Gemm (transA, transB,
+ * alpha, beta, C broadcast) and EtrtMatMulBias against a naive reference, in float32 and float64,
+ * at sizes that cross the kernel's blocks. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -213,10 +213,42 @@ static void test_gemm_refusals(void) {
   CHECK_FAILS(op_run("Gemm", 2, in, &out, 0, NULL), ETRT_ERROR_INVALID_ARGUMENT, "must be 2-D");
 }
 
+/* EtrtMatMulBias: rows of A times B plus the bias, and its refusals. */
+static void test_matmul_bias(void) {
+  float a[2 * 3 * 4], b[4 * 5], bias[5], y[30], wrong[6];
+  for (int i = 0; i < 24; ++i) a[i] = 0.25f * (float)(i % 7) - 0.5f;
+  for (int i = 0; i < 20; ++i) b[i] = 0.125f * (float)(i % 5) - 0.25f;
+  for (int i = 0; i < 5; ++i) bias[i] = (float)i - 2.0f;
+  etrt_tensor in[3] = {op_tensor(ETRT_DTYPE_FLOAT32, a, 3, (int64_t)2, (int64_t)3, (int64_t)4),
+                       op_tensor(ETRT_DTYPE_FLOAT32, b, 2, (int64_t)4, (int64_t)5),
+                       op_tensor(ETRT_DTYPE_FLOAT32, bias, 1, (int64_t)5)};
+  etrt_tensor out = op_tensor(ETRT_DTYPE_FLOAT32, y, 0);
+  CHECK_OK(op_run("EtrtMatMulBias", 3, in, &out, 0, NULL));
+  CHECK_EQ_INT(out.rank, 3);
+  for (int r = 0; r < 6; ++r)
+    for (int j = 0; j < 5; ++j) {
+      double want = bias[j];
+      for (int k = 0; k < 4; ++k) want += (double)a[r * 4 + k] * b[k * 5 + j];
+      CHECK_NEAR(y[r * 5 + j], want, 1e-5);
+    }
+  in[2] = op_tensor(ETRT_DTYPE_FLOAT32, wrong, 1, (int64_t)6);
+  CHECK_FAILS(op_run("EtrtMatMulBias", 3, in, &out, 0, NULL), ETRT_ERROR_INVALID_ARGUMENT,
+              "a bias of B's 5 columns");
+  CHECK_FAILS(op_run("EtrtMatMulBias", 2, in, &out, 0, NULL), ETRT_ERROR_INVALID_ARGUMENT,
+              "takes inputs A, B and bias");
+  double da[24] = {0}, db[20] = {0}, dbias[5] = {0};
+  etrt_tensor d[3] = {op_tensor(ETRT_DTYPE_FLOAT64, da, 3, (int64_t)2, (int64_t)3, (int64_t)4),
+                      op_tensor(ETRT_DTYPE_FLOAT64, db, 2, (int64_t)4, (int64_t)5),
+                      op_tensor(ETRT_DTYPE_FLOAT64, dbias, 1, (int64_t)5)};
+  CHECK_FAILS(op_run("EtrtMatMulBias", 3, d, &out, 0, NULL), ETRT_ERROR_UNSUPPORTED,
+              "takes float32, got float64");
+}
+
 int main(void) {
   RUN_TEST(test_matmul_shapes);
   RUN_TEST(test_matmul_refusals);
   RUN_TEST(test_gemm_flags);
   RUN_TEST(test_gemm_refusals);
+  RUN_TEST(test_matmul_bias);
   return TEST_EXIT();
 }

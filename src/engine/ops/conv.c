@@ -97,6 +97,48 @@ static int etrt_conv_cuda_supports(const etrt_node *node, const etrt_tensor *inp
   return node->num_inputs < 3 || inputs[2].rank < 0 || inputs[2].dtype == t;
 }
 
+/* EtrtFusedConv: Y = act(Conv(X, W, B) + Z), made by the builder from Conv, an Add of a
+ * tensor of Y's shape and a Relu (pass_conv.c), so the GPU writes Y once. Inputs X, W,
+ * optional B, optional Z; attribute `activation` "Relu" or "" (none). */
+static etrt_status etrt_fused_conv_prepare(const etrt_node *node, void *state) {
+  etrt_fused_conv_params *p = state;
+  ETRT_RETURN_IF_ERROR(etrt_conv_params_parse(node, 0, &p->conv));
+  const char *act = etrt_node_attribute_string(node, "activation", "");
+  if (strcmp(act, "Relu") == 0) {
+    p->relu = 1;
+  } else if (act[0] == '\0') {
+    p->relu = 0;
+  } else {
+    return etrt_op_error(node, ETRT_ERROR_UNSUPPORTED,
+                         "activation '%s' is not one of \"Relu\" or \"\"", act);
+  }
+  return ETRT_OK;
+}
+
+static etrt_status etrt_fused_conv_infer(const etrt_node *node, const etrt_tensor *inputs,
+                                         etrt_tensor *outputs) {
+  if (node->num_inputs < 2 || node->num_inputs > 4 || node->num_outputs != 1)
+    return etrt_op_error(node, ETRT_ERROR_INVALID_ARGUMENT,
+                         "takes inputs X, W, an optional B and an optional Z, and one output");
+  etrt_node conv = *node;
+  conv.num_inputs = node->num_inputs < 3 ? node->num_inputs : 3;
+  ETRT_RETURN_IF_ERROR(etrt_conv_infer(&conv, inputs, outputs));
+  if (!etrt_op_has_input(node, inputs, 3)) return ETRT_OK;
+  const etrt_tensor *z = &inputs[3];
+  int same = z->dtype == outputs[0].dtype && z->rank == outputs[0].rank;
+  for (int32_t a = 0; same && a < z->rank; ++a) same = z->dims[a] == outputs[0].dims[a];
+  if (!same)
+    return etrt_op_error(node, ETRT_ERROR_INVALID_ARGUMENT,
+                         "Z must have the type and shape of Y (%s, rank %d)",
+                         etrt_dtype_name(outputs[0].dtype), (int)outputs[0].rank);
+  return ETRT_OK;
+}
+
+static int etrt_fused_conv_cuda_supports(const etrt_node *node, const etrt_tensor *inputs) {
+  if (!etrt_conv_cuda_supports(node, inputs)) return 0;
+  return node->num_inputs < 4 || inputs[3].rank < 0 || inputs[3].dtype == inputs[0].dtype;
+}
+
 static const etrt_op_def etrt_op_def_conv = {.op_type = "Conv",
                                              .state_size = sizeof(etrt_conv_params),
                                              .prepare = etrt_conv_prepare,
@@ -108,4 +150,11 @@ static const etrt_op_def etrt_op_def_conv_transpose = {.op_type = "ConvTranspose
                                                        .infer = etrt_conv_transpose_infer,
                                                        .cuda_supports = etrt_conv_cuda_supports};
 
-const etrt_op_def *const etrt_ops_conv[] = {&etrt_op_def_conv, &etrt_op_def_conv_transpose, NULL};
+static const etrt_op_def etrt_op_def_fused_conv = {.op_type = "EtrtFusedConv",
+                                                   .state_size = sizeof(etrt_fused_conv_params),
+                                                   .prepare = etrt_fused_conv_prepare,
+                                                   .infer = etrt_fused_conv_infer,
+                                                   .cuda_supports = etrt_fused_conv_cuda_supports};
+
+const etrt_op_def *const etrt_ops_conv[] = {&etrt_op_def_conv, &etrt_op_def_conv_transpose,
+                                            &etrt_op_def_fused_conv, NULL};

@@ -155,6 +155,32 @@ static etrt_status etrt_gemm_infer(const etrt_node *node, const etrt_tensor *inp
   return ETRT_OK;
 }
 
+/* EtrtMatMulBias: Y = MatMul(A, B) + bias, A of rank 2 or more, B [K, N] and bias [N],
+ * made by the builder from MatMul and Add (pass_gemm.c) for the products Gemm cannot
+ * take (a batch of rows: the linear layers of transformers), so that the bias rides in
+ * the GEMM's epilogue. */
+static etrt_status etrt_matmul_bias_infer(const etrt_node *node, const etrt_tensor *inputs,
+                                          etrt_tensor *outputs) {
+  if (node->num_inputs != 3 || node->num_outputs != 1 || !etrt_op_has_input(node, inputs, 0) ||
+      !etrt_op_has_input(node, inputs, 1) || !etrt_op_has_input(node, inputs, 2))
+    return etrt_op_error(node, ETRT_ERROR_INVALID_ARGUMENT,
+                         "takes inputs A, B and bias, and 1 output");
+  ETRT_RETURN_IF_ERROR(etrt_matmul_check_types(node, inputs, 3));
+  if (inputs[0].dtype != ETRT_DTYPE_FLOAT32)
+    return etrt_op_error(node, ETRT_ERROR_UNSUPPORTED, "takes float32, got %s",
+                         etrt_dtype_name(inputs[0].dtype));
+  const etrt_tensor *a = &inputs[0], *b = &inputs[1], *bias = &inputs[2];
+  if (a->rank < 2 || b->rank != 2 || bias->rank != 1 || bias->dims[0] != b->dims[1])
+    return etrt_op_error(node, ETRT_ERROR_INVALID_ARGUMENT,
+                         "needs A of rank 2 or more, a 2-D B and a bias of B's %lld columns; got "
+                         "ranks %d, %d and %d",
+                         (long long)(b->rank == 2 ? b->dims[1] : -1), (int)a->rank, (int)b->rank,
+                         (int)bias->rank);
+  etrt_node product = *node;
+  product.num_inputs = 2;
+  return etrt_matmul_infer(&product, inputs, outputs);
+}
+
 /* The dtypes of the cuBLASLt product, both operands alike. */
 static int etrt_matmul_cuda_supports(const etrt_node *node, const etrt_tensor *inputs) {
   (void)node;
@@ -171,4 +197,9 @@ static const etrt_op_def etrt_op_gemm = {.op_type = "Gemm",
                                          .infer = etrt_gemm_infer,
                                          .cuda_supports = etrt_matmul_cuda_supports};
 
-const etrt_op_def *const etrt_ops_matmul[] = {&etrt_op_matmul, &etrt_op_gemm, NULL};
+static const etrt_op_def etrt_op_matmul_bias = {.op_type = "EtrtMatMulBias",
+                                                .infer = etrt_matmul_bias_infer,
+                                                .cuda_supports = etrt_matmul_cuda_supports};
+
+const etrt_op_def *const etrt_ops_matmul[] = {&etrt_op_matmul, &etrt_op_gemm, &etrt_op_matmul_bias,
+                                              NULL};

@@ -39,6 +39,8 @@ etrt_status etrt_gemm_shape(const etrt_node *node, const etrt_tensor *inputs, in
 extern const etrt_dtype etrt_matmul_dtypes[];
 
 etrt_status etrt_cpu_matmul(const etrt_node *node, const etrt_tensor *inputs, etrt_tensor *outputs);
+etrt_status etrt_cpu_matmul_bias(const etrt_node *node, const etrt_tensor *inputs,
+                                 etrt_tensor *outputs);
 etrt_status etrt_cpu_gemm(const etrt_node *node, const etrt_tensor *inputs, etrt_tensor *outputs);
 
 #endif

@@ -1,4 +1,4 @@
-/* CPU kernels of Conv and ConvTranspose (float32). Conv packs tiles of the im2col
+/* CPU kernels of Conv, ConvTranspose and EtrtFusedConv (float32). Conv packs tiles of the im2col
  * matrix on the stack and multiplies them with the blocked GEMM; depthwise 2-D
  * convolutions (one input channel per group) run a direct kernel per plane instead;
  * ConvTranspose multiplies tiles of W^T * X and scatters them into the output
@@ -411,9 +411,28 @@ etrt_status etrt_cpu_conv_transpose(const etrt_node *node, const etrt_tensor *in
   return ETRT_OK;
 }
 
+/* EtrtFusedConv runs the unfused math: the convolution, then the residual and the
+ * activation in one pass over Y. */
+etrt_status etrt_cpu_fused_conv(const etrt_node *node, const etrt_tensor *inputs,
+                                etrt_tensor *outputs) {
+  const etrt_fused_conv_params *params = node->state;
+  etrt_node conv = *node;
+  conv.num_inputs = node->num_inputs < 3 ? node->num_inputs : 3;
+  ETRT_RETURN_IF_ERROR(etrt_cpu_conv(&conv, inputs, outputs));
+  const float *z = node->num_inputs > 3 && inputs[3].rank >= 0 ? inputs[3].data : NULL;
+  float *y = outputs[0].data;
+  int64_t count = etrt_tensor_numel(&outputs[0]);
+  if (z != NULL)
+    for (int64_t i = 0; i < count; ++i) y[i] += z[i];
+  if (params->relu)
+    for (int64_t i = 0; i < count; ++i) y[i] = y[i] > 0.0f ? y[i] : 0.0f;
+  return ETRT_OK;
+}
+
 /* The CPU rows of the family (ops/cpu/table.c). */
 const etrt_op_cpu_row etrt_cpu_rows_conv[] = {
     {"Conv", etrt_cpu_conv},
     {"ConvTranspose", etrt_cpu_conv_transpose},
+    {"EtrtFusedConv", etrt_cpu_fused_conv},
     {NULL, NULL},
 };

@@ -125,6 +125,20 @@ etrt_status etrt_cpu_matmul(const etrt_node *node, const etrt_tensor *inputs,
   return ETRT_OK;
 }
 
+/* The product, then the bias added to each row (float32: the definition's type). */
+etrt_status etrt_cpu_matmul_bias(const etrt_node *node, const etrt_tensor *inputs,
+                                 etrt_tensor *outputs) {
+  etrt_node product = *node;
+  product.num_inputs = 2;
+  ETRT_RETURN_IF_ERROR(etrt_cpu_matmul(&product, inputs, outputs));
+  const float *bias = inputs[2].data;
+  float *y = outputs[0].data;
+  int64_t n = inputs[2].dims[0], rows = n > 0 ? etrt_tensor_numel(&outputs[0]) / n : 0;
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t j = 0; j < n; ++j) y[r * n + j] += bias[j];
+  return ETRT_OK;
+}
+
 etrt_status etrt_cpu_gemm(const etrt_node *node, const etrt_tensor *inputs, etrt_tensor *outputs) {
   const etrt_gemm_state *state = node->state;
   int64_t m, n, k;
@@ -156,5 +170,6 @@ etrt_status etrt_cpu_gemm(const etrt_node *node, const etrt_tensor *inputs, etrt
 const etrt_op_cpu_row etrt_cpu_rows_matmul[] = {
     {"MatMul", etrt_cpu_matmul},
     {"Gemm", etrt_cpu_gemm},
+    {"EtrtMatMulBias", etrt_cpu_matmul_bias},
     {NULL, NULL},
 };

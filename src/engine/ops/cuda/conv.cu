@@ -1,13 +1,27 @@
-/* Conv on the GPU. The window geometry (pads, auto_pad, strides, dilations) comes
- * from the shared etrt_conv_geometry_conv. Ungrouped convolutions are matrix
+/* Conv and EtrtFusedConv on the GPU. The window geometry (pads, auto_pad, strides,
+ * dilations) comes from the shared etrt_conv_geometry_conv.
+ *
+ * Where cuDNN loads, a convolution with symmetric pads runs as one
+ * cudnnConvolutionBiasActivationForward: bias, residual (EtrtFusedConv's Z) and Relu
+ * in its epilogue. The node's setup (op.h), run when a context is created, makes the
+ * descriptors and picks the algorithm by timing the candidates on the context's GPU
+ * (cudnnFindConvolutionForwardAlgorithm), among those whose scratch fits the
+ * workspace the node asks for anyway; launches only re-describe changed shapes.
+ *
+ * Otherwise (no cuDNN, other geometry, float64): ungrouped convolutions are matrix
  * products through cuBLASLt: a pointwise one (1x1, stride 1, no pad) reads X as it
  * is; others first unfold a chunk of images into the workspace (im2col) as
  * [image][C * kernel][output positions]. Grouped convolutions (depthwise above all,
  * where a product per group would be tiny) run a direct kernel. The bias is copied
  * into Y first and the product adds to it (beta = 1). */
+#include <limits.h>
+#include <stdlib.h>
+
+#include "engine/ops/cuda/cuda_libraries.h"
 #include "engine/ops/cuda/gemm.h"
 
 extern "C" {
+#include "base/log.h"
 #include "engine/ops/conv.h"
 }
 
@@ -108,7 +122,335 @@ __global__ void etrt_conv_direct_kernel(const T *x, const T *w, const T *bias, T
   }
 }
 
-extern "C" ETRT_CUDA_RUN(etrt_cuda_conv) {
+/* ---- cuDNN ----------------------------------------------------------------------- */
+
+/* A node's cuDNN state in one context. The tensor descriptors describe the shapes of
+ * the last launch (`dims`); the algorithm was chosen at setup. */
+typedef struct etrt_conv_dnn {
+  const etrt_cudnn_api *api;
+  cudnnTensorDescriptor_t x, y, bias;
+  cudnnFilterDescriptor_t w;
+  cudnnConvolutionDescriptor_t conv;
+  cudnnActivationDescriptor_t activation;
+  cudnnConvolutionFwdAlgo_t algo;
+  cudnnDataType_t type;
+  size_t algo_workspace; /* the algorithm's scratch at `dims` */
+  void *zero_bias;       /* `maps` zeros, for a node without B */
+  int64_t maps;
+  int rank;
+  int dims[3][5]; /* x, w, y as described */
+} etrt_conv_dnn;
+
+/* cuDNN's view of one convolution: NCHW (or NCDHW) dims of x, w and y, the window,
+ * and the rank (a 1-D convolution is a 2-D one of height 1). */
+typedef struct etrt_conv_dnn_shape {
+  int rank;
+  int dims[3][5];
+  int pads[3], strides[3], dilations[3];
+} etrt_conv_dnn_shape;
+
+/* False when cuDNN cannot express the convolution: pads differing at the two ends, an
+ * empty tensor, or sizes past its int range. */
+static bool etrt_conv_dnn_shape_of(const etrt_conv_geometry &g, const etrt_conv_sizes &d,
+                                   etrt_conv_dnn_shape *s) {
+  if (g.spatial < 1 || g.spatial > 3 || d.group < 1) return false;
+  int extra = g.spatial == 1 ? 1 : 0;
+  int spatial = g.spatial + extra;
+  s->rank = spatial + 2;
+  int64_t x[5] = {d.batch, d.channels, 1, 1, 1}, w[5] = {d.maps, d.channels / d.group, 1, 1, 1},
+          y[5] = {d.batch, d.maps, 1, 1, 1};
+  int64_t x_count = d.batch * d.channels, y_count = d.batch * d.maps,
+          w_count = d.maps * (d.channels / d.group);
+  for (int i = 0; i < spatial; ++i) {
+    int a = i - extra; /* the axis of the geometry, -1 for the added height */
+    int64_t in = a < 0 ? 1 : g.in[a], out = a < 0 ? 1 : g.out[a], k = a < 0 ? 1 : g.kernel[a];
+    int64_t pad = a < 0 ? 0 : g.pad_begin[a];
+    if (a >= 0 && g.pad_begin[a] != g.pad_end[a]) return false;
+    x[i + 2] = in;
+    w[i + 2] = k;
+    y[i + 2] = out;
+    x_count *= in;
+    y_count *= out;
+    w_count *= k;
+    s->pads[i] = (int)pad;
+    s->strides[i] = a < 0 ? 1 : (int)g.stride[a];
+    s->dilations[i] = a < 0 ? 1 : (int)g.dilation[a];
+    if (pad > INT_MAX || (a >= 0 && (g.stride[a] > INT_MAX || g.dilation[a] > INT_MAX)))
+      return false;
+  }
+  if (x_count <= 0 || y_count <= 0 || w_count <= 0 || x_count > INT_MAX || y_count > INT_MAX ||
+      w_count > INT_MAX)
+    return false;
+  for (int i = 0; i < s->rank; ++i) {
+    s->dims[0][i] = (int)x[i];
+    s->dims[1][i] = (int)w[i];
+    s->dims[2][i] = (int)y[i];
+  }
+  return true;
+}
+
+static etrt_status etrt_conv_dnn_failed(const etrt_cudnn_api *api, const etrt_node *node,
+                                        const char *call, cudnnStatus_t st) {
+  return etrt_error(ETRT_ERROR_DEVICE, "%s node '%s': %s failed: %s (%d)", node->op_type,
+                    etrt_cuda_name(node), call, api->error_string(st), (int)st);
+}
+
+#define ETRT_DNN_TRY(node, name, call)                                                  \
+  do {                                                                                  \
+    cudnnStatus_t st_ = (call);                                                         \
+    if (st_ != CUDNN_STATUS_SUCCESS) return etrt_conv_dnn_failed(api, node, name, st_); \
+  } while (0)
+
+/* Describes a packed tensor of `rank` dims. */
+static etrt_status etrt_conv_dnn_packed(const etrt_cudnn_api *api, const etrt_node *node,
+                                        cudnnTensorDescriptor_t desc, cudnnDataType_t type,
+                                        int rank, const int *dims) {
+  int strides[5];
+  strides[rank - 1] = 1;
+  for (int i = rank - 2; i >= 0; --i) strides[i] = strides[i + 1] * dims[i + 1];
+  ETRT_DNN_TRY(node, "cudnnSetTensorNdDescriptor",
+               api->set_tensor(desc, type, rank, dims, strides));
+  return ETRT_OK;
+}
+
+/* Points the x, w, y and bias descriptors at `shape` and sizes the algorithm's
+ * scratch there. */
+static etrt_status etrt_conv_dnn_describe(etrt_conv_dnn *dnn, const etrt_node *node,
+                                          cudnnHandle_t handle, const etrt_conv_dnn_shape &shape) {
+  const etrt_cudnn_api *api = dnn->api;
+  ETRT_RETURN_IF_ERROR(
+      etrt_conv_dnn_packed(api, node, dnn->x, dnn->type, shape.rank, shape.dims[0]));
+  ETRT_RETURN_IF_ERROR(
+      etrt_conv_dnn_packed(api, node, dnn->y, dnn->type, shape.rank, shape.dims[2]));
+  int bias_dims[5] = {1, shape.dims[2][1], 1, 1, 1};
+  ETRT_RETURN_IF_ERROR(
+      etrt_conv_dnn_packed(api, node, dnn->bias, dnn->type, shape.rank, bias_dims));
+  ETRT_DNN_TRY(node, "cudnnSetFilterNdDescriptor",
+               api->set_filter(dnn->w, dnn->type, CUDNN_TENSOR_NCHW, shape.rank, shape.dims[1]));
+  ETRT_DNN_TRY(node, "cudnnGetConvolutionForwardWorkspaceSize",
+               api->forward_workspace(handle, dnn->x, dnn->w, dnn->conv, dnn->y, dnn->algo,
+                                      &dnn->algo_workspace));
+  dnn->rank = shape.rank;
+  memcpy(dnn->dims, shape.dims, sizeof dnn->dims);
+  return ETRT_OK;
+}
+
+static void etrt_conv_dnn_release(void *state) {
+  etrt_conv_dnn *dnn = (etrt_conv_dnn *)state;
+  if (dnn == NULL) return;
+  const etrt_cudnn_api *api = dnn->api;
+  if (dnn->x != NULL) api->destroy_tensor(dnn->x);
+  if (dnn->y != NULL) api->destroy_tensor(dnn->y);
+  if (dnn->bias != NULL) api->destroy_tensor(dnn->bias);
+  if (dnn->w != NULL) api->destroy_filter(dnn->w);
+  if (dnn->conv != NULL) api->destroy_conv(dnn->conv);
+  if (dnn->activation != NULL) api->destroy_activation(dnn->activation);
+  if (dnn->zero_bias != NULL) cudaFree(dnn->zero_bias);
+  free(dnn);
+}
+
+/* float32 data computes as the plan's precision allows, as in gemm.cu. */
+static cudnnMathType_t etrt_conv_dnn_math(etrt_dtype dtype, etrt_precision precision) {
+  if (dtype != ETRT_DTYPE_FLOAT32) return CUDNN_TENSOR_OP_MATH;
+  switch (precision) {
+    case ETRT_PRECISION_TF32:
+      return CUDNN_TENSOR_OP_MATH;
+    case ETRT_PRECISION_FP16:
+    case ETRT_PRECISION_BF16:
+      return CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION;
+    default:
+      return CUDNN_FMA_MATH;
+  }
+}
+
+extern "C" ETRT_CUDA_WORKSPACE(etrt_cuda_conv_workspace);
+
+/* Makes the node's state: descriptors, and the fastest algorithm whose scratch fits
+ * the workspace the node asks for. cudnnConvolutionBiasActivationForward takes any
+ * algorithm with Relu but only the implicit precomputed GEMM without an activation,
+ * so only Relu nodes are timed. No state (the GEMM path) where cuDNN is missing or
+ * turned off (ETRT_CUDNN=0) or cannot express the node. */
+static etrt_status etrt_conv_dnn_setup_node(const etrt_node *node, const etrt_tensor *inputs,
+                                            const etrt_tensor *outputs, etrt_cuda_launch *launch,
+                                            int relu, void **state) {
+  *state = NULL;
+  const char *env = getenv("ETRT_CUDNN");
+  if (env != NULL && strcmp(env, "0") == 0) return ETRT_OK;
+  etrt_dtype dtype = inputs[0].dtype;
+  if (!etrt_cuda_gemm_dtype_ok(dtype)) return ETRT_OK;
+  etrt_conv_geometry g;
+  etrt_conv_sizes d;
+  etrt_conv_dnn_shape shape;
+  if (etrt_conv_resolve(node, inputs, &g, &d) != ETRT_OK || !etrt_conv_dnn_shape_of(g, d, &shape))
+    return ETRT_OK;
+  const etrt_cudnn_api *api = NULL;
+  if (etrt_cuda_cudnn_get(&api) != ETRT_OK) {
+    etrt_log(ETRT_LOG_DEBUG, "%s node '%s': convolution without cuDNN: %s", node->op_type,
+             etrt_cuda_name(node), etrt_last_error());
+    return ETRT_OK;
+  }
+  if (launch->cudnn == NULL) {
+    cudnnHandle_t handle = NULL;
+    cudnnStatus_t st = api->create(&handle);
+    if (st != CUDNN_STATUS_SUCCESS) {
+      etrt_log(ETRT_LOG_DEBUG, "convolutions without cuDNN: cudnnCreate failed: %s",
+               api->error_string(st));
+      return ETRT_OK;
+    }
+    launch->cudnn = handle;
+  }
+  cudnnHandle_t handle = (cudnnHandle_t)launch->cudnn;
+  etrt_conv_dnn *dnn = (etrt_conv_dnn *)calloc(1, sizeof *dnn);
+  if (dnn == NULL) return etrt_error(ETRT_ERROR_OUT_OF_MEMORY, "engine: out of memory");
+  dnn->api = api;
+  dnn->maps = d.maps;
+  dnn->type = dtype == ETRT_DTYPE_FLOAT16    ? CUDNN_DATA_HALF
+              : dtype == ETRT_DTYPE_BFLOAT16 ? CUDNN_DATA_BFLOAT16
+                                             : CUDNN_DATA_FLOAT;
+  dnn->algo = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM;
+  etrt_status s = ETRT_OK;
+  cudnnStatus_t st = api->create_tensor(&dnn->x);
+  if (st == CUDNN_STATUS_SUCCESS) st = api->create_tensor(&dnn->y);
+  if (st == CUDNN_STATUS_SUCCESS) st = api->create_tensor(&dnn->bias);
+  if (st == CUDNN_STATUS_SUCCESS) st = api->create_filter(&dnn->w);
+  if (st == CUDNN_STATUS_SUCCESS) st = api->create_conv(&dnn->conv);
+  if (st == CUDNN_STATUS_SUCCESS) st = api->create_activation(&dnn->activation);
+  if (st == CUDNN_STATUS_SUCCESS)
+    st = api->set_conv(dnn->conv, shape.rank - 2, shape.pads, shape.strides, shape.dilations,
+                       CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT);
+  if (st == CUDNN_STATUS_SUCCESS) st = api->set_conv_groups(dnn->conv, (int)d.group);
+  if (st == CUDNN_STATUS_SUCCESS)
+    st = api->set_conv_math(dnn->conv, etrt_conv_dnn_math(dtype, launch->precision));
+  if (st == CUDNN_STATUS_SUCCESS)
+    st = api->set_activation(dnn->activation,
+                             relu ? CUDNN_ACTIVATION_RELU : CUDNN_ACTIVATION_IDENTITY,
+                             CUDNN_PROPAGATE_NAN, 0.0);
+  if (st == CUDNN_STATUS_SUCCESS) st = api->set_stream(handle, NULL);
+  if (st != CUDNN_STATUS_SUCCESS) s = etrt_conv_dnn_failed(api, node, "describing", st);
+  if (s == ETRT_OK) s = etrt_conv_dnn_describe(dnn, node, handle, shape);
+  size_t limit = etrt_cuda_conv_workspace(node, inputs, outputs);
+  if (s == ETRT_OK && relu) {
+    cudnnConvolutionFwdAlgoPerf_t found[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
+    int count = 0;
+    st = api->find_forward(handle, dnn->x, dnn->w, dnn->conv, dnn->y,
+                           CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &count, found);
+    if (st != CUDNN_STATUS_SUCCESS) {
+      s = etrt_conv_dnn_failed(api, node, "cudnnFindConvolutionForwardAlgorithm", st);
+    } else {
+      /* Sorted fastest first. */
+      for (int i = 0; i < count; ++i) {
+        if (found[i].status == CUDNN_STATUS_SUCCESS && found[i].memory <= limit) {
+          dnn->algo = found[i].algo;
+          break;
+        }
+      }
+      s = etrt_conv_dnn_describe(dnn, node, handle, shape);
+    }
+  }
+  if (s == ETRT_OK && dnn->algo_workspace > limit) {
+    etrt_conv_dnn_release(dnn);
+    return ETRT_OK;
+  }
+  bool has_bias = node->num_inputs > 2 && inputs[2].rank >= 0;
+  if (s == ETRT_OK && !has_bias) {
+    size_t bytes = (size_t)d.maps * etrt_dtype_size(dtype);
+    if (cudaMalloc(&dnn->zero_bias, bytes) != cudaSuccess ||
+        cudaMemset(dnn->zero_bias, 0, bytes) != cudaSuccess) {
+      (void)cudaGetLastError();
+      dnn->zero_bias = NULL;
+      s = etrt_error(ETRT_ERROR_OUT_OF_MEMORY, "%s node '%s': %zu bytes of zero bias",
+                     node->op_type, etrt_cuda_name(node), bytes);
+    }
+  }
+  if (s != ETRT_OK) {
+    etrt_conv_dnn_release(dnn);
+    return s;
+  }
+  etrt_log(ETRT_LOG_DEBUG, "%s node '%s': cuDNN algorithm %d (%s), %zu bytes of scratch",
+           node->op_type, etrt_cuda_name(node), (int)dnn->algo, relu ? "timed" : "fixed",
+           dnn->algo_workspace);
+  *state = dnn;
+  return ETRT_OK;
+}
+
+static etrt_status etrt_conv_dnn_setup(const etrt_node *node, const etrt_tensor *inputs,
+                                       const etrt_tensor *outputs, etrt_cuda_launch *launch,
+                                       void **state) {
+  return etrt_conv_dnn_setup_node(node, inputs, outputs, launch, 0, state);
+}
+
+static etrt_status etrt_fused_conv_dnn_setup(const etrt_node *node, const etrt_tensor *inputs,
+                                             const etrt_tensor *outputs, etrt_cuda_launch *launch,
+                                             void **state) {
+  const etrt_fused_conv_params *p = (const etrt_fused_conv_params *)node->state;
+  return etrt_conv_dnn_setup_node(node, inputs, outputs, launch, p->relu, state);
+}
+
+extern "C" void etrt_cuda_dnn_destroy(void *handle) {
+  const etrt_cudnn_api *api = NULL;
+  if (handle != NULL && etrt_cuda_cudnn_get(&api) == ETRT_OK) api->destroy((cudnnHandle_t)handle);
+}
+
+/* Y = act(conv(X, W) + B + Z) as one cuDNN call. False (and *status untouched) when
+ * the node has no state or these shapes need more scratch than the context has: the
+ * caller takes the GEMM path. */
+static bool etrt_conv_dnn_run(const etrt_node *node, const etrt_tensor *inputs,
+                              etrt_tensor *outputs, const etrt_cuda_launch *launch,
+                              const etrt_tensor *z, etrt_status *status) {
+  etrt_conv_dnn *dnn =
+      launch->node_state != NULL ? (etrt_conv_dnn *)launch->node_state[launch->node] : NULL;
+  if (dnn == NULL || launch->cudnn == NULL) return false;
+  etrt_conv_geometry g;
+  etrt_conv_sizes d;
+  etrt_conv_dnn_shape shape;
+  if (etrt_conv_resolve(node, inputs, &g, &d) != ETRT_OK || !etrt_conv_dnn_shape_of(g, d, &shape))
+    return false;
+  cudnnHandle_t handle = (cudnnHandle_t)launch->cudnn;
+  if (shape.rank != dnn->rank || memcmp(shape.dims, dnn->dims, sizeof dnn->dims) != 0) {
+    etrt_status s = etrt_conv_dnn_describe(dnn, node, handle, shape);
+    if (s != ETRT_OK) {
+      *status = s;
+      return true;
+    }
+  }
+  if (dnn->algo_workspace > launch->workspace_size || d.maps > dnn->maps) {
+    dnn->rank = 0; /* described for shapes this launch does not use */
+    return false;
+  }
+  const etrt_cudnn_api *api = dnn->api;
+  cudnnStatus_t st = api->set_stream(handle, etrt_cuda_stream(launch));
+  if (st != CUDNN_STATUS_SUCCESS) {
+    *status = etrt_conv_dnn_failed(api, node, "cudnnSetStream", st);
+    return true;
+  }
+  bool has_bias = node->num_inputs > 2 && inputs[2].rank >= 0;
+  float one = 1.0f, residual = z != NULL ? 1.0f : 0.0f;
+  st = api->bias_activation_forward(handle, &one, dnn->x, inputs[0].data, dnn->w, inputs[1].data,
+                                    dnn->conv, dnn->algo, launch->workspace, dnn->algo_workspace,
+                                    &residual, dnn->y, z != NULL ? z->data : outputs[0].data,
+                                    dnn->bias, has_bias ? inputs[2].data : dnn->zero_bias,
+                                    dnn->activation, dnn->y, outputs[0].data);
+  *status = st == CUDNN_STATUS_SUCCESS
+                ? ETRT_OK
+                : etrt_conv_dnn_failed(api, node, "cudnnConvolutionBiasActivationForward", st);
+  return true;
+}
+
+/* y = act(y + z) after the GEMM path of EtrtFusedConv. */
+template <typename T>
+__global__ void etrt_conv_epilogue_kernel(T *y, const T *z, int relu, int64_t count) {
+  typedef typename etrt_math<T>::type M;
+  ETRT_CUDA_LOOP(i, count) {
+    M v = etrt_cvt<M>(y[i]);
+    if (z != NULL) v += etrt_cvt<M>(z[i]);
+    if (relu) v = v > M(0) ? v : M(0);
+    y[i] = etrt_cvt<T>(v);
+  }
+}
+
+/* The GEMM (or direct) path of Conv. */
+static etrt_status etrt_conv_gemm_path(const etrt_node *node, const etrt_tensor *inputs,
+                                       etrt_tensor *outputs, const etrt_cuda_launch *launch) {
   etrt_conv_geometry g;
   etrt_conv_sizes d;
   ETRT_RETURN_IF_ERROR(etrt_conv_resolve(node, inputs, &g, &d));
@@ -142,7 +484,7 @@ extern "C" ETRT_CUDA_RUN(etrt_cuda_conv) {
   int64_t rows = d.channels * d.kernel_count;
   size_t elem = etrt_dtype_size(x->dtype);
   /* Y[n] (maps x positions) = W (maps x rows) * unfolded X[n] (rows x positions). */
-  etrt_cuda_gemm_args a;
+  etrt_cuda_gemm_args a = {};
   a.dtype = x->dtype;
   a.trans_a = a.trans_b = 0;
   a.m = d.maps, a.n = d.out_count, a.k = rows;
@@ -184,11 +526,38 @@ extern "C" ETRT_CUDA_RUN(etrt_cuda_conv) {
   return ETRT_OK;
 }
 
+extern "C" ETRT_CUDA_RUN(etrt_cuda_conv) {
+  etrt_status s = ETRT_OK;
+  if (etrt_conv_dnn_run(node, inputs, outputs, launch, NULL, &s)) return s;
+  return etrt_conv_gemm_path(node, inputs, outputs, launch);
+}
+
+extern "C" ETRT_CUDA_RUN(etrt_cuda_fused_conv) {
+  const etrt_fused_conv_params *p = (const etrt_fused_conv_params *)node->state;
+  const etrt_tensor *z = node->num_inputs > 3 && inputs[3].rank >= 0 ? &inputs[3] : NULL;
+  etrt_status s = ETRT_OK;
+  if (etrt_conv_dnn_run(node, inputs, outputs, launch, z, &s)) return s;
+  etrt_node conv = *node;
+  conv.num_inputs = node->num_inputs < 3 ? node->num_inputs : 3;
+  ETRT_RETURN_IF_ERROR(etrt_conv_gemm_path(&conv, inputs, outputs, launch));
+  int64_t count = etrt_tensor_numel(&outputs[0]);
+  if (count == 0 || (z == NULL && !p->relu)) return ETRT_OK;
+  ETRT_CUDA_FLOAT_SWITCH(
+      outputs[0].dtype, T, return etrt_cuda_no_kernel(node, outputs[0].dtype),
+      etrt_conv_epilogue_kernel<T><<<etrt_cuda_blocks(count, ETRT_CUDA_THREADS), ETRT_CUDA_THREADS,
+                                     0, etrt_cuda_stream(launch)>>>(
+          (T *)outputs[0].data, z != NULL ? (const T *)z->data : (const T *)NULL, p->relu, count));
+  return etrt_cuda_check(node, "conv_epilogue");
+}
+
+/* The GEMM path's scratch, and at least cuBLASLt's for every float convolution: the
+ * cuDNN algorithms chosen at setup fit in it (etrt_conv_dnn_setup_node). */
 extern "C" ETRT_CUDA_WORKSPACE(etrt_cuda_conv_workspace) {
   etrt_conv_geometry g;
   etrt_conv_sizes d;
   if (etrt_conv_resolve(node, inputs, &g, &d) != ETRT_OK) return 0;
-  if (d.group > 1 || !etrt_cuda_gemm_dtype_ok(inputs[0].dtype)) return 0;
+  if (!etrt_cuda_gemm_dtype_ok(inputs[0].dtype)) return 0;
+  if (d.group > 1) return ETRT_CUDA_GEMM_WORKSPACE;
   if (etrt_conv_pointwise(&g)) return ETRT_CUDA_GEMM_WORKSPACE;
   size_t per_image = etrt_conv_unfold_bytes(&d, inputs[0].dtype);
   size_t images = per_image > 0 ? ETRT_CONV_UNFOLD_CAP / per_image : 1;
@@ -282,5 +651,13 @@ extern "C" ETRT_CUDA_RUN(etrt_cuda_conv_transpose) {
 extern "C" const etrt_op_cuda_row etrt_cuda_rows_conv[] = {
     {"Conv", etrt_cuda_conv, etrt_cuda_conv_workspace},
     {"ConvTranspose", etrt_cuda_conv_transpose, NULL},
+    {"EtrtFusedConv", etrt_cuda_fused_conv, etrt_cuda_conv_workspace},
+    {NULL, NULL, NULL},
+};
+
+/* The rows with per-context state (ops/cuda/table.c). */
+extern "C" const etrt_op_cuda_setup_row etrt_cuda_setups_conv[] = {
+    {"Conv", etrt_conv_dnn_setup, etrt_conv_dnn_release},
+    {"EtrtFusedConv", etrt_fused_conv_dnn_setup, etrt_conv_dnn_release},
     {NULL, NULL, NULL},
 };

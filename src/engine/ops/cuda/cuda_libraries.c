@@ -1,4 +1,4 @@
-/* cuBLASLt through dlopen (see cuda_libraries.h). The soname of the toolkit the code
+/* cuBLASLt and cuDNN through dlopen (see cuda_libraries.h). The soname of the toolkit the code
  * was compiled against is tried first (the loader's search path: LD_LIBRARY_PATH,
  * ld.so.cache), then the same file in that toolkit's library folder, so a build runs
  * where it was built without any setup. */
@@ -15,6 +15,13 @@
 #define ETRT_STRINGIFY_(x) #x
 #define ETRT_STRINGIFY(x) ETRT_STRINGIFY_(x)
 #define ETRT_CUBLASLT_SONAME "libcublasLt.so." ETRT_STRINGIFY(CUBLAS_VER_MAJOR)
+#define ETRT_CUDNN_SONAME "libcudnn.so." ETRT_STRINGIFY(CUDNN_MAJOR)
+
+typedef struct etrt_library_symbol {
+  const char *name;
+  void *slot;
+  size_t size;
+} etrt_library_symbol;
 
 /* dlsym returns an object pointer; C11 allows converting it to a function pointer
  * only through memcpy (POSIX guarantees the representations match). */
@@ -102,6 +109,90 @@ etrt_status etrt_cuda_cublaslt_get(const etrt_cublaslt_api **out) {
   if (etrt_cublaslt_status != ETRT_OK)
     return etrt_error(etrt_cublaslt_status, "%s", etrt_cublaslt_message);
   *out = &etrt_cublaslt_table;
+  return ETRT_OK;
+}
+
+/* Opens the first of `names` and fills `symbols` from it; on failure names the
+ * library (`what`, `soname`), the loader's reasons and the missing entry point. */
+static etrt_status etrt_library_load(const char *what, const char *soname, const char *const *names,
+                                     size_t count, const etrt_library_symbol *symbols,
+                                     size_t symbol_count) {
+  void *library = NULL;
+  char tried[1024] = "";
+  size_t used = 0;
+  for (size_t i = 0; i < count && library == NULL; ++i) {
+    library = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
+    if (library == NULL && used < sizeof tried) {
+      const char *why = dlerror();
+      int n = snprintf(tried + used, sizeof tried - used, "%s%s", used ? "; " : "",
+                       why ? why : names[i]);
+      if (n > 0) used += (size_t)n;
+    }
+  }
+  if (library == NULL)
+    return etrt_error(ETRT_ERROR_UNSUPPORTED, "cannot load %s (%s): %s", what, soname, tried);
+  for (size_t i = 0; i < symbol_count; ++i) {
+    if (etrt_cublaslt_symbol(library, symbols[i].name, symbols[i].slot, symbols[i].size) != 0) {
+      const char *why = dlerror();
+      return etrt_error(ETRT_ERROR_UNSUPPORTED, "%s (%s) lacks %s: %s", what, soname,
+                        symbols[i].name, why ? why : "no such symbol");
+    }
+  }
+  return ETRT_OK;
+}
+
+static pthread_once_t etrt_cudnn_once = PTHREAD_ONCE_INIT;
+static etrt_cudnn_api etrt_cudnn_table;
+static etrt_status etrt_cudnn_status;
+static char etrt_cudnn_message[1024];
+
+static void etrt_cudnn_init(void) {
+  static const char *const names[] = {
+      ETRT_CUDNN_SONAME,
+#ifdef ETRT_CUDA_LIBRARY_DIR
+      ETRT_CUDA_LIBRARY_DIR "/" ETRT_CUDNN_SONAME,
+#endif
+  };
+  etrt_cudnn_api *t = &etrt_cudnn_table;
+  const etrt_library_symbol symbols[] = {
+      {"cudnnCreate", &t->create, sizeof t->create},
+      {"cudnnDestroy", &t->destroy, sizeof t->destroy},
+      {"cudnnSetStream", &t->set_stream, sizeof t->set_stream},
+      {"cudnnGetErrorString", &t->error_string, sizeof t->error_string},
+      {"cudnnCreateTensorDescriptor", &t->create_tensor, sizeof t->create_tensor},
+      {"cudnnSetTensorNdDescriptor", &t->set_tensor, sizeof t->set_tensor},
+      {"cudnnDestroyTensorDescriptor", &t->destroy_tensor, sizeof t->destroy_tensor},
+      {"cudnnCreateFilterDescriptor", &t->create_filter, sizeof t->create_filter},
+      {"cudnnSetFilterNdDescriptor", &t->set_filter, sizeof t->set_filter},
+      {"cudnnDestroyFilterDescriptor", &t->destroy_filter, sizeof t->destroy_filter},
+      {"cudnnCreateConvolutionDescriptor", &t->create_conv, sizeof t->create_conv},
+      {"cudnnSetConvolutionNdDescriptor", &t->set_conv, sizeof t->set_conv},
+      {"cudnnSetConvolutionGroupCount", &t->set_conv_groups, sizeof t->set_conv_groups},
+      {"cudnnSetConvolutionMathType", &t->set_conv_math, sizeof t->set_conv_math},
+      {"cudnnDestroyConvolutionDescriptor", &t->destroy_conv, sizeof t->destroy_conv},
+      {"cudnnCreateActivationDescriptor", &t->create_activation, sizeof t->create_activation},
+      {"cudnnSetActivationDescriptor", &t->set_activation, sizeof t->set_activation},
+      {"cudnnDestroyActivationDescriptor", &t->destroy_activation, sizeof t->destroy_activation},
+      {"cudnnFindConvolutionForwardAlgorithm", &t->find_forward, sizeof t->find_forward},
+      {"cudnnGetConvolutionForwardWorkspaceSize", &t->forward_workspace,
+       sizeof t->forward_workspace},
+      {"cudnnConvolutionBiasActivationForward", &t->bias_activation_forward,
+       sizeof t->bias_activation_forward},
+  };
+  etrt_cudnn_status =
+      etrt_library_load("cuDNN", ETRT_CUDNN_SONAME, names, sizeof names / sizeof names[0], symbols,
+                        sizeof symbols / sizeof symbols[0]);
+  if (etrt_cudnn_status != ETRT_OK) {
+    memset(t, 0, sizeof *t);
+    snprintf(etrt_cudnn_message, sizeof etrt_cudnn_message, "%s", etrt_last_error());
+  }
+}
+
+etrt_status etrt_cuda_cudnn_get(const etrt_cudnn_api **out) {
+  *out = NULL;
+  pthread_once(&etrt_cudnn_once, etrt_cudnn_init);
+  if (etrt_cudnn_status != ETRT_OK) return etrt_error(etrt_cudnn_status, "%s", etrt_cudnn_message);
+  *out = &etrt_cudnn_table;
   return ETRT_OK;
 }
 

@@ -1,11 +1,13 @@
 /* The CUDA math libraries the GPU executor uses, loaded at run time: cuBLASLt is
- * opened with dlopen on the first GPU engine context and reached only through this
- * table, so that processes which never run a GPU plan (`etrt --help`, CPU work) do
- * not map it. The CUDA runtime stays linked statically (CMakeLists.txt). */
+ * opened with dlopen on the first GPU engine context and cuDNN on the first context
+ * with a convolution, each reached only through its table, so that processes which
+ * never run a GPU plan (`etrt --help`, CPU work) do not map them. The CUDA runtime stays linked
+ * statically (CMakeLists.txt). */
 #ifndef ETRT_ENGINE_OPS_CUDA_CUDA_LIBRARIES_H
 #define ETRT_ENGINE_OPS_CUDA_CUDA_LIBRARIES_H
 
 #include <cublasLt.h>
+#include <cudnn.h>
 
 #include "etrt/status.h"
 
@@ -57,6 +59,51 @@ etrt_status etrt_cuda_cublaslt_get(const etrt_cublaslt_api **out);
  * or a path), without caching; the loaded library stays open. For tests of the
  * refusal; everything else calls etrt_cuda_cublaslt_get. */
 etrt_status etrt_cuda_cublaslt_load(const char *const *names, size_t count, etrt_cublaslt_api *out);
+
+/* The cuDNN entry points conv.cu calls (the legacy convolution API of cuDNN 9). */
+typedef struct etrt_cudnn_api {
+  cudnnStatus_t (*create)(cudnnHandle_t *handle);
+  cudnnStatus_t (*destroy)(cudnnHandle_t handle);
+  cudnnStatus_t (*set_stream)(cudnnHandle_t handle, cudaStream_t stream);
+  const char *(*error_string)(cudnnStatus_t status);
+  cudnnStatus_t (*create_tensor)(cudnnTensorDescriptor_t *desc);
+  cudnnStatus_t (*set_tensor)(cudnnTensorDescriptor_t desc, cudnnDataType_t type, int rank,
+                              const int dims[], const int strides[]);
+  cudnnStatus_t (*destroy_tensor)(cudnnTensorDescriptor_t desc);
+  cudnnStatus_t (*create_filter)(cudnnFilterDescriptor_t *desc);
+  cudnnStatus_t (*set_filter)(cudnnFilterDescriptor_t desc, cudnnDataType_t type,
+                              cudnnTensorFormat_t format, int rank, const int dims[]);
+  cudnnStatus_t (*destroy_filter)(cudnnFilterDescriptor_t desc);
+  cudnnStatus_t (*create_conv)(cudnnConvolutionDescriptor_t *desc);
+  cudnnStatus_t (*set_conv)(cudnnConvolutionDescriptor_t desc, int spatial, const int pads[],
+                            const int strides[], const int dilations[], cudnnConvolutionMode_t mode,
+                            cudnnDataType_t compute);
+  cudnnStatus_t (*set_conv_groups)(cudnnConvolutionDescriptor_t desc, int groups);
+  cudnnStatus_t (*set_conv_math)(cudnnConvolutionDescriptor_t desc, cudnnMathType_t math);
+  cudnnStatus_t (*destroy_conv)(cudnnConvolutionDescriptor_t desc);
+  cudnnStatus_t (*create_activation)(cudnnActivationDescriptor_t *desc);
+  cudnnStatus_t (*set_activation)(cudnnActivationDescriptor_t desc, cudnnActivationMode_t mode,
+                                  cudnnNanPropagation_t nan, double coef);
+  cudnnStatus_t (*destroy_activation)(cudnnActivationDescriptor_t desc);
+  cudnnStatus_t (*find_forward)(cudnnHandle_t handle, cudnnTensorDescriptor_t x,
+                                cudnnFilterDescriptor_t w, cudnnConvolutionDescriptor_t conv,
+                                cudnnTensorDescriptor_t y, int requested, int *returned,
+                                cudnnConvolutionFwdAlgoPerf_t *results);
+  cudnnStatus_t (*forward_workspace)(cudnnHandle_t handle, cudnnTensorDescriptor_t x,
+                                     cudnnFilterDescriptor_t w, cudnnConvolutionDescriptor_t conv,
+                                     cudnnTensorDescriptor_t y, cudnnConvolutionFwdAlgo_t algo,
+                                     size_t *bytes);
+  cudnnStatus_t (*bias_activation_forward)(
+      cudnnHandle_t handle, const void *alpha1, cudnnTensorDescriptor_t x_desc, const void *x,
+      cudnnFilterDescriptor_t w_desc, const void *w, cudnnConvolutionDescriptor_t conv,
+      cudnnConvolutionFwdAlgo_t algo, void *workspace, size_t workspace_size, const void *alpha2,
+      cudnnTensorDescriptor_t z_desc, const void *z, cudnnTensorDescriptor_t bias_desc,
+      const void *bias, cudnnActivationDescriptor_t activation, cudnnTensorDescriptor_t y_desc,
+      void *y);
+} etrt_cudnn_api;
+
+/* The cuDNN table, loading the library the first time, as etrt_cuda_cublaslt_get. */
+etrt_status etrt_cuda_cudnn_get(const etrt_cudnn_api **out);
 
 #ifdef __cplusplus
 }

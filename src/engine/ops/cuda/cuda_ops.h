@@ -1,6 +1,6 @@
 /* What the CUDA kernel files share besides cuda_kernel.h: the signatures of the
  * launchers and workspace functions that their rows (etrt_op_cuda_row, op.h) point
- * to, and the cuBLASLt handle of an execution context. Each .cu file ends with its
+ * to, and the cuBLASLt and cuDNN handles of an execution context. Each .cu file ends with its
  * family's rows; ops/cuda/table.c lists the families. */
 #ifndef ETRT_ENGINE_OPS_CUDA_CUDA_OPS_H
 #define ETRT_ENGINE_OPS_CUDA_CUDA_OPS_H
@@ -20,6 +20,9 @@ extern "C" {
 /* gemm.cu: the cuBLASLt handle of an execution context (etrt_cuda_launch.cublaslt). */
 etrt_status etrt_cuda_blas_create(void **handle);
 void etrt_cuda_blas_destroy(void *handle);
+
+/* conv.cu: the cuDNN handle of an execution context (etrt_cuda_launch.cudnn). */
+void etrt_cuda_dnn_destroy(void *handle);
 
 #ifdef __cplusplus
 }

@@ -92,6 +92,16 @@ static etrt_status etrt_gemm_try(const etrt_cublaslt_api *lt, const etrt_node *n
   ETRT_LT_TRY(
       node, "cublasLtMatmulDescSetAttribute",
       lt->matmul_desc_set_attribute(&desc, CUBLASLT_MATMUL_DESC_TRANSB, &op_b, sizeof op_b));
+  if (g->bias != NULL) {
+    /* Column-major D^T has our n rows: the bias vector runs along them. */
+    cublasLtEpilogue_t epilogue = CUBLASLT_EPILOGUE_BIAS;
+    ETRT_LT_TRY(node, "cublasLtMatmulDescSetAttribute",
+                lt->matmul_desc_set_attribute(&desc, CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue,
+                                              sizeof epilogue));
+    ETRT_LT_TRY(node, "cublasLtMatmulDescSetAttribute",
+                lt->matmul_desc_set_attribute(&desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &g->bias,
+                                              sizeof g->bias));
+  }
 
   /* Row-major [r][c] with leading dimension ld is column-major c x r. */
   int64_t b_rows = g->trans_b ? g->n : g->k, b_cols = g->trans_b ? g->k : g->n;
@@ -159,6 +169,9 @@ etrt_status etrt_cuda_gemm_run(const etrt_node *node, const etrt_cuda_gemm_args 
   }
   if (launch->cublaslt == NULL) {
     return etrt_error(ETRT_ERROR_INTERNAL, "%s: no cuBLASLt handle in the launch", node->op_type);
+  }
+  if (gemm->k == 0 && gemm->bias != NULL) {
+    return etrt_error(ETRT_ERROR_INTERNAL, "%s: k = 0 with a bias epilogue", node->op_type);
   }
   if (gemm->k == 0) {
     /* An empty sum: cuBLASLt refuses k = 0, and Y = beta * Y is what remains. */

@@ -23,6 +23,9 @@ typedef struct etrt_cuda_gemm {
   void *y;
   int64_t ldy, stride_y;
   float alpha, beta;
+  /* NULL, or n elements of the dtype added to every row of Y in the epilogue (with
+   * batch 1; cuBLASLt wants it 16-byte aligned). */
+  const void *bias;
 } etrt_cuda_gemm_args;
 
 /* Enqueues the product on launch->stream using `workspace` (may be a part of

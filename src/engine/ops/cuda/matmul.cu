@@ -1,4 +1,4 @@
-/* MatMul and Gemm on the GPU, through cuBLASLt. */
+/* MatMul, Gemm and EtrtMatMulBias on the GPU, through cuBLASLt. */
 #include "engine/ops/cuda/gemm.h"
 
 extern "C" {
@@ -49,7 +49,7 @@ extern "C" ETRT_CUDA_RUN(etrt_cuda_matmul) {
   for (int32_t d = split; d < rank; ++d) inner *= od[d];
   for (int32_t d = 0; d < split; ++d) outer *= od[d];
 
-  etrt_cuda_gemm_args g;
+  etrt_cuda_gemm_args g = {};
   g.dtype = a->dtype;
   g.trans_a = g.trans_b = 0;
   g.m = m, g.n = n, g.k = k, g.batch = inner;
@@ -85,7 +85,7 @@ extern "C" ETRT_CUDA_RUN(etrt_cuda_gemm) {
   const etrt_tensor *a = &inputs[0], *b = &inputs[1];
   const etrt_tensor *c = node->num_inputs > 2 && inputs[2].rank >= 0 ? &inputs[2] : NULL;
   etrt_tensor *y = &outputs[0];
-  etrt_cuda_gemm_args g;
+  etrt_cuda_gemm_args g = {};
   ETRT_RETURN_IF_ERROR(etrt_gemm_shape(node, inputs, &g.m, &g.n, &g.k));
   g.dtype = a->dtype;
   g.trans_a = state->trans_a != 0;
@@ -104,6 +104,31 @@ extern "C" ETRT_CUDA_RUN(etrt_cuda_gemm) {
   return etrt_cuda_gemm_run(node, &g, launch, launch->workspace, launch->workspace_size);
 }
 
+/* EtrtMatMulBias: A's rows against one B, as one tall product, the bias in the epilogue
+ * (or, for a bias cuBLASLt cannot take, copied into Y first and added with beta = 1). */
+extern "C" ETRT_CUDA_RUN(etrt_cuda_matmul_bias) {
+  const etrt_tensor *a = &inputs[0], *b = &inputs[1], *bias = &inputs[2];
+  etrt_tensor *y = &outputs[0];
+  etrt_cuda_gemm_args g = {};
+  g.dtype = a->dtype;
+  g.k = a->dims[a->rank - 1];
+  g.n = b->dims[1];
+  g.m = g.k > 0 ? etrt_tensor_numel(a) / g.k : etrt_tensor_numel(y) / (g.n > 0 ? g.n : 1);
+  g.batch = 1;
+  g.lda = g.k, g.ldb = g.n, g.ldy = g.n;
+  g.a = a->data, g.b = b->data, g.y = y->data;
+  g.alpha = 1.0f;
+  if (g.m == 0 || g.n == 0) return ETRT_OK;
+  if (g.k > 0 && (uintptr_t)bias->data % 16 == 0) {
+    g.bias = bias->data;
+  } else {
+    etrt_tensor row = *bias;
+    ETRT_RETURN_IF_ERROR(etrt_cuda_broadcast_copy(node, &row, y, etrt_cuda_stream(launch)));
+    g.beta = 1.0f;
+  }
+  return etrt_cuda_gemm_run(node, &g, launch, launch->workspace, launch->workspace_size);
+}
+
 extern "C" size_t etrt_cuda_matmul_workspace(const etrt_node *node, const etrt_tensor *inputs,
                                              const etrt_tensor *outputs) {
   return ETRT_CUDA_GEMM_WORKSPACE;
@@ -113,5 +138,6 @@ extern "C" size_t etrt_cuda_matmul_workspace(const etrt_node *node, const etrt_t
 extern "C" const etrt_op_cuda_row etrt_cuda_rows_matmul[] = {
     {"MatMul", etrt_cuda_matmul, etrt_cuda_matmul_workspace},
     {"Gemm", etrt_cuda_gemm, etrt_cuda_matmul_workspace},
+    {"EtrtMatMulBias", etrt_cuda_matmul_bias, etrt_cuda_matmul_workspace},
     {NULL, NULL, NULL},
 };

@@ -69,7 +69,26 @@ const etrt_op_cuda_row *const *etrt_op_cuda_all(size_t *count) {
   *count = etrt_cuda_table_count;
   return etrt_cuda_table;
 }
+
+/* The few operators with per-context state (op.h). */
+extern const etrt_op_cuda_setup_row etrt_cuda_setups_conv[];
+
+static const etrt_op_cuda_setup_row *const etrt_cuda_setup_families[] = {etrt_cuda_setups_conv};
+
+const etrt_op_cuda_setup_row *etrt_op_cuda_setup_find(const char *op_type) {
+  for (size_t f = 0; f < sizeof etrt_cuda_setup_families / sizeof etrt_cuda_setup_families[0];
+       ++f) {
+    for (const etrt_op_cuda_setup_row *r = etrt_cuda_setup_families[f]; r->op_type != NULL; ++r)
+      if (strcmp(r->op_type, op_type) == 0) return r;
+  }
+  return NULL;
+}
 #else
+const etrt_op_cuda_setup_row *etrt_op_cuda_setup_find(const char *op_type) {
+  (void)op_type;
+  return NULL;
+}
+
 const etrt_op_cuda_row *const *etrt_op_cuda_all(size_t *count) {
   static const etrt_op_cuda_row *const none[1] = {NULL};
   *count = 0;
