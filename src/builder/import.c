@@ -417,8 +417,8 @@ static bool etrt_import_constant_zero(const etrt_ir_graph *g, int32_t value, boo
 
 /* Dropout at inference is the identity: an Identity (which the identity pass then
  * drops) and, where the mask output is named, an all-true mask of the input's shape
- * (Shape, then ConstantOfShape). Only inference is built: a training_mode that is
- * on, or not a constant, is refused unless the ratio is a constant 0. */
+ * (Shape, then ConstantOfShape). A training_mode that is on, or known only at run
+ * time, needs the engine's Dropout (ops/random.h), unless the ratio is a constant 0. */
 static etrt_status etrt_import_dropout(etrt_import *im, etrt_import_node *n) {
   etrt_ir_graph *g = im->graph;
   if (n->num_inputs < 1 || n->inputs[0] < 0 || n->num_outputs < 1)
@@ -429,11 +429,8 @@ static etrt_status etrt_import_dropout(etrt_import *im, etrt_import_node *n) {
     bool inference = etrt_import_constant_zero(g, n->inputs[2], &mode_known);
     bool no_drop = n->inputs[1] >= 0 && etrt_import_constant_zero(g, n->inputs[1], &ratio_known);
     if (!inference && !no_drop)
-      return etrt_error(ETRT_ERROR_UNSUPPORTED,
-                        "%s: training_mode ('%s') is %s: only inference Dropout (the identity) is "
-                        "built, unless the ratio is a constant 0",
-                        n->label, g->values[n->inputs[2]].name,
-                        mode_known ? "on" : "not a constant");
+      return etrt_ir_add_node(g, n->op_type, "", n->name, n->num_inputs, n->inputs, n->num_outputs,
+                              n->outputs, n->num_attributes, n->attributes, NULL);
   }
   int32_t x = n->inputs[0];
   if (n->outputs[0] >= 0)

@@ -4,10 +4,10 @@
 #include "builder/node_eval.h"
 #include "builder/passes.h"
 
-/* Generators whose every run differs: never folded. */
+/* Generators whose every run differs (training Dropout among them): never folded. */
 static bool etrt_pass_is_random(const char *op) {
   return strncmp(op, "Random", 6) == 0 || strcmp(op, "Multinomial") == 0 ||
-         strcmp(op, "Bernoulli") == 0;
+         strcmp(op, "Bernoulli") == 0 || strcmp(op, "Dropout") == 0;
 }
 
 etrt_status etrt_pass_fold_constants(etrt_ir_graph *graph, size_t limit_bytes, uint32_t *folded) {

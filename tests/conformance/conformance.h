@@ -42,6 +42,10 @@ typedef struct etrt_conf_tolerance {
    * generator can reproduce them, so the dtype and shape are compared and each value
    * must be one that the expected tensor holds (0 or 1 for Bernoulli). */
   int drawn;
+  /* Training Dropout: which elements are kept was drawn at random, so each value of
+   * the float output must be 0 or the data's (input 0) scaled by 1 / (1 - ratio)
+   * (input 1: etrt_conf_compare_dropout); the mask compares as drawn. */
+  int dropout;
 } etrt_conf_tolerance;
 
 /* The tolerance for `case_name` (some cases' precision needs more than ONNX's
@@ -55,6 +59,13 @@ etrt_conf_tolerance etrt_conf_tolerance_for(const char *case_name, etrt_dtype dt
  * is a 16-bit float (the test data keeps bfloat16 that way). */
 int etrt_conf_compare(const etrt_tensor_view *actual, const etrt_tensor_view *expected,
                       etrt_conf_tolerance tol, char *detail, size_t size);
+
+/* Training Dropout's output against its data and ratio: the dtype and shape are the
+ * expected ones, and each value is 0 or data * 1 / (1 - ratio) within ONNX's
+ * tolerances. Returns 1 when it is; otherwise 0 with the reason in `detail`. */
+int etrt_conf_compare_dropout(const etrt_tensor_view *actual, const etrt_tensor_view *expected,
+                              const etrt_tensor_view *data, const etrt_tensor_view *ratio,
+                              char *detail, size_t size);
 
 /* Runs the case in `case_dir` (model.onnx, test_data_set_*) on `device` ("cpu" or
  * "cuda:N"); fills `out`. Meant for a child process: a crash or hang is the

@@ -374,6 +374,11 @@ static int etrt_conf_input_view(etrt_conf_case *c, const etrt_program *program, 
   return 0;
 }
 
+static void etrt_conf_pb_view(const etrt_tensor_pb *t, etrt_tensor_view *v) {
+  *v = (etrt_tensor_view){.data = t->data, .dtype = t->dtype, .rank = t->rank};
+  memcpy(v->sizes, t->sizes, sizeof v->sizes);
+}
+
 static int etrt_conf_run_set(etrt_conf_case *c, const etrt_program *program,
                              const char *method_name, etrt_method *method, uint32_t k) {
   etrt_conf_data_set *set = &c->sets[k];
@@ -415,8 +420,17 @@ static int etrt_conf_run_set(etrt_conf_case *c, const etrt_program *program,
     etrt_tensor_view expected = {.data = e->data, .dtype = e->dtype, .rank = e->rank};
     memcpy(expected.sizes, e->sizes, sizeof expected.sizes);
     char detail[768];
-    if (!etrt_conf_compare(&actual, &expected, etrt_conf_tolerance_for(c->name, e->dtype), detail,
-                           sizeof detail)) {
+    etrt_conf_tolerance tol = etrt_conf_tolerance_for(c->name, e->dtype);
+    int same;
+    if (tol.dropout && e->dtype != ETRT_DTYPE_BOOL && set->num_inputs >= 2) {
+      etrt_tensor_view data, ratio;
+      etrt_conf_pb_view(&set->inputs[0], &data);
+      etrt_conf_pb_view(&set->inputs[1], &ratio);
+      same = etrt_conf_compare_dropout(&actual, &expected, &data, &ratio, detail, sizeof detail);
+    } else {
+      same = etrt_conf_compare(&actual, &expected, tol, detail, sizeof detail);
+    }
+    if (!same) {
       etrt_conf_set(c->out, ETRT_CONF_FAILED, "wrong output", "data set %u output %u: %s", k, i,
                     detail);
       return 0;

@@ -17,22 +17,27 @@ static const struct {
      * bfloat16; the operator rounds to nearest even, as the specification says and
      * later ONNX releases' regenerated data do. They differ by at most one unit
      * in bfloat16's last place: 2^-7 relative. */
-    {"test_cast_FLOAT_to_BFLOAT16", {1.0 / 128, 0, 0}},
-    {"test_castlike_FLOAT_to_BFLOAT16", {1.0 / 128, 0, 0}},
-    {"test_castlike_FLOAT_to_BFLOAT16_expanded", {1.0 / 128, 0, 0}},
+    {"test_cast_FLOAT_to_BFLOAT16", {1.0 / 128, 0, 0, 0}},
+    {"test_castlike_FLOAT_to_BFLOAT16", {1.0 / 128, 0, 0, 0}},
+    {"test_castlike_FLOAT_to_BFLOAT16_expanded", {1.0 / 128, 0, 0, 0}},
     /* numpy.random drew the expected outputs; etrt's generators draw other streams
      * (src/engine/ops/random.h), so only the values' kind can agree. */
-    {"test_bernoulli", {0, 0, 1}},
-    {"test_bernoulli_double", {0, 0, 1}},
-    {"test_bernoulli_seed", {0, 0, 1}},
-    {"test_bernoulli_expanded", {0, 0, 1}},
-    {"test_bernoulli_double_expanded", {0, 0, 1}},
-    {"test_bernoulli_seed_expanded", {0, 0, 1}},
-    {NULL, {0, 0, 0}},
+    {"test_bernoulli", {0, 0, 1, 0}},
+    {"test_bernoulli_double", {0, 0, 1, 0}},
+    {"test_bernoulli_seed", {0, 0, 1, 0}},
+    {"test_bernoulli_expanded", {0, 0, 1, 0}},
+    {"test_bernoulli_double_expanded", {0, 0, 1, 0}},
+    {"test_bernoulli_seed_expanded", {0, 0, 1, 0}},
+    /* Training Dropout with a ratio above 0: numpy.random drew which elements stay. */
+    {"test_training_dropout", {1e-3, 1e-7, 1, 1}},
+    {"test_training_dropout_default", {1e-3, 1e-7, 1, 1}},
+    {"test_training_dropout_default_mask", {1e-3, 1e-7, 1, 1}},
+    {"test_training_dropout_mask", {1e-3, 1e-7, 1, 1}},
+    {NULL, {0, 0, 0, 0}},
 };
 
 etrt_conf_tolerance etrt_conf_tolerance_for(const char *case_name, etrt_dtype dtype) {
-  etrt_conf_tolerance tol = {1e-3, 1e-7, 0};
+  etrt_conf_tolerance tol = {1e-3, 1e-7, 0, 0};
   for (size_t i = 0; etrt_conf_tolerance_overrides[i].case_name != NULL; ++i)
     if (strcmp(etrt_conf_tolerance_overrides[i].case_name, case_name) == 0)
       return etrt_conf_tolerance_overrides[i].tol;
@@ -105,6 +110,61 @@ static void etrt_conf_format_shape(const etrt_tensor_view *v, char *buf, size_t 
   if (used < size) snprintf(buf + used, size - used, ")");
 }
 
+/* The dtype, shape and presence of data that every comparison needs first; sets
+ * *count to the elements. */
+static int etrt_conf_same_kind(const etrt_tensor_view *actual, const etrt_tensor_view *expected,
+                               int64_t *count, char *detail, size_t size) {
+  if (actual->dtype != expected->dtype) {
+    snprintf(detail, size, "dtype %s, expected %s", etrt_dtype_name(actual->dtype),
+             etrt_dtype_name(expected->dtype));
+    return 0;
+  }
+  int same_shape = actual->rank == expected->rank;
+  for (int32_t a = 0; same_shape && a < actual->rank; ++a)
+    same_shape = actual->sizes[a] == expected->sizes[a];
+  if (!same_shape) {
+    char got[160], want[160];
+    etrt_conf_format_shape(actual, got, sizeof got);
+    etrt_conf_format_shape(expected, want, sizeof want);
+    snprintf(detail, size, "shape %s, expected %s", got, want);
+    return 0;
+  }
+  *count = etrt_tensor_view_numel(expected);
+  if (*count < 0) {
+    snprintf(detail, size, "expected tensor has a bad shape");
+    return 0;
+  }
+  if (*count > 0 && (actual->data == NULL || expected->data == NULL)) {
+    snprintf(detail, size, "no data");
+    return 0;
+  }
+  return 1;
+}
+
+int etrt_conf_compare_dropout(const etrt_tensor_view *actual, const etrt_tensor_view *expected,
+                              const etrt_tensor_view *data, const etrt_tensor_view *ratio,
+                              char *detail, size_t size) {
+  int64_t count = 0;
+  if (!etrt_conf_same_kind(actual, expected, &count, detail, size)) return 0;
+  if (!etrt_conf_is_float(actual->dtype) || data->dtype != actual->dtype ||
+      etrt_tensor_view_numel(data) != count || !etrt_conf_is_float(ratio->dtype) ||
+      etrt_tensor_view_numel(ratio) != 1) {
+    snprintf(detail, size, "not a Dropout's output, data and ratio");
+    return 0;
+  }
+  double scale = 1.0 / (1.0 - etrt_conf_float_at(ratio->data, ratio->dtype, 0));
+  for (size_t i = 0; i < (size_t)count; ++i) {
+    double a = etrt_conf_float_at(actual->data, actual->dtype, i);
+    double kept = etrt_conf_float_at(data->data, data->dtype, i) * scale;
+    if (a == 0.0 || fabs(a - kept) <= 1e-7 + 1e-3 * fabs(kept)) continue;
+    char index[160];
+    etrt_conf_format_index(expected, i, index, sizeof index);
+    snprintf(detail, size, "value %.9g at %s is neither 0 nor the kept value %.9g", a, index, kept);
+    return 0;
+  }
+  return 1;
+}
+
 int etrt_conf_compare(const etrt_tensor_view *actual, const etrt_tensor_view *expected_in,
                       etrt_conf_tolerance tol, char *detail, size_t size) {
   etrt_tensor_view expected = *expected_in;
@@ -112,30 +172,8 @@ int etrt_conf_compare(const etrt_tensor_view *actual, const etrt_tensor_view *ex
   if (expected.dtype == ETRT_DTYPE_UINT16 &&
       (actual->dtype == ETRT_DTYPE_BFLOAT16 || actual->dtype == ETRT_DTYPE_FLOAT16))
     expected.dtype = actual->dtype;
-  if (actual->dtype != expected.dtype) {
-    snprintf(detail, size, "dtype %s, expected %s", etrt_dtype_name(actual->dtype),
-             etrt_dtype_name(expected.dtype));
-    return 0;
-  }
-  int same_shape = actual->rank == expected.rank;
-  for (int32_t a = 0; same_shape && a < actual->rank; ++a)
-    same_shape = actual->sizes[a] == expected.sizes[a];
-  if (!same_shape) {
-    char got[160], want[160];
-    etrt_conf_format_shape(actual, got, sizeof got);
-    etrt_conf_format_shape(&expected, want, sizeof want);
-    snprintf(detail, size, "shape %s, expected %s", got, want);
-    return 0;
-  }
-  int64_t count = etrt_tensor_view_numel(&expected);
-  if (count < 0) {
-    snprintf(detail, size, "expected tensor has a bad shape");
-    return 0;
-  }
-  if (count > 0 && (actual->data == NULL || expected.data == NULL)) {
-    snprintf(detail, size, "no data");
-    return 0;
-  }
+  int64_t count = 0;
+  if (!etrt_conf_same_kind(actual, &expected, &count, detail, size)) return 0;
   int is_float = etrt_conf_is_float(expected.dtype);
   if (tol.drawn) {
     for (size_t i = 0; i < (size_t)count; ++i) {

@@ -1,7 +1,7 @@
 /* Import's rewrites of operators into what the engine implements, checked on what
- * the built programs compute: inference Dropout (with its all-true mask) and its
- * refusals, the legacy `broadcast`/`axis` attributes of opset < 7 Gemm and
- * binary operations, and DFT's axis attribute before opset 20. */
+ * the built programs compute: inference Dropout (with its all-true mask), training
+ * Dropout kept as the engine's operation, the refusals, the legacy `broadcast`/`axis` attributes of
+ * opset < 7 Gemm and binary operations, and DFT's axis attribute before opset 20. */
 #include <stdint.h>
 
 #include "built_program_testing.h"
@@ -73,15 +73,34 @@ static void test_dropout_identity_and_mask(void) {
   free(pte);
 }
 
+/* Training with a ratio that may drop: the engine's Dropout, whose kept elements are
+ * scaled by 1 / (1 - ratio) and marked in the mask. */
+static void test_dropout_training(void) {
+  size_t size, pte_size;
+  uint8_t *pte = NULL;
+  CHECK_OK(bp_build(dropout_model(13, "x,r,t", "y,mask", 1, 0.5f, &size), &size, "cpu", NULL, 0,
+                    &pte, &pte_size));
+  float x[6] = {1, -2, 3, -4, 5, -6};
+  etrt_tensor_view out[2];
+  bp_loaded l;
+  run_one(pte, pte_size, x, out, 2, &l);
+  if (l.method != NULL) {
+    CHECK(out[1].dtype == ETRT_DTYPE_BOOL && out[1].rank == 2 && out[1].sizes[1] == 3);
+    for (int i = 0; i < 6; ++i) {
+      uint8_t keep = ((const uint8_t *)out[1].data)[i];
+      CHECK_NEAR(((const float *)out[0].data)[i], keep ? 2 * x[i] : 0.0f, 0);
+    }
+  }
+  bp_unload(&l);
+  /* training_mode known only at run time builds too */
+  CHECK_OK(bp_build(dropout_model(13, "x,r,t", "y", -1, 0.5f, &size), &size, "cpu", NULL, 0, &pte,
+                    &pte_size));
+  free(pte);
+}
+
 static void test_dropout_refusals(void) {
   size_t size, pte_size;
   uint8_t *pte = NULL;
-  CHECK_FAILS(bp_build(dropout_model(13, "x,r,t", "y", 1, 0.5f, &size), &size, "cpu", NULL, 0, &pte,
-                       &pte_size),
-              ETRT_ERROR_UNSUPPORTED, "training_mode ('t') is on: only inference Dropout");
-  CHECK_FAILS(bp_build(dropout_model(13, "x,r,t", "y", -1, 0.5f, &size), &size, "cpu", NULL, 0,
-                       &pte, &pte_size),
-              ETRT_ERROR_UNSUPPORTED, "training_mode ('t') is not a constant");
   CHECK_FAILS(bp_build(dropout_model(9, "x", "y,mask", 0, 0.5f, &size), &size, "cpu", NULL, 0, &pte,
                        &pte_size),
               ETRT_ERROR_UNSUPPORTED, "the mask output of an opset 9 Dropout");
@@ -214,6 +233,7 @@ static void test_dft_axis(void) {
 
 int main(void) {
   RUN_TEST(test_dropout_identity_and_mask);
+  RUN_TEST(test_dropout_training);
   RUN_TEST(test_dropout_refusals);
   RUN_TEST(test_gemm_legacy_broadcast);
   RUN_TEST(test_binary_legacy_broadcast);

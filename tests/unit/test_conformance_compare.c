@@ -7,7 +7,7 @@
 #include "onnx_build_testing.h"
 #include "test_util.h"
 
-static const etrt_conf_tolerance onnx_tol = {1e-3, 1e-7, 0};
+static const etrt_conf_tolerance onnx_tol = {1e-3, 1e-7, 0, 0};
 
 static etrt_tensor_view view1(void *data, etrt_dtype dtype, int64_t n) {
   etrt_tensor_view v = {.data = data, .dtype = dtype, .rank = 1, .sizes = {n}};
@@ -83,7 +83,7 @@ static void test_sixteen_bit_floats_as_uint16(void) {
   CHECK(etrt_conf_compare(&av, &ev, onnx_tol, detail, sizeof detail));
   a[1] = etrt_float_to_bfloat16(-0.251953125f); /* one unit off */
   CHECK(!etrt_conf_compare(&av, &ev, onnx_tol, detail, sizeof detail));
-  etrt_conf_tolerance one_unit = {1.0 / 128, 0, 0};
+  etrt_conf_tolerance one_unit = {1.0 / 128, 0, 0, 0};
   CHECK(etrt_conf_compare(&av, &ev, one_unit, detail, sizeof detail));
   /* uint16 against uint16 stays an integer comparison */
   av.dtype = ETRT_DTYPE_UINT16;
@@ -114,6 +114,31 @@ static void test_tolerance_table(void) {
   t = etrt_conf_tolerance_for("test_cast_FLOAT_to_BFLOAT16", ETRT_DTYPE_BFLOAT16);
   CHECK(t.rtol == 1.0 / 128 && !t.drawn);
   CHECK(etrt_conf_tolerance_for("test_bernoulli_seed", ETRT_DTYPE_FLOAT32).drawn);
+  t = etrt_conf_tolerance_for("test_training_dropout_mask", ETRT_DTYPE_FLOAT32);
+  CHECK(t.dropout && t.drawn);
+  /* ratio 0 drops nothing: compared exactly */
+  CHECK(!etrt_conf_tolerance_for("test_training_dropout_zero_ratio", ETRT_DTYPE_FLOAT32).dropout);
+}
+
+/* Training Dropout: 0 or the data scaled by 1 / (1 - ratio) at each place, whichever
+ * the expected tensor has there. */
+static void test_dropout_values(void) {
+  float x[4] = {1.0f, -2.0f, 3.0f, 4.0f}, e[4] = {4.0f, 0.0f, 0.0f, 16.0f};
+  float a[4] = {0.0f, -8.0f, 12.0f, 16.0f}, ratio = 0.75f;
+  etrt_tensor_view av = view1(a, ETRT_DTYPE_FLOAT32, 4), ev = view1(e, ETRT_DTYPE_FLOAT32, 4);
+  etrt_tensor_view xv = view1(x, ETRT_DTYPE_FLOAT32, 4);
+  etrt_tensor_view rv = {.data = &ratio, .dtype = ETRT_DTYPE_FLOAT32, .rank = 0};
+  char detail[256];
+  CHECK(etrt_conf_compare_dropout(&av, &ev, &xv, &rv, detail, sizeof detail));
+  a[2] = 3.0f; /* kept but not scaled */
+  CHECK(!etrt_conf_compare_dropout(&av, &ev, &xv, &rv, detail, sizeof detail));
+  CHECK_STR_CONTAINS(detail, "value 3 at [2] is neither 0 nor the kept value 12");
+  etrt_tensor_view short_view = view1(a, ETRT_DTYPE_FLOAT32, 3);
+  CHECK(!etrt_conf_compare_dropout(&short_view, &ev, &xv, &rv, detail, sizeof detail));
+  CHECK_STR_CONTAINS(detail, "shape (3), expected (4)");
+  etrt_tensor_view int_ratio = {.data = &ratio, .dtype = ETRT_DTYPE_INT32, .rank = 0};
+  CHECK(!etrt_conf_compare_dropout(&av, &ev, &xv, &int_ratio, detail, sizeof detail));
+  CHECK_STR_CONTAINS(detail, "not a Dropout's output, data and ratio");
 }
 
 /* Drawn values: any values the expected tensor holds, at any place; dtype and shape
@@ -235,6 +260,7 @@ int main(void) {
   RUN_TEST(test_dtype_and_shape);
   RUN_TEST(test_tolerance_table);
   RUN_TEST(test_drawn_values);
+  RUN_TEST(test_dropout_values);
   RUN_TEST(test_reason_keys);
   return TEST_EXIT();
 }

@@ -1,6 +1,7 @@
-/* BatchNormalization (inference), InstanceNormalization, LayerNormalization (with
+/* BatchNormalization (inference and training), InstanceNormalization, LayerNormalization (with
  * its Mean and InvStdDev outputs), GroupNormalization and LpNormalization on the CPU
  * executor against references computed here, and their refusals. */
+#include "engine/op.h"
 #include "op_harness.h"
 
 static float g_x[240];
@@ -44,13 +45,71 @@ static void test_batch_norm(void) {
         want[at] = (g_x[at] - mean[c]) / sqrt(var[c] + (double)0.01f) * scale[c] + bias[c];
       }
   OH_CHECK_FLOATS(y, want, 30, 1e-5);
-  /* training is refused */
+  /* training: the batch's statistics normalize, the running ones move by 1 - momentum */
+  float running_mean[3], running_var[3];
+  double want_mean[3], want_var[3];
+  CHECK_OK(oh_run("BatchNormalization", 5, in, 2,
+                  (etrt_attribute[]){OH_INT("training_mode", 1), OH_FLOAT("momentum", 0.75f)}, 3,
+                  (void *[]){y, running_mean, running_var}, NULL));
+  for (int c = 0; c < 3; ++c) {
+    double sum = 0, squares = 0;
+    for (int n = 0; n < 2; ++n)
+      for (int i = 0; i < 5; ++i) sum += g_x[(n * 3 + c) * 5 + i];
+    double m = sum / 10;
+    for (int n = 0; n < 2; ++n)
+      for (int i = 0; i < 5; ++i) {
+        double d = g_x[(n * 3 + c) * 5 + i] - m;
+        squares += d * d;
+      }
+    double v = squares / 10;
+    for (int n = 0; n < 2; ++n)
+      for (int i = 0; i < 5; ++i) {
+        int at = (n * 3 + c) * 5 + i;
+        want[at] = (g_x[at] - m) / sqrt(v + 1e-5) * scale[c] + bias[c];
+      }
+    want_mean[c] = mean[c] * 0.75 + m * 0.25;
+    want_var[c] = var[c] * 0.75 + v * 0.25;
+  }
+  OH_CHECK_FLOATS(y, want, 30, 1e-5);
+  OH_CHECK_FLOATS(running_mean, want_mean, 3, 1e-6);
+  OH_CHECK_FLOATS(running_var, want_var, 3, 1e-6);
+  /* training with Y alone (momentum's default) normalizes the same way */
+  CHECK_OK(oh_run("BatchNormalization", 5, in, 1, (etrt_attribute[]){OH_INT("training_mode", 1)}, 1,
+                  (void *[]){y}, NULL));
+  OH_CHECK_FLOATS(y, want, 30, 1e-5);
+  /* the running statistics are written in training only */
+  OH_CHECK_REFUSED(oh_run("BatchNormalization", 5, in, 0, NULL, 3, NULL, NULL),
+                   "BatchNormalization", "only with training_mode=1");
   OH_CHECK_REFUSED(oh_run("BatchNormalization", 5, in, 1,
-                          (etrt_attribute[]){OH_INT("training_mode", 1)}, 1, NULL, NULL),
-                   "BatchNormalization", "training_mode");
+                          (etrt_attribute[]){OH_INT("training_mode", 1)}, 4, NULL, NULL),
+                   "BatchNormalization", "1 to 3 outputs");
   in[3].dims[0] = 2;
   OH_CHECK_REFUSED(oh_run("BatchNormalization", 5, in, 0, NULL, 1, NULL, NULL),
                    "BatchNormalization", "input 3");
+}
+
+/* A CUDA build keeps training BatchNormalization on the CPU: its batch statistics
+ * need a reduction the CUDA kernel does not have. */
+static void test_batch_norm_cuda_placement(void) {
+  const etrt_attribute training[] = {OH_INT("training_mode", 1)};
+  etrt_tensor inputs[5];
+  for (int i = 0; i < 5; ++i) inputs[i] = (etrt_tensor){.dtype = ETRT_DTYPE_FLOAT32, .rank = 1};
+  inputs[0].rank = 4;
+  for (uint32_t train = 0; train < 2; ++train) {
+    etrt_node node = {.op_type = "BatchNormalization",
+                      .name = "n",
+                      .num_inputs = 5,
+                      .num_outputs = 1,
+                      .num_attributes = train,
+                      .attributes = training};
+    etrt_op_resolve(&node);
+    CHECK(node.def != NULL && node.run_cpu != NULL);
+    void *state = calloc(1, node.def->state_size);
+    node.state = state;
+    CHECK_OK(node.def->prepare(&node, state));
+    CHECK_EQ_INT(etrt_op_cuda_supports(&node, inputs), (int)!train);
+    free(state);
+  }
 }
 
 static void test_instance_and_group_norm(void) {
@@ -164,6 +223,7 @@ static void test_lp_norm(void) {
 
 int main(void) {
   RUN_TEST(test_batch_norm);
+  RUN_TEST(test_batch_norm_cuda_placement);
   RUN_TEST(test_instance_and_group_norm);
   RUN_TEST(test_layer_norm);
   RUN_TEST(test_lp_norm);

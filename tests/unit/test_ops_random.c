@@ -1,6 +1,6 @@
-/* The random generators on the CPU: seeded streams repeat across loads, unseeded ones
- * do not, the values follow their distributions, which nodes a CUDA build takes, and
- * every refusal. */
+/* The random generators and Dropout on the CPU: seeded streams repeat across loads,
+ * unseeded ones do not, the values follow their distributions, which nodes a CUDA
+ * build takes, and every refusal. */
 #include "engine/op.h"
 #include "op_harness.h"
 
@@ -105,6 +105,57 @@ static void test_multinomial(void) {
   CHECK(fabs(ones / 500 - 0.75) < 0.06);
 }
 
+/* Dropout: the identity unless training; in training the kept elements (the mask)
+ * are scaled by 1 / (1 - ratio), about 1 - ratio of them, the same for one seed. */
+static void test_dropout(void) {
+  static float x[N], y[N], y2[N];
+  static double want[N];
+  static uint8_t mask[N], mask2[N];
+  for (int i = 0; i < N; ++i) x[i] = (float)(i % 17) - 8.5f;
+  oh_value data = {
+      .dtype = ETRT_DTYPE_FLOAT32, .rank = 1, .dims = {N}, .data = x, .kind = OH_INPUT};
+  const oh_value on = OH_BOOL(0, (0), 1), off = OH_BOOL(0, (0), 0);
+  const etrt_attribute seed = OH_INT("seed", 4);
+  oh_output info[2];
+  /* no training_mode, or false: the identity whatever the ratio */
+  CHECK_OK(oh_run("Dropout", 1, &data, 0, NULL, 2, (void *[]){y, mask}, info));
+  CHECK(info[0].dtype == ETRT_DTYPE_FLOAT32 && info[1].dtype == ETRT_DTYPE_BOOL &&
+        info[1].rank == 1 && info[1].dims[0] == N);
+  CHECK(memcmp(x, y, sizeof x) == 0);
+  for (int i = 0; i < N; ++i) CHECK_EQ_INT(mask[i], 1);
+  CHECK_OK(oh_run("Dropout", 3, (oh_value[]){data, OH_F32(0, (0), 0.9f), off}, 0, NULL, 1,
+                  (void *[]){y}, NULL));
+  CHECK(memcmp(x, y, sizeof x) == 0);
+  /* training with ratio 0 keeps every element as it is */
+  CHECK_OK(oh_run("Dropout", 3, (oh_value[]){data, OH_F32(0, (0), 0.0f), on}, 0, NULL, 2,
+                  (void *[]){y, mask}, NULL));
+  CHECK(memcmp(x, y, sizeof x) == 0);
+  for (int i = 0; i < N; ++i) CHECK_EQ_INT(mask[i], 1);
+  /* ratio 0.25 (float64) */
+  CHECK_OK(oh_run("Dropout", 3, (oh_value[]){data, OH_F64(0, (0), 0.25), on}, 1, &seed, 2,
+                  (void *[]){y, mask}, NULL));
+  double kept = 0;
+  for (int i = 0; i < N; ++i) {
+    want[i] = mask[i] ? x[i] / 0.75 : 0.0;
+    kept += mask[i];
+  }
+  OH_CHECK_FLOATS(y, want, N, 1e-6);
+  CHECK(fabs(kept / N - 0.75) < 0.05);
+  /* the same seed: the same draws in another load */
+  CHECK_OK(oh_run("Dropout", 3, (oh_value[]){data, OH_F64(0, (0), 0.25), on}, 1, &seed, 2,
+                  (void *[]){y2, mask2}, NULL));
+  CHECK(memcmp(y, y2, sizeof y) == 0 && memcmp(mask, mask2, sizeof mask) == 0);
+  /* ratio left out: 0.5 */
+  CHECK_OK(oh_run("Dropout", 3, (oh_value[]){data, OH_NONE, on}, 1, &seed, 2, (void *[]){y, mask},
+                  NULL));
+  kept = 0;
+  for (int i = 0; i < N; ++i) {
+    CHECK_NEAR(y[i], mask[i] ? 2.0f * x[i] : 0.0f, 0);
+    kept += mask[i];
+  }
+  CHECK(fabs(kept / N - 0.5) < 0.06);
+}
+
 /* Two executes of one loaded program: a seeded generator repeats, an unseeded one
  * draws anew. */
 static void test_executes(void) {
@@ -154,6 +205,55 @@ static void test_cuda_placement(void) {
     CHECK_EQ_INT(etrt_op_cuda_supports(&node, NULL), (int)with_seed);
     free(state);
   }
+}
+
+/* Dropout goes to a CUDA build when seeded, like the generators. */
+static void test_dropout_cuda_placement(void) {
+  const etrt_attribute seeded[] = {OH_INT("seed", 1)};
+  for (uint32_t with_seed = 0; with_seed < 2; ++with_seed) {
+    etrt_node node = {
+        .op_type = "Dropout", .name = "n", .num_attributes = with_seed, .attributes = seeded};
+    etrt_op_resolve(&node);
+    CHECK(node.def != NULL && node.run_cpu != NULL);
+    void *state = calloc(1, node.def->state_size);
+    node.state = state;
+    CHECK_OK(node.def->prepare(&node, state));
+    CHECK_EQ_INT(etrt_op_cuda_supports(&node, NULL), (int)with_seed);
+    free(state);
+  }
+}
+
+static void test_dropout_refusals(void) {
+  const oh_value x = OH_F32(1, (2), 0.5f, 0.5f), on = OH_BOOL(0, (0), 1);
+  /* a ratio outside [0, 1) is an execute error in training */
+  OH_CHECK_REFUSED(
+      oh_run("Dropout", 3, (oh_value[]){x, OH_F32(0, (0), 1.0f), on}, 0, NULL, 1, NULL, NULL),
+      "Dropout", "ratio 1 is not in [0, 1)");
+  OH_CHECK_REFUSED(
+      oh_run("Dropout", 3, (oh_value[]){x, OH_F32(0, (0), -0.5f), on}, 0, NULL, 1, NULL, NULL),
+      "Dropout", "ratio -0.5 is not in [0, 1)");
+  OH_CHECK_REFUSED(
+      oh_run("Dropout", 1, &x, 1, (etrt_attribute[]){OH_FLOAT("seed", 1.0f)}, 1, NULL, NULL),
+      "Dropout", "seed must be an int");
+  OH_CHECK_REFUSED(oh_run("Dropout", 1, (oh_value[]){OH_I32(1, (2), 1, 2)}, 0, NULL, 1, NULL, NULL),
+                   "Dropout", "data");
+  OH_CHECK_REFUSED(
+      oh_run("Dropout", 2, (oh_value[]){x, OH_F32(1, (2), 0.1f, 0.2f)}, 0, NULL, 1, NULL, NULL),
+      "Dropout", "ratio must be a scalar");
+  OH_CHECK_REFUSED(oh_run("Dropout", 2, (oh_value[]){x, OH_I32(0, (0), 0)}, 0, NULL, 1, NULL, NULL),
+                   "Dropout", "ratio");
+  OH_CHECK_REFUSED(oh_run("Dropout", 3, (oh_value[]){x, OH_F32(0, (0), 0.1f), OH_F32(0, (0), 1)}, 0,
+                          NULL, 1, NULL, NULL),
+                   "Dropout", "training_mode");
+  OH_CHECK_REFUSED(
+      oh_run("Dropout", 3, (oh_value[]){x, OH_F32(0, (0), 0.1f), OH_BOOL(1, (2), 1, 1)}, 0, NULL, 1,
+             NULL, NULL),
+      "Dropout", "training_mode must be a scalar");
+  OH_CHECK_REFUSED(oh_run("Dropout", 1, &x, 0, NULL, 3, NULL, NULL), "Dropout",
+                   "takes 1 to 3 inputs and 1 or 2 outputs, has 1 and 3");
+  OH_CHECK_REFUSED(
+      oh_run("Dropout", 3, (oh_value[]){OH_NONE, OH_F32(0, (0), 0.1f), on}, 0, NULL, 1, NULL, NULL),
+      "Dropout", "input 0 (data) is required");
 }
 
 static void test_refusals(void) {
@@ -206,5 +306,8 @@ int main(void) {
   RUN_TEST(test_executes);
   RUN_TEST(test_cuda_placement);
   RUN_TEST(test_refusals);
+  RUN_TEST(test_dropout);
+  RUN_TEST(test_dropout_cuda_placement);
+  RUN_TEST(test_dropout_refusals);
   return TEST_EXIT();
 }

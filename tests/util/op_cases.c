@@ -762,6 +762,20 @@ static const co_case co_list[] = {
      2, CO_ATTR(CO_FLOAT("seed", 5.0f), CO_INT("dtype", 7)), 1, 0, FP32},
     {"Multinomial seeded", "Multinomial", 1, CO_IN(CO_F32(2, (3, 5))), 3,
      CO_ATTR(CO_INT("sample_size", 6), CO_FLOAT("seed", 2.0f), CO_INT("dtype", 7)), 1, 0, FP32},
+    /* Dropout: training draws the kept elements from the seed's stream */
+    {"Dropout training seeded with mask", "Dropout", 3,
+     CO_IN(CO_F32(3, (4, 5, 6)), CO_VALUES(ETRT_DTYPE_FLOAT32, float, 0, (1), 0.3f),
+           CO_VALUES(ETRT_DTYPE_BOOL, uint8_t, 0, (1), 1)),
+     1, CO_ATTR(CO_INT("seed", 3)), 2, 0, FP32},
+    {"Dropout training float64", "Dropout", 3,
+     CO_IN(CO_TYPED(ETRT_DTYPE_FLOAT64, 2, (7, 9)),
+           CO_VALUES(ETRT_DTYPE_FLOAT64, double, 0, (1), 0.5),
+           CO_VALUES(ETRT_DTYPE_BOOL, uint8_t, 0, (1), 1)),
+     1, CO_ATTR(CO_INT("seed", 1)), 1, 0, FP32},
+    {"Dropout inference float64 ratio", "Dropout", 3,
+     CO_IN(CO_F32(2, (3, 8)), CO_VALUES(ETRT_DTYPE_FLOAT64, double, 0, (1), 0.5),
+           CO_VALUES(ETRT_DTYPE_BOOL, uint8_t, 0, (1), 0)),
+     1, CO_ATTR(CO_INT("seed", 2)), 2, 0, FP32},
     /* tests: the SM ids differ by executor, so only that it runs */
     {"EtrtSmId", "EtrtSmId", 1, CO_IN(CO_F32(1, (4))), 1, CO_ATTR(CO_INT("blocks", 64)), 1, -1,
      FP32},
@@ -821,6 +835,10 @@ static const co_case co_bad_list[] = {
     {"ReverseSequence length 5 of 4", "ReverseSequence", 2,
      CO_IN(CO_F32(3, (4, 3, 2)), CO_VALUES(ETRT_DTYPE_INT64, int64_t, 1, (3), 4, 5, 2)), 0, NULL, 1,
      0, FP32},
+    {"Dropout training ratio 1", "Dropout", 3,
+     CO_IN(CO_F32(1, (8)), CO_VALUES(ETRT_DTYPE_FLOAT32, float, 0, (1), 1.0f),
+           CO_VALUES(ETRT_DTYPE_BOOL, uint8_t, 0, (1), 1)),
+     1, CO_ATTR(CO_INT("seed", 3)), 1, 0, FP32},
 };
 
 const co_case *co_bad_cases(size_t *count) {

@@ -22,9 +22,8 @@ static etrt_status etrt_norm_parse(const etrt_node *node, etrt_norm_state *s) {
   if (!(s->epsilon >= 0.0f))
     return etrt_op_error(node, ETRT_ERROR_INVALID_ARGUMENT, "epsilon must not be negative");
   if (strcmp(node->op_type, "BatchNormalization") == 0) {
-    if (etrt_node_attribute_int(node, "training_mode", 0) != 0)
-      return etrt_op_error(node, ETRT_ERROR_UNSUPPORTED,
-                           "training_mode=1 is not supported (inference only)");
+    s->training = etrt_node_attribute_int(node, "training_mode", 0) != 0;
+    s->momentum = etrt_node_attribute_float(node, "momentum", 0.9f);
     if (etrt_node_attribute_int(node, "spatial", 1) != 1)
       return etrt_op_error(node, ETRT_ERROR_UNSUPPORTED, "spatial=0 is not supported");
   }
@@ -88,11 +87,20 @@ static etrt_status etrt_batch_norm_infer(const etrt_node *node, const etrt_tenso
                                          etrt_tensor *outputs) {
   etrt_norm_state s;
   ETRT_RETURN_IF_ERROR(etrt_norm_parse(node, &s));
-  if (node->num_outputs > 1)
+  /* Opset 14 on: running_mean and running_var are written in training mode only
+   * (the saved statistics of opsets 9 to 13 are not). */
+  if (node->num_outputs > 1 && !s.training)
     return etrt_op_error(node, ETRT_ERROR_UNSUPPORTED,
-                         "the running mean/variance outputs (training) are not supported");
-  ETRT_RETURN_IF_ERROR(etrt_norm_common(node, inputs, outputs, 5, 5, 1, 2));
-  return etrt_norm_check_vectors(node, inputs, 1, 4, inputs[0].dims[1], "one per channel");
+                         "the running mean/variance outputs are written only with training_mode=1");
+  ETRT_RETURN_IF_ERROR(etrt_norm_common(node, inputs, outputs, 5, 5, 3, 2));
+  ETRT_RETURN_IF_ERROR(
+      etrt_norm_check_vectors(node, inputs, 1, 4, inputs[0].dims[1], "one per channel"));
+  for (uint32_t o = 1; o < node->num_outputs; ++o) {
+    outputs[o].dtype = inputs[3].dtype;
+    outputs[o].rank = 1;
+    outputs[o].dims[0] = inputs[0].dims[1];
+  }
+  return ETRT_OK;
 }
 
 static etrt_status etrt_instance_norm_infer(const etrt_node *node, const etrt_tensor *inputs,
@@ -171,6 +179,8 @@ static etrt_status etrt_lp_norm_infer(const etrt_node *node, const etrt_tensor *
 static int etrt_norm_cuda_supports(const etrt_node *node, const etrt_tensor *inputs) {
   etrt_dtype t = inputs[0].dtype;
   if (!etrt_op_dtype_is_float(t)) return 0;
+  /* Batch statistics need a reduction per channel that the CUDA kernel lacks. */
+  if (((const etrt_norm_state *)node->state)->training) return 0;
   for (uint32_t k = 1; k < node->num_inputs; ++k) {
     if (inputs[k].rank >= 0 && inputs[k].dtype != t) return 0;
   }

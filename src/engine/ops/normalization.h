@@ -1,4 +1,4 @@
-/* Normalizations: BatchNormalization (inference), InstanceNormalization,
+/* Normalizations: BatchNormalization, InstanceNormalization,
  * LayerNormalization, GroupNormalization, LpNormalization. State shared by the
  * definitions (normalization.c) and the CPU kernels (cpu/normalization.c). */
 #ifndef ETRT_ENGINE_OPS_NORMALIZATION_H
@@ -11,6 +11,8 @@ typedef struct etrt_norm_state {
   int64_t axis;       /* LayerNormalization, LpNormalization (as given; may be negative) */
   int64_t num_groups; /* GroupNormalization */
   int64_t p;          /* LpNormalization */
+  int training;       /* BatchNormalization's training_mode: batch statistics */
+  float momentum;     /* BatchNormalization training: weight of the running statistics */
 } etrt_norm_state;
 
 /* The axis of LayerNormalization/LpNormalization resolved against `rank`. */

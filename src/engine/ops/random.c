@@ -31,13 +31,19 @@ static etrt_status etrt_random_prepare_common(const etrt_node *node, etrt_random
   memset(st, 0, sizeof *st);
   atomic_init(&st->draws, 0);
   const etrt_attribute *seed = etrt_node_attribute(node, "seed");
+  /* Dropout's seed is an int, the generators' a float. */
+  etrt_attribute_kind seed_kind =
+      strcmp(node->op_type, "Dropout") == 0 ? ETRT_ATTRIBUTE_INT : ETRT_ATTRIBUTE_FLOAT;
   if (seed != NULL) {
-    if (seed->kind != ETRT_ATTRIBUTE_FLOAT)
-      return etrt_op_error(node, ETRT_ERROR_INVALID_ARGUMENT, "seed must be a float");
-    /* The seed's bits, not its value: 0.5 and 0.25 are different streams. */
-    double v = seed->f;
-    uint64_t bits;
-    memcpy(&bits, &v, sizeof bits);
+    if (seed->kind != seed_kind)
+      return etrt_op_error(node, ETRT_ERROR_INVALID_ARGUMENT, "seed must be %s",
+                           seed_kind == ETRT_ATTRIBUTE_INT ? "an int" : "a float");
+    /* A float seed's bits, not its value: 0.5 and 0.25 are different streams. */
+    uint64_t bits = (uint64_t)seed->i;
+    if (seed_kind == ETRT_ATTRIBUTE_FLOAT) {
+      double v = seed->f;
+      memcpy(&bits, &v, sizeof bits);
+    }
     st->s.key = etrt_random_mix(bits ^ 0x5eedull);
     st->s.seeded = 1;
   } else {
@@ -181,6 +187,43 @@ static etrt_status etrt_multinomial_infer(const etrt_node *node, const etrt_tens
   return ETRT_OK;
 }
 
+static etrt_status etrt_dropout_prepare(const etrt_node *node, void *state) {
+  return etrt_random_prepare_common(node, state, ETRT_DTYPE_INVALID);
+}
+
+/* Dropout: data, then the optional scalar ratio and training_mode, read at execute
+ * (the output's shape does not depend on them); the output and the optional bool
+ * mask. */
+static etrt_status etrt_dropout_infer(const etrt_node *node, const etrt_tensor *inputs,
+                                      etrt_tensor *outputs) {
+  static const etrt_dtype floats[] = {ETRT_DTYPE_FLOAT32, ETRT_DTYPE_FLOAT64, ETRT_DTYPE_INVALID};
+  static const etrt_dtype flags[] = {ETRT_DTYPE_BOOL, ETRT_DTYPE_INVALID};
+  if (node->num_inputs < 1 || node->num_inputs > 3 || node->num_outputs < 1 ||
+      node->num_outputs > 2)
+    return etrt_op_error(node, ETRT_ERROR_INVALID_ARGUMENT,
+                         "takes 1 to 3 inputs and 1 or 2 outputs, has %u and %u", node->num_inputs,
+                         node->num_outputs);
+  if (!etrt_op_has_input(node, inputs, 0))
+    return etrt_op_error(node, ETRT_ERROR_INVALID_ARGUMENT, "input 0 (data) is required");
+  ETRT_RETURN_IF_ERROR(etrt_op_check_dtype(node, "data", inputs[0].dtype, floats));
+  if (etrt_op_has_input(node, inputs, 1)) {
+    ETRT_RETURN_IF_ERROR(etrt_op_check_dtype(node, "ratio", inputs[1].dtype, floats));
+    if (etrt_tensor_numel(&inputs[1]) != 1)
+      return etrt_op_error(node, ETRT_ERROR_INVALID_ARGUMENT, "ratio must be a scalar");
+  }
+  if (etrt_op_has_input(node, inputs, 2)) {
+    ETRT_RETURN_IF_ERROR(etrt_op_check_dtype(node, "training_mode", inputs[2].dtype, flags));
+    if (etrt_tensor_numel(&inputs[2]) != 1)
+      return etrt_op_error(node, ETRT_ERROR_INVALID_ARGUMENT, "training_mode must be a scalar");
+  }
+  for (uint32_t o = 0; o < node->num_outputs; ++o) {
+    outputs[o].dtype = o == 0 ? inputs[0].dtype : ETRT_DTYPE_BOOL;
+    outputs[o].rank = inputs[0].rank;
+    for (int32_t a = 0; a < inputs[0].rank; ++a) outputs[o].dims[a] = inputs[0].dims[a];
+  }
+  return ETRT_OK;
+}
+
 /* Seeded generators only: see random.h. */
 static int etrt_random_cuda_supports(const etrt_node *node, const etrt_tensor *inputs) {
   (void)inputs;
@@ -204,6 +247,7 @@ ETRT_RANDOM_DEF(etrt_op_def_random_normal_like, "RandomNormalLike", etrt_random_
 ETRT_RANDOM_DEF(etrt_op_def_bernoulli, "Bernoulli", etrt_bernoulli_prepare, etrt_bernoulli_infer);
 ETRT_RANDOM_DEF(etrt_op_def_multinomial, "Multinomial", etrt_multinomial_prepare,
                 etrt_multinomial_infer);
+ETRT_RANDOM_DEF(etrt_op_def_dropout, "Dropout", etrt_dropout_prepare, etrt_dropout_infer);
 
 const etrt_op_def *const etrt_ops_random[] = {
     &etrt_op_def_random_uniform,
@@ -212,5 +256,6 @@ const etrt_op_def *const etrt_ops_random[] = {
     &etrt_op_def_random_normal_like,
     &etrt_op_def_bernoulli,
     &etrt_op_def_multinomial,
+    &etrt_op_def_dropout,
     NULL,
 };

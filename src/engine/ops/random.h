@@ -1,5 +1,6 @@
 /* The random generators: RandomUniform, RandomNormal, RandomUniformLike,
- * RandomNormalLike, Bernoulli and Multinomial.
+ * RandomNormalLike, Bernoulli, Multinomial, and Dropout (whose training mode draws
+ * the elements it keeps).
  *
  * Every value is a function of a 64-bit key and the value's position (a counter-based
  * generator: two rounds of the SplitMix64 finalizer over key and counter), so the CPU
@@ -64,6 +65,12 @@ ETRT_RANDOM_FN double etrt_random_normal(uint64_t key, uint64_t i) {
               (1.0 / 9007199254740992.0); /* (0, 1] */
   double u2 = (double)(etrt_random_bits(key, 2 * i + 1) >> 11) * (1.0 / 9007199254740992.0);
   return sqrt(-2.0 * log(u1)) * cos(2.0 * 3.14159265358979323846 * u2);
+}
+
+/* Whether training Dropout keeps element i: a uniform draw at or above the ratio
+ * (probability 1 - ratio; every element when the ratio is 0). */
+ETRT_RANDOM_FN int etrt_random_keep(uint64_t key, uint64_t i, int is_double, double ratio) {
+  return etrt_random_uniform(key, i, is_double) >= ratio;
 }
 
 /* Sample s of row `row` of Multinomial: a class index drawn with probabilities

@@ -42,9 +42,30 @@ etrt_status etrt_cpu_batch_norm(const etrt_node *node, const etrt_tensor *inputs
   int64_t batch = x->dims[0], channels = x->dims[1];
   int64_t inner = etrt_shape_numel(x->rank - 2, x->dims + 2);
   for (int64_t c = 0; c < channels; ++c) {
-    double scale =
-        etrt_norm_load(&inputs[1], c) / sqrt(etrt_norm_load(&inputs[4], c) + (double)s->epsilon);
-    double shift = etrt_norm_load(&inputs[2], c) - etrt_norm_load(&inputs[3], c) * scale;
+    double mean = etrt_norm_load(&inputs[3], c), var = etrt_norm_load(&inputs[4], c);
+    if (s->training) {
+      /* The batch's population statistics normalize; the running ones move towards
+       * them by 1 - momentum (ONNX opset 14 on). */
+      double sum = 0.0, squares = 0.0, count = (double)(batch * inner);
+      for (int64_t n = 0; n < batch; ++n)
+        for (int64_t i = 0; i < inner; ++i)
+          sum += etrt_norm_load(x, (n * channels + c) * inner + i);
+      double batch_mean = count > 0 ? sum / count : 0.0;
+      for (int64_t n = 0; n < batch; ++n)
+        for (int64_t i = 0; i < inner; ++i) {
+          double d = etrt_norm_load(x, (n * channels + c) * inner + i) - batch_mean;
+          squares += d * d;
+        }
+      double batch_var = count > 0 ? squares / count : 0.0, m = (double)s->momentum;
+      if (node->num_outputs > 1 && outputs[1].data != NULL)
+        etrt_norm_store(&outputs[1], c, mean * m + batch_mean * (1.0 - m));
+      if (node->num_outputs > 2 && outputs[2].data != NULL)
+        etrt_norm_store(&outputs[2], c, var * m + batch_var * (1.0 - m));
+      mean = batch_mean;
+      var = batch_var;
+    }
+    double scale = etrt_norm_load(&inputs[1], c) / sqrt(var + (double)s->epsilon);
+    double shift = etrt_norm_load(&inputs[2], c) - mean * scale;
     for (int64_t n = 0; n < batch; ++n) {
       int64_t first = (n * channels + c) * inner;
       for (int64_t i = 0; i < inner; ++i)

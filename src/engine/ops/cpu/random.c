@@ -76,6 +76,34 @@ static etrt_status etrt_cpu_multinomial(const etrt_node *node, const etrt_tensor
   return ETRT_OK;
 }
 
+/* Dropout: the identity with an all-true mask unless training_mode is true; in
+ * training each element is kept with probability 1 - ratio and scaled by
+ * 1 / (1 - ratio). */
+static etrt_status etrt_cpu_dropout(const etrt_node *node, const etrt_tensor *inputs,
+                                    etrt_tensor *outputs) {
+  int is_double = inputs[0].dtype == ETRT_DTYPE_FLOAT64;
+  int training = etrt_op_has_input(node, inputs, 2) && ((const uint8_t *)inputs[2].data)[0] != 0;
+  double ratio = 0.5;
+  if (etrt_op_has_input(node, inputs, 1))
+    ratio = inputs[1].dtype == ETRT_DTYPE_FLOAT64 ? ((const double *)inputs[1].data)[0]
+                                                  : (double)((const float *)inputs[1].data)[0];
+  if (!training) ratio = 0.0;
+  if (!(ratio >= 0.0 && ratio < 1.0))
+    return etrt_op_error(node, ETRT_ERROR_INVALID_ARGUMENT, "ratio %g is not in [0, 1)", ratio);
+  uint64_t key = etrt_random_key_draw(node);
+  double scale = 1.0 / (1.0 - ratio);
+  uint8_t *mask = node->num_outputs > 1 ? outputs[1].data : NULL;
+  int64_t count = etrt_tensor_numel(&outputs[0]);
+  for (int64_t i = 0; i < count; ++i) {
+    int keep = etrt_random_keep(key, (uint64_t)i, is_double, ratio);
+    double x = is_double ? ((const double *)inputs[0].data)[i]
+                         : (double)((const float *)inputs[0].data)[i];
+    etrt_cpu_random_store(&outputs[0], i, keep ? x * scale : 0.0);
+    if (mask != NULL) mask[i] = (uint8_t)keep;
+  }
+  return ETRT_OK;
+}
+
 /* The CPU rows of the family (ops/cpu/table.c). */
 const etrt_op_cpu_row etrt_cpu_rows_random[] = {
     {"RandomUniform", etrt_cpu_random_uniform},
@@ -84,5 +112,6 @@ const etrt_op_cpu_row etrt_cpu_rows_random[] = {
     {"RandomNormalLike", etrt_cpu_random_normal},
     {"Bernoulli", etrt_cpu_bernoulli},
     {"Multinomial", etrt_cpu_multinomial},
+    {"Dropout", etrt_cpu_dropout},
     {NULL, NULL},
 };

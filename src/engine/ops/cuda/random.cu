@@ -37,6 +37,58 @@ __global__ void etrt_multinomial_kernel(uint64_t key, const void *logits, int is
   }
 }
 
+/* Dropout (cpu/random.c): ratio and training_mode are read here, where they are. A
+ * ratio outside [0, 1) in training is a fault, and nothing is written. */
+template <typename T, typename R>
+__global__ void etrt_dropout_kernel(uint64_t key, const T *x, const R *ratio_in,
+                                    const uint8_t *training_in, T *y, uint8_t *mask, int is_double,
+                                    int64_t count, uint32_t *fault, uint32_t node) {
+  double ratio = ratio_in != NULL ? (double)ratio_in[0] : 0.5;
+  if (training_in == NULL || training_in[0] == 0) ratio = 0.0;
+  if (!(ratio >= 0.0 && ratio < 1.0)) {
+    if (blockIdx.x == 0 && threadIdx.x == 0) etrt_cuda_fault(fault, node);
+    return;
+  }
+  double scale = 1.0 / (1.0 - ratio);
+  ETRT_CUDA_LOOP(i, count) {
+    int keep = etrt_random_keep(key, i, is_double, ratio);
+    y[i] = (T)(keep ? (double)x[i] * scale : 0.0);
+    if (mask != NULL) mask[i] = (uint8_t)keep;
+  }
+}
+
+template <typename T, typename R>
+static void etrt_cuda_dropout_launch(const etrt_node *node, const etrt_tensor *inputs,
+                                     etrt_tensor *outputs, uint64_t key, int64_t count,
+                                     const etrt_cuda_launch *launch) {
+  const R *ratio = node->num_inputs > 1 && inputs[1].rank >= 0 ? (const R *)inputs[1].data : NULL;
+  const uint8_t *training =
+      node->num_inputs > 2 && inputs[2].rank >= 0 ? (const uint8_t *)inputs[2].data : NULL;
+  uint8_t *mask = node->num_outputs > 1 ? (uint8_t *)outputs[1].data : NULL;
+  etrt_dropout_kernel<T, R><<<etrt_cuda_blocks(count, ETRT_CUDA_THREADS), ETRT_CUDA_THREADS, 0,
+                              etrt_cuda_stream(launch)>>>(
+      key, (const T *)inputs[0].data, ratio, training, (T *)outputs[0].data, mask,
+      inputs[0].dtype == ETRT_DTYPE_FLOAT64, count, launch->fault, launch->node);
+}
+
+extern "C" ETRT_CUDA_RUN(etrt_cuda_dropout) {
+  int64_t count = etrt_tensor_numel(&outputs[0]);
+  if (count == 0) return ETRT_OK;
+  uint64_t key = etrt_random_key_draw(node);
+  int x_double = inputs[0].dtype == ETRT_DTYPE_FLOAT64;
+  int r_double =
+      node->num_inputs > 1 && inputs[1].rank >= 0 && inputs[1].dtype == ETRT_DTYPE_FLOAT64;
+  if (x_double && r_double)
+    etrt_cuda_dropout_launch<double, double>(node, inputs, outputs, key, count, launch);
+  else if (x_double)
+    etrt_cuda_dropout_launch<double, float>(node, inputs, outputs, key, count, launch);
+  else if (r_double)
+    etrt_cuda_dropout_launch<float, double>(node, inputs, outputs, key, count, launch);
+  else
+    etrt_cuda_dropout_launch<float, float>(node, inputs, outputs, key, count, launch);
+  return etrt_cuda_check(node, "dropout");
+}
+
 /* RandomUniform and RandomUniformLike. */
 extern "C" ETRT_CUDA_RUN(etrt_cuda_random_uniform) {
   (void)inputs;
@@ -140,5 +192,6 @@ extern "C" const etrt_op_cuda_row etrt_cuda_rows_random[] = {
     {"RandomNormalLike", etrt_cuda_random_normal, NULL},
     {"Bernoulli", etrt_cuda_bernoulli, NULL},
     {"Multinomial", etrt_cuda_multinomial, NULL},
+    {"Dropout", etrt_cuda_dropout, NULL},
     {NULL, NULL, NULL},
 };
