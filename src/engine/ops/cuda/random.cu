@@ -37,8 +37,9 @@ __global__ void etrt_multinomial_kernel(uint64_t key, const void *logits, int is
   }
 }
 
-/* Dropout (cpu/random.c): ratio and training_mode are read here, where they are. A
- * ratio outside [0, 1) in training is a fault, and nothing is written. */
+/* Dropout (cpu/random.c). ratio and training_mode are read by the kernel, on the
+ * device where they are, so that the launch needs no copy back. A ratio outside
+ * [0, 1) in training is a fault, and nothing is written. */
 template <typename T, typename R>
 __global__ void etrt_dropout_kernel(uint64_t key, const T *x, const R *ratio_in,
                                     const uint8_t *training_in, T *y, uint8_t *mask, int is_double,
