@@ -42,8 +42,8 @@ static bool etrt_gelu_same_shape(const etrt_ir_graph *graph, int32_t a, int32_t 
 }
 
 /* Whether `q` is Add(Erf(Div(x, sqrt 2)), 1) read only by `reader`, for this x. */
-static bool etrt_gelu_is_erf_term(const etrt_ir_graph *graph, int32_t q, int32_t x,
-                                  int32_t reader, int32_t chain[3]) {
+static bool etrt_gelu_is_erf_term(const etrt_ir_graph *graph, int32_t q, int32_t x, int32_t reader,
+                                  int32_t chain[3]) {
   int32_t add = etrt_gelu_producer(graph, q, "Add", reader);
   if (add < 0) return false;
   const etrt_ir_node *a = &graph->nodes[add];
