@@ -203,3 +203,17 @@ int etrt_portable_dtype_is_float(etrt_dtype dtype) {
   return dtype == ETRT_DTYPE_FLOAT32 || dtype == ETRT_DTYPE_FLOAT64 ||
          dtype == ETRT_DTYPE_FLOAT16 || dtype == ETRT_DTYPE_BFLOAT16;
 }
+
+void etrt_portable_strides(const etrt_runtime_tensor *t, int64_t *strides) {
+  int64_t step = 1;
+  for (int32_t k = t->rank - 1; k >= 0; --k) {
+    strides[t->dim_order[k]] = step;
+    step *= t->sizes[t->dim_order[k]];
+  }
+}
+
+int64_t etrt_portable_numel(const etrt_runtime_tensor *t) {
+  int64_t numel = 1;
+  for (int32_t i = 0; i < t->rank; ++i) numel *= t->sizes[i];
+  return numel;
+}
