@@ -16,20 +16,27 @@ static const float x23[6] = {-2.5f, -1, -0.25f, 0, 0.5f, 3};
 static const float xp23[6] = {0.1f, 0.5f, 0.9f, 0.25f, 0.75f, 0.6f};
 static const float o23[6] = {1.5f, -2, 0.75f, 2, -0.5f, 1};
 
-static const float ref_expm1[6] = {-0.917914987f, -0.63212055f, -0.221199214f, 0.0f, 0.648721278f, 19.085537f};
-static const float ref_log1p[6] = {0.0953101814f, 0.405465096f, 0.641853869f, 0.223143548f, 0.559615791f, 0.470003635f};
-static const float ref_log2[6] = {-3.32192802f, -1.0f, -0.152003124f, -2.0f, -0.415037513f, -0.736965537f};
-static const float ref_log10[6] = {-1.0f, -0.30103001f, -0.0457575023f, -0.60206002f, -0.124938734f, -0.221848726f};
-static const float ref_logit[6] = {-1.38629436f, 0.0f, 1.38629448f, -1.09861231f, 1.09861231f, 0.405465186f};
+static const float ref_expm1[6] = {-0.917914987f, -0.63212055f, -0.221199214f,
+                                   0.0f,          0.648721278f, 19.085537f};
+static const float ref_log1p[6] = {0.0953101814f, 0.405465096f, 0.641853869f,
+                                   0.223143548f,  0.559615791f, 0.470003635f};
+static const float ref_log2[6] = {-3.32192802f, -1.0f,         -0.152003124f,
+                                  -2.0f,        -0.415037513f, -0.736965537f};
+static const float ref_log10[6] = {-1.0f,        -0.30103001f,  -0.0457575023f,
+                                   -0.60206002f, -0.124938734f, -0.221848726f};
+static const float ref_logit[6] = {-1.38629436f, 0.0f,        1.38629448f,
+                                   -1.09861231f, 1.09861231f, 0.405465186f};
 static const float ref_elu[6] = {-0.642540455f, -0.442484379f, -0.154839441f, 0.0f, 0.5f, 3.0f};
-static const float ref_atan2[6] = {-1.03037679f, -2.67794514f, -0.321750551f, 0.0f, 2.3561945f, 1.24904573f};
+static const float ref_atan2[6] = {-1.03037679f, -2.67794514f, -0.321750551f,
+                                   0.0f,         2.3561945f,   1.24904573f};
 static const float ref_fmod[6] = {-1.0f, -1.0f, -0.25f, 0.0f, 0.0f, 0.0f};
 static const float ref_remainder[6] = {0.5f, -1.0f, 0.5f, 0.0f, 0.0f, 0.0f};
 static const float ref_floordiv[6] = {-2.0f, 0.0f, -1.0f, 0.0f, -1.0f, 3.0f};
 static const float ref_rsub[6] = {9.5f, 5.0f, 2.75f, 2.0f, 0.5f, -7.0f};
 static const float ref_trunc[6] = {-2.0f, -1.0f, -0.0f, 0.0f, 0.0f, 3.0f};
 static const float ref_sign[6] = {-1.0f, -1.0f, -1.0f, 0.0f, 1.0f, 1.0f};
-static const float ref_asinh[6] = {-1.64723122f, -0.881373584f, -0.247466475f, 0.0f, 0.481211841f, 1.81844652f};
+static const float ref_asinh[6] = {-1.64723122f, -0.881373584f, -0.247466475f,
+                                   0.0f,         0.481211841f,  1.81844652f};
 static const float ref_clampt[6] = {-1.0f, 0.0f, 0.100000001f, 0.0f, 0.5f, 1.0f};
 
 /* One call "aten::<op>" on [2, 3] float32 tensors: `x` (input 0), `other` a second
@@ -94,8 +101,7 @@ static void test_float_functions(void) {
  * an execute error naming the operator. */
 static void test_integer_division(void) {
   const int64_t x[6] = {-7, -3, 5, 7, 0, 9}, o[6] = {2, -2, 3, -4, 5, 2};
-  const int64_t want[3][6] = {
-      {1, -1, 2, -1, 0, 1}, {-4, 1, 1, -2, 0, 4}, {-3, 1, 1, -1, 0, 4}};
+  const int64_t want[3][6] = {{1, -1, 2, -1, 0, 1}, {-4, 1, 1, -2, 0, 4}, {-3, 1, 1, -1, 0, 4}};
   const char *ops[3] = {"aten::remainder.Tensor_out", "aten::floor_divide.out",
                         "aten::div.out_mode"};
   for (int k = 0; k < 3; ++k) {
@@ -143,9 +149,9 @@ static void test_clamp_tensor(void) {
     etrt_test_kp p;
     etrt_test_kp_init(&p);
     int32_t a = etrt_test_kp_tensor(&p, F32, 2, (int32_t[]){2, 3}, NULL, 0);
-    int32_t lo = absent ? etrt_test_kp_none(&p)
-                        : etrt_test_kp_tensor(&p, F32, 1, (int32_t[]){3},
-                                              (float[]){-1.0f, 0.0f, 0.1f}, 0);
+    int32_t lo =
+        absent ? etrt_test_kp_none(&p)
+               : etrt_test_kp_tensor(&p, F32, 1, (int32_t[]){3}, (float[]){-1.0f, 0.0f, 0.1f}, 0);
     int32_t hi = etrt_test_kp_tensor(&p, F32, 0, NULL, (float[]){1.0f}, 0);
     int32_t y = etrt_test_kp_tensor(&p, F32, 2, (int32_t[]){2, 3}, NULL, 0);
     etrt_test_kp_call(&p, "aten::clamp.Tensor_out", (int32_t[]){a, lo, hi, y, y}, 5);

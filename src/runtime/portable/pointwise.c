@@ -293,11 +293,14 @@ static etrt_status etrt_portable_floor_mode(etrt_kernel_call *call, const etrt_v
 }
 
 #define S ETRT_PORTABLE_SCALAR
-#define MAP(var, name, nargs, fn, kind, i0, i1, i2, p0, p1, p2, out, hook)                        \
-  static const etrt_portable_map_spec var = {                                                     \
-      {name, nargs, etrt_portable_map_prepare, etrt_portable_map_run}, fn, kind, {i0, i1, i2}, \
-      {p0, p1, p2},                                                                               \
-      out,                                                                                        \
+#define MAP(var, name, nargs, fn, kind, i0, i1, i2, p0, p1, p2, out, hook) \
+  static const etrt_portable_map_spec var = {                              \
+      {name, nargs, etrt_portable_map_prepare, etrt_portable_map_run},     \
+      fn,                                                                  \
+      kind,                                                                \
+      {i0, i1, i2},                                                        \
+      {p0, p1, p2},                                                        \
+      out,                                                                 \
       hook}
 /* (self, *, out). */
 #define MAP1(var, name, fn, kind) MAP(var, name, 3, fn, kind, 0, -1, -1, -1, -1, -1, 1, NULL)
@@ -341,9 +344,9 @@ MAP(clamp_t, "aten::clamp.Tensor_out", 5, etrt_map_clamp, ETRT_MAP_SAME, 0, 1, 2
     NULL);
 
 const etrt_kernel_def *const etrt_portable_pointwise[] = {
-    &expm1_.def,    &log1p_.def,       &log2_.def,        &log10_.def,       &trunc_.def,
-    &sign.def,     &isnan_.def,      &isinf_.def,       &logit.def,        &elu.def,
-    &atan2_.def,   &fmod_t.def,      &fmod_s.def,       &remainder_t.def,  &remainder_s.def,
-    &floor_divide.def, &div_mode.def, &div_s_mode.def,  &rsub.def,         &pow_s.def,
-    &and_s.def,    &or_s.def,        &xor_s.def,        &clamp_t.def,      NULL,
+    &expm1_.def,       &log1p_.def,   &log2_.def,      &log10_.def,      &trunc_.def,
+    &sign.def,         &isnan_.def,   &isinf_.def,     &logit.def,       &elu.def,
+    &atan2_.def,       &fmod_t.def,   &fmod_s.def,     &remainder_t.def, &remainder_s.def,
+    &floor_divide.def, &div_mode.def, &div_s_mode.def, &rsub.def,        &pow_s.def,
+    &and_s.def,        &or_s.def,     &xor_s.def,      &clamp_t.def,     NULL,
 };

@@ -77,9 +77,9 @@ static etrt_status etrt_portable_stat_run(etrt_kernel_call *call, etrt_value *va
   (void)context;
   const etrt_portable_stat_spec *spec = etrt_portable_stat_of(call);
   const etrt_runtime_tensor *self = &values[call->args[0]].u.tensor;
-  etrt_runtime_tensor *outs[2] = {&values[call->args[spec->out]].u.tensor,
-                                  spec->num_outs == 2 ? &values[call->args[spec->out + 1]].u.tensor
-                                                      : NULL};
+  etrt_runtime_tensor *outs[2] = {
+      &values[call->args[spec->out]].u.tensor,
+      spec->num_outs == 2 ? &values[call->args[spec->out + 1]].u.tensor : NULL};
   const uint32_t count = (uint32_t)call->scalars[0];
   const int keepdim = call->scalars[1] != 0;
   int reduced[ETRT_MAX_RANK] = {0};
@@ -156,8 +156,8 @@ static etrt_status etrt_portable_stat_run(etrt_kernel_call *call, etrt_value *va
           case ETRT_STAT_MAX:
           case ETRT_STAT_MIN:
             /* The first NaN wins, as in ATen; else the first extreme. */
-            if (e == 0 || (!isnan(acc) && (isnan(v) || (spec->kind == ETRT_STAT_MAX ? v > acc
-                                                                                    : v < acc)))) {
+            if (e == 0 ||
+                (!isnan(acc) && (isnan(v) || (spec->kind == ETRT_STAT_MAX ? v > acc : v < acc)))) {
               acc = v;
               best = e;
             }
@@ -207,14 +207,14 @@ static etrt_status etrt_portable_stat_run(etrt_kernel_call *call, etrt_value *va
 }
 
 #define STAT(var, name, nargs, kind, dims, keepdim, correction, unbiased, out, num_outs) \
-  static const etrt_portable_stat_spec var = {                                         \
-      {name, nargs, etrt_portable_stat_prepare, etrt_portable_stat_run},               \
-      kind,                                                                            \
-      dims,                                                                            \
-      keepdim,                                                                         \
-      correction,                                                                      \
-      unbiased,                                                                        \
-      out,                                                                             \
+  static const etrt_portable_stat_spec var = {                                           \
+      {name, nargs, etrt_portable_stat_prepare, etrt_portable_stat_run},                 \
+      kind,                                                                              \
+      dims,                                                                              \
+      keepdim,                                                                           \
+      correction,                                                                        \
+      unbiased,                                                                          \
+      out,                                                                               \
       num_outs}
 
 /* var.correction_out(self, int[1]? dim, *, Scalar? correction, bool keepdim, out);
@@ -308,18 +308,19 @@ static etrt_status etrt_portable_group_norm_run(etrt_kernel_call *call, etrt_val
         const double count = (double)(per * spatial), mean = sum / (count > 0 ? count : 1);
         const double rstd = 1.0 / sqrt(sq / (count > 0 ? count : 1) + eps);
         for (int64_t ic = g * per; ic < (g + 1) * per; ++ic) {
-          double scale = w ? etrt_portable_scalar_load(w->dtype, (const uint8_t *)w->data +
-                                                                     (size_t)ic *
-                                                                         etrt_dtype_size(w->dtype))
-                           : 1.0;
-          double shift = b ? etrt_portable_scalar_load(b->dtype, (const uint8_t *)b->data +
-                                                                     (size_t)ic *
-                                                                         etrt_dtype_size(b->dtype))
-                           : 0.0;
+          double scale =
+              w ? etrt_portable_scalar_load(
+                      w->dtype, (const uint8_t *)w->data + (size_t)ic * etrt_dtype_size(w->dtype))
+                : 1.0;
+          double shift =
+              b ? etrt_portable_scalar_load(
+                      b->dtype, (const uint8_t *)b->data + (size_t)ic * etrt_dtype_size(b->dtype))
+                : 0.0;
           int64_t index[ETRT_MAX_RANK] = {0};
           int64_t xo = in * xs[0] + ic * xs[1], yo = in * ys[0] + ic * ys[1];
           for (int64_t s = 0; s < spatial; ++s) {
-            double v = etrt_portable_scalar_load(x->dtype, (const uint8_t *)x->data + (size_t)xo * xi);
+            double v =
+                etrt_portable_scalar_load(x->dtype, (const uint8_t *)x->data + (size_t)xo * xi);
             if (pass == 0)
               sum += v;
             else if (pass == 1)
@@ -338,12 +339,14 @@ static etrt_status etrt_portable_group_norm_run(etrt_kernel_call *call, etrt_val
           }
         }
         if (pass == 2) {
-          etrt_portable_scalar_store(mean, mean_out->dtype,
-                                     (uint8_t *)mean_out->data + (size_t)(in * groups + g) *
-                                                                     etrt_dtype_size(mean_out->dtype));
-          etrt_portable_scalar_store(rstd, rstd_out->dtype,
-                                     (uint8_t *)rstd_out->data + (size_t)(in * groups + g) *
-                                                                     etrt_dtype_size(rstd_out->dtype));
+          etrt_portable_scalar_store(
+              mean, mean_out->dtype,
+              (uint8_t *)mean_out->data +
+                  (size_t)(in * groups + g) * etrt_dtype_size(mean_out->dtype));
+          etrt_portable_scalar_store(
+              rstd, rstd_out->dtype,
+              (uint8_t *)rstd_out->data +
+                  (size_t)(in * groups + g) * etrt_dtype_size(rstd_out->dtype));
         }
       }
     }
@@ -356,8 +359,7 @@ static const etrt_kernel_def group_norm = {"aten::native_group_norm.out", 12,
                                            etrt_portable_group_norm_run};
 
 const etrt_kernel_def *const etrt_portable_statistics[] = {
-    &var_c.def,    &var_u.def,    &var_mean.def, &mean_all.def, &prod_all.def, &prod_dim.def,
-    &max_dim.def,  &min_dim.def,  &max_all.def,  &min_all.def,  &group_norm,   NULL,
+    &var_c.def,   &var_u.def,   &var_mean.def, &mean_all.def, &prod_all.def, &prod_dim.def,
+    &max_dim.def, &min_dim.def, &max_all.def,  &min_all.def,  &group_norm,   NULL,
 };
-const etrt_kernel_def *const etrt_portable_resample[] = {NULL};
 const etrt_kernel_def *const etrt_portable_index[] = {NULL};
