@@ -15,7 +15,8 @@
 typedef enum etrt_portable_map_kind {
   ETRT_MAP_FLOAT, /* a floating-point result: integer and bool inputs are promoted */
   ETRT_MAP_SAME,  /* the result has the operands' promoted dtype (the out tensor's) */
-  ETRT_MAP_BOOL   /* a bool result */
+  ETRT_MAP_BOOL,  /* a bool result */
+  ETRT_MAP_CAST   /* any dtype to any: floats to integers truncate, as ATen's copies do */
 } etrt_portable_map_kind;
 
 /* The function of one element: x the operands, p the parameters (call->scalars), and
@@ -62,6 +63,7 @@ static etrt_status etrt_portable_map_prepare(etrt_kernel_call *call, const etrt_
     present |= 1 << k;
   }
   call->scalars[3] = present;
+  call->scalars[4] = 0;
   for (int k = 0; k < 3; ++k) {
     if (spec->params[k] < 0) continue;
     call->scalars[k] = NAN;
@@ -268,6 +270,12 @@ static double etrt_map_clamp(const double *x, const double *p, int i, int *f) {
   return y;
 }
 
+/* The last operand (copies and fills: the value, broadcast to the others' shape). */
+static double etrt_map_last(const double *x, const double *p, int i, int *f) {
+  (void)i, (void)f;
+  return x[(int)p[4]];
+}
+
 /* div.out_mode(self, other, *, str? rounding_mode, out) and div.Scalar_mode_out. */
 static etrt_status etrt_portable_div_mode(etrt_kernel_call *call, const etrt_value *values) {
   const etrt_value *v = &values[call->args[2]];
@@ -343,10 +351,31 @@ MAP2S(xor_s, "aten::bitwise_xor.Scalar_out", etrt_map_xor, ETRT_MAP_SAME);
 MAP(clamp_t, "aten::clamp.Tensor_out", 5, etrt_map_clamp, ETRT_MAP_SAME, 0, 1, 2, -1, -1, -1, 3,
     NULL);
 
+/* Which operand etrt_map_last returns. */
+static etrt_status etrt_portable_second(etrt_kernel_call *call, const etrt_value *values) {
+  (void)values;
+  call->scalars[4] = 1;
+  return ETRT_OK;
+}
+/* _to_copy.out(self, *, bool non_blocking, MemoryFormat? memory_format, out): a cast
+ * (the out tensor's dim order is its own); copy.out(self, src, bool non_blocking, *,
+ * out): src broadcast to self's shape; fill.Scalar_out(self, Scalar value, *, out) and
+ * fill.Tensor_out(self, Tensor value, *, out). */
+MAP(to_copy, "aten::_to_copy.out", 5, etrt_map_last, ETRT_MAP_CAST, 0, -1, -1, -1, -1, -1, 3, NULL);
+MAP(copy, "aten::copy.out", 5, etrt_map_last, ETRT_MAP_CAST, 0, 1, -1, -1, -1, -1, 3,
+    etrt_portable_second);
+MAP(fill_s, "aten::fill.Scalar_out", 4, etrt_map_last, ETRT_MAP_CAST, 0, S(1), -1, -1, -1, -1, 2,
+    etrt_portable_second);
+MAP(fill_t, "aten::fill.Tensor_out", 4, etrt_map_last, ETRT_MAP_CAST, 0, 1, -1, -1, -1, -1, 2,
+    etrt_portable_second);
+
 const etrt_kernel_def *const etrt_portable_pointwise[] = {
-    &expm1_.def,       &log1p_.def,   &log2_.def,      &log10_.def,      &trunc_.def,
-    &sign.def,         &isnan_.def,   &isinf_.def,     &logit.def,       &elu.def,
-    &atan2_.def,       &fmod_t.def,   &fmod_s.def,     &remainder_t.def, &remainder_s.def,
-    &floor_divide.def, &div_mode.def, &div_s_mode.def, &rsub.def,        &pow_s.def,
-    &and_s.def,        &or_s.def,     &xor_s.def,      &clamp_t.def,     NULL,
+    &to_copy.def,  &copy.def,        &fill_s.def,      &fill_t.def,
+    &expm1_.def,   &log1p_.def,      &log2_.def,       &log10_.def,
+    &trunc_.def,   &sign.def,        &isnan_.def,      &isinf_.def,
+    &logit.def,    &elu.def,         &atan2_.def,      &fmod_t.def,
+    &fmod_s.def,   &remainder_t.def, &remainder_s.def, &floor_divide.def,
+    &div_mode.def, &div_s_mode.def,  &rsub.def,        &pow_s.def,
+    &and_s.def,    &or_s.def,        &xor_s.def,       &clamp_t.def,
+    NULL,
 };

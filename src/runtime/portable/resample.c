@@ -11,12 +11,12 @@
 #include "runtime/portable/portable.h"
 
 typedef enum etrt_portable_remap_kind {
-  ETRT_REMAP_FLIP,        /* (self, int[] dims, *, out) */
-  ETRT_REMAP_ROLL,        /* (self, int[1] shifts, int[1] dims, *, out) */
-  ETRT_REMAP_REFLECT,     /* (self, int[2k] padding, *, out): the last k dims */
-  ETRT_REMAP_REPLICATE,   /* likewise */
-  ETRT_REMAP_NEAREST,     /* upsample_nearest2d.vec(input, int[]? size, float[]? scales, *, out) */
-  ETRT_REMAP_UNSHUFFLE    /* pixel_unshuffle(self, int downscale_factor, *, out) */
+  ETRT_REMAP_FLIP,      /* (self, int[] dims, *, out) */
+  ETRT_REMAP_ROLL,      /* (self, int[1] shifts, int[1] dims, *, out) */
+  ETRT_REMAP_REFLECT,   /* (self, int[2k] padding, *, out): the last k dims */
+  ETRT_REMAP_REPLICATE, /* likewise */
+  ETRT_REMAP_NEAREST,   /* upsample_nearest2d.vec(input, int[]? size, float[]? scales, *, out) */
+  ETRT_REMAP_UNSHUFFLE  /* pixel_unshuffle(self, int downscale_factor, *, out) */
 } etrt_portable_remap_kind;
 
 typedef struct etrt_portable_remap_spec {
@@ -231,8 +231,8 @@ static etrt_status etrt_portable_remap_run(etrt_kernel_call *call, etrt_value *v
   return ETRT_OK;
 }
 
-#define REMAP(var, name, nargs, kind, spatial, out)                                          \
-  static const etrt_portable_remap_spec var = {                                              \
+#define REMAP(var, name, nargs, kind, spatial, out) \
+  static const etrt_portable_remap_spec var = {     \
       {name, nargs, etrt_portable_remap_prepare, etrt_portable_remap_run}, kind, spatial, out}
 REMAP(flip, "aten::flip.out", 4, ETRT_REMAP_FLIP, 0, 2);
 REMAP(roll, "aten::roll.out", 5, ETRT_REMAP_ROLL, 0, 3);
@@ -288,9 +288,8 @@ static etrt_status etrt_portable_bilinear_run(etrt_kernel_call *call, etrt_value
   double scale[2];
   for (int k = 0; k < 2; ++k) {
     const int64_t in = self->sizes[2 + k];
-    dims[2 + k] = call->scalars[3] == 2
-                      ? call->ints[0][k]
-                      : (int64_t)floor((double)in * call->scalars[1 + k]);
+    dims[2 + k] = call->scalars[3] == 2 ? call->ints[0][k]
+                                        : (int64_t)floor((double)in * call->scalars[1 + k]);
     const int64_t o = dims[2 + k];
     if (o < 0 || (o > 0 && in == 0))
       return etrt_error(ETRT_ERROR_INVALID_ARGUMENT, "%s (instruction %u): output size %lld",
@@ -337,8 +336,8 @@ static etrt_status etrt_portable_bilinear_run(etrt_kernel_call *call, etrt_value
                      lh * ((1 - lw) * v[1][0] + lw * v[1][1]);
           etrt_portable_scalar_store(
               r, out->dtype,
-              (uint8_t *)out->data + (size_t)(n * ys[0] + c * ys[1] + oh * ys[2] + ow * ys[3]) *
-                                         item);
+              (uint8_t *)out->data +
+                  (size_t)(n * ys[0] + c * ys[1] + oh * ys[2] + ow * ys[3]) * item);
         }
     }
   }
@@ -350,8 +349,8 @@ static const etrt_kernel_def bilinear = {"aten::upsample_bilinear2d.vec_out", 6,
 
 /* max_pool2d_with_indices.out(self, kernel_size, stride, padding, dilation, ceil_mode,
  * *, out, indices): the values and, per (n, c) plane, the flat index h * W + w of
- * each maximum, as ATen returns them (max_unpool reads them). A NaN wins (the last one), as in ATen.
- * ints[0..3]: kernel, stride, padding, dilation (two each); scalars[0]: ceil_mode. */
+ * each maximum, as ATen returns them (max_unpool reads them). A NaN wins (the last one), as in
+ * ATen. ints[0..3]: kernel, stride, padding, dilation (two each); scalars[0]: ceil_mode. */
 static etrt_status etrt_portable_pool_ints(etrt_kernel_call *call, const etrt_value *values,
                                            uint32_t arg, int slot, int64_t fallback) {
   uint32_t count = 0;
@@ -419,8 +418,8 @@ static etrt_status etrt_portable_max_pool_run(etrt_kernel_call *call, etrt_value
   int64_t dims[4];
   memcpy(dims, self->sizes, (size_t)rank * sizeof *dims);
   for (int a = 0; a < 2; ++a) {
-    dims[hd + a] = etrt_portable_pool_size(self->sizes[hd + a], k[a], p[a], s[a], d[a],
-                                           call->scalars[0] != 0);
+    dims[hd + a] =
+        etrt_portable_pool_size(self->sizes[hd + a], k[a], p[a], s[a], d[a], call->scalars[0] != 0);
     if (dims[hd + a] <= 0)
       return etrt_error(ETRT_ERROR_INVALID_ARGUMENT,
                         "%s (instruction %u): the output would have size %lld along dim %d",
@@ -454,8 +453,8 @@ static etrt_status etrt_portable_max_pool_run(etrt_kernel_call *call, etrt_value
             for (int64_t kw = 0; kw < k[1]; ++kw) {
               const int64_t w = w0 + kw * d[1];
               if (w < 0 || w >= W) continue;
-              double v =
-                  etrt_portable_scalar_load(self->dtype, x + (size_t)(xb + h * xs[hd] + w * xs[wd]) * item);
+              double v = etrt_portable_scalar_load(
+                  self->dtype, x + (size_t)(xb + h * xs[hd] + w * xs[wd]) * item);
               if (best_index < 0 || v > best || isnan(v)) {
                 best = v;
                 best_index = h * W + w;
@@ -477,7 +476,8 @@ static const etrt_kernel_def max_pool = {"aten::max_pool2d_with_indices.out", 9,
                                          etrt_portable_max_pool_run};
 
 const etrt_kernel_def *const etrt_portable_resample[] = {
-    &flip.def,       &roll.def,       &reflect1.def,  &reflect2.def, &reflect3.def,
-    &replicate1.def, &replicate2.def, &replicate3.def, &nearest.def, &unshuffle.def,
-    &bilinear,       &max_pool,       NULL,
+    &flip.def,     &roll.def,       &reflect1.def,   &reflect2.def,
+    &reflect3.def, &replicate1.def, &replicate2.def, &replicate3.def,
+    &nearest.def,  &unshuffle.def,  &bilinear,       &max_pool,
+    NULL,
 };

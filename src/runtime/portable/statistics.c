@@ -362,4 +362,3 @@ const etrt_kernel_def *const etrt_portable_statistics[] = {
     &var_c.def,   &var_u.def,   &var_mean.def, &mean_all.def, &prod_all.def, &prod_dim.def,
     &max_dim.def, &min_dim.def, &max_all.def,  &min_all.def,  &group_norm,   NULL,
 };
-const etrt_kernel_def *const etrt_portable_index[] = {NULL};
