@@ -124,12 +124,9 @@ static etrt_status etrt_portable_advanced_plan(const etrt_kernel_call *call,
 /* For result position `index` (a->rank entries), the element's offset in self (with
  * self's strides `xs`) and in a tensor of self's shape with strides `ys`; an index out
  * of range is an error. */
-static etrt_status etrt_portable_advanced_source(const etrt_kernel_call *call,
-                                                 const etrt_runtime_tensor *self,
-                                                 const etrt_portable_advanced *a,
-                                                 const int64_t *index, const int64_t *xs,
-                                                 const int64_t *ys, int64_t *offset,
-                                                 int64_t *other) {
+static etrt_status etrt_portable_advanced_source(
+    const etrt_kernel_call *call, const etrt_runtime_tensor *self, const etrt_portable_advanced *a,
+    const int64_t *index, const int64_t *xs, const int64_t *ys, int64_t *offset, int64_t *other) {
   const int64_t *bi = a->adjacent ? index + a->first : index;
   int32_t r = a->adjacent ? 0 : a->rank_b;
   int64_t at = 0, at_other = 0;
@@ -244,8 +241,8 @@ static etrt_status etrt_portable_index_run(etrt_kernel_call *call, etrt_value *v
       uint8_t *at = (uint8_t *)out->data + (size_t)dst * item;
       const uint8_t *from = (const uint8_t *)v->data + (size_t)pos * item;
       if (call->scalars[0] != 0) {
-        double sum = etrt_portable_scalar_load(out->dtype, at) +
-                     etrt_portable_scalar_load(v->dtype, from);
+        double sum =
+            etrt_portable_scalar_load(out->dtype, at) + etrt_portable_scalar_load(v->dtype, from);
         etrt_portable_scalar_store(sum, out->dtype, at);
       } else {
         memcpy(at, from, item);
@@ -277,8 +274,7 @@ typedef struct etrt_portable_scatter_spec {
   int add;
 } etrt_portable_scatter_spec;
 
-static etrt_status etrt_portable_scatter_prepare(etrt_kernel_call *call,
-                                                 const etrt_value *values) {
+static etrt_status etrt_portable_scatter_prepare(etrt_kernel_call *call, const etrt_value *values) {
   const etrt_portable_scatter_spec *spec = (const etrt_portable_scatter_spec *)call->def;
   const etrt_runtime_tensor *self = NULL, *index = NULL, *src = NULL, *out = NULL;
   ETRT_RETURN_IF_ERROR(etrt_portable_tensor_arg(call, values, 0, &self));
@@ -316,8 +312,8 @@ static etrt_status etrt_portable_scatter_run(etrt_kernel_call *call, etrt_value 
     return etrt_error(ETRT_ERROR_INVALID_ARGUMENT,
                       "%s (instruction %u): dim %lld or the index's rank %d does not fit self's "
                       "rank %d",
-                      call->def->name, call->instruction, (long long)call->ints[0][0],
-                      index->rank, rank);
+                      call->def->name, call->instruction, (long long)call->ints[0][0], index->rank,
+                      rank);
   for (int32_t d = 0; d < rank; ++d)
     if (index->sizes[d] > (d == dim ? INT64_MAX : self->sizes[d]) ||
         (src != NULL && index->sizes[d] > src->sizes[d]))
@@ -370,9 +366,9 @@ static etrt_status etrt_portable_scatter_run(etrt_kernel_call *call, etrt_value 
     uint8_t *to = (uint8_t *)out->data + (size_t)at_out * item;
     const uint8_t *from = spec->value ? value : (const uint8_t *)src->data + (size_t)at_src * item;
     if (spec->add)
-      etrt_portable_scalar_store(etrt_portable_scalar_load(out->dtype, to) +
-                                     etrt_portable_scalar_load(out->dtype, from),
-                                 out->dtype, to);
+      etrt_portable_scalar_store(
+          etrt_portable_scalar_load(out->dtype, to) + etrt_portable_scalar_load(out->dtype, from),
+          out->dtype, to);
     else
       memcpy(to, from, item);
     for (int32_t d = rank - 1; d >= 0; --d) {
@@ -383,8 +379,8 @@ static etrt_status etrt_portable_scatter_run(etrt_kernel_call *call, etrt_value 
   return ETRT_OK;
 }
 
-#define SCATTER(var, name, value_, add_)                                                        \
-  static const etrt_portable_scatter_spec var = {                                               \
+#define SCATTER(var, name, value_, add_)          \
+  static const etrt_portable_scatter_spec var = { \
       {name, 6, etrt_portable_scatter_prepare, etrt_portable_scatter_run}, value_, add_}
 SCATTER(scatter_src, "aten::scatter.src_out", 0, 0);
 SCATTER(scatter_value, "aten::scatter.value_out", 1, 0);
@@ -506,8 +502,7 @@ static const etrt_kernel_def topk = {"aten::topk.values", 8, etrt_portable_topk_
                                      etrt_portable_topk_run};
 
 /* ---- narrow_copy.out(self, int dim, SymInt start, SymInt length, *, out). */
-static etrt_status etrt_portable_narrow_prepare(etrt_kernel_call *call,
-                                                const etrt_value *values) {
+static etrt_status etrt_portable_narrow_prepare(etrt_kernel_call *call, const etrt_value *values) {
   const etrt_runtime_tensor *self = NULL, *out = NULL;
   ETRT_RETURN_IF_ERROR(etrt_portable_tensor_arg(call, values, 0, &self));
   ETRT_RETURN_IF_ERROR(etrt_portable_tensor_arg(call, values, 4, &out));
@@ -528,8 +523,7 @@ static etrt_status etrt_portable_narrow_run(etrt_kernel_call *call, etrt_value *
   ETRT_RETURN_IF_ERROR(etrt_portable_int_arg(call, values, 3, &length));
   if (dim < 0) dim += self->rank;
   if (dim >= 0 && dim < self->rank && start < 0) start += self->sizes[dim];
-  if (dim < 0 || dim >= self->rank || start < 0 || length < 0 ||
-      start + length > self->sizes[dim])
+  if (dim < 0 || dim >= self->rank || start < 0 || length < 0 || start + length > self->sizes[dim])
     return etrt_error(ETRT_ERROR_INVALID_ARGUMENT,
                       "%s (instruction %u): dim %lld, start %lld, length %lld out of range",
                       call->def->name, call->instruction, (long long)dim, (long long)start,
@@ -564,8 +558,7 @@ static const etrt_kernel_def narrow = {"aten::narrow_copy.out", 6, etrt_portable
 /* ---- native_dropout.out(input, float p, bool? train, *, out0, out1): a program
  * exported for inference runs it with train False: the input and an all-true mask.
  * Training (random masks) is refused at load. */
-static etrt_status etrt_portable_dropout_prepare(etrt_kernel_call *call,
-                                                 const etrt_value *values) {
+static etrt_status etrt_portable_dropout_prepare(etrt_kernel_call *call, const etrt_value *values) {
   const etrt_runtime_tensor *t = NULL;
   ETRT_RETURN_IF_ERROR(etrt_portable_tensor_arg(call, values, 0, &t));
   const etrt_dtype dtype = t->dtype;
@@ -619,6 +612,13 @@ static const etrt_kernel_def dropout = {"aten::native_dropout.out", 6,
                                         etrt_portable_dropout_prepare, etrt_portable_dropout_run};
 
 const etrt_kernel_def *const etrt_portable_index[] = {
-    &index_tensor, &index_put,   &scatter_src.def, &scatter_value.def, &scatter_add.def,
-    &topk,         &narrow,      &dropout,         NULL,
+    &index_tensor,
+    &index_put,
+    &scatter_src.def,
+    &scatter_value.def,
+    &scatter_add.def,
+    &topk,
+    &narrow,
+    &dropout,
+    NULL,
 };
