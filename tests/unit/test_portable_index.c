@@ -12,10 +12,14 @@
 
 #define F32 ETRT_DTYPE_FLOAT32
 
-static const float index_apart[12] = {15.0f, 19.0f, 23.0f, 3.0f, 7.0f, 11.0f, 3.0f, 7.0f, 11.0f, 15.0f, 19.0f, 23.0f};
-static const float index_put_acc[24] = {0.0f, 1.0f, 2.0f, 3.0f, 4.0f, 5.0f, 6.0f, 7.0f, 8.0f, 9.0f, 10.0f, 11.0f, 12.0f, 13.0f, 314.0f, 15.0f, 16.0f, 17.0f, 18.0f, 19.0f, 20.0f, 21.0f, 22.0f, 23.0f};
+static const float index_apart[12] = {15.0f, 19.0f, 23.0f, 3.0f,  7.0f,  11.0f,
+                                      3.0f,  7.0f,  11.0f, 15.0f, 19.0f, 23.0f};
+static const float index_put_acc[24] = {0.0f,  1.0f,  2.0f,  3.0f,  4.0f,  5.0f,  6.0f,   7.0f,
+                                        8.0f,  9.0f,  10.0f, 11.0f, 12.0f, 13.0f, 314.0f, 15.0f,
+                                        16.0f, 17.0f, 18.0f, 19.0f, 20.0f, 21.0f, 22.0f,  23.0f};
 static const float scatter_ref[9] = {10.0f, 14.0f, 15.0f, 0.0f, 0.0f, 12.0f, 13.0f, 11.0f, 0.0f};
-static const float scatter_add_ref[9] = {11.0f, 15.0f, 16.0f, 1.0f, 1.0f, 13.0f, 14.0f, 12.0f, 1.0f};
+static const float scatter_add_ref[9] = {11.0f, 15.0f, 16.0f, 1.0f, 1.0f,
+                                         13.0f, 14.0f, 12.0f, 1.0f};
 static const float topk_v[6] = {5.0f, 5.0f, 3.0f, NAN, 7.0f, 7.0f};
 static const float topk_v_small[4] = {-2.0f, 1.0f, 0.0f, 2.0f};
 static const float ref_var_d2[4] = {6.33333349f, 6.58333349f, 8.33333302f, 4.33333349f};
@@ -25,7 +29,11 @@ static const float ref_vm_mean[6] = {0.75f, 1.0f, 1.0f, -0.5f, 1.0f, 4.0f};
 static const float ref_prod_d1[6] = {0.5f, -8.0f, -3.0f, -6.0f, 0.0f, 7.0f};
 static const float ref_max_v[4] = {3.0f, 4.0f, 7.0f, 1.0f};
 static const float ref_min_v[6] = {1.0f, -2.0f, 3.0f, -3.0f, 0.0f, -1.0f};
-static const float ref_gn[24] = {0.0514885858f, 1.24276626f, 1.33878863f, 0.251273364f, -1.01992309f, -1.30606878f, -0.0220411513f, 0.640795052f, 0.876065791f, 0.467464149f, -0.209343389f, -0.532103062f, 1.14841485f, -0.241606176f, -1.07038319f, -0.575942338f, 0.787129641f, 1.76563072f, -2.71986294f, -0.102180846f, 2.11510015f, 1.89342189f, -0.563405395f, -2.99658608f};
+static const float ref_gn[24] = {
+    0.0514885858f,  1.24276626f,   1.33878863f,  0.251273364f,  -1.01992309f,  -1.30606878f,
+    -0.0220411513f, 0.640795052f,  0.876065791f, 0.467464149f,  -0.209343389f, -0.532103062f,
+    1.14841485f,    -0.241606176f, -1.07038319f, -0.575942338f, 0.787129641f,  1.76563072f,
+    -2.71986294f,   -0.102180846f, 2.11510015f,  1.89342189f,   -0.563405395f, -2.99658608f};
 static const float ref_gn_mean[2] = {0.10279958f, 0.142151967f};
 static const float ref_gn_rstd[2] = {0.471902847f, 0.484290779f};
 
@@ -50,17 +58,17 @@ static void test_index_tensor(void) {
     int32_t s = etrt_test_kp_tensor(&p, F32, 3, (int32_t[]){2, 3, 4}, NULL, 0);
     int32_t list, y;
     if (!apart) {
-      int32_t i1 = etrt_test_kp_tensor(&p, ETRT_DTYPE_INT64, 2, (int32_t[]){2, 1},
-                                        (int64_t[]){2, 0}, 0);
-      int32_t i2 = etrt_test_kp_tensor(&p, ETRT_DTYPE_INT32, 1, (int32_t[]){2},
-                                        (int32_t[]){1, 3}, 0);
+      int32_t i1 =
+          etrt_test_kp_tensor(&p, ETRT_DTYPE_INT64, 2, (int32_t[]){2, 1}, (int64_t[]){2, 0}, 0);
+      int32_t i2 =
+          etrt_test_kp_tensor(&p, ETRT_DTYPE_INT32, 1, (int32_t[]){2}, (int32_t[]){1, 3}, 0);
       list = etrt_test_kp_optional_tensor_list(&p, (int32_t[]){-1, i1, i2}, 3);
       y = etrt_test_kp_tensor(&p, F32, 3, (int32_t[]){2, 2, 2}, NULL, 0);
     } else {
       int32_t i0 = etrt_test_kp_tensor(&p, ETRT_DTYPE_INT64, 2, (int32_t[]){2, 2},
-                                        (int64_t[]){1, 0, 0, 1}, 0);
-      int32_t i2 = etrt_test_kp_tensor(&p, ETRT_DTYPE_INT64, 1, (int32_t[]){2},
-                                        (int64_t[]){3, -1}, 0);
+                                       (int64_t[]){1, 0, 0, 1}, 0);
+      int32_t i2 =
+          etrt_test_kp_tensor(&p, ETRT_DTYPE_INT64, 1, (int32_t[]){2}, (int64_t[]){3, -1}, 0);
       list = etrt_test_kp_optional_tensor_list(&p, (int32_t[]){i0, -1, i2}, 3);
       y = etrt_test_kp_tensor(&p, F32, 3, (int32_t[]){2, 2, 3}, NULL, 0);
     }
@@ -86,14 +94,11 @@ static void test_index_put(void) {
     etrt_test_kp_init(&p);
     int32_t s = etrt_test_kp_tensor(&p, F32, 3, (int32_t[]){2, 3, 4}, NULL, 0);
     int32_t i0 = etrt_test_kp_tensor(&p, ETRT_DTYPE_INT64, 1, (int32_t[]){2},
-                                      (int64_t[]){1, bad ? 2 : 1}, 0);
-    int32_t i1 =
-        etrt_test_kp_tensor(&p, ETRT_DTYPE_INT64, 1, (int32_t[]){2}, (int64_t[]){0, 0}, 0);
-    int32_t i2 =
-        etrt_test_kp_tensor(&p, ETRT_DTYPE_INT64, 1, (int32_t[]){2}, (int64_t[]){2, 2}, 0);
+                                     (int64_t[]){1, bad ? 2 : 1}, 0);
+    int32_t i1 = etrt_test_kp_tensor(&p, ETRT_DTYPE_INT64, 1, (int32_t[]){2}, (int64_t[]){0, 0}, 0);
+    int32_t i2 = etrt_test_kp_tensor(&p, ETRT_DTYPE_INT64, 1, (int32_t[]){2}, (int64_t[]){2, 2}, 0);
     int32_t list = etrt_test_kp_optional_tensor_list(&p, (int32_t[]){i0, i1, i2}, 3);
-    int32_t vals =
-        etrt_test_kp_tensor(&p, F32, 1, (int32_t[]){2}, (float[]){100.0f, 200.0f}, 0);
+    int32_t vals = etrt_test_kp_tensor(&p, F32, 1, (int32_t[]){2}, (float[]){100.0f, 200.0f}, 0);
     int32_t acc = etrt_test_kp_bool(&p, 1);
     int32_t y = etrt_test_kp_tensor(&p, F32, 3, (int32_t[]){2, 3, 4}, NULL, 0);
     etrt_test_kp_call(&p, "aten::index_put.out", (int32_t[]){s, list, vals, acc, y, y}, 6);
@@ -124,9 +129,9 @@ static void test_scatter(void) {
     int32_t t = etrt_test_kp_tensor(&p, F32, 2, (int32_t[]){3, 3}, NULL, 0);
     int32_t dim = etrt_test_kp_int(&p, 0);
     int32_t idx = etrt_test_kp_tensor(&p, ETRT_DTYPE_INT64, 2, (int32_t[]){2, 3},
-                                       (int64_t[]){0, 2, 1, 2, 0, 0}, 0);
-    int32_t src = etrt_test_kp_tensor(&p, F32, 2, (int32_t[]){2, 3},
-                                       (float[]){10, 11, 12, 13, 14, 15}, 0);
+                                      (int64_t[]){0, 2, 1, 2, 0, 0}, 0);
+    int32_t src =
+        etrt_test_kp_tensor(&p, F32, 2, (int32_t[]){2, 3}, (float[]){10, 11, 12, 13, 14, 15}, 0);
     int32_t y = etrt_test_kp_tensor(&p, F32, 2, (int32_t[]){3, 3}, NULL, 0);
     etrt_test_kp_call(&p, add ? "aten::scatter_add.out" : "aten::scatter.src_out",
                       (int32_t[]){t, dim, idx, src, y, y}, 6);
