@@ -10,14 +10,24 @@
 #include "test_programs.h"
 #include "test_util.h"
 
-static const float want_conv[48] = {-0.03125f, -0.6875f, 0.890625f, -0.390625f, 0.78125f, 1.234375f, -0.71875f, 0.484375f, -0.40625f, 1.390625f, 1.296875f, 0.5625f, 1.421875f, -0.53125f, 1.0f, 0.375f, -0.375f, 0.109375f, -1.421875f, -0.0625f, -0.09375f, -1.65625f, 0.5625f, -2.15625f, -0.171875f, 0.578125f, -1.71875f, 0.890625f, -0.9375f, -0.625f, -0.34375f, -0.5f, 0.3125f, 0.734375f, -0.984375f, 0.78125f, -0.109375f, -0.765625f, 0.984375f, -0.5f, -0.109375f, -0.40625f, -0.78125f, 0.53125f, 0.3125f, 0.65625f, 0.375f, 0.0f};
+static const float want_conv[48] = {
+    -0.03125f,  -0.6875f,  0.890625f,  -0.390625f, 0.78125f,   1.234375f,  -0.71875f, 0.484375f,
+    -0.40625f,  1.390625f, 1.296875f,  0.5625f,    1.421875f,  -0.53125f,  1.0f,      0.375f,
+    -0.375f,    0.109375f, -1.421875f, -0.0625f,   -0.09375f,  -1.65625f,  0.5625f,   -2.15625f,
+    -0.171875f, 0.578125f, -1.71875f,  0.890625f,  -0.9375f,   -0.625f,    -0.34375f, -0.5f,
+    0.3125f,    0.734375f, -0.984375f, 0.78125f,   -0.109375f, -0.765625f, 0.984375f, -0.5f,
+    -0.109375f, -0.40625f, -0.78125f,  0.53125f,   0.3125f,    0.65625f,   0.375f,    0.0f};
 static const float want_linear[6] = {1.40625f, -0.5f, 0.34375f, -0.09375f, -0.421875f, 0.109375f};
 static const float want_add[8] = {-1.75f, 0.875f, -0.75f, -0.25f, 2.375f, -1.375f, 1.25f, -0.375f};
-static const float want_softmax[8] = {0.0925737396f, 0.222072855f, 0.532725096f, 0.152628303f, 0.276051283f, 0.0790900141f, 0.189727083f, 0.45513162f};
+static const float want_softmax[8] = {0.0925737396f, 0.222072855f,  0.532725096f, 0.152628303f,
+                                      0.276051283f,  0.0790900141f, 0.189727083f, 0.45513162f};
 static const float want_mean[2] = {-0.21875f, 0.09375f};
-static const float want_avg_pool[8] = {-0.40625f, 0.28125f, 0.21875f, -0.15625f, -0.21875f, -0.0625f, 0.40625f, 0.03125f};
-static const float want_gelu[8] = {-0.158655256f, -0.0562827215f, 0.580029488f, -0.154268771f, 0.242313668f, -0.166938588f, 0.0f, 0.708061397f};
-static const float want_layer_norm[8] = {-1.22131503f, 0.146557808f, 1.51443064f, -0.439673394f, 0.439673394f, -1.51443064f, -0.146557808f, 1.22131503f};
+static const float want_avg_pool[8] = {-0.40625f, 0.28125f, 0.21875f, -0.15625f,
+                                       -0.21875f, -0.0625f, 0.40625f, 0.03125f};
+static const float want_gelu[8] = {-0.158655256f, -0.0562827215f, 0.580029488f, -0.154268771f,
+                                   0.242313668f,  -0.166938588f,  0.0f,         0.708061397f};
+static const float want_layer_norm[8] = {-1.22131503f, 0.146557808f, 1.51443064f,   -0.439673394f,
+                                         0.439673394f, -1.51443064f, -0.146557808f, 1.22131503f};
 
 static float xs[32], ws[54];
 static const float bias[3] = {0.25f, -0.5f, 0.125f};
@@ -37,8 +47,18 @@ static int32_t narrow_constant(etrt_test_kp *p, etrt_dtype dtype, int slot, int3
   return etrt_test_kp_tensor(p, dtype, rank, dims, constants[slot], 0);
 }
 
-typedef enum { OP_CONV, OP_CONV_NHWC, OP_LINEAR, OP_ADD, OP_SOFTMAX, OP_MEAN, OP_POOL, OP_GELU,
-               OP_LAYER_NORM, OP_COUNT } op_kind;
+typedef enum {
+  OP_CONV,
+  OP_CONV_NHWC,
+  OP_LINEAR,
+  OP_ADD,
+  OP_SOFTMAX,
+  OP_MEAN,
+  OP_POOL,
+  OP_GELU,
+  OP_LAYER_NORM,
+  OP_COUNT
+} op_kind;
 
 static void check_op(op_kind op, etrt_dtype dtype) {
   etrt_test_kp p;

@@ -1,6 +1,8 @@
 /* Joining and splitting along one dim: cat, stack, split_with_sizes_copy,
  * unbind_copy, slice_copy. Every tensor is viewed as [outer, size along dim, inner]
- * and moved in contiguous blocks of `inner` elements. */
+ * in memory order and moved in contiguous blocks of `inner` elements: cat, split and
+ * slice take any dim order (channels-last) shared by all their tensors; stack and
+ * unbind, which change the rank, take contiguous tensors. */
 #include <string.h>
 
 #include "runtime/portable/portable.h"
@@ -39,18 +41,50 @@ static etrt_status etrt_portable_join_prepare(etrt_kernel_call *call, const etrt
       return etrt_error(ETRT_ERROR_INVALID_ARGUMENT, "argument %d is an empty list", spec->list);
     for (uint32_t i = 0; i < list->u.tensor_list.count; ++i) {
       const etrt_value *v = &values[list->u.tensor_list.items[i]];
-      if (v->tag != ETRT_VALUE_TENSOR || v->u.tensor.device.type != ETRT_DEVICE_CPU ||
-          v->u.tensor.permuted)
+      if (v->tag != ETRT_VALUE_TENSOR || v->u.tensor.device.type != ETRT_DEVICE_CPU)
         return etrt_error(ETRT_ERROR_INVALID_FORMAT,
-                          "argument %d: item %u must be a contiguous tensor planned on the CPU",
+                          "argument %d: item %u must be a tensor planned on the CPU", spec->list,
+                          i);
+    }
+  }
+  /* The tensor whose dim order every other must share. */
+  const etrt_runtime_tensor *reference = NULL;
+  const int keeps_rank =
+      spec->kind == ETRT_JOIN_CAT || spec->kind == ETRT_JOIN_SPLIT || spec->kind == ETRT_JOIN_SLICE;
+  if (spec->kind == ETRT_JOIN_SPLIT || spec->kind == ETRT_JOIN_UNBIND ||
+      spec->kind == ETRT_JOIN_SLICE) {
+    ETRT_RETURN_IF_ERROR(keeps_rank ? etrt_portable_tensor_arg(call, values, 0, &t)
+                                    : etrt_portable_contiguous_arg(call, values, 0, &t));
+    reference = t;
+  }
+  if (spec->out >= 0) {
+    ETRT_RETURN_IF_ERROR(keeps_rank
+                             ? etrt_portable_tensor_arg(call, values, (uint32_t)spec->out, &t)
+                             : etrt_portable_contiguous_arg(call, values, (uint32_t)spec->out, &t));
+    if (reference == NULL) reference = t;
+    if (memcmp(t->dim_order, reference->dim_order, (size_t)t->rank) != 0 ||
+        t->rank != reference->rank)
+      return etrt_error(ETRT_ERROR_UNSUPPORTED,
+                        "the out tensor's dim order differs from the input's");
+  }
+  if (spec->list >= 0) {
+    const etrt_value *list = &values[call->args[spec->list]];
+    for (uint32_t i = 0; i < list->u.tensor_list.count; ++i) {
+      const etrt_runtime_tensor *item = &values[list->u.tensor_list.items[i]].u.tensor;
+      if (item->rank == 1 && item->sizes[0] == 0) continue; /* cat's legacy empty tensors */
+      int same = keeps_rank && reference != NULL && item->rank == reference->rank &&
+                 memcmp(item->dim_order, reference->dim_order, (size_t)item->rank) == 0;
+      if (item->permuted && !same)
+        return etrt_error(ETRT_ERROR_UNSUPPORTED,
+                          "argument %d: item %u has a dim order other than the contiguous one "
+                          "(channels-last) that the other tensors do not share",
+                          spec->list, i);
+      if (!item->permuted && reference != NULL && reference->permuted)
+        return etrt_error(ETRT_ERROR_UNSUPPORTED,
+                          "argument %d: item %u is contiguous, the other tensors are not",
                           spec->list, i);
     }
   }
-  if (spec->kind == ETRT_JOIN_SPLIT || spec->kind == ETRT_JOIN_UNBIND ||
-      spec->kind == ETRT_JOIN_SLICE)
-    ETRT_RETURN_IF_ERROR(etrt_portable_contiguous_arg(call, values, 0, &t));
-  if (spec->out >= 0)
-    ETRT_RETURN_IF_ERROR(etrt_portable_contiguous_arg(call, values, (uint32_t)spec->out, &t));
   if (spec->kind == ETRT_JOIN_SPLIT) {
     uint32_t count = 0;
     ETRT_RETURN_IF_ERROR(etrt_portable_ints_arg(call, values, (uint32_t)spec->sizes, call->ints[1],
@@ -86,13 +120,15 @@ static etrt_status etrt_portable_dim(const etrt_kernel_call *call, int64_t dim, 
   return ETRT_OK;
 }
 
-/* Elements before and (in bytes) after `dim`. */
+/* Elements before and (in bytes) after `dim`, in the tensor's memory order. */
 static void etrt_portable_split_dims(const etrt_runtime_tensor *t, int32_t dim, int64_t *outer,
                                      size_t *inner) {
   *outer = 1;
   *inner = etrt_dtype_size(t->dtype);
-  for (int32_t i = 0; i < dim; ++i) *outer *= t->sizes[i];
-  for (int32_t i = dim + 1; i < t->rank; ++i) *inner *= (size_t)t->sizes[i];
+  int32_t at = 0;
+  while (at < t->rank && t->dim_order[at] != dim) ++at;
+  for (int32_t k = 0; k < at; ++k) *outer *= t->sizes[t->dim_order[k]];
+  for (int32_t k = at + 1; k < t->rank; ++k) *inner *= (size_t)t->sizes[t->dim_order[k]];
 }
 
 /* ATen's cat skips the legacy empty 1-D tensors. */
