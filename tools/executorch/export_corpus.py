@@ -245,6 +245,103 @@ def index_ops():
     return IndexOps(), (torch.randn(3, 6), torch.tensor([5, 0, 2], dtype=torch.int64))
 
 
+def channels_last_convnet():
+    class ChannelsLast(nn.Module):
+        """A conv net kept in channels-last memory format: every activation's dim order is
+        (0, 2, 3, 1), through convolution, max pooling, a channel concatenation, padding and
+        average pooling (no batch norm, upsampling or reflection padding: ExecuTorch's
+        kernels, or the index.Tensor these decompose to, refuse this order)."""
+
+        def __init__(self):
+            super().__init__()
+            self.conv1 = nn.Conv2d(3, 8, 3, 1, 1)
+            self.conv2 = nn.Conv2d(8, 8, 3, 1, 1, groups=2)
+            self.head = nn.Conv2d(16, 4, 1)
+
+        def forward(self, x):
+            a = F.relu(self.conv1(x))
+            p = F.max_pool2d(a, 2)
+            y = self.head(torch.cat([p, self.conv2(p)], dim=1))
+            return F.pad(y, (1, 1, 1, 1), value=0.5), F.avg_pool2d(y, 2)
+
+    model = ChannelsLast().to(memory_format=torch.channels_last)
+    return model, (torch.randn(1, 3, 16, 16).to(memory_format=torch.channels_last),)
+
+
+def norm_activations():
+    class NormActivations(nn.Module):
+        """group_norm, prelu, elu, leaky_relu, softplus, bilinear and nearest upsampling."""
+
+        def __init__(self):
+            super().__init__()
+            self.conv = nn.Conv2d(4, 8, 3, 1, 1)
+            self.gn = nn.GroupNorm(2, 8)
+            self.prelu = nn.PReLU(8)
+
+        def forward(self, x):
+            h = self.prelu(self.gn(self.conv(x)))
+            b = F.interpolate(F.elu(h), size=(12, 10), mode="bilinear", align_corners=False)
+            c = F.interpolate(F.leaky_relu(h, 0.2), scale_factor=2.0, mode="bilinear",
+                              align_corners=True)
+            return b, c, F.softplus(h).mean(dim=(2, 3))
+
+    return NormActivations(), (torch.randn(2, 4, 6, 5),)
+
+
+def half_mlp():
+    class HalfMlp(nn.Module):
+        """A float16 program: linear, layer norm, gelu, softmax, all in float16."""
+
+        def __init__(self):
+            super().__init__()
+            self.fc1 = nn.Linear(16, 32)
+            self.norm = nn.LayerNorm(32)
+            self.fc2 = nn.Linear(32, 8)
+
+        def forward(self, x):
+            h = F.gelu(self.norm(self.fc1(x)))
+            return torch.softmax(self.fc2(h), dim=-1), h.amax(dim=-1)
+
+    return HalfMlp().to(torch.float16), (torch.randn(4, 16).to(torch.float16),)
+
+
+def bf16_convnet():
+    class Bf16ConvNet(nn.Module):
+        """A bfloat16 program: convolution, batch norm, hardswish, pooling, linear. Its input
+        and output are float32 (NumPy has no bfloat16), cast at the edges."""
+
+        def __init__(self):
+            super().__init__()
+            self.conv = nn.Conv2d(3, 8, 3, 2, 1)
+            self.bn = nn.BatchNorm2d(8)
+            self.fc = nn.Linear(8, 5)
+
+        def forward(self, x):
+            h = F.hardswish(self.bn(self.conv(x.to(torch.bfloat16))))
+            return self.fc(torch.flatten(F.adaptive_avg_pool2d(h, 1), 1)).to(torch.float32)
+
+    return Bf16ConvNet().to(torch.bfloat16), (torch.randn(1, 3, 16, 16),)
+
+
+def tensor_indexing():
+    class TensorIndexing(nn.Module):
+        """Advanced indexing and the reductions and rearrangements around it: index.Tensor,
+        index_put, topk, flip, roll, var, max over a dim, remainder, cumsum."""
+
+        def forward(self, x, rows, cols):
+            picked = x[rows, :, cols]
+            values, where = torch.topk(x.flatten(1), 3, dim=1)
+            var = torch.var(x, dim=-1)
+            biggest, at = x.max(dim=1)
+            y = x.clone()
+            y[rows, 0, cols] = 0.0
+            moved = torch.roll(torch.flip(x, [2]), 1, 1)
+            return (picked, values, where, var, biggest, at, y, moved, torch.remainder(x, 0.7),
+                    torch.cumsum(x, 2))
+
+    return TensorIndexing(), (torch.randn(3, 4, 5), torch.tensor([2, 0]), torch.tensor([1, -1]))
+
+
 def multi_output():
     class Heads(nn.Module):
         def __init__(self):
@@ -329,6 +426,11 @@ CORPUS = [
     ("embedding_classifier", embedding_classifier, {}),
     ("index_ops", index_ops, {}),
     ("multi_output", multi_output, {}),
+    ("channels_last_convnet", channels_last_convnet, {}),
+    ("norm_activations", norm_activations, {}),
+    ("half_mlp", half_mlp, {}),
+    ("bf16_convnet", bf16_convnet, {}),
+    ("tensor_indexing", tensor_indexing, {}),
     ("matmul_pointwise", matmul_pointwise, {}),
     ("mlp_ptd", matmul_mlp, {"ptd": True}),
     ("mlp_dynamic_batch", matmul_mlp, {"dynamic": 8}),
