@@ -251,12 +251,13 @@ def index_ops():
 def channels_last_convnet():
     class ChannelsLast(nn.Module):
         """A conv net kept in channels-last memory format: every activation's dim order is
-        (0, 2, 3, 1), through grouped convolution, max pooling, a residual addition,
-        padding and average pooling. Left out: batch norm, upsampling and reflection
-        padding (ExecuTorch's kernels, or the index.Tensor these decompose to, refuse this
-        order) and cat (ExecuTorch 1.5.1's portable cat joins the memory blocks of
-        channels-last tensors as if they were contiguous, so its reference would be wrong;
-        tests/unit/test_portable_concat.c checks etrt's channels-last cat)."""
+        (0, 2, 3, 1), through grouped convolution, max pooling, a residual addition, silu
+        and average pooling. Left out: batch norm, upsampling and reflection padding
+        (ExecuTorch's kernels, or the index.Tensor these decompose to, refuse this order),
+        cat and constant padding (ExecuTorch 1.5.1's portable cat and constant_pad_nd
+        place channels-last elements as if the tensors were contiguous, so their
+        reference would be wrong; tests/unit/test_portable_concat.c and the pad's own test
+        check etrt's)."""
 
         def __init__(self):
             super().__init__()
@@ -268,7 +269,7 @@ def channels_last_convnet():
             a = F.relu(self.conv1(x))
             p = F.max_pool2d(a, 2)
             y = self.head(F.relu(self.conv2(p)) + p)
-            return F.pad(y, (1, 1, 1, 1), value=0.5), F.avg_pool2d(y, 2)
+            return F.silu(y), F.avg_pool2d(y, 2)
 
     model = ChannelsLast().to(memory_format=torch.channels_last)
     return model, (torch.randn(1, 3, 16, 16).to(memory_format=torch.channels_last),)
@@ -490,16 +491,23 @@ def kind_of(array):
     return "float"
 
 
-def run_reference(pte, ptd, method_name, inputs):
+def run_reference(pte, ptd, method_name, inputs, channels_last=()):
+    """ExecuTorch's outputs. The inputs listed in channels_last are handed over in that
+    memory format: ExecuTorch copies an input's bytes as they are, so a row-major tensor
+    given to a channels-last input would be read as channels-last."""
     runtime = Runtime.get()
     program = runtime.load_program(pte, data_path=ptd)
     method = program.load_method(method_name)
-    outputs = method.execute([torch.from_numpy(a) for a in inputs])
+    tensors = [torch.from_numpy(a) for a in inputs]
+    tensors = [t.contiguous(memory_format=torch.channels_last) if i in channels_last else t
+               for i, t in enumerate(tensors)]
+    outputs = method.execute(tensors)
     return [o.detach().numpy().copy() if isinstance(o, torch.Tensor) else np.asarray(o) for o in outputs]
 
 
-def write_case(out, name, method_name, inputs, outputs, case=""):
-    """Writes inputs and outputs as name/[case_]input_N.npy and returns their entries."""
+def write_case(out, name, method_name, inputs, outputs, case="", channels_last=()):
+    """Writes inputs and outputs as name/[case_]input_N.npy (row-major) and returns their
+    entries; a channels-last input's entry says so ("dim_order")."""
     folder = os.path.join(out, name)
     os.makedirs(folder, exist_ok=True)
     prefix = case + "_" if case else ""
@@ -508,6 +516,8 @@ def write_case(out, name, method_name, inputs, outputs, case=""):
         rel = "%s/%sinput_%d.npy" % (name, prefix, i)
         np.save(os.path.join(out, rel), a)
         entry["inputs"].append({"file": rel, "dtype": str(a.dtype), "shape": list(a.shape)})
+        if i in channels_last:
+            entry["inputs"][-1]["dim_order"] = [0, 2, 3, 1]
     for i, a in enumerate(outputs):
         rel = "%s/%soutput_%d.npy" % (name, prefix, i)
         np.save(os.path.join(out, rel), a)
@@ -542,6 +552,8 @@ def export_one(out, name, make, options):
         shutil.move(os.path.join(folder, written[0]), ptd)
         shutil.rmtree(folder)
     inputs = [t.numpy().copy() for t in example]
+    channels_last = [i for i, t in enumerate(example) if t.dim() == 4 and not t.is_contiguous()
+                     and t.is_contiguous(memory_format=torch.channels_last)]
     cases = [("", inputs)]
     if dynamic:
         smaller = [np.ascontiguousarray(a[:1]) for a in inputs]
@@ -550,8 +562,8 @@ def export_one(out, name, make, options):
         cases += [("batch1", smaller), ("batch%d" % dynamic, larger)]
     entries = []
     for case, case_inputs in cases:
-        outputs = run_reference(pte, ptd, "forward", case_inputs)
-        entry = write_case(out, name, "forward", case_inputs, outputs, case)
+        outputs = run_reference(pte, ptd, "forward", case_inputs, channels_last)
+        entry = write_case(out, name, "forward", case_inputs, outputs, case, channels_last)
         entry["case"] = case or "default"
         entries.append(entry)
     return {
