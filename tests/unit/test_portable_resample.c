@@ -257,7 +257,38 @@ static void test_reflection_pad_too_large(void) {
   free(pte);
 }
 
+/* constant_pad_nd on a channels-last [1, 2, 2, 2] (pad the last dim by 1 before, the
+ * third by 1 after, value 0.5) into a channels-last [1, 2, 3, 3]: positions follow the
+ * dim order (ExecuTorch 1.5.1's own kernel places them as if contiguous). */
+static void test_constant_pad_channels_last(void) {
+  etrt_test_kp p;
+  etrt_test_kp_init(&p);
+  const uint8_t nhwc[4] = {0, 2, 3, 1};
+  int32_t x = etrt_test_kp_tensor(&p, F32, 4, (int32_t[]){1, 2, 2, 2}, NULL, 0);
+  int32_t pad = etrt_test_kp_ints(&p, (int64_t[]){1, 0, 0, 1}, 4);
+  int32_t value = etrt_test_kp_double(&p, 0.5);
+  int32_t y = etrt_test_kp_tensor(&p, F32, 4, (int32_t[]){1, 2, 3, 3}, NULL, 0);
+  etrt_test_kp_dim_order(&p, x, nhwc);
+  etrt_test_kp_dim_order(&p, y, nhwc);
+  etrt_test_kp_call(&p, "aten::constant_pad_nd.out", (int32_t[]){x, pad, value, y, y}, 5);
+  size_t size;
+  uint8_t *pte = etrt_test_kp_write(&p, &x, 1, &y, 1, &size);
+  float in[8], out[18];
+  for (int c = 0; c < 2; ++c) /* logical x[0, c, h, w] = 10 c + 2 h + w, stored channels-last */
+    for (int hw = 0; hw < 4; ++hw) in[hw * 2 + c] = (float)(10 * c + hw);
+  etrt_tensor_view v = {in, F32, 4, {1, 2, 2, 2}};
+  CHECK_OK(etrt_test_kp_run(pte, size, &v, 1, out, sizeof out, NULL));
+  for (int c = 0; c < 2; ++c)
+    for (int h = 0; h < 3; ++h)
+      for (int w = 0; w < 3; ++w) {
+        float want = (h < 2 && w >= 1) ? (float)(10 * c + 2 * h + (w - 1)) : 0.5f;
+        CHECK(out[(h * 3 + w) * 2 + c] == want);
+      }
+  free(pte);
+}
+
 int main(void) {
+  RUN_TEST(test_constant_pad_channels_last);
   RUN_TEST(test_max_pool_indices);
   RUN_TEST(test_upsample_and_pads);
   RUN_TEST(test_pixel_unshuffle);
