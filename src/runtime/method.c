@@ -54,9 +54,11 @@ struct etrt_method {
   uint8_t *input_set;
   /* Per input: its planned host bytes when another value is planned over them (the
    * exporter aliases views to their source: flatten of an input reads the input's
-   * planned memory). Such an input is copied in, as ExecuTorch does; any other is
-   * bound without a copy. NULL: no alias. */
+   * planned memory). Such an input is copied in at every execute (the planner may also
+   * reuse the bytes once the input is dead, so a copy made once would not survive a
+   * run); any other is bound without a copy. NULL: no alias. */
   void **input_alias;
+  const void **input_source; /* the caller's bytes for an aliased input */
 };
 
 /* --- planned memory ------------------------------------------------------------ */
@@ -452,6 +454,7 @@ void etrt_method_destroy(etrt_method *m) {
   free(m->in_flight);
   free(m->input_set);
   free(m->input_alias);
+  free(m->input_source);
   pthread_mutex_unlock(&m->mutex);
   pthread_mutex_destroy(&m->mutex);
   free(m);
@@ -462,7 +465,8 @@ void etrt_method_destroy(etrt_method *m) {
 static etrt_status etrt_method_find_input_aliases(etrt_method *m) {
   const size_t count = m->plan->inputs.count;
   m->input_alias = calloc(count ? count : 1, sizeof *m->input_alias);
-  if (m->input_alias == NULL)
+  m->input_source = calloc(count ? count : 1, sizeof *m->input_source);
+  if (m->input_alias == NULL || m->input_source == NULL)
     return etrt_error(ETRT_ERROR_OUT_OF_MEMORY, "out of memory creating method '%s'", m->name);
   for (size_t i = 0; i < count; ++i) {
     const int32_t id = m->plan->inputs.data[i];
@@ -530,7 +534,16 @@ etrt_status etrt_method_set_input(etrt_method *m, uint32_t index, const etrt_ten
   memcpy(t->sizes, view->sizes, sizeof t->sizes);
   void *alias = m->input_alias[index];
   if (alias != NULL) {
-    if (nbytes > 0 && alias != view->data) memcpy(alias, view->data, nbytes);
+    etrt_pointer_info where = {ETRT_POINTER_PAGEABLE_HOST, -1};
+    if (m->driver != NULL && nbytes > 0) (void)m->driver->pointer_info(view->data, &where);
+    if (where.kind == ETRT_POINTER_DEVICE) {
+      pthread_mutex_unlock(&m->mutex);
+      return etrt_error(ETRT_ERROR_INVALID_ARGUMENT,
+                        "method '%s', input %u: the program reads it through a view planned in "
+                        "host memory; pass host memory",
+                        m->name, index);
+    }
+    m->input_source[index] = view->data;
     t->data = alias;
   } else {
     t->data = view->data;
@@ -599,6 +612,14 @@ static etrt_status etrt_method_check_inputs(etrt_method *m) {
       return etrt_error(ETRT_ERROR_STATE,
                         "method '%s': input %zu is not set (the method takes %zu inputs)", m->name,
                         i, m->plan->inputs.count);
+  }
+  /* Aliased inputs into their planned bytes (see input_alias). */
+  for (size_t i = 0; i < m->plan->inputs.count; ++i) {
+    if (m->input_alias[i] == NULL || m->input_source[i] == NULL) continue;
+    const etrt_runtime_tensor *t = &m->values[m->plan->inputs.data[i]].u.tensor;
+    size_t nbytes = etrt_runtime_tensor_nbytes(t);
+    if (nbytes > 0 && m->input_source[i] != m->input_alias[i])
+      memcpy(m->input_alias[i], m->input_source[i], nbytes);
   }
   return ETRT_OK;
 }

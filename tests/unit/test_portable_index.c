@@ -298,7 +298,64 @@ static void test_group_norm(void) {
   free(pte);
 }
 
+/* select_scatter (row -1 of [3, 4]), slice_scatter (columns 1 and 3) and split_copy
+ * (split_size 3 along dim 1: [3, 3] and [3, 1]), against torch's values. */
+static void test_scatter_copies(void) {
+  float x[12];
+  for (int i = 0; i < 12; ++i) x[i] = (float)i;
+  const float want_select[12] = {0, 1, 2, 3, 4, 5, 6, 7, -1, -2, -3, -4};
+  const float want_slice[12] = {0, -1, 2, -2, 4, -3, 6, -4, 8, -5, 10, -6};
+  for (int k = 0; k < 2; ++k) {
+    etrt_test_kp p;
+    etrt_test_kp_init(&p);
+    int32_t a = etrt_test_kp_tensor(&p, F32, 2, (int32_t[]){3, 4}, NULL, 0);
+    int32_t y = etrt_test_kp_tensor(&p, F32, 2, (int32_t[]){3, 4}, NULL, 0);
+    if (k == 0) {
+      int32_t src = etrt_test_kp_tensor(&p, F32, 1, (int32_t[]){4}, (float[]){-1, -2, -3, -4}, 0);
+      etrt_test_kp_call(
+          &p, "aten::select_scatter.out",
+          (int32_t[]){a, src, etrt_test_kp_int(&p, 0), etrt_test_kp_int(&p, -1), y, y}, 6);
+    } else {
+      int32_t src =
+          etrt_test_kp_tensor(&p, F32, 2, (int32_t[]){3, 2}, (float[]){-1, -2, -3, -4, -5, -6}, 0);
+      etrt_test_kp_call(&p, "aten::slice_scatter.out",
+                        (int32_t[]){a, src, etrt_test_kp_int(&p, 1), etrt_test_kp_int(&p, 1),
+                                    etrt_test_kp_none(&p), etrt_test_kp_int(&p, 2), y, y},
+                        8);
+    }
+    size_t size;
+    uint8_t *pte = etrt_test_kp_write(&p, &a, 1, &y, 1, &size);
+    float out[12];
+    etrt_tensor_view v = {x, F32, 2, {3, 4}};
+    CHECK_OK(etrt_test_kp_run(pte, size, &v, 1, out, sizeof out, NULL));
+    check_floats(k ? "slice_scatter" : "select_scatter", out, k ? want_slice : want_select, 12);
+    free(pte);
+  }
+  etrt_test_kp p;
+  etrt_test_kp_init(&p);
+  int32_t a = etrt_test_kp_tensor(&p, F32, 2, (int32_t[]){3, 4}, NULL, 0);
+  int32_t y0 = etrt_test_kp_tensor(&p, F32, 2, (int32_t[]){3, 3}, NULL, 0);
+  int32_t y1 = etrt_test_kp_tensor(&p, F32, 2, (int32_t[]){3, 1}, NULL, 0);
+  int32_t parts = etrt_test_kp_tensor_list(&p, (int32_t[]){y0, y1}, 2);
+  int32_t three = etrt_test_kp_int(&p, 3), one = etrt_test_kp_int(&p, 1);
+  etrt_test_kp_call(&p, "aten::split_copy.Tensor_out", (int32_t[]){a, three, one, parts, parts}, 5);
+  size_t size;
+  uint8_t *pte = etrt_test_kp_write(&p, &a, 1, (int32_t[]){y0, y1}, 2, &size);
+  etrt_tensor_view v = {x, F32, 2, {3, 4}}, o[2];
+  etrt_program *program;
+  etrt_method *method;
+  CHECK_OK(etrt_test_kp_execute(pte, size, &v, 1, &program, &method));
+  CHECK_OK(etrt_method_get_output(method, 0, &o[0]));
+  CHECK_OK(etrt_method_get_output(method, 1, &o[1]));
+  check_floats("split_copy 0", o[0].data, (const float[]){0, 1, 2, 4, 5, 6, 8, 9, 10}, 9);
+  check_floats("split_copy 1", o[1].data, (const float[]){3, 7, 11}, 3);
+  etrt_method_destroy(method);
+  etrt_program_destroy(program);
+  free(pte);
+}
+
 int main(void) {
+  RUN_TEST(test_scatter_copies);
   for (int i = 0; i < 24; ++i) s24[i] = (float)i;
   RUN_TEST(test_index_tensor);
   RUN_TEST(test_index_put);

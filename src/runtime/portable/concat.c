@@ -8,11 +8,13 @@
 #include "runtime/portable/portable.h"
 
 typedef enum etrt_portable_join_kind {
-  ETRT_JOIN_CAT,    /* (Tensor[] tensors, int dim, *, out) */
-  ETRT_JOIN_STACK,  /* (Tensor[] tensors, int dim, *, out) */
-  ETRT_JOIN_SPLIT,  /* (self, SymInt[] split_sizes, int dim, *, Tensor[] out) */
-  ETRT_JOIN_UNBIND, /* (self, int dim, *, Tensor[] out) */
-  ETRT_JOIN_SLICE   /* (self, int dim, SymInt? start, SymInt? end, SymInt step, *, out) */
+  ETRT_JOIN_CAT,         /* (Tensor[] tensors, int dim, *, out) */
+  ETRT_JOIN_STACK,       /* (Tensor[] tensors, int dim, *, out) */
+  ETRT_JOIN_SPLIT,       /* (self, SymInt[] split_sizes, int dim, *, Tensor[] out) */
+  ETRT_JOIN_SPLIT_EQUAL, /* split_copy.Tensor(self, SymInt split_size, int dim, *, Tensor[] out):
+                            parts of split_size, the last one what remains */
+  ETRT_JOIN_UNBIND,      /* (self, int dim, *, Tensor[] out) */
+  ETRT_JOIN_SLICE        /* (self, int dim, SymInt? start, SymInt? end, SymInt step, *, out) */
 } etrt_portable_join_kind;
 
 typedef struct etrt_portable_join_spec {
@@ -49,10 +51,10 @@ static etrt_status etrt_portable_join_prepare(etrt_kernel_call *call, const etrt
   }
   /* The tensor whose dim order every other must share. */
   const etrt_runtime_tensor *reference = NULL;
-  const int keeps_rank =
-      spec->kind == ETRT_JOIN_CAT || spec->kind == ETRT_JOIN_SPLIT || spec->kind == ETRT_JOIN_SLICE;
-  if (spec->kind == ETRT_JOIN_SPLIT || spec->kind == ETRT_JOIN_UNBIND ||
-      spec->kind == ETRT_JOIN_SLICE) {
+  const int keeps_rank = spec->kind == ETRT_JOIN_CAT || spec->kind == ETRT_JOIN_SPLIT ||
+                         spec->kind == ETRT_JOIN_SPLIT_EQUAL || spec->kind == ETRT_JOIN_SLICE;
+  if (spec->kind == ETRT_JOIN_SPLIT || spec->kind == ETRT_JOIN_SPLIT_EQUAL ||
+      spec->kind == ETRT_JOIN_UNBIND || spec->kind == ETRT_JOIN_SLICE) {
     ETRT_RETURN_IF_ERROR(keeps_rank ? etrt_portable_tensor_arg(call, values, 0, &t)
                                     : etrt_portable_contiguous_arg(call, values, 0, &t));
     reference = t;
@@ -92,6 +94,25 @@ static etrt_status etrt_portable_join_prepare(etrt_kernel_call *call, const etrt
     if (count != values[call->args[spec->list]].u.tensor_list.count)
       return etrt_error(ETRT_ERROR_INVALID_ARGUMENT, "%u split sizes for %u out tensors", count,
                         values[call->args[spec->list]].u.tensor_list.count);
+  }
+  if (spec->kind == ETRT_JOIN_SPLIT_EQUAL) {
+    const uint32_t n = values[call->args[spec->list]].u.tensor_list.count;
+    int64_t split = 0, dim = call->ints[0][0];
+    ETRT_RETURN_IF_ERROR(etrt_portable_int_arg(call, values, (uint32_t)spec->sizes, &split));
+    if (dim < 0) dim += t->rank;
+    if (dim < 0 || dim >= t->rank || split <= 0 || n > 2 * ETRT_MAX_RANK)
+      return etrt_error(ETRT_ERROR_INVALID_ARGUMENT,
+                        "split_size %lld along dim %lld of a rank-%d tensor into %u parts",
+                        (long long)split, (long long)call->ints[0][0], t->rank, n);
+    const int64_t size = t->sizes[dim], parts = size == 0 ? 1 : (size + split - 1) / split;
+    if (parts != (int64_t)n)
+      return etrt_error(ETRT_ERROR_INVALID_ARGUMENT,
+                        "dim %lld of size %lld splits into %lld parts of %lld, not %u",
+                        (long long)dim, (long long)size, (long long)parts, (long long)split, n);
+    for (uint32_t i = 0; i < n; ++i) {
+      int64_t left = size - (int64_t)i * split;
+      call->ints[1][i] = left < split ? left : split;
+    }
   }
   if (spec->kind == ETRT_JOIN_SLICE) {
     /* start, end (None: the ends), step. */
@@ -277,6 +298,7 @@ static etrt_status etrt_portable_join_run(etrt_kernel_call *call, etrt_value *va
     case ETRT_JOIN_STACK:
       return etrt_portable_join(call, values);
     case ETRT_JOIN_SPLIT:
+    case ETRT_JOIN_SPLIT_EQUAL:
     case ETRT_JOIN_UNBIND:
       return etrt_portable_part(call, values);
     default:
@@ -296,9 +318,10 @@ static etrt_status etrt_portable_join_run(etrt_kernel_call *call, etrt_value *va
 JOIN(cat, "aten::cat.out", 4, ETRT_JOIN_CAT, 0, 1, 2, -1);
 JOIN(stack, "aten::stack.out", 4, ETRT_JOIN_STACK, 0, 1, 2, -1);
 JOIN(split, "aten::split_with_sizes_copy.out", 5, ETRT_JOIN_SPLIT, 3, 2, -1, 1);
+JOIN(split_equal, "aten::split_copy.Tensor_out", 5, ETRT_JOIN_SPLIT_EQUAL, 3, 2, -1, 1);
 JOIN(unbind, "aten::unbind_copy.int_out", 4, ETRT_JOIN_UNBIND, 2, 1, -1, -1);
 JOIN(slice, "aten::slice_copy.Tensor_out", 7, ETRT_JOIN_SLICE, -1, 1, 5, -1);
 
 const etrt_kernel_def *const etrt_portable_concat[] = {
-    &cat.def, &stack.def, &split.def, &unbind.def, &slice.def, NULL,
+    &cat.def, &stack.def, &split.def, &split_equal.def, &unbind.def, &slice.def, NULL,
 };

@@ -555,6 +555,102 @@ static etrt_status etrt_portable_narrow_run(etrt_kernel_call *call, etrt_value *
 static const etrt_kernel_def narrow = {"aten::narrow_copy.out", 6, etrt_portable_narrow_prepare,
                                        etrt_portable_narrow_run};
 
+/* ---- select_scatter.out(self, src, int dim, SymInt index, *, out) and
+ * slice_scatter.out(self, src, int dim, SymInt? start, SymInt? end, SymInt step, *,
+ * out): out is self with src written over the selected index (slice) of dim. */
+static etrt_status etrt_portable_embed_prepare(etrt_kernel_call *call, const etrt_value *values) {
+  const etrt_runtime_tensor *self = NULL, *src = NULL, *out = NULL;
+  const uint32_t out_arg = call->def->num_args == 6 ? 4 : 6;
+  ETRT_RETURN_IF_ERROR(etrt_portable_tensor_arg(call, values, 0, &self));
+  ETRT_RETURN_IF_ERROR(etrt_portable_tensor_arg(call, values, 1, &src));
+  ETRT_RETURN_IF_ERROR(etrt_portable_tensor_arg(call, values, out_arg, &out));
+  if (src->dtype != self->dtype || out->dtype != self->dtype || self->rank == 0)
+    return etrt_error(ETRT_ERROR_INVALID_ARGUMENT,
+                      "self, src and the out tensor must share one dtype (%s, %s, %s) and have "
+                      "rank 1 or more",
+                      etrt_dtype_name(self->dtype), etrt_dtype_name(src->dtype),
+                      etrt_dtype_name(out->dtype));
+  return ETRT_OK;
+}
+
+static etrt_status etrt_portable_embed_run(etrt_kernel_call *call, etrt_value *values,
+                                           etrt_run_context *context) {
+  (void)context;
+  const int select = call->def->num_args == 6;
+  const etrt_runtime_tensor *self = &values[call->args[0]].u.tensor;
+  const etrt_runtime_tensor *src = &values[call->args[1]].u.tensor;
+  etrt_runtime_tensor *out = &values[call->args[select ? 4 : 6]].u.tensor;
+  int64_t dim = 0, start = 0, end = INT64_MAX, step = 1;
+  ETRT_RETURN_IF_ERROR(etrt_portable_int_arg(call, values, 2, &dim));
+  if (dim < 0) dim += self->rank;
+  const int64_t size = dim >= 0 && dim < self->rank ? self->sizes[dim] : 0;
+  if (select) {
+    ETRT_RETURN_IF_ERROR(etrt_portable_int_arg(call, values, 3, &start));
+    if (start < 0) start += size;
+    end = start + 1;
+  } else {
+    if (values[call->args[3]].tag != ETRT_VALUE_NONE)
+      ETRT_RETURN_IF_ERROR(etrt_portable_int_arg(call, values, 3, &start));
+    if (values[call->args[4]].tag != ETRT_VALUE_NONE)
+      ETRT_RETURN_IF_ERROR(etrt_portable_int_arg(call, values, 4, &end));
+    ETRT_RETURN_IF_ERROR(etrt_portable_int_arg(call, values, 5, &step));
+    /* Python slice bounds: negative from the end, then clamped to [0, size]. */
+    if (start < 0) start += size;
+    if (end < 0) end += size;
+    start = start < 0 ? 0 : start > size ? size : start;
+    end = end < start ? start : end > size ? size : end;
+  }
+  const int64_t count = step > 0 ? (end - start + step - 1) / step : -1;
+  /* src has self's shape with dim of `count` (slice) or without dim (select). */
+  int shape_ok = dim >= 0 && dim < self->rank && count >= 0 && start >= 0 &&
+                 (select ? start < size : 1) && src->rank == self->rank - (select ? 1 : 0);
+  for (int32_t d = 0, k = 0; shape_ok && d < self->rank; ++d) {
+    if (d == dim) {
+      if (!select && src->sizes[k++] != count) shape_ok = 0;
+      continue;
+    }
+    if (src->sizes[k++] != self->sizes[d]) shape_ok = 0;
+  }
+  if (!shape_ok)
+    return etrt_error(ETRT_ERROR_INVALID_ARGUMENT,
+                      "%s (instruction %u): src (rank %d) does not fit dim %lld, %lld..%lld step "
+                      "%lld of self (rank %d)",
+                      call->def->name, call->instruction, src->rank, (long long)dim,
+                      (long long)start, (long long)end, (long long)step, self->rank);
+  ETRT_RETURN_IF_ERROR(etrt_portable_out_fit(call, out, out->dtype, self->rank, self->sizes));
+  int64_t xs[ETRT_MAX_RANK], ys[ETRT_MAX_RANK], ss[ETRT_MAX_RANK], pos[ETRT_MAX_RANK] = {0};
+  etrt_portable_strides(self, xs);
+  etrt_portable_strides(out, ys);
+  etrt_portable_strides(src, ss);
+  const size_t item = etrt_dtype_size(self->dtype);
+  const int64_t numel = etrt_portable_numel(self);
+  for (int64_t e = 0; e < numel; ++e) {
+    int64_t i = pos[dim], a = 0, b = 0, c = 0;
+    int from_src = i >= start && i < end && (i - start) % step == 0;
+    for (int32_t d = 0, k = 0; d < self->rank; ++d) {
+      a += pos[d] * xs[d];
+      b += pos[d] * ys[d];
+      if (d == dim) {
+        if (!select) c += ((i - start) / step) * ss[k++];
+      } else {
+        c += pos[d] * ss[k++];
+      }
+    }
+    const uint8_t *from = from_src ? (const uint8_t *)src->data + (size_t)c * item
+                                   : (const uint8_t *)self->data + (size_t)a * item;
+    memcpy((uint8_t *)out->data + (size_t)b * item, from, item);
+    for (int32_t d = self->rank - 1; d >= 0; --d) {
+      if (++pos[d] < self->sizes[d]) break;
+      pos[d] = 0;
+    }
+  }
+  return ETRT_OK;
+}
+static const etrt_kernel_def select_scatter = {
+    "aten::select_scatter.out", 6, etrt_portable_embed_prepare, etrt_portable_embed_run};
+static const etrt_kernel_def slice_scatter = {"aten::slice_scatter.out", 8,
+                                              etrt_portable_embed_prepare, etrt_portable_embed_run};
+
 /* ---- native_dropout.out(input, float p, bool? train, *, out0, out1): a program
  * exported for inference runs it with train False: the input and an all-true mask.
  * Training (random masks) is refused at load. */
@@ -613,6 +709,8 @@ static const etrt_kernel_def dropout = {"aten::native_dropout.out", 6,
 
 const etrt_kernel_def *const etrt_portable_index[] = {
     &index_tensor,
+    &select_scatter,
+    &slice_scatter,
     &index_put,
     &scatter_src.def,
     &scatter_value.def,
