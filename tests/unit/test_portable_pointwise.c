@@ -225,7 +225,27 @@ static void test_refusals(void) {
   free(pte);
 }
 
+/* glu along the last dim of [3, 2] (torch: -1.25, -0.62245935, -0.23814353). */
+static void test_glu(void) {
+  etrt_test_kp p;
+  etrt_test_kp_init(&p);
+  int32_t a = etrt_test_kp_tensor(&p, F32, 2, (int32_t[]){3, 2}, NULL, 0);
+  int32_t dim = etrt_test_kp_int(&p, -1);
+  int32_t y = etrt_test_kp_tensor(&p, F32, 2, (int32_t[]){3, 1}, NULL, 0);
+  etrt_test_kp_call(&p, "aten::glu.out", (int32_t[]){a, dim, y, y}, 4);
+  size_t size;
+  uint8_t *pte = etrt_test_kp_write(&p, &a, 1, &y, 1, &size);
+  const float in[6] = {-2.5f, 0, -1, 0.5f, -0.25f, 3};
+  const float want[3] = {-1.25f, -0.622459352f, -0.238143533f};
+  float out[3];
+  etrt_tensor_view v = {(void *)in, F32, 2, {3, 2}};
+  CHECK_OK(etrt_test_kp_run(pte, size, &v, 1, out, sizeof out, NULL));
+  for (int i = 0; i < 3; ++i) CHECK_NEAR(out[i], want[i], 1e-6);
+  free(pte);
+}
+
 int main(void) {
+  RUN_TEST(test_glu);
   RUN_TEST(test_float_functions);
   RUN_TEST(test_integer_division);
   RUN_TEST(test_clamp_tensor);

@@ -369,13 +369,94 @@ MAP(fill_s, "aten::fill.Scalar_out", 4, etrt_map_last, ETRT_MAP_CAST, 0, S(1), -
 MAP(fill_t, "aten::fill.Tensor_out", 4, etrt_map_last, ETRT_MAP_CAST, 0, 1, -1, -1, -1, -1, 2,
     etrt_portable_second);
 
+/* glu.out(self, int dim, *, out): a * sigmoid(b), a and b the halves of self along dim. */
+static etrt_status etrt_portable_glu_prepare(etrt_kernel_call *call, const etrt_value *values) {
+  const etrt_runtime_tensor *self = NULL, *out = NULL;
+  ETRT_RETURN_IF_ERROR(etrt_portable_tensor_arg(call, values, 0, &self));
+  ETRT_RETURN_IF_ERROR(etrt_portable_tensor_arg(call, values, 2, &out));
+  if (!etrt_portable_dtype_is_float(self->dtype) || out->dtype != self->dtype || self->rank == 0)
+    return etrt_error(ETRT_ERROR_INVALID_ARGUMENT,
+                      "glu takes a floating-point tensor of rank 1 or more and an out tensor of "
+                      "its dtype");
+  int64_t dim = 0;
+  ETRT_RETURN_IF_ERROR(etrt_portable_int_arg(call, values, 1, &dim));
+  if (dim < 0) dim += self->rank;
+  if (dim < 0 || dim >= self->rank)
+    return etrt_error(ETRT_ERROR_INVALID_ARGUMENT, "argument 1 (dim) is out of range for rank %d",
+                      self->rank);
+  call->ints[0][0] = dim;
+  return ETRT_OK;
+}
+
+static etrt_status etrt_portable_glu_run(etrt_kernel_call *call, etrt_value *values,
+                                         etrt_run_context *context) {
+  (void)context;
+  const etrt_runtime_tensor *self = &values[call->args[0]].u.tensor;
+  etrt_runtime_tensor *out = &values[call->args[2]].u.tensor;
+  const int64_t dim = call->ints[0][0], half = self->sizes[dim] / 2;
+  if (self->sizes[dim] % 2 != 0)
+    return etrt_error(ETRT_ERROR_INVALID_ARGUMENT,
+                      "%s (instruction %u): dim %lld has odd size %lld", call->def->name,
+                      call->instruction, (long long)dim, (long long)self->sizes[dim]);
+  int64_t dims[ETRT_MAX_RANK];
+  memcpy(dims, self->sizes, sizeof dims);
+  dims[dim] = half;
+  ETRT_RETURN_IF_ERROR(etrt_portable_out_fit(call, out, out->dtype, self->rank, dims));
+  int64_t xs[ETRT_MAX_RANK], ys[ETRT_MAX_RANK], pos[ETRT_MAX_RANK] = {0};
+  etrt_portable_strides(self, xs);
+  etrt_portable_strides(out, ys);
+  const size_t item = etrt_dtype_size(self->dtype);
+  const int64_t numel = etrt_portable_numel(out);
+  for (int64_t e = 0; e < numel; ++e) {
+    int64_t a = 0, y = 0;
+    for (int32_t d = 0; d < self->rank; ++d) {
+      a += pos[d] * xs[d];
+      y += pos[d] * ys[d];
+    }
+    const uint8_t *x = self->data;
+    double first = etrt_portable_scalar_load(self->dtype, x + (size_t)a * item);
+    double gate = etrt_portable_scalar_load(self->dtype, x + (size_t)(a + half * xs[dim]) * item);
+    etrt_portable_scalar_store(first / (1.0 + exp(-gate)), out->dtype,
+                               (uint8_t *)out->data + (size_t)y * item);
+    for (int32_t d = self->rank - 1; d >= 0; --d) {
+      if (++pos[d] < dims[d]) break;
+      pos[d] = 0;
+    }
+  }
+  return ETRT_OK;
+}
+static const etrt_kernel_def glu = {"aten::glu.out", 4, etrt_portable_glu_prepare,
+                                    etrt_portable_glu_run};
+
 const etrt_kernel_def *const etrt_portable_pointwise[] = {
-    &to_copy.def,  &copy.def,        &fill_s.def,      &fill_t.def,
-    &expm1_.def,   &log1p_.def,      &log2_.def,       &log10_.def,
-    &trunc_.def,   &sign.def,        &isnan_.def,      &isinf_.def,
-    &logit.def,    &elu.def,         &atan2_.def,      &fmod_t.def,
-    &fmod_s.def,   &remainder_t.def, &remainder_s.def, &floor_divide.def,
-    &div_mode.def, &div_s_mode.def,  &rsub.def,        &pow_s.def,
-    &and_s.def,    &or_s.def,        &xor_s.def,       &clamp_t.def,
+    &glu,
+    &to_copy.def,
+    &copy.def,
+    &fill_s.def,
+    &fill_t.def,
+    &expm1_.def,
+    &log1p_.def,
+    &log2_.def,
+    &log10_.def,
+    &trunc_.def,
+    &sign.def,
+    &isnan_.def,
+    &isinf_.def,
+    &logit.def,
+    &elu.def,
+    &atan2_.def,
+    &fmod_t.def,
+    &fmod_s.def,
+    &remainder_t.def,
+    &remainder_s.def,
+    &floor_divide.def,
+    &div_mode.def,
+    &div_s_mode.def,
+    &rsub.def,
+    &pow_s.def,
+    &and_s.def,
+    &or_s.def,
+    &xor_s.def,
+    &clamp_t.def,
     NULL,
 };
