@@ -13,10 +13,11 @@
 #define ETRT_MAP_MAX_INPUTS 3
 
 typedef enum etrt_portable_map_kind {
-  ETRT_MAP_FLOAT, /* a floating-point result: integer and bool inputs are promoted */
-  ETRT_MAP_SAME,  /* the result has the operands' promoted dtype (the out tensor's) */
-  ETRT_MAP_BOOL,  /* a bool result */
-  ETRT_MAP_CAST   /* any dtype to any: floats to integers truncate, as ATen's copies do */
+  ETRT_MAP_FLOAT,   /* a floating-point result: integer and bool inputs are promoted */
+  ETRT_MAP_SAME,    /* the result has the operands' promoted dtype (the out tensor's) */
+  ETRT_MAP_BOOL,    /* a bool result */
+  ETRT_MAP_INTEGER, /* integers and bools only (bitwise operators) */
+  ETRT_MAP_CAST     /* any dtype to any: floats to integers truncate, as ATen's copies do */
 } etrt_portable_map_kind;
 
 /* The function of one element: x the operands, p the parameters (call->scalars), and
@@ -80,6 +81,9 @@ static etrt_status etrt_portable_map_prepare(etrt_kernel_call *call, const etrt_
     return etrt_error(ETRT_ERROR_INVALID_ARGUMENT,
                       "the result is floating point; the out tensor is %s",
                       etrt_dtype_name(out->dtype));
+  if (spec->kind == ETRT_MAP_INTEGER && (any_float || out_float))
+    return etrt_error(ETRT_ERROR_INVALID_ARGUMENT,
+                      "bitwise operators take integers and bools, not floating point");
   if (spec->kind == ETRT_MAP_SAME && any_float && !out_float)
     return etrt_error(ETRT_ERROR_INVALID_ARGUMENT,
                       "a floating-point operand; the result cannot be written to the %s out tensor",
@@ -246,17 +250,20 @@ static double etrt_map_pow(const double *x, const double *p, int i, int *f) {
   (void)p, (void)i, (void)f;
   return pow(x[0], x[1]);
 }
+/* An operand as an integer (bitwise operators take integers and bools; a value out of
+ * int64's range, which a C conversion would leave undefined, reads as 0). */
+static int64_t etrt_map_int(double v) { return v >= -9.2e18 && v <= 9.2e18 ? (int64_t)v : 0; }
 static double etrt_map_and(const double *x, const double *p, int i, int *f) {
   (void)p, (void)i, (void)f;
-  return (double)((int64_t)x[0] & (int64_t)x[1]);
+  return (double)(etrt_map_int(x[0]) & etrt_map_int(x[1]));
 }
 static double etrt_map_or(const double *x, const double *p, int i, int *f) {
   (void)p, (void)i, (void)f;
-  return (double)((int64_t)x[0] | (int64_t)x[1]);
+  return (double)(etrt_map_int(x[0]) | etrt_map_int(x[1]));
 }
 static double etrt_map_xor(const double *x, const double *p, int i, int *f) {
   (void)p, (void)i, (void)f;
-  return (double)((int64_t)x[0] ^ (int64_t)x[1]);
+  return (double)(etrt_map_int(x[0]) ^ etrt_map_int(x[1]));
 }
 /* clamp(x, min?, max?): an absent bound (bit clear in p[3]) does not apply; a NaN
  * bound or operand gives NaN, as in ATen. */
@@ -344,9 +351,9 @@ MAP(rsub, "aten::rsub.Scalar_out", 5, etrt_map_rsub, ETRT_MAP_SAME, 0, S(1), -1,
 /* pow.Scalar_out(Scalar self, Tensor exponent, *, out). */
 MAP(pow_s, "aten::pow.Scalar_out", 4, etrt_map_pow, ETRT_MAP_SAME, S(0), 1, -1, -1, -1, -1, 2,
     NULL);
-MAP2S(and_s, "aten::bitwise_and.Scalar_out", etrt_map_and, ETRT_MAP_SAME);
-MAP2S(or_s, "aten::bitwise_or.Scalar_out", etrt_map_or, ETRT_MAP_SAME);
-MAP2S(xor_s, "aten::bitwise_xor.Scalar_out", etrt_map_xor, ETRT_MAP_SAME);
+MAP2S(and_s, "aten::bitwise_and.Scalar_out", etrt_map_and, ETRT_MAP_INTEGER);
+MAP2S(or_s, "aten::bitwise_or.Scalar_out", etrt_map_or, ETRT_MAP_INTEGER);
+MAP2S(xor_s, "aten::bitwise_xor.Scalar_out", etrt_map_xor, ETRT_MAP_INTEGER);
 /* clamp.Tensor_out(self, Tensor? min, Tensor? max, *, out). */
 MAP(clamp_t, "aten::clamp.Tensor_out", 5, etrt_map_clamp, ETRT_MAP_SAME, 0, 1, 2, -1, -1, -1, 3,
     NULL);
