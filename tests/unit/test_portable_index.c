@@ -354,7 +354,93 @@ static void test_scatter_copies(void) {
   free(pte);
 }
 
+/* Expects the one-call program to be refused (at load or execute) with `text`, naming
+ * the operator. */
+static void check_refused(etrt_test_kp *p, int32_t input, int32_t output, etrt_dtype dtype,
+                          etrt_status status, const char *op, const char *text) {
+  size_t size;
+  uint8_t *pte = etrt_test_kp_write(p, &input, 1, &output, 1, &size);
+  float in[6] = {1, 2, 3, 4, 5, 6};
+  int64_t in64[6] = {1, 2, 3, 4, 5, 6};
+  etrt_tensor_view v = {dtype == F32 ? (void *)in : (void *)in64, dtype, 1, {6}};
+  etrt_program *program = NULL;
+  etrt_method *method = NULL;
+  CHECK_FAILS(etrt_test_kp_execute(pte, size, &v, 1, &program, &method), status, text);
+  CHECK(strstr(etrt_last_error(), op) != NULL);
+  if (method) etrt_method_destroy(method);
+  if (program) etrt_program_destroy(program);
+  free(pte);
+}
+
+static void test_refusals(void) {
+  etrt_test_kp p;
+  { /* a bool mask index: data-dependent shape */
+    etrt_test_kp_init(&p);
+    int32_t x = etrt_test_kp_tensor(&p, F32, 1, (int32_t[]){6}, NULL, 0);
+    int32_t mask = etrt_test_kp_tensor(&p, ETRT_DTYPE_BOOL, 1, (int32_t[]){6},
+                                       (uint8_t[]){1, 0, 1, 0, 1, 0}, 0);
+    int32_t list = etrt_test_kp_optional_tensor_list(&p, &mask, 1);
+    int32_t y = etrt_test_kp_tensor(&p, F32, 1, (int32_t[]){3}, NULL, 0);
+    etrt_test_kp_call(&p, "aten::index.Tensor_out", (int32_t[]){x, list, y, y}, 4);
+    check_refused(&p, x, y, F32, ETRT_ERROR_UNSUPPORTED, "aten::index.Tensor_out",
+                  "integer index tensors are supported");
+  }
+  { /* dropout in training mode */
+    etrt_test_kp_init(&p);
+    int32_t x = etrt_test_kp_tensor(&p, F32, 1, (int32_t[]){6}, NULL, 0);
+    int32_t prob = etrt_test_kp_double(&p, 0.5), train = etrt_test_kp_bool(&p, 1);
+    int32_t y = etrt_test_kp_tensor(&p, F32, 1, (int32_t[]){6}, NULL, 0);
+    int32_t mask = etrt_test_kp_tensor(&p, ETRT_DTYPE_BOOL, 1, (int32_t[]){6}, NULL, 0);
+    int32_t ret = etrt_test_kp_tensor_list(&p, (int32_t[]){y, mask}, 2);
+    etrt_test_kp_call(&p, "aten::native_dropout.out", (int32_t[]){x, prob, train, y, mask, ret}, 6);
+    check_refused(&p, x, y, F32, ETRT_ERROR_UNSUPPORTED, "aten::native_dropout.out",
+                  "random dropout masks are not supported");
+  }
+  { /* bitwise on floating point */
+    etrt_test_kp_init(&p);
+    int32_t x = etrt_test_kp_tensor(&p, F32, 1, (int32_t[]){6}, NULL, 0);
+    int32_t one = etrt_test_kp_int(&p, 1);
+    int32_t y = etrt_test_kp_tensor(&p, F32, 1, (int32_t[]){6}, NULL, 0);
+    etrt_test_kp_call(&p, "aten::bitwise_and.Scalar_out", (int32_t[]){x, one, y, y}, 4);
+    check_refused(&p, x, y, F32, ETRT_ERROR_INVALID_ARGUMENT, "aten::bitwise_and.Scalar_out",
+                  "bitwise operators take integers and bools");
+  }
+  { /* scatter with an index out of range: an execute error */
+    etrt_test_kp_init(&p);
+    int32_t x = etrt_test_kp_tensor(&p, F32, 1, (int32_t[]){6}, NULL, 0);
+    int32_t dim = etrt_test_kp_int(&p, 0);
+    int32_t idx = etrt_test_kp_tensor(&p, ETRT_DTYPE_INT64, 1, (int32_t[]){1}, (int64_t[]){6}, 0);
+    int32_t value = etrt_test_kp_double(&p, 2.0);
+    int32_t y = etrt_test_kp_tensor(&p, F32, 1, (int32_t[]){6}, NULL, 0);
+    etrt_test_kp_call(&p, "aten::scatter.value_out", (int32_t[]){x, dim, idx, value, y, y}, 6);
+    check_refused(&p, x, y, F32, ETRT_ERROR_INVALID_ARGUMENT, "aten::scatter.value_out",
+                  "index 6 is out of range for dim 0 of size 6");
+  }
+  { /* topk with k larger than the dim */
+    etrt_test_kp_init(&p);
+    int32_t x = etrt_test_kp_tensor(&p, F32, 1, (int32_t[]){6}, NULL, 0);
+    int32_t k = etrt_test_kp_int(&p, 7), dim = etrt_test_kp_int(&p, 0);
+    int32_t yes = etrt_test_kp_bool(&p, 1);
+    int32_t vals = etrt_test_kp_tensor(&p, F32, 1, (int32_t[]){7}, NULL, 0);
+    int32_t idx = etrt_test_kp_tensor(&p, ETRT_DTYPE_INT64, 1, (int32_t[]){7}, NULL, 0);
+    int32_t ret = etrt_test_kp_tensor_list(&p, (int32_t[]){vals, idx}, 2);
+    etrt_test_kp_call(&p, "aten::topk.values", (int32_t[]){x, k, dim, yes, yes, vals, idx, ret}, 8);
+    check_refused(&p, x, vals, F32, ETRT_ERROR_INVALID_ARGUMENT, "aten::topk.values",
+                  "k = 7 is out of range for a dim of size 6");
+  }
+  { /* var into an integer out tensor */
+    etrt_test_kp_init(&p);
+    int32_t x = etrt_test_kp_tensor(&p, ETRT_DTYPE_INT64, 1, (int32_t[]){6}, NULL, 0);
+    int32_t none = etrt_test_kp_none(&p), no = etrt_test_kp_bool(&p, 0);
+    int32_t y = etrt_test_kp_tensor(&p, ETRT_DTYPE_INT64, 0, NULL, NULL, 0);
+    etrt_test_kp_call(&p, "aten::var.correction_out", (int32_t[]){x, none, none, no, y, y}, 6);
+    check_refused(&p, x, y, ETRT_DTYPE_INT64, ETRT_ERROR_INVALID_ARGUMENT,
+                  "aten::var.correction_out", "the result is floating point");
+  }
+}
+
 int main(void) {
+  RUN_TEST(test_refusals);
   RUN_TEST(test_scatter_copies);
   for (int i = 0; i < 24; ++i) s24[i] = (float)i;
   RUN_TEST(test_index_tensor);
