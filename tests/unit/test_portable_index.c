@@ -439,7 +439,54 @@ static void test_refusals(void) {
   }
 }
 
+/* nonzero and masked_select (mask [3] broadcast over [2, 3]) into dynamic out tensors
+ * bounded by the input's size; six non-zero elements do not fit a static [5, 1]. */
+static void test_data_dependent_lengths(void) {
+  const float in[6] = {0, 1, 0, 2, 0, 3};
+  for (int masked = 0; masked < 2; ++masked) {
+    etrt_test_kp p;
+    etrt_test_kp_init(&p);
+    int32_t x = etrt_test_kp_tensor(&p, F32, 2, (int32_t[]){2, 3}, NULL, 0);
+    int32_t y;
+    if (masked) {
+      int32_t mask =
+          etrt_test_kp_tensor(&p, ETRT_DTYPE_BOOL, 1, (int32_t[]){3}, (uint8_t[]){1, 0, 1}, 0);
+      y = etrt_test_kp_tensor(&p, F32, 1, (int32_t[]){6}, NULL, 1);
+      etrt_test_kp_call(&p, "aten::masked_select.out", (int32_t[]){x, mask, y, y}, 4);
+    } else {
+      y = etrt_test_kp_tensor(&p, ETRT_DTYPE_INT64, 2, (int32_t[]){6, 2}, NULL, 1);
+      etrt_test_kp_call(&p, "aten::nonzero.out", (int32_t[]){x, y, y}, 3);
+    }
+    size_t size;
+    uint8_t *pte = etrt_test_kp_write(&p, &x, 1, &y, 1, &size);
+    etrt_tensor_view v = {(void *)in, F32, 2, {2, 3}}, o;
+    etrt_program *program;
+    etrt_method *method;
+    CHECK_OK(etrt_test_kp_execute(pte, size, &v, 1, &program, &method));
+    CHECK_OK(etrt_method_get_output(method, 0, &o));
+    if (masked) {
+      CHECK(o.rank == 1 && o.sizes[0] == 4);
+      check_floats("masked_select", o.data, (const float[]){0, 0, 2, 3}, 4);
+    } else {
+      const int64_t want[6] = {0, 1, 1, 0, 1, 2};
+      CHECK(o.rank == 2 && o.sizes[0] == 3 && o.sizes[1] == 2);
+      CHECK(memcmp(o.data, want, sizeof want) == 0);
+    }
+    etrt_method_destroy(method);
+    etrt_program_destroy(program);
+    free(pte);
+  }
+  etrt_test_kp p;
+  etrt_test_kp_init(&p);
+  int32_t x = etrt_test_kp_tensor(&p, F32, 1, (int32_t[]){6}, NULL, 0);
+  int32_t y = etrt_test_kp_tensor(&p, ETRT_DTYPE_INT64, 2, (int32_t[]){5, 1}, NULL, 0);
+  etrt_test_kp_call(&p, "aten::nonzero.out", (int32_t[]){x, y, y}, 3);
+  check_refused(&p, x, y, F32, ETRT_ERROR_INVALID_ARGUMENT, "aten::nonzero.out",
+                "does not fit the out tensor");
+}
+
 int main(void) {
+  RUN_TEST(test_data_dependent_lengths);
   RUN_TEST(test_refusals);
   RUN_TEST(test_scatter_copies);
   for (int i = 0; i < 24; ++i) s24[i] = (float)i;

@@ -651,6 +651,92 @@ static const etrt_kernel_def select_scatter = {
 static const etrt_kernel_def slice_scatter = {"aten::slice_scatter.out", 8,
                                               etrt_portable_embed_prepare, etrt_portable_embed_run};
 
+/* ---- nonzero.out(self, *, out): the [n, rank] int64 positions of the non-zero
+ * elements in row-major order, and masked_select.out(self, mask, *, out): the elements
+ * where the mask (broadcast to self's shape) is true. Both have a data-dependent
+ * length: the out tensor must be dynamic and large enough. */
+static etrt_status etrt_portable_select_prepare(etrt_kernel_call *call, const etrt_value *values) {
+  const int masked = call->def->num_args == 4;
+  const etrt_runtime_tensor *self = NULL, *out = NULL, *mask = NULL;
+  ETRT_RETURN_IF_ERROR(etrt_portable_tensor_arg(call, values, 0, &self));
+  ETRT_RETURN_IF_ERROR(etrt_portable_tensor_arg(call, values, masked ? 2 : 1, &out));
+  if (masked) {
+    ETRT_RETURN_IF_ERROR(etrt_portable_tensor_arg(call, values, 1, &mask));
+    if (mask->dtype != ETRT_DTYPE_BOOL || mask->rank > self->rank || out->dtype != self->dtype)
+      return etrt_error(ETRT_ERROR_INVALID_ARGUMENT,
+                        "masked_select takes a bool mask of at most self's rank and an out "
+                        "tensor of self's dtype");
+  } else if (out->dtype != ETRT_DTYPE_INT64) {
+    return etrt_error(ETRT_ERROR_INVALID_ARGUMENT, "the out tensor must be int64, not %s",
+                      etrt_dtype_name(out->dtype));
+  }
+  return ETRT_OK;
+}
+
+static etrt_status etrt_portable_select_run(etrt_kernel_call *call, etrt_value *values,
+                                            etrt_run_context *context) {
+  (void)context;
+  const int masked = call->def->num_args == 4;
+  const etrt_runtime_tensor *self = &values[call->args[0]].u.tensor;
+  const etrt_runtime_tensor *mask = masked ? &values[call->args[1]].u.tensor : NULL;
+  etrt_runtime_tensor *out = &values[call->args[masked ? 2 : 1]].u.tensor;
+  const int32_t rank = self->rank;
+  int64_t xs[ETRT_MAX_RANK], ms[ETRT_MAX_RANK] = {0}, own[ETRT_MAX_RANK];
+  etrt_portable_strides(self, xs);
+  if (mask) {
+    etrt_portable_strides(mask, own);
+    for (int32_t d = 0; d < mask->rank; ++d) {
+      int32_t at = rank - mask->rank + d;
+      if (mask->sizes[d] != self->sizes[at] && mask->sizes[d] != 1)
+        return etrt_error(ETRT_ERROR_INVALID_ARGUMENT,
+                          "%s (instruction %u): the mask's dim %d (%lld) does not broadcast to "
+                          "%lld",
+                          call->def->name, call->instruction, d, (long long)mask->sizes[d],
+                          (long long)self->sizes[at]);
+      ms[at] = mask->sizes[d] == 1 ? 0 : own[d];
+    }
+  }
+  const size_t item = etrt_dtype_size(self->dtype);
+  const int64_t numel = etrt_portable_numel(self);
+  /* Two passes: the count (to fit the out tensor), then the writes. */
+  int64_t found = 0;
+  for (int pass = 0; pass < 2; ++pass) {
+    int64_t pos[ETRT_MAX_RANK] = {0}, written = 0;
+    for (int64_t e = 0; e < numel; ++e) {
+      int64_t a = 0, m = 0;
+      for (int32_t d = 0; d < rank; ++d) {
+        a += pos[d] * xs[d];
+        m += pos[d] * ms[d];
+      }
+      int take = mask ? ((const uint8_t *)mask->data)[m] != 0
+                      : etrt_portable_scalar_load(
+                            self->dtype, (const uint8_t *)self->data + (size_t)a * item) != 0.0;
+      if (take) {
+        if (pass == 1 && mask)
+          memcpy((uint8_t *)out->data + (size_t)written * item,
+                 (const uint8_t *)self->data + (size_t)a * item, item);
+        else if (pass == 1)
+          for (int32_t d = 0; d < rank; ++d) ((int64_t *)out->data)[written * rank + d] = pos[d];
+        ++written;
+      }
+      for (int32_t d = rank - 1; d >= 0; --d) {
+        if (++pos[d] < self->sizes[d]) break;
+        pos[d] = 0;
+      }
+    }
+    if (pass == 0) {
+      found = written;
+      int64_t dims[2] = {found, rank};
+      ETRT_RETURN_IF_ERROR(etrt_portable_out_fit(call, out, out->dtype, mask ? 1 : 2, dims));
+    }
+  }
+  return ETRT_OK;
+}
+static const etrt_kernel_def nonzero = {"aten::nonzero.out", 3, etrt_portable_select_prepare,
+                                        etrt_portable_select_run};
+static const etrt_kernel_def masked_select = {
+    "aten::masked_select.out", 4, etrt_portable_select_prepare, etrt_portable_select_run};
+
 /* ---- native_dropout.out(input, float p, bool? train, *, out0, out1): a program
  * exported for inference runs it with train False: the input and an all-true mask.
  * Training (random masks) is refused at load. */
@@ -709,6 +795,8 @@ static const etrt_kernel_def dropout = {"aten::native_dropout.out", 6,
 
 const etrt_kernel_def *const etrt_portable_index[] = {
     &index_tensor,
+    &nonzero,
+    &masked_select,
     &select_scatter,
     &slice_scatter,
     &index_put,
