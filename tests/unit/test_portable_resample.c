@@ -287,7 +287,28 @@ static void test_constant_pad_channels_last(void) {
   free(pte);
 }
 
+/* diagonal_copy of [2, 3, 4] over dims (2, 1) with offset -1 (torch: [[1, 6, 11], [13, 18, 23]]).
+ */
+static void test_diagonal(void) {
+  etrt_test_kp p;
+  etrt_test_kp_init(&p);
+  int32_t x = etrt_test_kp_tensor(&p, F32, 3, (int32_t[]){2, 3, 4}, NULL, 0);
+  int32_t off = etrt_test_kp_int(&p, -1), d1 = etrt_test_kp_int(&p, 2);
+  int32_t d2 = etrt_test_kp_int(&p, 1);
+  int32_t y = etrt_test_kp_tensor(&p, F32, 2, (int32_t[]){2, 3}, NULL, 0);
+  etrt_test_kp_call(&p, "aten::diagonal_copy.out", (int32_t[]){x, off, d1, d2, y, y}, 6);
+  size_t size;
+  uint8_t *pte = etrt_test_kp_write(&p, &x, 1, &y, 1, &size);
+  float in[24], out[6];
+  for (int i = 0; i < 24; ++i) in[i] = (float)i;
+  etrt_tensor_view v = {in, F32, 3, {2, 3, 4}};
+  CHECK_OK(etrt_test_kp_run(pte, size, &v, 1, out, sizeof out, NULL));
+  check_floats("diagonal_copy", out, (const float[]){1, 6, 11, 13, 18, 23}, 6);
+  free(pte);
+}
+
 int main(void) {
+  RUN_TEST(test_diagonal);
   RUN_TEST(test_constant_pad_channels_last);
   RUN_TEST(test_max_pool_indices);
   RUN_TEST(test_upsample_and_pads);

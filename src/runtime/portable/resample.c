@@ -475,9 +475,76 @@ static const etrt_kernel_def max_pool = {"aten::max_pool2d_with_indices.out", 9,
                                          etrt_portable_max_pool_prepare,
                                          etrt_portable_max_pool_run};
 
+/* diagonal_copy.out(self, int offset, int dim1, int dim2, *, out): self's other dims
+ * in order, then the diagonal of (dim1, dim2) shifted by offset (above the main one
+ * for offset > 0). */
+static etrt_status etrt_portable_diagonal_prepare(etrt_kernel_call *call,
+                                                  const etrt_value *values) {
+  const etrt_runtime_tensor *self = NULL, *out = NULL;
+  ETRT_RETURN_IF_ERROR(etrt_portable_tensor_arg(call, values, 0, &self));
+  ETRT_RETURN_IF_ERROR(etrt_portable_tensor_arg(call, values, 4, &out));
+  int64_t d1 = 0, d2 = 0;
+  ETRT_RETURN_IF_ERROR(etrt_portable_int_arg(call, values, 1, &call->ints[0][0]));
+  ETRT_RETURN_IF_ERROR(etrt_portable_int_arg(call, values, 2, &d1));
+  ETRT_RETURN_IF_ERROR(etrt_portable_int_arg(call, values, 3, &d2));
+  if (d1 < 0) d1 += self->rank;
+  if (d2 < 0) d2 += self->rank;
+  if (self->rank < 2 || d1 < 0 || d1 >= self->rank || d2 < 0 || d2 >= self->rank || d1 == d2 ||
+      out->dtype != self->dtype)
+    return etrt_error(ETRT_ERROR_INVALID_ARGUMENT,
+                      "diagonal takes two different dims of a tensor of rank 2 or more and an "
+                      "out tensor of its dtype");
+  call->ints[0][1] = d1;
+  call->ints[0][2] = d2;
+  return ETRT_OK;
+}
+
+static etrt_status etrt_portable_diagonal_run(etrt_kernel_call *call, etrt_value *values,
+                                              etrt_run_context *context) {
+  (void)context;
+  const etrt_runtime_tensor *self = &values[call->args[0]].u.tensor;
+  etrt_runtime_tensor *out = &values[call->args[4]].u.tensor;
+  const int64_t offset = call->ints[0][0], d1 = call->ints[0][1], d2 = call->ints[0][2];
+  const int64_t s1 = self->sizes[d1], s2 = self->sizes[d2];
+  int64_t length =
+      offset >= 0 ? (s1 < s2 - offset ? s1 : s2 - offset) : (s1 + offset < s2 ? s1 + offset : s2);
+  if (length < 0) length = 0;
+  int64_t xs[ETRT_MAX_RANK], ys[ETRT_MAX_RANK], dims[ETRT_MAX_RANK], map[ETRT_MAX_RANK];
+  int32_t rank = 0;
+  for (int32_t d = 0; d < self->rank; ++d)
+    if (d != d1 && d != d2) {
+      map[rank] = d;
+      dims[rank++] = self->sizes[d];
+    }
+  dims[rank++] = length;
+  ETRT_RETURN_IF_ERROR(etrt_portable_out_fit(call, out, out->dtype, rank, dims));
+  etrt_portable_strides(self, xs);
+  etrt_portable_strides(out, ys);
+  const size_t item = etrt_dtype_size(self->dtype);
+  const int64_t numel = etrt_portable_numel(out);
+  const int64_t base = offset >= 0 ? offset * xs[d2] : -offset * xs[d1];
+  int64_t pos[ETRT_MAX_RANK] = {0};
+  for (int64_t e = 0; e < numel; ++e) {
+    int64_t a = base + pos[rank - 1] * (xs[d1] + xs[d2]), b = 0;
+    for (int32_t k = 0; k < rank; ++k) {
+      if (k < rank - 1) a += pos[k] * xs[map[k]];
+      b += pos[k] * ys[k];
+    }
+    memcpy((uint8_t *)out->data + (size_t)b * item, (const uint8_t *)self->data + (size_t)a * item,
+           item);
+    for (int32_t k = rank - 1; k >= 0; --k) {
+      if (++pos[k] < dims[k]) break;
+      pos[k] = 0;
+    }
+  }
+  return ETRT_OK;
+}
+static const etrt_kernel_def diagonal = {
+    "aten::diagonal_copy.out", 6, etrt_portable_diagonal_prepare, etrt_portable_diagonal_run};
+
 const etrt_kernel_def *const etrt_portable_resample[] = {
-    &flip.def,     &roll.def,       &reflect1.def,   &reflect2.def,
-    &reflect3.def, &replicate1.def, &replicate2.def, &replicate3.def,
-    &nearest.def,  &unshuffle.def,  &bilinear,       &max_pool,
-    NULL,
+    &diagonal,       &flip.def,     &roll.def,       &reflect1.def,
+    &reflect2.def,   &reflect3.def, &replicate1.def, &replicate2.def,
+    &replicate3.def, &nearest.def,  &unshuffle.def,  &bilinear,
+    &max_pool,       NULL,
 };
