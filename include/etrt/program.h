@@ -53,6 +53,10 @@ typedef struct etrt_tensor_info {
   int dynamic;                  /* sizes may shrink within the bounds at run time */
   etrt_device device;           /* where the program plans this tensor to live */
   int is_tensor;                /* 0 for a non-tensor value (int, bool, ...) */
+  /* The dims in memory order, outermost first (ExecuTorch's dim_order): the bytes of
+   * an input handed to etrt_method_set_input, and of an output, are laid out in this
+   * order; 0, 2, 3, 1 is channels-last. */
+  uint8_t dim_order[ETRT_MAX_RANK];
 } etrt_tensor_info;
 
 etrt_status etrt_program_method_io(const etrt_program *program, const char *method,

@@ -42,7 +42,9 @@ void etrt_kernel_call_release(etrt_kernel_call *call) {
   free(call->scale_state);
   free(call->post_state);
   free(call->layout_out);
-  call->layout_out = NULL;
+  free(call->widen_out);
+  free(call->narrow_state);
+  call->layout_out = call->widen_out = call->narrow_state = NULL;
   for (int i = 0; i < ETRT_KERNEL_MAX_ENGINE_INPUTS; ++i) {
     free(call->cast_state[i]);
     free(call->cast_scratch[i]);

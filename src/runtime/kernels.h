@@ -58,6 +58,12 @@ typedef struct etrt_kernel_call {
    * another (channels-last): converted around the engine operation. */
   void *layout_scratch[ETRT_KERNEL_MAX_ENGINE_INPUTS];
   void *layout_out;
+  /* float16 / bfloat16 computed in float32 (the engine's float kernels): the result
+   * goes to `widen_out` and is cast to the out tensor's dtype by `narrow_node`. */
+  void *widen_out;
+  size_t widen_at[3]; /* where each engine output's float32 result starts in widen_out */
+  etrt_node narrow_node;
+  void *narrow_state;
   /* An operation applied to the result after the first (silu: x * sigmoid(x)). */
   etrt_node post_node;
   void *post_state;

@@ -52,6 +52,13 @@ struct etrt_method {
   /* Per input: set by the caller since creation. Planned memory alone does not count,
    * so that an input the caller forgot is refused instead of read as stale bytes. */
   uint8_t *input_set;
+  /* Per input: its planned host bytes when another value is planned over them (the
+   * exporter aliases views to their source: flatten of an input reads the input's
+   * planned memory). Such an input is copied in at every execute (the planner may also
+   * reuse the bytes once the input is dead, so a copy made once would not survive a
+   * run); any other is bound without a copy. NULL: no alias. */
+  void **input_alias;
+  const void **input_source; /* the caller's bytes for an aliased input */
 };
 
 /* --- planned memory ------------------------------------------------------------ */
@@ -379,6 +386,8 @@ static etrt_status etrt_method_init_delegates(etrt_method *m) {
   return ETRT_OK;
 }
 
+static etrt_status etrt_method_find_input_aliases(etrt_method *m);
+
 etrt_status etrt_method_create(const etrt_program *program, const char *name, etrt_method **out) {
   *out = NULL;
   if (program == NULL || name == NULL)
@@ -400,6 +409,7 @@ etrt_status etrt_method_create(const etrt_program *program, const char *name, et
           : etrt_error(ETRT_ERROR_OUT_OF_MEMORY, "out of memory creating method '%s'", name);
   if (status == ETRT_OK) status = etrt_method_plan_buffers(m);
   if (status == ETRT_OK) status = etrt_method_fill_values(m);
+  if (status == ETRT_OK) status = etrt_method_find_input_aliases(m);
   if (status == ETRT_OK) status = etrt_method_prepare_steps(m);
   if (status == ETRT_OK) status = etrt_method_init_delegates(m);
   if (status != ETRT_OK) {
@@ -443,12 +453,39 @@ void etrt_method_destroy(etrt_method *m) {
   free(m->handles);
   free(m->in_flight);
   free(m->input_set);
+  free(m->input_alias);
+  free(m->input_source);
   pthread_mutex_unlock(&m->mutex);
   pthread_mutex_destroy(&m->mutex);
   free(m);
 }
 
 /* --- inputs and outputs ------------------------------------------------------------ */
+
+static etrt_status etrt_method_find_input_aliases(etrt_method *m) {
+  const size_t count = m->plan->inputs.count;
+  m->input_alias = calloc(count ? count : 1, sizeof *m->input_alias);
+  m->input_source = calloc(count ? count : 1, sizeof *m->input_source);
+  if (m->input_alias == NULL || m->input_source == NULL)
+    return etrt_error(ETRT_ERROR_OUT_OF_MEMORY, "out of memory creating method '%s'", m->name);
+  for (size_t i = 0; i < count; ++i) {
+    const int32_t id = m->plan->inputs.data[i];
+    const etrt_value *in = &m->values[id];
+    if (in->tag != ETRT_VALUE_TENSOR || in->u.tensor.data == NULL ||
+        in->u.tensor.device.type != ETRT_DEVICE_CPU || in->u.tensor.capacity == 0)
+      continue;
+    const uint8_t *lo = in->u.tensor.data, *hi = lo + in->u.tensor.capacity;
+    for (size_t j = 0; j < m->num_values && m->input_alias[i] == NULL; ++j) {
+      const etrt_value *v = &m->values[j];
+      if ((int32_t)j == id || v->tag != ETRT_VALUE_TENSOR || v->u.tensor.data == NULL ||
+          v->u.tensor.constant)
+        continue;
+      const uint8_t *a = v->u.tensor.data, *b = a + v->u.tensor.capacity;
+      if (a < hi && lo < b && v->u.tensor.capacity > 0) m->input_alias[i] = in->u.tensor.data;
+    }
+  }
+  return ETRT_OK;
+}
 
 uint32_t etrt_method_input_count(const etrt_method *m) { return (uint32_t)m->plan->inputs.count; }
 uint32_t etrt_method_output_count(const etrt_method *m) { return (uint32_t)m->plan->outputs.count; }
@@ -495,7 +532,22 @@ etrt_status etrt_method_set_input(etrt_method *m, uint32_t index, const etrt_ten
                       index);
   pthread_mutex_lock(&m->mutex);
   memcpy(t->sizes, view->sizes, sizeof t->sizes);
-  t->data = view->data;
+  void *alias = m->input_alias[index];
+  if (alias != NULL) {
+    etrt_pointer_info where = {ETRT_POINTER_PAGEABLE_HOST, -1};
+    if (m->driver != NULL && nbytes > 0) (void)m->driver->pointer_info(view->data, &where);
+    if (where.kind == ETRT_POINTER_DEVICE) {
+      pthread_mutex_unlock(&m->mutex);
+      return etrt_error(ETRT_ERROR_INVALID_ARGUMENT,
+                        "method '%s', input %u: the program reads it through a view planned in "
+                        "host memory; pass host memory",
+                        m->name, index);
+    }
+    m->input_source[index] = view->data;
+    t->data = alias;
+  } else {
+    t->data = view->data;
+  }
   t->capacity = nbytes;
   m->input_set[index] = 1;
   pthread_mutex_unlock(&m->mutex);
@@ -560,6 +612,14 @@ static etrt_status etrt_method_check_inputs(etrt_method *m) {
       return etrt_error(ETRT_ERROR_STATE,
                         "method '%s': input %zu is not set (the method takes %zu inputs)", m->name,
                         i, m->plan->inputs.count);
+  }
+  /* Aliased inputs into their planned bytes (see input_alias). */
+  for (size_t i = 0; i < m->plan->inputs.count; ++i) {
+    if (m->input_alias[i] == NULL || m->input_source[i] == NULL) continue;
+    const etrt_runtime_tensor *t = &m->values[m->plan->inputs.data[i]].u.tensor;
+    size_t nbytes = etrt_runtime_tensor_nbytes(t);
+    if (nbytes > 0 && m->input_source[i] != m->input_alias[i])
+      memcpy(m->input_alias[i], m->input_source[i], nbytes);
   }
   return ETRT_OK;
 }

@@ -173,6 +173,12 @@ static etrt_status etrt_program_value_info(const etrt_pte_plan *plan, int32_t va
   for (int32_t i = 0; i < out->rank; ++i) out->sizes[i] = v->tensor.sizes.data[i];
   out->dynamic = v->tensor.shape_dynamism != ETRT_PTE_SHAPE_STATIC;
   out->device = etrt_pte_tensor_device(&v->tensor);
+  for (int32_t i = 0; i < out->rank && i < ETRT_MAX_RANK;
+       ++i) /* a permutation: checked at method creation */
+    out->dim_order[i] =
+        (size_t)i < v->tensor.dim_order.count && v->tensor.dim_order.data[i] < out->rank
+            ? v->tensor.dim_order.data[i]
+            : (uint8_t)i;
   return ETRT_OK;
 }
 

@@ -25,6 +25,8 @@ ETRT = os.environ.get("ETRT_BIN", os.path.join(ROOT, "build", "bin", "etrt"))
 FIXTURES = os.environ.get("ETRT_FIXTURES_DIR", os.path.join(ROOT, "tests", "data"))
 CORPUS = os.environ.get("ETRT_EXECUTORCH_CORPUS", os.path.join(FIXTURES, "executorch"))
 RELATIVE = 1e-5
+# Programs that compute in float16 / bfloat16 (manifest: "precision": "reduced").
+RELATIVE_REDUCED = 1e-2
 
 # program -> the operator etrt refuses it for. etrt checks every method's operator table
 # when it loads a program and names the first operator it lacks (in table order), so this
@@ -58,7 +60,7 @@ def check(condition, message):
     return condition
 
 
-def max_error(got, want):
+def max_error(got, want, relative=RELATIVE):
     """The largest difference, and whether it is within the corpus's rule."""
     if got.shape != want.shape or got.dtype != want.dtype:
         return float("inf"), False
@@ -69,7 +71,7 @@ def max_error(got, want):
         return 0.0, True
     diff = float(np.max(np.abs(got.astype(np.float64) - want.astype(np.float64))))
     scale = float(np.max(np.abs(want.astype(np.float64))))
-    return diff, bool(np.all(np.isfinite(got))) and diff <= RELATIVE * max(scale, np.finfo(np.float32).tiny)
+    return diff, bool(np.all(np.isfinite(got))) and diff <= relative * max(scale, np.finfo(np.float32).tiny)
 
 
 def run_case(program, case):
@@ -110,7 +112,7 @@ def check_program(program):
             if not check(os.path.exists(path), "%s: output %d not written" % (label, i)):
                 return "FAILED", None
             got = np.load(path)
-            err, ok = max_error(got, want)
+            err, ok = max_error(got, want, RELATIVE_REDUCED if program.get("precision") == "reduced" else RELATIVE)
             worst = max(worst, err)
             check(ok, "%s output %d: %s %s vs reference %s %s, max error %g" %
                   (label, i, got.dtype, got.shape, want.dtype, want.shape, err))

@@ -109,7 +109,62 @@ static void test_cat_mismatch(void) {
   free(pte);
 }
 
+/* Channels-last [1, 2, 2, 2] and [1, 1, 2, 2] joined along the channels into a
+ * channels-last [1, 3, 2, 2], then sliced back to channel 2; a channels-last input
+ * with a contiguous one is refused at load, naming the instruction. */
+static void test_cat_slice_channels_last(void) {
+  const uint8_t nhwc[4] = {0, 2, 3, 1};
+  for (int mixed = 0; mixed < 2; ++mixed) {
+    etrt_test_kp p;
+    etrt_test_kp_init(&p);
+    int32_t a = etrt_test_kp_tensor(&p, F32, 4, (int32_t[]){1, 2, 2, 2}, NULL, 0);
+    int32_t b = etrt_test_kp_tensor(&p, F32, 4, (int32_t[]){1, 1, 2, 2}, NULL, 0);
+    int32_t c = etrt_test_kp_tensor(&p, F32, 4, (int32_t[]){1, 3, 2, 2}, NULL, 0);
+    int32_t s = etrt_test_kp_tensor(&p, F32, 4, (int32_t[]){1, 1, 2, 2}, NULL, 0);
+    etrt_test_kp_dim_order(&p, a, nhwc);
+    if (!mixed) etrt_test_kp_dim_order(&p, b, nhwc);
+    etrt_test_kp_dim_order(&p, c, nhwc);
+    etrt_test_kp_dim_order(&p, s, nhwc);
+    int32_t list = etrt_test_kp_tensor_list(&p, (int32_t[]){a, b}, 2);
+    int32_t one = etrt_test_kp_int(&p, 1), two = etrt_test_kp_int(&p, 2);
+    int32_t three = etrt_test_kp_int(&p, 3);
+    etrt_test_kp_call(&p, "aten::cat.out", (int32_t[]){list, one, c, c}, 4);
+    etrt_test_kp_call(&p, "aten::slice_copy.Tensor_out", (int32_t[]){c, one, two, three, one, s, s},
+                      7);
+    size_t size;
+    uint8_t *pte = etrt_test_kp_write(&p, (int32_t[]){a, b}, 2, (int32_t[]){c, s}, 2, &size);
+    /* logical a[0, ch, hw] = 10 * ch + hw, b[0, 0, hw] = 20 + hw, both stored by position */
+    float av[8], bv[4];
+    for (int hw = 0; hw < 4; ++hw) {
+      for (int ch = 0; ch < 2; ++ch) av[hw * 2 + ch] = (float)(10 * ch + hw);
+      bv[hw] = (float)(20 + hw);
+    }
+    etrt_tensor_view v[2] = {{av, F32, 4, {1, 2, 2, 2}}, {bv, F32, 4, {1, 1, 2, 2}}}, o[2];
+    etrt_program *program = NULL;
+    etrt_method *method = NULL;
+    if (mixed) {
+      CHECK_FAILS(etrt_test_kp_execute(pte, size, v, 2, &program, &method), ETRT_ERROR_UNSUPPORTED,
+                  "item 1 is contiguous");
+      CHECK(strstr(etrt_last_error(), "instruction 0") != NULL);
+    } else {
+      CHECK_OK(etrt_test_kp_execute(pte, size, v, 2, &program, &method));
+      CHECK_OK(etrt_method_get_output(method, 0, &o[0]));
+      CHECK_OK(etrt_method_get_output(method, 1, &o[1]));
+      const float *cv = o[0].data, *sv = o[1].data;
+      for (int hw = 0; hw < 4; ++hw) {
+        for (int ch = 0; ch < 3; ++ch)
+          CHECK(cv[hw * 3 + ch] == (float)(10 * ch + hw)); /* channel 2 is b: 20 + hw */
+        CHECK(sv[hw] == (float)(20 + hw));
+      }
+    }
+    if (method) etrt_method_destroy(method);
+    if (program) etrt_program_destroy(program);
+    free(pte);
+  }
+}
+
 int main(void) {
+  RUN_TEST(test_cat_slice_channels_last);
   RUN_TEST(test_cat_stack_slice);
   RUN_TEST(test_split_unbind);
   RUN_TEST(test_cat_mismatch);

@@ -291,6 +291,18 @@ int32_t etrt_test_kp_int_list(etrt_test_kp *p, const int32_t *int_values, uint32
   return (int32_t)p->num_values++;
 }
 
+int32_t etrt_test_kp_doubles(etrt_test_kp *p, const double *items, uint32_t count) {
+  etrt_test_kp_value(p, ETRT_PTE_VALUE_DOUBLE_LIST)->double_list =
+      etrt_pte_builder_f64s(p->b, items, count);
+  return (int32_t)p->num_values++;
+}
+
+int32_t etrt_test_kp_optional_tensor_list(etrt_test_kp *p, const int32_t *items, uint32_t count) {
+  etrt_test_kp_value(p, ETRT_PTE_VALUE_OPTIONAL_TENSOR_LIST)->optional_tensor_list =
+      etrt_pte_builder_i32s(p->b, items, count);
+  return (int32_t)p->num_values++;
+}
+
 int32_t etrt_test_kp_tensor_list(etrt_test_kp *p, const int32_t *items, uint32_t count) {
   etrt_test_kp_value(p, ETRT_PTE_VALUE_TENSOR_LIST)->tensor_list =
       etrt_pte_builder_i32s(p->b, items, count);

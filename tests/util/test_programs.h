@@ -93,6 +93,10 @@ int32_t etrt_test_kp_string(etrt_test_kp *p, const char *text);
 int32_t etrt_test_kp_ints(etrt_test_kp *p, const int64_t *items, uint32_t count);
 /* An int[] of existing Int values (SymInts that instructions compute). */
 int32_t etrt_test_kp_int_list(etrt_test_kp *p, const int32_t *int_values, uint32_t count);
+/* A float[] value. */
+int32_t etrt_test_kp_doubles(etrt_test_kp *p, const double *items, uint32_t count);
+/* A Tensor?[] (index.Tensor's indices): value indices, -1 for None. */
+int32_t etrt_test_kp_optional_tensor_list(etrt_test_kp *p, const int32_t *items, uint32_t count);
 /* A TensorList (the return value of an operator with several out tensors). */
 int32_t etrt_test_kp_tensor_list(etrt_test_kp *p, const int32_t *items, uint32_t count);
 void etrt_test_kp_call(etrt_test_kp *p, const char *op, const int32_t *args, uint32_t num_args);

@@ -196,6 +196,44 @@ static int etrt_run_fail(const char *what, etrt_status status) {
              : 1;
 }
 
+/* Moves a tensor's bytes between the row-major order of a tensor file and the
+ * program's dim order (channels-last tensors): to_memory 1 reads `from` row-major. An
+ * order that is the identity or not a permutation leaves the bytes as they are. */
+static int etrt_run_relayout(etrt_tool_tensor *t, const uint8_t *order, int to_memory) {
+  const int32_t rank = t->view.rank;
+  int identity = 1, seen = 0;
+  for (int32_t i = 0; i < rank; ++i) {
+    if (order[i] >= rank || (seen & (1 << order[i]))) return 0;
+    seen |= 1 << order[i];
+    if (order[i] != i) identity = 0;
+  }
+  if (identity || t->nbytes == 0) return 0;
+  uint8_t *moved = malloc(t->nbytes);
+  if (moved == NULL) return etrt_run_fail("reordering a tensor", ETRT_ERROR_OUT_OF_MEMORY);
+  const size_t item = etrt_dtype_size(t->view.dtype);
+  int64_t strides[ETRT_MAX_RANK], index[ETRT_MAX_RANK] = {0}, numel = 1, at = 0;
+  for (int32_t k = rank - 1; k >= 0; --k) {
+    strides[order[k]] = numel;
+    numel *= t->view.sizes[order[k]];
+  }
+  const uint8_t *from = t->view.data;
+  for (int64_t e = 0; e < numel; ++e) {
+    if (to_memory)
+      memcpy(moved + (size_t)at * item, from + (size_t)e * item, item);
+    else
+      memcpy(moved + (size_t)e * item, from + (size_t)at * item, item);
+    for (int32_t d = rank - 1; d >= 0; --d) {
+      at += strides[d];
+      if (++index[d] < t->view.sizes[d]) break;
+      at -= strides[d] * index[d];
+      index[d] = 0;
+    }
+  }
+  free(t->view.data);
+  t->view.data = moved;
+  return 0;
+}
+
 /* --output-dir: every existing prefix of the path must be a directory; with `create`
  * the missing ones are made (mkdir -p). Checked before anything runs, so that a
  * path naming a file is refused with nothing written; created only when the outputs
@@ -530,6 +568,8 @@ static int etrt_run_prepare_inputs(etrt_run_state *st) {
     } else {
       s = etrt_tool_tensor_read_for(st->o.inputs[i], info.dtype, t);
       if (s != ETRT_OK) return etrt_run_fail(st->o.inputs[i], s);
+      /* Files hold row-major tensors; the method takes its own dim order. */
+      if (t->view.rank == info.rank && etrt_run_relayout(t, info.dim_order, 1)) return 1;
     }
     etrt_tensor_view placed = t->view;
     if (st->o.io != ETRT_IO_HOST) {
@@ -602,6 +642,11 @@ static int etrt_run_fetch_output(etrt_run_state *st, etrt_method *method, uint32
   } else {
     memcpy(out->view.data, v.data, nbytes);
   }
+  /* Back to the row-major order of tensor files. */
+  etrt_tensor_info declared;
+  if (etrt_program_output_info(st->program, st->o.method, i, &declared) == ETRT_OK &&
+      declared.is_tensor && declared.rank == v.rank)
+    return etrt_run_relayout(out, declared.dim_order, 0);
   return 0;
 }
 

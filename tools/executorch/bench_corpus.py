@@ -51,6 +51,9 @@ def executorch_median(corpus, program, case, iterations):
     method = Runtime.get().load_program(os.path.join(corpus, program["file"]), data_path=data).load_method(
         case["method"])
     inputs = [torch.from_numpy(np.load(os.path.join(corpus, e["file"]))) for e in case["inputs"]]
+    # A channels-last input is handed over in that memory format (ExecuTorch copies bytes).
+    inputs = [t.contiguous(memory_format=torch.channels_last) if e.get("dim_order") == [0, 2, 3, 1] else t
+              for t, e in zip(inputs, case["inputs"])]
     outputs = None
     for _ in range(max(3, iterations // 10)):
         outputs = method.execute(inputs)

@@ -32,6 +32,9 @@ TOLERANCE = {
     "float": "max |etrt - reference| <= 1e-5 * max |reference| (per output)",
     "int": "exact",
     "bool": "exact",
+    "float, programs that compute in float16 or bfloat16 (precision: reduced)":
+        "max |etrt - reference| <= 1e-2 * max |reference| (per output): each operator rounds "
+        "to the reduced type, and two runtimes may round an intermediate differently",
 }
 
 
@@ -245,6 +248,107 @@ def index_ops():
     return IndexOps(), (torch.randn(3, 6), torch.tensor([5, 0, 2], dtype=torch.int64))
 
 
+def channels_last_convnet():
+    class ChannelsLast(nn.Module):
+        """A conv net kept in channels-last memory format: every activation's dim order is
+        (0, 2, 3, 1), through grouped convolution, max pooling, a residual addition, silu
+        and average pooling. Left out: batch norm, upsampling and reflection padding
+        (ExecuTorch's kernels, or the index.Tensor these decompose to, refuse this order),
+        cat and constant padding (ExecuTorch 1.5.1's portable cat and constant_pad_nd
+        place channels-last elements as if the tensors were contiguous, so their
+        reference would be wrong; tests/unit/test_portable_concat.c and the pad's own test
+        check etrt's)."""
+
+        def __init__(self):
+            super().__init__()
+            self.conv1 = nn.Conv2d(3, 8, 3, 1, 1)
+            self.conv2 = nn.Conv2d(8, 8, 3, 1, 1, groups=2)
+            self.head = nn.Conv2d(8, 4, 1)
+
+        def forward(self, x):
+            a = F.relu(self.conv1(x))
+            p = F.max_pool2d(a, 2)
+            y = self.head(F.relu(self.conv2(p)) + p)
+            return F.silu(y), F.avg_pool2d(y, 2)
+
+    model = ChannelsLast().to(memory_format=torch.channels_last)
+    return model, (torch.randn(1, 3, 16, 16).to(memory_format=torch.channels_last),)
+
+
+def norm_activations():
+    class NormActivations(nn.Module):
+        """group_norm, prelu, elu, leaky_relu, softplus, bilinear and nearest upsampling."""
+
+        def __init__(self):
+            super().__init__()
+            self.conv = nn.Conv2d(4, 8, 3, 1, 1)
+            self.gn = nn.GroupNorm(2, 8)
+            self.prelu = nn.PReLU(8)
+
+        def forward(self, x):
+            h = self.prelu(self.gn(self.conv(x)))
+            b = F.interpolate(F.elu(h), size=(12, 10), mode="bilinear", align_corners=False)
+            c = F.interpolate(F.leaky_relu(h, 0.2), scale_factor=2.0, mode="bilinear",
+                              align_corners=True)
+            return b, c, F.softplus(h).mean(dim=(2, 3))
+
+    return NormActivations(), (torch.randn(2, 4, 6, 5),)
+
+
+def half_mlp():
+    class HalfMlp(nn.Module):
+        """A float16 program: linear, layer norm, gelu, softmax, all in float16."""
+
+        def __init__(self):
+            super().__init__()
+            self.fc1 = nn.Linear(16, 32)
+            self.norm = nn.LayerNorm(32)
+            self.fc2 = nn.Linear(32, 8)
+
+        def forward(self, x):
+            h = F.gelu(self.norm(self.fc1(x)))
+            return torch.softmax(self.fc2(h), dim=-1), h.amax(dim=-1)
+
+    return HalfMlp().to(torch.float16), (torch.randn(4, 16).to(torch.float16),)
+
+
+def bf16_convnet():
+    class Bf16ConvNet(nn.Module):
+        """A bfloat16 program: convolution, batch norm, hardswish, pooling, linear. Its input
+        and output are float32 (NumPy has no bfloat16), cast at the edges."""
+
+        def __init__(self):
+            super().__init__()
+            self.conv = nn.Conv2d(3, 8, 3, 2, 1)
+            self.bn = nn.BatchNorm2d(8)
+            self.fc = nn.Linear(8, 5)
+
+        def forward(self, x):
+            h = F.hardswish(self.bn(self.conv(x.to(torch.bfloat16))))
+            return self.fc(torch.flatten(F.adaptive_avg_pool2d(h, 1), 1)).to(torch.float32)
+
+    return Bf16ConvNet().to(torch.bfloat16), (torch.randn(1, 3, 16, 16),)
+
+
+def tensor_indexing():
+    class TensorIndexing(nn.Module):
+        """Advanced indexing and the reductions and rearrangements around it: index.Tensor,
+        index_put, topk, flip, roll, var, max over a dim, remainder, cumsum."""
+
+        def forward(self, x, rows, cols):
+            picked = x[rows, :, cols]
+            values, where = torch.topk(x.flatten(1), 3, dim=1)
+            var = torch.var(x, dim=-1)
+            biggest, at = x.max(dim=1)
+            y = x.clone()
+            y[rows, 0, cols] = 0.0
+            moved = torch.roll(torch.flip(x, [2]), 1, 1)
+            return (picked, values, where, var, biggest, at, y, moved, torch.remainder(x, 0.7),
+                    torch.cumsum(x, 2))
+
+    return TensorIndexing(), (torch.randn(3, 4, 5), torch.tensor([2, 0]), torch.tensor([1, -1]))
+
+
 def multi_output():
     class Heads(nn.Module):
         def __init__(self):
@@ -313,7 +417,8 @@ class EncodeOnly(nn.Module):
         return self.parent.encode(x)
 
 
-# name -> (constructor, options). Options: "ptd" keeps the constants in a .ptd beside the
+# name -> (constructor, options). Options: "reduced" marks a float16 / bfloat16 program
+# (its tolerance is the reduced precision's); "ptd" keeps the constants in a .ptd beside the
 # program; "dynamic" exports the batch axis of every input as torch.export.Dim (max given)
 # and records cases at batch 1 and at the max besides the example batch.
 CORPUS = [
@@ -329,6 +434,11 @@ CORPUS = [
     ("embedding_classifier", embedding_classifier, {}),
     ("index_ops", index_ops, {}),
     ("multi_output", multi_output, {}),
+    ("channels_last_convnet", channels_last_convnet, {}),
+    ("norm_activations", norm_activations, {}),
+    ("half_mlp", half_mlp, {"reduced": True}),
+    ("bf16_convnet", bf16_convnet, {"reduced": True}),
+    ("tensor_indexing", tensor_indexing, {}),
     ("matmul_pointwise", matmul_pointwise, {}),
     ("mlp_ptd", matmul_mlp, {"ptd": True}),
     ("mlp_dynamic_batch", matmul_mlp, {"dynamic": 8}),
@@ -381,16 +491,23 @@ def kind_of(array):
     return "float"
 
 
-def run_reference(pte, ptd, method_name, inputs):
+def run_reference(pte, ptd, method_name, inputs, channels_last=()):
+    """ExecuTorch's outputs. The inputs listed in channels_last are handed over in that
+    memory format: ExecuTorch copies an input's bytes as they are, so a row-major tensor
+    given to a channels-last input would be read as channels-last."""
     runtime = Runtime.get()
     program = runtime.load_program(pte, data_path=ptd)
     method = program.load_method(method_name)
-    outputs = method.execute([torch.from_numpy(a) for a in inputs])
+    tensors = [torch.from_numpy(a) for a in inputs]
+    tensors = [t.contiguous(memory_format=torch.channels_last) if i in channels_last else t
+               for i, t in enumerate(tensors)]
+    outputs = method.execute(tensors)
     return [o.detach().numpy().copy() if isinstance(o, torch.Tensor) else np.asarray(o) for o in outputs]
 
 
-def write_case(out, name, method_name, inputs, outputs, case=""):
-    """Writes inputs and outputs as name/[case_]input_N.npy and returns their entries."""
+def write_case(out, name, method_name, inputs, outputs, case="", channels_last=()):
+    """Writes inputs and outputs as name/[case_]input_N.npy (row-major) and returns their
+    entries; a channels-last input's entry says so ("dim_order")."""
     folder = os.path.join(out, name)
     os.makedirs(folder, exist_ok=True)
     prefix = case + "_" if case else ""
@@ -399,6 +516,8 @@ def write_case(out, name, method_name, inputs, outputs, case=""):
         rel = "%s/%sinput_%d.npy" % (name, prefix, i)
         np.save(os.path.join(out, rel), a)
         entry["inputs"].append({"file": rel, "dtype": str(a.dtype), "shape": list(a.shape)})
+        if i in channels_last:
+            entry["inputs"][-1]["dim_order"] = [0, 2, 3, 1]
     for i, a in enumerate(outputs):
         rel = "%s/%soutput_%d.npy" % (name, prefix, i)
         np.save(os.path.join(out, rel), a)
@@ -433,6 +552,8 @@ def export_one(out, name, make, options):
         shutil.move(os.path.join(folder, written[0]), ptd)
         shutil.rmtree(folder)
     inputs = [t.numpy().copy() for t in example]
+    channels_last = [i for i, t in enumerate(example) if t.dim() == 4 and not t.is_contiguous()
+                     and t.is_contiguous(memory_format=torch.channels_last)]
     cases = [("", inputs)]
     if dynamic:
         smaller = [np.ascontiguousarray(a[:1]) for a in inputs]
@@ -441,13 +562,14 @@ def export_one(out, name, make, options):
         cases += [("batch1", smaller), ("batch%d" % dynamic, larger)]
     entries = []
     for case, case_inputs in cases:
-        outputs = run_reference(pte, ptd, "forward", case_inputs)
-        entry = write_case(out, name, "forward", case_inputs, outputs, case)
+        outputs = run_reference(pte, ptd, "forward", case_inputs, channels_last)
+        entry = write_case(out, name, "forward", case_inputs, outputs, case, channels_last)
         entry["case"] = case or "default"
         entries.append(entry)
     return {
         "name": name,
         "file": name + ".pte",
+        "precision": "reduced" if options.get("reduced") else "float32",
         "data": os.path.basename(ptd) if ptd else None,
         "operators": operators_of(et_program)["forward"],
         "methods": methods_of(et_program),

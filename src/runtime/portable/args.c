@@ -136,6 +136,9 @@ etrt_status etrt_portable_out_fit(const etrt_kernel_call *call, etrt_runtime_ten
 }
 
 etrt_status etrt_portable_scalar_store(double value, etrt_dtype dtype, void *out) {
+  /* Integers go through int64 and wrap to their width: a double outside a narrower
+   * type's range (or NaN) converted directly would be undefined behaviour in C. */
+  const int64_t whole = (value >= -9.2e18 && value <= 9.2e18) ? (int64_t)value : 0;
   switch (dtype) {
     case ETRT_DTYPE_FLOAT32:
       *(float *)out = (float)value;
@@ -153,19 +156,19 @@ etrt_status etrt_portable_scalar_store(double value, etrt_dtype dtype, void *out
       *(uint8_t *)out = value != 0.0;
       return ETRT_OK;
     case ETRT_DTYPE_UINT8:
-      *(uint8_t *)out = (uint8_t)value;
+      *(uint8_t *)out = (uint8_t)(uint64_t)whole;
       return ETRT_OK;
     case ETRT_DTYPE_INT8:
-      *(int8_t *)out = (int8_t)value;
+      *(int8_t *)out = (int8_t)(uint8_t)(uint64_t)whole;
       return ETRT_OK;
     case ETRT_DTYPE_INT16:
-      *(int16_t *)out = (int16_t)value;
+      *(int16_t *)out = (int16_t)(uint16_t)(uint64_t)whole;
       return ETRT_OK;
     case ETRT_DTYPE_INT32:
-      *(int32_t *)out = (int32_t)value;
+      *(int32_t *)out = (int32_t)(uint32_t)(uint64_t)whole;
       return ETRT_OK;
     case ETRT_DTYPE_INT64:
-      *(int64_t *)out = (int64_t)value;
+      *(int64_t *)out = whole;
       return ETRT_OK;
     default:
       return etrt_error(ETRT_ERROR_UNSUPPORTED, "a scalar of %s is not supported",
@@ -202,4 +205,18 @@ double etrt_portable_scalar_load(etrt_dtype dtype, const void *at) {
 int etrt_portable_dtype_is_float(etrt_dtype dtype) {
   return dtype == ETRT_DTYPE_FLOAT32 || dtype == ETRT_DTYPE_FLOAT64 ||
          dtype == ETRT_DTYPE_FLOAT16 || dtype == ETRT_DTYPE_BFLOAT16;
+}
+
+void etrt_portable_strides(const etrt_runtime_tensor *t, int64_t *strides) {
+  int64_t step = 1;
+  for (int32_t k = t->rank - 1; k >= 0; --k) {
+    strides[t->dim_order[k]] = step;
+    step *= t->sizes[t->dim_order[k]];
+  }
+}
+
+int64_t etrt_portable_numel(const etrt_runtime_tensor *t) {
+  int64_t numel = 1;
+  for (int32_t i = 0; i < t->rank; ++i) numel *= t->sizes[i];
+  return numel;
 }

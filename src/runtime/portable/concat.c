@@ -1,16 +1,20 @@
 /* Joining and splitting along one dim: cat, stack, split_with_sizes_copy,
  * unbind_copy, slice_copy. Every tensor is viewed as [outer, size along dim, inner]
- * and moved in contiguous blocks of `inner` elements. */
+ * in memory order and moved in contiguous blocks of `inner` elements: cat, split and
+ * slice take any dim order (channels-last) shared by all their tensors; stack and
+ * unbind, which change the rank, take contiguous tensors. */
 #include <string.h>
 
 #include "runtime/portable/portable.h"
 
 typedef enum etrt_portable_join_kind {
-  ETRT_JOIN_CAT,    /* (Tensor[] tensors, int dim, *, out) */
-  ETRT_JOIN_STACK,  /* (Tensor[] tensors, int dim, *, out) */
-  ETRT_JOIN_SPLIT,  /* (self, SymInt[] split_sizes, int dim, *, Tensor[] out) */
-  ETRT_JOIN_UNBIND, /* (self, int dim, *, Tensor[] out) */
-  ETRT_JOIN_SLICE   /* (self, int dim, SymInt? start, SymInt? end, SymInt step, *, out) */
+  ETRT_JOIN_CAT,         /* (Tensor[] tensors, int dim, *, out) */
+  ETRT_JOIN_STACK,       /* (Tensor[] tensors, int dim, *, out) */
+  ETRT_JOIN_SPLIT,       /* (self, SymInt[] split_sizes, int dim, *, Tensor[] out) */
+  ETRT_JOIN_SPLIT_EQUAL, /* split_copy.Tensor(self, SymInt split_size, int dim, *, Tensor[] out):
+                            parts of split_size, the last one what remains */
+  ETRT_JOIN_UNBIND,      /* (self, int dim, *, Tensor[] out) */
+  ETRT_JOIN_SLICE        /* (self, int dim, SymInt? start, SymInt? end, SymInt step, *, out) */
 } etrt_portable_join_kind;
 
 typedef struct etrt_portable_join_spec {
@@ -39,18 +43,50 @@ static etrt_status etrt_portable_join_prepare(etrt_kernel_call *call, const etrt
       return etrt_error(ETRT_ERROR_INVALID_ARGUMENT, "argument %d is an empty list", spec->list);
     for (uint32_t i = 0; i < list->u.tensor_list.count; ++i) {
       const etrt_value *v = &values[list->u.tensor_list.items[i]];
-      if (v->tag != ETRT_VALUE_TENSOR || v->u.tensor.device.type != ETRT_DEVICE_CPU ||
-          v->u.tensor.permuted)
+      if (v->tag != ETRT_VALUE_TENSOR || v->u.tensor.device.type != ETRT_DEVICE_CPU)
         return etrt_error(ETRT_ERROR_INVALID_FORMAT,
-                          "argument %d: item %u must be a contiguous tensor planned on the CPU",
+                          "argument %d: item %u must be a tensor planned on the CPU", spec->list,
+                          i);
+    }
+  }
+  /* The tensor whose dim order every other must share. */
+  const etrt_runtime_tensor *reference = NULL;
+  const int keeps_rank = spec->kind == ETRT_JOIN_CAT || spec->kind == ETRT_JOIN_SPLIT ||
+                         spec->kind == ETRT_JOIN_SPLIT_EQUAL || spec->kind == ETRT_JOIN_SLICE;
+  if (spec->kind == ETRT_JOIN_SPLIT || spec->kind == ETRT_JOIN_SPLIT_EQUAL ||
+      spec->kind == ETRT_JOIN_UNBIND || spec->kind == ETRT_JOIN_SLICE) {
+    ETRT_RETURN_IF_ERROR(keeps_rank ? etrt_portable_tensor_arg(call, values, 0, &t)
+                                    : etrt_portable_contiguous_arg(call, values, 0, &t));
+    reference = t;
+  }
+  if (spec->out >= 0) {
+    ETRT_RETURN_IF_ERROR(keeps_rank
+                             ? etrt_portable_tensor_arg(call, values, (uint32_t)spec->out, &t)
+                             : etrt_portable_contiguous_arg(call, values, (uint32_t)spec->out, &t));
+    if (reference == NULL) reference = t;
+    if (memcmp(t->dim_order, reference->dim_order, (size_t)t->rank) != 0 ||
+        t->rank != reference->rank)
+      return etrt_error(ETRT_ERROR_UNSUPPORTED,
+                        "the out tensor's dim order differs from the input's");
+  }
+  if (spec->list >= 0) {
+    const etrt_value *list = &values[call->args[spec->list]];
+    for (uint32_t i = 0; i < list->u.tensor_list.count; ++i) {
+      const etrt_runtime_tensor *item = &values[list->u.tensor_list.items[i]].u.tensor;
+      if (item->rank == 1 && item->sizes[0] == 0) continue; /* cat's legacy empty tensors */
+      int same = keeps_rank && reference != NULL && item->rank == reference->rank &&
+                 memcmp(item->dim_order, reference->dim_order, (size_t)item->rank) == 0;
+      if (item->permuted && !same)
+        return etrt_error(ETRT_ERROR_UNSUPPORTED,
+                          "argument %d: item %u has a dim order other than the contiguous one "
+                          "(channels-last) that the other tensors do not share",
+                          spec->list, i);
+      if (!item->permuted && reference != NULL && reference->permuted)
+        return etrt_error(ETRT_ERROR_UNSUPPORTED,
+                          "argument %d: item %u is contiguous, the other tensors are not",
                           spec->list, i);
     }
   }
-  if (spec->kind == ETRT_JOIN_SPLIT || spec->kind == ETRT_JOIN_UNBIND ||
-      spec->kind == ETRT_JOIN_SLICE)
-    ETRT_RETURN_IF_ERROR(etrt_portable_contiguous_arg(call, values, 0, &t));
-  if (spec->out >= 0)
-    ETRT_RETURN_IF_ERROR(etrt_portable_contiguous_arg(call, values, (uint32_t)spec->out, &t));
   if (spec->kind == ETRT_JOIN_SPLIT) {
     uint32_t count = 0;
     ETRT_RETURN_IF_ERROR(etrt_portable_ints_arg(call, values, (uint32_t)spec->sizes, call->ints[1],
@@ -58,6 +94,25 @@ static etrt_status etrt_portable_join_prepare(etrt_kernel_call *call, const etrt
     if (count != values[call->args[spec->list]].u.tensor_list.count)
       return etrt_error(ETRT_ERROR_INVALID_ARGUMENT, "%u split sizes for %u out tensors", count,
                         values[call->args[spec->list]].u.tensor_list.count);
+  }
+  if (spec->kind == ETRT_JOIN_SPLIT_EQUAL) {
+    const uint32_t n = values[call->args[spec->list]].u.tensor_list.count;
+    int64_t split = 0, dim = call->ints[0][0];
+    ETRT_RETURN_IF_ERROR(etrt_portable_int_arg(call, values, (uint32_t)spec->sizes, &split));
+    if (dim < 0) dim += t->rank;
+    if (dim < 0 || dim >= t->rank || split <= 0 || n > 2 * ETRT_MAX_RANK)
+      return etrt_error(ETRT_ERROR_INVALID_ARGUMENT,
+                        "split_size %lld along dim %lld of a rank-%d tensor into %u parts",
+                        (long long)split, (long long)call->ints[0][0], t->rank, n);
+    const int64_t size = t->sizes[dim], parts = size == 0 ? 1 : (size + split - 1) / split;
+    if (parts != (int64_t)n)
+      return etrt_error(ETRT_ERROR_INVALID_ARGUMENT,
+                        "dim %lld of size %lld splits into %lld parts of %lld, not %u",
+                        (long long)dim, (long long)size, (long long)parts, (long long)split, n);
+    for (uint32_t i = 0; i < n; ++i) {
+      int64_t left = size - (int64_t)i * split;
+      call->ints[1][i] = left < split ? left : split;
+    }
   }
   if (spec->kind == ETRT_JOIN_SLICE) {
     /* start, end (None: the ends), step. */
@@ -86,13 +141,15 @@ static etrt_status etrt_portable_dim(const etrt_kernel_call *call, int64_t dim, 
   return ETRT_OK;
 }
 
-/* Elements before and (in bytes) after `dim`. */
+/* Elements before and (in bytes) after `dim`, in the tensor's memory order. */
 static void etrt_portable_split_dims(const etrt_runtime_tensor *t, int32_t dim, int64_t *outer,
                                      size_t *inner) {
   *outer = 1;
   *inner = etrt_dtype_size(t->dtype);
-  for (int32_t i = 0; i < dim; ++i) *outer *= t->sizes[i];
-  for (int32_t i = dim + 1; i < t->rank; ++i) *inner *= (size_t)t->sizes[i];
+  int32_t at = 0;
+  while (at < t->rank && t->dim_order[at] != dim) ++at;
+  for (int32_t k = 0; k < at; ++k) *outer *= t->sizes[t->dim_order[k]];
+  for (int32_t k = at + 1; k < t->rank; ++k) *inner *= (size_t)t->sizes[t->dim_order[k]];
 }
 
 /* ATen's cat skips the legacy empty 1-D tensors. */
@@ -241,6 +298,7 @@ static etrt_status etrt_portable_join_run(etrt_kernel_call *call, etrt_value *va
     case ETRT_JOIN_STACK:
       return etrt_portable_join(call, values);
     case ETRT_JOIN_SPLIT:
+    case ETRT_JOIN_SPLIT_EQUAL:
     case ETRT_JOIN_UNBIND:
       return etrt_portable_part(call, values);
     default:
@@ -260,9 +318,10 @@ static etrt_status etrt_portable_join_run(etrt_kernel_call *call, etrt_value *va
 JOIN(cat, "aten::cat.out", 4, ETRT_JOIN_CAT, 0, 1, 2, -1);
 JOIN(stack, "aten::stack.out", 4, ETRT_JOIN_STACK, 0, 1, 2, -1);
 JOIN(split, "aten::split_with_sizes_copy.out", 5, ETRT_JOIN_SPLIT, 3, 2, -1, 1);
+JOIN(split_equal, "aten::split_copy.Tensor_out", 5, ETRT_JOIN_SPLIT_EQUAL, 3, 2, -1, 1);
 JOIN(unbind, "aten::unbind_copy.int_out", 4, ETRT_JOIN_UNBIND, 2, 1, -1, -1);
 JOIN(slice, "aten::slice_copy.Tensor_out", 7, ETRT_JOIN_SLICE, -1, 1, 5, -1);
 
 const etrt_kernel_def *const etrt_portable_concat[] = {
-    &cat.def, &stack.def, &split.def, &unbind.def, &slice.def, NULL,
+    &cat.def, &stack.def, &split.def, &split_equal.def, &unbind.def, &slice.def, NULL,
 };

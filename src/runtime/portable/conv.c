@@ -1,5 +1,5 @@
 /* convolution.out on the engine's Conv, and the pools: _adaptive_avg_pool2d to 1x1 on
- * GlobalAveragePool, avg_pool2d and max_pool2d (values only) on the engine's pools. */
+ * GlobalAveragePool, avg_pool2d on the engine's pool (max_pool2d_with_indices is in resample.c). */
 #include "runtime/portable/portable.h"
 
 /* Copies an int[] argument of one (repeated) or `spatial` items into ints[slot]. */
@@ -107,35 +107,10 @@ static etrt_status etrt_portable_avg_pool_attributes(etrt_kernel_call *call,
 static const etrt_portable_spec avg_pool2d = ETRT_PORTABLE_HOOKED(
     "aten::avg_pool2d.out", 9, "AveragePool", 0, -1, -1, 7, etrt_portable_avg_pool_attributes);
 
-/* max_pool2d_with_indices.out(self, kernel_size, stride, padding, dilation, ceil_mode,
- * *, out, indices): the values; the indices (ATen's, per channel plane) are only used
- * by max_unpool and training, and are left as they are. */
-static etrt_status etrt_portable_max_pool_attributes(etrt_kernel_call *call,
-                                                     const etrt_value *values) {
-  int64_t ceil_mode = 0;
-  ETRT_RETURN_IF_ERROR(etrt_portable_spatial(call, values, 1, 2, 0, 1));
-  ETRT_RETURN_IF_ERROR(etrt_portable_spatial(call, values, 2, 2, 1, 0));
-  if (call->ints[1][0] == 0) {
-    call->ints[1][0] = call->ints[0][0];
-    call->ints[1][1] = call->ints[0][1];
-  }
-  ETRT_RETURN_IF_ERROR(etrt_portable_spatial(call, values, 3, 2, 2, 0));
-  etrt_portable_pads(call, 2, 2);
-  ETRT_RETURN_IF_ERROR(etrt_portable_spatial(call, values, 4, 2, 3, 1));
-  ETRT_RETURN_IF_ERROR(etrt_portable_int_arg(call, values, 5, &ceil_mode));
-  ETRT_RETURN_IF_ERROR(etrt_portable_ints_attribute(call, "kernel_shape", 0, 2));
-  ETRT_RETURN_IF_ERROR(etrt_portable_ints_attribute(call, "strides", 1, 2));
-  ETRT_RETURN_IF_ERROR(etrt_portable_ints_attribute(call, "pads", 2, 4));
-  ETRT_RETURN_IF_ERROR(etrt_portable_ints_attribute(call, "dilations", 3, 2));
-  return etrt_portable_attribute(
-      call, (etrt_attribute){.name = "ceil_mode", .kind = ETRT_ATTRIBUTE_INT, .i = ceil_mode});
-}
-static const etrt_portable_spec max_pool2d =
-    ETRT_PORTABLE_HOOKED("aten::max_pool2d_with_indices.out", 9, "MaxPool", 0, -1, -1, 6,
-                         etrt_portable_max_pool_attributes);
-
 const etrt_kernel_def *const etrt_portable_conv[] = {
-    &max_pool2d.def,          &convolution.def,
-    &adaptive_avg_pool2d.def, &adaptive_avg_pool2d_public.def,
-    &avg_pool2d.def,          NULL,
+    &convolution.def,
+    &adaptive_avg_pool2d.def,
+    &adaptive_avg_pool2d_public.def,
+    &avg_pool2d.def,
+    NULL,
 };

@@ -185,6 +185,40 @@ static etrt_status etrt_portable_compute_dtype(etrt_kernel_call *call, const etr
   return ETRT_OK;
 }
 
+/* Operations that only move or select elements: they take float16 and bfloat16 as
+ * they are. Every other operation computes float16 and bfloat16 in float32 (inputs
+ * cast up, the result cast back), as ATen's portable kernels do. */
+static int etrt_portable_moves_bytes(const char *op_type) {
+  static const char *const movers[] = {"Identity",       "Transpose", "Expand", "Gather",
+                                       "GatherElements", "Slice",     "Concat", "Split",
+                                       "Tile",           "Pad",       "Trilu",  "DepthToSpace",
+                                       "SpaceToDepth",   "Reshape",   "Where",  NULL};
+  for (const char *const *m = movers; *m != NULL; ++m)
+    if (strcmp(*m, op_type) == 0) return 1;
+  return 0;
+}
+
+static int etrt_portable_is_half(etrt_dtype dtype) {
+  return dtype == ETRT_DTYPE_FLOAT16 || dtype == ETRT_DTYPE_BFLOAT16;
+}
+
+/* Widens a float16 / bfloat16 computation to float32 (see above). */
+static etrt_status etrt_portable_widen(etrt_kernel_call *call, const etrt_value *values) {
+  const etrt_portable_spec *spec = etrt_portable_spec_of(call);
+  if (etrt_portable_moves_bytes(spec->op_type)) return ETRT_OK;
+  etrt_dtype working = call->compute_dtype;
+  for (int i = 0; working == ETRT_DTYPE_INVALID && i < ETRT_KERNEL_MAX_ENGINE_INPUTS &&
+                  spec->inputs[i] != ETRT_PORTABLE_NONE;
+       ++i) {
+    const etrt_runtime_tensor *t = NULL;
+    if (spec->inputs[i] < 0) continue;
+    ETRT_RETURN_IF_ERROR(etrt_portable_tensor_arg(call, values, (uint32_t)spec->inputs[i], &t));
+    working = t->dtype;
+  }
+  if (etrt_portable_is_half(working)) call->compute_dtype = ETRT_DTYPE_FLOAT32;
+  return ETRT_OK;
+}
+
 /* A Cast to the compute dtype for each tensor input of another dtype. */
 static etrt_status etrt_portable_prepare_casts(etrt_kernel_call *call, const etrt_value *values) {
   const etrt_dtype target = call->compute_dtype;
@@ -227,6 +261,7 @@ etrt_status etrt_portable_engine_prepare(etrt_kernel_call *call, const etrt_valu
   const etrt_runtime_tensor *out = NULL;
   ETRT_RETURN_IF_ERROR(etrt_portable_tensor_arg(call, values, (uint32_t)spec->out, &out));
   ETRT_RETURN_IF_ERROR(etrt_portable_compute_dtype(call, values, out));
+  ETRT_RETURN_IF_ERROR(etrt_portable_widen(call, values));
   uint32_t num_inputs = 0;
   for (int i = 0; i < ETRT_KERNEL_MAX_ENGINE_INPUTS && spec->inputs[i] != ETRT_PORTABLE_NONE; ++i) {
     ETRT_RETURN_IF_ERROR(etrt_portable_prepare_input(call, values, spec->inputs[i], num_inputs,
@@ -278,6 +313,26 @@ etrt_status etrt_portable_engine_prepare(etrt_kernel_call *call, const etrt_valu
     if (call->layout_out == NULL)
       return etrt_error(ETRT_ERROR_OUT_OF_MEMORY, "out of memory for a dim order conversion");
   }
+  if (call->compute_dtype == ETRT_DTYPE_FLOAT32 && etrt_portable_is_half(out->dtype)) {
+    static const int32_t narrow_input = 0, narrow_output = 1;
+    /* One float32 region per engine output (layer norm's mean and rstd too). */
+    size_t total = 0;
+    for (uint32_t k = 0; k < num_outputs; ++k) {
+      const etrt_runtime_tensor *t = &values[call->args[spec->out + (int)k]].u.tensor;
+      call->widen_at[k] = total;
+      total += (etrt_portable_max_nbytes(t) / etrt_dtype_size(t->dtype) * sizeof(float) + 15) &
+               ~(size_t)15;
+    }
+    call->widen_out = calloc(1, total + 1);
+    if (call->widen_out == NULL)
+      return etrt_error(ETRT_ERROR_OUT_OF_MEMORY, "out of memory for a float32 result");
+    ETRT_RETURN_IF_ERROR(etrt_portable_attribute(
+        call, (etrt_attribute){
+                  .name = "to", .kind = ETRT_ATTRIBUTE_INT, .i = etrt_dtype_to_onnx(out->dtype)}));
+    ETRT_RETURN_IF_ERROR(etrt_portable_node(&call->narrow_node, &call->narrow_state, "Cast", 1,
+                                            &narrow_input, &narrow_output, 1,
+                                            &call->attributes[call->num_attributes - 1], 1));
+  }
   if (call->compute_dtype != ETRT_DTYPE_INVALID)
     ETRT_RETURN_IF_ERROR(etrt_portable_prepare_casts(call, values));
   if (spec->flags & ETRT_PORTABLE_LINEAR) {
@@ -286,11 +341,14 @@ etrt_status etrt_portable_engine_prepare(etrt_kernel_call *call, const etrt_valu
     if (w->rank != 2)
       return etrt_error(ETRT_ERROR_INVALID_ARGUMENT, "the weight must have rank 2, not %d",
                         w->rank);
-    call->scratch_size = etrt_portable_max_nbytes(w);
+    const etrt_dtype wdtype =
+        call->compute_dtype != ETRT_DTYPE_INVALID ? call->compute_dtype : w->dtype;
+    call->scratch_size =
+        etrt_portable_max_nbytes(w) / etrt_dtype_size(w->dtype) * etrt_dtype_size(wdtype);
     call->scratch = calloc(1, call->scratch_size ? call->scratch_size : 1);
     if (call->scratch == NULL)
       return etrt_error(ETRT_ERROR_OUT_OF_MEMORY, "out of memory for the transposed weight");
-    if (w->constant && w->data != NULL) {
+    if (w->constant && w->data != NULL && wdtype == w->dtype) {
       etrt_portable_transpose(w, call->scratch);
       call->scratch_ready = 1;
     }
@@ -403,12 +461,14 @@ etrt_status etrt_portable_engine_run(etrt_kernel_call *call, etrt_value *values,
   int64_t leading[ETRT_MAX_RANK];
   int32_t leading_rank = 0;
   if (spec->flags & ETRT_PORTABLE_LINEAR) {
-    const etrt_runtime_tensor *w = &values[call->args[spec->inputs[1]]].u.tensor;
-    if (!call->scratch_ready) etrt_portable_transpose(w, call->scratch);
+    etrt_runtime_tensor w = values[call->args[spec->inputs[1]]].u.tensor;
+    w.data = inputs[1].data; /* after the cast to the compute dtype, if any */
+    w.dtype = inputs[1].dtype;
+    if (!call->scratch_ready) etrt_portable_transpose(&w, call->scratch);
     inputs[1].data = call->scratch;
     inputs[1].host_value = call->scratch;
-    inputs[1].dims[0] = w->sizes[1];
-    inputs[1].dims[1] = w->sizes[0];
+    inputs[1].dims[0] = w.sizes[1];
+    inputs[1].dims[1] = w.sizes[0];
     if (inputs[0].rank > 2) {
       /* [*, in] viewed as [prod(*), in]: the bytes are contiguous, so no copy. */
       leading_rank = inputs[0].rank - 1;
@@ -433,18 +493,25 @@ etrt_status etrt_portable_engine_run(etrt_kernel_call *call, etrt_value *values,
   etrt_tensor outputs[3];
   memset(outputs, 0, sizeof outputs);
   ETRT_RETURN_IF_ERROR(call->node.def->infer(&call->node, inputs, outputs));
-  /* The extra outputs first: every out tensor is fitted before any is written. */
+  /* The extra outputs first: every out tensor is fitted before any is written. An
+   * extra output of float16 / bfloat16 computed in float32 goes through widen_out. */
+  int narrow_extra[3] = {0, 0, 0};
   for (uint32_t k = 1; k < call->node.num_outputs; ++k) {
     etrt_runtime_tensor *extra = &values[call->args[spec->out + (int)k]].u.tensor;
+    narrow_extra[k] = call->widen_out != NULL && outputs[k].dtype == ETRT_DTYPE_FLOAT32 &&
+                      etrt_portable_is_half(extra->dtype);
     etrt_runtime_tensor check = *extra;
-    ETRT_RETURN_IF_ERROR(
-        etrt_portable_out_fit(call, &check, outputs[k].dtype, outputs[k].rank, outputs[k].dims));
+    ETRT_RETURN_IF_ERROR(etrt_portable_out_fit(call, &check,
+                                               narrow_extra[k] ? extra->dtype : outputs[k].dtype,
+                                               outputs[k].rank, outputs[k].dims));
   }
   for (uint32_t k = 1; k < call->node.num_outputs; ++k) {
     etrt_runtime_tensor *extra = &values[call->args[spec->out + (int)k]].u.tensor;
-    ETRT_RETURN_IF_ERROR(
-        etrt_portable_out_fit(call, extra, outputs[k].dtype, outputs[k].rank, outputs[k].dims));
-    outputs[k].data = extra->data;
+    ETRT_RETURN_IF_ERROR(etrt_portable_out_fit(call, extra,
+                                               narrow_extra[k] ? extra->dtype : outputs[k].dtype,
+                                               outputs[k].rank, outputs[k].dims));
+    outputs[k].data =
+        narrow_extra[k] ? (uint8_t *)call->widen_out + call->widen_at[k] : extra->data;
     outputs[k].host_value = NULL;
   }
   etrt_tensor output = outputs[0];
@@ -455,8 +522,11 @@ etrt_status etrt_portable_engine_run(etrt_kernel_call *call, etrt_value *values,
     result.rank = leading_rank + 1;
   }
   etrt_runtime_tensor *out = &values[call->args[spec->out]].u.tensor;
-  ETRT_RETURN_IF_ERROR(etrt_portable_out_fit(call, out, result.dtype, result.rank, result.dims));
-  output.data = call->layout_out != NULL ? call->layout_out : out->data;
+  const int narrow = call->widen_out != NULL && result.dtype == ETRT_DTYPE_FLOAT32;
+  ETRT_RETURN_IF_ERROR(etrt_portable_out_fit(call, out, narrow ? out->dtype : result.dtype,
+                                             result.rank, result.dims));
+  void *destination = call->layout_out != NULL ? call->layout_out : out->data;
+  output.data = narrow ? call->widen_out : destination;
   output.host_value = NULL;
   outputs[0] = output;
   ETRT_RETURN_IF_ERROR(call->node.run_cpu(&call->node, inputs, outputs));
@@ -464,6 +534,20 @@ etrt_status etrt_portable_engine_run(etrt_kernel_call *call, etrt_value *values,
     etrt_tensor post_inputs[2] = {inputs[0], output};
     if (!(spec->flags & ETRT_PORTABLE_POST_SELF)) post_inputs[0] = output;
     ETRT_RETURN_IF_ERROR(call->post_node.run_cpu(&call->post_node, post_inputs, &output));
+  }
+  if (narrow) {
+    etrt_tensor narrowed = output;
+    narrowed.dtype = out->dtype;
+    narrowed.data = destination;
+    ETRT_RETURN_IF_ERROR(call->narrow_node.run_cpu(&call->narrow_node, &output, &narrowed));
+  }
+  for (uint32_t k = 1; k < call->node.num_outputs; ++k) {
+    if (!narrow_extra[k]) continue;
+    etrt_runtime_tensor *extra = &values[call->args[spec->out + (int)k]].u.tensor;
+    etrt_tensor narrowed = outputs[k];
+    narrowed.dtype = extra->dtype;
+    narrowed.data = extra->data;
+    ETRT_RETURN_IF_ERROR(call->narrow_node.run_cpu(&call->narrow_node, &outputs[k], &narrowed));
   }
   if (call->layout_out != NULL) etrt_portable_relayout(out, call->layout_out, out->data, 1);
   return ETRT_OK;

@@ -102,6 +102,11 @@ etrt_status etrt_portable_attribute(etrt_kernel_call *call, etrt_attribute attri
  * same rank whose bytes fit. Refuses (writing nothing) otherwise. */
 etrt_status etrt_portable_out_fit(const etrt_kernel_call *call, etrt_runtime_tensor *out,
                                   etrt_dtype dtype, int32_t rank, const int64_t *dims);
+/* The distance in memory, in elements, between neighbours along each logical dim of
+ * `t`, whatever its dim order: kernels that compute positions from these read
+ * channels-last tensors as they are. */
+void etrt_portable_strides(const etrt_runtime_tensor *t, int64_t *strides);
+int64_t etrt_portable_numel(const etrt_runtime_tensor *t);
 /* float16, bfloat16, float32, float64. */
 int etrt_portable_dtype_is_float(etrt_dtype dtype);
 /* Reads one element of `dtype` as a double (0 for a dtype it does not know). */
@@ -122,5 +127,9 @@ extern const etrt_kernel_def *const etrt_portable_norm[];
 extern const etrt_kernel_def *const etrt_portable_concat[];
 extern const etrt_kernel_def *const etrt_portable_fill[];
 extern const etrt_kernel_def *const etrt_portable_prim[];
+extern const etrt_kernel_def *const etrt_portable_pointwise[];
+extern const etrt_kernel_def *const etrt_portable_statistics[];
+extern const etrt_kernel_def *const etrt_portable_resample[];
+extern const etrt_kernel_def *const etrt_portable_index[];
 
 #endif

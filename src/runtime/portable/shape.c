@@ -246,6 +246,11 @@ static const etrt_portable_spec clone =
     E("aten::clone.out", 4, "Identity", 0, -1, -1, -1, 2, -1, -1, 0);
 static const etrt_portable_spec alias_copy =
     E("aten::alias_copy.out", 3, "Identity", 0, -1, -1, -1, 1, -1, -1, 0);
+/* detach_copy.out(self, *, out) and lift_fresh_copy.out(self, *, out): copies too. */
+static const etrt_portable_spec detach_copy =
+    E("aten::detach_copy.out", 3, "Identity", 0, -1, -1, -1, 1, -1, -1, 0);
+static const etrt_portable_spec lift_fresh_copy =
+    E("aten::lift_fresh_copy.out", 3, "Identity", 0, -1, -1, -1, 1, -1, -1, 0);
 
 /* _to_dim_order_copy.out(self, *, bool non_blocking, int[]? dim_order, out): a copy
  * converted to the out tensor's dtype (Cast) and dim order. */
@@ -346,6 +351,8 @@ const etrt_kernel_def *const etrt_portable_shape[] = {
     &squeeze_dim.def,
     &clone.def,
     &alias_copy.def,
+    &detach_copy.def,
+    &lift_fresh_copy.def,
     &clone_dim_order.def,
     &permute_copy.def,
     &t_copy.def,

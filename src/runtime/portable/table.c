@@ -16,6 +16,10 @@ static const etrt_kernel_def *const *const etrt_portable_families[] = {
     etrt_portable_concat,
     etrt_portable_fill,
     etrt_portable_prim,
+    etrt_portable_pointwise,
+    etrt_portable_statistics,
+    etrt_portable_resample,
+    etrt_portable_index,
     NULL,
 };
 

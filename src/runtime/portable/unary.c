@@ -9,22 +9,36 @@
 /* (self, *, out) -> out: args [self, out, ret]. */
 #define U(var, name, op) \
   static const etrt_portable_spec var = E(name, 3, op, 0, -1, -1, -1, 1, -1, -1, 0)
+/* The same for functions with a floating-point result: integer and bool inputs are
+ * promoted to the out tensor's dtype first, as ATen does (exp of an int is a float). */
+#define UF(var, name, op)               \
+  static const etrt_portable_spec var = \
+      E(name, 3, op, 0, -1, -1, -1, 1, -1, -1, ETRT_PORTABLE_PROMOTE)
 
 U(relu, "aten::relu.out", "Relu");
-U(sigmoid, "aten::sigmoid.out", "Sigmoid");
-U(tanh_, "aten::tanh.out", "Tanh");
-U(exp_, "aten::exp.out", "Exp");
-U(log_, "aten::log.out", "Log");
-U(sqrt_, "aten::sqrt.out", "Sqrt");
+UF(sigmoid, "aten::sigmoid.out", "Sigmoid");
+UF(tanh_, "aten::tanh.out", "Tanh");
+UF(exp_, "aten::exp.out", "Exp");
+UF(log_, "aten::log.out", "Log");
+UF(sqrt_, "aten::sqrt.out", "Sqrt");
 U(neg, "aten::neg.out", "Neg");
 U(abs_, "aten::abs.out", "Abs");
 U(ceil_, "aten::ceil.out", "Ceil");
 U(floor_, "aten::floor.out", "Floor");
 U(round_, "aten::round.out", "Round");
-U(sin_, "aten::sin.out", "Sin");
-U(cos_, "aten::cos.out", "Cos");
-U(erf_, "aten::erf.out", "Erf");
-U(reciprocal, "aten::reciprocal.out", "Reciprocal");
+UF(sin_, "aten::sin.out", "Sin");
+UF(cos_, "aten::cos.out", "Cos");
+UF(erf_, "aten::erf.out", "Erf");
+UF(reciprocal, "aten::reciprocal.out", "Reciprocal");
+UF(tan_, "aten::tan.out", "Tan");
+UF(asin_, "aten::asin.out", "Asin");
+UF(acos_, "aten::acos.out", "Acos");
+UF(atan_, "aten::atan.out", "Atan");
+UF(sinh_, "aten::sinh.out", "Sinh");
+UF(cosh_, "aten::cosh.out", "Cosh");
+UF(asinh_, "aten::asinh.out", "Asinh");
+UF(acosh_, "aten::acosh.out", "Acosh");
+UF(atanh_, "aten::atanh.out", "Atanh");
 U(hardswish, "aten::hardswish.out", "HardSwish");
 
 /* ATen's hardsigmoid is relu6(x + 3) / 6. */
@@ -39,9 +53,9 @@ static const etrt_portable_spec hardsigmoid =
 static const etrt_portable_spec silu =
     ETRT_PORTABLE_ENGINE_FULL("aten::silu.out", 3, "Sigmoid", 0, -1, -1, -1, 1, -1, -1,
                               ETRT_PORTABLE_POST_SELF, "Mul", NULL, NULL, 0);
-static const etrt_portable_spec rsqrt =
-    ETRT_PORTABLE_ENGINE_FULL("aten::rsqrt.out", 3, "Sqrt", 0, -1, -1, -1, 1, -1, -1,
-                              ETRT_PORTABLE_POST_UNARY, "Reciprocal", NULL, NULL, 0);
+static const etrt_portable_spec rsqrt = ETRT_PORTABLE_ENGINE_FULL(
+    "aten::rsqrt.out", 3, "Sqrt", 0, -1, -1, -1, 1, -1, -1,
+    ETRT_PORTABLE_POST_UNARY | ETRT_PORTABLE_PROMOTE, "Reciprocal", NULL, NULL, 0);
 
 /* gelu.out(self, *, str approximate='none', out). */
 static etrt_status etrt_portable_gelu_attributes(etrt_kernel_call *call, const etrt_value *values) {
@@ -81,8 +95,11 @@ static const etrt_portable_spec clamp =
     E("aten::clamp.out", 5, "Clip", 0, S(1), S(2), -1, 3, -1, -1, 0);
 
 const etrt_kernel_def *const etrt_portable_unary[] = {
-    &relu.def,  &sigmoid.def, &tanh_.def,      &exp_.def,      &log_.def,        &sqrt_.def,
-    &neg.def,   &abs_.def,    &ceil_.def,      &floor_.def,    &round_.def,      &sin_.def,
-    &cos_.def,  &erf_.def,    &reciprocal.def, &hardswish.def, &hardsigmoid.def, &silu.def,
-    &rsqrt.def, &gelu.def,    &leaky_relu.def, &hardtanh.def,  &clamp.def,       NULL,
+    &relu.def,       &sigmoid.def,     &tanh_.def, &exp_.def,  &log_.def,
+    &sqrt_.def,      &neg.def,         &abs_.def,  &ceil_.def, &floor_.def,
+    &round_.def,     &sin_.def,        &cos_.def,  &erf_.def,  &reciprocal.def,
+    &hardswish.def,  &hardsigmoid.def, &silu.def,  &rsqrt.def, &gelu.def,
+    &leaky_relu.def, &hardtanh.def,    &clamp.def, &tan_.def,  &asin_.def,
+    &acos_.def,      &atan_.def,       &sinh_.def, &cosh_.def, &asinh_.def,
+    &acosh_.def,     &atanh_.def,      NULL,
 };
