@@ -21,7 +21,8 @@
 #                   the CPU, 1 thread and default threads: medians, ratios, peak memory
 #   make bench-cpu-kernels  conv/matmul shapes: etrt's CPU kernels vs oneDNN and XNNPACK (those
 #                   whose Debian -dev packages are installed: make bench-deps)
-# Options: ETRT_CUDA=AUTO|ON|OFF, JOBS=N, FUZZ_SECONDS=N.
+# Options: ETRT_CUDA=AUTO|ON|OFF, JOBS=N, FUZZ_SECONDS=N; CMAKE_FLAGS=-DETRT_CPU_KERNELS=etrt|onednn
+# picks the CPU convolution and matrix kernels (default onednn where dnnl.h is found).
 
 ETRT_CUDA ?= AUTO
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
@@ -51,7 +52,8 @@ run: build
 	./$(BUILD)/bin/etrt demo
 
 # Debian packages the tests need; installed only where missing.
-DEBIAN_PACKAGES := cmake clang clang-format libclang-rt-14-dev python3 python3-numpy python3-onnx libonnx-testdata
+DEBIAN_PACKAGES := cmake clang clang-format libclang-rt-14-dev python3 python3-numpy python3-onnx libonnx-testdata \
+  libdnnl-dev
 deps:
 	@missing=""; for p in $(DEBIAN_PACKAGES); do \
 	  dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
@@ -68,6 +70,10 @@ test: deps format-check $(BUILD_ASAN)/CMakeCache.txt
 	cmake --build $(BUILD_ASAN) -j $(JOBS)
 	cd $(BUILD_ASAN) && ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1 \
 	  ctest --output-on-failure -j $(JOBS) -LE gpu
+	@# The same build with etrt's own convolution and matrix kernels (the other path of
+	@# ETRT_CPU_KERNELS, chosen at run time): the C unit tests again.
+	cd $(BUILD_ASAN) && ETRT_CPU_KERNELS=etrt ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 \
+	  UBSAN_OPTIONS=print_stacktrace=1 ctest --output-on-failure -j $(JOBS) -L unit
 	$(MAKE) conformance BUILD=$(BUILD_ASAN)
 	$(MAKE) test-tsan
 	$(MAKE) fuzz-brief

@@ -4,7 +4,9 @@ Exports torchvision ResNet-50, MobileNet v2/v3, EfficientNet-B0 and a BERT-base-
 encoder (random weights) to ONNX under build-bench/ (cached), builds each with
 `etrt build --device cpu`, then in one run times `etrt run --iterations N` (its median)
 and onnxruntime's CPU provider on the same input, at one thread and at the default
-thread count of each, and prints medians, ratios, their geometric mean, the largest
+thread count of each, with each of etrt's CPU kernel paths (--kernels: the build's
+default, oneDNN where built with it, and etrt's own through ETRT_CPU_KERNELS=etrt, measured
+back to back in the same run), and prints medians, ratios, their geometric mean, the largest
 output difference and the peak resident memory of each `etrt run` against the goal
 (.pte size + planned activations + 32 MiB).
 
@@ -119,11 +121,19 @@ def prepare(name, cache, etrt):
 UNITS = {"ns": 1e-6, "\u00b5s": 1e-3, "us": 1e-3, "ms": 1.0, "s": 1e3}
 
 
-def run_etrt(etrt, pte, x_path, threads, iterations, out_dir):
+def etrt_env(kernels):
+    env = dict(os.environ, ETRT_DEVICE="cpu")
+    env.pop("ETRT_CPU_KERNELS", None)
+    if kernels != "default":
+        env["ETRT_CPU_KERNELS"] = kernels
+    return env
+
+
+def run_etrt(etrt, pte, x_path, threads, iterations, out_dir, kernels):
     args = [etrt, "run", pte, "--input", x_path, "--iterations", str(iterations), "--output-dir", out_dir]
     if threads:
         args += ["--threads", str(threads)]
-    proc = subprocess.run(args, capture_output=True, env=dict(os.environ, ETRT_DEVICE="cpu"))
+    proc = subprocess.run(args, capture_output=True, env=etrt_env(kernels))
     out, err = proc.stdout, proc.stderr
     if proc.returncode != 0:
         raise RuntimeError("etrt run %s: %s" % (pte, err.decode().strip()))
@@ -133,12 +143,12 @@ def run_etrt(etrt, pte, x_path, threads, iterations, out_dir):
     return float(m.group(1)) * UNITS[m.group(2)], np.load(os.path.join(out_dir, "output_0.npy"))
 
 
-def peak_rss_mib(etrt, pte, x_path, threads):
+def peak_rss_mib(etrt, pte, x_path, threads, kernels):
     """Peak resident memory of one `etrt run`, measured by GNU time: a child of this
     (large) Python process would inherit its high-water mark across exec."""
     args = [etrt, "run", pte, "--input", x_path, "--iterations", "1"] + (["--threads", str(threads)] if threads else [])
     r = subprocess.run(["/usr/bin/time", "-f", "%M"] + args, capture_output=True, text=True,
-                       env=dict(os.environ, ETRT_DEVICE="cpu"))
+                       env=etrt_env(kernels))
     return int(r.stderr.strip().splitlines()[-1]) / 1024.0
 
 
@@ -177,13 +187,15 @@ def main():
     parser.add_argument("--iterations", type=int, default=5)
     parser.add_argument("--models", default=",".join(MODELS))
     parser.add_argument("--threads", default="1,0", help="thread counts; 0 is each runtime's default")
+    parser.add_argument("--kernels", default="default,etrt",
+                        help="etrt's CPU kernel paths: default (the build's), etrt, onednn")
     args = parser.parse_args()
     os.makedirs(args.cache, exist_ok=True)
     etrt = os.path.abspath(args.etrt)
     print("machine: %d cores usable (sched_getaffinity); onnxruntime %s" % (len(os.sched_getaffinity(0)),
                                                                            __import__("onnxruntime").__version__))
-    header = "%-20s %7s %11s %11s %7s %10s %9s %9s %s" % ("model", "threads", "etrt ms", "ort ms", "ratio", "max diff",
-                                                           "rss MiB", "goal MiB", "")
+    header = "%-20s %7s %8s %11s %11s %7s %10s %9s %9s %s" % (
+        "model", "threads", "kernels", "etrt ms", "ort ms", "ratio", "max diff", "rss MiB", "goal MiB", "")
     print(header)
     ratios = {}
     for name in args.models.split(","):
@@ -196,23 +208,25 @@ def main():
         for threads in [int(t) for t in args.threads.split(",")]:
             out_dir = os.path.join(args.cache, "out_%s_%d" % (name, threads))
             os.makedirs(out_dir, exist_ok=True)
-            try:
-                etrt_ms, y_etrt = run_etrt(etrt, pte, x_path, threads, args.iterations, out_dir)
-            except RuntimeError as e:
-                print("%-20s %7s %s" % (name, threads or "default", str(e).splitlines()[0][:150]))
-                continue
             ort_ms, y_ort = run_ort(onnx_path, input_name, x, threads, args.iterations)
-            rss = peak_rss_mib(etrt, pte, x_path, threads)
-            diff = float(np.max(np.abs(y_etrt.astype(np.float64) - y_ort))) if y_etrt.shape == y_ort.shape else float("nan")
-            ratio = etrt_ms / ort_ms
-            ratios.setdefault(threads, []).append(ratio)
-            print("%-20s %7s %11.2f %11.2f %7.2f %10.2e %9.1f %9.1f %s" % (
-                name, threads or "default", etrt_ms, ort_ms, ratio, diff, rss, goal, "" if rss <= goal else "over"),
-                flush=True)
-    for threads, values in ratios.items():
+            for kernels in args.kernels.split(","):
+                try:
+                    etrt_ms, y_etrt = run_etrt(etrt, pte, x_path, threads, args.iterations, out_dir, kernels)
+                except RuntimeError as e:
+                    print("%-20s %7s %8s %s" % (name, threads or "default", kernels, str(e).splitlines()[0][:150]))
+                    continue
+                rss = peak_rss_mib(etrt, pte, x_path, threads, kernels)
+                diff = (float(np.max(np.abs(y_etrt.astype(np.float64) - y_ort))) if y_etrt.shape == y_ort.shape
+                        else float("nan"))
+                ratio = etrt_ms / ort_ms
+                ratios.setdefault((kernels, threads), []).append(ratio)
+                print("%-20s %7s %8s %11.2f %11.2f %7.2f %10.2e %9.1f %9.1f %s" % (
+                    name, threads or "default", kernels, etrt_ms, ort_ms, ratio, diff, rss, goal,
+                    "" if rss <= goal else "over"), flush=True)
+    for (kernels, threads), values in ratios.items():
         geo = math.exp(sum(math.log(v) for v in values) / len(values))
-        print("geometric mean etrt/ort at %s threads: %.2f (%d models, worst %.2f)" % (
-            threads or "default", geo, len(values), max(values)))
+        print("geometric mean etrt/ort, %s kernels, at %s threads: %.2f (%d models, worst %.2f)" % (
+            kernels, threads or "default", geo, len(values), max(values)))
 
 
 if __name__ == "__main__":

@@ -125,6 +125,9 @@ static etrt_status etrt_build_graph(etrt_build *b, const etrt_onnx_model *model,
   ETRT_RETURN_IF_ERROR(etrt_shape_specs_apply(g, b->options->shapes, b->options->num_shapes));
   etrt_pass_stats stats;
   ETRT_RETURN_IF_ERROR(etrt_passes_run(g, b->options->fold_limit_bytes, &stats));
+  /* Every activation only where no node may land on a GPU (whose kernels fuse Relu). */
+  bool whole_cpu = b->device.type == ETRT_DEVICE_CPU && b->options->num_placements == 0;
+  ETRT_RETURN_IF_ERROR(etrt_pass_fuse_conv(g, whole_cpu, &stats.convs));
   etrt_build_progress(
       b,
       "shapes and passes: %u identities dropped, %u nodes folded, %u batch norms folded, %u "

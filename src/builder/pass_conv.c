@@ -1,94 +1,181 @@
-/* Conv + Add of a residual + Relu -> EtrtFusedConv: on the GPU the bias, the residual
- * and the activation ride in the convolution's epilogue instead of two more passes
- * over its output. The fused node takes the place of the last node of the pattern
- * (the Add or the Relu), so every input it reads, the residual included, is written
- * before it: the node order stays topological. */
+/* Conv (+ Add of a residual) (+ an activation) -> EtrtFusedConv: the epilogue is
+ * applied while the output is still in cache (by oneDNN's post-ops on the CPU, by
+ * cuDNN's fused convolution on the GPU) instead of in one or two more passes over it. The last node
+ * of the chain becomes the EtrtFusedConv, so that the residual, which may be computed after the
+ * Conv (a ResNet shortcut's own convolution), is written before it is read. */
+#include <math.h>
 #include <string.h>
 
 #include "builder/passes.h"
 #include "engine/op.h"
 
-/* The node writing `value` when it is a float32 Conv or an EtrtFusedConv still without
- * an activation (and, for `need_no_residual`, without a residual), and `reader` is
- * its only reader; else -1. */
-static int32_t etrt_conv_fusable_producer(const etrt_ir_graph *graph, int32_t value,
-                                          uint32_t reader, bool need_no_residual) {
-  if (value < 0 || graph->values[value].dtype != ETRT_DTYPE_FLOAT32) return -1;
-  int32_t p = graph->values[value].producer;
-  if (p < 0 || etrt_ir_single_consumer(graph, value) != (int32_t)reader) return -1;
-  const etrt_ir_node *node = &graph->nodes[p];
-  if (node->dead || node->num_outputs != 1) return -1;
-  if (strcmp(node->op_type, "Conv") == 0) return node->num_inputs >= 2 ? p : -1;
-  if (strcmp(node->op_type, "EtrtFusedConv") != 0) return -1;
-  const etrt_attribute *act = etrt_ir_node_attribute(node, "activation");
-  if (act != NULL && act->kind == ETRT_ATTRIBUTE_STRING && act->s != NULL && act->s[0] != '\0')
-    return -1;
-  if (need_no_residual && node->num_inputs > 3 && node->inputs[3] >= 0) return -1;
-  return p;
-}
-
-/* Same dtype and the same fixed shape: the residual adds element for element. */
-static bool etrt_conv_same_shape(const etrt_ir_graph *graph, int32_t a, int32_t b) {
-  const etrt_ir_value *x = &graph->values[a], *y = &graph->values[b];
-  if (x->dtype != y->dtype || x->rank != y->rank || x->rank < 0) return false;
-  if (!etrt_ir_value_is_static(x) || !etrt_ir_value_is_static(y)) return false;
+/* A float32 value whose every axis matches `like`'s bounds. */
+static bool etrt_conv_same_shape(const etrt_ir_graph *graph, int32_t a, int32_t like) {
+  if (a < 0 || like < 0) return false;
+  const etrt_ir_value *x = &graph->values[a], *y = &graph->values[like];
+  if (x->dtype != ETRT_DTYPE_FLOAT32 || x->rank != y->rank) return false;
   for (int32_t i = 0; i < x->rank; ++i)
-    if (x->max[i] != y->max[i]) return false;
+    if (x->min[i] != y->min[i] || x->max[i] != y->max[i]) return false;
   return true;
 }
 
-/* Node `into` becomes the fusion of Conv-like node `conv` (which dies) with Z
- * `residual` (-1: none, or the conv's own) and `relu`; it keeps its output. */
-static etrt_status etrt_conv_fuse_into(etrt_ir_graph *graph, uint32_t into, int32_t conv,
-                                       int32_t residual, bool relu) {
-  etrt_ir_node *c = &graph->nodes[conv];
-  etrt_ir_node *n = &graph->nodes[into];
-  int32_t inputs[4] = {c->inputs[0], c->inputs[1], c->num_inputs > 2 ? c->inputs[2] : -1,
-                       c->num_inputs > 3 ? c->inputs[3] : -1};
-  if (residual >= 0) inputs[3] = residual;
-  uint32_t count = inputs[3] >= 0 ? 4 : inputs[2] >= 0 ? 3 : 2;
-  n->op_type = "EtrtFusedConv";
-  n->domain = "";
-  n->num_inputs = 0;
-  for (uint32_t i = 0; i < count; ++i)
-    ETRT_RETURN_IF_ERROR(etrt_ir_node_set_input(graph, n, i, inputs[i]));
-  n->num_attributes = 0;
-  for (uint32_t a = 0; a < c->num_attributes; ++a)
-    if (strcmp(c->attributes[a].name, "activation") != 0)
-      ETRT_RETURN_IF_ERROR(etrt_ir_node_set_attribute(graph, n, &c->attributes[a]));
-  if (relu) {
-    etrt_attribute act = {.name = "activation", .kind = ETRT_ATTRIBUTE_STRING, .s = "Relu"};
-    ETRT_RETURN_IF_ERROR(etrt_ir_node_set_attribute(graph, n, &act));
+/* The live readers of `value` (up to `most`); returns how many, or most + 1 when
+ * there are more or when a graph output is the value. */
+static uint32_t etrt_conv_readers(const etrt_ir_graph *graph, int32_t value, int32_t *readers,
+                                  uint32_t most) {
+  if (etrt_ir_is_output(graph, value)) return most + 1;
+  uint32_t count = 0;
+  for (uint32_t n = 0; n < graph->num_nodes; ++n) {
+    const etrt_ir_node *node = &graph->nodes[n];
+    if (node->dead) continue;
+    for (uint32_t i = 0; i < node->num_inputs; ++i) {
+      if (node->inputs[i] != value) continue;
+      if (count == most) return most + 1;
+      readers[count++] = (int32_t)n;
+    }
   }
-  graph->values[c->outputs[0]].producer = -1;
-  c->dead = true;
+  return count;
+}
+
+/* A constant float32 scalar (rank 0 or one element), or NAN when it is not one; an
+ * omitted input gives `absent`. */
+static float etrt_conv_scalar(const etrt_ir_graph *graph, const etrt_ir_node *node, uint32_t i,
+                              float absent) {
+  if (i >= node->num_inputs || node->inputs[i] < 0) return absent;
+  const etrt_ir_value *v = &graph->values[node->inputs[i]];
+  if (!v->is_constant || v->dtype != ETRT_DTYPE_FLOAT32 || v->nbytes != sizeof(float)) return NAN;
+  float f;
+  memcpy(&f, v->data, sizeof f);
+  return f;
+}
+
+typedef struct etrt_conv_chain {
+  int32_t last;    /* node that becomes the EtrtFusedConv */
+  int32_t dead[3]; /* nodes the fusion removes besides the Conv */
+  uint32_t dead_count;
+  int32_t residual; /* -1: none */
+  const char *activation;
+  float min, max;
+} etrt_conv_chain;
+
+/* The activation reading `value` alone (or, for Silu, with the Mul), if any. */
+static void etrt_conv_match_activation(const etrt_ir_graph *graph, int32_t value,
+                                       bool any_activation, etrt_conv_chain *c) {
+  int32_t readers[2];
+  uint32_t count = etrt_conv_readers(graph, value, readers, 2);
+  if (count == 1) {
+    const etrt_ir_node *a = &graph->nodes[readers[0]];
+    if (a->num_outputs != 1 || a->outputs[0] < 0 || a->inputs[0] != value) return;
+    if (strcmp(a->op_type, "Relu") == 0) {
+      c->activation = "Relu";
+    } else if (!any_activation) {
+      return;
+    } else if (strcmp(a->op_type, "HardSwish") == 0) {
+      c->activation = "HardSwish";
+    } else if (strcmp(a->op_type, "Sigmoid") == 0) {
+      c->activation = "Sigmoid";
+    } else if (strcmp(a->op_type, "Clip") == 0) {
+      const etrt_attribute *lo = etrt_ir_node_attribute(a, "min");
+      const etrt_attribute *hi = etrt_ir_node_attribute(a, "max");
+      float min = etrt_conv_scalar(graph, a, 1, lo ? lo->f : -INFINITY);
+      float max = etrt_conv_scalar(graph, a, 2, hi ? hi->f : INFINITY);
+      if (isnan(min) || isnan(max) || !(min <= max)) return;
+      c->activation = "Clip";
+      c->min = min;
+      c->max = max;
+    } else {
+      return;
+    }
+    if (c->last >= 0) c->dead[c->dead_count++] = c->last;
+    c->last = readers[0];
+    return;
+  }
+  if (count != 2 || !any_activation) return;
+  /* Silu: Sigmoid(t) read only by Mul(t, Sigmoid(t)) (either order). */
+  for (int k = 0; k < 2; ++k) {
+    const etrt_ir_node *s = &graph->nodes[readers[k]], *m = &graph->nodes[readers[1 - k]];
+    if (strcmp(s->op_type, "Sigmoid") != 0 || strcmp(m->op_type, "Mul") != 0 ||
+        s->num_outputs != 1 || s->outputs[0] < 0 || m->num_inputs != 2 || m->num_outputs != 1 ||
+        m->outputs[0] < 0 || readers[k] > readers[1 - k])
+      continue;
+    int32_t sv = s->outputs[0];
+    bool operands = (m->inputs[0] == value && m->inputs[1] == sv) ||
+                    (m->inputs[1] == value && m->inputs[0] == sv);
+    if (!operands || etrt_ir_single_consumer(graph, sv) != readers[1 - k]) continue;
+    c->activation = "Silu";
+    if (c->last >= 0) c->dead[c->dead_count++] = c->last;
+    c->dead[c->dead_count++] = readers[k];
+    c->last = readers[1 - k];
+    return;
+  }
+}
+
+static etrt_status etrt_conv_fuse(etrt_ir_graph *graph, uint32_t n, const etrt_conv_chain *c) {
+  etrt_ir_node *conv = &graph->nodes[n], *last = &graph->nodes[c->last];
+  int32_t x = conv->inputs[0], w = conv->inputs[1];
+  int32_t b = conv->num_inputs > 2 ? conv->inputs[2] : -1;
+  int32_t y = last->outputs[0];
+  last->op_type = "EtrtFusedConv";
+  last->domain = "";
+  last->name = conv->name;
+  last->num_inputs = 0;
+  ETRT_RETURN_IF_ERROR(etrt_ir_node_set_input(graph, last, 0, x));
+  ETRT_RETURN_IF_ERROR(etrt_ir_node_set_input(graph, last, 1, w));
+  ETRT_RETURN_IF_ERROR(etrt_ir_node_set_input(graph, last, 2, b));
+  if (c->residual >= 0) ETRT_RETURN_IF_ERROR(etrt_ir_node_set_input(graph, last, 3, c->residual));
+  last->num_attributes = 0;
+  for (uint32_t a = 0; a < conv->num_attributes; ++a)
+    ETRT_RETURN_IF_ERROR(etrt_ir_node_set_attribute(graph, last, &conv->attributes[a]));
+  etrt_attribute act = {.name = "activation", .kind = ETRT_ATTRIBUTE_STRING, .s = c->activation};
+  ETRT_RETURN_IF_ERROR(etrt_ir_node_set_attribute(graph, last, &act));
+  if (strcmp(c->activation, "Clip") == 0) {
+    etrt_attribute lo = {.name = "activation_min", .kind = ETRT_ATTRIBUTE_FLOAT, .f = c->min};
+    etrt_attribute hi = {.name = "activation_max", .kind = ETRT_ATTRIBUTE_FLOAT, .f = c->max};
+    ETRT_RETURN_IF_ERROR(etrt_ir_node_set_attribute(graph, last, &lo));
+    ETRT_RETURN_IF_ERROR(etrt_ir_node_set_attribute(graph, last, &hi));
+  }
+  graph->values[conv->outputs[0]].producer = -1;
+  graph->values[y].producer = c->last;
+  conv->dead = true;
+  for (uint32_t i = 0; i < c->dead_count; ++i) {
+    etrt_ir_node *d = &graph->nodes[c->dead[i]];
+    for (uint32_t o = 0; o < d->num_outputs; ++o)
+      if (d->outputs[o] >= 0) graph->values[d->outputs[o]].producer = -1;
+    d->dead = true;
+  }
   return ETRT_OK;
 }
 
-etrt_status etrt_pass_fuse_conv(etrt_ir_graph *graph, uint32_t *fused) {
+etrt_status etrt_pass_fuse_conv(etrt_ir_graph *graph, bool any_activation, uint32_t *fused) {
   *fused = 0;
   if (etrt_op_find("EtrtFusedConv") == NULL) return ETRT_OK;
   for (uint32_t n = 0; n < graph->num_nodes; ++n) {
-    etrt_ir_node *node = &graph->nodes[n];
-    if (node->dead || node->num_outputs != 1 || node->outputs[0] < 0) continue;
-    if (strcmp(node->op_type, "Relu") == 0 && node->num_inputs == 1) {
-      int32_t p = etrt_conv_fusable_producer(graph, node->inputs[0], n, false);
-      if (p < 0) continue;
-      ETRT_RETURN_IF_ERROR(etrt_conv_fuse_into(graph, n, p, -1, true));
-      ++*fused;
-    } else if (strcmp(node->op_type, "Add") == 0 && node->num_inputs == 2) {
-      for (int side = 0; side < 2; ++side) {
-        int32_t product = node->inputs[side], residual = node->inputs[1 - side];
-        if (residual < 0 || residual == product) continue;
-        int32_t p = etrt_conv_fusable_producer(graph, product, n, true);
-        if (p < 0 || !etrt_conv_same_shape(graph, product, residual) ||
-            !etrt_conv_same_shape(graph, product, node->outputs[0]))
-          continue;
-        ETRT_RETURN_IF_ERROR(etrt_conv_fuse_into(graph, n, p, residual, false));
-        ++*fused;
-        break;
+    etrt_ir_node *conv = &graph->nodes[n];
+    if (conv->dead || strcmp(conv->op_type, "Conv") != 0 || conv->domain[0] != '\0' ||
+        conv->num_inputs < 2 || conv->num_inputs > 3 || conv->num_outputs != 1 ||
+        conv->outputs[0] < 0 || graph->values[conv->outputs[0]].dtype != ETRT_DTYPE_FLOAT32)
+      continue;
+    int32_t y = conv->outputs[0];
+    etrt_conv_chain c = {.last = -1, .residual = -1, .activation = "NONE"};
+    int32_t reader = etrt_ir_single_consumer(graph, y);
+    if (reader >= 0) {
+      const etrt_ir_node *add = &graph->nodes[reader];
+      if (strcmp(add->op_type, "Add") == 0 && add->num_inputs == 2 && add->num_outputs == 1 &&
+          add->outputs[0] >= 0) {
+        int32_t other = add->inputs[0] == y ? add->inputs[1] : add->inputs[0];
+        if (other != y && !graph->values[other].is_constant &&
+            etrt_conv_same_shape(graph, other, y) &&
+            etrt_conv_same_shape(graph, add->outputs[0], y)) {
+          c.residual = other;
+          c.last = reader;
+          y = add->outputs[0];
+        }
       }
     }
+    etrt_conv_match_activation(graph, y, any_activation, &c);
+    if (c.last < 0) continue;
+    ETRT_RETURN_IF_ERROR(etrt_conv_fuse(graph, n, &c));
+    ++*fused;
   }
   return ETRT_OK;
 }

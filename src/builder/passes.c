@@ -18,7 +18,6 @@ etrt_status etrt_passes_run(etrt_ir_graph *graph, size_t fold_limit_bytes, etrt_
   ETRT_RETURN_IF_ERROR(etrt_pass_fold_constants(graph, fold_limit_bytes, &stats->folded));
   ETRT_RETURN_IF_ERROR(etrt_pass_fold_batchnorm(graph, &stats->batchnorms));
   ETRT_RETURN_IF_ERROR(etrt_pass_fuse_gemm(graph, &stats->gemms));
-  ETRT_RETURN_IF_ERROR(etrt_pass_fuse_conv(graph, &stats->convs));
   ETRT_RETURN_IF_ERROR(etrt_pass_fuse_gelu(graph, &stats->gelus));
   return etrt_pass_eliminate_dead(graph, &stats->dead);
 }

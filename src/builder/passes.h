@@ -30,10 +30,13 @@ etrt_status etrt_pass_fold_batchnorm(etrt_ir_graph *graph, uint32_t *folded);
  * more and a bias vector, one EtrtMatMulBias. */
 etrt_status etrt_pass_fuse_gemm(etrt_ir_graph *graph, uint32_t *fused);
 
-/* Conv (float32) followed by an Add of a tensor of its output's shape (a residual)
- * and/or a Relu, each the only reader of what precedes it, becomes one EtrtFusedConv
- * in the place of the last node of the pattern. */
-etrt_status etrt_pass_fuse_conv(etrt_ir_graph *graph, uint32_t *fused);
+/* A float32 Conv whose output is read only by an Add of a non-constant residual of
+ * the same shape and/or only by an activation becomes one EtrtFusedConv in the place
+ * of the last node of the chain. The activations are those every executor of the plan
+ * takes: with `any_activation` (a plan wholly on the CPU) Relu, Clip with constant
+ * bounds, HardSwish, Sigmoid, or Sigmoid and Mul forming SiLU; otherwise Relu alone,
+ * which cuDNN's fused convolution applies. */
+etrt_status etrt_pass_fuse_conv(etrt_ir_graph *graph, bool any_activation, uint32_t *fused);
 
 /* The exact GELU spelt as Div, Erf, Add and two Muls (exports before opset 20), each
  * node read only by the next, becomes one Gelu in the place of the last Mul. */

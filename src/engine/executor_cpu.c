@@ -1,11 +1,13 @@
-/* The CPU executor: the reference kernels, run to completion on host memory before
- * enqueue returns (the stream is ignored). */
+/* The CPU executor: the CPU table's kernels, run to completion on host memory before
+ * enqueue returns (the stream is ignored), with convolutions and matrix products
+ * through oneDNN where the build and the context have it (cpu_onednn.h). */
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/checked.h"
 #include "base/status.h"
 #include "engine/bounds.h"
+#include "engine/cpu_onednn.h"
 #include "engine/executor.h"
 
 /* A node whose dims are known only at execute (op.h): its inputs take the dims (and
@@ -74,16 +76,26 @@ static etrt_status etrt_executor_record_dims(const etrt_exec_run *run, uint32_t 
   return ETRT_OK;
 }
 
-etrt_status etrt_executor_run_nodes(const etrt_exec_run *run, etrt_tensor *args) {
+/* The nodes of a run; those `onednn` has a primitive for (NULL: none) run there. */
+static etrt_status etrt_executor_run_nodes_with(const etrt_exec_run *run, etrt_tensor *args,
+                                                etrt_cpu_onednn *onednn) {
   for (uint32_t n = 0; n < run->node_count; ++n) {
     const etrt_node *node = &run->nodes[n];
     etrt_tensor *in = args + run->arg_offsets[n];
+    etrt_status s;
+    int at_execute = node->dims_at_execute != ETRT_NODE_DIMS_PLANNED;
+    /* oneDNN's primitives were made for the planned dims. */
+    if (!at_execute && etrt_cpu_onednn_run(onednn, n, in, in + node->num_inputs, &s)) {
+      if (s != ETRT_OK)
+        return etrt_error_context(s, "engine '%s', node %u '%s' (%s): ", run->engine->info.name, n,
+                                  node->name, node->op_type);
+      continue;
+    }
     if (node->run_cpu == NULL)
       return etrt_error(ETRT_ERROR_UNSUPPORTED, "node %u '%s' (%s): no CPU kernel", n, node->name,
                         node->op_type);
-    int at_execute = node->dims_at_execute != ETRT_NODE_DIMS_PLANNED;
     int from_kernel = node->def->dims_from_kernel;
-    etrt_status s = at_execute ? etrt_executor_infer_now(run, n, in) : ETRT_OK;
+    s = at_execute ? etrt_executor_infer_now(run, n, in) : ETRT_OK;
     /* Inferred dims are checked against the memory before the kernel writes it. */
     if (s == ETRT_OK && at_execute && !from_kernel)
       s = etrt_executor_record_dims(run, n, in + node->num_inputs);
@@ -96,17 +108,39 @@ etrt_status etrt_executor_run_nodes(const etrt_exec_run *run, etrt_tensor *args)
   return ETRT_OK;
 }
 
+etrt_status etrt_executor_run_nodes(const etrt_exec_run *run, etrt_tensor *args) {
+  return etrt_executor_run_nodes_with(run, args, NULL);
+}
+
+typedef struct etrt_cpu_state {
+  const etrt_engine *engine;
+  etrt_cpu_onednn *onednn; /* NULL: etrt's kernels only */
+} etrt_cpu_state;
+
 static etrt_status etrt_cpu_create(etrt_engine *engine, const etrt_device_driver *driver,
                                    void **state) {
   (void)driver;
-  *state = engine;
+  etrt_cpu_state *s = calloc(1, sizeof *s);
+  if (s == NULL)
+    return etrt_error(ETRT_ERROR_OUT_OF_MEMORY, "engine '%s': out of memory", engine->info.name);
+  s->engine = engine;
+  etrt_status status = etrt_cpu_onednn_create(engine, &s->onednn);
+  if (status != ETRT_OK) {
+    free(s);
+    return status;
+  }
+  *state = s;
   return ETRT_OK;
 }
 
-static void etrt_cpu_destroy(void *state) { (void)state; }
+static void etrt_cpu_destroy(void *state) {
+  etrt_cpu_state *s = state;
+  etrt_cpu_onednn_destroy(s->onednn);
+  free(s);
+}
 
 static const uint8_t *etrt_cpu_weights(void *state) {
-  return ((const etrt_engine *)state)->weights;
+  return ((const etrt_cpu_state *)state)->engine->weights;
 }
 
 static etrt_status etrt_cpu_alloc(void *state, size_t size, void **out) {
@@ -124,12 +158,11 @@ static void etrt_cpu_free(void *state, void *ptr) {
 }
 
 static etrt_status etrt_cpu_enqueue(void *state, const etrt_exec_run *run, etrt_stream stream) {
-  (void)state;
   (void)stream;
   for (uint32_t u = 0; u < run->upload_count; ++u)
     if (run->uploads[u].size > 0)
       memcpy(run->uploads[u].dst, run->uploads[u].src, run->uploads[u].size);
-  return etrt_executor_run_nodes(run, run->args);
+  return etrt_executor_run_nodes_with(run, run->args, ((etrt_cpu_state *)state)->onednn);
 }
 
 static etrt_status etrt_cpu_quiesce(void *state) {

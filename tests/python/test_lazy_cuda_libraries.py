@@ -2,7 +2,11 @@
 link cuBLAS or cuBLASLt (no NEEDED entry), `etrt --help` and CPU or simulated-GPU
 runs never map them (the dynamic loader's LD_DEBUG=libs trace), and `etrt --help`
 stays small: its peak resident memory is printed, and asserted below 16 MiB where the
-build has no sanitizers (AddressSanitizer's shadow memory alone is larger)."""
+build has no sanitizers (AddressSanitizer's shadow memory alone is larger).
+
+oneDNN likewise: not linked, not mapped by --help, simulated-GPU runs or CPU plans
+without convolutions or matrix products, nor by any run with ETRT_CPU_KERNELS=etrt;
+mapped by a CPU run of a plan with a MatMul where the build uses it (its log says so)."""
 import os
 import shutil
 import subprocess
@@ -32,6 +36,7 @@ def test_no_needed_entry():
     needed = [l for l in r.stdout.splitlines() if "(NEEDED)" in l]
     bt.check(needed != [], "readelf lists the NEEDED entries: " + r.stdout)
     bt.check(not any("libcublas" in l for l in needed), "no NEEDED libcublas*: %s" % needed)
+    bt.check(not any("libdnnl" in l for l in needed), "no NEEDED libdnnl*: %s" % needed)
 
 
 def loaded_libraries(args, env):
@@ -50,6 +55,31 @@ def test_nothing_maps_cublas():
         bt.check(lines != [], "%s: LD_DEBUG=libs traces the loader" % what)
         bt.check(not any("libcublas" in l for l in lines),
                  "%s maps no libcublas*: %s" % (what, [l for l in lines if "libcublas" in l]))
+        bt.check(not any("libdnnl" in l for l in lines),
+                 "%s maps no libdnnl*: %s" % (what, [l for l in lines if "libdnnl" in l]))
+
+
+def test_onednn_only_when_used():
+    import numpy as np
+    from onnx import TensorProto, helper, numpy_helper
+
+    w = numpy_helper.from_array(np.linspace(-1, 1, 32 * 16, dtype=np.float32).reshape(32, 16), "w")
+    graph = helper.make_graph([helper.make_node("MatMul", ["x", "w"], ["y"])], "mm",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4, 32])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4, 16])], [w])
+    model = bt.save_model(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), "mm.onnx")
+    pte, _ = bt.build(model, "mm.pte", "--device", "cpu", "--quiet")
+    env = dict(bt.cpu_env(), ETRT_LOG="debug")
+    env.pop("ETRT_CPU_KERNELS", None)
+    r, lines = loaded_libraries(["run", pte, "--random-inputs", "1"], env)
+    bt.check(r.returncode == 0, "a CPU run of a MatMul: " + r.stderr[-2000:])
+    used = "1 nodes run by oneDNN" in r.stderr
+    print("CPU kernels of this build: %s" % ("oneDNN" if used else "etrt's"))
+    mapped = any("libdnnl" in l for l in lines)
+    bt.check(mapped == used, "libdnnl is mapped (%s) exactly when oneDNN runs the MatMul (%s)" % (mapped, used))
+    r, lines = loaded_libraries(["run", pte, "--random-inputs", "1"], dict(env, ETRT_CPU_KERNELS="etrt"))
+    bt.check(r.returncode == 0 and "run by oneDNN" not in r.stderr, "ETRT_CPU_KERNELS=etrt: " + r.stderr[-2000:])
+    bt.check(not any("libdnnl" in l for l in lines), "ETRT_CPU_KERNELS=etrt maps no libdnnl")
 
 
 def test_help_memory():
@@ -72,5 +102,6 @@ def test_help_memory():
 if __name__ == "__main__":
     test_no_needed_entry()
     test_nothing_maps_cublas()
+    test_onednn_only_when_used()
     test_help_memory()
     bt.finish("test_lazy_cuda_libraries")

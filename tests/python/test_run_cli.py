@@ -78,7 +78,10 @@ def test_contract_options_on_sim():
         if "--sms" in flags:
             bt.check("16 SMs asked, 16 granted" in r.stdout, "--sms prints the SMs granted: " + r.stdout)
         if "--check-cpu" in flags:
-            bt.check("check-cpu: largest difference 0" in r.stdout, "--check-cpu: " + r.stdout)
+            # The simulated GPU runs etrt's kernels; the CPU may run oneDNN's (another
+            # summation order): equal to within rounding.
+            m = re.search(r"check-cpu: largest difference (\S+)", r.stdout)
+            bt.check(m is not None and float(m.group(1)) <= 1e-6, "--check-cpu: " + r.stdout)
     r = run(["run", mlp, "--random-inputs", "7", "--async"], env=env)
     bt.check(r.returncode == 2 and "needs --io device" in r.stderr, "--async with host outputs refused: " + r.stderr)
     # With no GPU a CUDA plan says so plainly; --allow-cpu runs it on the CPU.
@@ -87,7 +90,9 @@ def test_contract_options_on_sim():
              "no GPU: " + r.stderr)
     r = run(["run", mlp, "--random-inputs", "7", "--allow-cpu"])
     got = [l for l in r.stdout.splitlines() if l.startswith("output 0")]
-    bt.check(r.returncode == 0 and got == checksum, "--allow-cpu: same outputs (%s) %s" % (got, r.stderr))
+    bt.check(r.returncode == 0 and len(got) == 1 and len(checksum) == 1 and
+             abs(float(got[0].split()[-1]) - float(checksum[0].split()[-1])) <= 1e-5,
+             "--allow-cpu: same outputs to within rounding (%s vs %s) %s" % (got, checksum, r.stderr))
 
 
 def test_output_dir():

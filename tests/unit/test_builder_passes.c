@@ -326,10 +326,79 @@ static void test_fuse_gemm(void) {
   unload(&l);
 }
 
-/* Conv -> Add(residual) -> Relu becomes one EtrtFusedConv in the Relu's place, even
- * though the residual's producer (another Conv) comes after the first Conv; a Conv
- * whose output is also a graph output is left alone. */
+/* Conv + Relu, Conv + Add of a shortcut computed after it + Clip, Conv + SiLU (Sigmoid
+ * and Mul) become EtrtFusedConv nodes computing what the separate nodes did; the
+ * shortcut's Conv, read by the fused node, and a Conv with two readers stay. */
 static void test_fuse_conv(void) {
+  float w1[144], w2[16], w3[16], w4[32], w5[16], b1[4], b4[8];
+  for (int i = 0; i < 144; ++i) w1[i] = (float)((i * 7) % 11) * 0.05f - 0.25f;
+  for (int i = 0; i < 16; ++i) {
+    w2[i] = (float)((i * 5) % 7) * 0.1f - 0.3f;
+    w3[i] = (float)((i * 3) % 5) * 0.2f - 0.4f;
+    w5[i] = (float)(i % 4) * 0.1f - 0.15f;
+  }
+  for (int i = 0; i < 32; ++i) w4[i] = (float)((i * 9) % 13) * 0.05f - 0.3f;
+  for (int i = 0; i < 4; ++i) b1[i] = 0.1f * (float)i - 0.2f;
+  for (int i = 0; i < 8; ++i) b4[i] = 0.05f * (float)i - 0.1f;
+  float lo = 0.0f, hi = 0.75f;
+  float x[100], reference[400], fused_out[400];
+  for (int i = 0; i < 100; ++i) x[i] = (float)(i % 9) * 0.25f - 1.0f;
+  for (int pass = 0; pass < 2; ++pass) {
+    tm_model m;
+    tm_init(&m);
+    const char *dims[4] = {"1", "4", "5", "5"};
+    tm_input(&m, "x", 4, dims);
+    tm_initializer_f32(&m, "W1", 4, (int64_t[]){4, 4, 3, 3}, w1);
+    tm_initializer_f32(&m, "B1", 1, (int64_t[]){4}, b1);
+    tm_initializer_f32(&m, "W2", 4, (int64_t[]){4, 4, 1, 1}, w2);
+    tm_initializer_f32(&m, "W3", 4, (int64_t[]){4, 4, 1, 1}, w3);
+    tm_initializer_f32(&m, "W4", 4, (int64_t[]){8, 4, 1, 1}, w4);
+    tm_initializer_f32(&m, "B4", 1, (int64_t[]){8}, b4);
+    tm_initializer_f32(&m, "W5", 4, (int64_t[]){8, 2, 1, 1}, w5);
+    tm_initializer_f32(&m, "lo", 0, NULL, &lo);
+    tm_initializer_f32(&m, "hi", 0, NULL, &hi);
+    const int64_t pads[4] = {1, 1, 1, 1};
+    tm_node(&m, "Conv", "conv1", "x,W1,B1", "c1", 1, tm_attr_ints("pads", 4, pads));
+    tm_node(&m, "Relu", "relu", "c1", "r1", 0);
+    tm_node(&m, "Conv", "conv2", "r1,W2", "c2", 0);
+    tm_node(&m, "Conv", "shortcut", "x,W3", "s", 0);
+    tm_node(&m, "Add", "add", "s,c2", "a", 0);
+    tm_node(&m, "Clip", "clip", "a,lo,hi", "y1", 0);
+    tm_node(&m, "Conv", "conv4", "y1,W4,B4", "c4", 0);
+    tm_node(&m, "Sigmoid", "sigmoid", "c4", "g", 0);
+    tm_node(&m, "Mul", "silu", "c4,g", "y2", 0);
+    /* Two readers that are not SiLU: left alone. */
+    tm_node(&m, "Conv", "conv5", "y2,W5", "c5", 1, tm_attr_int("group", 4));
+    tm_node(&m, "Relu", "relu5", "c5", "r5", 0);
+    tm_node(&m, "Add", "twice", "c5,r5", "y3", 0);
+    tm_node(&m, "Concat", "cat", "y2,y3", "y", 1, tm_attr_int("axis", 1));
+    tm_output(&m, "y");
+    loaded l;
+    load(&m, 13, &l);
+    etrt_ir_graph *g = l.graph;
+    if (pass == 0) {
+      run_cpu(g, x, reference, 400);
+    } else {
+      uint32_t fused;
+      CHECK_OK(etrt_pass_fuse_conv(g, true, &fused));
+      CHECK_EQ_INT(fused, 3);
+      CHECK_EQ_INT(count_live(g, "EtrtFusedConv"), 3);
+      CHECK_EQ_INT(count_live(g, "Conv"), 2);
+      CHECK_EQ_INT(count_live(g, "Clip") + count_live(g, "Sigmoid") + count_live(g, "Mul"), 0);
+      CHECK_EQ_INT(count_live(g, "Relu"), 1);
+      CHECK_EQ_INT(count_live(g, "Add"), 1);
+      run_cpu(g, x, fused_out, 400);
+      check_same(reference, fused_out, 400, 1e-5);
+    }
+    unload(&l);
+  }
+}
+
+/* For a plan that may use a GPU: Conv -> Add(residual) -> Relu becomes one
+ * EtrtFusedConv in the Relu's place, even though the residual's producer (another
+ * Conv) comes after the first Conv; a Conv whose output is also a graph output is
+ * left alone. */
+static void test_fuse_conv_relu_only(void) {
   float w1[2 * 3 * 3 * 3], b1[3], w2[3 * 2], x[2 * 16], reference[48], fused_out[48];
   for (int i = 0; i < 54; ++i) w1[i] = (float)((i * 7) % 11) * 0.1f - 0.5f;
   for (int i = 0; i < 3; ++i) b1[i] = 0.1f * (float)i - 0.1f;
@@ -355,8 +424,8 @@ static void test_fuse_conv(void) {
       run_cpu(l.graph, x, reference, 48);
     } else {
       uint32_t fused;
-      CHECK_OK(etrt_pass_fuse_conv(l.graph, &fused));
-      CHECK_EQ_INT(fused, 2);
+      CHECK_OK(etrt_pass_fuse_conv(l.graph, false, &fused));
+      CHECK_EQ_INT(fused, 1);
       CHECK_EQ_INT(count_live(l.graph, "EtrtFusedConv"), 1);
       CHECK_EQ_INT(count_live(l.graph, "Conv"), 1);
       CHECK_EQ_INT(count_live(l.graph, "Add") + count_live(l.graph, "Relu"), 0);
@@ -385,10 +454,25 @@ static void test_fuse_conv(void) {
   loaded l;
   load(&m, 13, &l);
   uint32_t fused;
-  CHECK_OK(etrt_pass_fuse_conv(l.graph, &fused));
+  CHECK_OK(etrt_pass_fuse_conv(l.graph, false, &fused));
   CHECK_EQ_INT(fused, 0);
   CHECK_EQ_INT(count_live(l.graph, "Conv"), 1);
   unload(&l);
+
+  /* HardSwish is fused only where no node may land on a GPU. */
+  for (int any = 0; any < 2; ++any) {
+    tm_init(&m);
+    tm_input(&m, "x", 4, dims);
+    tm_initializer_f32(&m, "W2", 4, (int64_t[]){3, 2, 1, 1}, w2);
+    tm_node(&m, "Conv", "conv", "x,W2", "c", 0);
+    tm_node(&m, "HardSwish", "act", "c", "y", 0);
+    tm_output(&m, "y");
+    load(&m, 14, &l);
+    CHECK_OK(etrt_pass_fuse_conv(l.graph, any != 0, &fused));
+    CHECK_EQ_INT(fused, (uint32_t)any);
+    CHECK_EQ_INT(count_live(l.graph, "HardSwish"), 1 - any);
+    unload(&l);
+  }
 }
 
 /* Both spellings of the exact GELU become one Gelu computing the same values; a chain
@@ -462,6 +546,7 @@ int main(void) {
   RUN_TEST(test_batchnorm_into_gemm);
   RUN_TEST(test_fuse_gemm);
   RUN_TEST(test_fuse_conv);
+  RUN_TEST(test_fuse_conv_relu_only);
   RUN_TEST(test_fuse_gelu);
   RUN_TEST(test_dead_code_and_pipeline);
   return TEST_EXIT();

@@ -340,7 +340,7 @@ static void test_fused_conv(void) {
   oh_value z_small = {ETRT_DTYPE_FLOAT32, 4, {2, 3, 4, 5}, z, OH_INPUT};
   OH_CHECK_REFUSED(
       oh_run("EtrtFusedConv", 4, (oh_value[]){x, w, OH_NONE, z_small}, 1, attrs, 1, NULL, NULL),
-      "EtrtFusedConv", "Z must have the type and shape of Y");
+      "EtrtFusedConv", "the residual Z must have the output's type and shape");
   OH_CHECK_REFUSED(oh_run("EtrtFusedConv", 2, (oh_value[]){x, w}, 1,
                           (etrt_attribute[]){OH_STRING("activation", "Tanh")}, 1, NULL, NULL),
                    "EtrtFusedConv", "activation 'Tanh'");

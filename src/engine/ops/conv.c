@@ -1,6 +1,7 @@
 /* Conv and ConvTranspose (ONNX opsets 1-18): attributes and shape inference. */
 #include "engine/ops/conv.h"
 
+#include <math.h>
 #include <stdbool.h>
 #include <string.h>
 
@@ -12,14 +13,44 @@ static etrt_status etrt_conv_prepare(const etrt_node *node, void *state) {
   return etrt_conv_params_parse(node, 0, (etrt_conv_params *)state);
 }
 
-/* Checks the inputs shared by both operators: X, W and the optional bias B of
- * `bias_size` elements. */
+static const char *const etrt_conv_activation_names[] = {"NONE",      "Relu",    "Clip",
+                                                         "HardSwish", "Sigmoid", "Silu"};
+
+int etrt_conv_activation_parse(const char *name) {
+  for (int i = 0; i < (int)(sizeof etrt_conv_activation_names / sizeof(char *)); ++i)
+    if (strcmp(name, etrt_conv_activation_names[i]) == 0) return i;
+  return -1;
+}
+
+static etrt_status etrt_fused_conv_prepare(const etrt_node *node, void *state) {
+  etrt_fused_conv_params *p = state;
+  ETRT_RETURN_IF_ERROR(etrt_conv_params_parse(node, 0, &p->conv));
+  const char *name = etrt_node_attribute_string(node, "activation", "NONE");
+  int activation = etrt_conv_activation_parse(name);
+  if (activation < 0)
+    return etrt_op_error(node, ETRT_ERROR_INVALID_ARGUMENT,
+                         "activation '%s' is not one of NONE, Relu, Clip, HardSwish, Sigmoid, Silu",
+                         name);
+  p->activation = (etrt_conv_activation)activation;
+  p->min = etrt_node_attribute_float(node, "activation_min", -INFINITY);
+  p->max = etrt_node_attribute_float(node, "activation_max", INFINITY);
+  if (!(p->min <= p->max))
+    return etrt_op_error(node, ETRT_ERROR_INVALID_ARGUMENT,
+                         "activation_min %g is above activation_max %g", (double)p->min,
+                         (double)p->max);
+  return ETRT_OK;
+}
+
+/* Checks the inputs shared by the operators: X, W and the optional bias B of
+ * `bias_size` elements (EtrtFusedConv's Z is checked by its own infer). */
 static etrt_status etrt_conv_check_inputs(const etrt_node *node, const etrt_tensor *inputs,
                                           int64_t bias_size) {
-  if (node->num_inputs < 2 || node->num_inputs > 3 || node->num_outputs != 1 ||
+  uint32_t most = strcmp(node->op_type, "EtrtFusedConv") == 0 ? 4 : 3;
+  if (node->num_inputs < 2 || node->num_inputs > most || node->num_outputs != 1 ||
       !etrt_op_has_input(node, inputs, 0) || !etrt_op_has_input(node, inputs, 1))
     return etrt_op_error(node, ETRT_ERROR_INVALID_ARGUMENT,
-                         "takes inputs X, W and an optional B, and one output");
+                         "takes inputs X, W and an optional B%s, and one output",
+                         most == 4 ? " and an optional Z" : "");
   ETRT_RETURN_IF_ERROR(etrt_op_check_dtype(node, "input X", inputs[0].dtype, etrt_conv_types));
   if (inputs[1].dtype != inputs[0].dtype)
     return etrt_op_error(node, ETRT_ERROR_INVALID_ARGUMENT, "W has type %s, X has %s",
@@ -75,6 +106,19 @@ static etrt_status etrt_conv_infer(const etrt_node *node, const etrt_tensor *inp
   return etrt_conv_output(node, inputs, &g, maps, outputs);
 }
 
+static etrt_status etrt_fused_conv_infer(const etrt_node *node, const etrt_tensor *inputs,
+                                         etrt_tensor *outputs) {
+  ETRT_RETURN_IF_ERROR(etrt_conv_infer(node, inputs, outputs));
+  if (node->num_inputs < 4 || !etrt_op_has_input(node, inputs, 3)) return ETRT_OK;
+  const etrt_tensor *z = &inputs[3];
+  bool same = z->dtype == outputs[0].dtype && z->rank == outputs[0].rank;
+  for (int32_t i = 0; same && i < z->rank; ++i) same = z->dims[i] == outputs[0].dims[i];
+  if (!same)
+    return etrt_op_error(node, ETRT_ERROR_INVALID_ARGUMENT,
+                         "the residual Z must have the output's type and shape");
+  return ETRT_OK;
+}
+
 static etrt_status etrt_conv_transpose_infer(const etrt_node *node, const etrt_tensor *inputs,
                                              etrt_tensor *outputs) {
   etrt_conv_params params;
@@ -97,44 +141,10 @@ static int etrt_conv_cuda_supports(const etrt_node *node, const etrt_tensor *inp
   return node->num_inputs < 3 || inputs[2].rank < 0 || inputs[2].dtype == t;
 }
 
-/* EtrtFusedConv: Y = act(Conv(X, W, B) + Z), made by the builder from Conv, an Add of a
- * tensor of Y's shape and a Relu (pass_conv.c), so the GPU writes Y once. Inputs X, W,
- * optional B, optional Z; attribute `activation` "Relu" or "" (none). */
-static etrt_status etrt_fused_conv_prepare(const etrt_node *node, void *state) {
-  etrt_fused_conv_params *p = state;
-  ETRT_RETURN_IF_ERROR(etrt_conv_params_parse(node, 0, &p->conv));
-  const char *act = etrt_node_attribute_string(node, "activation", "");
-  if (strcmp(act, "Relu") == 0) {
-    p->relu = 1;
-  } else if (act[0] == '\0') {
-    p->relu = 0;
-  } else {
-    return etrt_op_error(node, ETRT_ERROR_UNSUPPORTED,
-                         "activation '%s' is not one of \"Relu\" or \"\"", act);
-  }
-  return ETRT_OK;
-}
-
-static etrt_status etrt_fused_conv_infer(const etrt_node *node, const etrt_tensor *inputs,
-                                         etrt_tensor *outputs) {
-  if (node->num_inputs < 2 || node->num_inputs > 4 || node->num_outputs != 1)
-    return etrt_op_error(node, ETRT_ERROR_INVALID_ARGUMENT,
-                         "takes inputs X, W, an optional B and an optional Z, and one output");
-  etrt_node conv = *node;
-  conv.num_inputs = node->num_inputs < 3 ? node->num_inputs : 3;
-  ETRT_RETURN_IF_ERROR(etrt_conv_infer(&conv, inputs, outputs));
-  if (!etrt_op_has_input(node, inputs, 3)) return ETRT_OK;
-  const etrt_tensor *z = &inputs[3];
-  int same = z->dtype == outputs[0].dtype && z->rank == outputs[0].rank;
-  for (int32_t a = 0; same && a < z->rank; ++a) same = z->dims[a] == outputs[0].dims[a];
-  if (!same)
-    return etrt_op_error(node, ETRT_ERROR_INVALID_ARGUMENT,
-                         "Z must have the type and shape of Y (%s, rank %d)",
-                         etrt_dtype_name(outputs[0].dtype), (int)outputs[0].rank);
-  return ETRT_OK;
-}
-
+/* cuDNN's fused convolution (and the GEMM path's epilogue) applies Relu or nothing. */
 static int etrt_fused_conv_cuda_supports(const etrt_node *node, const etrt_tensor *inputs) {
+  const etrt_fused_conv_params *p = node->state;
+  if (p->activation != ETRT_CONV_ACT_NONE && p->activation != ETRT_CONV_ACT_RELU) return 0;
   if (!etrt_conv_cuda_supports(node, inputs)) return 0;
   return node->num_inputs < 4 || inputs[3].rank < 0 || inputs[3].dtype == inputs[0].dtype;
 }
@@ -144,17 +154,17 @@ static const etrt_op_def etrt_op_def_conv = {.op_type = "Conv",
                                              .prepare = etrt_conv_prepare,
                                              .infer = etrt_conv_infer,
                                              .cuda_supports = etrt_conv_cuda_supports};
-static const etrt_op_def etrt_op_def_conv_transpose = {.op_type = "ConvTranspose",
-                                                       .state_size = sizeof(etrt_conv_params),
-                                                       .prepare = etrt_conv_prepare,
-                                                       .infer = etrt_conv_transpose_infer,
-                                                       .cuda_supports = etrt_conv_cuda_supports};
-
+/* CPU only: the builder fuses only plans whose target is the CPU. */
 static const etrt_op_def etrt_op_def_fused_conv = {.op_type = "EtrtFusedConv",
                                                    .state_size = sizeof(etrt_fused_conv_params),
                                                    .prepare = etrt_fused_conv_prepare,
                                                    .infer = etrt_fused_conv_infer,
                                                    .cuda_supports = etrt_fused_conv_cuda_supports};
+static const etrt_op_def etrt_op_def_conv_transpose = {.op_type = "ConvTranspose",
+                                                       .state_size = sizeof(etrt_conv_params),
+                                                       .prepare = etrt_conv_prepare,
+                                                       .infer = etrt_conv_transpose_infer,
+                                                       .cuda_supports = etrt_conv_cuda_supports};
 
 const etrt_op_def *const etrt_ops_conv[] = {&etrt_op_def_conv, &etrt_op_def_conv_transpose,
                                             &etrt_op_def_fused_conv, NULL};

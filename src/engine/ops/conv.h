@@ -6,16 +6,34 @@
 #include "engine/op.h"
 #include "engine/ops/conv_shape.h"
 
-/* The state of EtrtFusedConv (conv.c): Conv's, so that Conv's kernels read it as
- * theirs, and whether a Relu follows. */
+/* EtrtFusedConv (the builder's CPU fusion, engine-only): Y = act(Conv(X, W) + B + Z) with
+ * inputs X, W, optional B and optional Z (the residual, Y's shape), attribute
+ * "activation" (NONE, Relu, Clip with activation_min/activation_max, HardSwish,
+ * Sigmoid, Silu = x * Sigmoid(x)). Its state starts with the Conv parameters, so the
+ * Conv kernels read either node's state the same way. */
+typedef enum etrt_conv_activation {
+  ETRT_CONV_ACT_NONE = 0,
+  ETRT_CONV_ACT_RELU,
+  ETRT_CONV_ACT_CLIP,
+  ETRT_CONV_ACT_HARD_SWISH,
+  ETRT_CONV_ACT_SIGMOID,
+  ETRT_CONV_ACT_SILU
+} etrt_conv_activation;
+
 typedef struct etrt_fused_conv_params {
   etrt_conv_params conv;
-  int relu;
+  etrt_conv_activation activation;
+  float min, max; /* Clip */
 } etrt_fused_conv_params;
 
+/* The activation named by a EtrtFusedConv "activation" string; -1 when unknown. */
+int etrt_conv_activation_parse(const char *name);
+
+/* EtrtFusedConv's epilogue after the bias: y = act(y + z) over n values (z may be NULL). */
+void etrt_cpu_conv_activate(float *y, const float *z, int64_t n, etrt_conv_activation activation,
+                            float min, float max);
+
 etrt_status etrt_cpu_conv(const etrt_node *node, const etrt_tensor *inputs, etrt_tensor *outputs);
-etrt_status etrt_cpu_fused_conv(const etrt_node *node, const etrt_tensor *inputs,
-                                etrt_tensor *outputs);
 etrt_status etrt_cpu_conv_transpose(const etrt_node *node, const etrt_tensor *inputs,
                                     etrt_tensor *outputs);
 

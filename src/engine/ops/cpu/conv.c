@@ -139,20 +139,68 @@ typedef struct etrt_conv_job {
   const float *x, *w, *bias;
   float *y;
   int64_t k_total, tiles; /* tiles: output tiles per (batch, group) */
+  /* EtrtFusedConv's epilogue: the residual (NULL: none) and the activation. */
+  const float *z;
+  etrt_conv_activation activation;
+  float min, max;
 } etrt_conv_job;
 
-/* Adds the bias to planes [begin, end) of the output (plane: batch * maps + map). */
+/* y = act(y + z) over n values, in the order and with the arithmetic of the separate
+ * Add and activation operators, so fused and unfused plans give the same bits. */
+void etrt_cpu_conv_activate(float *y, const float *z, int64_t n, etrt_conv_activation activation,
+                            float min, float max) {
+  if (z != NULL)
+    for (int64_t i = 0; i < n; ++i) y[i] += z[i];
+  switch (activation) {
+    case ETRT_CONV_ACT_NONE:
+      break;
+    case ETRT_CONV_ACT_RELU:
+      for (int64_t i = 0; i < n; ++i) y[i] = y[i] > 0.0f ? y[i] : 0.0f;
+      break;
+    case ETRT_CONV_ACT_CLIP:
+      for (int64_t i = 0; i < n; ++i) {
+        float v = y[i];
+        y[i] = v < min ? (min > max ? max : min) : v > max ? max : v;
+      }
+      break;
+    case ETRT_CONV_ACT_HARD_SWISH:
+      for (int64_t i = 0; i < n; ++i) {
+        float t = y[i] * (float)(1.0 / 6.0) + 0.5f;
+        y[i] *= t < 0.0f ? 0.0f : t > 1.0f ? 1.0f : t;
+      }
+      break;
+    case ETRT_CONV_ACT_SIGMOID:
+      etrt_cpu_sigmoid_f32(y, y, n);
+      break;
+    case ETRT_CONV_ACT_SILU: {
+      float s[256];
+      for (int64_t i0 = 0; i0 < n; i0 += 256) {
+        int64_t m = n - i0 < 256 ? n - i0 : 256;
+        etrt_cpu_sigmoid_f32(y + i0, s, m);
+        for (int64_t i = 0; i < m; ++i) y[i0 + i] *= s[i];
+      }
+      break;
+    }
+  }
+}
+
+/* Adds the bias, then applies the epilogue, to planes [begin, end) of the output
+ * (plane: batch * maps + map). */
 static void etrt_conv_bias_planes(void *ctx, int64_t begin, int64_t end) {
   const etrt_conv_job *c = ctx;
   for (int64_t plane = begin; plane < end; ++plane) {
-    float b = c->bias[plane % c->d.maps];
     float *yp = c->y + plane * c->d.out_count;
-    for (int64_t p = 0; p < c->d.out_count; ++p) yp[p] += b;
+    if (c->bias != NULL) {
+      float b = c->bias[plane % c->d.maps];
+      for (int64_t p = 0; p < c->d.out_count; ++p) yp[p] += b;
+    }
+    etrt_cpu_conv_activate(yp, c->z != NULL ? c->z + plane * c->d.out_count : NULL, c->d.out_count,
+                           c->activation, c->min, c->max);
   }
 }
 
 static void etrt_conv_add_bias(etrt_conv_job *c) {
-  if (c->bias == NULL) return;
+  if (c->bias == NULL && c->z == NULL && c->activation == ETRT_CONV_ACT_NONE) return;
   int64_t planes = c->d.batch * c->d.maps;
   etrt_parallel_for(planes, 1 + 16384 / (c->d.out_count + 1), etrt_conv_bias_planes, c);
 }
@@ -313,6 +361,10 @@ static void etrt_conv_depthwise_s1_planes(void *ctx, int64_t begin, int64_t end)
 
 etrt_status etrt_cpu_conv(const etrt_node *node, const etrt_tensor *inputs, etrt_tensor *outputs) {
   const etrt_conv_params *params = node->state;
+  /* Only a EtrtFusedConv's state is an etrt_fused_conv_params. */
+  const etrt_fused_conv_params *fused = strcmp(node->op_type, "EtrtFusedConv") == 0
+                                            ? (const etrt_fused_conv_params *)node->state
+                                            : NULL;
   etrt_conv_geometry g;
   ETRT_RETURN_IF_ERROR(etrt_conv_geometry_conv(node, params, &inputs[0], &inputs[1], &g));
   etrt_conv_job c = {.g = &g,
@@ -321,6 +373,12 @@ etrt_status etrt_cpu_conv(const etrt_node *node, const etrt_tensor *inputs, etrt
                      .w = inputs[1].data,
                      .bias = node->num_inputs > 2 && inputs[2].rank >= 0 ? inputs[2].data : NULL,
                      .y = outputs[0].data};
+  if (fused != NULL) {
+    c.z = node->num_inputs > 3 && inputs[3].rank >= 0 ? inputs[3].data : NULL;
+    c.activation = fused->activation;
+    c.min = fused->min;
+    c.max = fused->max;
+  }
   const etrt_conv_dims *d = &c.d;
   c.k_total = d->channels_per_group * d->kernel_count;
   int64_t planes = d->batch * d->maps;
@@ -331,6 +389,8 @@ etrt_status etrt_cpu_conv(const etrt_node *node, const etrt_tensor *inputs, etrt
                       etrt_conv_depthwise_s1_fits(&g) ? etrt_conv_depthwise_s1_planes
                                                       : etrt_conv_depthwise_planes,
                       &c);
+    c.bias = NULL; /* added by the planes */
+    etrt_conv_add_bias(&c);
     return ETRT_OK;
   }
   if (c.k_total > 0 && etrt_conv_is_pointwise(&g)) {
@@ -413,26 +473,10 @@ etrt_status etrt_cpu_conv_transpose(const etrt_node *node, const etrt_tensor *in
 
 /* EtrtFusedConv runs the unfused math: the convolution, then the residual and the
  * activation in one pass over Y. */
-etrt_status etrt_cpu_fused_conv(const etrt_node *node, const etrt_tensor *inputs,
-                                etrt_tensor *outputs) {
-  const etrt_fused_conv_params *params = node->state;
-  etrt_node conv = *node;
-  conv.num_inputs = node->num_inputs < 3 ? node->num_inputs : 3;
-  ETRT_RETURN_IF_ERROR(etrt_cpu_conv(&conv, inputs, outputs));
-  const float *z = node->num_inputs > 3 && inputs[3].rank >= 0 ? inputs[3].data : NULL;
-  float *y = outputs[0].data;
-  int64_t count = etrt_tensor_numel(&outputs[0]);
-  if (z != NULL)
-    for (int64_t i = 0; i < count; ++i) y[i] += z[i];
-  if (params->relu)
-    for (int64_t i = 0; i < count; ++i) y[i] = y[i] > 0.0f ? y[i] : 0.0f;
-  return ETRT_OK;
-}
-
 /* The CPU rows of the family (ops/cpu/table.c). */
 const etrt_op_cpu_row etrt_cpu_rows_conv[] = {
     {"Conv", etrt_cpu_conv},
     {"ConvTranspose", etrt_cpu_conv_transpose},
-    {"EtrtFusedConv", etrt_cpu_fused_conv},
+    {"EtrtFusedConv", etrt_cpu_conv},
     {NULL, NULL},
 };

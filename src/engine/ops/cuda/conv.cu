@@ -383,7 +383,8 @@ static etrt_status etrt_fused_conv_dnn_setup(const etrt_node *node, const etrt_t
                                              const etrt_tensor *outputs, etrt_cuda_launch *launch,
                                              void **state) {
   const etrt_fused_conv_params *p = (const etrt_fused_conv_params *)node->state;
-  return etrt_conv_dnn_setup_node(node, inputs, outputs, launch, p->relu, state);
+  return etrt_conv_dnn_setup_node(node, inputs, outputs, launch,
+                                  (p->activation == ETRT_CONV_ACT_RELU), state);
 }
 
 extern "C" void etrt_cuda_dnn_destroy(void *handle) {
@@ -541,12 +542,13 @@ extern "C" ETRT_CUDA_RUN(etrt_cuda_fused_conv) {
   conv.num_inputs = node->num_inputs < 3 ? node->num_inputs : 3;
   ETRT_RETURN_IF_ERROR(etrt_conv_gemm_path(&conv, inputs, outputs, launch));
   int64_t count = etrt_tensor_numel(&outputs[0]);
-  if (count == 0 || (z == NULL && !p->relu)) return ETRT_OK;
-  ETRT_CUDA_FLOAT_SWITCH(
-      outputs[0].dtype, T, return etrt_cuda_no_kernel(node, outputs[0].dtype),
-      etrt_conv_epilogue_kernel<T><<<etrt_cuda_blocks(count, ETRT_CUDA_THREADS), ETRT_CUDA_THREADS,
-                                     0, etrt_cuda_stream(launch)>>>(
-          (T *)outputs[0].data, z != NULL ? (const T *)z->data : (const T *)NULL, p->relu, count));
+  if (count == 0 || (z == NULL && !(p->activation == ETRT_CONV_ACT_RELU))) return ETRT_OK;
+  ETRT_CUDA_FLOAT_SWITCH(outputs[0].dtype, T, return etrt_cuda_no_kernel(node, outputs[0].dtype),
+                         etrt_conv_epilogue_kernel<T>
+                         <<<etrt_cuda_blocks(count, ETRT_CUDA_THREADS), ETRT_CUDA_THREADS, 0,
+                            etrt_cuda_stream(launch)>>>(
+                             (T *)outputs[0].data, z != NULL ? (const T *)z->data : (const T *)NULL,
+                             (p->activation == ETRT_CONV_ACT_RELU), count));
   return etrt_cuda_check(node, "conv_epilogue");
 }
 

@@ -1,0 +1,667 @@
+/* oneDNN primitives for the CPU executor (see cpu_onednn.h). */
+#include "engine/cpu_onednn.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/log.h"
+#include "engine/executor.h"
+
+#ifndef ETRT_HAVE_ONEDNN
+
+const char *etrt_cpu_kernels_default(void) { return "etrt"; }
+
+etrt_status etrt_cpu_onednn_create(const etrt_engine *engine, etrt_cpu_onednn **out) {
+  (void)engine;
+  *out = NULL;
+  return ETRT_OK;
+}
+
+void etrt_cpu_onednn_destroy(etrt_cpu_onednn *state) { (void)state; }
+
+int etrt_cpu_onednn_run(etrt_cpu_onednn *state, uint32_t n, const etrt_tensor *inputs,
+                        etrt_tensor *outputs, etrt_status *status) {
+  (void)state, (void)n, (void)inputs, (void)outputs, (void)status;
+  return 0;
+}
+
+uint32_t etrt_cpu_onednn_node_count(const etrt_cpu_onednn *state) {
+  (void)state;
+  return 0;
+}
+
+#else
+
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <oneapi/dnnl/dnnl.h>
+
+#include "base/thread_pool.h"
+#include "engine/ops/conv.h"
+
+const char *etrt_cpu_kernels_default(void) { return "onednn"; }
+
+/* The entry points used, resolved with dlsym. */
+#define ETRT_DNNL_FUNCTIONS(X)                  \
+  X(dnnl_engine_create)                         \
+  X(dnnl_engine_destroy)                        \
+  X(dnnl_stream_create)                         \
+  X(dnnl_stream_destroy)                        \
+  X(dnnl_memory_desc_init_by_tag)               \
+  X(dnnl_memory_desc_init_by_strides)           \
+  X(dnnl_memory_desc_equal)                     \
+  X(dnnl_memory_desc_get_size)                  \
+  X(dnnl_dilated_convolution_forward_desc_init) \
+  X(dnnl_matmul_desc_init)                      \
+  X(dnnl_primitive_attr_create)                 \
+  X(dnnl_primitive_attr_destroy)                \
+  X(dnnl_primitive_attr_set_post_ops)           \
+  X(dnnl_primitive_attr_set_scratchpad_mode)    \
+  X(dnnl_post_ops_create)                       \
+  X(dnnl_post_ops_destroy)                      \
+  X(dnnl_post_ops_append_eltwise)               \
+  X(dnnl_post_ops_append_sum)                   \
+  X(dnnl_primitive_desc_create)                 \
+  X(dnnl_primitive_desc_destroy)                \
+  X(dnnl_primitive_desc_query_md)               \
+  X(dnnl_primitive_create)                      \
+  X(dnnl_primitive_destroy)                     \
+  X(dnnl_primitive_execute)                     \
+  X(dnnl_memory_create)                         \
+  X(dnnl_memory_destroy)                        \
+  X(dnnl_memory_set_data_handle)                \
+  X(dnnl_memory_get_memory_desc)                \
+  X(dnnl_reorder_primitive_desc_create)
+
+typedef struct etrt_dnnl_api {
+#define ETRT_DNNL_FIELD(name) __typeof__(&name) name;
+  ETRT_DNNL_FUNCTIONS(ETRT_DNNL_FIELD)
+#undef ETRT_DNNL_FIELD
+  void (*omp_set_num_threads)(int);
+} etrt_dnnl_api;
+
+static pthread_once_t etrt_dnnl_once = PTHREAD_ONCE_INIT;
+static etrt_dnnl_api etrt_dnnl;
+static int etrt_dnnl_loaded;
+static char etrt_dnnl_why[512];
+
+/* dlsym returns an object pointer; C11 converts it to a function pointer only
+ * through memcpy (POSIX guarantees the representations match). */
+static int etrt_dnnl_symbol(void *library, const char *name, void *slot, size_t size) {
+  void *symbol = dlsym(library, name);
+  if (symbol == NULL) return -1;
+  memcpy(slot, &symbol, size);
+  return 0;
+}
+
+static void etrt_dnnl_load(void) {
+  /* OpenMP's idle threads spin by default, taking the cores from etrt's pool between
+   * oneDNN's loops (a third of a ResNet-50 run at one thread): they sleep instead
+   * unless the environment says otherwise. Read by libgomp when it is loaded below. */
+  setenv("OMP_WAIT_POLICY", "PASSIVE", 0);
+  void *library = dlopen("libdnnl.so.2", RTLD_NOW | RTLD_LOCAL);
+  if (library == NULL) {
+    const char *why = dlerror();
+    snprintf(etrt_dnnl_why, sizeof etrt_dnnl_why, "%s", why ? why : "libdnnl.so.2 not found");
+    return;
+  }
+  struct {
+    const char *name;
+    void *slot;
+    size_t size;
+  } symbols[] = {
+#define ETRT_DNNL_ROW(name) {#name, &etrt_dnnl.name, sizeof etrt_dnnl.name},
+      ETRT_DNNL_FUNCTIONS(ETRT_DNNL_ROW)
+#undef ETRT_DNNL_ROW
+      /* From libgomp, which the library depends on (dlsym searches dependencies). */
+      {"omp_set_num_threads", &etrt_dnnl.omp_set_num_threads, sizeof etrt_dnnl.omp_set_num_threads},
+  };
+  for (size_t i = 0; i < sizeof symbols / sizeof symbols[0]; ++i) {
+    if (etrt_dnnl_symbol(library, symbols[i].name, symbols[i].slot, symbols[i].size) != 0) {
+      snprintf(etrt_dnnl_why, sizeof etrt_dnnl_why, "libdnnl.so.2 lacks %s", symbols[i].name);
+      memset(&etrt_dnnl, 0, sizeof etrt_dnnl);
+      return;
+    }
+  }
+  etrt_dnnl_loaded = 1;
+}
+
+/* Threads that executions inside oneDNN hold now, over the whole process. */
+static atomic_int etrt_dnnl_busy;
+
+typedef enum etrt_dnnl_slot {
+  ETRT_DNNL_SRC, /* the primitive's operands, in its layouts */
+  ETRT_DNNL_WEIGHTS,
+  ETRT_DNNL_BIAS,
+  ETRT_DNNL_DST,
+  ETRT_DNNL_SCRATCHPAD,
+  ETRT_DNNL_USER_SRC, /* the run's NCHW tensors where the primitive's layout differs */
+  ETRT_DNNL_USER_DST,
+  ETRT_DNNL_USER_RESIDUAL,
+  ETRT_DNNL_SLOTS
+} etrt_dnnl_slot;
+
+/* The context's two activation buffers, for operands in a blocked layout. */
+typedef enum etrt_dnnl_buffer {
+  ETRT_DNNL_BUFFER_SRC,
+  ETRT_DNNL_BUFFER_DST,
+  ETRT_DNNL_BUFFERS
+} etrt_dnnl_buffer;
+
+typedef enum etrt_dnnl_reorder {
+  ETRT_DNNL_REORDER_SRC,      /* user src -> src */
+  ETRT_DNNL_REORDER_RESIDUAL, /* user residual -> dst, before the sum post-op */
+  ETRT_DNNL_REORDER_DST,      /* dst -> user dst */
+  ETRT_DNNL_REORDERS
+} etrt_dnnl_reorder;
+
+typedef struct etrt_dnnl_node {
+  dnnl_primitive_t primitive; /* NULL: etrt's kernel runs the node */
+  dnnl_memory_t memory[ETRT_DNNL_SLOTS];
+  dnnl_exec_arg_t args[ETRT_DNNL_SLOTS];
+  int arg_count;
+  dnnl_primitive_t reorders[ETRT_DNNL_REORDERS]; /* NULL: not needed */
+  int in_buffer[ETRT_DNNL_SLOTS];                /* 1 + the context buffer a slot lives in, or 0 */
+  void *owned_weights; /* weights reordered at create (NULL: used in place) */
+  /* The shapes the primitive was made for: input 0 (X or A) and the output. */
+  int32_t rank, out_rank;
+  int64_t dims[ETRT_MAX_RANK], out_dims[ETRT_MAX_RANK];
+  int has_residual;
+  size_t out_bytes;
+} etrt_dnnl_node;
+
+struct etrt_cpu_onednn {
+  dnnl_engine_t engine;
+  dnnl_stream_t stream;
+  etrt_dnnl_node *nodes;
+  uint32_t node_count, used;
+  void *scratchpad;
+  size_t scratchpad_size;
+  void *buffers[ETRT_DNNL_BUFFERS];
+  size_t buffer_sizes[ETRT_DNNL_BUFFERS];
+};
+
+#define ETRT_DNNL_OK(call) ((call) == dnnl_success)
+
+static int etrt_dnnl_is_constant(const etrt_engine *engine, const etrt_node *node, uint32_t i) {
+  return i < node->num_inputs && node->inputs[i] >= 0 &&
+         engine->graph.values[node->inputs[i]].kind == ETRT_VALUE_KIND_CONSTANT;
+}
+
+static dnnl_status_t etrt_dnnl_post_ops(const etrt_fused_conv_params *fused,
+                                        const dnnl_memory_desc_t *residual, dnnl_post_ops_t ops) {
+  const etrt_dnnl_api *d = &etrt_dnnl;
+  dnnl_status_t s = dnnl_success;
+  /* The residual as a sum post-op: the run copies it into the output first. (A
+   * binary-add post-op reads it in place but is many times slower on NCHW outputs.) */
+  if (residual != NULL) s = d->dnnl_post_ops_append_sum(ops, 1.0f);
+  if (s != dnnl_success || fused == NULL) return s;
+  switch (fused->activation) {
+    case ETRT_CONV_ACT_NONE:
+      return s;
+    case ETRT_CONV_ACT_RELU:
+      return d->dnnl_post_ops_append_eltwise(ops, 1.0f, dnnl_eltwise_relu, 0.0f, 0.0f);
+    case ETRT_CONV_ACT_CLIP: {
+      /* Infinite bounds become the largest floats: the same clamp for finite values. */
+      float lo = fused->min < -3.4e38f ? -3.4e38f : fused->min;
+      float hi = fused->max > 3.4e38f ? 3.4e38f : fused->max;
+      return d->dnnl_post_ops_append_eltwise(ops, 1.0f, dnnl_eltwise_clip_v2, lo, hi);
+    }
+    case ETRT_CONV_ACT_HARD_SWISH:
+      return d->dnnl_post_ops_append_eltwise(ops, 1.0f, dnnl_eltwise_hardswish, 0.0f, 0.0f);
+    case ETRT_CONV_ACT_SIGMOID:
+      return d->dnnl_post_ops_append_eltwise(ops, 1.0f, dnnl_eltwise_logistic, 0.0f, 0.0f);
+    case ETRT_CONV_ACT_SILU:
+      return d->dnnl_post_ops_append_eltwise(ops, 1.0f, dnnl_eltwise_swish, 1.0f, 0.0f);
+  }
+  return dnnl_unimplemented;
+}
+
+/* The descriptors of a Conv or EtrtFusedConv node at its largest shapes; 0 when oneDNN
+ * is not used for it (not 2-D float32, weights not constant, depthwise: etrt's
+ * direct kernel is faster there on NCHW tensors). */
+static int etrt_dnnl_conv_desc(const etrt_engine *engine, const etrt_node *node,
+                               const etrt_tensor *args, dnnl_convolution_desc_t *cd,
+                               dnnl_memory_desc_t *plain_weights, dnnl_memory_desc_t *residual,
+                               const etrt_fused_conv_params **fused) {
+  const etrt_dnnl_api *d = &etrt_dnnl;
+  const etrt_tensor *x = &args[0], *w = &args[1], *y = &args[node->num_inputs];
+  const etrt_conv_params *params = node->state;
+  *fused = strcmp(node->op_type, "EtrtFusedConv") == 0 ? node->state : NULL;
+  int has_bias = node->num_inputs > 2 && node->inputs[2] >= 0;
+  if (x->rank != 4 || x->dtype != ETRT_DTYPE_FLOAT32 || !etrt_dnnl_is_constant(engine, node, 1) ||
+      (has_bias && !etrt_dnnl_is_constant(engine, node, 2)))
+    return 0;
+  etrt_conv_geometry g;
+  etrt_status s = etrt_conv_geometry_conv(node, params, x, w, &g);
+  if (s != ETRT_OK) return 0;
+  int64_t group = params->group, channels_per_group = x->dims[1] / group;
+  if (channels_per_group == 1 && group > 1) return 0;
+  dnnl_dims_t src = {x->dims[0], x->dims[1], x->dims[2], x->dims[3]};
+  dnnl_dims_t dst = {y->dims[0], y->dims[1], y->dims[2], y->dims[3]};
+  dnnl_dims_t bias = {w->dims[0]};
+  dnnl_memory_desc_t src_md, dst_md, weights_md, bias_md;
+  /* The library picks the activations' layout too: its blocked direct kernels are
+   * much faster than its NCHW ones, even with the reorders around them. */
+  int ok = ETRT_DNNL_OK(
+               d->dnnl_memory_desc_init_by_tag(&src_md, 4, src, dnnl_f32, dnnl_format_tag_any)) &&
+           ETRT_DNNL_OK(
+               d->dnnl_memory_desc_init_by_tag(&dst_md, 4, dst, dnnl_f32, dnnl_format_tag_any)) &&
+           ETRT_DNNL_OK(d->dnnl_memory_desc_init_by_tag(&bias_md, 1, bias, dnnl_f32, dnnl_x));
+  if (group == 1) {
+    dnnl_dims_t wd = {w->dims[0], w->dims[1], w->dims[2], w->dims[3]};
+    ok = ok &&
+         ETRT_DNNL_OK(d->dnnl_memory_desc_init_by_tag(plain_weights, 4, wd, dnnl_f32, dnnl_oihw)) &&
+         ETRT_DNNL_OK(
+             d->dnnl_memory_desc_init_by_tag(&weights_md, 4, wd, dnnl_f32, dnnl_format_tag_any));
+  } else {
+    dnnl_dims_t wd = {group, w->dims[0] / group, w->dims[1], w->dims[2], w->dims[3]};
+    ok =
+        ok &&
+        ETRT_DNNL_OK(d->dnnl_memory_desc_init_by_tag(plain_weights, 5, wd, dnnl_f32, dnnl_goihw)) &&
+        ETRT_DNNL_OK(
+            d->dnnl_memory_desc_init_by_tag(&weights_md, 5, wd, dnnl_f32, dnnl_format_tag_any));
+  }
+  if (*fused != NULL && node->num_inputs > 3 && node->inputs[3] >= 0)
+    ok = ok && ETRT_DNNL_OK(d->dnnl_memory_desc_init_by_tag(residual, 4, dst, dnnl_f32, dnnl_nchw));
+  else
+    memset(residual, 0, sizeof *residual);
+  dnnl_dims_t strides = {g.stride[0], g.stride[1]};
+  dnnl_dims_t dilates = {g.dilation[0] - 1, g.dilation[1] - 1};
+  dnnl_dims_t pad_l = {g.pad_begin[0], g.pad_begin[1]}, pad_r = {g.pad_end[0], g.pad_end[1]};
+  return ok && ETRT_DNNL_OK(d->dnnl_dilated_convolution_forward_desc_init(
+                   cd, dnnl_forward_inference, dnnl_convolution_direct, &src_md, &weights_md,
+                   has_bias ? &bias_md : NULL, &dst_md, strides, dilates, pad_l, pad_r));
+}
+
+/* MatMul of an input by a constant [K, N] matrix, or Gemm (alpha 1, no transA, beta 1
+ * with a constant bias of N), as one [M, K] x [K, N] product whose leading axes of A
+ * fold into M; 0 when oneDNN is not used for it. `weights_md` is the constant's own
+ * layout (row-major, or transposed); the primitive picks its packed one. */
+static int etrt_dnnl_matmul_desc(const etrt_engine *engine, const etrt_node *node,
+                                 const etrt_tensor *args, dnnl_matmul_desc_t *md,
+                                 dnnl_memory_desc_t *weights_md) {
+  const etrt_dnnl_api *d = &etrt_dnnl;
+  const etrt_tensor *a = &args[0], *b = &args[1];
+  int gemm = strcmp(node->op_type, "Gemm") == 0;
+  if (a->dtype != ETRT_DTYPE_FLOAT32 || b->dtype != ETRT_DTYPE_FLOAT32 || b->rank != 2 ||
+      a->rank < 2 || !etrt_dnnl_is_constant(engine, node, 1))
+    return 0;
+  int trans_b = 0, has_bias = 0;
+  if (gemm) {
+    if (a->rank != 2 || etrt_node_attribute_int(node, "transA", 0) != 0 ||
+        etrt_node_attribute_float(node, "alpha", 1.0f) != 1.0f)
+      return 0;
+    trans_b = etrt_node_attribute_int(node, "transB", 0) != 0;
+    if (node->num_inputs > 2 && node->inputs[2] >= 0) {
+      const etrt_tensor *c = &args[2];
+      int64_t n = trans_b ? b->dims[0] : b->dims[1];
+      if (!etrt_dnnl_is_constant(engine, node, 2) || c->dtype != ETRT_DTYPE_FLOAT32 ||
+          etrt_node_attribute_float(node, "beta", 1.0f) != 1.0f ||
+          !((c->rank == 1 && c->dims[0] == n) ||
+            (c->rank == 2 && c->dims[0] == 1 && c->dims[1] == n)))
+        return 0;
+      has_bias = 1;
+    }
+  } else if (node->num_inputs != 2) {
+    return 0;
+  }
+  int64_t m = 1;
+  for (int32_t i = 0; i + 1 < a->rank; ++i) m *= a->dims[i];
+  int64_t k = a->dims[a->rank - 1];
+  int64_t n = trans_b ? b->dims[0] : b->dims[1];
+  if ((trans_b ? b->dims[1] : b->dims[0]) != k || m <= 0 || k <= 0 || n <= 0) return 0;
+  dnnl_dims_t src = {m, k}, wd = {k, n}, dst = {m, n}, bias = {1, n};
+  dnnl_dims_t w_strides = {trans_b ? 1 : n, trans_b ? k : 1};
+  dnnl_memory_desc_t src_md, dst_md, bias_md, packed_md;
+  return ETRT_DNNL_OK(d->dnnl_memory_desc_init_by_tag(&src_md, 2, src, dnnl_f32, dnnl_ab)) &&
+         ETRT_DNNL_OK(d->dnnl_memory_desc_init_by_tag(&dst_md, 2, dst, dnnl_f32, dnnl_ab)) &&
+         ETRT_DNNL_OK(d->dnnl_memory_desc_init_by_tag(&bias_md, 2, bias, dnnl_f32, dnnl_ab)) &&
+         ETRT_DNNL_OK(
+             d->dnnl_memory_desc_init_by_strides(weights_md, 2, wd, dnnl_f32, w_strides)) &&
+         ETRT_DNNL_OK(
+             d->dnnl_memory_desc_init_by_tag(&packed_md, 2, wd, dnnl_f32, dnnl_format_tag_any)) &&
+         ETRT_DNNL_OK(d->dnnl_matmul_desc_init(md, &src_md, &packed_md, has_bias ? &bias_md : NULL,
+                                               &dst_md));
+}
+
+/* The row-major descriptor of `md`'s dims (NCHW for 4-D): the run's tensors. */
+static int etrt_dnnl_plain(const dnnl_memory_desc_t *md, dnnl_memory_desc_t *plain) {
+  static const dnnl_format_tag_t tags[] = {
+      dnnl_format_tag_undef, dnnl_a, dnnl_ab, dnnl_abc, dnnl_abcd, dnnl_abcde};
+  if (md->ndims < 1 || md->ndims > 5) return 0;
+  return ETRT_DNNL_OK(etrt_dnnl.dnnl_memory_desc_init_by_tag(plain, md->ndims, md->dims, dnnl_f32,
+                                                             tags[md->ndims]));
+}
+
+/* A memory object of `md` over `handle` (NULL: none yet, set at run). */
+static int etrt_dnnl_memory(etrt_cpu_onednn *s, etrt_dnnl_node *dn, etrt_dnnl_slot slot, int arg,
+                            const dnnl_memory_desc_t *md, void *handle) {
+  if (!ETRT_DNNL_OK(etrt_dnnl.dnnl_memory_create(&dn->memory[slot], md, s->engine,
+                                                 handle ? handle : DNNL_MEMORY_NONE)))
+    return 0;
+  dn->args[dn->arg_count++] = (dnnl_exec_arg_t){arg, dn->memory[slot]};
+  return 1;
+}
+
+/* Hints the kernel to reclaim the whole pages of constant bytes that were just reordered
+ * (only etrt's kernels, for other shapes, read them again). Plans are mapped from the
+ * .pte file, so those pages are clean file pages: dropped from the resident set, read
+ * back from the file if ever touched. Nothing is lost for any other memory either
+ * (MADV_PAGEOUT never discards data), so the reordered copy does not double the
+ * weights' resident size. */
+static void etrt_dnnl_page_out(const void *data, size_t size) {
+#ifdef MADV_PAGEOUT
+  uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+  uintptr_t begin = ((uintptr_t)data + page - 1) / page * page;
+  uintptr_t end = ((uintptr_t)data + size) / page * page;
+  if (end > begin) (void)madvise((void *)begin, end - begin, MADV_PAGEOUT);
+#else
+  (void)data, (void)size;
+#endif
+}
+
+/* A reorder primitive between two memory objects of the node. */
+static int etrt_dnnl_reorder_make(etrt_cpu_onednn *s, etrt_dnnl_node *dn, etrt_dnnl_reorder r,
+                                  etrt_dnnl_slot from, etrt_dnnl_slot to) {
+  const etrt_dnnl_api *d = &etrt_dnnl;
+  const dnnl_memory_desc_t *from_md, *to_md;
+  dnnl_primitive_desc_t rpd = NULL;
+  if (!ETRT_DNNL_OK(d->dnnl_memory_get_memory_desc(dn->memory[from], &from_md)) ||
+      !ETRT_DNNL_OK(d->dnnl_memory_get_memory_desc(dn->memory[to], &to_md)) ||
+      !ETRT_DNNL_OK(
+          d->dnnl_reorder_primitive_desc_create(&rpd, from_md, s->engine, to_md, s->engine, NULL)))
+    return 0;
+  int ok = ETRT_DNNL_OK(d->dnnl_primitive_create(&dn->reorders[r], rpd));
+  d->dnnl_primitive_desc_destroy(rpd);
+  return ok;
+}
+
+/* An activation operand of the primitive (`want`): the run's NCHW tensor itself when
+ * that is the layout, else a memory object in the context buffer `buffer` and one
+ * over the run's tensor (`user`, `plain`), for the reorders around the primitive. */
+static int etrt_dnnl_activation(etrt_cpu_onednn *s, etrt_dnnl_node *dn, etrt_dnnl_slot slot,
+                                int arg, const dnnl_memory_desc_t *want,
+                                const dnnl_memory_desc_t *plain, etrt_dnnl_slot user,
+                                etrt_dnnl_buffer buffer) {
+  const etrt_dnnl_api *d = &etrt_dnnl;
+  if (d->dnnl_memory_desc_equal(want, plain)) return etrt_dnnl_memory(s, dn, slot, arg, want, NULL);
+  size_t size = d->dnnl_memory_desc_get_size(want);
+  if (size > s->buffer_sizes[buffer]) s->buffer_sizes[buffer] = size;
+  dn->in_buffer[slot] = 1 + (int)buffer;
+  if (!etrt_dnnl_memory(s, dn, slot, arg, want, NULL)) return 0;
+  if (!ETRT_DNNL_OK(d->dnnl_memory_create(&dn->memory[user], plain, s->engine, DNNL_MEMORY_NONE)))
+    return 0;
+  return 1;
+}
+
+/* Weights in the layout the primitive asks for: the constant itself when that is its
+ * own layout, else a copy reordered once. */
+static int etrt_dnnl_weights(etrt_cpu_onednn *s, etrt_dnnl_node *dn, const dnnl_memory_desc_t *want,
+                             const dnnl_memory_desc_t *plain, const void *data) {
+  const etrt_dnnl_api *d = &etrt_dnnl;
+  if (d->dnnl_memory_desc_equal(want, plain))
+    return etrt_dnnl_memory(s, dn, ETRT_DNNL_WEIGHTS, DNNL_ARG_WEIGHTS, want, (void *)data);
+  size_t size = d->dnnl_memory_desc_get_size(want);
+  dn->owned_weights = aligned_alloc(64, (size + 63) / 64 * 64);
+  if (dn->owned_weights == NULL) return 0;
+  dnnl_memory_t from = NULL;
+  dnnl_primitive_desc_t rpd = NULL;
+  dnnl_primitive_t reorder = NULL;
+  int ok = etrt_dnnl_memory(s, dn, ETRT_DNNL_WEIGHTS, DNNL_ARG_WEIGHTS, want, dn->owned_weights) &&
+           ETRT_DNNL_OK(d->dnnl_memory_create(&from, plain, s->engine, (void *)data)) &&
+           ETRT_DNNL_OK(d->dnnl_reorder_primitive_desc_create(&rpd, plain, s->engine, want,
+                                                              s->engine, NULL)) &&
+           ETRT_DNNL_OK(d->dnnl_primitive_create(&reorder, rpd));
+  if (ok) {
+    dnnl_exec_arg_t args[2] = {{DNNL_ARG_FROM, from}, {DNNL_ARG_TO, dn->memory[ETRT_DNNL_WEIGHTS]}};
+    ok = ETRT_DNNL_OK(d->dnnl_primitive_execute(reorder, s->stream, 2, args));
+  }
+  if (reorder) d->dnnl_primitive_destroy(reorder);
+  if (rpd) d->dnnl_primitive_desc_destroy(rpd);
+  if (from) d->dnnl_memory_destroy(from);
+  if (ok) etrt_dnnl_page_out(data, d->dnnl_memory_desc_get_size(plain));
+  return ok;
+}
+
+static void etrt_dnnl_node_release(etrt_dnnl_node *dn) {
+  const etrt_dnnl_api *d = &etrt_dnnl;
+  for (int i = 0; i < ETRT_DNNL_SLOTS; ++i)
+    if (dn->memory[i]) d->dnnl_memory_destroy(dn->memory[i]);
+  for (int i = 0; i < ETRT_DNNL_REORDERS; ++i)
+    if (dn->reorders[i]) d->dnnl_primitive_destroy(dn->reorders[i]);
+  if (dn->primitive) d->dnnl_primitive_destroy(dn->primitive);
+  free(dn->owned_weights);
+  memset(dn, 0, sizeof *dn);
+}
+
+/* Makes node n's primitive and memory objects; leaves dn->primitive NULL, so that
+ * etrt's kernel runs the node, when oneDNN does not take it or a step fails. */
+static etrt_status etrt_dnnl_node_create(etrt_cpu_onednn *s, const etrt_engine *engine, uint32_t n,
+                                         etrt_tensor *args) {
+  const etrt_dnnl_api *d = &etrt_dnnl;
+  const etrt_node *node = &engine->graph.nodes[n];
+  etrt_dnnl_node *dn = &s->nodes[n];
+  int conv = strcmp(node->op_type, "Conv") == 0 || strcmp(node->op_type, "EtrtFusedConv") == 0;
+  int matmul = strcmp(node->op_type, "MatMul") == 0 || strcmp(node->op_type, "Gemm") == 0;
+  if ((!conv && !matmul) || node->num_outputs != 1) return ETRT_OK;
+  etrt_executor_node_bounds(&engine->graph, node, args);
+  etrt_tensor *out = &args[node->num_inputs];
+  if (node->def == NULL || node->def->infer(node, args, out) != ETRT_OK) return ETRT_OK;
+  dnnl_convolution_desc_t cd;
+  dnnl_matmul_desc_t md;
+  dnnl_memory_desc_t plain_weights, residual;
+  const etrt_fused_conv_params *fused = NULL;
+  if (conv ? !etrt_dnnl_conv_desc(engine, node, args, &cd, &plain_weights, &residual, &fused)
+           : !etrt_dnnl_matmul_desc(engine, node, args, &md, &plain_weights))
+    return ETRT_OK;
+  dn->has_residual = conv && residual.ndims > 0;
+  dnnl_primitive_attr_t attr = NULL;
+  dnnl_post_ops_t ops = NULL;
+  dnnl_primitive_desc_t pd = NULL;
+  int ok =
+      ETRT_DNNL_OK(d->dnnl_primitive_attr_create(&attr)) &&
+      ETRT_DNNL_OK(d->dnnl_primitive_attr_set_scratchpad_mode(attr, dnnl_scratchpad_mode_user)) &&
+      ETRT_DNNL_OK(d->dnnl_post_ops_create(&ops)) &&
+      ETRT_DNNL_OK(etrt_dnnl_post_ops(fused, dn->has_residual ? &residual : NULL, ops)) &&
+      ETRT_DNNL_OK(d->dnnl_primitive_attr_set_post_ops(attr, ops)) &&
+      ETRT_DNNL_OK(d->dnnl_primitive_desc_create(
+          &pd, conv ? (const_dnnl_op_desc_t)&cd : (const_dnnl_op_desc_t)&md, attr, s->engine,
+          NULL));
+  if (ok) {
+    const dnnl_memory_desc_t *src = d->dnnl_primitive_desc_query_md(pd, dnnl_query_src_md, 0);
+    const dnnl_memory_desc_t *weights =
+        d->dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
+    const dnnl_memory_desc_t *bias = d->dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 1);
+    const dnnl_memory_desc_t *dst = d->dnnl_primitive_desc_query_md(pd, dnnl_query_dst_md, 0);
+    const dnnl_memory_desc_t *scratch =
+        d->dnnl_primitive_desc_query_md(pd, dnnl_query_scratchpad_md, 0);
+    const etrt_graph_value *values = engine->graph.values;
+    dnnl_memory_desc_t plain_src, plain_dst;
+    ok = etrt_dnnl_plain(src, &plain_src) && etrt_dnnl_plain(dst, &plain_dst) &&
+         etrt_dnnl_activation(s, dn, ETRT_DNNL_SRC, DNNL_ARG_SRC, src, &plain_src,
+                              ETRT_DNNL_USER_SRC, ETRT_DNNL_BUFFER_SRC) &&
+         etrt_dnnl_activation(s, dn, ETRT_DNNL_DST, DNNL_ARG_DST, dst, &plain_dst,
+                              ETRT_DNNL_USER_DST, ETRT_DNNL_BUFFER_DST) &&
+         etrt_dnnl_weights(s, dn, weights, &plain_weights, values[node->inputs[1]].data);
+    if (ok && dn->memory[ETRT_DNNL_USER_SRC])
+      ok = etrt_dnnl_reorder_make(s, dn, ETRT_DNNL_REORDER_SRC, ETRT_DNNL_USER_SRC, ETRT_DNNL_SRC);
+    if (ok && dn->memory[ETRT_DNNL_USER_DST])
+      ok = etrt_dnnl_reorder_make(s, dn, ETRT_DNNL_REORDER_DST, ETRT_DNNL_DST, ETRT_DNNL_USER_DST);
+    if (ok && dn->has_residual && dn->memory[ETRT_DNNL_USER_DST])
+      ok = ETRT_DNNL_OK(d->dnnl_memory_create(&dn->memory[ETRT_DNNL_USER_RESIDUAL], &plain_dst,
+                                              s->engine, DNNL_MEMORY_NONE)) &&
+           etrt_dnnl_reorder_make(s, dn, ETRT_DNNL_REORDER_RESIDUAL, ETRT_DNNL_USER_RESIDUAL,
+                                  ETRT_DNNL_DST);
+    if (ok && bias != NULL && bias->ndims > 0)
+      ok = etrt_dnnl_memory(s, dn, ETRT_DNNL_BIAS, DNNL_ARG_BIAS, bias,
+                            (void *)values[node->inputs[2]].data);
+    if (ok && scratch != NULL && scratch->ndims > 0) {
+      size_t size = d->dnnl_memory_desc_get_size(scratch);
+      if (size > s->scratchpad_size) s->scratchpad_size = size;
+      ok = etrt_dnnl_memory(s, dn, ETRT_DNNL_SCRATCHPAD, DNNL_ARG_SCRATCHPAD, scratch, NULL);
+    }
+    ok = ok && ETRT_DNNL_OK(d->dnnl_primitive_create(&dn->primitive, pd));
+  }
+  if (pd) d->dnnl_primitive_desc_destroy(pd);
+  if (ops) d->dnnl_post_ops_destroy(ops);
+  if (attr) d->dnnl_primitive_attr_destroy(attr);
+  if (!ok) {
+    etrt_dnnl_node_release(dn);
+    return ETRT_OK; /* etrt's kernel runs it */
+  }
+  dn->rank = args[0].rank;
+  memcpy(dn->dims, args[0].dims, sizeof dn->dims);
+  dn->out_rank = out->rank;
+  dn->out_bytes = (size_t)etrt_tensor_numel(out) * sizeof(float);
+  memcpy(dn->out_dims, out->dims, sizeof dn->out_dims);
+  ++s->used;
+  return ETRT_OK;
+}
+
+void etrt_cpu_onednn_destroy(etrt_cpu_onednn *s) {
+  if (s == NULL) return;
+  const etrt_dnnl_api *d = &etrt_dnnl;
+  for (uint32_t n = 0; s->nodes != NULL && n < s->node_count; ++n)
+    etrt_dnnl_node_release(&s->nodes[n]);
+  free(s->nodes);
+  free(s->scratchpad);
+  for (int b = 0; b < ETRT_DNNL_BUFFERS; ++b) free(s->buffers[b]);
+  if (s->stream) d->dnnl_stream_destroy(s->stream);
+  if (s->engine) d->dnnl_engine_destroy(s->engine);
+  free(s);
+}
+
+static etrt_status etrt_dnnl_buffer_alloc(void **buffer, size_t size, const etrt_engine *engine) {
+  if (size == 0) return ETRT_OK;
+  *buffer = aligned_alloc(64, (size + 63) / 64 * 64);
+  if (*buffer == NULL)
+    return etrt_error(ETRT_ERROR_OUT_OF_MEMORY,
+                      "engine '%s': out of memory for %zu bytes of oneDNN buffers",
+                      engine->info.name, size);
+  return ETRT_OK;
+}
+
+etrt_status etrt_cpu_onednn_create(const etrt_engine *engine, etrt_cpu_onednn **out) {
+  *out = NULL;
+  const char *choice = getenv("ETRT_CPU_KERNELS");
+  if (choice != NULL && strcmp(choice, "etrt") == 0) return ETRT_OK;
+  /* Nothing to load for a plan without convolutions or matrix products. */
+  int candidates = 0;
+  for (uint32_t n = 0; n < engine->graph.node_count && !candidates; ++n) {
+    const char *op = engine->graph.nodes[n].op_type;
+    candidates = strcmp(op, "Conv") == 0 || strcmp(op, "EtrtFusedConv") == 0 ||
+                 strcmp(op, "MatMul") == 0 || strcmp(op, "Gemm") == 0;
+  }
+  if (!candidates) return ETRT_OK;
+  pthread_once(&etrt_dnnl_once, etrt_dnnl_load);
+  if (!etrt_dnnl_loaded) {
+    etrt_log(ETRT_LOG_INFO, "CPU kernels: etrt's (oneDNN not loaded: %s)", etrt_dnnl_why);
+    return ETRT_OK;
+  }
+  const etrt_dnnl_api *d = &etrt_dnnl;
+  etrt_cpu_onednn *s = calloc(1, sizeof *s);
+  etrt_tensor *args = calloc(engine->max_node_args + 1, sizeof *args);
+  if (s == NULL || args == NULL ||
+      (s->nodes = calloc(engine->graph.node_count + 1, sizeof *s->nodes)) == NULL) {
+    free(args);
+    etrt_cpu_onednn_destroy(s);
+    return etrt_error(ETRT_ERROR_OUT_OF_MEMORY, "engine '%s': out of memory for oneDNN state",
+                      engine->info.name);
+  }
+  s->node_count = engine->graph.node_count;
+  etrt_status status = ETRT_OK;
+  if (!ETRT_DNNL_OK(d->dnnl_engine_create(&s->engine, dnnl_cpu, 0)) ||
+      !ETRT_DNNL_OK(d->dnnl_stream_create(&s->stream, s->engine, dnnl_stream_default_flags))) {
+    etrt_log(ETRT_LOG_INFO, "CPU kernels: etrt's (oneDNN has no CPU engine)");
+    free(args);
+    etrt_cpu_onednn_destroy(s);
+    return ETRT_OK;
+  }
+  /* The weight reorders run here: on the caller's share of the pool, as executions do. */
+  d->omp_set_num_threads(etrt_thread_pool_width());
+  for (uint32_t n = 0; n < s->node_count && status == ETRT_OK; ++n)
+    status = etrt_dnnl_node_create(s, engine, n, args);
+  free(args);
+  if (status == ETRT_OK)
+    status = etrt_dnnl_buffer_alloc(&s->scratchpad, s->scratchpad_size, engine);
+  for (int b = 0; b < ETRT_DNNL_BUFFERS && status == ETRT_OK; ++b)
+    status = etrt_dnnl_buffer_alloc(&s->buffers[b], s->buffer_sizes[b], engine);
+  for (uint32_t n = 0; n < s->node_count && status == ETRT_OK; ++n) {
+    etrt_dnnl_node *dn = &s->nodes[n];
+    if (dn->memory[ETRT_DNNL_SCRATCHPAD])
+      d->dnnl_memory_set_data_handle(dn->memory[ETRT_DNNL_SCRATCHPAD], s->scratchpad);
+    for (int slot = 0; slot < ETRT_DNNL_SLOTS; ++slot)
+      if (dn->in_buffer[slot])
+        d->dnnl_memory_set_data_handle(dn->memory[slot], s->buffers[dn->in_buffer[slot] - 1]);
+  }
+  if (status != ETRT_OK || s->used == 0) {
+    etrt_cpu_onednn_destroy(s);
+    return status;
+  }
+  etrt_log(
+      ETRT_LOG_DEBUG,
+      "engine '%s': %u nodes run by oneDNN (scratchpad %zu bytes, activation buffers %zu + %zu)",
+      engine->info.name, s->used, s->scratchpad_size, s->buffer_sizes[0], s->buffer_sizes[1]);
+  *out = s;
+  return ETRT_OK;
+}
+
+static int etrt_dnnl_same(int32_t rank, const int64_t *dims, const etrt_tensor *t) {
+  return t->rank == rank && memcmp(t->dims, dims, (size_t)rank * sizeof *dims) == 0;
+}
+
+static dnnl_status_t etrt_dnnl_run_reorder(etrt_cpu_onednn *s, etrt_dnnl_node *dn,
+                                           etrt_dnnl_reorder r, etrt_dnnl_slot from,
+                                           etrt_dnnl_slot to) {
+  dnnl_exec_arg_t args[2] = {{DNNL_ARG_FROM, dn->memory[from]}, {DNNL_ARG_TO, dn->memory[to]}};
+  return etrt_dnnl.dnnl_primitive_execute(dn->reorders[r], s->stream, 2, args);
+}
+
+int etrt_cpu_onednn_run(etrt_cpu_onednn *s, uint32_t n, const etrt_tensor *inputs,
+                        etrt_tensor *outputs, etrt_status *status) {
+  if (s == NULL || n >= s->node_count) return 0;
+  etrt_dnnl_node *dn = &s->nodes[n];
+  if (dn->primitive == NULL || !etrt_dnnl_same(dn->rank, dn->dims, &inputs[0]) ||
+      !etrt_dnnl_same(dn->out_rank, dn->out_dims, &outputs[0]))
+    return 0;
+  const etrt_dnnl_api *d = &etrt_dnnl;
+  int src_slot = dn->memory[ETRT_DNNL_USER_SRC] ? ETRT_DNNL_USER_SRC : ETRT_DNNL_SRC;
+  int dst_slot = dn->memory[ETRT_DNNL_USER_DST] ? ETRT_DNNL_USER_DST : ETRT_DNNL_DST;
+  d->dnnl_memory_set_data_handle(dn->memory[src_slot], inputs[0].data);
+  d->dnnl_memory_set_data_handle(dn->memory[dst_slot], outputs[0].data);
+  if (dn->memory[ETRT_DNNL_USER_RESIDUAL])
+    d->dnnl_memory_set_data_handle(dn->memory[ETRT_DNNL_USER_RESIDUAL], inputs[3].data);
+  else if (dn->has_residual && outputs[0].data != inputs[3].data)
+    memcpy(outputs[0].data, inputs[3].data, dn->out_bytes);
+  /* The caller's width in the pool, less what other executions in oneDNN hold now. */
+  int want = etrt_thread_pool_width();
+  int others = atomic_fetch_add(&etrt_dnnl_busy, want);
+  int threads = want - others > 1 ? want - others : 1;
+  d->omp_set_num_threads(threads);
+  dnnl_status_t r = dnnl_success;
+  if (dn->reorders[ETRT_DNNL_REORDER_SRC])
+    r = etrt_dnnl_run_reorder(s, dn, ETRT_DNNL_REORDER_SRC, ETRT_DNNL_USER_SRC, ETRT_DNNL_SRC);
+  if (r == dnnl_success && dn->reorders[ETRT_DNNL_REORDER_RESIDUAL])
+    r = etrt_dnnl_run_reorder(s, dn, ETRT_DNNL_REORDER_RESIDUAL, ETRT_DNNL_USER_RESIDUAL,
+                              ETRT_DNNL_DST);
+  if (r == dnnl_success)
+    r = d->dnnl_primitive_execute(dn->primitive, s->stream, dn->arg_count, dn->args);
+  if (r == dnnl_success && dn->reorders[ETRT_DNNL_REORDER_DST])
+    r = etrt_dnnl_run_reorder(s, dn, ETRT_DNNL_REORDER_DST, ETRT_DNNL_DST, ETRT_DNNL_USER_DST);
+  atomic_fetch_sub(&etrt_dnnl_busy, want);
+  *status = r == dnnl_success
+                ? ETRT_OK
+                : etrt_error(ETRT_ERROR_INTERNAL,
+                             "oneDNN failed to execute the primitive (status %d)", (int)r);
+  return 1;
+}
+
+uint32_t etrt_cpu_onednn_node_count(const etrt_cpu_onednn *s) { return s != NULL ? s->used : 0; }
+
+#endif

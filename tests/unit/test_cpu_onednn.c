@@ -1,0 +1,288 @@
+/* The CPU executor's two kernel paths for convolutions and matrix products: plans
+ * built in code run once with oneDNN (where the build has it) and once with
+ * ETRT_CPU_KERNELS=etrt, and must agree; oneDNN must take the nodes it is meant to,
+ * and a run at a shape other than the plan's largest falls back to etrt's kernels.
+ * EtrtFusedConv's refusals are checked here too. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "engine/cpu_onednn.h"
+#include "engine/engine.h"
+#include "etrt/network.h"
+#include "test_util.h"
+
+typedef struct plan_case {
+  uint8_t *plan;
+  size_t size;
+  int64_t x_count, y_count;
+} plan_case;
+
+static void fill(float *v, int64_t n, uint32_t seed) {
+  for (int64_t i = 0; i < n; ++i) {
+    seed = seed * 1664525u + 1013904223u;
+    v[i] = (float)((seed >> 8) & 0xffff) / 32768.0f - 1.0f;
+  }
+}
+
+static int32_t constant(etrt_network *net, const char *name, int32_t rank, const int64_t *dims,
+                        uint32_t seed) {
+  int64_t n = 1;
+  for (int32_t i = 0; i < rank; ++i) n *= dims[i];
+  float *data = malloc((size_t)n * sizeof(float));
+  fill(data, n, seed);
+  int32_t id = -1;
+  CHECK_OK(etrt_network_add_constant(net, name, ETRT_DTYPE_FLOAT32, rank, dims, data, &id));
+  free(data);
+  return id;
+}
+
+/* Runs a plan's context with the kernels of `kernels` ("etrt", or NULL: the build's
+ * default) on input x of x_dims (and the residual input, if any); returns the output
+ * (malloc'd). */
+static float *run(const plan_case *p, const char *kernels, const int64_t *x_dims, int32_t x_rank,
+                  float *x, float *residual) {
+  if (kernels != NULL)
+    setenv("ETRT_CPU_KERNELS", kernels, 1);
+  else
+    unsetenv("ETRT_CPU_KERNELS");
+  etrt_engine *engine = NULL;
+  etrt_exec_context *ctx = NULL;
+  CHECK_OK(etrt_engine_deserialize(p->plan, p->size, &engine));
+  CHECK_OK(etrt_exec_context_create(engine, NULL, &ctx));
+  float *y = calloc((size_t)p->y_count, sizeof(float));
+  CHECK_OK(etrt_exec_context_set_input_shape(ctx, 0, x_rank, x_dims));
+  CHECK_OK(etrt_exec_context_set_address(ctx, 0, x));
+  int io = 1;
+  if (residual != NULL) CHECK_OK(etrt_exec_context_set_address(ctx, io++, residual));
+  CHECK_OK(etrt_exec_context_set_address(ctx, io, y));
+  CHECK_OK(etrt_exec_context_enqueue(ctx, NULL));
+  etrt_exec_context_destroy(ctx);
+  etrt_engine_destroy(engine);
+  unsetenv("ETRT_CPU_KERNELS");
+  return y;
+}
+
+static double max_difference(const float *a, const float *b, int64_t n) {
+  double worst = 0.0;
+  for (int64_t i = 0; i < n; ++i) {
+    double d = fabs((double)a[i] - (double)b[i]);
+    if (!(d <= worst)) worst = d;
+  }
+  return worst;
+}
+
+/* The nodes oneDNN takes in a plan (0 where the build or machine has none). */
+static uint32_t onednn_nodes(const plan_case *p) {
+  etrt_engine *engine = NULL;
+  CHECK_OK(etrt_engine_deserialize(p->plan, p->size, &engine));
+  etrt_cpu_onednn *s = NULL;
+  CHECK_OK(etrt_cpu_onednn_create((const etrt_engine *)engine, &s));
+  uint32_t count = etrt_cpu_onednn_node_count(s);
+  etrt_cpu_onednn_destroy(s);
+  etrt_engine_destroy(engine);
+  return count;
+}
+
+static int onednn_built(void) { return strcmp(etrt_cpu_kernels_default(), "onednn") == 0; }
+
+static void build(etrt_network *net, plan_case *p) {
+  CHECK_OK(etrt_plan_build(net, &(etrt_plan_options){.device = {ETRT_DEVICE_CPU, 0}}, &p->plan,
+                           &p->size));
+  etrt_network_destroy(net);
+}
+
+/* Both paths on one plan; `expect` nodes taken by oneDNN where built. */
+static void compare(const char *what, plan_case *p, const int64_t *x_dims, int32_t x_rank,
+                    int with_residual, uint32_t expect) {
+  float *x = malloc((size_t)p->x_count * sizeof(float));
+  float *z = with_residual ? malloc((size_t)p->y_count * sizeof(float)) : NULL;
+  fill(x, p->x_count, 7);
+  if (z) fill(z, p->y_count, 11);
+  float *a = run(p, NULL, x_dims, x_rank, x, z);
+  float *b = run(p, "etrt", x_dims, x_rank, x, z);
+  double d = max_difference(a, b, p->y_count);
+  if (!(d <= 1e-4)) fprintf(stderr, "%s: paths differ by %g\n", what, d);
+  CHECK(d <= 1e-4);
+  uint32_t taken = onednn_nodes(p);
+  if (onednn_built() && taken != expect)
+    fprintf(stderr, "%s: oneDNN took %u nodes, expected %u\n", what, taken, expect);
+  if (onednn_built()) CHECK_EQ_INT(taken, expect);
+  free(x);
+  free(z);
+  free(a);
+  free(b);
+  free(p->plan);
+}
+
+typedef struct conv_shape {
+  const char *what;
+  int64_t n, c, h, w, m, k, stride, pad_l, pad_r, dilation, group;
+  int bias;
+  const char *activation; /* NULL: a plain Conv */
+  int residual;
+  uint32_t expect; /* nodes oneDNN takes */
+} conv_shape;
+
+static void test_convolutions(void) {
+  static const conv_shape shapes[] = {
+      {"3x3 pad 1 bias", 1, 16, 12, 12, 32, 3, 1, 1, 1, 1, 1, 1, NULL, 0, 1},
+      {"1x1 no bias", 2, 24, 7, 9, 8, 1, 1, 0, 0, 1, 1, 0, NULL, 0, 1},
+      {"7x7 stride 2 asymmetric pads", 1, 3, 23, 23, 16, 7, 2, 3, 2, 1, 1, 1, NULL, 0, 1},
+      {"3x3 dilated 2", 1, 8, 15, 15, 8, 3, 1, 2, 2, 2, 1, 1, NULL, 0, 1},
+      {"grouped 4", 1, 16, 10, 10, 32, 3, 1, 1, 1, 1, 4, 1, NULL, 0, 1},
+      {"depthwise (etrt's kernel)", 1, 16, 10, 10, 16, 3, 1, 1, 1, 1, 16, 1, NULL, 0, 0},
+      {"fused Relu", 1, 16, 12, 12, 32, 3, 1, 1, 1, 1, 1, 1, "Relu", 0, 1},
+      {"fused residual + Relu", 1, 16, 12, 12, 16, 3, 1, 1, 1, 1, 1, 1, "Relu", 1, 1},
+      {"fused residual only", 1, 32, 6, 6, 32, 1, 1, 0, 0, 1, 1, 1, "NONE", 1, 1},
+      {"fused Clip", 1, 16, 12, 12, 32, 3, 2, 1, 1, 1, 1, 1, "Clip", 0, 1},
+      {"fused HardSwish", 1, 16, 12, 12, 32, 1, 1, 0, 0, 1, 1, 1, "HardSwish", 0, 1},
+      {"fused Sigmoid", 1, 16, 12, 12, 32, 1, 1, 0, 0, 1, 1, 0, "Sigmoid", 0, 1},
+      {"fused Silu grouped", 1, 16, 12, 12, 32, 3, 1, 1, 1, 1, 2, 1, "Silu", 0, 1},
+      {"fused depthwise residual Silu", 1, 8, 9, 9, 8, 3, 1, 1, 1, 1, 8, 1, "Silu", 1, 0},
+  };
+  for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; ++i) {
+    const conv_shape *s = &shapes[i];
+    etrt_network *net;
+    CHECK_OK(etrt_network_create(&net));
+    int64_t x_dims[4] = {s->n, s->c, s->h, s->w};
+    int32_t x, y, inputs[4] = {-1, -1, -1, -1};
+    CHECK_OK(etrt_network_add_input(net, "x", ETRT_DTYPE_FLOAT32, 4, x_dims, x_dims, &x));
+    int64_t extent = (s->k - 1) * s->dilation + 1;
+    int64_t oh = (s->h + s->pad_l + s->pad_r - extent) / s->stride + 1;
+    int64_t ow = (s->w + s->pad_l + s->pad_r - extent) / s->stride + 1;
+    int64_t y_dims[4] = {s->n, s->m, oh, ow};
+    inputs[0] = x;
+    inputs[1] = constant(net, "w", 4, (int64_t[]){s->m, s->c / s->group, s->k, s->k}, 3);
+    if (s->bias) inputs[2] = constant(net, "b", 1, (int64_t[]){s->m}, 5);
+    if (s->residual)
+      CHECK_OK(etrt_network_add_input(net, "z", ETRT_DTYPE_FLOAT32, 4, y_dims, y_dims, &inputs[3]));
+    etrt_attribute attributes[] = {
+        {.name = "kernel_shape",
+         .kind = ETRT_ATTRIBUTE_INTS,
+         .count = 2,
+         .ints = (int64_t[]){s->k, s->k}},
+        {.name = "strides",
+         .kind = ETRT_ATTRIBUTE_INTS,
+         .count = 2,
+         .ints = (int64_t[]){s->stride, s->stride}},
+        {.name = "pads",
+         .kind = ETRT_ATTRIBUTE_INTS,
+         .count = 4,
+         .ints = (int64_t[]){s->pad_l, s->pad_l, s->pad_r, s->pad_r}},
+        {.name = "dilations",
+         .kind = ETRT_ATTRIBUTE_INTS,
+         .count = 2,
+         .ints = (int64_t[]){s->dilation, s->dilation}},
+        {.name = "group", .kind = ETRT_ATTRIBUTE_INT, .i = s->group},
+        {.name = "activation", .kind = ETRT_ATTRIBUTE_STRING, .s = s->activation},
+        {.name = "activation_min", .kind = ETRT_ATTRIBUTE_FLOAT, .f = -0.25f},
+        {.name = "activation_max", .kind = ETRT_ATTRIBUTE_FLOAT, .f = 0.5f},
+    };
+    uint32_t attribute_count = s->activation == NULL ? 5 : 8;
+    CHECK_OK(etrt_network_add_op(net, s->activation ? "EtrtFusedConv" : "Conv", "conv",
+                                 s->residual ? 4 : 3, inputs, 1, &y, attribute_count, attributes));
+    CHECK_OK(etrt_network_mark_output(net, y, "y"));
+    plan_case p = {.x_count = s->n * s->c * s->h * s->w, .y_count = s->n * s->m * oh * ow};
+    build(net, &p);
+    printf("  %s\n", s->what);
+    compare(s->what, &p, x_dims, 4, s->residual, s->expect);
+  }
+}
+
+static void test_matrix_products(void) {
+  /* MatMul of a 3-D input by constant weights: the leading axes fold into M. */
+  etrt_network *net;
+  CHECK_OK(etrt_network_create(&net));
+  int64_t a_dims[3] = {2, 5, 24};
+  int32_t a, y, gemm_out;
+  CHECK_OK(etrt_network_add_input(net, "a", ETRT_DTYPE_FLOAT32, 3, a_dims, a_dims, &a));
+  int32_t w = constant(net, "w", 2, (int64_t[]){24, 40}, 3);
+  CHECK_OK(etrt_network_add_op(net, "MatMul", "mm", 2, (int32_t[]){a, w}, 1, &y, 0, NULL));
+  CHECK_OK(etrt_network_mark_output(net, y, "y"));
+  plan_case p = {.x_count = 2 * 5 * 24, .y_count = 2 * 5 * 40};
+  build(net, &p);
+  compare("MatMul 3-D", &p, a_dims, 3, 0, 1);
+
+  /* Gemm with transB and a row bias; and one with alpha, which stays on etrt's kernel. */
+  for (int alpha = 0; alpha < 2; ++alpha) {
+    CHECK_OK(etrt_network_create(&net));
+    int64_t x_dims[2] = {7, 33};
+    CHECK_OK(etrt_network_add_input(net, "a", ETRT_DTYPE_FLOAT32, 2, x_dims, x_dims, &a));
+    int32_t b = constant(net, "b", 2, (int64_t[]){9, 33}, 5);
+    int32_t c = constant(net, "c", 2, (int64_t[]){1, 9}, 9);
+    etrt_attribute attributes[] = {{.name = "transB", .kind = ETRT_ATTRIBUTE_INT, .i = 1},
+                                   {.name = "alpha", .kind = ETRT_ATTRIBUTE_FLOAT, .f = 0.5f}};
+    CHECK_OK(etrt_network_add_op(net, "Gemm", "gemm", 3, (int32_t[]){a, b, c}, 1, &gemm_out,
+                                 alpha ? 2 : 1, attributes));
+    CHECK_OK(etrt_network_mark_output(net, gemm_out, "y"));
+    plan_case q = {.x_count = 7 * 33, .y_count = 7 * 9};
+    build(net, &q);
+    compare(alpha ? "Gemm alpha 0.5" : "Gemm transB bias", &q, x_dims, 2, 0, alpha ? 0 : 1);
+  }
+}
+
+/* A plan with a dynamic batch: the primitive is made for the largest batch, and a
+ * smaller one runs etrt's kernel; both match the etrt path. */
+static void test_smaller_batch_falls_back(void) {
+  etrt_network *net;
+  CHECK_OK(etrt_network_create(&net));
+  int32_t x, y;
+  CHECK_OK(etrt_network_add_input(net, "x", ETRT_DTYPE_FLOAT32, 4, (int64_t[]){1, 8, 6, 6},
+                                  (int64_t[]){4, 8, 6, 6}, &x));
+  int32_t w = constant(net, "w", 4, (int64_t[]){8, 8, 3, 3}, 3);
+  etrt_attribute pads = {
+      .name = "pads", .kind = ETRT_ATTRIBUTE_INTS, .count = 4, .ints = (int64_t[]){1, 1, 1, 1}};
+  CHECK_OK(etrt_network_add_op(net, "Conv", "conv", 2, (int32_t[]){x, w}, 1, &y, 1, &pads));
+  CHECK_OK(etrt_network_mark_output(net, y, "y"));
+  plan_case p = {0};
+  build(net, &p);
+  for (int64_t batch = 4; batch >= 1; batch -= 3) {
+    int64_t dims[4] = {batch, 8, 6, 6};
+    p.x_count = p.y_count = batch * 8 * 36;
+    float *xv = malloc((size_t)p.x_count * sizeof(float));
+    fill(xv, p.x_count, 13);
+    float *a = run(&p, NULL, dims, 4, xv, NULL);
+    float *b = run(&p, "etrt", dims, 4, xv, NULL);
+    CHECK(max_difference(a, b, p.y_count) <= 1e-4);
+    free(xv);
+    free(a);
+    free(b);
+  }
+  if (onednn_built()) CHECK_EQ_INT(onednn_nodes(&p), 1);
+  free(p.plan);
+}
+
+static void test_fused_conv_refusals(void) {
+  etrt_network *net;
+  CHECK_OK(etrt_network_create(&net));
+  int32_t x, z, y;
+  CHECK_OK(etrt_network_add_input(net, "x", ETRT_DTYPE_FLOAT32, 4, (int64_t[]){1, 4, 5, 5},
+                                  (int64_t[]){1, 4, 5, 5}, &x));
+  CHECK_OK(etrt_network_add_input(net, "z", ETRT_DTYPE_FLOAT32, 4, (int64_t[]){1, 4, 5, 4},
+                                  (int64_t[]){1, 4, 5, 4}, &z));
+  int32_t w = constant(net, "w", 4, (int64_t[]){4, 4, 1, 1}, 3);
+  etrt_attribute bad = {.name = "activation", .kind = ETRT_ATTRIBUTE_STRING, .s = "Tanh"};
+  CHECK_FAILS(etrt_network_add_op(net, "EtrtFusedConv", "f", 2, (int32_t[]){x, w}, 1, &y, 1, &bad),
+              ETRT_ERROR_INVALID_ARGUMENT, "activation 'Tanh' is not one of");
+  etrt_attribute bounds[] = {{.name = "activation", .kind = ETRT_ATTRIBUTE_STRING, .s = "Clip"},
+                             {.name = "activation_min", .kind = ETRT_ATTRIBUTE_FLOAT, .f = 2.0f},
+                             {.name = "activation_max", .kind = ETRT_ATTRIBUTE_FLOAT, .f = 1.0f}};
+  CHECK_FAILS(
+      etrt_network_add_op(net, "EtrtFusedConv", "f", 2, (int32_t[]){x, w}, 1, &y, 3, bounds),
+      ETRT_ERROR_INVALID_ARGUMENT, "activation_min 2 is above activation_max 1");
+  CHECK_FAILS(
+      etrt_network_add_op(net, "EtrtFusedConv", "f", 4, (int32_t[]){x, w, -1, z}, 1, &y, 1, bounds),
+      ETRT_ERROR_INVALID_ARGUMENT, "the residual Z must have the output's type and shape");
+  CHECK_FAILS(etrt_network_add_op(net, "Conv", "c", 4, (int32_t[]){x, w, -1, z}, 1, &y, 0, NULL),
+              ETRT_ERROR_INVALID_ARGUMENT, "takes inputs X, W and an optional B");
+  etrt_network_destroy(net);
+}
+
+int main(void) {
+  RUN_TEST(test_convolutions);
+  RUN_TEST(test_matrix_products);
+  RUN_TEST(test_smaller_batch_falls_back);
+  RUN_TEST(test_fused_conv_refusals);
+  return TEST_EXIT();
+}
