@@ -66,6 +66,11 @@ deps:
 $(BUILD_ASAN)/CMakeCache.txt:
 	cmake -S . -B $(BUILD_ASAN) -DCMAKE_BUILD_TYPE=Debug -DETRT_SANITIZE=ON -DETRT_CUDA=$(ETRT_CUDA) $(CMAKE_FLAGS)
 
+# LeakSanitizer's options for programs of the sanitizer build run outside ctest (which sets
+# the same in tests/CMakeLists.txt): its thread tracer cannot scan the thread-local storage
+# of oneDNN's OpenMP threads, and glibc keeps some loader state (tests/lsan.supp).
+SANITIZER_TEST_ENV := LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp:use_tls=0
+
 test: deps format-check $(BUILD_ASAN)/CMakeCache.txt
 	cmake --build $(BUILD_ASAN) -j $(JOBS)
 	cd $(BUILD_ASAN) && ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1 \
@@ -74,7 +79,7 @@ test: deps format-check $(BUILD_ASAN)/CMakeCache.txt
 	@# ETRT_CPU_KERNELS, chosen at run time): the C unit tests again.
 	cd $(BUILD_ASAN) && ETRT_CPU_KERNELS=etrt ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 \
 	  UBSAN_OPTIONS=print_stacktrace=1 ctest --output-on-failure -j $(JOBS) -L unit
-	$(MAKE) conformance BUILD=$(BUILD_ASAN)
+	$(SANITIZER_TEST_ENV) $(MAKE) conformance BUILD=$(BUILD_ASAN)
 	$(MAKE) test-tsan
 	$(MAKE) fuzz-brief
 	$(MAKE) test-python
@@ -127,7 +132,7 @@ test-gpu-sanitize: build
 
 # The pass rates reached so far (CPU), rounded down: a drop below one fails the run.
 # The issue's goals are node 60, pytorch-converted 95, pytorch-operator 95.
-CONFORMANCE_MIN_PASS ?= --min-pass node:86 --min-pass pytorch-converted:100 --min-pass pytorch-operator:100 --min-pass simple:30
+CONFORMANCE_MIN_PASS ?= --min-pass node:92 --min-pass pytorch-converted:100 --min-pass pytorch-operator:100 --min-pass simple:30
 conformance: build
 	./$(BUILD)/bin/etrt_conformance --data $(ONNX_TESTDATA) -j $(JOBS) $(CONFORMANCE_MIN_PASS) $(CONFORMANCE_FLAGS)
 
