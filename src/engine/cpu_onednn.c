@@ -30,6 +30,11 @@ uint32_t etrt_cpu_onednn_node_count(const etrt_cpu_onednn *state) {
   return 0;
 }
 
+uint32_t etrt_cpu_onednn_chained_count(const etrt_cpu_onednn *state) {
+  (void)state;
+  return 0;
+}
+
 #else
 
 #include <dlfcn.h>
@@ -172,7 +177,16 @@ typedef struct etrt_dnnl_node {
   int32_t rank, out_rank;
   int64_t dims[ETRT_MAX_RANK], out_dims[ETRT_MAX_RANK];
   int has_residual;
-  size_t out_bytes;
+  size_t dst_bytes; /* of the primitive's destination, the residual copied into it */
+  /* While the context is made: the primitive's description (NULL: etrt's kernel runs
+   * the node) and the constant weights' own layout. */
+  dnnl_primitive_desc_t pd;
+  dnnl_memory_desc_t plain_weights;
+  int conv, depthwise;
+  /* Operands that live in the run's tensors in the primitive's own (blocked) layout,
+   * because every node that touches them is a convolution of this context that
+   * wants that layout (etrt_dnnl_chain): no reorder on either side. */
+  int chained_src, chained_dst, chained_residual;
 } etrt_dnnl_node;
 
 struct etrt_cpu_onednn {
@@ -180,6 +194,7 @@ struct etrt_cpu_onednn {
   dnnl_stream_t stream;
   etrt_dnnl_node *nodes;
   uint32_t node_count, used;
+  uint32_t chained; /* values kept in a oneDNN layout between convolutions */
   void *scratchpad;
   size_t scratchpad_size;
   void *buffers[ETRT_DNNL_BUFFERS];
@@ -223,12 +238,15 @@ static dnnl_status_t etrt_dnnl_post_ops(const etrt_fused_conv_params *fused,
 }
 
 /* The descriptors of a Conv or EtrtFusedConv node at its largest shapes; 0 when oneDNN
- * is not used for it (not 2-D float32, weights not constant, depthwise: etrt's
- * direct kernel is faster there on NCHW tensors). */
+ * is not used for it (not 2-D float32, weights not constant). A depthwise one is
+ * described only where `allow_depthwise` (a fixed-shape plan): oneDNN runs it well in a
+ * blocked layout, and keeps it only where it is chained to another convolution
+ * (etrt_dnnl_chain); on NCHW tensors etrt's direct kernel is several times faster. */
 static int etrt_dnnl_conv_desc(const etrt_engine *engine, const etrt_node *node,
-                               const etrt_tensor *args, dnnl_convolution_desc_t *cd,
-                               dnnl_memory_desc_t *plain_weights, dnnl_memory_desc_t *residual,
-                               const etrt_fused_conv_params **fused) {
+                               const etrt_tensor *args, int allow_depthwise,
+                               dnnl_convolution_desc_t *cd, dnnl_memory_desc_t *plain_weights,
+                               dnnl_memory_desc_t *residual, const etrt_fused_conv_params **fused,
+                               int *depthwise) {
   const etrt_dnnl_api *d = &etrt_dnnl;
   const etrt_tensor *x = &args[0], *w = &args[1], *y = &args[node->num_inputs];
   const etrt_conv_params *params = node->state;
@@ -241,7 +259,8 @@ static int etrt_dnnl_conv_desc(const etrt_engine *engine, const etrt_node *node,
   etrt_status s = etrt_conv_geometry_conv(node, params, x, w, &g);
   if (s != ETRT_OK) return 0;
   int64_t group = params->group, channels_per_group = x->dims[1] / group;
-  if (channels_per_group == 1 && group > 1) return 0;
+  *depthwise = channels_per_group == 1 && group > 1;
+  if (*depthwise && !allow_depthwise) return 0;
   dnnl_dims_t src = {x->dims[0], x->dims[1], x->dims[2], x->dims[3]};
   dnnl_dims_t dst = {y->dims[0], y->dims[1], y->dims[2], y->dims[3]};
   dnnl_dims_t bias = {w->dims[0]};
@@ -382,15 +401,17 @@ static int etrt_dnnl_reorder_make(etrt_cpu_onednn *s, etrt_dnnl_node *dn, etrt_d
   return ok;
 }
 
-/* An activation operand of the primitive (`want`): the run's NCHW tensor itself when
- * that is the layout, else a memory object in the context buffer `buffer` and one
- * over the run's tensor (`user`, `plain`), for the reorders around the primitive. */
+/* An activation operand of the primitive (`want`): the run's tensor itself when that is
+ * its layout (NCHW, or `chained`), else a memory object in the context buffer `buffer`
+ * and one over the run's tensor (`user`, `plain`), for the reorders around the
+ * primitive. */
 static int etrt_dnnl_activation(etrt_cpu_onednn *s, etrt_dnnl_node *dn, etrt_dnnl_slot slot,
                                 int arg, const dnnl_memory_desc_t *want,
-                                const dnnl_memory_desc_t *plain, etrt_dnnl_slot user,
+                                const dnnl_memory_desc_t *plain, int chained, etrt_dnnl_slot user,
                                 etrt_dnnl_buffer buffer) {
   const etrt_dnnl_api *d = &etrt_dnnl;
-  if (d->dnnl_memory_desc_equal(want, plain)) return etrt_dnnl_memory(s, dn, slot, arg, want, NULL);
+  if (chained || d->dnnl_memory_desc_equal(want, plain))
+    return etrt_dnnl_memory(s, dn, slot, arg, want, NULL);
   size_t size = d->dnnl_memory_desc_get_size(want);
   if (size > s->buffer_sizes[buffer]) s->buffer_sizes[buffer] = size;
   dn->in_buffer[slot] = 1 + (int)buffer;
@@ -436,34 +457,36 @@ static void etrt_dnnl_node_release(etrt_dnnl_node *dn) {
   for (int i = 0; i < ETRT_DNNL_REORDERS; ++i)
     if (dn->reorders[i]) d->dnnl_primitive_destroy(dn->reorders[i]);
   if (dn->primitive) d->dnnl_primitive_destroy(dn->primitive);
+  if (dn->pd) d->dnnl_primitive_desc_destroy(dn->pd);
   free(dn->owned_weights);
   memset(dn, 0, sizeof *dn);
 }
 
-/* Makes node n's primitive and memory objects; leaves dn->primitive NULL, so that
- * etrt's kernel runs the node, when oneDNN does not take it or a step fails. */
-static etrt_status etrt_dnnl_node_create(etrt_cpu_onednn *s, const etrt_engine *engine, uint32_t n,
-                                         etrt_tensor *args) {
+/* Describes node n's primitive at the plan's largest shapes (dn->pd); leaves dn->pd
+ * NULL, so that etrt's kernel runs the node, when oneDNN does not take it. */
+static void etrt_dnnl_node_describe(etrt_cpu_onednn *s, const etrt_engine *engine, uint32_t n,
+                                    int allow_depthwise, etrt_tensor *args) {
   const etrt_dnnl_api *d = &etrt_dnnl;
   const etrt_node *node = &engine->graph.nodes[n];
   etrt_dnnl_node *dn = &s->nodes[n];
   int conv = strcmp(node->op_type, "Conv") == 0 || strcmp(node->op_type, "EtrtFusedConv") == 0;
   int matmul = strcmp(node->op_type, "MatMul") == 0 || strcmp(node->op_type, "Gemm") == 0;
-  if ((!conv && !matmul) || node->num_outputs != 1) return ETRT_OK;
+  if ((!conv && !matmul) || node->num_outputs != 1) return;
   etrt_executor_node_bounds(&engine->graph, node, args);
   etrt_tensor *out = &args[node->num_inputs];
-  if (node->def == NULL || node->def->infer(node, args, out) != ETRT_OK) return ETRT_OK;
+  if (node->def == NULL || node->def->infer(node, args, out) != ETRT_OK) return;
   dnnl_convolution_desc_t cd;
   dnnl_matmul_desc_t md;
-  dnnl_memory_desc_t plain_weights, residual;
+  dnnl_memory_desc_t residual;
   const etrt_fused_conv_params *fused = NULL;
-  if (conv ? !etrt_dnnl_conv_desc(engine, node, args, &cd, &plain_weights, &residual, &fused)
-           : !etrt_dnnl_matmul_desc(engine, node, args, &md, &plain_weights))
-    return ETRT_OK;
+  if (conv ? !etrt_dnnl_conv_desc(engine, node, args, allow_depthwise, &cd, &dn->plain_weights,
+                                  &residual, &fused, &dn->depthwise)
+           : !etrt_dnnl_matmul_desc(engine, node, args, &md, &dn->plain_weights))
+    return;
+  dn->conv = conv;
   dn->has_residual = conv && residual.ndims > 0;
   dnnl_primitive_attr_t attr = NULL;
   dnnl_post_ops_t ops = NULL;
-  dnnl_primitive_desc_t pd = NULL;
   int ok =
       ETRT_DNNL_OK(d->dnnl_primitive_attr_create(&attr)) &&
       ETRT_DNNL_OK(d->dnnl_primitive_attr_set_scratchpad_mode(attr, dnnl_scratchpad_mode_user)) &&
@@ -471,57 +494,154 @@ static etrt_status etrt_dnnl_node_create(etrt_cpu_onednn *s, const etrt_engine *
       ETRT_DNNL_OK(etrt_dnnl_post_ops(fused, dn->has_residual ? &residual : NULL, ops)) &&
       ETRT_DNNL_OK(d->dnnl_primitive_attr_set_post_ops(attr, ops)) &&
       ETRT_DNNL_OK(d->dnnl_primitive_desc_create(
-          &pd, conv ? (const_dnnl_op_desc_t)&cd : (const_dnnl_op_desc_t)&md, attr, s->engine,
+          &dn->pd, conv ? (const_dnnl_op_desc_t)&cd : (const_dnnl_op_desc_t)&md, attr, s->engine,
           NULL));
-  if (ok) {
-    const dnnl_memory_desc_t *src = d->dnnl_primitive_desc_query_md(pd, dnnl_query_src_md, 0);
-    const dnnl_memory_desc_t *weights =
-        d->dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
-    const dnnl_memory_desc_t *bias = d->dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 1);
-    const dnnl_memory_desc_t *dst = d->dnnl_primitive_desc_query_md(pd, dnnl_query_dst_md, 0);
-    const dnnl_memory_desc_t *scratch =
-        d->dnnl_primitive_desc_query_md(pd, dnnl_query_scratchpad_md, 0);
-    const etrt_graph_value *values = engine->graph.values;
-    dnnl_memory_desc_t plain_src, plain_dst;
-    ok = etrt_dnnl_plain(src, &plain_src) && etrt_dnnl_plain(dst, &plain_dst) &&
-         etrt_dnnl_activation(s, dn, ETRT_DNNL_SRC, DNNL_ARG_SRC, src, &plain_src,
-                              ETRT_DNNL_USER_SRC, ETRT_DNNL_BUFFER_SRC) &&
-         etrt_dnnl_activation(s, dn, ETRT_DNNL_DST, DNNL_ARG_DST, dst, &plain_dst,
-                              ETRT_DNNL_USER_DST, ETRT_DNNL_BUFFER_DST) &&
-         etrt_dnnl_weights(s, dn, weights, &plain_weights, values[node->inputs[1]].data);
-    if (ok && dn->memory[ETRT_DNNL_USER_SRC])
-      ok = etrt_dnnl_reorder_make(s, dn, ETRT_DNNL_REORDER_SRC, ETRT_DNNL_USER_SRC, ETRT_DNNL_SRC);
-    if (ok && dn->memory[ETRT_DNNL_USER_DST])
-      ok = etrt_dnnl_reorder_make(s, dn, ETRT_DNNL_REORDER_DST, ETRT_DNNL_DST, ETRT_DNNL_USER_DST);
-    if (ok && dn->has_residual && dn->memory[ETRT_DNNL_USER_DST])
-      ok = ETRT_DNNL_OK(d->dnnl_memory_create(&dn->memory[ETRT_DNNL_USER_RESIDUAL], &plain_dst,
-                                              s->engine, DNNL_MEMORY_NONE)) &&
-           etrt_dnnl_reorder_make(s, dn, ETRT_DNNL_REORDER_RESIDUAL, ETRT_DNNL_USER_RESIDUAL,
-                                  ETRT_DNNL_DST);
-    if (ok && bias != NULL && bias->ndims > 0)
-      ok = etrt_dnnl_memory(s, dn, ETRT_DNNL_BIAS, DNNL_ARG_BIAS, bias,
-                            (void *)values[node->inputs[2]].data);
-    if (ok && scratch != NULL && scratch->ndims > 0) {
-      size_t size = d->dnnl_memory_desc_get_size(scratch);
-      if (size > s->scratchpad_size) s->scratchpad_size = size;
-      ok = etrt_dnnl_memory(s, dn, ETRT_DNNL_SCRATCHPAD, DNNL_ARG_SCRATCHPAD, scratch, NULL);
-    }
-    ok = ok && ETRT_DNNL_OK(d->dnnl_primitive_create(&dn->primitive, pd));
-  }
-  if (pd) d->dnnl_primitive_desc_destroy(pd);
   if (ops) d->dnnl_post_ops_destroy(ops);
   if (attr) d->dnnl_primitive_attr_destroy(attr);
+  if (!ok && dn->pd) d->dnnl_primitive_desc_destroy(dn->pd);
+  if (!ok) memset(dn, 0, sizeof *dn);
+  if (ok) {
+    dn->rank = args[0].rank;
+    memcpy(dn->dims, args[0].dims, sizeof dn->dims);
+    dn->out_rank = out->rank;
+    memcpy(dn->out_dims, out->dims, sizeof dn->out_dims);
+  }
+}
+
+static const dnnl_memory_desc_t *etrt_dnnl_md(const etrt_dnnl_node *dn, dnnl_query_t what) {
+  return etrt_dnnl.dnnl_primitive_desc_query_md(dn->pd, what, 0);
+}
+
+/* Every planned dim is the only dim a run can have: no axis with a range, none known only
+ * at execute. Values chained in a blocked layout are never read by etrt's kernels, which
+ * run a node whenever a run's shapes differ from the primitive's. */
+static int etrt_dnnl_plan_is_fixed(const etrt_graph *g) {
+  for (uint32_t v = 0; v < g->value_count; ++v) {
+    const etrt_graph_value *value = &g->values[v];
+    if (value->dims_at_execute) return 0;
+    for (int32_t a = 0; a < value->rank; ++a)
+      if (value->min_dims[a] != value->max_dims[a]) return 0;
+  }
+  return 1;
+}
+
+/* Whether node c's use of value v as input i reads the layout node p writes v in. */
+static int etrt_dnnl_use_matches(const etrt_dnnl_node *p, const etrt_dnnl_node *c, uint32_t i) {
+  if (c->pd == NULL || !c->conv) return 0;
+  const dnnl_memory_desc_t *written = etrt_dnnl_md(p, dnnl_query_dst_md);
+  if (i == 0) return etrt_dnnl.dnnl_memory_desc_equal(written, etrt_dnnl_md(c, dnnl_query_src_md));
+  if (i == 3 && c->has_residual)
+    return etrt_dnnl.dnnl_memory_desc_equal(written, etrt_dnnl_md(c, dnnl_query_dst_md));
+  return 0;
+}
+
+/* Chooses the values kept in a blocked layout between convolutions: an intermediate
+ * written by one of the context's convolutions in a layout other than NCHW, of exactly
+ * its planned bytes (no channel padding), and read only by convolutions of the context
+ * that want that layout (as source, or as the residual summed into a destination of
+ * that layout). Such values skip both reorders. A depthwise convolution stays with
+ * oneDNN only where its source or its destination is chained (its blocked kernels
+ * then beat etrt's NCHW one even with a reorder on the other side); dropping one may
+ * break its neighbours' chains, so the choice repeats until nothing changes.
+ * `state`: one byte per value (0 no, 1 candidate, 2 candidate with a reader). */
+static void etrt_dnnl_chain(etrt_cpu_onednn *s, const etrt_engine *engine, uint8_t *state) {
+  const etrt_graph *g = &engine->graph;
+  for (int changed = 1; changed;) {
+    changed = 0;
+    for (uint32_t v = 0; v < g->value_count; ++v) {
+      const etrt_graph_value *value = &g->values[v];
+      const etrt_dnnl_node *p = value->producer >= 0 ? &s->nodes[value->producer] : NULL;
+      state[v] = 0;
+      if (value->kind != ETRT_VALUE_KIND_INTERMEDIATE || p == NULL || p->pd == NULL || !p->conv)
+        continue;
+      const dnnl_memory_desc_t *written = etrt_dnnl_md(p, dnnl_query_dst_md);
+      dnnl_memory_desc_t plain;
+      if (!etrt_dnnl_plain(written, &plain) || etrt_dnnl.dnnl_memory_desc_equal(written, &plain))
+        continue;
+      int64_t planned = etrt_graph_nbytes(value->dtype, value->rank, value->max_dims);
+      if (planned < 0 || etrt_dnnl.dnnl_memory_desc_get_size(written) != (size_t)planned) continue;
+      state[v] = 1;
+    }
+    for (uint32_t n = 0; n < g->node_count; ++n) {
+      const etrt_node *node = &g->nodes[n];
+      for (uint32_t i = 0; i < node->num_inputs; ++i) {
+        int32_t v = node->inputs[i];
+        if (v < 0 || state[v] == 0) continue;
+        int ok = etrt_dnnl_use_matches(&s->nodes[g->values[v].producer], &s->nodes[n], i);
+        state[v] = ok ? 2 : 0;
+      }
+    }
+    for (uint32_t n = 0; n < g->node_count; ++n) {
+      etrt_dnnl_node *dn = &s->nodes[n];
+      const etrt_node *node = &g->nodes[n];
+      if (dn->pd == NULL || !dn->depthwise) continue;
+      if (state[node->inputs[0]] != 2 && state[node->outputs[0]] != 2) {
+        etrt_dnnl_node_release(dn);
+        changed = 1;
+      }
+    }
+  }
+  for (uint32_t n = 0; n < g->node_count; ++n) {
+    etrt_dnnl_node *dn = &s->nodes[n];
+    const etrt_node *node = &g->nodes[n];
+    if (dn->pd == NULL || !dn->conv) continue;
+    dn->chained_src = state[node->inputs[0]] == 2;
+    dn->chained_dst = state[node->outputs[0]] == 2;
+    dn->chained_residual = dn->has_residual && state[node->inputs[3]] == 2;
+  }
+}
+
+/* Makes node n's memory objects, reorders and primitive from its description; returns 0
+ * and leaves dn->primitive NULL, so that etrt's kernel runs the node, when a step fails. */
+static int etrt_dnnl_node_finish(etrt_cpu_onednn *s, const etrt_engine *engine, uint32_t n) {
+  const etrt_dnnl_api *d = &etrt_dnnl;
+  const etrt_node *node = &engine->graph.nodes[n];
+  etrt_dnnl_node *dn = &s->nodes[n];
+  const dnnl_memory_desc_t *src = etrt_dnnl_md(dn, dnnl_query_src_md);
+  const dnnl_memory_desc_t *weights = etrt_dnnl_md(dn, dnnl_query_weights_md);
+  const dnnl_memory_desc_t *bias =
+      d->dnnl_primitive_desc_query_md(dn->pd, dnnl_query_weights_md, 1);
+  const dnnl_memory_desc_t *dst = etrt_dnnl_md(dn, dnnl_query_dst_md);
+  const dnnl_memory_desc_t *scratch = etrt_dnnl_md(dn, dnnl_query_scratchpad_md);
+  const etrt_graph_value *values = engine->graph.values;
+  dnnl_memory_desc_t plain_src, plain_dst;
+  int ok = etrt_dnnl_plain(src, &plain_src) && etrt_dnnl_plain(dst, &plain_dst) &&
+           etrt_dnnl_activation(s, dn, ETRT_DNNL_SRC, DNNL_ARG_SRC, src, &plain_src,
+                                dn->chained_src, ETRT_DNNL_USER_SRC, ETRT_DNNL_BUFFER_SRC) &&
+           etrt_dnnl_activation(s, dn, ETRT_DNNL_DST, DNNL_ARG_DST, dst, &plain_dst,
+                                dn->chained_dst, ETRT_DNNL_USER_DST, ETRT_DNNL_BUFFER_DST) &&
+           etrt_dnnl_weights(s, dn, weights, &dn->plain_weights, values[node->inputs[1]].data);
+  if (ok && dn->memory[ETRT_DNNL_USER_SRC])
+    ok = etrt_dnnl_reorder_make(s, dn, ETRT_DNNL_REORDER_SRC, ETRT_DNNL_USER_SRC, ETRT_DNNL_SRC);
+  if (ok && dn->memory[ETRT_DNNL_USER_DST])
+    ok = etrt_dnnl_reorder_make(s, dn, ETRT_DNNL_REORDER_DST, ETRT_DNNL_DST, ETRT_DNNL_USER_DST);
+  /* A residual already in the destination's layout is copied into it; an NCHW one is
+   * reordered into a blocked destination. */
+  if (ok && dn->has_residual && !dn->chained_residual &&
+      !d->dnnl_memory_desc_equal(dst, &plain_dst))
+    ok = ETRT_DNNL_OK(d->dnnl_memory_create(&dn->memory[ETRT_DNNL_USER_RESIDUAL], &plain_dst,
+                                            s->engine, DNNL_MEMORY_NONE)) &&
+         etrt_dnnl_reorder_make(s, dn, ETRT_DNNL_REORDER_RESIDUAL, ETRT_DNNL_USER_RESIDUAL,
+                                ETRT_DNNL_DST);
+  if (ok && bias != NULL && bias->ndims > 0)
+    ok = etrt_dnnl_memory(s, dn, ETRT_DNNL_BIAS, DNNL_ARG_BIAS, bias,
+                          (void *)values[node->inputs[2]].data);
+  if (ok && scratch != NULL && scratch->ndims > 0) {
+    size_t size = d->dnnl_memory_desc_get_size(scratch);
+    if (size > s->scratchpad_size) s->scratchpad_size = size;
+    ok = etrt_dnnl_memory(s, dn, ETRT_DNNL_SCRATCHPAD, DNNL_ARG_SCRATCHPAD, scratch, NULL);
+  }
+  ok = ok && ETRT_DNNL_OK(d->dnnl_primitive_create(&dn->primitive, dn->pd));
+  dn->dst_bytes = d->dnnl_memory_desc_get_size(dst);
+  d->dnnl_primitive_desc_destroy(dn->pd);
+  dn->pd = NULL;
   if (!ok) {
     etrt_dnnl_node_release(dn);
-    return ETRT_OK; /* etrt's kernel runs it */
+    return 0; /* etrt's kernel runs it */
   }
-  dn->rank = args[0].rank;
-  memcpy(dn->dims, args[0].dims, sizeof dn->dims);
-  dn->out_rank = out->rank;
-  dn->out_bytes = (size_t)etrt_tensor_numel(out) * sizeof(float);
-  memcpy(dn->out_dims, out->dims, sizeof dn->out_dims);
   ++s->used;
-  return ETRT_OK;
+  s->chained += (uint32_t)dn->chained_dst;
+  return 1;
 }
 
 void etrt_cpu_onednn_destroy(etrt_cpu_onednn *s) {
@@ -585,9 +705,33 @@ etrt_status etrt_cpu_onednn_create(const etrt_engine *engine, etrt_cpu_onednn **
   }
   /* The weight reorders run here: on the caller's share of the pool, as executions do. */
   d->omp_set_num_threads(etrt_thread_pool_width());
-  for (uint32_t n = 0; n < s->node_count && status == ETRT_OK; ++n)
-    status = etrt_dnnl_node_create(s, engine, n, args);
+  int fixed = etrt_dnnl_plan_is_fixed(&engine->graph);
+  for (uint32_t n = 0; n < s->node_count; ++n) etrt_dnnl_node_describe(s, engine, n, fixed, args);
   free(args);
+  if (fixed) {
+    uint8_t *chain_state = calloc(engine->graph.value_count + 1, 1);
+    if (chain_state == NULL) {
+      etrt_cpu_onednn_destroy(s);
+      return etrt_error(ETRT_ERROR_OUT_OF_MEMORY, "engine '%s': out of memory for oneDNN state",
+                        engine->info.name);
+    }
+    etrt_dnnl_chain(s, engine, chain_state);
+    free(chain_state);
+  }
+  /* A node that fails here runs etrt's kernel; its chained neighbours would hand it a
+   * blocked tensor, so then etrt's kernels run the whole context. */
+  int broken_chain = 0;
+  for (uint32_t n = 0; n < s->node_count; ++n) {
+    const etrt_dnnl_node *dn = &s->nodes[n];
+    int chained = dn->chained_src || dn->chained_dst || dn->chained_residual;
+    if (dn->pd != NULL && !etrt_dnnl_node_finish(s, engine, n) && chained) broken_chain = 1;
+  }
+  if (broken_chain) {
+    etrt_log(ETRT_LOG_INFO, "CPU kernels: etrt's (engine '%s': oneDNN could not make a primitive)",
+             engine->info.name);
+    etrt_cpu_onednn_destroy(s);
+    return ETRT_OK;
+  }
   if (status == ETRT_OK)
     status = etrt_dnnl_buffer_alloc(&s->scratchpad, s->scratchpad_size, engine);
   for (int b = 0; b < ETRT_DNNL_BUFFERS && status == ETRT_OK; ++b)
@@ -604,10 +748,11 @@ etrt_status etrt_cpu_onednn_create(const etrt_engine *engine, etrt_cpu_onednn **
     etrt_cpu_onednn_destroy(s);
     return status;
   }
-  etrt_log(
-      ETRT_LOG_DEBUG,
-      "engine '%s': %u nodes run by oneDNN (scratchpad %zu bytes, activation buffers %zu + %zu)",
-      engine->info.name, s->used, s->scratchpad_size, s->buffer_sizes[0], s->buffer_sizes[1]);
+  etrt_log(ETRT_LOG_DEBUG,
+           "engine '%s': %u nodes run by oneDNN, %u values kept in its layouts (scratchpad %zu "
+           "bytes, activation buffers %zu + %zu)",
+           engine->info.name, s->used, s->chained, s->scratchpad_size, s->buffer_sizes[0],
+           s->buffer_sizes[1]);
   *out = s;
   return ETRT_OK;
 }
@@ -635,10 +780,14 @@ int etrt_cpu_onednn_run(etrt_cpu_onednn *s, uint32_t n, const etrt_tensor *input
   int dst_slot = dn->memory[ETRT_DNNL_USER_DST] ? ETRT_DNNL_USER_DST : ETRT_DNNL_DST;
   d->dnnl_memory_set_data_handle(dn->memory[src_slot], inputs[0].data);
   d->dnnl_memory_set_data_handle(dn->memory[dst_slot], outputs[0].data);
-  if (dn->memory[ETRT_DNNL_USER_RESIDUAL])
+  if (dn->memory[ETRT_DNNL_USER_RESIDUAL]) {
     d->dnnl_memory_set_data_handle(dn->memory[ETRT_DNNL_USER_RESIDUAL], inputs[3].data);
-  else if (dn->has_residual && outputs[0].data != inputs[3].data)
-    memcpy(outputs[0].data, inputs[3].data, dn->out_bytes);
+  } else if (dn->has_residual) {
+    /* Already in the destination's layout: copied to where the primitive writes. */
+    void *to = dn->in_buffer[ETRT_DNNL_DST] ? s->buffers[dn->in_buffer[ETRT_DNNL_DST] - 1]
+                                            : outputs[0].data;
+    if (to != inputs[3].data) memcpy(to, inputs[3].data, dn->dst_bytes);
+  }
   /* The caller's width in the pool, less what other executions in oneDNN hold now. */
   int want = etrt_thread_pool_width();
   int others = atomic_fetch_add(&etrt_dnnl_busy, want);
@@ -663,5 +812,9 @@ int etrt_cpu_onednn_run(etrt_cpu_onednn *s, uint32_t n, const etrt_tensor *input
 }
 
 uint32_t etrt_cpu_onednn_node_count(const etrt_cpu_onednn *s) { return s != NULL ? s->used : 0; }
+
+uint32_t etrt_cpu_onednn_chained_count(const etrt_cpu_onednn *s) {
+  return s != NULL ? s->chained : 0;
+}
 
 #endif

@@ -13,7 +13,10 @@
  * node only points the memory objects at the run's tensors and executes, with no
  * allocation. A run at other shapes (a smaller batch of a plan with bounds) runs the
  * node with etrt's kernels instead, so no primitive is ever created on the execute
- * path.
+ * path. In a plan whose shapes are all fixed, a value that only convolutions of the
+ * context write and read stays in the blocked layout they choose, with no reorder
+ * between them, and depthwise convolutions that read or write such a value run in
+ * oneDNN too.
  *
  * Threads: the Debian build of oneDNN runs its loops with OpenMP. Each execution
  * asks OpenMP for the calling thread's width in etrt's pool (--threads, the method's
@@ -44,7 +47,9 @@ void etrt_cpu_onednn_destroy(etrt_cpu_onednn *state);
 int etrt_cpu_onednn_run(etrt_cpu_onednn *state, uint32_t n, const etrt_tensor *inputs,
                         etrt_tensor *outputs, etrt_status *status);
 
-/* Nodes of the context that oneDNN runs (for tests). */
+/* Nodes of the context that oneDNN runs, and values it keeps in its own layouts between
+ * convolutions (for tests). */
 uint32_t etrt_cpu_onednn_node_count(const etrt_cpu_onednn *state);
+uint32_t etrt_cpu_onednn_chained_count(const etrt_cpu_onednn *state);
 
 #endif
