@@ -293,6 +293,47 @@ static void test_matrix_products(void) {
   }
 }
 
+/* The linear layers of transformers (EtrtMatMulBias: a 3-D input, constant weights and
+ * bias) and attention's products of two computed operands with batch axes. */
+static void test_transformer_products(void) {
+  etrt_network *net;
+  CHECK_OK(etrt_network_create(&net));
+  int64_t a_dims[3] = {2, 7, 16};
+  int32_t a, y;
+  CHECK_OK(etrt_network_add_input(net, "a", ETRT_DTYPE_FLOAT32, 3, a_dims, a_dims, &a));
+  int32_t inputs[3] = {a, constant(net, "w", 2, (int64_t[]){16, 24}, 3),
+                       constant(net, "bias", 1, (int64_t[]){24}, 5)};
+  CHECK_OK(etrt_network_add_op(net, "EtrtMatMulBias", "linear", 3, inputs, 1, &y, 0, NULL));
+  CHECK_OK(etrt_network_mark_output(net, y, "y"));
+  plan_case p = {.x_count = 2 * 7 * 16, .y_count = 2 * 7 * 24};
+  build(net, &p);
+  compare("EtrtMatMulBias 3-D", &p, a_dims, 3, 0, 1);
+
+  /* [2, 3, 5, 8] x [2, 3, 8, 6]: both operands are inputs. */
+  CHECK_OK(etrt_network_create(&net));
+  int64_t q_dims[4] = {2, 3, 5, 8}, k_dims[4] = {2, 3, 8, 6};
+  int32_t q, k;
+  CHECK_OK(etrt_network_add_input(net, "q", ETRT_DTYPE_FLOAT32, 4, q_dims, q_dims, &q));
+  CHECK_OK(etrt_network_add_input(net, "k", ETRT_DTYPE_FLOAT32, 4, k_dims, k_dims, &k));
+  CHECK_OK(etrt_network_add_op(net, "MatMul", "scores", 2, (int32_t[]){q, k}, 1, &y, 0, NULL));
+  CHECK_OK(etrt_network_mark_output(net, y, "y"));
+  plan_case b = {.x_count = 2 * 3 * 5 * 8, .y_count = 2 * 3 * 5 * 6};
+  build(net, &b);
+  float *qv = malloc((size_t)b.x_count * sizeof(float)),
+        *kv = malloc(2 * 3 * 8 * 6 * sizeof(float));
+  fill(qv, b.x_count, 17);
+  fill(kv, 2 * 3 * 8 * 6, 19);
+  float *with_onednn = run(&b, NULL, q_dims, 4, qv, kv);
+  float *with_etrt = run(&b, "etrt", q_dims, 4, qv, kv);
+  CHECK(max_difference(with_onednn, with_etrt, b.y_count) <= 1e-5);
+  if (onednn_built()) CHECK_EQ_INT(onednn_nodes(&b), 1);
+  free(qv);
+  free(kv);
+  free(with_onednn);
+  free(with_etrt);
+  free(b.plan);
+}
+
 /* A plan with a dynamic batch: the primitive is made for the largest batch, and a
  * smaller one runs etrt's kernel; both match the etrt path. */
 static void test_smaller_batch_falls_back(void) {
@@ -354,6 +395,7 @@ int main(void) {
   RUN_TEST(test_convolutions);
   RUN_TEST(test_convolution_chain);
   RUN_TEST(test_matrix_products);
+  RUN_TEST(test_transformer_products);
   RUN_TEST(test_smaller_batch_falls_back);
   RUN_TEST(test_fused_conv_refusals);
   return TEST_EXIT();
