@@ -1,7 +1,9 @@
 """CPU speed and footprint against onnxruntime on real models (make bench-cpu).
 
 Exports torchvision ResNet-50, MobileNet v2/v3, EfficientNet-B0 and a BERT-base-like
-encoder (random weights) to ONNX under build-bench/ (cached), builds each with
+encoder (random weights) to ONNX under build-bench/ (cached), takes the trained models
+that PyPI packages ship (rapidocr-onnxruntime's OCR detector, recogniser and classifier,
+NudeNet's detector: pip download, no dependencies), builds each with
 `etrt build --device cpu`, then in one run times `etrt run --iterations N` (its median)
 and onnxruntime's CPU provider on the same input, at one thread and at the default
 thread count of each, with each of etrt's CPU kernel paths (--kernels: the build's
@@ -91,7 +93,37 @@ MODELS = {
     "mobilenet_v3_large": ("x", (1, 3, 224, 224), np.float32),
     "efficientnet_b0": ("x", (1, 3, 224, 224), np.float32),
     "bert_base": ("ids", (1, 128), np.int64),
+    # Models shipped inside PyPI packages (trained weights), at the input sizes their
+    # packages feed them: the OCR detector, recogniser and direction classifier of
+    # rapidocr-onnxruntime, and NudeNet's YOLOv8n detector.
+    "ocr_det": ("x", (1, 3, 640, 640), np.float32),
+    "ocr_rec": ("x", (1, 3, 48, 320), np.float32),
+    "ocr_cls": ("x", (1, 3, 48, 192), np.float32),
+    "nudenet": ("images", (1, 3, 320, 320), np.float32),
 }
+
+# Packaged models: (PyPI package==version, the file inside its wheel).
+PACKAGED = {
+    "ocr_det": ("rapidocr-onnxruntime==1.4.4", "rapidocr_onnxruntime/models/ch_PP-OCRv4_det_infer.onnx"),
+    "ocr_rec": ("rapidocr-onnxruntime==1.4.4", "rapidocr_onnxruntime/models/ch_PP-OCRv4_rec_infer.onnx"),
+    "ocr_cls": ("rapidocr-onnxruntime==1.4.4",
+                "rapidocr_onnxruntime/models/ch_ppocr_mobile_v2.0_cls_infer.onnx"),
+    "nudenet": ("nudenet==3.4.2", "nudenet/320n.onnx"),
+}
+
+
+def fetch_packaged(name, path):
+    """Copies a model out of its package's wheel (pip download, no dependencies)."""
+    import glob
+    import tempfile
+    import zipfile
+
+    requirement, member = PACKAGED[name]
+    with tempfile.TemporaryDirectory() as folder:
+        subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps", "-q", "-d", folder, requirement],
+                       check=True)
+        with zipfile.ZipFile(glob.glob(os.path.join(folder, "*.whl"))[0]) as wheel, open(path, "wb") as out:
+            out.write(wheel.read(member))
 
 
 def prepare(name, cache, etrt):
@@ -102,15 +134,19 @@ def prepare(name, cache, etrt):
         tmp = onnx_path + ".tmp"
         if name == "bert_base":
             export_bert(tmp)
+        elif name in PACKAGED:
+            fetch_packaged(name, tmp)
         else:
             export_vision(name, tmp)
         os.replace(tmp, onnx_path)
+    input_name, shape, dtype = MODELS[name]
     if not os.path.exists(pte_path) or os.path.getmtime(pte_path) < os.path.getmtime(etrt):
-        r = subprocess.run([etrt, "build", onnx_path, "-o", pte_path, "--device", "cpu", "--quiet"],
+        # The packaged models leave batch and image sizes open: fixed here to the input's.
+        shape_flags = ["--shape", "%s:%s" % (input_name, "x".join(str(d) for d in shape))] if name in PACKAGED else []
+        r = subprocess.run([etrt, "build", onnx_path, "-o", pte_path, "--device", "cpu", "--quiet"] + shape_flags,
                            capture_output=True, text=True)
         if r.returncode != 0:
             raise RuntimeError("etrt build %s: %s" % (name, r.stderr.strip()))
-    input_name, shape, dtype = MODELS[name]
     rng = np.random.default_rng(1)
     x = rng.integers(0, 30522, shape).astype(dtype) if dtype == np.int64 else rng.standard_normal(shape).astype(dtype)
     x_path = os.path.join(cache, name + ".input.npy")

@@ -5,56 +5,24 @@
 #include <math.h>
 #include <string.h>
 
+#include "builder/pass_match.h"
 #include "builder/passes.h"
 #include "engine/op.h"
-
-/* The node writing `value` when it is a live `op` whose only reader is `reader`; else -1. */
-static int32_t etrt_gelu_producer(const etrt_ir_graph *graph, int32_t value, const char *op,
-                                  int32_t reader) {
-  if (value < 0) return -1;
-  int32_t p = graph->values[value].producer;
-  uint32_t inputs = strcmp(op, "Erf") == 0 ? 1 : 2;
-  if (p < 0 || graph->nodes[p].dead || strcmp(graph->nodes[p].op_type, op) != 0 ||
-      graph->nodes[p].num_inputs != inputs || etrt_ir_single_consumer(graph, value) != reader)
-    return -1;
-  return p;
-}
-
-/* A float32 constant of one element equal to `want` (within float rounding). */
-static bool etrt_gelu_is_constant(const etrt_ir_graph *graph, int32_t value, double want) {
-  if (value < 0) return false;
-  const etrt_ir_value *v = &graph->values[value];
-  if (!v->is_constant || v->dtype != ETRT_DTYPE_FLOAT32 || v->nbytes != sizeof(float) ||
-      v->data == NULL)
-    return false;
-  float f;
-  memcpy(&f, v->data, sizeof f);
-  return fabs((double)f - want) <= 1e-6 * fabs(want);
-}
-
-static bool etrt_gelu_same_shape(const etrt_ir_graph *graph, int32_t a, int32_t b) {
-  const etrt_ir_value *x = &graph->values[a], *y = &graph->values[b];
-  if (x->dtype != ETRT_DTYPE_FLOAT32 || y->dtype != x->dtype || x->rank != y->rank || x->rank < 0)
-    return false;
-  for (int32_t i = 0; i < x->rank; ++i)
-    if (x->min[i] != y->min[i] || x->max[i] != y->max[i]) return false;
-  return true;
-}
 
 /* Whether `q` is Add(Erf(Div(x, sqrt 2)), 1) read only by `reader`, for this x. */
 static bool etrt_gelu_is_erf_term(const etrt_ir_graph *graph, int32_t q, int32_t x, int32_t reader,
                                   int32_t chain[3]) {
-  int32_t add = etrt_gelu_producer(graph, q, "Add", reader);
+  int32_t add = etrt_match_producer(graph, q, "Add", 2, reader);
   if (add < 0) return false;
   const etrt_ir_node *a = &graph->nodes[add];
   for (int side = 0; side < 2; ++side) {
-    if (!etrt_gelu_is_constant(graph, a->inputs[1 - side], 1.0)) continue;
-    int32_t erf = etrt_gelu_producer(graph, a->inputs[side], "Erf", add);
+    if (!etrt_match_scalar(graph, a->inputs[1 - side], 1.0)) continue;
+    int32_t erf = etrt_match_producer(graph, a->inputs[side], "Erf", 1, add);
     if (erf < 0) continue;
-    int32_t div = etrt_gelu_producer(graph, graph->nodes[erf].inputs[0], "Div", erf);
+    int32_t div = etrt_match_producer(graph, graph->nodes[erf].inputs[0], "Div", 2, erf);
     if (div < 0) continue;
     const etrt_ir_node *d = &graph->nodes[div];
-    if (d->inputs[0] != x || !etrt_gelu_is_constant(graph, d->inputs[1], sqrt(2.0))) continue;
+    if (d->inputs[0] != x || !etrt_match_scalar(graph, d->inputs[1], sqrt(2.0))) continue;
     chain[0] = add;
     chain[1] = erf;
     chain[2] = div;
@@ -72,14 +40,14 @@ etrt_status etrt_pass_fuse_gelu(etrt_ir_graph *graph, uint32_t *fused) {
         outer->num_outputs != 1 || outer->outputs[0] < 0)
       continue;
     for (int side = 0; side < 2; ++side) {
-      int32_t inner = etrt_gelu_producer(graph, outer->inputs[side], "Mul", (int32_t)n);
+      int32_t inner = etrt_match_producer(graph, outer->inputs[side], "Mul", 2, (int32_t)n);
       if (inner < 0) continue;
       /* The three factors: x, the constant 0.5 and the Erf term, in any places. */
       int32_t f[3] = {graph->nodes[inner].inputs[0], graph->nodes[inner].inputs[1],
                       outer->inputs[1 - side]};
       int32_t chain[3] = {-1, -1, -1}, x = -1;
       for (int h = 0; h < 3 && x < 0; ++h) {
-        if (!etrt_gelu_is_constant(graph, f[h], 0.5)) continue;
+        if (!etrt_match_scalar(graph, f[h], 0.5)) continue;
         for (int t = 0; t < 3 && x < 0; ++t) {
           if (t == h) continue;
           int32_t candidate = f[3 - h - t];
@@ -88,19 +56,14 @@ etrt_status etrt_pass_fuse_gelu(etrt_ir_graph *graph, uint32_t *fused) {
           if (etrt_gelu_is_erf_term(graph, f[t], candidate, reader, chain)) x = candidate;
         }
       }
-      if (x < 0 || !etrt_gelu_same_shape(graph, x, outer->outputs[0])) continue;
+      if (x < 0 || !etrt_match_same_shape(graph, x, outer->outputs[0])) continue;
       outer->op_type = "Gelu";
       outer->domain = "";
       outer->num_inputs = 1;
       outer->inputs[0] = x;
       outer->num_attributes = 0;
       int32_t gone[4] = {inner, chain[0], chain[1], chain[2]};
-      for (int i = 0; i < 4; ++i) {
-        etrt_ir_node *g = &graph->nodes[gone[i]];
-        for (uint32_t o = 0; o < g->num_outputs; ++o)
-          if (g->outputs[o] >= 0) graph->values[g->outputs[o]].producer = -1;
-        g->dead = true;
-      }
+      etrt_match_remove(graph, gone, 4);
       ++*fused;
       break;
     }

@@ -16,8 +16,9 @@ etrt_status etrt_passes_run(etrt_ir_graph *graph, size_t fold_limit_bytes, etrt_
   ETRT_RETURN_IF_ERROR(etrt_pass_drop_identity(graph, &stats->identities));
   ETRT_RETURN_IF_ERROR(etrt_lower_infer_shapes(graph));
   ETRT_RETURN_IF_ERROR(etrt_pass_fold_constants(graph, fold_limit_bytes, &stats->folded));
-  ETRT_RETURN_IF_ERROR(etrt_pass_fold_batchnorm(graph, &stats->batchnorms));
+  ETRT_RETURN_IF_ERROR(etrt_pass_fold_batchnorm(graph, &stats->batchnorms, &stats->scales));
   ETRT_RETURN_IF_ERROR(etrt_pass_fuse_gemm(graph, &stats->gemms));
   ETRT_RETURN_IF_ERROR(etrt_pass_fuse_gelu(graph, &stats->gelus));
+  ETRT_RETURN_IF_ERROR(etrt_pass_fuse_hardswish(graph, &stats->hardswishes));
   return etrt_pass_eliminate_dead(graph, &stats->dead);
 }

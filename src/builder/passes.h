@@ -22,8 +22,10 @@ etrt_status etrt_pass_fold_constants(etrt_ir_graph *graph, size_t limit_bytes, u
 
 /* BatchNormalization (inference form) right after a Conv or Gemm whose weights are
  * constant, and which nothing else reads, is folded into that node's weights and
- * bias. */
-etrt_status etrt_pass_fold_batchnorm(etrt_ir_graph *graph, uint32_t *folded);
+ * bias (`folded`); so is a Mul or Add of a scalar or per-channel constant right after
+ * such a Conv (`scales_folded`). */
+etrt_status etrt_pass_fold_batchnorm(etrt_ir_graph *graph, uint32_t *folded,
+                                     uint32_t *scales_folded);
 
 /* MatMul of a 2-D input by a 2-D weight followed by an Add of a constant bias becomes
  * one Gemm (bias fused into the GEMM's epilogue); with a float32 input of rank 3 or
@@ -42,16 +44,21 @@ etrt_status etrt_pass_fuse_conv(etrt_ir_graph *graph, bool any_activation, uint3
  * node read only by the next, becomes one Gelu in the place of the last Mul. */
 etrt_status etrt_pass_fuse_gelu(etrt_ir_graph *graph, uint32_t *fused);
 
+/* HardSwish spelt as x * Clip(x + 3, 0, 6) / 6 (or * 1/6) or as x * HardSigmoid(x) (alpha
+ * 1/6, beta 1/2), each node read only by the next, becomes one HardSwish in the place of
+ * the last node. */
+etrt_status etrt_pass_fuse_hardswish(etrt_ir_graph *graph, uint32_t *fused);
+
 /* Nodes none of whose outputs reach a graph output are removed. */
 etrt_status etrt_pass_eliminate_dead(etrt_ir_graph *graph, uint32_t *removed);
 
 typedef struct etrt_pass_stats {
-  uint32_t identities, folded, batchnorms, gemms, convs, gelus, dead;
+  uint32_t identities, folded, batchnorms, scales, gemms, convs, gelus, hardswishes, dead;
 } etrt_pass_stats;
 
 /* All of the above in order: identities, then shape inference
- * (etrt_lower_infer_shapes), folding, batch norms, GEMMs, convolutions, GELUs, dead
- * code. */
+ * (etrt_lower_infer_shapes), folding, batch norms, GEMMs, GELUs, HardSwishes, dead code
+ * (convolutions are fused by the build, which knows the target). */
 etrt_status etrt_passes_run(etrt_ir_graph *graph, size_t fold_limit_bytes, etrt_pass_stats *stats);
 
 #endif

@@ -175,9 +175,10 @@ static void test_batchnorm_into_conv(void) {
     if (pass == 0) {
       run_cpu(g, x, reference, 27);
     } else {
-      uint32_t folded;
-      CHECK_OK(etrt_pass_fold_batchnorm(g, &folded));
+      uint32_t folded, scales;
+      CHECK_OK(etrt_pass_fold_batchnorm(g, &folded, &scales));
       CHECK_EQ_INT(folded, 1);
+      CHECK_EQ_INT(scales, 0);
       CHECK_EQ_INT(count_live(g, "BatchNormalization"), 0);
       const etrt_ir_node *conv = &g->nodes[0];
       CHECK_EQ_INT(conv->outputs[0], etrt_ir_find_value(g, "y"));
@@ -221,8 +222,8 @@ static void test_batchnorm_into_gemm(void) {
     if (pass == 0) {
       run_cpu(l.graph, x, reference, 4);
     } else {
-      uint32_t folded;
-      CHECK_OK(etrt_pass_fold_batchnorm(l.graph, &folded));
+      uint32_t folded, scales;
+      CHECK_OK(etrt_pass_fold_batchnorm(l.graph, &folded, &scales));
       CHECK_EQ_INT(folded, 1);
       CHECK_NEAR(etrt_ir_node_attribute_float(&l.graph->nodes[0], "beta", 0), 1.0, 0);
       run_cpu(l.graph, x, folded_out, 4);
@@ -244,10 +245,94 @@ static void test_batchnorm_into_gemm(void) {
   tm_output(&m, "y");
   loaded l;
   load(&m, 13, &l);
-  uint32_t folded;
-  CHECK_OK(etrt_pass_fold_batchnorm(l.graph, &folded));
+  uint32_t folded, scales;
+  CHECK_OK(etrt_pass_fold_batchnorm(l.graph, &folded, &scales));
   CHECK_EQ_INT(folded, 0);
+  CHECK_EQ_INT(scales, 0); /* the residual Add reads no constant */
   unload(&l);
+}
+
+/* PaddlePaddle's learnable affine block after a Conv: Mul by a scalar, Add of a
+ * per-channel [C, 1, 1] constant; both fold into the weights and bias, and the output is
+ * unchanged. A Mul by a constant of another shape ([1, 1, 2]: along W) is left alone. */
+static void test_scale_shift_into_conv(void) {
+  float w[4] = {1, -2, 0.5f, 3}, b[2] = {0.25f, -1}, m1[1] = {1.5f}, a2[2] = {0.5f, 2};
+  float along_w[2] = {2, 3};
+  float x[8] = {1, -2, 0.5f, 3, 0, -1, 2, 4}, reference[8], folded_out[8];
+  for (int variant = 0; variant < 2; ++variant)
+    for (int pass = 0; pass < 2; ++pass) {
+      tm_model m;
+      tm_init(&m);
+      const char *dims[4] = {"1", "2", "2", "2"};
+      tm_input(&m, "x", 4, dims);
+      tm_initializer_f32(&m, "W", 4, (int64_t[]){2, 2, 1, 1}, w);
+      tm_initializer_f32(&m, "B", 1, (int64_t[]){2}, b);
+      tm_initializer_f32(&m, "m", 1, (int64_t[]){1}, m1);
+      if (variant == 0)
+        tm_initializer_f32(&m, "a", 3, (int64_t[]){2, 1, 1}, a2);
+      else
+        tm_initializer_f32(&m, "a", 3, (int64_t[]){1, 1, 2}, along_w);
+      tm_node(&m, "Conv", "conv", "x,W,B", "c", 0);
+      tm_node(&m, "Mul", "scale", "m,c", "s", 0);
+      tm_node(&m, variant == 0 ? "Add" : "Mul", "shift", "s,a", "y", 0);
+      tm_output(&m, "y");
+      loaded l;
+      load(&m, 13, &l);
+      if (pass == 0) {
+        run_cpu(l.graph, x, reference, 8);
+      } else {
+        uint32_t folded, scales;
+        CHECK_OK(etrt_pass_fold_batchnorm(l.graph, &folded, &scales));
+        CHECK_EQ_INT(folded, 0);
+        CHECK_EQ_INT(scales, variant == 0 ? 2 : 1);
+        CHECK_EQ_INT(count_live(l.graph, "Mul") + count_live(l.graph, "Add"), variant == 0 ? 0 : 1);
+        run_cpu(l.graph, x, folded_out, 8);
+        check_same(reference, folded_out, 8, 1e-5);
+      }
+      unload(&l);
+    }
+}
+
+/* HardSwish as x * Clip(x + 3, 0, 6) / 6 and as x * HardSigmoid(x) (alpha 1/6) becomes one
+ * HardSwish; a Clip to other bounds is left alone. */
+static void test_fuse_hardswish(void) {
+  float x[6] = {-4, -3, -1, 0.5f, 2.5f, 5}, reference[6], fused_out[6];
+  float three[1] = {3}, zero[1] = {0}, six[1] = {6}, five[1] = {5};
+  for (int variant = 0; variant < 3; ++variant)
+    for (int pass = 0; pass < 2; ++pass) {
+      tm_model m;
+      tm_init(&m);
+      const char *dims[2] = {"2", "3"};
+      tm_input(&m, "x", 2, dims);
+      tm_initializer_f32(&m, "three", 0, NULL, three);
+      tm_initializer_f32(&m, "zero", 0, NULL, zero);
+      tm_initializer_f32(&m, "six", 0, NULL, six);
+      tm_initializer_f32(&m, "five", 0, NULL, five);
+      if (variant == 1) {
+        tm_node(&m, "HardSigmoid", "hs", "x", "h", 1, tm_attr_float("alpha", 1.0f / 6.0f));
+        tm_node(&m, "Mul", "mul", "h,x", "y", 0);
+      } else {
+        tm_node(&m, "Add", "add", "x,three", "a", 0);
+        tm_node(&m, "Clip", "clip", variant == 0 ? "a,zero,six" : "a,zero,five", "c", 0);
+        tm_node(&m, "Mul", "mul", "x,c", "p", 0);
+        tm_node(&m, "Div", "div", "p,six", "y", 0);
+      }
+      tm_output(&m, "y");
+      loaded l;
+      load(&m, 13, &l);
+      if (pass == 0) {
+        run_cpu(l.graph, x, reference, 6);
+      } else {
+        uint32_t fused;
+        CHECK_OK(etrt_pass_fuse_hardswish(l.graph, &fused));
+        CHECK_EQ_INT(fused, variant == 2 ? 0 : 1);
+        CHECK_EQ_INT(count_live(l.graph, "HardSwish"), variant == 2 ? 0 : 1);
+        CHECK_EQ_INT(count_live(l.graph, "Mul"), variant == 2 ? 1 : 0);
+        run_cpu(l.graph, x, fused_out, 6);
+        check_same(reference, fused_out, 6, 1e-6);
+      }
+      unload(&l);
+    }
 }
 
 static void test_fuse_gemm(void) {
@@ -544,6 +629,8 @@ int main(void) {
   RUN_TEST(test_fold_constants);
   RUN_TEST(test_batchnorm_into_conv);
   RUN_TEST(test_batchnorm_into_gemm);
+  RUN_TEST(test_scale_shift_into_conv);
+  RUN_TEST(test_fuse_hardswish);
   RUN_TEST(test_fuse_gemm);
   RUN_TEST(test_fuse_conv);
   RUN_TEST(test_fuse_conv_relu_only);

@@ -1,12 +1,124 @@
 /* CPU kernel of Resize/Upsample: each output element is the weighted sum over the
  * product of its per-axis neighbours (zero weights dropped, so axes that keep
- * their size cost nothing). */
+ * their size cost nothing). The output is walked row by row (every axis but the
+ * last), rows split over the thread pool, with the neighbours of the outer axes
+ * found once per row and those of the last axis once per chunk of columns: the
+ * per-element work is a gather and a few multiply-adds. The sums run in the same
+ * order for every split, so the result does not depend on the thread count. */
 #include "engine/ops/resize.h"
 
 #include <string.h>
 
+#include "base/thread_pool.h"
 #include "engine/ops/cpu/copy_util.h"
+#include "engine/ops/op_check.h"
 #include "engine/ops/shape_util.h"
+
+/* Columns whose last-axis neighbours are found together (a table on the stack). */
+#define ETRT_RESIZE_CHUNK 256
+/* Most neighbour combinations of the outer axes of one row (4 per axis of a cubic). */
+#define ETRT_RESIZE_MAX_COMBOS 64
+
+typedef struct etrt_resize_taps {
+  int count; /* 0: outside the crop box */
+  int64_t index[4];
+  double weight[4];
+} etrt_resize_taps;
+
+typedef struct etrt_resize_job {
+  const etrt_resize_params *p;
+  const etrt_resize_geometry *g;
+  const etrt_tensor *x;
+  etrt_tensor *y;
+  const int64_t *strides;
+  size_t element;
+  const etrt_resize_taps *columns; /* of columns [first_column, first_column + column_count) */
+  int64_t first_column, column_count;
+} etrt_resize_job;
+
+/* The neighbour combinations of the outer axes of output row `row`: offsets into x and
+ * the product of their weights, in the order the axes' picks advance (last axis
+ * fastest). Returns how many, 0 when the row lies outside the crop box, -1 when there
+ * are more than ETRT_RESIZE_MAX_COMBOS. */
+static int etrt_resize_row_combos(const etrt_resize_job *j, int64_t row, int64_t *offsets,
+                                  double *weights) {
+  int32_t outer = j->x->rank - 1;
+  int64_t index[ETRT_MAX_RANK][4], position[ETRT_MAX_RANK];
+  double weight[ETRT_MAX_RANK][4];
+  int count[ETRT_MAX_RANK], pick[ETRT_MAX_RANK] = {0};
+  for (int32_t a = outer - 1; a >= 0; --a) {
+    position[a] = row % j->y->dims[a];
+    row /= j->y->dims[a];
+  }
+  int total = 1;
+  for (int32_t a = 0; a < outer; ++a) {
+    count[a] = etrt_resize_neighbours(j->p, j->g, a, position[a], index[a], weight[a]);
+    if (count[a] == 0) return 0;
+    total *= count[a];
+    if (total > ETRT_RESIZE_MAX_COMBOS) return -1;
+  }
+  for (int c = 0; c < total; ++c) {
+    int64_t offset = 0;
+    double w = 1.0;
+    for (int32_t a = 0; a < outer; ++a) {
+      offset += index[a][pick[a]] * j->strides[a];
+      w *= weight[a][pick[a]];
+    }
+    offsets[c] = offset;
+    weights[c] = w;
+    for (int32_t a = outer - 1; a >= 0; --a) {
+      if (++pick[a] < count[a]) break;
+      pick[a] = 0;
+    }
+  }
+  return total;
+}
+
+static void etrt_resize_rows(void *ctx, int64_t first, int64_t end) {
+  const etrt_resize_job *j = ctx;
+  const etrt_resize_params *p = j->p;
+  int32_t last = j->x->rank - 1;
+  int64_t width = j->y->dims[last], last_stride = j->strides[last];
+  int is_double = j->x->dtype == ETRT_DTYPE_FLOAT64;
+  int is_float = is_double || j->x->dtype == ETRT_DTYPE_FLOAT32;
+  int64_t offsets[ETRT_RESIZE_MAX_COMBOS];
+  double weights[ETRT_RESIZE_MAX_COMBOS];
+  for (int64_t row = first; row < end; ++row) {
+    int combos = etrt_resize_row_combos(j, row, offsets, weights);
+    uint8_t *dst = (uint8_t *)j->y->data + (size_t)(row * width + j->first_column) * j->element;
+    for (int64_t c = 0; c < j->column_count; ++c, dst += j->element) {
+      const etrt_resize_taps *t = &j->columns[c];
+      int outside = combos == 0 || t->count == 0;
+      if (p->mode == ETRT_RESIZE_NEAREST && !outside) {
+        int64_t offset = offsets[0] + t->index[0] * last_stride;
+        etrt_cpu_copy_element(dst, (const uint8_t *)j->x->data + (size_t)offset * j->element,
+                              j->element);
+        continue;
+      }
+      if (!is_float) {
+        memset(dst, 0, j->element); /* nearest outside the crop box, for a non-float type */
+        continue;
+      }
+      double sum = p->extrapolation_value;
+      if (!outside) {
+        sum = 0.0;
+        for (int k = 0; k < combos; ++k)
+          for (int i = 0; i < t->count; ++i) {
+            int64_t offset = offsets[k] + t->index[i] * last_stride;
+            double v = is_double ? ((const double *)j->x->data)[offset]
+                                 : (double)((const float *)j->x->data)[offset];
+            sum += weights[k] * t->weight[i] * v;
+          }
+      }
+      if (is_double) {
+        memcpy(dst, &sum, sizeof sum);
+      } else {
+        float f = (float)sum;
+        memcpy(dst, &f, sizeof f);
+      }
+    }
+  }
+}
 
 etrt_status etrt_cpu_resize(const etrt_node *node, const etrt_tensor *inputs,
                             etrt_tensor *outputs) {
@@ -15,60 +127,36 @@ etrt_status etrt_cpu_resize(const etrt_node *node, const etrt_tensor *inputs,
   ETRT_RETURN_IF_ERROR(etrt_resize_geometry_compute(node, p, inputs, &g));
   const etrt_tensor *x = &inputs[0];
   etrt_tensor *y = &outputs[0];
-  int64_t total = etrt_tensor_numel(y);
-  if (total == 0) return ETRT_OK;
-  size_t element = etrt_dtype_size(x->dtype);
-  int64_t strides[ETRT_MAX_RANK], out_index[ETRT_MAX_RANK] = {0};
+  if (etrt_tensor_numel(y) == 0) return ETRT_OK;
+  int64_t strides[ETRT_MAX_RANK];
   etrt_shape_strides(x->rank, x->dims, strides);
-  int is_double = x->dtype == ETRT_DTYPE_FLOAT64;
-  for (int64_t o = 0; o < total; ++o) {
-    int64_t index[ETRT_MAX_RANK][4];
-    double weight[ETRT_MAX_RANK][4];
-    int count[ETRT_MAX_RANK], outside = 0;
-    for (int32_t a = 0; a < x->rank; ++a) {
-      count[a] = etrt_resize_neighbours(p, &g, a, out_index[a], index[a], weight[a]);
-      outside |= count[a] == 0;
-    }
-    uint8_t *dst = (uint8_t *)y->data + (size_t)o * element;
-    if (p->mode == ETRT_RESIZE_NEAREST && !outside) {
-      int64_t offset = 0;
-      for (int32_t a = 0; a < x->rank; ++a) offset += index[a][0] * strides[a];
-      etrt_cpu_copy_element(dst, (const uint8_t *)x->data + (size_t)offset * element, element);
-    } else if (x->dtype != ETRT_DTYPE_FLOAT32 && !is_double) {
-      memset(dst, 0, element); /* nearest outside the crop box, for a non-float type */
-    } else {
-      double sum = p->extrapolation_value;
-      if (!outside) {
-        int pick[ETRT_MAX_RANK] = {0};
-        sum = 0.0;
-        for (;;) {
-          int64_t offset = 0;
-          double w = 1.0;
-          for (int32_t a = 0; a < x->rank; ++a) {
-            offset += index[a][pick[a]] * strides[a];
-            w *= weight[a][pick[a]];
-          }
-          sum += w * (is_double ? ((const double *)x->data)[offset]
-                                : (double)((const float *)x->data)[offset]);
-          int32_t a = x->rank - 1;
-          for (; a >= 0; --a) {
-            if (++pick[a] < count[a]) break;
-            pick[a] = 0;
-          }
-          if (a < 0) break;
-        }
-      }
-      if (is_double)
-        memcpy(dst, &sum, sizeof sum);
-      else {
-        float f = (float)sum;
-        memcpy(dst, &f, sizeof f);
-      }
-    }
-    for (int32_t a = x->rank - 1; a >= 0; --a) {
-      if (++out_index[a] < y->dims[a]) break;
-      out_index[a] = 0;
-    }
+  int32_t last = x->rank - 1;
+  int64_t rows = 1;
+  for (int32_t a = 0; a < last; ++a) rows *= y->dims[a];
+  int64_t offsets[ETRT_RESIZE_MAX_COMBOS];
+  double weights[ETRT_RESIZE_MAX_COMBOS];
+  etrt_resize_job job = {
+      .p = p, .g = &g, .x = x, .y = y, .strides = strides, .element = etrt_dtype_size(x->dtype)};
+  /* Every row has the same number of combinations (per-axis counts do not depend on
+   * the position, but for rows outside a crop box): refuse more than the table holds. */
+  for (int64_t row = 0; row < rows; ++row) {
+    int combos = etrt_resize_row_combos(&job, row, offsets, weights);
+    if (combos < 0)
+      return etrt_op_error(node, ETRT_ERROR_UNSUPPORTED,
+                           "resizes more than %d neighbour combinations across its outer axes",
+                           ETRT_RESIZE_MAX_COMBOS);
+    if (combos > 0) break;
+  }
+  etrt_resize_taps columns[ETRT_RESIZE_CHUNK];
+  int64_t width = y->dims[last];
+  for (int64_t first = 0; first < width; first += ETRT_RESIZE_CHUNK) {
+    job.first_column = first;
+    job.column_count = width - first < ETRT_RESIZE_CHUNK ? width - first : ETRT_RESIZE_CHUNK;
+    for (int64_t c = 0; c < job.column_count; ++c)
+      columns[c].count =
+          etrt_resize_neighbours(p, &g, last, first + c, columns[c].index, columns[c].weight);
+    job.columns = columns;
+    etrt_parallel_for(rows, 1 + 16384 / (job.column_count + 1), etrt_resize_rows, &job);
   }
   return ETRT_OK;
 }
