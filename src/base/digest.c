@@ -1,6 +1,21 @@
 #include "base/digest.h"
 
+#include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
+
+#include "base/digest_shani.h"
+
+/* The SHA extensions where the processor has them (digest_shani.c); ETRT_SHA256=portable
+ * keeps the portable rounds (tests compare the two). */
+static pthread_once_t etrt_sha256_once = PTHREAD_ONCE_INIT;
+static int etrt_sha256_use_shani;
+
+static void etrt_sha256_choose(void) {
+  const char *choice = getenv("ETRT_SHA256");
+  etrt_sha256_use_shani =
+      etrt_sha256_shani_available() && !(choice != NULL && strcmp(choice, "portable") == 0);
+}
 
 static const uint32_t etrt_sha256_k[64] = {
     0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
@@ -14,7 +29,7 @@ static const uint32_t etrt_sha256_k[64] = {
 
 static uint32_t etrt_rotr(uint32_t x, int n) { return (x >> n) | (x << (32 - n)); }
 
-static void etrt_sha256_block(etrt_sha256_ctx *ctx, const uint8_t *p) {
+static void etrt_sha256_block(uint32_t state[8], const uint8_t *p) {
   uint32_t w[64];
   for (int i = 0; i < 16; ++i) {
     w[i] = (uint32_t)p[4 * i] << 24 | (uint32_t)p[4 * i + 1] << 16 | (uint32_t)p[4 * i + 2] << 8 |
@@ -25,8 +40,8 @@ static void etrt_sha256_block(etrt_sha256_ctx *ctx, const uint8_t *p) {
     uint32_t s1 = etrt_rotr(w[i - 2], 17) ^ etrt_rotr(w[i - 2], 19) ^ (w[i - 2] >> 10);
     w[i] = w[i - 16] + s0 + w[i - 7] + s1;
   }
-  uint32_t a = ctx->state[0], b = ctx->state[1], c = ctx->state[2], d = ctx->state[3];
-  uint32_t e = ctx->state[4], f = ctx->state[5], g = ctx->state[6], h = ctx->state[7];
+  uint32_t a = state[0], b = state[1], c = state[2], d = state[3];
+  uint32_t e = state[4], f = state[5], g = state[6], h = state[7];
   for (int i = 0; i < 64; ++i) {
     uint32_t t1 = h + (etrt_rotr(e, 6) ^ etrt_rotr(e, 11) ^ etrt_rotr(e, 25)) +
                   ((e & f) ^ (~e & g)) + etrt_sha256_k[i] + w[i];
@@ -41,14 +56,18 @@ static void etrt_sha256_block(etrt_sha256_ctx *ctx, const uint8_t *p) {
     b = a;
     a = t1 + t2;
   }
-  ctx->state[0] += a;
-  ctx->state[1] += b;
-  ctx->state[2] += c;
-  ctx->state[3] += d;
-  ctx->state[4] += e;
-  ctx->state[5] += f;
-  ctx->state[6] += g;
-  ctx->state[7] += h;
+  state[0] += a;
+  state[1] += b;
+  state[2] += c;
+  state[3] += d;
+  state[4] += e;
+  state[5] += f;
+  state[6] += g;
+  state[7] += h;
+}
+
+void etrt_sha256_portable_blocks(uint32_t state[8], const uint8_t *data, size_t blocks) {
+  for (size_t i = 0; i < blocks; ++i) etrt_sha256_block(state, data + 64 * i);
 }
 
 void etrt_sha256_init(etrt_sha256_ctx *ctx) {
@@ -62,11 +81,18 @@ void etrt_sha256_init(etrt_sha256_ctx *ctx) {
 void etrt_sha256_update(etrt_sha256_ctx *ctx, const void *data, size_t size) {
   const uint8_t *p = data;
   ctx->length += size;
+  pthread_once(&etrt_sha256_once, etrt_sha256_choose);
   while (size > 0) {
     if (ctx->used == 0 && size >= 64) {
-      etrt_sha256_block(ctx, p);
-      p += 64;
-      size -= 64;
+      if (etrt_sha256_use_shani) {
+        etrt_sha256_shani_blocks(ctx->state, p, size / 64);
+        p += size / 64 * 64;
+        size %= 64;
+      } else {
+        etrt_sha256_block(ctx->state, p);
+        p += 64;
+        size -= 64;
+      }
       continue;
     }
     size_t take = 64 - ctx->used < size ? 64 - ctx->used : size;
@@ -75,7 +101,10 @@ void etrt_sha256_update(etrt_sha256_ctx *ctx, const void *data, size_t size) {
     p += take;
     size -= take;
     if (ctx->used == 64) {
-      etrt_sha256_block(ctx, ctx->block);
+      if (etrt_sha256_use_shani)
+        etrt_sha256_shani_blocks(ctx->state, ctx->block, 1);
+      else
+        etrt_sha256_block(ctx->state, ctx->block);
       ctx->used = 0;
     }
   }

@@ -1,6 +1,7 @@
 #include <stdint.h>
 
 #include "base/digest.h"
+#include "base/digest_shani.h"
 #include "base/file.h"
 #include "base/log.h"
 #include "base/status.h"
@@ -25,6 +26,32 @@ static void test_sha256_known_answers(void) {
   etrt_sha256_update(&ctx, data + 203, 797);
   etrt_sha256_final(&ctx, pieces);
   CHECK(memcmp(once, pieces, sizeof once) == 0);
+}
+
+/* Many blocks (the bulk path) against published answers, and the SHA-extension rounds
+ * against the portable ones where the processor has them. */
+static void test_sha256_bulk_and_extensions(void) {
+  static const char *two_blocks = "abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq";
+  static const uint8_t two_blocks_answer[8] = {0x24, 0x8d, 0x6a, 0x61, 0xd2, 0x06, 0x38, 0xb8};
+  uint8_t d[ETRT_DIGEST_SIZE];
+  etrt_sha256(two_blocks, strlen(two_blocks), d);
+  CHECK(memcmp(d, two_blocks_answer, 8) == 0);
+  size_t million = 1000000;
+  uint8_t *as = malloc(million);
+  memset(as, 'a', million);
+  etrt_sha256(as, million, d);
+  static const uint8_t million_answer[8] = {0xcd, 0xc7, 0x6e, 0x5c, 0x99, 0x14, 0xfb, 0x92};
+  CHECK(memcmp(d, million_answer, 8) == 0);
+  CHECK_EQ_INT(d[31], 0xd0);
+  for (size_t i = 0; i < 64 * 37; ++i) as[i] = (uint8_t)(i * 131 + (i >> 7));
+  uint32_t portable[8] = {1, 2, 3, 4, 5, 6, 7, 8}, extensions[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+  etrt_sha256_portable_blocks(portable, as, 37);
+  if (etrt_sha256_shani_available()) {
+    etrt_sha256_shani_blocks(extensions, as, 37);
+    CHECK(memcmp(portable, extensions, sizeof portable) == 0);
+  }
+  printf("  SHA extensions: %s\n", etrt_sha256_shani_available() ? "compared" : "absent");
+  free(as);
 }
 
 static void test_errors_and_context(void) {
@@ -118,6 +145,7 @@ static void test_file_write_and_map(void) {
 
 int main(void) {
   RUN_TEST(test_sha256_known_answers);
+  RUN_TEST(test_sha256_bulk_and_extensions);
   RUN_TEST(test_errors_and_context);
   RUN_TEST(test_first_error_wins_during_cleanup);
   RUN_TEST(test_log_levels_and_sink);
