@@ -10,7 +10,7 @@ thread count of each, with each of etrt's CPU kernel paths (--kernels: the build
 default, oneDNN where built with it, and etrt's own through ETRT_CPU_KERNELS=etrt, measured
 back to back in the same run), and prints medians, ratios, their geometric mean, the largest
 output difference and the peak resident memory of each `etrt run` against the goal
-(.pte size + planned activations + 32 MiB).
+(.pte size + planned activations, the program's and its engines' intermediates, + 32 MiB).
 
 Needs torch, torchvision, onnx and onnxruntime (BENCH_PYTHON in the Makefile)."""
 import argparse
@@ -189,14 +189,22 @@ def peak_rss_mib(etrt, pte, x_path, threads, kernels):
 
 
 def planned_bytes(etrt, pte):
-    """The program's planned (non-constant) buffers, from `etrt inspect --json`."""
+    """The planned activations, from `etrt inspect --json`: the program's planned
+    (non-constant) buffers and each engine's intermediates and workspace."""
     import json
 
     r = subprocess.run([etrt, "inspect", "--json", pte], capture_output=True, text=True)
     try:
-        return sum(sum(m.get("non_const_buffer_sizes", [])) for m in json.loads(r.stdout)["methods"])
+        methods = json.loads(r.stdout)["methods"]
     except (ValueError, KeyError):
         return 0
+    total = 0
+    for m in methods:
+        total += sum(m.get("non_const_buffer_sizes", []))
+        for d in m.get("delegates", []):
+            peak = d.get("peak_device_memory", {})
+            total += peak.get("intermediates", 0) + peak.get("workspace", 0)
+    return total
 
 
 def run_ort(onnx_path, input_name, x, threads, iterations):

@@ -151,13 +151,6 @@ typedef enum etrt_dnnl_slot {
   ETRT_DNNL_SLOTS
 } etrt_dnnl_slot;
 
-/* The context's two activation buffers, for operands in a blocked layout. */
-typedef enum etrt_dnnl_buffer {
-  ETRT_DNNL_BUFFER_SRC,
-  ETRT_DNNL_BUFFER_DST,
-  ETRT_DNNL_BUFFERS
-} etrt_dnnl_buffer;
-
 typedef enum etrt_dnnl_reorder {
   ETRT_DNNL_REORDER_SRC,      /* user src -> src */
   ETRT_DNNL_REORDER_RESIDUAL, /* user residual -> dst, before the sum post-op */
@@ -171,7 +164,10 @@ typedef struct etrt_dnnl_node {
   dnnl_exec_arg_t args[ETRT_DNNL_SLOTS];
   int arg_count;
   dnnl_primitive_t reorders[ETRT_DNNL_REORDERS]; /* NULL: not needed */
-  int in_buffer[ETRT_DNNL_SLOTS];                /* 1 + the context buffer a slot lives in, or 0 */
+  /* Operands in a blocked layout that no tensor of the run holds live in the context's
+   * activation buffer, each node's at offsets of its own (source, then destination). */
+  int in_buffer[ETRT_DNNL_SLOTS];
+  size_t buffer_offset[ETRT_DNNL_SLOTS], buffer_used;
   void *owned_weights; /* weights reordered at create (NULL: used in place) */
   /* The shapes the primitive was made for: input 0 (X or A) and the output. */
   int32_t rank, out_rank, weights_rank;
@@ -198,8 +194,8 @@ struct etrt_cpu_onednn {
   uint32_t chained; /* values kept in a oneDNN layout between convolutions */
   void *scratchpad;
   size_t scratchpad_size;
-  void *buffers[ETRT_DNNL_BUFFERS];
-  size_t buffer_sizes[ETRT_DNNL_BUFFERS];
+  void *buffer; /* the largest buffer_used of a node */
+  size_t buffer_size;
 };
 
 #define ETRT_DNNL_OK(call) ((call) == dnnl_success)
@@ -435,19 +431,19 @@ static int etrt_dnnl_reorder_make(etrt_cpu_onednn *s, etrt_dnnl_node *dn, etrt_d
 }
 
 /* An activation operand of the primitive (`want`): the run's tensor itself when that is
- * its layout (NCHW, or `chained`), else a memory object in the context buffer `buffer`
- * and one over the run's tensor (`user`, `plain`), for the reorders around the
+ * its layout (NCHW, or `chained`), else a memory object in the context's activation
+ * buffer and one over the run's tensor (`user`, `plain`), for the reorders around the
  * primitive. */
 static int etrt_dnnl_activation(etrt_cpu_onednn *s, etrt_dnnl_node *dn, etrt_dnnl_slot slot,
                                 int arg, const dnnl_memory_desc_t *want,
-                                const dnnl_memory_desc_t *plain, int chained, etrt_dnnl_slot user,
-                                etrt_dnnl_buffer buffer) {
+                                const dnnl_memory_desc_t *plain, int chained, etrt_dnnl_slot user) {
   const etrt_dnnl_api *d = &etrt_dnnl;
   if (chained || d->dnnl_memory_desc_equal(want, plain))
     return etrt_dnnl_memory(s, dn, slot, arg, want, NULL);
-  size_t size = d->dnnl_memory_desc_get_size(want);
-  if (size > s->buffer_sizes[buffer]) s->buffer_sizes[buffer] = size;
-  dn->in_buffer[slot] = 1 + (int)buffer;
+  dn->in_buffer[slot] = 1;
+  dn->buffer_offset[slot] = dn->buffer_used;
+  dn->buffer_used += (d->dnnl_memory_desc_get_size(want) + 63) / 64 * 64;
+  if (dn->buffer_used > s->buffer_size) s->buffer_size = dn->buffer_used;
   if (!etrt_dnnl_memory(s, dn, slot, arg, want, NULL)) return 0;
   if (!ETRT_DNNL_OK(d->dnnl_memory_create(&dn->memory[user], plain, s->engine, DNNL_MEMORY_NONE)))
     return 0;
@@ -645,9 +641,9 @@ static int etrt_dnnl_node_finish(etrt_cpu_onednn *s, const etrt_engine *engine, 
   int ok =
       etrt_dnnl_plain(src, &plain_src) && etrt_dnnl_plain(dst, &plain_dst) &&
       etrt_dnnl_activation(s, dn, ETRT_DNNL_SRC, DNNL_ARG_SRC, src, &plain_src, dn->chained_src,
-                           ETRT_DNNL_USER_SRC, ETRT_DNNL_BUFFER_SRC) &&
+                           ETRT_DNNL_USER_SRC) &&
       etrt_dnnl_activation(s, dn, ETRT_DNNL_DST, DNNL_ARG_DST, dst, &plain_dst, dn->chained_dst,
-                           ETRT_DNNL_USER_DST, ETRT_DNNL_BUFFER_DST) &&
+                           ETRT_DNNL_USER_DST) &&
       (dn->runtime_weights
            ? etrt_dnnl_memory(s, dn, ETRT_DNNL_WEIGHTS, DNNL_ARG_WEIGHTS, weights, NULL)
            : etrt_dnnl_weights(s, dn, weights, &dn->plain_weights, values[node->inputs[1]].data));
@@ -691,7 +687,7 @@ void etrt_cpu_onednn_destroy(etrt_cpu_onednn *s) {
     etrt_dnnl_node_release(&s->nodes[n]);
   free(s->nodes);
   free(s->scratchpad);
-  for (int b = 0; b < ETRT_DNNL_BUFFERS; ++b) free(s->buffers[b]);
+  free(s->buffer);
   if (s->stream) d->dnnl_stream_destroy(s->stream);
   if (s->engine) d->dnnl_engine_destroy(s->engine);
   free(s);
@@ -775,15 +771,15 @@ etrt_status etrt_cpu_onednn_create(const etrt_engine *engine, etrt_cpu_onednn **
   }
   if (status == ETRT_OK)
     status = etrt_dnnl_buffer_alloc(&s->scratchpad, s->scratchpad_size, engine);
-  for (int b = 0; b < ETRT_DNNL_BUFFERS && status == ETRT_OK; ++b)
-    status = etrt_dnnl_buffer_alloc(&s->buffers[b], s->buffer_sizes[b], engine);
+  if (status == ETRT_OK) status = etrt_dnnl_buffer_alloc(&s->buffer, s->buffer_size, engine);
   for (uint32_t n = 0; n < s->node_count && status == ETRT_OK; ++n) {
     etrt_dnnl_node *dn = &s->nodes[n];
     if (dn->memory[ETRT_DNNL_SCRATCHPAD])
       d->dnnl_memory_set_data_handle(dn->memory[ETRT_DNNL_SCRATCHPAD], s->scratchpad);
     for (int slot = 0; slot < ETRT_DNNL_SLOTS; ++slot)
       if (dn->in_buffer[slot])
-        d->dnnl_memory_set_data_handle(dn->memory[slot], s->buffers[dn->in_buffer[slot] - 1]);
+        d->dnnl_memory_set_data_handle(dn->memory[slot],
+                                       (uint8_t *)s->buffer + dn->buffer_offset[slot]);
   }
   if (status != ETRT_OK || s->used == 0) {
     etrt_cpu_onednn_destroy(s);
@@ -791,9 +787,8 @@ etrt_status etrt_cpu_onednn_create(const etrt_engine *engine, etrt_cpu_onednn **
   }
   etrt_log(ETRT_LOG_DEBUG,
            "engine '%s': %u nodes run by oneDNN, %u values kept in its layouts (scratchpad %zu "
-           "bytes, activation buffers %zu + %zu)",
-           engine->info.name, s->used, s->chained, s->scratchpad_size, s->buffer_sizes[0],
-           s->buffer_sizes[1]);
+           "bytes, activation buffer %zu bytes)",
+           engine->info.name, s->used, s->chained, s->scratchpad_size, s->buffer_size);
   *out = s;
   return ETRT_OK;
 }
@@ -828,8 +823,9 @@ int etrt_cpu_onednn_run(etrt_cpu_onednn *s, uint32_t n, const etrt_tensor *input
     d->dnnl_memory_set_data_handle(dn->memory[ETRT_DNNL_USER_RESIDUAL], inputs[3].data);
   } else if (dn->has_residual) {
     /* Already in the destination's layout: copied to where the primitive writes. */
-    void *to = dn->in_buffer[ETRT_DNNL_DST] ? s->buffers[dn->in_buffer[ETRT_DNNL_DST] - 1]
-                                            : outputs[0].data;
+    void *to = dn->in_buffer[ETRT_DNNL_DST]
+                   ? (void *)((uint8_t *)s->buffer + dn->buffer_offset[ETRT_DNNL_DST])
+                   : outputs[0].data;
     if (to != inputs[3].data) memcpy(to, inputs[3].data, dn->dst_bytes);
   }
   /* The caller's width in the pool, less what other executions in oneDNN hold now. */
