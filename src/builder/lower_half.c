@@ -50,9 +50,8 @@ static bool etrt_lower_half_fits(const etrt_lower_half *h, const etrt_ir_value *
   return true;
 }
 
-static bool etrt_lower_half_is_float_cast(const etrt_ir_node *node) {
-  return strcmp(node->op_type, "Cast") == 0 && node->domain[0] == '\0' &&
-         etrt_ir_node_attribute_int(node, "to", 0) == ETRT_ONNX_FLOAT;
+static bool etrt_lower_half_is_cast(const etrt_ir_node *node) {
+  return strcmp(node->op_type, "Cast") == 0 && node->domain[0] == '\0';
 }
 
 /* Whether the node runs in the half type (see lower_half.h). */
@@ -168,16 +167,19 @@ static etrt_status etrt_lower_half_node(etrt_lower_half *h, const etrt_ir_node *
     h->args_capacity = need + 8;
   }
   int32_t *inputs = h->args, *outputs = h->args + node->num_inputs;
-  bool float_cast = etrt_lower_half_is_float_cast(node);
+  /* A Cast takes any type: it reads whichever form there is (never a cast of its
+   * input), and one to float32 writes the half type. */
+  bool cast = etrt_lower_half_is_cast(node);
+  bool float_cast = cast && etrt_ir_node_attribute_int(node, "to", 0) == ETRT_ONNX_FLOAT;
   bool run_half = false;
-  if (!float_cast) ETRT_RETURN_IF_ERROR(etrt_lower_half_decide(h, node, &run_half));
+  if (!cast) ETRT_RETURN_IF_ERROR(etrt_lower_half_decide(h, node, &run_half));
   bool reads_float = false;
   for (uint32_t i = 0; i < node->num_inputs; ++i) {
     int32_t v = node->inputs[i];
     inputs[i] = -1;
     if (v < 0) continue;
-    if (float_cast && h->half_ids[v] >= 0) {
-      inputs[i] = h->half_ids[v]; /* a Cast takes any type: no second one */
+    if (cast && h->half_ids[v] >= 0) {
+      inputs[i] = h->half_ids[v];
     } else if (run_half && etrt_lower_half_slot(h, def, node, i)) {
       ETRT_RETURN_IF_ERROR(etrt_lower_half_as_half(h, node, v));
       inputs[i] = h->half_ids[v];
