@@ -108,7 +108,8 @@ static etrt_status etrt_lower_half_cast(etrt_lower_half *h, int32_t from, etrt_d
   etrt_attribute attribute = {.name = "to", .kind = ETRT_ATTRIBUTE_INT, .i = onnx_to};
   char name[512];
   snprintf(name, sizeof name, "%.480s/to_%s", value_name, etrt_dtype_name(to));
-  ETRT_RETURN_IF_ERROR(etrt_network_add_op(h->network, "Cast", name, 1, &from, 1, out, 1, &attribute));
+  ETRT_RETURN_IF_ERROR(
+      etrt_network_add_op(h->network, "Cast", name, 1, &from, 1, out, 1, &attribute));
   ++h->stats->casts;
   return ETRT_OK;
 }
@@ -141,7 +142,8 @@ static etrt_status etrt_lower_half_as_half(etrt_lower_half *h, const etrt_ir_nod
   }
   size_t n = value->nbytes / sizeof(float);
   uint16_t *converted = malloc((n ? n : 1) * sizeof *converted);
-  if (converted == NULL) return etrt_error(ETRT_ERROR_OUT_OF_MEMORY, "half precision: out of memory");
+  if (converted == NULL)
+    return etrt_error(ETRT_ERROR_OUT_OF_MEMORY, "half precision: out of memory");
   const float *data = value->data;
   for (size_t k = 0; k < n; ++k)
     converted[k] = h->half == ETRT_DTYPE_FLOAT16 ? etrt_float_to_half(data[k])
@@ -233,7 +235,8 @@ etrt_status etrt_lower_half_partition(const etrt_ir_graph *graph, const etrt_par
   etrt_lower_half h = {
       .graph = graph, .network = network, .half = half, .net_ids = net_ids, .stats = stats};
   h.half_ids = malloc(((size_t)graph->num_values + 1) * sizeof *h.half_ids);
-  if (h.half_ids == NULL) return etrt_error(ETRT_ERROR_OUT_OF_MEMORY, "half precision: out of memory");
+  if (h.half_ids == NULL)
+    return etrt_error(ETRT_ERROR_OUT_OF_MEMORY, "half precision: out of memory");
   for (uint32_t v = 0; v < graph->num_values; ++v) h.half_ids[v] = -1;
   etrt_status status = ETRT_OK;
   for (uint32_t k = 0; k < part->num_nodes && status == ETRT_OK; ++k)

@@ -10,10 +10,10 @@
  * nearest even), and activations in the half type. Any other node keeps float32, and
  * a Cast is placed where a value crosses between the two. A Cast node of the model
  * reads its input in whichever type it is there, and one to float32 writes the half
- * type instead. Integer, bool and float64 values are untouched. The plan's inputs and outputs keep the partition's types, so the
- * casts of a graph made of half-capable nodes stand only right after the plan's
- * float32 inputs and right before its float32 outputs (none where the model's own
- * inputs and outputs are already half). */
+ * type instead. Integer, bool and float64 values are untouched. The plan's inputs and outputs keep
+ * the partition's types, so the casts of a graph made of half-capable nodes stand only right after
+ * the plan's float32 inputs and right before its float32 outputs (none where the model's own inputs
+ * and outputs are already half). */
 #ifndef ETRT_BUILDER_LOWER_HALF_H
 #define ETRT_BUILDER_LOWER_HALF_H
 

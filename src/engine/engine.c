@@ -248,9 +248,10 @@ int etrt_engine_plan_memory(const void *plan, size_t size, etrt_engine_memory *o
 
 /* 0, 1, 2 for float32, float16, bfloat16; -1 for the other types. */
 static int etrt_engine_float_slot(etrt_dtype dtype) {
-  return dtype == ETRT_DTYPE_FLOAT32 ? 0 : dtype == ETRT_DTYPE_FLOAT16 ? 1
-                                      : dtype == ETRT_DTYPE_BFLOAT16 ? 2
-                                                                     : -1;
+  return dtype == ETRT_DTYPE_FLOAT32    ? 0
+         : dtype == ETRT_DTYPE_FLOAT16  ? 1
+         : dtype == ETRT_DTYPE_BFLOAT16 ? 2
+                                        : -1;
 }
 
 int etrt_engine_plan_types(const void *plan, size_t size, etrt_engine_types *out) {

@@ -255,8 +255,7 @@ static void delegate(json_out *j, const etrt_pte_program *prog, const etrt_pte_d
     key(j, "types", false);
     put(j, "{", 1);
     key(j, "precision", true);
-    printf_(j, "\"%s\"",
-            (unsigned)types.precision < 4 ? precisions[types.precision] : "unknown");
+    printf_(j, "\"%s\"", (unsigned)types.precision < 4 ? precisions[types.precision] : "unknown");
     key(j, "weight_bytes", false);
     for (int t = 0; t < 3; ++t) {
       put(j, t ? "," : "{", 1);

@@ -57,8 +57,8 @@ static etrt_engine *build(const loaded *l, etrt_device device, etrt_precision pr
   uint8_t *plan = NULL;
   size_t plan_size = 0;
   etrt_engine *engine = NULL;
-  CHECK_OK(
-      etrt_lower_partition_plan(l->graph, &parts->parts[0], &plan_options, stats, &plan, &plan_size));
+  CHECK_OK(etrt_lower_partition_plan(l->graph, &parts->parts[0], &plan_options, stats, &plan,
+                                     &plan_size));
   if (plan != NULL) CHECK_OK(etrt_engine_deserialize(plan, plan_size, &engine));
   free(plan);
   etrt_partitioning_destroy(parts);
@@ -96,7 +96,8 @@ static uint32_t count_op(const etrt_engine *e, const char *op) {
   return count;
 }
 
-static const float W[12] = {0.5f, -1.25f, 2.0f, 0.1f, 3.3f, -0.7f, 1.0f, 0.0f, -2.5f, 0.3f, 0.6f, 0.9f};
+static const float W[12] = {0.5f, -1.25f, 2.0f,  0.1f, 3.3f, -0.7f,
+                            1.0f, 0.0f,   -2.5f, 0.3f, 0.6f, 0.9f};
 static const float B[3] = {0.25f, -0.5f, 1.0f / 3.0f};
 
 /* x[2,4] -> MatMul w[4,3] -> Add b -> Relu -> Reshape(shape int64 [3,2]) -> y */

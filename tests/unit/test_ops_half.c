@@ -52,7 +52,8 @@ static void check_case(const half_case *c, etrt_dtype t, double tolerance) {
     int64_t n = numel(c, i);
     for (int64_t k = 0; k < n; ++k) {
       /* a deterministic spread of values; variances (BatchNormalization input 4) positive */
-      float v = (float)sin(0.7 * (double)k + 1.3 * i) * (i == 4 ? 0.5f : 1.0f) + (i == 4 ? 1.0f : 0.0f);
+      float v =
+          (float)sin(0.7 * (double)k + 1.3 * i) * (i == 4 ? 0.5f : 1.0f) + (i == 4 ? 1.0f : 0.0f);
       in16[i][k] = narrow(t, v);
       in32[i][k] = widen(t, in16[i][k]);
     }
@@ -75,8 +76,10 @@ static void check_case(const half_case *c, etrt_dtype t, double tolerance) {
 
 static const etrt_attribute pads1 = {
     .name = "pads", .kind = ETRT_ATTRIBUTE_INTS, .count = 4, .ints = (const int64_t[]){1, 1, 1, 1}};
-static const etrt_attribute kernel2 = {
-    .name = "kernel_shape", .kind = ETRT_ATTRIBUTE_INTS, .count = 2, .ints = (const int64_t[]){2, 2}};
+static const etrt_attribute kernel2 = {.name = "kernel_shape",
+                                       .kind = ETRT_ATTRIBUTE_INTS,
+                                       .count = 2,
+                                       .ints = (const int64_t[]){2, 2}};
 static const etrt_attribute groups2 = {.name = "num_groups", .kind = ETRT_ATTRIBUTE_INT, .i = 2};
 
 static void test_families(void) {
@@ -107,8 +110,8 @@ static void test_float32_accumulation(void) {
   etrt_tensor out = op_tensor(ETRT_DTYPE_FLOAT16, y, 0);
   CHECK_OK(op_run("Conv", 2, in, &out, 0, NULL));
   CHECK_NEAR(etrt_half_to_float(y[0]), 4096.0, 0);
-  etrt_tensor plane = op_tensor(ETRT_DTYPE_FLOAT16, x, 4, (int64_t)1, (int64_t)1, (int64_t)64,
-                                (int64_t)64);
+  etrt_tensor plane =
+      op_tensor(ETRT_DTYPE_FLOAT16, x, 4, (int64_t)1, (int64_t)1, (int64_t)64, (int64_t)64);
   CHECK_OK(op_run("GlobalAveragePool", 1, &plane, &out, 0, NULL));
   CHECK_NEAR(etrt_half_to_float(y[0]), 1.0, 0);
 }
