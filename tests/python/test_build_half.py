@@ -142,6 +142,24 @@ def main():
                    transformer.encoder_model(decomposed), "seq:1:16", [x],
                    transformer.reference(x).astype(np.float64))
 
+    # GPU, CPU, GPU (Flatten placed on the CPU): each GPU plan casts at its own edges, the
+    # CPU plan keeps float32, and the values between the plans are float32.
+    path = bt.save_model(cnn_model(), "cnn_split.onnx")
+    pte, _ = bt.build(path, "cnn_split.pte", "--device", "cuda:0", "--shape", "N:1:4", "--precision", "fp16",
+                      "--place", "flatten=cpu", env=bt.gpu_env())
+    m = bt.method(pte)
+    if m:
+        kinds = [(d["compile_specs"].get("target_device"), d.get("types", {})) for d in m["delegates"]]
+        bt.check([k for k, _ in kinds] == ["cuda:0", "cpu", "cuda:0"], "three plans: %s" % kinds)
+        for k, t in kinds:
+            half = t.get("values", {}).get("float16", 0)
+            bt.check((half > 0) == (k != "cpu") and t.get("float_casts") == t.get("edge_casts"),
+                     "%s plan: %s" % (k, t))
+    x = rng.standard_normal((2, 3, 12, 12)).astype(np.float32)
+    outs = bt.run(pte, [x], env=bt.gpu_env(), tag="cnn_split")
+    if outs:
+        check_outputs(outs[0], cnn_reference(x), "fp16", "cnn split over GPU, CPU, GPU")
+
     # The model's own I/O is float16: no float cast at all.
     model, w = half_io_model()
     path = bt.save_model(model, "half_io.onnx")
