@@ -44,6 +44,15 @@ static void unload(loaded *l) {
   free(l->bytes);
 }
 
+/* The engine reads its weights in the plan's bytes: both live until drop(). */
+static uint8_t *plans[16];
+static int plan_count;
+
+static void drop(etrt_engine *engine) {
+  etrt_engine_destroy(engine);
+  while (plan_count > 0) free(plans[--plan_count]);
+}
+
 /* The whole graph as one plan for `device` with `precision`; NULL on failure. */
 static etrt_engine *build(const loaded *l, etrt_device device, etrt_precision precision,
                           etrt_lower_half_stats *stats) {
@@ -60,7 +69,7 @@ static etrt_engine *build(const loaded *l, etrt_device device, etrt_precision pr
   CHECK_OK(etrt_lower_partition_plan(l->graph, &parts->parts[0], &plan_options, stats, &plan,
                                      &plan_size));
   if (plan != NULL) CHECK_OK(etrt_engine_deserialize(plan, plan_size, &engine));
-  free(plan);
+  if (plan != NULL) plans[plan_count++] = plan;
   etrt_partitioning_destroy(parts);
   return engine;
 }
@@ -159,7 +168,7 @@ static void test_constants_converted(void) {
     CHECK_EQ_INT(stats.casts, 2);
     CHECK_EQ_INT(e->info.precision, ETRT_PRECISION_FP16);
   }
-  etrt_engine_destroy(e);
+  drop(e);
 
   /* bfloat16 the same way, with its own rounding. */
   e = build(&l, (etrt_device){ETRT_DEVICE_CUDA, 0}, ETRT_PRECISION_BF16, &stats);
@@ -171,7 +180,7 @@ static void test_constants_converted(void) {
     }
     CHECK_EQ_INT(output_dtype(e, find_node(e, "relu")), ETRT_DTYPE_BFLOAT16);
   }
-  etrt_engine_destroy(e);
+  drop(e);
   unload(&l);
 }
 
@@ -193,7 +202,7 @@ static void test_float32_plans_untouched(void) {
     if (w != NULL) CHECK_EQ_INT(w->dtype, ETRT_DTYPE_FLOAT32);
     CHECK_EQ_INT(count_op(e, "Cast"), 0);
     CHECK_EQ_INT(stats.half_nodes + stats.casts + stats.constants, 0);
-    etrt_engine_destroy(e);
+    drop(e);
   }
   unload(&l);
 }
@@ -228,7 +237,7 @@ static void test_unsupported_node_wrapped(void) {
     CHECK(etrt_engine_plan_types(NULL, 0, &types) == 0); /* not a plan */
     etrt_clear_error();
   }
-  etrt_engine_destroy(e);
+  drop(e);
   unload(&l);
 }
 
@@ -260,14 +269,14 @@ static void test_out_of_range_constant_and_cast(void) {
     CHECK_EQ_INT(output_dtype(e, find_node(e, "relu")), ETRT_DTYPE_FLOAT16);
     CHECK_EQ_INT(stats.constants, 0);
   }
-  etrt_engine_destroy(e);
+  drop(e);
   e = build(&l, (etrt_device){ETRT_DEVICE_CUDA, 0}, ETRT_PRECISION_BF16, &stats);
   if (e != NULL) {
     const etrt_graph_value *c = find_constant(e, "big");
     if (c != NULL) CHECK_EQ_INT(c->dtype, ETRT_DTYPE_BFLOAT16);
     CHECK_EQ_INT(output_dtype(e, find_node(e, "scale")), ETRT_DTYPE_BFLOAT16);
   }
-  etrt_engine_destroy(e);
+  drop(e);
   unload(&l);
 }
 
