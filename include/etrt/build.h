@@ -53,7 +53,10 @@ typedef struct etrt_build_options {
    * given for an input wins over one given for its symbol. */
   const char *const *shapes;
   uint32_t num_shapes;
-  etrt_precision precision; /* of matrix work in the engine: see etrt/network.h */
+  /* The types GPU plans compute in: with FP16 or BF16 their float32 weights and
+   * activations are stored in that type, cast at the plans' float32 inputs and
+   * outputs (README "Precision"); CPU plans keep float32. */
+  etrt_precision precision;
   /* Method inputs and outputs stay on the device: the caller passes device
    * memory, no copies are planned, and their tensors carry the device. */
   int io_on_device;

@@ -95,9 +95,12 @@ typedef enum etrt_precision {
 } etrt_precision;
 
 typedef struct etrt_plan_options {
-  etrt_device device;       /* the device the plan is built for: cpu or cuda:N */
-  etrt_precision precision; /* compute precision allowed for matrix work */
-  const char *name;         /* the engine's name (appears in logs); NULL for "engine" */
+  etrt_device device; /* the device the plan is built for: cpu or cuda:N */
+  /* What matrix work on float32 data may use on the GPU (TF32, or operands rounded to
+   * float16/bfloat16 by cuBLASLt and cuDNN). A network keeps the types it was made
+   * with: the ONNX builder (etrt/build.h) is what stores fp16/bf16 plans in half types. */
+  etrt_precision precision;
+  const char *name; /* the engine's name (appears in logs); NULL for "engine" */
   /* For CUDA plans: the compute capability recorded; 0 records 9.0. The builder never
    * queries a device: a caller building for the local GPU passes its capability. */
   int compute_major, compute_minor;

@@ -177,7 +177,9 @@ static etrt_status etrt_build_program(etrt_build *b, const etrt_ir_graph *g, uin
     etrt_clear_error();
     uint8_t *plan = NULL;
     size_t plan_size = 0;
-    status = etrt_lower_partition_plan(g, &parts->parts[k], &plan_options, &plan, &plan_size);
+    etrt_lower_half_stats half;
+    status =
+        etrt_lower_partition_plan(g, &parts->parts[k], &plan_options, &half, &plan, &plan_size);
     if (status != ETRT_OK) {
       status =
           etrt_error_context(status, "partition %u (%s): ", k,
@@ -191,6 +193,14 @@ static etrt_status etrt_build_program(etrt_build *b, const etrt_ir_graph *g, uin
     etrt_target_device_label(plan_options.device, b->options->target_device, labels[k],
                              sizeof labels[k]);
     plans[k].target_device = labels[k];
+    if (etrt_lower_half_type(&plan_options) != ETRT_DTYPE_INVALID)
+      etrt_build_progress(b,
+                          "plan %u in %s: %u nodes in %s, %u kept float32, %u constants "
+                          "converted, %u casts",
+                          k, b->options->precision == ETRT_PRECISION_FP16 ? "fp16" : "bf16",
+                          half.half_nodes,
+                          b->options->precision == ETRT_PRECISION_FP16 ? "float16" : "bfloat16",
+                          half.float_nodes, half.constants, half.casts);
     etrt_build_progress(b, "plan %u %s: %s, %u inputs, %u outputs, target_device %s (%.2f s)", k,
                         etrt_device_format(parts->parts[k].device, device, sizeof device),
                         etrt_build_size(plan_size, size, sizeof size), parts->parts[k].num_inputs,

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "builder/lower_half.h"
 #include "builder/onnx_tensor.h"
 #include "engine/engine.h"
 #include "engine/op.h"
@@ -166,9 +167,13 @@ done:
 }
 
 etrt_status etrt_lower_partition_plan(const etrt_ir_graph *graph, const etrt_partition *part,
-                                      const etrt_plan_options *options, uint8_t **plan,
+                                      const etrt_plan_options *options,
+                                      etrt_lower_half_stats *half_stats, uint8_t **plan,
                                       size_t *plan_size) {
   *plan = NULL;
+  etrt_lower_half_stats unused;
+  if (half_stats == NULL) half_stats = &unused;
+  memset(half_stats, 0, sizeof *half_stats);
   *plan_size = 0;
   etrt_network *network = NULL;
   ETRT_RETURN_IF_ERROR(etrt_network_create(&network));
@@ -181,11 +186,15 @@ etrt_status etrt_lower_partition_plan(const etrt_ir_graph *graph, const etrt_par
   for (uint32_t v = 0; v < graph->num_values; ++v) net_ids[v] = -1;
   for (uint32_t i = 0; i < part->num_inputs && status == ETRT_OK; ++i)
     status = etrt_lower_input(graph, network, part->inputs[i], net_ids);
-  if (status == ETRT_OK)
+  etrt_dtype half = etrt_lower_half_type(options);
+  if (status == ETRT_OK && half != ETRT_DTYPE_INVALID) {
+    status = etrt_lower_half_partition(graph, part, half, network, net_ids, half_stats);
+  } else if (status == ETRT_OK) {
     status = etrt_lower_nodes(graph, network, part->nodes, part->num_nodes, net_ids);
-  for (uint32_t o = 0; o < part->num_outputs && status == ETRT_OK; ++o) {
-    int32_t v = part->outputs[o];
-    status = etrt_network_mark_output(network, net_ids[v], graph->values[v].name);
+    for (uint32_t o = 0; o < part->num_outputs && status == ETRT_OK; ++o) {
+      int32_t v = part->outputs[o];
+      status = etrt_network_mark_output(network, net_ids[v], graph->values[v].name);
+    }
   }
   if (status == ETRT_OK) status = etrt_plan_build(network, options, plan, plan_size);
 done:

@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #include "builder/ir.h"
+#include "builder/lower_half.h"
 #include "builder/partition.h"
 #include "etrt/network.h"
 
@@ -27,9 +28,12 @@ etrt_status etrt_lower_infer_shapes(etrt_ir_graph *graph);
 
 /* One partition as an engine plan (malloc'd): its inputs are network inputs with
  * their bounds, its outputs are marked in order, and each is named as its IR value,
- * so the plan's I/O table is the partition's inputs then outputs. */
+ * so the plan's I/O table is the partition's inputs then outputs. A CUDA plan built
+ * with fp16 or bf16 holds its float32 values in that type (lower_half.h; what was
+ * converted in *half_stats, which may be NULL); the I/O keeps the partition's types. */
 etrt_status etrt_lower_partition_plan(const etrt_ir_graph *graph, const etrt_partition *part,
-                                      const etrt_plan_options *options, uint8_t **plan,
+                                      const etrt_plan_options *options,
+                                      etrt_lower_half_stats *half_stats, uint8_t **plan,
                                       size_t *plan_size);
 
 #endif

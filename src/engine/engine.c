@@ -246,6 +246,46 @@ int etrt_engine_plan_memory(const void *plan, size_t size, etrt_engine_memory *o
   return known;
 }
 
+/* 0, 1, 2 for float32, float16, bfloat16; -1 for the other types. */
+static int etrt_engine_float_slot(etrt_dtype dtype) {
+  return dtype == ETRT_DTYPE_FLOAT32    ? 0
+         : dtype == ETRT_DTYPE_FLOAT16  ? 1
+         : dtype == ETRT_DTYPE_BFLOAT16 ? 2
+                                        : -1;
+}
+
+int etrt_engine_plan_types(const void *plan, size_t size, etrt_engine_types *out) {
+  memset(out, 0, sizeof *out);
+  etrt_engine *engine = NULL;
+  if (size < sizeof ETRT_PLAN_MAGIC - 1 ||
+      memcmp(plan, ETRT_PLAN_MAGIC, sizeof ETRT_PLAN_MAGIC - 1))
+    return 0;
+  if (etrt_engine_deserialize(plan, size, &engine) != ETRT_OK) return 0;
+  const etrt_graph *g = &engine->graph;
+  out->precision = engine->info.precision;
+  for (uint32_t v = 0; v < g->value_count; ++v) {
+    const etrt_graph_value *value = &g->values[v];
+    int slot = etrt_engine_float_slot(value->dtype);
+    if (slot < 0) continue;
+    if (value->kind == ETRT_VALUE_KIND_CONSTANT)
+      out->weight_bytes[slot] += value->nbytes;
+    else
+      ++out->values[slot];
+  }
+  for (uint32_t n = 0; n < g->node_count; ++n) {
+    const etrt_node *node = &g->nodes[n];
+    if (strcmp(node->op_type, "Cast") != 0 || node->num_inputs < 1 || node->inputs[0] < 0) continue;
+    const etrt_graph_value *from = &g->values[node->inputs[0]], *to = &g->values[node->outputs[0]];
+    if (etrt_engine_float_slot(from->dtype) < 0 || etrt_engine_float_slot(to->dtype) < 0 ||
+        from->dtype == to->dtype)
+      continue;
+    ++out->float_casts;
+    out->edge_casts += from->kind == ETRT_VALUE_KIND_INPUT || to->kind == ETRT_VALUE_KIND_OUTPUT;
+  }
+  etrt_engine_destroy(engine);
+  return 1;
+}
+
 uint32_t etrt_engine_io_count(const etrt_engine *engine) {
   return etrt_graph_io_count(&engine->graph);
 }

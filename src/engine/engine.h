@@ -69,6 +69,18 @@ etrt_status etrt_engine_memory_peak(etrt_engine *engine, etrt_engine_memory *out
 /* The same for a serialized plan (a delegate's payload, say): 1 and *out filled when
  * `plan` is one and its figures are known, else 0 (the reason in etrt_last_error). */
 int etrt_engine_plan_memory(const void *plan, size_t size, etrt_engine_memory *out);
+/* What a plan computes in, for `etrt inspect`: its precision; per float type (float32,
+ * float16, bfloat16, in that order) the bytes of its weights and the number of the
+ * other values (inputs, outputs, intermediates); its Cast nodes from one float type to
+ * another, and of those the ones that read a plan input or write a plan output. */
+typedef struct etrt_engine_types {
+  etrt_precision precision;
+  uint64_t weight_bytes[3];
+  uint32_t values[3];
+  uint32_t float_casts, edge_casts;
+} etrt_engine_types;
+/* 1 and *out filled when `plan` is a plan, else 0 (the reason in etrt_last_error). */
+int etrt_engine_plan_types(const void *plan, size_t size, etrt_engine_types *out);
 uint32_t etrt_engine_io_count(const etrt_engine *engine);
 const etrt_engine_io *etrt_engine_io_at(const etrt_engine *engine, uint32_t index);
 /* Index of the I/O named `name`, or -1. */

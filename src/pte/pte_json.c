@@ -248,6 +248,35 @@ static void delegate(json_out *j, const etrt_pte_program *prog, const etrt_pte_d
   } else {
     etrt_clear_error();
   }
+  etrt_engine_types types;
+  if (payload.size > 0 && etrt_engine_plan_types(payload.data, payload.size, &types)) {
+    static const char *const precisions[] = {"fp32", "tf32", "fp16", "bf16"};
+    static const char *const floats[] = {"float32", "float16", "bfloat16"};
+    key(j, "types", false);
+    put(j, "{", 1);
+    key(j, "precision", true);
+    printf_(j, "\"%s\"", (unsigned)types.precision < 4 ? precisions[types.precision] : "unknown");
+    key(j, "weight_bytes", false);
+    for (int t = 0; t < 3; ++t) {
+      put(j, t ? "," : "{", 1);
+      key(j, floats[t], true);
+      printf_(j, "%" PRIu64, types.weight_bytes[t]);
+    }
+    put(j, "}", 1);
+    key(j, "values", false);
+    for (int t = 0; t < 3; ++t) {
+      put(j, t ? "," : "{", 1);
+      key(j, floats[t], true);
+      printf_(j, "%" PRIu32, types.values[t]);
+    }
+    put(j, "}", 1);
+    key(j, "float_casts", false);
+    printf_(j, "%" PRIu32, types.float_casts);
+    key(j, "edge_casts", false);
+    printf_(j, "%" PRIu32 "}", types.edge_casts);
+  } else {
+    etrt_clear_error();
+  }
   key(j, "compile_specs", false);
   put(j, "{", 1);
   for (size_t i = 0; i < d->compile_specs_count; ++i) {

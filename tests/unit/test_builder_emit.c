@@ -118,7 +118,7 @@ static void build(const recipe *r, built *out) {
   for (uint32_t k = 0; parts && k < parts->count; ++k) {
     etrt_plan_options po = {.device = parts->parts[k].device};
     uint8_t *plan = NULL;
-    CHECK_OK(etrt_lower_partition_plan(g, &parts->parts[k], &po, &plan, &plans[k].plan_size));
+    CHECK_OK(etrt_lower_partition_plan(g, &parts->parts[k], &po, NULL, &plan, &plans[k].plan_size));
     plans[k].plan = plan;
     etrt_target_device_label(po.device, r->user_target, labels[k], 32);
     plans[k].target_device = labels[k];

@@ -283,7 +283,7 @@ static void check_plans(const etrt_ir_graph *g, const etrt_partitioning *p) {
     etrt_plan_options options = {.device = p->parts[k].device, .name = "partition"};
     uint8_t *plan = NULL;
     size_t plan_size = 0;
-    CHECK_OK(etrt_lower_partition_plan(g, &p->parts[k], &options, &plan, &plan_size));
+    CHECK_OK(etrt_lower_partition_plan(g, &p->parts[k], &options, NULL, &plan, &plan_size));
     free(plan);
   }
 }

@@ -53,7 +53,7 @@ static void run_cpu(const etrt_ir_graph *g, const float *x, float *y, size_t y_c
   uint8_t *plan = NULL;
   size_t plan_size = 0;
   etrt_plan_options plan_options = {.device = {ETRT_DEVICE_CPU, 0}, .name = "test"};
-  CHECK_OK(etrt_lower_partition_plan(g, &parts->parts[0], &plan_options, &plan, &plan_size));
+  CHECK_OK(etrt_lower_partition_plan(g, &parts->parts[0], &plan_options, NULL, &plan, &plan_size));
   etrt_engine *engine = NULL;
   etrt_exec_context *context = NULL;
   CHECK_OK(etrt_engine_deserialize(plan, plan_size, &engine));

@@ -241,7 +241,7 @@ static void test_matmul_bias(void) {
                       op_tensor(ETRT_DTYPE_FLOAT64, db, 2, (int64_t)4, (int64_t)5),
                       op_tensor(ETRT_DTYPE_FLOAT64, dbias, 1, (int64_t)5)};
   CHECK_FAILS(op_run("EtrtMatMulBias", 3, d, &out, 0, NULL), ETRT_ERROR_UNSUPPORTED,
-              "takes float32, got float64");
+              "takes float32, float16 or bfloat16, got float64");
 }
 
 int main(void) {

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/half.h"
 #include "op_cases.h"
 #include "test_util.h"
 
@@ -45,6 +46,12 @@ static void *co_generate(const co_value *v) {
       case ETRT_DTYPE_FLOAT64:
         ((double *)p)[i] = f;
         break;
+      case ETRT_DTYPE_FLOAT16:
+        ((uint16_t *)p)[i] = etrt_float_to_half((float)f);
+        break;
+      case ETRT_DTYPE_BFLOAT16:
+        ((uint16_t *)p)[i] = etrt_float_to_bfloat16((float)f);
+        break;
       case ETRT_DTYPE_INT8:
         ((int8_t *)p)[i] = (int8_t)k;
         break;
@@ -81,6 +88,12 @@ static int co_compare(const char *what, etrt_dtype dtype, int64_t n, const void 
     } else if (dtype == ETRT_DTYPE_FLOAT64) {
       a = ((const double *)cpu)[i];
       b = ((const double *)other)[i];
+    } else if (dtype == ETRT_DTYPE_FLOAT16) {
+      a = etrt_half_to_float(((const uint16_t *)cpu)[i]);
+      b = etrt_half_to_float(((const uint16_t *)other)[i]);
+    } else if (dtype == ETRT_DTYPE_BFLOAT16) {
+      a = etrt_bfloat16_to_float(((const uint16_t *)cpu)[i]);
+      b = etrt_bfloat16_to_float(((const uint16_t *)other)[i]);
     } else {
       size_t size = etrt_dtype_size(dtype);
       if (memcmp((const char *)cpu + (size_t)i * size, (const char *)other + (size_t)i * size,
@@ -96,7 +109,8 @@ static int co_compare(const char *what, etrt_dtype dtype, int64_t n, const void 
       if (bad++ < 3) printf("  %s: element %lld: cpu %.9g other %.9g\n", what, (long long)i, a, b);
     }
   }
-  if (bad == 0 && (dtype == ETRT_DTYPE_FLOAT32 || dtype == ETRT_DTYPE_FLOAT64))
+  if (bad == 0 && (dtype == ETRT_DTYPE_FLOAT32 || dtype == ETRT_DTYPE_FLOAT64 ||
+                   dtype == ETRT_DTYPE_FLOAT16 || dtype == ETRT_DTYPE_BFLOAT16))
     printf("  %s: %lld elements, largest relative difference %.3g (tolerance %.0e)\n", what,
            (long long)n, worst, tol);
   return bad;

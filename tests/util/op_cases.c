@@ -224,6 +224,28 @@ static const co_case co_list[] = {
      CO_ATTR(CO_INTS("axes", 2, 0, 2)), 1, 1e-5, FP32},
     {"ReduceL2", "ReduceL2", 1, CO_IN(CO_F32(2, (9, 40))), 1, CO_ATTR(CO_INTS("axes", 1, 1)), 1,
      1e-5, FP32},
+    /* half types, as fp16/bf16 GPU plans run them: the CPU kernels widen to float32 and
+     * round once, the CUDA kernels accumulate in float32 or double and round once, so
+     * the two agree within about one unit in the last place of the type. */
+    {"conv 3x3 pad 1 bias float16", "Conv", 3,
+     CO_IN(CO_TYPED(ETRT_DTYPE_FLOAT16, 4, (2, 8, 9, 9)),
+           {.dtype = ETRT_DTYPE_FLOAT16, .rank = 4, .dims = {6, 8, 3, 3}, .constant = 1},
+           {.dtype = ETRT_DTYPE_FLOAT16, .rank = 1, .dims = {6}, .constant = 1}),
+     1, CO_ATTR(CO_INTS("pads", 4, 1, 1, 1, 1)), 1, 4e-3, FP32},
+    {"matmul bias 3-D rows bfloat16", "EtrtMatMulBias", 3,
+     CO_IN(CO_TYPED(ETRT_DTYPE_BFLOAT16, 3, (2, 17, 64)),
+           {.dtype = ETRT_DTYPE_BFLOAT16, .rank = 2, .dims = {64, 32}, .constant = 1},
+           {.dtype = ETRT_DTYPE_BFLOAT16, .rank = 1, .dims = {32}, .constant = 1}),
+     0, NULL, 1, 2e-2, FP32},
+    {"LayerNormalization float16", "LayerNormalization", 3,
+     CO_IN(CO_TYPED(ETRT_DTYPE_FLOAT16, 3, (2, 4, 64)),
+           {.dtype = ETRT_DTYPE_FLOAT16, .rank = 1, .dims = {64}, .constant = 1},
+           {.dtype = ETRT_DTYPE_FLOAT16, .rank = 1, .dims = {64}, .constant = 1}),
+     0, NULL, 1, 2e-3, FP32},
+    {"MaxPool float16", "MaxPool", 1, CO_IN(CO_TYPED(ETRT_DTYPE_FLOAT16, 4, (2, 3, 9, 9))), 2,
+     CO_ATTR(CO_INTS("kernel_shape", 2, 3, 3), CO_INTS("strides", 2, 2, 2)), 1, 0, FP32},
+    {"GlobalAveragePool bfloat16", "GlobalAveragePool", 1,
+     CO_IN(CO_TYPED(ETRT_DTYPE_BFLOAT16, 4, (2, 5, 7, 7))), 0, NULL, 1, 1e-2, FP32},
     /* normalization */
     {"LayerNormalization", "LayerNormalization", 3,
      CO_IN(CO_F32(3, (2, 4, 64)), CO_CONST_F32(1, (64)), CO_CONST_F32(1, (64))), 0, NULL, 1, 1e-5,

@@ -7,7 +7,8 @@
 
 #include "engine/ops/op_check.h"
 
-static const etrt_dtype etrt_conv_types[] = {ETRT_DTYPE_FLOAT32, ETRT_DTYPE_INVALID};
+static const etrt_dtype etrt_conv_types[] = {ETRT_DTYPE_FLOAT32, ETRT_DTYPE_FLOAT16,
+                                             ETRT_DTYPE_BFLOAT16, ETRT_DTYPE_INVALID};
 
 static etrt_status etrt_conv_prepare(const etrt_node *node, void *state) {
   return etrt_conv_params_parse(node, 0, (etrt_conv_params *)state);

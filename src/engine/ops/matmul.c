@@ -166,8 +166,9 @@ static etrt_status etrt_matmul_bias_infer(const etrt_node *node, const etrt_tens
     return etrt_op_error(node, ETRT_ERROR_INVALID_ARGUMENT,
                          "takes inputs A, B and bias, and 1 output");
   ETRT_RETURN_IF_ERROR(etrt_matmul_check_types(node, inputs, 3));
-  if (inputs[0].dtype != ETRT_DTYPE_FLOAT32)
-    return etrt_op_error(node, ETRT_ERROR_UNSUPPORTED, "takes float32, got %s",
+  if (inputs[0].dtype != ETRT_DTYPE_FLOAT32 && inputs[0].dtype != ETRT_DTYPE_FLOAT16 &&
+      inputs[0].dtype != ETRT_DTYPE_BFLOAT16)
+    return etrt_op_error(node, ETRT_ERROR_UNSUPPORTED, "takes float32, float16 or bfloat16, got %s",
                          etrt_dtype_name(inputs[0].dtype));
   const etrt_tensor *a = &inputs[0], *b = &inputs[1], *bias = &inputs[2];
   if (a->rank < 2 || b->rank != 2 || bias->rank != 1 || bias->dims[0] != b->dims[1])

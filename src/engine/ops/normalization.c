@@ -7,6 +7,7 @@
 #include "engine/ops/op_check.h"
 
 static const etrt_dtype etrt_norm_types[] = {ETRT_DTYPE_FLOAT32, ETRT_DTYPE_FLOAT64,
+                                             ETRT_DTYPE_FLOAT16, ETRT_DTYPE_BFLOAT16,
                                              ETRT_DTYPE_INVALID};
 
 int32_t etrt_norm_axis(const etrt_norm_state *state, int32_t rank) {

@@ -6,9 +6,11 @@
 #include "engine/ops/op_check.h"
 
 static const etrt_dtype etrt_pool_float_types[] = {ETRT_DTYPE_FLOAT32, ETRT_DTYPE_FLOAT64,
+                                                   ETRT_DTYPE_FLOAT16, ETRT_DTYPE_BFLOAT16,
                                                    ETRT_DTYPE_INVALID};
 static const etrt_dtype etrt_pool_max_types[] = {
-    ETRT_DTYPE_FLOAT32, ETRT_DTYPE_FLOAT64, ETRT_DTYPE_INT8, ETRT_DTYPE_UINT8, ETRT_DTYPE_INVALID};
+    ETRT_DTYPE_FLOAT32, ETRT_DTYPE_FLOAT64, ETRT_DTYPE_FLOAT16, ETRT_DTYPE_BFLOAT16,
+    ETRT_DTYPE_INT8,    ETRT_DTYPE_UINT8,   ETRT_DTYPE_INVALID};
 
 etrt_status etrt_pool_state_parse(const etrt_node *node, etrt_pool_state *state) {
   memset(state, 0, sizeof *state);

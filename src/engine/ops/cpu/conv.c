@@ -1,4 +1,5 @@
-/* CPU kernels of Conv, ConvTranspose and EtrtFusedConv (float32). Conv packs tiles of the im2col
+/* CPU kernels of Conv, ConvTranspose and EtrtFusedConv (float32; float16 and bfloat16
+ * through float32 copies, cpu/widen.h). Conv packs tiles of the im2col
  * matrix on the stack and multiplies them with the blocked GEMM; depthwise 2-D
  * convolutions (one input channel per group) run a direct kernel per plane instead;
  * ConvTranspose multiplies tiles of W^T * X and scatters them into the output
@@ -12,6 +13,7 @@
 #include "base/thread_pool.h"
 #include "engine/ops/cpu/gemm_util.h"
 #include "engine/ops/cpu/vector_math.h"
+#include "engine/ops/cpu/widen.h"
 
 /* Tile sizes: the packed tile is TILE_K x TILE_N floats (64 KiB). */
 #define ETRT_CONV_TILE_N 128
@@ -360,6 +362,8 @@ static void etrt_conv_depthwise_s1_planes(void *ctx, int64_t begin, int64_t end)
 }
 
 etrt_status etrt_cpu_conv(const etrt_node *node, const etrt_tensor *inputs, etrt_tensor *outputs) {
+  if (etrt_cpu_widen_needed(node, inputs, outputs))
+    return etrt_cpu_widen_run(node, inputs, outputs, etrt_cpu_conv);
   const etrt_conv_params *params = node->state;
   /* Only a EtrtFusedConv's state is an etrt_fused_conv_params. */
   const etrt_fused_conv_params *fused = strcmp(node->op_type, "EtrtFusedConv") == 0
@@ -436,6 +440,8 @@ static void etrt_conv_scatter(const etrt_conv_geometry *g, const float *cols, in
 
 etrt_status etrt_cpu_conv_transpose(const etrt_node *node, const etrt_tensor *inputs,
                                     etrt_tensor *outputs) {
+  if (etrt_cpu_widen_needed(node, inputs, outputs))
+    return etrt_cpu_widen_run(node, inputs, outputs, etrt_cpu_conv_transpose);
   const etrt_conv_params *params = node->state;
   etrt_conv_geometry g;
   ETRT_RETURN_IF_ERROR(etrt_conv_geometry_transpose(node, params, &inputs[0], &inputs[1], &g));

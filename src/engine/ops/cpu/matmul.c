@@ -7,6 +7,7 @@
 #include "engine/ops/cpu/gemm_util.h"
 #include "engine/ops/matmul.h"
 #include "engine/ops/shape_util.h"
+#include "engine/ops/cpu/widen.h"
 
 typedef struct etrt_gemm_args {
   int64_t m, n, k;
@@ -125,9 +126,12 @@ etrt_status etrt_cpu_matmul(const etrt_node *node, const etrt_tensor *inputs,
   return ETRT_OK;
 }
 
-/* The product, then the bias added to each row (float32: the definition's type). */
+/* The product, then the bias added to each row; half types through float32 copies, so
+ * that Y is rounded once, as by the CUDA kernel's epilogue. */
 etrt_status etrt_cpu_matmul_bias(const etrt_node *node, const etrt_tensor *inputs,
                                  etrt_tensor *outputs) {
+  if (etrt_cpu_widen_needed(node, inputs, outputs))
+    return etrt_cpu_widen_run(node, inputs, outputs, etrt_cpu_matmul_bias);
   etrt_node product = *node;
   product.num_inputs = 2;
   ETRT_RETURN_IF_ERROR(etrt_cpu_matmul(&product, inputs, outputs));

@@ -1,23 +1,25 @@
-/* CPU kernels of the normalizations (float32 and float64). Every one normalizes
- * contiguous blocks of X; statistics are accumulated in double. */
+/* CPU kernels of the normalizations (float32, float64, float16 and bfloat16, each
+ * element widened as it is read). Every one normalizes contiguous blocks of X;
+ * statistics are accumulated in double. */
 #include "engine/ops/normalization.h"
 
 #include <math.h>
 
 #include "base/thread_pool.h"
+#include "engine/ops/cpu/scalar.h"
 #include "engine/ops/shape_util.h"
 
-/* Reads element i of a float32 or float64 tensor's data. */
-static double etrt_norm_load(const etrt_tensor *t, int64_t i) {
-  return t->dtype == ETRT_DTYPE_FLOAT64 ? ((const double *)t->data)[i]
-                                        : (double)((const float *)t->data)[i];
+/* float32 first: the type of every CPU plan. */
+static inline double etrt_norm_load(const etrt_tensor *t, int64_t i) {
+  if (t->dtype == ETRT_DTYPE_FLOAT32) return ((const float *)t->data)[i];
+  return etrt_scalar_load(t->data, t->dtype, i);
 }
 
-static void etrt_norm_store(etrt_tensor *t, int64_t i, double v) {
-  if (t->dtype == ETRT_DTYPE_FLOAT64)
-    ((double *)t->data)[i] = v;
-  else
+static inline void etrt_norm_store(etrt_tensor *t, int64_t i, double v) {
+  if (t->dtype == ETRT_DTYPE_FLOAT32)
     ((float *)t->data)[i] = (float)v;
+  else
+    etrt_scalar_store(t->data, t->dtype, i, v);
 }
 
 /* Mean and 1/sqrt(variance + epsilon) of x[first .. first + size). */

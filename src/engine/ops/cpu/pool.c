@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "base/thread_pool.h"
+#include "engine/ops/cpu/widen.h"
 
 static int etrt_pool_advance(int64_t *coords, const int64_t *sizes, int32_t n) {
   for (int32_t s = n - 1; s >= 0; --s) {
@@ -163,6 +164,8 @@ static void etrt_pool_planes(void *ctx, int64_t first, int64_t end) {
 }
 
 etrt_status etrt_cpu_pool(const etrt_node *node, const etrt_tensor *inputs, etrt_tensor *outputs) {
+  if (etrt_cpu_widen_needed(node, inputs, outputs))
+    return etrt_cpu_widen_run(node, inputs, outputs, etrt_cpu_pool);
   const etrt_pool_state *state = node->state;
   etrt_conv_geometry g;
   ETRT_RETURN_IF_ERROR(etrt_conv_geometry_pool(node, &state->params, &inputs[0], &g));
@@ -227,6 +230,8 @@ static void etrt_pool_global_planes(void *ctx, int64_t first, int64_t end) {
 
 etrt_status etrt_cpu_global_pool(const etrt_node *node, const etrt_tensor *inputs,
                                  etrt_tensor *outputs) {
+  if (etrt_cpu_widen_needed(node, inputs, outputs))
+    return etrt_cpu_widen_run(node, inputs, outputs, etrt_cpu_global_pool);
   const etrt_tensor *x = &inputs[0];
   etrt_pool_job job = {
       .state = node->state, .dtype = x->dtype, .x = x->data, .y = outputs[0].data, .size = 1};
