@@ -62,7 +62,7 @@ etrt_status etrt_cpu_widen_run(const etrt_node *node, const etrt_tensor *inputs,
     t->dtype = ETRT_DTYPE_FLOAT32;
   }
   /* The kernel sees the caller's pointers where nothing was widened. */
-  etrt_tensor *args = malloc(((size_t)count + 1) * sizeof *args);
+  etrt_tensor *args = calloc((size_t)count + 1, sizeof *args);
   if (status == ETRT_OK && args == NULL)
     status = etrt_op_error(node, ETRT_ERROR_OUT_OF_MEMORY, "out of memory");
   if (status == ETRT_OK) {
