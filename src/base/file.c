@@ -77,7 +77,10 @@ etrt_status etrt_file_write_atomic(const char *path, const void *data, size_t si
     left -= (size_t)w;
   }
   fchmod(fd, 0644);
-  if (close(fd) != 0 || rename(temp, path) != 0) {
+  /* On disk before the rename names it: a crash leaves the old file or the whole new one.
+   * It also leaves the page cache clean, so that a run right after a build can hand back
+   * the pages of the weights it reorders (clean pages are dropped, dirty ones stay). */
+  if (fsync(fd) != 0 || close(fd) != 0 || rename(temp, path) != 0) {
     etrt_status s = etrt_error(ETRT_ERROR_IO, "cannot write '%s': %s", path, strerror(errno));
     unlink(temp);
     free(temp);
