@@ -256,6 +256,11 @@ etrt_status etrt_network_add_op(etrt_network *network, const char *op_type, cons
     memcpy(outputs, ids, num_outputs * sizeof *ids);
   } else {
     /* Nothing of a refused operation stays (its arena bytes are only unused). */
+    if (g->node_count > nodes_before) {
+      etrt_node *node = &g->nodes[nodes_before];
+      if (node->def != NULL && node->def->release != NULL && node->state != NULL)
+        node->def->release(node->state);
+    }
     g->value_count = values_before;
     g->node_count = nodes_before;
   }
