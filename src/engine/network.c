@@ -27,6 +27,14 @@ struct etrt_network {
 
 const etrt_graph *etrt_network_graph(const etrt_network *network) { return &network->graph; }
 
+void etrt_network_host_values(const etrt_network *network, int32_t value, const void **lo,
+                              const void **hi) {
+  *lo = *hi = NULL;
+  if (value < 0 || (uint32_t)value >= network->graph.value_count) return;
+  *lo = network->host[value].at[0];
+  *hi = network->host[value].at[1];
+}
+
 etrt_status etrt_network_create(etrt_network **out) {
   if (out == NULL) return etrt_error(ETRT_ERROR_INVALID_ARGUMENT, "network: NULL out");
   etrt_network *n = calloc(1, sizeof *n);
