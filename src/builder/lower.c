@@ -122,7 +122,7 @@ etrt_status etrt_lower_nodes(const etrt_ir_graph *graph, etrt_network *network,
 }
 
 /* Refuses, in one message, every operator type the engine has no definition of. */
-static etrt_status etrt_lower_check_ops(const etrt_ir_graph *graph) {
+etrt_status etrt_lower_check_ops(const etrt_ir_graph *graph) {
   char message[1024];
   size_t used = 0;
   uint32_t missing = 0;

@@ -14,6 +14,14 @@ etrt_status etrt_passes_run(etrt_ir_graph *graph, size_t fold_limit_bytes, etrt_
   memset(stats, 0, sizeof *stats);
   if (fold_limit_bytes == 0) fold_limit_bytes = ETRT_PASSES_DEFAULT_FOLD_LIMIT;
   ETRT_RETURN_IF_ERROR(etrt_pass_drop_identity(graph, &stats->identities));
+  ETRT_RETURN_IF_ERROR(etrt_lower_check_ops(graph));
+  ETRT_RETURN_IF_ERROR(etrt_pass_fold_if(graph, &stats->ifs));
+  if (stats->ifs > 0) {
+    /* The branches inlined bring their own copies. */
+    uint32_t more = 0;
+    ETRT_RETURN_IF_ERROR(etrt_pass_drop_identity(graph, &more));
+    stats->identities += more;
+  }
   ETRT_RETURN_IF_ERROR(etrt_lower_infer_shapes(graph));
   ETRT_RETURN_IF_ERROR(etrt_pass_fold_constants(graph, fold_limit_bytes, &stats->folded));
   ETRT_RETURN_IF_ERROR(etrt_pass_fold_batchnorm(graph, &stats->batchnorms));

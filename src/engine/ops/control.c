@@ -409,6 +409,9 @@ static const etrt_op_def etrt_op_def_if = {.op_type = "If",
                                            .prepare = etrt_if_prepare,
                                            .infer = etrt_if_infer,
                                            .bound = etrt_if_bound,
+                                           /* The condition decides the shapes: known
+                                            * at build, the If is folded. */
+                                           .value_inputs = 1u,
                                            .dims_from_kernel = 1,
                                            .control = 1,
                                            .release = etrt_control_release};
