@@ -164,8 +164,7 @@ static etrt_status etrt_import_attribute(etrt_import *im, const char *label,
     case ETRT_ONNX_ATTR_GRAPH:
     case ETRT_ONNX_ATTR_GRAPHS:
       return etrt_error(ETRT_ERROR_UNSUPPORTED,
-                        "%s: attribute '%s' is a subgraph: control flow (If, Loop, Scan) is not "
-                        "supported",
+                        "%s: attribute '%s' is a subgraph, which only If, Loop and Scan take",
                         label, to->name);
     default:
       return etrt_error(ETRT_ERROR_UNSUPPORTED, "%s: attribute '%s' of type %s is not supported",
