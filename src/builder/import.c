@@ -24,7 +24,7 @@ typedef struct etrt_import {
   struct etrt_import *parent;
   etrt_import_captures *captures;
   int32_t body_capture[ETRT_IMPORT_MAX_CAPTURES];
-  int depth; /* 0 for the main graph */
+  int depth;         /* 0 for the main graph */
   const char *label; /* the node a body belongs to, for messages */
 } etrt_import;
 
@@ -199,7 +199,8 @@ static etrt_status etrt_import_resolve(etrt_import *im, etrt_onnx_str name, int3
     c->values[c->count++] = outer;
     im->body_capture[j] = -1;
   }
-  if (im->body_capture[j] < 0) ETRT_RETURN_IF_ERROR(etrt_ir_add_value(g, ov->name, &im->body_capture[j]));
+  if (im->body_capture[j] < 0)
+    ETRT_RETURN_IF_ERROR(etrt_ir_add_value(g, ov->name, &im->body_capture[j]));
   *out = im->body_capture[j];
   return ETRT_OK;
 }
@@ -536,8 +537,8 @@ static etrt_status etrt_import_control_counts(const etrt_import_node *n, etrt_im
     uint32_t t = bodies[0]->graph->num_outputs, e = bodies[1]->graph->num_outputs;
     if (t != e || t != n->num_outputs)
       return etrt_error(ETRT_ERROR_INVALID_FORMAT,
-                        "%s: then_branch has %u outputs and else_branch %u; the node has %u", n->label,
-                        t, e, n->num_outputs);
+                        "%s: then_branch has %u outputs and else_branch %u; the node has %u",
+                        n->label, t, e, n->num_outputs);
     return ETRT_OK;
   }
   const etrt_ir_graph *g = bodies[0]->graph;
@@ -593,15 +594,13 @@ static etrt_status etrt_import_control(etrt_import *im, const etrt_onnx_node *no
     status = etrt_import_graph(child, a->g);
     if (status != ETRT_OK) status = etrt_error_context(status, "%s: %s: ", n->label, names[b]);
   }
-  if (status == ETRT_OK)
-    status = etrt_import_control_counts(n, bodies, names, count, batched);
+  if (status == ETRT_OK) status = etrt_import_control_counts(n, bodies, names, count, batched);
   /* Every body takes every capture, in the node's order (unread ones too). */
   for (uint32_t b = 0; b < count && status == ETRT_OK; ++b) {
     etrt_ir_graph *body = bodies[b]->graph;
     for (uint32_t j = 0; j < captures->count && status == ETRT_OK; ++j) {
       int32_t id = bodies[b]->body_capture[j];
-      if (id < 0)
-        status = etrt_ir_add_value_unique(body, g->values[captures->values[j]].name, &id);
+      if (id < 0) status = etrt_ir_add_value_unique(body, g->values[captures->values[j]].name, &id);
       if (status == ETRT_OK) status = etrt_ir_add_input(body, id);
     }
     if (status == ETRT_OK) status = etrt_ir_sort(body);
@@ -617,15 +616,17 @@ static etrt_status etrt_import_control(etrt_import *im, const etrt_onnx_node *no
     status = etrt_import_attribute(im, n->label, a, &n->attributes[n->num_attributes]);
     if (status == ETRT_OK) n->num_attributes++;
   }
-  etrt_attribute extra[2] = {
-      {.name = "_captures", .kind = ETRT_ATTRIBUTE_INT, .i = captures != NULL ? captures->count : 0},
-      {.name = "_batched", .kind = ETRT_ATTRIBUTE_INT, .i = 1}};
+  etrt_attribute extra[2] = {{.name = "_captures",
+                              .kind = ETRT_ATTRIBUTE_INT,
+                              .i = captures != NULL ? captures->count : 0},
+                             {.name = "_batched", .kind = ETRT_ATTRIBUTE_INT, .i = 1}};
   etrt_attribute *attributes =
       status == ETRT_OK ? etrt_ir_alloc(g, (n->num_attributes + 2) * sizeof *attributes) : NULL;
   if (status == ETRT_OK && attributes == NULL) status = etrt_import_oom();
   int32_t id = -1;
   if (status == ETRT_OK) {
-    if (n->num_attributes) memcpy(attributes, n->attributes, n->num_attributes * sizeof *attributes);
+    if (n->num_attributes)
+      memcpy(attributes, n->attributes, n->num_attributes * sizeof *attributes);
     uint32_t na = n->num_attributes;
     attributes[na++] = extra[0];
     if (batched) attributes[na++] = extra[1];
@@ -864,9 +865,10 @@ static etrt_status etrt_import_graph(etrt_import *im, const etrt_onnx_graph *og)
     status = etrt_import_resolve(im, name, &id);
     if (status != ETRT_OK) break;
     if (id < 0) {
-      status = etrt_error(ETRT_ERROR_INVALID_FORMAT, "%s%soutput '%.*s' is not defined by the graph",
-                          im->label != NULL ? im->label : "", im->label != NULL ? ": body " : "",
-                          ETRT_ONNX_STR_ARGS(name));
+      status =
+          etrt_error(ETRT_ERROR_INVALID_FORMAT, "%s%soutput '%.*s' is not defined by the graph",
+                     im->label != NULL ? im->label : "", im->label != NULL ? ": body " : "",
+                     ETRT_ONNX_STR_ARGS(name));
     } else if (g->values[id].producer < 0 || etrt_ir_is_output(g, id)) {
       /* A graph input or a constant returned as it is (or a value returned twice): an
        * engine output is written by a node, so a copy writes it (the Identity pass keeps
@@ -882,8 +884,9 @@ static etrt_status etrt_import_graph(etrt_import *im, const etrt_onnx_graph *og)
     }
   }
   if (status == ETRT_OK && g->num_outputs == 0)
-    status = etrt_error(ETRT_ERROR_INVALID_FORMAT, "%s%sthe graph has no outputs",
-                        im->label != NULL ? im->label : "model", im->label != NULL ? ": body: " : ": ");
+    status =
+        etrt_error(ETRT_ERROR_INVALID_FORMAT, "%s%sthe graph has no outputs",
+                   im->label != NULL ? im->label : "model", im->label != NULL ? ": body: " : ": ");
   /* A body is sorted once its captures are inputs (etrt_import_control). */
   if (status == ETRT_OK && im->parent == NULL) status = etrt_ir_sort(g);
   return status;

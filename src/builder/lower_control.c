@@ -162,8 +162,8 @@ static etrt_status etrt_lower_body_plan(const etrt_ir_node *node, uint32_t b,
     status = etrt_plan_build(network, &options, plan, plan_size);
   }
   if (status != ETRT_OK && network != NULL)
-    status = etrt_error_context(status, "%s '%s': %s: ", node->op_type, node->name,
-                                node->body_names[b]);
+    status =
+        etrt_error_context(status, "%s '%s': %s: ", node->op_type, node->name, node->body_names[b]);
   etrt_network_destroy(network);
   free(net_ids);
   free(uses);
@@ -173,8 +173,8 @@ static etrt_status etrt_lower_body_plan(const etrt_ir_node *node, uint32_t b,
 static int64_t etrt_lower_axis(const etrt_ir_node *node, const char *name, uint32_t k,
                                int32_t rank) {
   const etrt_attribute *a = etrt_ir_node_attribute(node, name);
-  int64_t axis = a != NULL && a->kind == ETRT_ATTRIBUTE_INTS && (int64_t)k < a->count ? a->ints[k]
-                                                                                      : 0;
+  int64_t axis =
+      a != NULL && a->kind == ETRT_ATTRIBUTE_INTS && (int64_t)k < a->count ? a->ints[k] : 0;
   return axis < 0 ? axis + rank : axis;
 }
 
@@ -212,7 +212,7 @@ etrt_status etrt_lower_bodies_make(const etrt_ir_node *node, etrt_network *netwo
           const void *lo = NULL, *hi = NULL;
           if (net_inputs[0] >= 0) etrt_network_host_values(network, net_inputs[0], &lo, &hi);
           iteration[1] = hi != NULL && *(const int64_t *)hi > 0 ? *(const int64_t *)hi - 1
-                                                               : ETRT_ENGINE_DIM_UNBOUNDED - 1;
+                                                                : ETRT_ENGINE_DIM_UNBOUNDED - 1;
           bound->lo = &iteration[0];
           bound->hi = &iteration[1];
         }
@@ -233,9 +233,9 @@ etrt_status etrt_lower_bodies_make(const etrt_ir_node *node, etrt_network *netwo
         bool scan = own >= carried;
         if (batched && bound->rank > 0) etrt_lower_drop_axis(bound, 0);
         if (scan && bound->rank > 0)
-          etrt_lower_drop_axis(bound, batched ? 0
-                                              : etrt_lower_axis(node, "scan_input_axes",
-                                                                own - carried, bound->rank));
+          etrt_lower_drop_axis(
+              bound,
+              batched ? 0 : etrt_lower_axis(node, "scan_input_axes", own - carried, bound->rank));
       }
     }
     size_t plan_size = 0;

@@ -44,7 +44,7 @@ extern const etrt_onnx_str etrt_onnx_no_str;
 
 typedef struct etrt_onnx_parser {
   etrt_onnx_model *model;
-  int graph_depth; /* subgraphs open around the field being read */
+  int graph_depth;      /* subgraphs open around the field being read */
   const char *base_dir; /* NULL: external data refused */
   char path[512];
   size_t path_len;

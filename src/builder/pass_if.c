@@ -84,8 +84,7 @@ static etrt_status etrt_fold_if_inline(etrt_ir_graph *g, uint32_t n, uint32_t b)
     if (outs[k] >= 0) g->values[outs[k]].producer = -1;
   }
   for (uint32_t v = 0; v < body->num_values; ++v) map[v] = -1;
-  for (uint32_t j = 0; j < body->num_inputs; ++j)
-    map[body->inputs[j]] = g->nodes[n].inputs[1 + j];
+  for (uint32_t j = 0; j < body->num_inputs; ++j) map[body->inputs[j]] = g->nodes[n].inputs[1 + j];
   for (uint32_t k = 0; k < body->num_outputs; ++k) {
     int32_t bv = body->outputs[k], out = outs[k];
     if (out >= 0 && body->values[bv].producer >= 0 && map[bv] < 0) map[bv] = out;
@@ -114,9 +113,9 @@ static etrt_status etrt_fold_if_inline(etrt_ir_graph *g, uint32_t n, uint32_t b)
     for (uint32_t k = 0; k < bn->num_outputs; ++k)
       args[bn->num_inputs + k] = bn->outputs[k] >= 0 ? map[bn->outputs[k]] : -1;
     int32_t id;
-    status = etrt_ir_add_node(g, bn->op_type, bn->domain, name, bn->num_inputs, args,
-                              bn->num_outputs, args + bn->num_inputs, bn->num_attributes,
-                              bn->attributes, &id);
+    status =
+        etrt_ir_add_node(g, bn->op_type, bn->domain, name, bn->num_inputs, args, bn->num_outputs,
+                         args + bn->num_inputs, bn->num_attributes, bn->attributes, &id);
     if (status != ETRT_OK || bn->num_bodies == 0) continue;
     /* A control node inside the branch takes its bodies along. */
     etrt_ir_graph **bodies = etrt_ir_alloc(g, bn->num_bodies * sizeof *bodies);
@@ -136,9 +135,9 @@ static etrt_status etrt_fold_if_inline(etrt_ir_graph *g, uint32_t n, uint32_t b)
     int32_t bv = body->outputs[k], out = outs[k];
     if (out < 0 || map[bv] == out) continue;
     char *name = etrt_ir_printf(g, "%s/output_%u", prefix, k);
-    status = name != NULL ? etrt_ir_add_node(g, "Identity", "", name, 1, &map[bv], 1, &out, 0,
-                                             NULL, NULL)
-                          : etrt_error(ETRT_ERROR_OUT_OF_MEMORY, "folding If: out of memory");
+    status = name != NULL
+                 ? etrt_ir_add_node(g, "Identity", "", name, 1, &map[bv], 1, &out, 0, NULL, NULL)
+                 : etrt_error(ETRT_ERROR_OUT_OF_MEMORY, "folding If: out of memory");
   }
   free(args);
   free(map);

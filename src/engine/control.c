@@ -24,7 +24,7 @@ struct etrt_control {
   const etrt_node *node;
   const etrt_control_state *s;
   etrt_exec_context *ctx[2];
-  uint32_t inputs, outputs; /* of each body */
+  uint32_t inputs, outputs;        /* of each body */
   etrt_control_buffer *outs;       /* per body output: bound to it unless the body holds it */
   etrt_control_buffer *turns[2];   /* per carried value, the two sets taken in turns */
   etrt_control_buffer *gathered;   /* per scan output of a Loop: the slices so far */
@@ -41,8 +41,8 @@ static etrt_status etrt_control_oom(const etrt_node *node) {
 }
 
 /* Makes `b` hold at least `bytes`, keeping what it holds when `keep`. */
-static etrt_status etrt_control_reserve(const etrt_node *node, etrt_control_buffer *b,
-                                        size_t bytes, int keep) {
+static etrt_status etrt_control_reserve(const etrt_node *node, etrt_control_buffer *b, size_t bytes,
+                                        int keep) {
   if (bytes <= b->capacity && b->data != NULL) return ETRT_OK;
   size_t capacity = b->capacity * 2 > bytes ? b->capacity * 2 : bytes;
   if (capacity == 0) capacity = 64;
@@ -92,8 +92,8 @@ etrt_status etrt_control_create(const etrt_node *node, etrt_control **out) {
       int64_t bytes = etrt_control_io_bytes(etrt_engine_io_at(s->bodies[b], c->inputs + o));
       if (bytes < 0) bytes = 0;
       uint32_t first_carried = s->kind == ETRT_CONTROL_LOOP ? 1 : 0;
-      int carried = s->kind != ETRT_CONTROL_IF && o >= first_carried &&
-                    o < first_carried + s->carried;
+      int carried =
+          s->kind != ETRT_CONTROL_IF && o >= first_carried && o < first_carried + s->carried;
       if (carried) {
         for (int t = 0; t < 2 && status == ETRT_OK; ++t)
           status = etrt_control_reserve(node, &c->turns[t][o - first_carried], (size_t)bytes, 0);
@@ -146,7 +146,8 @@ static etrt_status etrt_control_bind_input(etrt_control *c, etrt_exec_context *c
     for (int32_t a = 0; a < rank; ++a) count *= dims[a];
     if (count > 64) count = 64;
     for (int64_t i = 0; i < count; ++i)
-      values[i] = dtype == ETRT_DTYPE_INT32 ? ((const int32_t *)data)[i] : ((const int64_t *)data)[i];
+      values[i] =
+          dtype == ETRT_DTYPE_INT32 ? ((const int32_t *)data)[i] : ((const int64_t *)data)[i];
     return etrt_exec_context_set_input_values(ctx, io, values, count);
   }
   ETRT_RETURN_IF_ERROR(etrt_exec_context_set_input_shape(ctx, io, rank, dims));
@@ -235,8 +236,7 @@ static etrt_status etrt_control_if(etrt_control *c, const etrt_exec_run *run, et
   for (uint32_t o = 0; o < c->outputs; ++o)
     ETRT_RETURN_IF_ERROR(etrt_control_bind_output(c, ctx, o, &c->outs[o]));
   etrt_status s = etrt_exec_context_enqueue(ctx, NULL);
-  if (s != ETRT_OK)
-    return etrt_error_context(s, "%s: ", taken ? "then_branch" : "else_branch");
+  if (s != ETRT_OK) return etrt_error_context(s, "%s: ", taken ? "then_branch" : "else_branch");
   for (uint32_t o = 0; o < c->outputs; ++o) {
     etrt_control_value v;
     ETRT_RETURN_IF_ERROR(etrt_control_result(c, ctx, o, &c->outs[o], &v));
@@ -296,7 +296,8 @@ static etrt_status etrt_control_loop_step(etrt_control *c, etrt_exec_context *ct
   for (uint32_t j = 0; j < s->carried; ++j)
     ETRT_RETURN_IF_ERROR(etrt_control_bind_output(c, ctx, 1 + j, &c->turns[turn][j]));
   for (uint32_t k = 0; k < s->scans; ++k)
-    ETRT_RETURN_IF_ERROR(etrt_control_bind_output(c, ctx, 1 + s->carried + k, &c->outs[1 + s->carried + k]));
+    ETRT_RETURN_IF_ERROR(
+        etrt_control_bind_output(c, ctx, 1 + s->carried + k, &c->outs[1 + s->carried + k]));
   ETRT_RETURN_IF_ERROR(etrt_exec_context_enqueue(ctx, NULL));
   etrt_control_value cond;
   ETRT_RETURN_IF_ERROR(etrt_control_result(c, ctx, 0, &c->outs[0], &cond));
@@ -310,8 +311,7 @@ static etrt_status etrt_control_loop_step(etrt_control *c, etrt_exec_context *ct
     ETRT_RETURN_IF_ERROR(etrt_control_same_slice(c, k, i == 0, &v));
     int64_t bytes = etrt_control_value_bytes(etrt_control_output_dtype(c, o), &v);
     size_t need;
-    if (etrt_add_overflow_size(gathered[k], (size_t)bytes, &need))
-      return etrt_control_oom(c->node);
+    if (etrt_add_overflow_size(gathered[k], (size_t)bytes, &need)) return etrt_control_oom(c->node);
     ETRT_RETURN_IF_ERROR(etrt_control_reserve(c->node, &c->gathered[k], need, 1));
     if (bytes > 0) memcpy((uint8_t *)c->gathered[k].data + gathered[k], v.data, (size_t)bytes);
     gathered[k] = need;
@@ -416,7 +416,8 @@ static etrt_status etrt_control_scan_batch(etrt_control *c, const etrt_exec_run 
       ETRT_RETURN_IF_ERROR(etrt_control_bind_output(c, ctx, j, &c->turns[turn][j]));
     }
     for (uint32_t k = 0; k < s->scans; ++k)
-      ETRT_RETURN_IF_ERROR(etrt_control_bind_output(c, ctx, s->carried + k, &c->outs[s->carried + k]));
+      ETRT_RETURN_IF_ERROR(
+          etrt_control_bind_output(c, ctx, s->carried + k, &c->outs[s->carried + k]));
     etrt_status st = etrt_exec_context_enqueue(ctx, NULL);
     if (st != ETRT_OK) return etrt_error_context(st, "step %lld: ", (long long)step);
     for (uint32_t j = 0; j < s->carried; ++j)
@@ -486,7 +487,8 @@ static etrt_status etrt_control_scan(etrt_control *c, const etrt_exec_run *run, 
     for (uint32_t k = 0; k < s->scans; ++k) {
       const etrt_engine_io *io = etrt_engine_io_at(s->bodies[0], c->inputs + s->carried + k);
       int32_t lead = s->batched ? 1 : 0, rank = io->rank + 1 + lead;
-      int64_t oaxis = s->batched ? 1 : (s->out_axis[k] < 0 ? s->out_axis[k] + rank : s->out_axis[k]);
+      int64_t oaxis =
+          s->batched ? 1 : (s->out_axis[k] < 0 ? s->out_axis[k] + rank : s->out_axis[k]);
       int64_t dims[ETRT_MAX_RANK];
       for (int32_t a = 0, d = 0; a < rank; ++a)
         dims[a] = a < lead ? batches : a == oaxis ? length : io->min_sizes[d++];
@@ -503,8 +505,8 @@ static etrt_status etrt_control_scan(etrt_control *c, const etrt_exec_run *run, 
   return ETRT_OK;
 }
 
-etrt_status etrt_control_run(etrt_control *c, const etrt_exec_run *run, uint32_t n,
-                             etrt_tensor *in, etrt_tensor *out) {
+etrt_status etrt_control_run(etrt_control *c, const etrt_exec_run *run, uint32_t n, etrt_tensor *in,
+                             etrt_tensor *out) {
   (void)n;
   switch (c->s->kind) {
     case ETRT_CONTROL_IF:

@@ -143,13 +143,12 @@ static etrt_status etrt_cpu_create(etrt_engine *engine, const etrt_device_driver
   for (uint32_t n = 0; n < g->node_count && status == ETRT_OK; ++n) {
     if (!g->nodes[n].def->control) continue;
     if (s->control == NULL) s->control = calloc(g->node_count, sizeof *s->control);
-    status = s->control != NULL
-                 ? etrt_control_create(&g->nodes[n], &s->control[n])
-                 : etrt_error(ETRT_ERROR_OUT_OF_MEMORY, "engine '%s': out of memory",
-                              engine->info.name);
+    status = s->control != NULL ? etrt_control_create(&g->nodes[n], &s->control[n])
+                                : etrt_error(ETRT_ERROR_OUT_OF_MEMORY, "engine '%s': out of memory",
+                                             engine->info.name);
     if (status != ETRT_OK)
-      status = etrt_error_context(status, "engine '%s', node %u '%s' (%s): ", engine->info.name,
-                                  n, g->nodes[n].name, g->nodes[n].op_type);
+      status = etrt_error_context(status, "engine '%s', node %u '%s' (%s): ", engine->info.name, n,
+                                  g->nodes[n].name, g->nodes[n].op_type);
   }
   if (status != ETRT_OK) {
     etrt_cpu_destroy(s);

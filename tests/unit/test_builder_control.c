@@ -124,8 +124,8 @@ static void test_nested_if_folded(void) {
   tm_model inner_then, outer_then;
   tm_init(&inner_then);
   tm_init(&outer_then);
-  tm_node(&outer_then, "If", "inner", "no", "inner_y", 2,
-          branch("then_branch", "Neg", "neg", "n"), branch("else_branch", "Sigmoid", "sig", "s"));
+  tm_node(&outer_then, "If", "inner", "no", "inner_y", 2, branch("then_branch", "Neg", "neg", "n"),
+          branch("else_branch", "Sigmoid", "sig", "s"));
   tm_output(&outer_then, "inner_y");
   etrt_pb_writer_release(&inner_then.graph);
   tm_model m;

@@ -244,8 +244,9 @@ static void test_import_refusals(void) {
   tm_node(&m, "If", "branch", "x", "y", 1, attr);
   tm_output(&m, "y");
   bytes = tm_finish(&m, 13, &size);
-  CHECK_FAILS(import_bytes(bytes, size, &model, &g), ETRT_ERROR_INVALID_FORMAT,
-              "node 'branch' (If): then_branch: node 'branch' (If): body: the graph has no outputs");
+  CHECK_FAILS(
+      import_bytes(bytes, size, &model, &g), ETRT_ERROR_INVALID_FORMAT,
+      "node 'branch' (If): then_branch: node 'branch' (If): body: the graph has no outputs");
   etrt_onnx_model_free(model);
   free(bytes);
 
@@ -261,8 +262,9 @@ static void test_import_refusals(void) {
   tm_node(&m, "Relu", "relu", "x", "y", 1, attr);
   tm_output(&m, "y");
   bytes = tm_finish(&m, 13, &size);
-  CHECK_FAILS(import_bytes(bytes, size, &model, &g), ETRT_ERROR_UNSUPPORTED,
-              "node 'relu' (Relu): attribute 'body' is a subgraph, which only If, Loop and Scan take");
+  CHECK_FAILS(
+      import_bytes(bytes, size, &model, &g), ETRT_ERROR_UNSUPPORTED,
+      "node 'relu' (Relu): attribute 'body' is a subgraph, which only If, Loop and Scan take");
   etrt_onnx_model_free(model);
   free(bytes);
 }

@@ -21,8 +21,8 @@ static uint8_t *leaf_plan(const char *op, size_t *size) {
   CHECK_OK(etrt_network_create(&net));
   int32_t cond, x, y;
   CHECK_OK(etrt_network_add_input(net, "cond", ETRT_DTYPE_BOOL, 0, NULL, NULL, &cond));
-  CHECK_OK(etrt_network_add_input(net, "x", ETRT_DTYPE_FLOAT32, 1, (int64_t[]){2},
-                                  (int64_t[]){2}, &x));
+  CHECK_OK(
+      etrt_network_add_input(net, "x", ETRT_DTYPE_FLOAT32, 1, (int64_t[]){2}, (int64_t[]){2}, &x));
   CHECK_OK(etrt_network_add_op(net, op, "leaf", 1, &x, 1, &y, 0, NULL));
   CHECK_OK(etrt_network_mark_output(net, y, "y"));
   uint8_t *plan = NULL;
@@ -48,15 +48,14 @@ static etrt_status if_plan(const uint8_t *then, size_t then_size, const uint8_t 
   CHECK_OK(etrt_network_create(&net));
   int32_t cond, x, y;
   CHECK_OK(etrt_network_add_input(net, "cond", ETRT_DTYPE_BOOL, 0, NULL, NULL, &cond));
-  CHECK_OK(etrt_network_add_input(net, "x", ETRT_DTYPE_FLOAT32, 1, (int64_t[]){2},
-                                  (int64_t[]){2}, &x));
-  etrt_attribute attributes[3] = {
-      graph_attribute("then_branch", then, then_size),
-      graph_attribute("else_branch", other, other_size),
-      {.name = "_captures", .kind = ETRT_ATTRIBUTE_INT, .i = 2}};
+  CHECK_OK(
+      etrt_network_add_input(net, "x", ETRT_DTYPE_FLOAT32, 1, (int64_t[]){2}, (int64_t[]){2}, &x));
+  etrt_attribute attributes[3] = {graph_attribute("then_branch", then, then_size),
+                                  graph_attribute("else_branch", other, other_size),
+                                  {.name = "_captures", .kind = ETRT_ATTRIBUTE_INT, .i = 2}};
   *plan = NULL;
-  etrt_status s = etrt_network_add_op(net, "If", "choose", 3, (int32_t[]){cond, cond, x}, 1, &y,
-                                      3, attributes);
+  etrt_status s =
+      etrt_network_add_op(net, "If", "choose", 3, (int32_t[]){cond, cond, x}, 1, &y, 3, attributes);
   if (s == ETRT_OK) {
     CHECK_OK(etrt_network_mark_output(net, y, "y"));
     CHECK_OK(etrt_plan_build(net, &CPU, plan, size));
@@ -110,8 +109,8 @@ static void test_branch_mismatch_refused(void) {
   CHECK_OK(etrt_network_create(&net));
   int32_t cond, x, y;
   CHECK_OK(etrt_network_add_input(net, "cond", ETRT_DTYPE_BOOL, 0, NULL, NULL, &cond));
-  CHECK_OK(etrt_network_add_input(net, "x", ETRT_DTYPE_FLOAT32, 1, (int64_t[]){2},
-                                  (int64_t[]){2}, &x));
+  CHECK_OK(
+      etrt_network_add_input(net, "x", ETRT_DTYPE_FLOAT32, 1, (int64_t[]){2}, (int64_t[]){2}, &x));
   etrt_attribute to = {.name = "to", .kind = ETRT_ATTRIBUTE_INT, .i = 7 /* int64 */};
   CHECK_OK(etrt_network_add_op(net, "Cast", "leaf", 1, &x, 1, &y, 1, &to));
   CHECK_OK(etrt_network_mark_output(net, y, "y"));

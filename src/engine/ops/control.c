@@ -34,8 +34,8 @@ static void etrt_control_release(void *state) {
 static etrt_status etrt_control_body(const etrt_node *node, const char *name, etrt_engine **out) {
   const etrt_attribute *a = etrt_node_attribute(node, name);
   if (a == NULL)
-    return etrt_op_error(node, ETRT_ERROR_INVALID_ARGUMENT, "the subgraph attribute '%s' is missing",
-                         name);
+    return etrt_op_error(node, ETRT_ERROR_INVALID_ARGUMENT,
+                         "the subgraph attribute '%s' is missing", name);
   if (a->kind != ETRT_ATTRIBUTE_GRAPH)
     return etrt_op_error(node, ETRT_ERROR_INVALID_ARGUMENT, "attribute '%s' is not a graph", name);
   if (etrt_control_depth >= ETRT_CONTROL_MAX_DEPTH)
@@ -46,8 +46,8 @@ static etrt_status etrt_control_body(const etrt_node *node, const char *name, et
   etrt_status s = etrt_engine_deserialize(a->tensor.data, (size_t)a->tensor.sizes[0], out);
   --etrt_control_depth;
   if (s != ETRT_OK)
-    return etrt_error_context(s, "%s '%s': subgraph '%s' (offsets within its plan): ", node->op_type,
-                              node->name, name);
+    return etrt_error_context(
+        s, "%s '%s': subgraph '%s' (offsets within its plan): ", node->op_type, node->name, name);
   if (etrt_engine_device(*out).type != ETRT_DEVICE_CPU)
     return etrt_op_error(node, ETRT_ERROR_INVALID_ARGUMENT,
                          "subgraph '%s' is not a CPU plan (bodies run on the host)", name);
@@ -139,8 +139,8 @@ static etrt_status etrt_loop_prepare(const etrt_node *node, void *state) {
   ETRT_RETURN_IF_ERROR(etrt_control_captures(node, 2, s));
   s->carried = node->num_inputs - 2 - s->captures;
   if (s->carried > node->num_outputs)
-    return etrt_op_error(node, ETRT_ERROR_INVALID_ARGUMENT,
-                         "%u loop-carried values but %u outputs", s->carried, node->num_outputs);
+    return etrt_op_error(node, ETRT_ERROR_INVALID_ARGUMENT, "%u loop-carried values but %u outputs",
+                         s->carried, node->num_outputs);
   s->scans = node->num_outputs - s->carried;
   ETRT_RETURN_IF_ERROR(etrt_control_body(node, "body", &s->bodies[0]));
   s->body_count = 1;
@@ -196,8 +196,8 @@ static etrt_status etrt_scan_prepare(const etrt_node *node, void *state) {
   int64_t v[ETRT_CONTROL_MAX_SCANS];
   ETRT_RETURN_IF_ERROR(etrt_scan_list(node, "scan_input_axes", s->scan_inputs, s->in_axis));
   ETRT_RETURN_IF_ERROR(etrt_scan_list(node, "scan_output_axes", s->scans, s->out_axis));
-  ETRT_RETURN_IF_ERROR(etrt_scan_list(node, s->batched ? "directions" : "scan_input_directions",
-                                      s->scan_inputs, v));
+  ETRT_RETURN_IF_ERROR(
+      etrt_scan_list(node, s->batched ? "directions" : "scan_input_directions", s->scan_inputs, v));
   for (uint32_t i = 0; i < s->scan_inputs; ++i) s->in_reverse[i] = v[i] != 0;
   ETRT_RETURN_IF_ERROR(etrt_scan_list(node, "scan_output_directions", s->scans, v));
   for (uint32_t k = 0; k < s->scans; ++k) s->out_reverse[k] = v[k] != 0;
@@ -207,8 +207,8 @@ static etrt_status etrt_scan_prepare(const etrt_node *node, void *state) {
   etrt_control_io_counts(s->bodies[0], &in, &out);
   if (in != own + s->captures || out != node->num_outputs)
     return etrt_op_error(node, ETRT_ERROR_INVALID_ARGUMENT,
-                         "the body has %u inputs and %u outputs; the node needs %u and %u", in,
-                         out, own + s->captures, node->num_outputs);
+                         "the body has %u inputs and %u outputs; the node needs %u and %u", in, out,
+                         own + s->captures, node->num_outputs);
   return ETRT_OK;
 }
 
@@ -218,10 +218,9 @@ static etrt_status etrt_control_check_input(const etrt_node *node, const etrt_en
                                             int32_t b, const etrt_tensor *in, int32_t drop,
                                             uint32_t i) {
   const etrt_engine_io *io = etrt_engine_io_at(body, (uint32_t)b);
-  int ok = io->is_shape_input
-               ? (in->dtype == ETRT_DTYPE_INT64 || in->dtype == ETRT_DTYPE_INT32) && in->rank <= 1 &&
-                     etrt_tensor_numel(in) == io->value_count
-               : in->dtype == io->dtype && in->rank - drop == io->rank;
+  int ok = io->is_shape_input ? (in->dtype == ETRT_DTYPE_INT64 || in->dtype == ETRT_DTYPE_INT32) &&
+                                    in->rank <= 1 && etrt_tensor_numel(in) == io->value_count
+                              : in->dtype == io->dtype && in->rank - drop == io->rank;
   if (!ok)
     return etrt_op_error(node, ETRT_ERROR_INVALID_ARGUMENT,
                          "input %u is %s rank %d; the body's input %d is %s rank %d", i,
@@ -313,7 +312,9 @@ static etrt_status etrt_loop_bound(const etrt_node *node, const etrt_tensor *inp
   return ETRT_OK;
 }
 
-static int64_t etrt_control_axis(int64_t axis, int32_t rank) { return axis < 0 ? axis + rank : axis; }
+static int64_t etrt_control_axis(int64_t axis, int32_t rank) {
+  return axis < 0 ? axis + rank : axis;
+}
 
 static etrt_status etrt_scan_bound(const etrt_node *node, const etrt_tensor *inputs,
                                    etrt_tensor *lo, etrt_tensor *hi) {
@@ -389,15 +390,15 @@ static etrt_status etrt_scan_bound(const etrt_node *node, const etrt_tensor *inp
 }
 
 /* Control nodes find their dims by running: shape inference gives the largest. */
-#define ETRT_CONTROL_INFER(name, bound)                                               \
-  static etrt_status name(const etrt_node *node, const etrt_tensor *inputs,          \
-                          etrt_tensor *outputs) {                                    \
-    etrt_tensor lo[ETRT_BOUNDS_MAX_OUTPUTS];                                         \
-    if (node->num_outputs > ETRT_BOUNDS_MAX_OUTPUTS)                                 \
-      return etrt_op_error(node, ETRT_ERROR_UNSUPPORTED, "more than %d outputs",     \
-                           ETRT_BOUNDS_MAX_OUTPUTS);                                 \
-    memset(lo, 0, node->num_outputs * sizeof lo[0]);                                 \
-    return bound(node, inputs, lo, outputs);                                         \
+#define ETRT_CONTROL_INFER(name, bound)                                          \
+  static etrt_status name(const etrt_node *node, const etrt_tensor *inputs,      \
+                          etrt_tensor *outputs) {                                \
+    etrt_tensor lo[ETRT_BOUNDS_MAX_OUTPUTS];                                     \
+    if (node->num_outputs > ETRT_BOUNDS_MAX_OUTPUTS)                             \
+      return etrt_op_error(node, ETRT_ERROR_UNSUPPORTED, "more than %d outputs", \
+                           ETRT_BOUNDS_MAX_OUTPUTS);                             \
+    memset(lo, 0, node->num_outputs * sizeof lo[0]);                             \
+    return bound(node, inputs, lo, outputs);                                     \
   }
 
 ETRT_CONTROL_INFER(etrt_if_infer, etrt_if_bound)
