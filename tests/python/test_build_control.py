@@ -92,6 +92,35 @@ def loop_model():
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
 
 
+def scan_model():
+    # A running sum over axis 1 of x, read backwards, each step's 2 * sum stacked on
+    # axis 1 of the output; the body also reads the outer `bias`.
+    body = helper.make_graph(
+        [helper.make_node("Add", ["s_in", "col"], ["s_out"], name="acc"),
+         helper.make_node("Mul", ["s_out", "two"], ["twice"], name="twice"),
+         helper.make_node("Add", ["twice", "bias"], ["step"], name="step")],
+        "scan_body",
+        [helper.make_tensor_value_info("s_in", TensorProto.FLOAT, [3]),
+         helper.make_tensor_value_info("col", TensorProto.FLOAT, [3])],
+        [helper.make_tensor_value_info("s_out", TensorProto.FLOAT, [3]),
+         helper.make_tensor_value_info("step", TensorProto.FLOAT, [3])])
+    nodes = [
+        const("two", np.float32(2.0)),
+        helper.make_node("Relu", ["b"], ["bias"], name="bias"),
+        helper.make_node("Scan", ["s0", "x"], ["s", "steps"], name="scan", body=body,
+                         num_scan_inputs=1, scan_input_axes=[1], scan_input_directions=[1],
+                         scan_output_axes=[1]),
+    ]
+    graph = helper.make_graph(
+        nodes, "scan",
+        [helper.make_tensor_value_info("s0", TensorProto.FLOAT, [3]),
+         helper.make_tensor_value_info("x", TensorProto.FLOAT, [3, 5]),
+         helper.make_tensor_value_info("b", TensorProto.FLOAT, [3])],
+        [helper.make_tensor_value_info("s", TensorProto.FLOAT, [3]),
+         helper.make_tensor_value_info("steps", TensorProto.FLOAT, [3, 5])])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 16)])
+
+
 def sigmoid(v):
     return 1.0 / (1.0 + np.exp(-v))
 
@@ -140,6 +169,19 @@ def main():
     if out is not None:
         bt.compare(out[0], X @ W16, "fp32", "loop h after no trips")
         bt.check(out[1].shape == (0, 1, 4), "empty loop hs shape %s" % (out[1].shape,))
+    model = bt.save_model(scan_model(), "scan.onnx")
+    s0 = RNG.standard_normal(3).astype(np.float32)
+    x = RNG.standard_normal((3, 5)).astype(np.float32)
+    b = RNG.standard_normal(3).astype(np.float32)
+    state, steps = s0.copy(), []
+    for t in reversed(range(5)):
+        state = state + x[:, t]
+        steps.append(2 * state + np.maximum(b, 0))
+    pte, _ = bt.build(model, "scan.pte", "--device", "cpu")
+    out = bt.run(pte, [s0, x, b], env=bt.cpu_env(), tag="scan")
+    if out is not None:
+        bt.compare(out[0], state, "fp32", "scan state")
+        bt.compare(out[1], np.stack(steps, axis=1), "fp32", "scan steps")
     bt.finish("test_build_control")
 
 
