@@ -57,8 +57,8 @@ typedef struct etrt_pass_stats {
 } etrt_pass_stats;
 
 /* All of the above in order: identities, Ifs with known conditions, then shape inference
- * (etrt_lower_infer_shapes), folding, batch norms, GEMMs, convolutions, GELUs, dead
- * code. */
+ * (etrt_lower_infer_shapes), folding (inside the bodies of Loop, Scan and If too), batch norms,
+ * GEMMs, convolutions, GELUs, dead code. */
 etrt_status etrt_passes_run(etrt_ir_graph *graph, size_t fold_limit_bytes, etrt_pass_stats *stats);
 
 #endif

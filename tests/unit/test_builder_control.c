@@ -1,8 +1,9 @@
 /* Control flow in the builder: an If whose condition is known at build time is
  * replaced by the branch it takes (values renamed, outer-scope names resolved, nested
  * Ifs folded too) and the result computes what the branch does; an If on a run-time
- * condition stays; and the refusals name the node: branch outputs of different counts
- * or types, a missing subgraph attribute, subgraphs nested too deep. */
+ * condition stays; constant work in a Loop body is done at build time; and the refusals name the
+ * node: branch outputs of different counts or types, a missing subgraph attribute, subgraphs nested
+ * too deep. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -199,6 +200,47 @@ static void test_runtime_if_kept(void) {
   release(bytes, model, g);
 }
 
+static void test_body_constants_folded(void) {
+  /* The body adds k = 1 + w (w from the enclosing graph) to the carried value: k is
+   * worked out when the plan is built, once, not at every iteration. */
+  tm_model body, m;
+  tm_init(&body);
+  tm_input(&body, "i", -1, NULL);
+  tm_input(&body, "c", -1, NULL);
+  tm_input(&body, "h", -1, NULL);
+  float one[4] = {1, 1, 1, 1}, w[4] = {0.5f, 1.5f, 2.5f, 3.5f};
+  tm_initializer_f32(&body, "one", 1, (int64_t[]){4}, one);
+  tm_node(&body, "Identity", "keep", "c", "c_out", 0);
+  tm_node(&body, "Add", "k", "one,w", "k", 0);
+  tm_node(&body, "Add", "step", "h,k", "h_out", 0);
+  tm_output(&body, "c_out");
+  tm_output(&body, "h_out");
+  main_graph(&m);
+  tm_initializer_f32(&m, "w", 1, (int64_t[]){4}, w);
+  int64_t trips = 3;
+  tm_initializer(&m, "trips", ETRT_ONNX_INT64, 0, NULL, &trips, sizeof trips);
+  tm_node(&m, "Loop", "loop", "trips,,x", "y", 1, tm_attr_graph("body", &body));
+  tm_output(&m, "y");
+  uint8_t *bytes;
+  etrt_onnx_model *model = NULL;
+  etrt_ir_graph *g = NULL;
+  CHECK_OK(build_graph(&m, &bytes, &model, &g));
+  if (g != NULL) {
+    CHECK_EQ_INT(count_live(g, "Loop"), 1);
+    for (uint32_t i = 0; i < g->num_nodes; ++i) {
+      const etrt_ir_node *n = &g->nodes[i];
+      if (n->dead || n->num_bodies != 1) continue;
+      CHECK_EQ_INT(n->num_captures, 0); /* w, a constant, was copied in */
+      CHECK_EQ_INT(count_live(n->bodies[0], "Add"), 1);
+      CHECK(!has_live_node(n->bodies[0], "k"));
+    }
+    float y[4] = {0};
+    run(g, y);
+    for (int i = 0; i < 4; ++i) CHECK(fabsf(y[i] - (X[i] + 3 * (1 + w[i]))) < 1e-6f);
+  }
+  release(bytes, model, g);
+}
+
 /* A model whose build fails: the message holds every `want`. */
 static void expect_refusal(tm_model *m, const char *want1, const char *want2) {
   uint8_t *bytes;
@@ -297,6 +339,7 @@ int main(void) {
   test_nested_if_folded();
   test_shape_condition_folded();
   test_runtime_if_kept();
+  test_body_constants_folded();
   test_refusals();
   test_nesting_limit();
   TEST_EXIT();
