@@ -31,7 +31,10 @@ typedef enum etrt_attribute_kind {
   ETRT_ATTRIBUTE_STRING = 2,
   ETRT_ATTRIBUTE_INTS = 3,
   ETRT_ATTRIBUTE_FLOATS = 4,
-  ETRT_ATTRIBUTE_TENSOR = 5
+  ETRT_ATTRIBUTE_TENSOR = 5,
+  /* A body graph of control flow (If, Loop, Scan): an engine plan (etrt_plan_build),
+   * held in `tensor` as a 1-D uint8 tensor of the plan's bytes. */
+  ETRT_ATTRIBUTE_GRAPH = 6
 } etrt_attribute_kind;
 
 typedef struct etrt_attribute {

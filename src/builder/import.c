@@ -6,9 +6,26 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Most values of enclosing graphs that the bodies of one control node read. */
+#define ETRT_IMPORT_MAX_CAPTURES 256
+
+/* The values of the enclosing graph that the bodies of one control node read, shared
+ * by its bodies: they become the node's last inputs and every body's last inputs. */
+typedef struct etrt_import_captures {
+  int32_t values[ETRT_IMPORT_MAX_CAPTURES];
+  uint32_t count;
+} etrt_import_captures;
+
 typedef struct etrt_import {
   const etrt_onnx_model *model;
   etrt_ir_graph *graph;
+  /* A body: the import of the enclosing graph, the captures of the node being imported
+   * there, and this body's value for each capture (-1: not read). */
+  struct etrt_import *parent;
+  etrt_import_captures *captures;
+  int32_t body_capture[ETRT_IMPORT_MAX_CAPTURES];
+  int depth;         /* 0 for the main graph */
+  const char *label; /* the node a body belongs to, for messages */
 } etrt_import;
 
 static etrt_status etrt_import_oom(void) {
@@ -147,13 +164,45 @@ static etrt_status etrt_import_attribute(etrt_import *im, const char *label,
     case ETRT_ONNX_ATTR_GRAPH:
     case ETRT_ONNX_ATTR_GRAPHS:
       return etrt_error(ETRT_ERROR_UNSUPPORTED,
-                        "%s: attribute '%s' is a subgraph: control flow (If, Loop, Scan) is not "
-                        "supported",
+                        "%s: attribute '%s' is a subgraph, which only If, Loop and Scan take",
                         label, to->name);
     default:
       return etrt_error(ETRT_ERROR_UNSUPPORTED, "%s: attribute '%s' of type %s is not supported",
                         label, to->name, etrt_onnx_attr_type_name(from->type));
   }
+}
+
+/* ---- names of enclosing graphs ------------------------------------------------- */
+
+/* The value a name read in this graph stands for, or -1: this graph's own, else the
+ * enclosing graphs' (a body reads them: constants are copied in, so that the body's plan
+ * knows their values; anything else becomes a capture). */
+static etrt_status etrt_import_resolve(etrt_import *im, etrt_onnx_str name, int32_t *out) {
+  etrt_ir_graph *g = im->graph;
+  *out = etrt_ir_find_value_n(g, name.data, name.size);
+  if (*out >= 0 || im->parent == NULL) return ETRT_OK;
+  int32_t outer;
+  ETRT_RETURN_IF_ERROR(etrt_import_resolve(im->parent, name, &outer));
+  if (outer < 0) return ETRT_OK;
+  const etrt_ir_value *ov = &im->parent->graph->values[outer];
+  if (ov->is_constant) {
+    ETRT_RETURN_IF_ERROR(etrt_ir_add_value(g, ov->name, out));
+    return etrt_ir_set_constant(g, *out, ov->dtype, ov->rank, ov->max, ov->data, ov->nbytes);
+  }
+  etrt_import_captures *c = im->captures;
+  uint32_t j = 0;
+  while (j < c->count && c->values[j] != outer) ++j;
+  if (j == c->count) {
+    if (c->count == ETRT_IMPORT_MAX_CAPTURES)
+      return etrt_error(ETRT_ERROR_UNSUPPORTED, "%s: its bodies read more than %d outer values",
+                        im->label, ETRT_IMPORT_MAX_CAPTURES);
+    c->values[c->count++] = outer;
+    im->body_capture[j] = -1;
+  }
+  if (im->body_capture[j] < 0)
+    ETRT_RETURN_IF_ERROR(etrt_ir_add_value(g, ov->name, &im->body_capture[j]));
+  *out = im->body_capture[j];
+  return ETRT_OK;
 }
 
 /* ---- the node under construction ------------------------------------------------- */
@@ -463,6 +512,148 @@ static bool etrt_import_default_domain(etrt_onnx_str domain) {
   return domain.size == 0 || etrt_onnx_str_eq(domain, "ai.onnx");
 }
 
+/* ---- control flow ------------------------------------------------------------------ */
+
+/* How deep bodies may nest below the main graph (the engine's limit). */
+#define ETRT_IMPORT_MAX_DEPTH 8
+
+static etrt_status etrt_import_graph(etrt_import *im, const etrt_onnx_graph *og);
+
+static bool etrt_import_is_control(const char *op) {
+  return strcmp(op, "If") == 0 || strcmp(op, "Loop") == 0 || strcmp(op, "Scan") == 0;
+}
+
+/* Checks a node's and its bodies' input and output counts. */
+static etrt_status etrt_import_control_counts(const etrt_import_node *n, etrt_import **bodies,
+                                              const char *const *names, uint32_t count,
+                                              bool batched) {
+  if (count == 2) {
+    for (uint32_t b = 0; b < 2; ++b) {
+      const etrt_ir_graph *g = bodies[b]->graph;
+      if (g->num_inputs != 0)
+        return etrt_error(ETRT_ERROR_INVALID_FORMAT, "%s: %s takes %u inputs; a branch takes none",
+                          n->label, names[b], g->num_inputs);
+    }
+    uint32_t t = bodies[0]->graph->num_outputs, e = bodies[1]->graph->num_outputs;
+    if (t != e || t != n->num_outputs)
+      return etrt_error(ETRT_ERROR_INVALID_FORMAT,
+                        "%s: then_branch has %u outputs and else_branch %u; the node has %u",
+                        n->label, t, e, n->num_outputs);
+    return ETRT_OK;
+  }
+  const etrt_ir_graph *g = bodies[0]->graph;
+  bool loop = strcmp(n->op_type, "Loop") == 0;
+  uint32_t want_in = n->num_inputs - (batched ? 1u : 0u);
+  uint32_t want_out = n->num_outputs + (loop ? 1u : 0u);
+  if (g->num_inputs != want_in || g->num_outputs != want_out)
+    return etrt_error(ETRT_ERROR_INVALID_FORMAT,
+                      "%s: the body has %u inputs and %u outputs; the node's %u inputs and %u "
+                      "outputs need %u and %u",
+                      n->label, g->num_inputs, g->num_outputs, n->num_inputs, n->num_outputs,
+                      want_in, want_out);
+  return ETRT_OK;
+}
+
+/* If, Loop and Scan: each body imported into a graph of its own; the values of this
+ * graph they read become the node's last inputs and every body's last inputs. */
+static etrt_status etrt_import_control(etrt_import *im, const etrt_onnx_node *node,
+                                       etrt_import_node *n) {
+  etrt_ir_graph *g = im->graph;
+  static const char *const branch_names[2] = {"then_branch", "else_branch"};
+  static const char *const body_names[1] = {"body"};
+  bool is_if = strcmp(n->op_type, "If") == 0;
+  const char *const *names = is_if ? branch_names : body_names;
+  uint32_t count = is_if ? 2 : 1;
+  bool batched = strcmp(n->op_type, "Scan") == 0 && g->opset < 9;
+  if (im->depth >= ETRT_IMPORT_MAX_DEPTH)
+    return etrt_error(ETRT_ERROR_UNSUPPORTED, "%s: subgraphs nest deeper than %d levels", n->label,
+                      ETRT_IMPORT_MAX_DEPTH);
+  etrt_import_captures *captures = calloc(1, sizeof *captures);
+  etrt_import *bodies[2] = {NULL, NULL};
+  etrt_status status = captures != NULL ? ETRT_OK : etrt_import_oom();
+  for (uint32_t b = 0; b < count && status == ETRT_OK; ++b) {
+    const etrt_onnx_attribute *a = etrt_onnx_node_attr(node, names[b]);
+    if (a == NULL || a->type != ETRT_ONNX_ATTR_GRAPH || a->g == NULL) {
+      status = etrt_error(ETRT_ERROR_INVALID_FORMAT, "%s: the subgraph attribute '%s' is missing",
+                          n->label, names[b]);
+      break;
+    }
+    bodies[b] = calloc(1, sizeof *bodies[b]);
+    if (bodies[b] == NULL || (status = etrt_ir_graph_create(&bodies[b]->graph)) != ETRT_OK) {
+      if (status == ETRT_OK) status = etrt_import_oom();
+      break;
+    }
+    etrt_import *child = bodies[b];
+    child->model = im->model;
+    child->graph->opset = g->opset;
+    child->parent = im;
+    child->captures = captures;
+    child->depth = im->depth + 1;
+    child->label = n->label;
+    for (uint32_t j = 0; j < ETRT_IMPORT_MAX_CAPTURES; ++j) child->body_capture[j] = -1;
+    status = etrt_import_graph(child, a->g);
+    if (status != ETRT_OK) status = etrt_error_context(status, "%s: %s: ", n->label, names[b]);
+  }
+  if (status == ETRT_OK) status = etrt_import_control_counts(n, bodies, names, count, batched);
+  /* Every body takes every capture, in the node's order (unread ones too). */
+  for (uint32_t b = 0; b < count && status == ETRT_OK; ++b) {
+    etrt_ir_graph *body = bodies[b]->graph;
+    for (uint32_t j = 0; j < captures->count && status == ETRT_OK; ++j) {
+      int32_t id = bodies[b]->body_capture[j];
+      if (id < 0) status = etrt_ir_add_value_unique(body, g->values[captures->values[j]].name, &id);
+      if (status == ETRT_OK) status = etrt_ir_add_input(body, id);
+    }
+    if (status == ETRT_OK) status = etrt_ir_sort(body);
+    if (status != ETRT_OK) status = etrt_error_context(status, "%s: %s: ", n->label, names[b]);
+  }
+  if (status == ETRT_OK && n->num_inputs + captures->count > ETRT_IMPORT_MAX_ARGS)
+    status = etrt_error(ETRT_ERROR_UNSUPPORTED, "%s: too many inputs", n->label);
+  for (uint32_t j = 0; status == ETRT_OK && j < captures->count; ++j)
+    n->inputs[n->num_inputs++] = captures->values[j];
+  for (size_t i = 0; i < node->attribute_count && status == ETRT_OK; ++i) {
+    const etrt_onnx_attribute *a = &node->attributes[i];
+    if (a->type == ETRT_ONNX_ATTR_GRAPH) continue;
+    status = etrt_import_attribute(im, n->label, a, &n->attributes[n->num_attributes]);
+    if (status == ETRT_OK) n->num_attributes++;
+  }
+  etrt_attribute extra[2] = {{.name = "_captures",
+                              .kind = ETRT_ATTRIBUTE_INT,
+                              .i = captures != NULL ? captures->count : 0},
+                             {.name = "_batched", .kind = ETRT_ATTRIBUTE_INT, .i = 1}};
+  etrt_attribute *attributes =
+      status == ETRT_OK ? etrt_ir_alloc(g, (n->num_attributes + 2) * sizeof *attributes) : NULL;
+  if (status == ETRT_OK && attributes == NULL) status = etrt_import_oom();
+  int32_t id = -1;
+  if (status == ETRT_OK) {
+    if (n->num_attributes)
+      memcpy(attributes, n->attributes, n->num_attributes * sizeof *attributes);
+    uint32_t na = n->num_attributes;
+    attributes[na++] = extra[0];
+    if (batched) attributes[na++] = extra[1];
+    status = etrt_ir_add_node(g, n->op_type, "", n->name, n->num_inputs, n->inputs, n->num_outputs,
+                              n->outputs, na, attributes, &id);
+  }
+  etrt_ir_graph **graphs = status == ETRT_OK ? etrt_ir_alloc(g, count * sizeof *graphs) : NULL;
+  if (status == ETRT_OK && graphs == NULL) status = etrt_import_oom();
+  if (status == ETRT_OK) {
+    etrt_ir_node *made = &g->nodes[id];
+    for (uint32_t b = 0; b < count; ++b) {
+      graphs[b] = bodies[b]->graph;
+      bodies[b]->graph = NULL; /* the node owns it now */
+    }
+    made->bodies = graphs;
+    made->body_names = (const char **)names;
+    made->num_bodies = count;
+    made->num_captures = captures->count;
+  }
+  for (uint32_t b = 0; b < count; ++b) {
+    if (bodies[b] != NULL) etrt_ir_graph_destroy(bodies[b]->graph);
+    free(bodies[b]);
+  }
+  free(captures);
+  return status;
+}
+
 static etrt_status etrt_import_node_add(etrt_import *im, const etrt_onnx_node *node, size_t index) {
   etrt_ir_graph *g = im->graph;
   etrt_import_node *n = calloc(1, sizeof *n);
@@ -507,7 +698,8 @@ static etrt_status etrt_import_node_add(etrt_import *im, const etrt_onnx_node *n
     etrt_onnx_str name = node->inputs[i];
     int32_t value = -1;
     if (name.size) {
-      value = etrt_ir_find_value_n(g, name.data, name.size);
+      status = etrt_import_resolve(im, name, &value);
+      if (status != ETRT_OK) goto done;
       if (value < 0) {
         status = etrt_error(ETRT_ERROR_INVALID_FORMAT,
                             "%s reads '%.*s', which no node, input or initializer defines",
@@ -516,6 +708,10 @@ static etrt_status etrt_import_node_add(etrt_import *im, const etrt_onnx_node *n
       }
     }
     n->inputs[n->num_inputs++] = value;
+  }
+  if (etrt_import_is_control(n->op_type)) {
+    status = etrt_import_control(im, node, n);
+    goto done;
   }
   for (size_t i = 0; i < node->attribute_count; ++i) {
     status = etrt_import_attribute(im, n->label, &node->attributes[i], &n->attributes[i]);
@@ -585,29 +781,35 @@ static bool etrt_import_is_initializer(const etrt_onnx_graph *og, etrt_onnx_str 
   return false;
 }
 
-etrt_status etrt_import_onnx(const etrt_onnx_model *model, etrt_ir_graph **out) {
-  *out = NULL;
-  const etrt_onnx_graph *og = etrt_onnx_model_graph(model);
-  int64_t opset = etrt_onnx_model_opset(model, "");
-  if (opset < 0)
-    return etrt_error(ETRT_ERROR_INVALID_FORMAT,
-                      "model: no opset is imported for the default ONNX domain (opset_import)");
-  etrt_import im = {model, NULL};
-  ETRT_RETURN_IF_ERROR(etrt_ir_graph_create(&im.graph));
-  etrt_ir_graph *g = im.graph;
-  g->opset = opset;
-  etrt_status status = ETRT_OK;
+/* A body's input: its type comes from what the node feeds it, at lowering. */
+static etrt_status etrt_import_body_input(etrt_import *im, const etrt_onnx_value_info *info) {
+  char *name = etrt_import_str(im, info->name);
+  if (name == NULL) return etrt_import_oom();
+  if (info->kind != ETRT_ONNX_TYPE_TENSOR && info->kind != ETRT_ONNX_TYPE_NONE)
+    return etrt_error(ETRT_ERROR_UNSUPPORTED,
+                      "%s: body input '%s' is not a tensor (sequence, map and optional values "
+                      "are not supported)",
+                      im->label, name);
+  int32_t id;
+  ETRT_RETURN_IF_ERROR(etrt_ir_add_value(im->graph, name, &id));
+  return etrt_ir_add_input(im->graph, id);
+}
 
+/* Initializers, inputs, nodes and outputs of `og` into im->graph, sorted. */
+static etrt_status etrt_import_graph(etrt_import *im, const etrt_onnx_graph *og) {
+  const etrt_onnx_model *model = im->model;
+  etrt_ir_graph *g = im->graph;
+  etrt_status status = ETRT_OK;
   for (size_t i = 0; i < og->initializer_count && status == ETRT_OK; ++i) {
     const etrt_onnx_tensor *t = &og->initializers[i];
-    char *name = etrt_import_str(&im, t->name);
+    char *name = etrt_import_str(im, t->name);
     int32_t id;
     etrt_onnx_host_tensor host;
     if (name == NULL) {
       status = etrt_import_oom();
     } else if ((status = etrt_ir_add_value(g, name, &id)) != ETRT_OK) {
       status = etrt_error_context(status, "initializer %zu: ", i);
-    } else if ((status = etrt_import_tensor(&im, t, &host)) != ETRT_OK) {
+    } else if ((status = etrt_import_tensor(im, t, &host)) != ETRT_OK) {
       status = etrt_error_context(status, "initializer '%s': ", name);
     } else {
       status =
@@ -617,8 +819,10 @@ etrt_status etrt_import_onnx(const etrt_onnx_model *model, etrt_ir_graph **out) 
   /* Before IR version 4 every initializer was also listed as an input: such an
    * input is a constant, not something the caller passes. */
   for (size_t i = 0; i < og->input_count && status == ETRT_OK; ++i)
-    if (!etrt_import_is_initializer(og, og->inputs[i].name))
-      status = etrt_import_input(&im, &og->inputs[i]);
+    if (im->parent != NULL)
+      status = etrt_import_body_input(im, &og->inputs[i]);
+    else if (!etrt_import_is_initializer(og, og->inputs[i].name))
+      status = etrt_import_input(im, &og->inputs[i]);
 
   /* Every node output first, so that nodes may read values written by nodes listed
    * after them (the graph is sorted below). */
@@ -626,7 +830,7 @@ etrt_status etrt_import_onnx(const etrt_onnx_model *model, etrt_ir_graph **out) 
     const etrt_onnx_node *node = &og->nodes[i];
     for (size_t k = 0; k < node->output_count && status == ETRT_OK; ++k) {
       if (node->outputs[k].size == 0) continue;
-      char *name = etrt_import_str(&im, node->outputs[k]);
+      char *name = etrt_import_str(im, node->outputs[k]);
       int32_t id;
       if (name == NULL) {
         status = etrt_import_oom();
@@ -652,18 +856,23 @@ etrt_status etrt_import_onnx(const etrt_onnx_model *model, etrt_ir_graph **out) 
                             "%s calls a model-local function, which etrt does not expand", label);
       }
     }
-    if (status == ETRT_OK) status = etrt_import_node_add(&im, node, i);
+    if (status == ETRT_OK) status = etrt_import_node_add(im, node, i);
   }
 
   for (size_t i = 0; i < og->output_count && status == ETRT_OK; ++i) {
     etrt_onnx_str name = og->outputs[i].name;
-    int32_t id = etrt_ir_find_value_n(g, name.data, name.size);
+    int32_t id = -1;
+    status = etrt_import_resolve(im, name, &id);
+    if (status != ETRT_OK) break;
     if (id < 0) {
-      status = etrt_error(ETRT_ERROR_INVALID_FORMAT, "output '%.*s' is not defined by the graph",
-                          ETRT_ONNX_STR_ARGS(name));
-    } else if (g->values[id].producer < 0) {
-      /* A graph input or a constant returned as it is: an engine output is written by a
-       * node, so a copy writes it (the Identity pass keeps such a copy). */
+      status =
+          etrt_error(ETRT_ERROR_INVALID_FORMAT, "%s%soutput '%.*s' is not defined by the graph",
+                     im->label != NULL ? im->label : "", im->label != NULL ? ": body " : "",
+                     ETRT_ONNX_STR_ARGS(name));
+    } else if (g->values[id].producer < 0 || etrt_ir_is_output(g, id)) {
+      /* A graph input or a constant returned as it is (or a value returned twice): an
+       * engine output is written by a node, so a copy writes it (the Identity pass keeps
+       * such a copy). */
       int32_t copy;
       status = etrt_ir_add_value_unique(g, g->values[id].name, &copy);
       if (status == ETRT_OK)
@@ -675,12 +884,29 @@ etrt_status etrt_import_onnx(const etrt_onnx_model *model, etrt_ir_graph **out) 
     }
   }
   if (status == ETRT_OK && g->num_outputs == 0)
-    status = etrt_error(ETRT_ERROR_INVALID_FORMAT, "model: the graph has no outputs");
-  if (status == ETRT_OK) status = etrt_ir_sort(g);
+    status =
+        etrt_error(ETRT_ERROR_INVALID_FORMAT, "%s%sthe graph has no outputs",
+                   im->label != NULL ? im->label : "model", im->label != NULL ? ": body: " : ": ");
+  /* A body is sorted once its captures are inputs (etrt_import_control). */
+  if (status == ETRT_OK && im->parent == NULL) status = etrt_ir_sort(g);
+  return status;
+}
+
+etrt_status etrt_import_onnx(const etrt_onnx_model *model, etrt_ir_graph **out) {
+  *out = NULL;
+  const etrt_onnx_graph *og = etrt_onnx_model_graph(model);
+  int64_t opset = etrt_onnx_model_opset(model, "");
+  if (opset < 0)
+    return etrt_error(ETRT_ERROR_INVALID_FORMAT,
+                      "model: no opset is imported for the default ONNX domain (opset_import)");
+  etrt_import im = {.model = model};
+  ETRT_RETURN_IF_ERROR(etrt_ir_graph_create(&im.graph));
+  im.graph->opset = opset;
+  etrt_status status = etrt_import_graph(&im, og);
   if (status != ETRT_OK) {
-    etrt_ir_graph_destroy(g);
+    etrt_ir_graph_destroy(im.graph);
     return status;
   }
-  *out = g;
+  *out = im.graph;
   return ETRT_OK;
 }

@@ -13,8 +13,11 @@
  * (attributes that became inputs turn into constant inputs), and Softmax, LogSoftmax
  * and Hardmax before opset 13 carry the int attribute "_opset" that their engine
  * definitions read to keep the older 2-D semantics.
- * Refuses what etrt cannot represent (control flow, other operator domains,
- * model-local functions, string tensors) naming the node. */
+ * If, Loop and Scan keep their bodies as IR graphs of their own (etrt_ir_node.bodies):
+ * names a body reads from an enclosing graph become the node's and the body's last
+ * inputs (captures), constants are copied in; bodies nest at most 8 deep.
+ * Refuses what etrt cannot represent (other operator domains, model-local functions,
+ * string tensors, sequence values) naming the node. */
 etrt_status etrt_import_onnx(const etrt_onnx_model *model, etrt_ir_graph **out);
 
 #endif

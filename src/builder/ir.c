@@ -121,6 +121,9 @@ etrt_status etrt_ir_graph_create(etrt_ir_graph **out) {
 
 void etrt_ir_graph_destroy(etrt_ir_graph *graph) {
   if (graph == NULL) return;
+  for (uint32_t n = 0; n < graph->num_nodes; ++n)
+    for (uint32_t b = 0; b < graph->nodes[n].num_bodies; ++b)
+      etrt_ir_graph_destroy(graph->nodes[n].bodies[b]);
   etrt_arena_destroy(graph->arena_);
   free(graph->index_->slots);
   free(graph->index_);

@@ -51,6 +51,13 @@ typedef struct etrt_ir_node {
   int32_t *outputs; /* value ids; -1 for an omitted optional output */
   etrt_attribute *attributes;
   bool dead; /* removed by a pass; skipped everywhere */
+  /* Control flow (If, Loop, Scan): the body graphs, owned by this node's graph (also when
+   * the node is dead), and the attribute name of each. The node's last num_captures
+   * inputs are the values of this graph the bodies read, which are also the last inputs
+   * of every body (engine/ops/control.h). Lowering turns each body into a plan. */
+  struct etrt_ir_graph **bodies;
+  const char **body_names;
+  uint32_t num_bodies, num_captures;
 } etrt_ir_node;
 
 typedef struct etrt_ir_index etrt_ir_index;

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "builder/lower_control.h"
 #include "builder/lower_half.h"
 #include "builder/onnx_tensor.h"
 #include "engine/engine.h"
@@ -101,8 +102,18 @@ etrt_status etrt_lower_nodes(const etrt_ir_graph *graph, etrt_network *network,
       inputs[i] = net_ids[v];
     }
     if (status != ETRT_OK) break;
-    status = etrt_network_add_op(network, node->op_type, node->name, node->num_inputs, inputs,
-                                 num_outputs, outputs, node->num_attributes, node->attributes);
+    if (node->num_bodies > 0) {
+      /* Control flow: the bodies become plans for the bounds its inputs have here. */
+      etrt_lower_bodies bodies;
+      status = etrt_lower_bodies_make(node, network, inputs, &bodies);
+      if (status == ETRT_OK)
+        status = etrt_network_add_op(network, node->op_type, node->name, node->num_inputs, inputs,
+                                     num_outputs, outputs, bodies.count, bodies.attributes);
+      etrt_lower_bodies_release(&bodies);
+    } else {
+      status = etrt_network_add_op(network, node->op_type, node->name, node->num_inputs, inputs,
+                                   num_outputs, outputs, node->num_attributes, node->attributes);
+    }
     if (status != ETRT_OK) break;
     for (uint32_t o = 0; o < num_outputs; ++o)
       if (node->outputs[o] >= 0) net_ids[node->outputs[o]] = outputs[o];
@@ -112,7 +123,7 @@ etrt_status etrt_lower_nodes(const etrt_ir_graph *graph, etrt_network *network,
 }
 
 /* Refuses, in one message, every operator type the engine has no definition of. */
-static etrt_status etrt_lower_check_ops(const etrt_ir_graph *graph) {
+etrt_status etrt_lower_check_ops(const etrt_ir_graph *graph) {
   char message[1024];
   size_t used = 0;
   uint32_t missing = 0;

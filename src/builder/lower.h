@@ -21,6 +21,10 @@ etrt_status etrt_lower_input(const etrt_ir_graph *graph, etrt_network *network, 
 etrt_status etrt_lower_nodes(const etrt_ir_graph *graph, etrt_network *network,
                              const uint32_t *nodes, uint32_t count, int32_t *net_ids);
 
+/* Refuses, in one message, every operator type of a live node the engine has no
+ * definition of. */
+etrt_status etrt_lower_check_ops(const etrt_ir_graph *graph);
+
 /* Infers every value's dtype and bounds by lowering the whole graph into a
  * throw-away network (so the engine's own op definitions decide them), and writes
  * them into the IR. */

@@ -67,8 +67,23 @@ static etrt_status etrt_onnx_parse_node(etrt_onnx_parser *p, const etrt_pb_curso
   return ETRT_OK;
 }
 
+static etrt_status etrt_onnx_parse_graph_body(etrt_onnx_parser *p, const etrt_pb_cursor *parent,
+                                              const etrt_pb_field *field, etrt_onnx_graph *g);
+
 etrt_status etrt_onnx_parse_graph(etrt_onnx_parser *p, const etrt_pb_cursor *parent,
                                   const etrt_pb_field *field, etrt_onnx_graph *g) {
+  /* The main graph is depth 0; every subgraph attribute opens one more level. */
+  if (p->graph_depth > ETRT_ONNX_MAX_GRAPH_DEPTH)
+    return etrt_onnx_fail(p, ETRT_ERROR_UNSUPPORTED, field->offset,
+                          "subgraphs nest deeper than %d levels", ETRT_ONNX_MAX_GRAPH_DEPTH);
+  ++p->graph_depth;
+  etrt_status status = etrt_onnx_parse_graph_body(p, parent, field, g);
+  --p->graph_depth;
+  return status;
+}
+
+static etrt_status etrt_onnx_parse_graph_body(etrt_onnx_parser *p, const etrt_pb_cursor *parent,
+                                              const etrt_pb_field *field, etrt_onnx_graph *g) {
   etrt_pb_cursor c;
   ETRT_ONNX_TRY(p, etrt_pb_cursor_sub(parent, field, &c));
   g->name = etrt_onnx_no_str;

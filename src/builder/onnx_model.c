@@ -31,6 +31,7 @@ static void etrt_onnx_parser_init(etrt_onnx_parser *p, etrt_onnx_model *m, const
                                   const char *root) {
   p->model = m;
   p->base_dir = base_dir;
+  p->graph_depth = 0;
   p->path_len = 0;
   p->path[0] = '\0';
   etrt_onnx_path_push(p, "%s", root);

@@ -42,8 +42,10 @@
  * external data when no folder is known. Kept for the importer to refuse: element
  * types etrt cannot hold (STRING, COMPLEX*, FLOAT8*, ...: etrt_onnx_dtype_to_etrt
  * names them), non-tensor value types (sequence, map, optional), attributes of
- * types SPARSE_TENSOR / TYPE_PROTO(S), subgraph attributes (If, Loop, Scan: parsed,
- * `g` / `graphs` are set), model-local functions (etrt_onnx_model_function).
+ * types SPARSE_TENSOR / TYPE_PROTO(S), model-local functions (etrt_onnx_model_function).
+ * Subgraph attributes (If, Loop, Scan) are parsed (`g` / `graphs` are set) up to
+ * ETRT_ONNX_MAX_GRAPH_DEPTH (onnx_parse.h) levels below the main graph; deeper nesting is
+ * refused naming the field and byte offset.
  *
  * Not interpreted (the importer's job): which graph inputs are initializers (in IR
  * version < 4 every initializer is also listed as an input), whether names are

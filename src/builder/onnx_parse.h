@@ -39,8 +39,12 @@ struct etrt_onnx_model {
 extern const char etrt_onnx_empty[1];
 extern const etrt_onnx_str etrt_onnx_no_str;
 
+/* How deep subgraphs (If, Loop and Scan bodies) may nest below the main graph. */
+#define ETRT_ONNX_MAX_GRAPH_DEPTH 8
+
 typedef struct etrt_onnx_parser {
   etrt_onnx_model *model;
+  int graph_depth;      /* subgraphs open around the field being read */
   const char *base_dir; /* NULL: external data refused */
   char path[512];
   size_t path_len;

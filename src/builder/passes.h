@@ -14,6 +14,13 @@
 /* Identity nodes (Dropout included: import makes it one) forward their input. */
 etrt_status etrt_pass_drop_identity(etrt_ir_graph *graph, uint32_t *removed);
 
+/* If whose condition is known when the plan is built (a constant, or computed on the
+ * host from constants, fixed shapes and --shape-values) is replaced by the nodes of the
+ * branch it takes, renamed "<if>/<name>", the values it reads from the enclosing graph
+ * resolved to theirs; Ifs inside a branch taken are folded as well. Shape inference of
+ * the nodes before them is run on the way (pass_if.c). */
+etrt_status etrt_pass_fold_if(etrt_ir_graph *graph, uint32_t *folded);
+
 /* Nodes whose inputs are all constants are run once with the engine's CPU kernels
  * and replaced by their results (Shape and Size of fixed-shape values too); a node
  * whose results exceed `limit_bytes` is left alone, as are nodes writing graph
@@ -53,12 +60,13 @@ etrt_status etrt_pass_fuse_hardswish(etrt_ir_graph *graph, uint32_t *fused);
 etrt_status etrt_pass_eliminate_dead(etrt_ir_graph *graph, uint32_t *removed);
 
 typedef struct etrt_pass_stats {
-  uint32_t identities, folded, batchnorms, scales, gemms, convs, gelus, hardswishes, dead;
+  uint32_t identities, ifs, folded, batchnorms, scales, gemms, convs, gelus, hardswishes, dead;
 } etrt_pass_stats;
 
-/* All of the above in order: identities, then shape inference
- * (etrt_lower_infer_shapes), folding, batch norms, GEMMs, GELUs, HardSwishes, dead code
- * (convolutions are fused by the build, which knows the target). */
+/* All of the above in order: identities, Ifs with known conditions, then shape inference
+ * (etrt_lower_infer_shapes), folding (inside the bodies of Loop, Scan and If too), batch
+ * norms and scales, GEMMs, GELUs, HardSwishes, dead code (convolutions are fused by the
+ * build, which knows the target). */
 etrt_status etrt_passes_run(etrt_ir_graph *graph, size_t fold_limit_bytes, etrt_pass_stats *stats);
 
 #endif

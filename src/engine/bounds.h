@@ -19,7 +19,7 @@
 #include "engine/graph.h"
 
 /* Most outputs of an op with a `bound`. */
-#define ETRT_BOUNDS_MAX_OUTPUTS 8
+#define ETRT_BOUNDS_MAX_OUTPUTS 64
 
 typedef struct etrt_bounds_host {
   const void *at[2];

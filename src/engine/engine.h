@@ -105,6 +105,8 @@ typedef enum etrt_executor_kind {
 etrt_status etrt_exec_context_create(etrt_engine *engine, const etrt_device_driver *driver,
                                      etrt_exec_context **out);
 void etrt_exec_context_destroy(etrt_exec_context *context);
+/* The engine a context runs. */
+etrt_engine *etrt_exec_context_engine(const etrt_exec_context *context);
 etrt_executor_kind etrt_exec_context_executor(const etrt_exec_context *context);
 /* Bytes of the context's intermediates arena (planned at create for the largest shapes). */
 size_t etrt_exec_context_arena_size(const etrt_exec_context *context);

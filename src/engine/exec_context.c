@@ -543,6 +543,8 @@ void etrt_exec_context_destroy(etrt_exec_context *c) {
   free(c);
 }
 
+etrt_engine *etrt_exec_context_engine(const etrt_exec_context *c) { return c->engine; }
+
 etrt_executor_kind etrt_exec_context_executor(const etrt_exec_context *c) { return c->ops->kind; }
 
 size_t etrt_exec_context_arena_size(const etrt_exec_context *c) { return c->arena_size; }

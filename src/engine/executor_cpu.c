@@ -7,6 +7,7 @@
 #include "base/checked.h"
 #include "base/status.h"
 #include "engine/bounds.h"
+#include "engine/control.h"
 #include "engine/cpu_onednn.h"
 #include "engine/executor.h"
 
@@ -76,9 +77,11 @@ static etrt_status etrt_executor_record_dims(const etrt_exec_run *run, uint32_t 
   return ETRT_OK;
 }
 
-/* The nodes of a run; those `onednn` has a primitive for (NULL: none) run there. */
+/* The nodes of a run; those `onednn` has a primitive for (NULL: none) run there, and
+ * control nodes with their state in `control` (per node; NULL: none may run). */
 static etrt_status etrt_executor_run_nodes_with(const etrt_exec_run *run, etrt_tensor *args,
-                                                etrt_cpu_onednn *onednn) {
+                                                etrt_cpu_onednn *onednn,
+                                                etrt_control *const *control) {
   for (uint32_t n = 0; n < run->node_count; ++n) {
     const etrt_node *node = &run->nodes[n];
     etrt_tensor *in = args + run->arg_offsets[n];
@@ -91,7 +94,8 @@ static etrt_status etrt_executor_run_nodes_with(const etrt_exec_run *run, etrt_t
                                   node->name, node->op_type);
       continue;
     }
-    if (node->run_cpu == NULL)
+    int is_control = node->def->control && control != NULL && control[n] != NULL;
+    if (node->run_cpu == NULL && !is_control)
       return etrt_error(ETRT_ERROR_UNSUPPORTED, "node %u '%s' (%s): no CPU kernel", n, node->name,
                         node->op_type);
     int from_kernel = node->def->dims_from_kernel;
@@ -99,7 +103,10 @@ static etrt_status etrt_executor_run_nodes_with(const etrt_exec_run *run, etrt_t
     /* Inferred dims are checked against the memory before the kernel writes it. */
     if (s == ETRT_OK && at_execute && !from_kernel)
       s = etrt_executor_record_dims(run, n, in + node->num_inputs);
-    if (s == ETRT_OK) s = node->run_cpu(node, in, in + node->num_inputs);
+    if (s == ETRT_OK && is_control)
+      s = etrt_control_run(control[n], run, n, in, in + node->num_inputs);
+    else if (s == ETRT_OK)
+      s = node->run_cpu(node, in, in + node->num_inputs);
     if (s == ETRT_OK && from_kernel) s = etrt_executor_record_dims(run, n, in + node->num_inputs);
     if (s != ETRT_OK)
       return etrt_error_context(s, "engine '%s', node %u '%s' (%s): ", run->engine->info.name, n,
@@ -109,13 +116,16 @@ static etrt_status etrt_executor_run_nodes_with(const etrt_exec_run *run, etrt_t
 }
 
 etrt_status etrt_executor_run_nodes(const etrt_exec_run *run, etrt_tensor *args) {
-  return etrt_executor_run_nodes_with(run, args, NULL);
+  return etrt_executor_run_nodes_with(run, args, NULL, NULL);
 }
 
 typedef struct etrt_cpu_state {
   const etrt_engine *engine;
   etrt_cpu_onednn *onednn; /* NULL: etrt's kernels only */
+  etrt_control **control;  /* per node: the state of a control node, else NULL */
 } etrt_cpu_state;
+
+static void etrt_cpu_destroy(void *state);
 
 static etrt_status etrt_cpu_create(etrt_engine *engine, const etrt_device_driver *driver,
                                    void **state) {
@@ -129,12 +139,30 @@ static etrt_status etrt_cpu_create(etrt_engine *engine, const etrt_device_driver
     free(s);
     return status;
   }
+  const etrt_graph *g = &engine->graph;
+  for (uint32_t n = 0; n < g->node_count && status == ETRT_OK; ++n) {
+    if (!g->nodes[n].def->control) continue;
+    if (s->control == NULL) s->control = calloc(g->node_count, sizeof *s->control);
+    status = s->control != NULL ? etrt_control_create(&g->nodes[n], &s->control[n])
+                                : etrt_error(ETRT_ERROR_OUT_OF_MEMORY, "engine '%s': out of memory",
+                                             engine->info.name);
+    if (status != ETRT_OK)
+      status = etrt_error_context(status, "engine '%s', node %u '%s' (%s): ", engine->info.name, n,
+                                  g->nodes[n].name, g->nodes[n].op_type);
+  }
+  if (status != ETRT_OK) {
+    etrt_cpu_destroy(s);
+    return status;
+  }
   *state = s;
   return ETRT_OK;
 }
 
 static void etrt_cpu_destroy(void *state) {
   etrt_cpu_state *s = state;
+  if (s->control != NULL)
+    for (uint32_t n = 0; n < s->engine->graph.node_count; ++n) etrt_control_destroy(s->control[n]);
+  free(s->control);
   etrt_cpu_onednn_destroy(s->onednn);
   free(s);
 }
@@ -162,7 +190,8 @@ static etrt_status etrt_cpu_enqueue(void *state, const etrt_exec_run *run, etrt_
   for (uint32_t u = 0; u < run->upload_count; ++u)
     if (run->uploads[u].size > 0)
       memcpy(run->uploads[u].dst, run->uploads[u].src, run->uploads[u].size);
-  return etrt_executor_run_nodes_with(run, run->args, ((etrt_cpu_state *)state)->onednn);
+  const etrt_cpu_state *s = state;
+  return etrt_executor_run_nodes_with(run, run->args, s->onednn, s->control);
 }
 
 static etrt_status etrt_cpu_quiesce(void *state) {

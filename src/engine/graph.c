@@ -13,6 +13,11 @@ void etrt_graph_init(etrt_graph *graph) {
 }
 
 void etrt_graph_release(etrt_graph *graph) {
+  for (uint32_t n = 0; n < graph->node_count; ++n) {
+    const etrt_node *node = &graph->nodes[n];
+    if (node->def != NULL && node->def->release != NULL && node->state != NULL)
+      node->def->release(node->state);
+  }
   free(graph->values);
   free(graph->nodes);
   free(graph->inputs);
@@ -106,8 +111,12 @@ etrt_status etrt_graph_copy_attribute(etrt_arena *arena, const etrt_attribute *f
         to->floats = copy;
       return ETRT_OK;
     }
-    case ETRT_ATTRIBUTE_TENSOR: {
+    case ETRT_ATTRIBUTE_TENSOR:
+    case ETRT_ATTRIBUTE_GRAPH: {
       const etrt_tensor_view *t = &from->tensor;
+      if (from->kind == ETRT_ATTRIBUTE_GRAPH && (t->dtype != ETRT_DTYPE_UINT8 || t->rank != 1))
+        return etrt_error(ETRT_ERROR_INVALID_ARGUMENT,
+                          "attribute '%s': a graph is a plan held as 1-D uint8 bytes", from->name);
       int64_t n = etrt_graph_nbytes(t->dtype, t->rank, t->sizes);
       if (n < 0 || (n > 0 && t->data == NULL))
         return etrt_error(ETRT_ERROR_INVALID_ARGUMENT,

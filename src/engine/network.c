@@ -27,6 +27,14 @@ struct etrt_network {
 
 const etrt_graph *etrt_network_graph(const etrt_network *network) { return &network->graph; }
 
+void etrt_network_host_values(const etrt_network *network, int32_t value, const void **lo,
+                              const void **hi) {
+  *lo = *hi = NULL;
+  if (value < 0 || (uint32_t)value >= network->graph.value_count) return;
+  *lo = network->host[value].at[0];
+  *hi = network->host[value].at[1];
+}
+
 etrt_status etrt_network_create(etrt_network **out) {
   if (out == NULL) return etrt_error(ETRT_ERROR_INVALID_ARGUMENT, "network: NULL out");
   etrt_network *n = calloc(1, sizeof *n);
@@ -256,6 +264,11 @@ etrt_status etrt_network_add_op(etrt_network *network, const char *op_type, cons
     memcpy(outputs, ids, num_outputs * sizeof *ids);
   } else {
     /* Nothing of a refused operation stays (its arena bytes are only unused). */
+    if (g->node_count > nodes_before) {
+      etrt_node *node = &g->nodes[nodes_before];
+      if (node->def != NULL && node->def->release != NULL && node->state != NULL)
+        node->def->release(node->state);
+    }
     g->value_count = values_before;
     g->node_count = nodes_before;
   }

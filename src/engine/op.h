@@ -147,6 +147,15 @@ struct etrt_op_def {
    * the node can be evaluated on the host during shape inference even when input i's
    * values are not known there. */
   uint32_t dims_only_inputs;
+  /* Control flow (If, Loop, Scan): the node holds body graphs (GRAPH attributes, each an
+   * engine plan) that prepare deserializes into its state. It has no row in any table:
+   * the CPU executor runs it with control.h, the loop control on the host; such a node
+   * always has dims at execute (dims_from_kernel). */
+  uint8_t control;
+  /* Frees what prepare made beside the state's bytes (the bodies' engines); called
+   * when the graph holding the node is released, also for a node whose prepare
+   * failed or never ran (its state is then zeroed). NULL: nothing to free. */
+  void (*release)(void *state);
 };
 
 /* A row of the CPU table: the kernel of an operator type. */

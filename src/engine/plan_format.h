@@ -37,7 +37,10 @@
  *     u32 output count; i32 value ids; u32 attribute count; attributes:
  *       string name; u32 kind (etrt_attribute_kind); then by kind:
  *       INT i64 | FLOAT f32 | STRING string | INTS u32 n, i64[n] | FLOATS u32 n, f32[n] |
- *       TENSOR i32 dtype, i32 rank, dims[rank], u64 size, bytes[size]
+ *       TENSOR i32 dtype, i32 rank, dims[rank], u64 size, bytes[size] |
+ *       GRAPH (control flow bodies) as TENSOR, uint8 of rank 1: the bytes of a nested plan,
+ *         verified when the node is prepared (subgraphs nest at most
+ *         ETRT_CONTROL_MAX_DEPTH deep, engine/ops/control.h)
  *   zero padding to the weights offset
  *   weights: each constant's bytes at its offset, zero padding between
  *

@@ -366,7 +366,7 @@ static etrt_status etrt_plan_attribute(etrt_plan_reader *r, etrt_attribute *a) {
   size_t at = r->pos;
   uint32_t kind;
   ETRT_RETURN_IF_ERROR(etrt_plan_u32(r, "attribute kind", &kind));
-  if (kind > ETRT_ATTRIBUTE_TENSOR)
+  if (kind > ETRT_ATTRIBUTE_GRAPH)
     return etrt_plan_fail(r, at, "attribute kind", "unknown kind %u for attribute '%.64s'", kind,
                           a->name);
   a->kind = (etrt_attribute_kind)kind;
@@ -399,10 +399,17 @@ static etrt_status etrt_plan_attribute(etrt_plan_reader *r, etrt_attribute *a) {
         a->floats = values;
       return ETRT_OK;
     }
-    case ETRT_ATTRIBUTE_TENSOR: {
+    case ETRT_ATTRIBUTE_TENSOR:
+    case ETRT_ATTRIBUTE_GRAPH: {
       etrt_tensor_view *t = &a->tensor;
+      at = r->pos;
       ETRT_RETURN_IF_ERROR(etrt_plan_dtype(r, "tensor dtype", &t->dtype));
       ETRT_RETURN_IF_ERROR(etrt_plan_rank(r, "tensor rank", &t->rank));
+      /* A body graph is a nested plan, verified when its node is prepared. */
+      if (a->kind == ETRT_ATTRIBUTE_GRAPH && (t->dtype != ETRT_DTYPE_UINT8 || t->rank != 1))
+        return etrt_plan_fail(r, at, "tensor dtype",
+                              "graph attribute '%.64s' must hold its plan as 1-D uint8 bytes",
+                              a->name);
       ETRT_RETURN_IF_ERROR(etrt_plan_dims(r, "tensor dims", t->rank, t->sizes));
       at = r->pos;
       uint64_t n;

@@ -119,7 +119,8 @@ static etrt_status etrt_plan_put_attribute(etrt_plan_writer *w, const etrt_attri
           etrt_plan_put_f32(w, a->floats[i]);
       }
       break;
-    case ETRT_ATTRIBUTE_TENSOR: {
+    case ETRT_ATTRIBUTE_TENSOR:
+    case ETRT_ATTRIBUTE_GRAPH: {
       const etrt_tensor_view *t = &a->tensor;
       int64_t n = etrt_graph_nbytes(t->dtype, t->rank, t->sizes);
       etrt_plan_put_u32(w, (uint32_t)t->dtype);

@@ -112,6 +112,17 @@ static inline etrt_pb_writer tm_attr_ints(const char *name, int count, const int
   return a;
 }
 
+/* A GRAPH attribute (an If branch, a Loop or Scan body); the body's writer is consumed
+ * (it holds its nodes, inputs and outputs as a model's graph does). */
+static inline etrt_pb_writer tm_attr_graph(const char *name, tm_model *body) {
+  etrt_pb_writer a;
+  etrt_pb_writer_init(&a);
+  etrt_pb_write_string_field(&a, 1, name);
+  etrt_pb_write_varint_field(&a, 20, ETRT_ONNX_ATTR_GRAPH);
+  tm_put(&a, 6, &body->graph);
+  return a;
+}
+
 /* Inputs and outputs as comma-separated names ("x,w"; an empty name between commas
  * is an omitted optional input), then `num_attributes` attribute writers. */
 static inline void tm_node(tm_model *m, const char *op, const char *name, const char *inputs,

@@ -244,7 +244,27 @@ static void test_import_refusals(void) {
   tm_node(&m, "If", "branch", "x", "y", 1, attr);
   tm_output(&m, "y");
   bytes = tm_finish(&m, 13, &size);
-  CHECK_FAILS(import_bytes(bytes, size, &model, &g), ETRT_ERROR_UNSUPPORTED, "control flow");
+  CHECK_FAILS(
+      import_bytes(bytes, size, &model, &g), ETRT_ERROR_INVALID_FORMAT,
+      "node 'branch' (If): then_branch: node 'branch' (If): body: the graph has no outputs");
+  etrt_onnx_model_free(model);
+  free(bytes);
+
+  /* A subgraph where no control flow takes one. */
+  tm_init(&m);
+  tm_input(&m, "x", 1, dims);
+  etrt_pb_writer_init(&attr);
+  etrt_pb_writer_init(&sub);
+  etrt_pb_write_string_field(&sub, 2, "body");
+  etrt_pb_write_string_field(&attr, 1, "body");
+  etrt_pb_write_varint_field(&attr, 20, ETRT_ONNX_ATTR_GRAPH);
+  tm_put(&attr, 6, &sub);
+  tm_node(&m, "Relu", "relu", "x", "y", 1, attr);
+  tm_output(&m, "y");
+  bytes = tm_finish(&m, 13, &size);
+  CHECK_FAILS(
+      import_bytes(bytes, size, &model, &g), ETRT_ERROR_UNSUPPORTED,
+      "node 'relu' (Relu): attribute 'body' is a subgraph, which only If, Loop and Scan take");
   etrt_onnx_model_free(model);
   free(bytes);
 }

@@ -1,0 +1,269 @@
+#include "builder/lower_control.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "builder/host_values.h"
+#include "builder/lower.h"
+#include "engine/engine.h"
+#include "engine/network.h"
+
+/* Rounds of widening the loop-carried bounds before giving up. */
+#define ETRT_LOWER_CONTROL_ROUNDS 4
+
+typedef struct etrt_lower_bound {
+  etrt_dtype dtype;
+  int32_t rank;
+  int64_t min[ETRT_MAX_RANK], max[ETRT_MAX_RANK];
+  const void *lo, *hi; /* values known on the host (captures only), else NULL */
+} etrt_lower_bound;
+
+static etrt_status etrt_lower_net_bound(etrt_network *network, int32_t id, etrt_lower_bound *b) {
+  memset(b, 0, sizeof *b);
+  ETRT_RETURN_IF_ERROR(etrt_network_value_info(network, id, &b->dtype, &b->rank, b->min, b->max));
+  return ETRT_OK;
+}
+
+/* Drops axis `axis` of a bound (a Scan's slice). */
+static void etrt_lower_drop_axis(etrt_lower_bound *b, int64_t axis) {
+  for (int32_t a = (int32_t)axis; a + 1 < b->rank; ++a) {
+    b->min[a] = b->min[a + 1];
+    b->max[a] = b->max[a + 1];
+  }
+  --b->rank;
+}
+
+/* Sets body input i's type and bounds, as a shape input where the body needs its values
+ * on the host and they are known. */
+static etrt_status etrt_lower_set_input(etrt_ir_graph *body, uint32_t i, const etrt_lower_bound *b,
+                                        const etrt_host_value_use *uses) {
+  etrt_ir_value *v = &body->values[body->inputs[i]];
+  v->dtype = b->dtype;
+  v->rank = b->rank;
+  memcpy(v->min, b->min, sizeof v->min);
+  memcpy(v->max, b->max, sizeof v->max);
+  v->value_min = v->value_max = NULL;
+  v->value_count = 0;
+  int64_t count = 1;
+  for (int32_t a = 0; a < b->rank; ++a) count = b->min[a] == b->max[a] ? count * b->max[a] : -1;
+  if (b->lo == NULL || b->hi == NULL || uses[body->inputs[i]].node < 0 || b->rank > 1 ||
+      count < 0 || count > 64 || (b->dtype != ETRT_DTYPE_INT64 && b->dtype != ETRT_DTYPE_INT32))
+    return ETRT_OK;
+  int64_t *lo = etrt_ir_alloc(body, (size_t)(count + 1) * sizeof *lo);
+  int64_t *hi = etrt_ir_alloc(body, (size_t)(count + 1) * sizeof *hi);
+  if (lo == NULL || hi == NULL)
+    return etrt_error(ETRT_ERROR_OUT_OF_MEMORY, "lowering: out of memory");
+  for (int64_t k = 0; k < count; ++k) {
+    int64_t a, z;
+    if (b->dtype == ETRT_DTYPE_INT64) {
+      a = ((const int64_t *)b->lo)[k];
+      z = ((const int64_t *)b->hi)[k];
+    } else {
+      a = ((const int32_t *)b->lo)[k];
+      z = ((const int32_t *)b->hi)[k];
+    }
+    lo[k] = a < z ? a : z;
+    hi[k] = a < z ? z : a;
+  }
+  v->value_min = lo;
+  v->value_max = hi;
+  v->value_count = count;
+  return ETRT_OK;
+}
+
+/* The body as a network: its inputs, its live nodes, its outputs marked. */
+static etrt_status etrt_lower_body_network(const etrt_ir_graph *body, etrt_network **out,
+                                           int32_t **ids) {
+  *out = NULL;
+  *ids = NULL;
+  etrt_network *network = NULL;
+  ETRT_RETURN_IF_ERROR(etrt_network_create(&network));
+  int32_t *net_ids = malloc(((size_t)body->num_values + 1) * sizeof *net_ids);
+  uint32_t *order = malloc(((size_t)body->num_nodes + 1) * sizeof *order);
+  etrt_status status = net_ids != NULL && order != NULL
+                           ? ETRT_OK
+                           : etrt_error(ETRT_ERROR_OUT_OF_MEMORY, "lowering: out of memory");
+  for (uint32_t v = 0; status == ETRT_OK && v < body->num_values; ++v) net_ids[v] = -1;
+  for (uint32_t i = 0; status == ETRT_OK && i < body->num_inputs; ++i)
+    status = etrt_lower_input(body, network, body->inputs[i], net_ids);
+  uint32_t count = 0;
+  for (uint32_t n = 0; status == ETRT_OK && n < body->num_nodes; ++n)
+    if (!body->nodes[n].dead) order[count++] = n;
+  if (status == ETRT_OK) status = etrt_lower_nodes(body, network, order, count, net_ids);
+  for (uint32_t o = 0; status == ETRT_OK && o < body->num_outputs; ++o) {
+    int32_t v = body->outputs[o];
+    status = etrt_network_mark_output(network, net_ids[v], body->values[v].name);
+  }
+  free(order);
+  if (status != ETRT_OK) {
+    free(net_ids);
+    etrt_network_destroy(network);
+    return status;
+  }
+  *out = network;
+  *ids = net_ids;
+  return ETRT_OK;
+}
+
+/* Widens carried input `i` to hold body output `o`; true when it had to. */
+static int etrt_lower_widen(etrt_lower_bound *in, const etrt_lower_bound *out) {
+  if (in->rank != out->rank || in->dtype != out->dtype) return 0; /* the engine refuses it */
+  int widened = 0;
+  for (int32_t a = 0; a < in->rank; ++a) {
+    if (out->min[a] < in->min[a]) in->min[a] = out->min[a], widened = 1;
+    if (out->max[a] > in->max[a]) in->max[a] = out->max[a], widened = 1;
+  }
+  return widened;
+}
+
+/* One body as a plan (malloc'd), for input bounds `bounds` (one per body input);
+ * carried input first_in + j returns as output first_out + j. */
+static etrt_status etrt_lower_body_plan(const etrt_ir_node *node, uint32_t b,
+                                        etrt_lower_bound *bounds, uint32_t carried,
+                                        uint32_t first_in, uint32_t first_out, uint8_t **plan,
+                                        size_t *plan_size) {
+  etrt_ir_graph *body = node->bodies[b];
+  etrt_host_value_use *uses = malloc(((size_t)body->num_values + 1) * sizeof *uses);
+  if (uses == NULL) return etrt_error(ETRT_ERROR_OUT_OF_MEMORY, "lowering: out of memory");
+  etrt_host_values_find(body, uses);
+  etrt_status status = ETRT_OK;
+  etrt_network *network = NULL;
+  int32_t *net_ids = NULL;
+  for (int round = 0;; ++round) {
+    for (uint32_t i = 0; i < body->num_inputs && status == ETRT_OK; ++i)
+      status = etrt_lower_set_input(body, i, &bounds[i], uses);
+    if (status == ETRT_OK) status = etrt_lower_body_network(body, &network, &net_ids);
+    if (status != ETRT_OK) break;
+    int widened = 0;
+    for (uint32_t j = 0; j < carried && status == ETRT_OK; ++j) {
+      etrt_lower_bound out;
+      status = etrt_lower_net_bound(network, net_ids[body->outputs[first_out + j]], &out);
+      widened |= status == ETRT_OK && etrt_lower_widen(&bounds[first_in + j], &out);
+    }
+    if (status != ETRT_OK || !widened) break;
+    etrt_network_destroy(network);
+    free(net_ids);
+    network = NULL;
+    net_ids = NULL;
+    if (round + 1 == ETRT_LOWER_CONTROL_ROUNDS) {
+      status = etrt_error(ETRT_ERROR_UNSUPPORTED,
+                          "%s '%s': a loop-carried value changes shape from one iteration to the "
+                          "next beyond any bound",
+                          node->op_type, node->name);
+      break;
+    }
+  }
+  if (status == ETRT_OK) {
+    char name[112];
+    snprintf(name, sizeof name, "%.60s/%s", node->name, node->body_names[b]);
+    etrt_plan_options options = {
+        .device = {ETRT_DEVICE_CPU, 0}, .precision = ETRT_PRECISION_FP32, .name = name};
+    status = etrt_plan_build(network, &options, plan, plan_size);
+  }
+  if (status != ETRT_OK && network != NULL)
+    status =
+        etrt_error_context(status, "%s '%s': %s: ", node->op_type, node->name, node->body_names[b]);
+  etrt_network_destroy(network);
+  free(net_ids);
+  free(uses);
+  return status;
+}
+
+static int64_t etrt_lower_axis(const etrt_ir_node *node, const char *name, uint32_t k,
+                               int32_t rank) {
+  const etrt_attribute *a = etrt_ir_node_attribute(node, name);
+  int64_t axis =
+      a != NULL && a->kind == ETRT_ATTRIBUTE_INTS && (int64_t)k < a->count ? a->ints[k] : 0;
+  return axis < 0 ? axis + rank : axis;
+}
+
+etrt_status etrt_lower_bodies_make(const etrt_ir_node *node, etrt_network *network,
+                                   const int32_t *net_inputs, etrt_lower_bodies *out) {
+  memset(out, 0, sizeof *out);
+  bool is_loop = strcmp(node->op_type, "Loop") == 0, is_scan = strcmp(node->op_type, "Scan") == 0;
+  bool batched = is_scan && etrt_ir_node_attribute_int(node, "_batched", 0) != 0;
+  uint32_t first = is_loop ? 2 : is_scan ? (batched ? 1 : 0) : 1; /* node input of body input 0 */
+  uint32_t n_in = node->num_inputs;
+  uint32_t carried = is_loop ? n_in - 2 - node->num_captures
+                     : is_scan
+                         ? n_in - first - node->num_captures -
+                               (uint32_t)etrt_ir_node_attribute_int(node, "num_scan_inputs", 0)
+                         : 0;
+  etrt_lower_bound *bounds = calloc((size_t)n_in + 2, sizeof *bounds);
+  int64_t iteration[2] = {0, 0};
+  out->attributes = calloc((size_t)node->num_attributes + 2, sizeof *out->attributes);
+  etrt_status status = bounds != NULL && out->attributes != NULL
+                           ? ETRT_OK
+                           : etrt_error(ETRT_ERROR_OUT_OF_MEMORY, "lowering: out of memory");
+  for (uint32_t b = 0; b < node->num_bodies && status == ETRT_OK; ++b) {
+    const etrt_ir_graph *body = node->bodies[b];
+    if (body->num_inputs > n_in + 2) {
+      status = etrt_error(ETRT_ERROR_INTERNAL, "%s '%s': body inputs", node->op_type, node->name);
+      break;
+    }
+    for (uint32_t i = 0; i < body->num_inputs && status == ETRT_OK; ++i) {
+      etrt_lower_bound *bound = &bounds[i];
+      if (is_loop && i < 2) {
+        memset(bound, 0, sizeof *bound);
+        bound->dtype = i == 0 ? ETRT_DTYPE_INT64 : ETRT_DTYPE_BOOL;
+        if (i == 0) {
+          /* The iteration number runs over [0, M - 1]. */
+          const void *lo = NULL, *hi = NULL;
+          if (net_inputs[0] >= 0) etrt_network_host_values(network, net_inputs[0], &lo, &hi);
+          iteration[1] = hi != NULL && *(const int64_t *)hi > 0 ? *(const int64_t *)hi - 1
+                                                                : ETRT_ENGINE_DIM_UNBOUNDED - 1;
+          bound->lo = &iteration[0];
+          bound->hi = &iteration[1];
+        }
+        continue;
+      }
+      uint32_t k = is_loop ? i : first + i;
+      if (k >= n_in || net_inputs[k] < 0) {
+        status = etrt_error(ETRT_ERROR_INVALID_ARGUMENT, "%s '%s': input %u is omitted",
+                            node->op_type, node->name, k);
+        break;
+      }
+      status = etrt_lower_net_bound(network, net_inputs[k], bound);
+      if (status != ETRT_OK) break;
+      bool captured = k >= n_in - node->num_captures;
+      if (captured) etrt_network_host_values(network, net_inputs[k], &bound->lo, &bound->hi);
+      if (is_scan && !captured) {
+        uint32_t own = i;
+        bool scan = own >= carried;
+        if (batched && bound->rank > 0) etrt_lower_drop_axis(bound, 0);
+        if (scan && bound->rank > 0)
+          etrt_lower_drop_axis(
+              bound,
+              batched ? 0 : etrt_lower_axis(node, "scan_input_axes", own - carried, bound->rank));
+      }
+    }
+    size_t plan_size = 0;
+    if (status == ETRT_OK)
+      status = etrt_lower_body_plan(node, b, bounds, carried, is_loop ? 2 : 0, is_loop ? 1 : 0,
+                                    &out->plans[b], &plan_size);
+    if (status == ETRT_OK) {
+      etrt_attribute *a = &out->attributes[node->num_attributes + b];
+      a->name = node->body_names[b];
+      a->kind = ETRT_ATTRIBUTE_GRAPH;
+      a->tensor.data = out->plans[b];
+      a->tensor.dtype = ETRT_DTYPE_UINT8;
+      a->tensor.rank = 1;
+      a->tensor.sizes[0] = (int64_t)plan_size;
+    }
+  }
+  if (status == ETRT_OK) {
+    if (node->num_attributes)
+      memcpy(out->attributes, node->attributes, node->num_attributes * sizeof *out->attributes);
+    out->count = node->num_attributes + node->num_bodies;
+  }
+  free(bounds);
+  if (status != ETRT_OK) etrt_lower_bodies_release(out);
+  return status;
+}
+
+void etrt_lower_bodies_release(etrt_lower_bodies *bodies) {
+  for (uint32_t b = 0; b < 2; ++b) free(bodies->plans[b]);
+  free(bodies->attributes);
+  memset(bodies, 0, sizeof *bodies);
+}
