@@ -199,7 +199,7 @@ static void test_pixel_shuffle(void) {
 /* Channels-last (dim order 0, 2, 3, 1) programs: x [1, 2, 2, 2] arrives in NHWC
  * memory; relu keeps it channels-last, _to_dim_order_copy makes it contiguous,
  * convolution (a 1x1 that swaps the channels) reads channels-last and writes
- * contiguous. view_copy, which reads the bytes itself, refuses channels-last. */
+ * contiguous. */
 static void test_channels_last(void) {
   const uint8_t nhwc[4] = {0, 2, 3, 1};
   etrt_test_kp p;
@@ -247,18 +247,82 @@ static void test_channels_last(void) {
   etrt_program_destroy(program);
   free(pte);
 
+  /* view_copy reads the elements in logical (NCHW) order; unsqueeze_copy writes a
+   * channels-last [1, 1, 2, 2, 2] (dim order 0, 1, 3, 4, 2) from a contiguous one. */
   etrt_test_kp_init(&p);
   x = etrt_test_kp_tensor(&p, F32, 4, dims, NULL, 0);
   etrt_test_kp_dim_order(&p, x, nhwc);
   int32_t shape = etrt_test_kp_ints(&p, (int64_t[]){8}, 1);
   y = etrt_test_kp_tensor(&p, F32, 1, (int32_t[]){8}, NULL, 0);
+  int32_t contiguous = etrt_test_kp_tensor(&p, F32, 4, dims, NULL, 0);
+  int32_t u = etrt_test_kp_tensor(&p, F32, 5, (int32_t[]){1, 1, 2, 2, 2}, NULL, 0);
+  etrt_test_kp_dim_order(&p, u, (const uint8_t[]){0, 1, 3, 4, 2});
+  int32_t one_dim = etrt_test_kp_int(&p, 1);
   etrt_test_kp_call(&p, "aten::view_copy.out", (int32_t[]){x, shape, y, y}, 4);
+  etrt_test_kp_call(&p, "dim_order_ops::_to_dim_order_copy.out",
+                    (int32_t[]){x, etrt_test_kp_bool(&p, 0), etrt_test_kp_none(&p), contiguous,
+                                contiguous},
+                    5);
+  etrt_test_kp_call(&p, "aten::unsqueeze_copy.out", (int32_t[]){contiguous, one_dim, u, u}, 4);
+  pte = etrt_test_kp_write(&p, &x, 1, (int32_t[]){y, u}, 2, &size);
+  CHECK_OK(etrt_test_kp_execute(pte, size, &v, 1, &program, &method));
+  CHECK_OK(etrt_method_get_output(method, 0, &o[0]));
+  CHECK_OK(etrt_method_get_output(method, 1, &o[1]));
+  CHECK(o[0].rank == 1 && o[1].rank == 5);
+  for (int ch = 0; ch < 2; ++ch)
+    for (int h = 0; h < 2; ++h)
+      for (int w_ = 0; w_ < 2; ++w_) {
+        float logical = (float)(ch * 10 + h * 2 + w_ - 3);
+        CHECK(((const float *)o[0].data)[ch * 4 + h * 2 + w_] == logical);
+        CHECK(((const float *)o[1].data)[(h * 2 + w_) * 2 + ch] == logical); /* channels last */
+      }
+  etrt_method_destroy(method);
+  etrt_program_destroy(program);
+  free(pte);
+
+  /* The one true view keeps to contiguous tensors: its out tensor takes self's bytes. */
+  etrt_test_kp_init(&p);
+  x = etrt_test_kp_tensor(&p, F32, 4, dims, NULL, 0);
+  etrt_test_kp_dim_order(&p, x, nhwc);
+  shape = etrt_test_kp_ints(&p, (int64_t[]){8}, 1);
+  y = etrt_test_kp_tensor(&p, F32, 1, (int32_t[]){8}, NULL, 0);
+  etrt_test_kp_call(&p, "executorch_prim::et_view.default", (int32_t[]){x, shape, y}, 3);
   pte = etrt_test_kp_write(&p, &x, 1, &y, 1, &size);
   float out[8];
   CHECK_FAILS(etrt_test_kp_run(pte, size, &v, 1, out, sizeof out, NULL), ETRT_ERROR_UNSUPPORTED,
-              "instruction 0 (aten::view_copy.out): argument 0 has a dim order other than the "
-              "contiguous one");
+              "instruction 0 (executorch_prim::et_view.default): argument 0 has a dim order other "
+              "than the contiguous one");
   free(pte);
+}
+
+/* et_view(x [2, 3], [3, -1]): a [3, 2] tensor on x's bytes; a size that does not
+ * divide is refused when it runs. */
+static void test_et_view(void) {
+  for (int bad = 0; bad < 2; ++bad) {
+    etrt_test_kp p;
+    etrt_test_kp_init(&p);
+    int32_t x = etrt_test_kp_tensor(&p, F32, 2, (int32_t[]){2, 3}, NULL, 0);
+    int32_t r = etrt_test_kp_tensor(&p, F32, 2, (int32_t[]){2, 3}, NULL, 0);
+    int32_t shape = etrt_test_kp_ints(&p, (int64_t[]){bad ? 4 : 3, -1}, 2);
+    int32_t y = etrt_test_kp_tensor(&p, F32, 2, (int32_t[]){3, 2}, NULL, 0);
+    int32_t z = etrt_test_kp_tensor(&p, F32, 2, (int32_t[]){3, 2}, NULL, 0);
+    etrt_test_kp_call(&p, "aten::relu.out", (int32_t[]){x, r, r}, 3);
+    etrt_test_kp_call(&p, "executorch_prim::et_view.default", (int32_t[]){r, shape, y}, 3);
+    etrt_test_kp_call(&p, "aten::neg.out", (int32_t[]){y, z, z}, 3);
+    size_t size;
+    uint8_t *pte = etrt_test_kp_write(&p, &x, 1, &z, 1, &size);
+    float in[6] = {1, -2, 3, 4, -5, 6}, out[6];
+    etrt_tensor_view v = {in, F32, 2, {2, 3}}, view;
+    if (bad) {
+      CHECK_FAILS(etrt_test_kp_run(pte, size, &v, 1, out, sizeof out, NULL),
+                  ETRT_ERROR_INVALID_ARGUMENT, "6 elements cannot be viewed with the given size");
+    } else {
+      CHECK_OK(etrt_test_kp_run(pte, size, &v, 1, out, sizeof out, &view));
+      CHECK(view.rank == 2 && view.sizes[0] == 3 && view.sizes[1] == 2);
+      for (int i = 0; i < 6; ++i) CHECK(out[i] == (in[i] > 0 ? -in[i] : 0));
+    }
+    free(pte);
+  }
 }
 
 /* An operator the runtime lacks, or a known one with the wrong argument count, is
@@ -298,6 +362,7 @@ int main(void) {
   RUN_TEST(test_copy_chain);
   RUN_TEST(test_transpose_embedding_fill);
   RUN_TEST(test_dim_order_and_view_refusals);
+  RUN_TEST(test_et_view);
   RUN_TEST(test_constant_pad);
   RUN_TEST(test_trilu_repeat);
   RUN_TEST(test_pixel_shuffle);

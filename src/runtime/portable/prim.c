@@ -20,7 +20,14 @@ typedef enum etrt_prim_op {
   ETRT_PRIM_GE,
   ETRT_PRIM_LE,
   ETRT_PRIM_NEG,
-  ETRT_PRIM_SYM_FLOAT
+  ETRT_PRIM_SYM_FLOAT,
+  ETRT_PRIM_SYM_INT, /* to an Int, rounding towards zero (trunc.Scalar too) */
+  ETRT_PRIM_CEIL,
+  ETRT_PRIM_ROUND, /* half to even, as Python's round */
+  ETRT_PRIM_MAX,
+  ETRT_PRIM_MIN,
+  ETRT_PRIM_NOT,
+  ETRT_PRIM_ITE /* (bool cond, a, b): a if cond else b */
 } etrt_prim_op;
 
 typedef struct etrt_prim_spec {
@@ -70,6 +77,14 @@ static etrt_status etrt_prim_run(etrt_kernel_call *call, etrt_value *values,
     etrt_prim_set_int(ret, t->sizes[dim]);
     return ETRT_OK;
   }
+  if (spec->op == ETRT_PRIM_ITE) {
+    const etrt_value *cond = &values[call->args[0]];
+    const int truth = cond->tag == ETRT_VALUE_BOOL   ? cond->u.b
+                      : cond->tag == ETRT_VALUE_INT ? cond->u.i != 0
+                                                    : cond->u.d != 0;
+    *ret = values[call->args[truth ? 1 : 2]];
+    return ETRT_OK;
+  }
   const etrt_value *a = &values[call->args[0]];
   const etrt_value *b = call->num_args > 2 ? &values[call->args[1]] : a;
   const int ints = a->tag != ETRT_VALUE_DOUBLE && b->tag != ETRT_VALUE_DOUBLE;
@@ -80,11 +95,31 @@ static etrt_status etrt_prim_run(etrt_kernel_call *call, etrt_value *values,
   int64_t j = b->tag == ETRT_VALUE_INT ? b->u.i : (int64_t)y;
   /* Int arithmetic stays exact in int64. */
   if (ints && (spec->op == ETRT_PRIM_ADD || spec->op == ETRT_PRIM_SUB ||
-               spec->op == ETRT_PRIM_MUL || spec->op == ETRT_PRIM_NEG)) {
+               spec->op == ETRT_PRIM_MUL || spec->op == ETRT_PRIM_NEG ||
+               spec->op == ETRT_PRIM_MAX || spec->op == ETRT_PRIM_MIN)) {
     etrt_prim_set_int(ret, spec->op == ETRT_PRIM_ADD   ? i + j
                            : spec->op == ETRT_PRIM_SUB ? i - j
                            : spec->op == ETRT_PRIM_MUL ? i * j
+                           : spec->op == ETRT_PRIM_MAX ? (i > j ? i : j)
+                           : spec->op == ETRT_PRIM_MIN ? (i < j ? i : j)
                                                        : -i);
+    return ETRT_OK;
+  }
+  if (spec->op == ETRT_PRIM_SYM_INT || spec->op == ETRT_PRIM_CEIL ||
+      spec->op == ETRT_PRIM_ROUND) {
+    /* An Int stays itself; a Double becomes the Int its rounding gives. */
+    double rounded = spec->op == ETRT_PRIM_SYM_INT ? trunc(x)
+                     : spec->op == ETRT_PRIM_CEIL  ? ceil(x)
+                                                   : nearbyint(x);
+    if (a->tag == ETRT_VALUE_DOUBLE && !(fabs(rounded) < 9.2e18))
+      return etrt_error(ETRT_ERROR_INVALID_ARGUMENT, "%s (instruction %u): %g is not an int",
+                        call->def->name, call->instruction, x);
+    etrt_prim_set_int(ret, a->tag == ETRT_VALUE_DOUBLE ? (int64_t)rounded : i);
+    return ETRT_OK;
+  }
+  if (spec->op == ETRT_PRIM_NOT) {
+    ret->tag = ETRT_VALUE_BOOL;
+    ret->u.b = x == 0;
     return ETRT_OK;
   }
   double r = 0;
@@ -137,6 +172,12 @@ static etrt_status etrt_prim_run(etrt_kernel_call *call, etrt_value *values,
     case ETRT_PRIM_NEG:
       r = -x;
       break;
+    case ETRT_PRIM_MAX: /* NaN wins, as Python's max(a, b) does not promise otherwise */
+      r = (x > y || isnan(x)) ? x : y;
+      break;
+    case ETRT_PRIM_MIN:
+      r = (x < y || isnan(x)) ? x : y;
+      break;
     default: /* sym_float */
       r = x;
       break;
@@ -169,9 +210,21 @@ PRIM(ge, "executorch_prim::ge.Scalar", 3, ETRT_PRIM_GE);
 PRIM(le, "executorch_prim::le.Scalar", 3, ETRT_PRIM_LE);
 PRIM(neg, "executorch_prim::neg.Scalar", 2, ETRT_PRIM_NEG);
 PRIM(sym_float, "executorch_prim::sym_float.Scalar", 2, ETRT_PRIM_SYM_FLOAT);
+PRIM(sym_int, "executorch_prim::sym_int.Scalar", 2, ETRT_PRIM_SYM_INT);
+PRIM(trunc_, "executorch_prim::trunc.Scalar", 2, ETRT_PRIM_SYM_INT);
+PRIM(ceil_, "executorch_prim::ceil.Scalar", 2, ETRT_PRIM_CEIL);
+PRIM(round_, "executorch_prim::round.Scalar", 2, ETRT_PRIM_ROUND);
+PRIM(sym_max, "executorch_prim::sym_max.Scalar", 3, ETRT_PRIM_MAX);
+PRIM(sym_min, "executorch_prim::sym_min.Scalar", 3, ETRT_PRIM_MIN);
+PRIM(sym_not, "executorch_prim::sym_not.Scalar", 2, ETRT_PRIM_NOT);
+PRIM(sym_ite, "executorch_prim::sym_ite.Scalar", 4, ETRT_PRIM_ITE);
+PRIM(floordiv_int, "executorch_prim::floordiv.int", 3, ETRT_PRIM_FLOORDIV);
+PRIM(mod_int, "executorch_prim::mod.int", 3, ETRT_PRIM_MOD);
 
 const etrt_kernel_def *const etrt_portable_prim[] = {
     &sym_size.def, &sym_numel.def, &add.def,       &sub.def, &mul.def, &floordiv.def,
     &truediv.def,  &mod.def,       &eq.def,        &gt.def,  &lt.def,  &ge.def,
-    &le.def,       &neg.def,       &sym_float.def, NULL,
+    &le.def,       &neg.def,       &sym_float.def, &sym_int.def, &trunc_.def, &ceil_.def,
+    &round_.def, &sym_max.def, &sym_min.def, &sym_not.def, &sym_ite.def, &floordiv_int.def,
+    &mod_int.def, NULL,
 };
