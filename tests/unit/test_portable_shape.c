@@ -358,7 +358,54 @@ static void test_unknown_operator_refused_at_load(void) {
   }
 }
 
+/* unfold_copy(arange(14) as [2, 7], 1, 3, 2) -> [2, 3, 3] and as_strided_copy(arange(10),
+ * [3, 2], [2, 3], 1) -> [[1, 4], [3, 6], [5, 8]] (torch); windows that do not fit and
+ * strides past self's elements are refused when it runs. */
+static void test_unfold_as_strided(void) {
+  for (int bad = 0; bad < 3; ++bad) {
+    etrt_test_kp p;
+    etrt_test_kp_init(&p);
+    int32_t x = etrt_test_kp_tensor(&p, F32, 2, (int32_t[]){2, 7}, NULL, 0);
+    int32_t one = etrt_test_kp_int(&p, 1), size3 = etrt_test_kp_int(&p, bad == 1 ? 8 : 3);
+    int32_t two = etrt_test_kp_int(&p, 2);
+    int32_t u = etrt_test_kp_tensor(&p, F32, 3, (int32_t[]){2, 3, 3}, NULL, 0);
+    int32_t sizes = etrt_test_kp_ints(&p, (int64_t[]){3, 2}, 2);
+    int32_t strides = etrt_test_kp_ints(&p, (int64_t[]){2, bad == 2 ? 9 : 3}, 2);
+    int32_t a = etrt_test_kp_tensor(&p, F32, 2, (int32_t[]){3, 2}, NULL, 0);
+    etrt_test_kp_call(&p, "aten::unfold_copy.out", (int32_t[]){x, one, size3, two, u, u}, 6);
+    etrt_test_kp_call(&p, "aten::as_strided_copy.out", (int32_t[]){x, sizes, strides, one, a, a},
+                      6);
+    size_t size;
+    uint8_t *pte = etrt_test_kp_write(&p, &x, 1, (int32_t[]){u, a}, 2, &size);
+    float in[14];
+    for (int i = 0; i < 14; ++i) in[i] = (float)i;
+    etrt_tensor_view v = {in, F32, 2, {2, 7}}, o[2];
+    etrt_program *program = NULL;
+    etrt_method *method = NULL;
+    if (bad) {
+      CHECK_FAILS(etrt_test_kp_execute(pte, size, &v, 1, &program, &method),
+                  ETRT_ERROR_INVALID_ARGUMENT,
+                  bad == 1 ? "aten::unfold_copy.out (instruction 0): size 8 and step 2 do not fit "
+                             "dim 1 (7)"
+                           : "aten::as_strided_copy.out (instruction 1): element 14 is past "
+                             "self's 14 elements");
+    } else {
+      CHECK_OK(etrt_test_kp_execute(pte, size, &v, 1, &program, &method));
+      CHECK_OK(etrt_method_get_output(method, 0, &o[0]));
+      CHECK_OK(etrt_method_get_output(method, 1, &o[1]));
+      const float unfold[18] = {0, 1, 2, 2, 3, 4, 4, 5, 6, 7, 8, 9, 9, 10, 11, 11, 12, 13};
+      const float strided[6] = {1, 4, 3, 6, 5, 8};
+      CHECK(memcmp(o[0].data, unfold, sizeof unfold) == 0);
+      CHECK(memcmp(o[1].data, strided, sizeof strided) == 0);
+    }
+    if (method) etrt_method_destroy(method);
+    if (program) etrt_program_destroy(program);
+    free(pte);
+  }
+}
+
 int main(void) {
+  RUN_TEST(test_unfold_as_strided);
   RUN_TEST(test_copy_chain);
   RUN_TEST(test_transpose_embedding_fill);
   RUN_TEST(test_dim_order_and_view_refusals);
