@@ -145,14 +145,22 @@ static etrt_status etrt_portable_map_run(etrt_kernel_call *call, etrt_value *val
     if (spec->inputs[k] < 0) memcpy(&x[k], call->scalar_bytes[k], sizeof x[k]);
   }
   int fault = 0;
+  /* float32 throughout (most programs): elements read and written without the
+   * per-dtype switch. */
+  int all_f32 = out->dtype == ETRT_DTYPE_FLOAT32;
+  for (int k = 0; k < n; ++k) all_f32 &= in[k] == NULL || in[k]->dtype == ETRT_DTYPE_FLOAT32;
   for (int64_t e = 0; e < numel; ++e) {
     for (int k = 0; k < n; ++k)
       if (in[k] != NULL)
-        x[k] = etrt_portable_scalar_load(in[k]->dtype,
-                                         (const uint8_t *)in[k]->data + (size_t)at[k] * item[k]);
+        x[k] = all_f32 ? (double)((const float *)in[k]->data)[at[k]]
+                       : etrt_portable_scalar_load(
+                             in[k]->dtype, (const uint8_t *)in[k]->data + (size_t)at[k] * item[k]);
     double y = spec->fn(x, call->scalars, integer, &fault);
     if (integer && !isfinite(y)) y = 0; /* a NaN cast to an integer is undefined in C */
-    etrt_portable_scalar_store(y, out->dtype, (uint8_t *)out->data + (size_t)at[n] * item[n]);
+    if (all_f32)
+      ((float *)out->data)[at[n]] = (float)y;
+    else
+      etrt_portable_scalar_store(y, out->dtype, (uint8_t *)out->data + (size_t)at[n] * item[n]);
     for (int d = rank - 1; d >= 0; --d) {
       for (int k = 0; k <= n; ++k) at[k] += strides[k][d];
       if (++index[d] < dims[d]) break;
