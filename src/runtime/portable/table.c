@@ -20,6 +20,7 @@ static const etrt_kernel_def *const *const etrt_portable_families[] = {
     etrt_portable_statistics,
     etrt_portable_resample,
     etrt_portable_index,
+    etrt_portable_grid_sample,
     NULL,
 };
 
