@@ -539,8 +539,39 @@ static void test_repeat_interleave(void) {
   }
 }
 
+/* masked_scatter(arange(6) as [2, 3], [T, F, T], [[10, 20], [30, 40]]) =
+ * [10, 1, 20, 30, 4, 40] (torch); a source shorter than the mask selects is refused
+ * when it runs. */
+static void test_masked_scatter(void) {
+  for (int short_source = 0; short_source < 2; ++short_source) {
+    etrt_test_kp p;
+    etrt_test_kp_init(&p);
+    int32_t s = etrt_test_kp_tensor(&p, F32, 2, (int32_t[]){2, 3}, NULL, 0);
+    int32_t m = etrt_test_kp_tensor(&p, ETRT_DTYPE_BOOL, 1, (int32_t[]){3}, (uint8_t[]){1, 0, 1}, 0);
+    int32_t src = etrt_test_kp_tensor(&p, F32, 2, (int32_t[]){short_source ? 1 : 2, 2},
+                                      (float[]){10, 20, 30, 40}, 0);
+    int32_t y = etrt_test_kp_tensor(&p, F32, 2, (int32_t[]){2, 3}, NULL, 0);
+    etrt_test_kp_call(&p, "aten::masked_scatter.out", (int32_t[]){s, m, src, y, y}, 5);
+    size_t size;
+    uint8_t *pte = etrt_test_kp_write(&p, &s, 1, &y, 1, &size);
+    etrt_tensor_view v = {s24, F32, 2, {2, 3}};
+    float out[6];
+    if (short_source) {
+      CHECK_FAILS(etrt_test_kp_run(pte, size, &v, 1, out, sizeof out, NULL),
+                  ETRT_ERROR_INVALID_ARGUMENT,
+                  "aten::masked_scatter.out (instruction 0): the mask selects 4 elements, source "
+                  "has 2");
+    } else {
+      CHECK_OK(etrt_test_kp_run(pte, size, &v, 1, out, sizeof out, NULL));
+      check_floats("masked_scatter", out, (const float[]){10, 1, 20, 30, 4, 40}, 6);
+    }
+    free(pte);
+  }
+}
+
 int main(void) {
   for (int i = 0; i < 24; ++i) s24[i] = (float)i;
+  RUN_TEST(test_masked_scatter);
   RUN_TEST(test_index_put_inplace);
   RUN_TEST(test_repeat_interleave);
   RUN_TEST(test_data_dependent_lengths);

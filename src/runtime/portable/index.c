@@ -861,6 +861,101 @@ static const etrt_kernel_def repeat_interleave = {"aten::repeat_interleave.Tenso
                                                   etrt_portable_repeat_interleave_prepare,
                                                   etrt_portable_repeat_interleave_run};
 
+/* masked_scatter.out(self, mask, source, *, out): self, with the positions where the
+ * mask (broadcast to self's shape) is true taking source's elements one after another
+ * in row-major order. Too few source elements is an execute error, nothing written. */
+static etrt_status etrt_portable_masked_scatter_prepare(etrt_kernel_call *call,
+                                                        const etrt_value *values) {
+  const etrt_runtime_tensor *self = NULL, *mask = NULL, *source = NULL, *out = NULL;
+  ETRT_RETURN_IF_ERROR(etrt_portable_tensor_arg(call, values, 0, &self));
+  ETRT_RETURN_IF_ERROR(etrt_portable_tensor_arg(call, values, 1, &mask));
+  ETRT_RETURN_IF_ERROR(etrt_portable_tensor_arg(call, values, 2, &source));
+  ETRT_RETURN_IF_ERROR(etrt_portable_tensor_arg(call, values, 3, &out));
+  if (mask->dtype != ETRT_DTYPE_BOOL || source->dtype != self->dtype ||
+      out->dtype != self->dtype)
+    return etrt_error(ETRT_ERROR_INVALID_ARGUMENT,
+                      "the mask (%s) must be bool, source (%s) and out (%s) of self's dtype (%s)",
+                      etrt_dtype_name(mask->dtype), etrt_dtype_name(source->dtype),
+                      etrt_dtype_name(out->dtype), etrt_dtype_name(self->dtype));
+  return ETRT_OK;
+}
+
+static etrt_status etrt_portable_masked_scatter_run(etrt_kernel_call *call, etrt_value *values,
+                                                    etrt_run_context *context) {
+  (void)context;
+  const etrt_runtime_tensor *self = &values[call->args[0]].u.tensor;
+  const etrt_runtime_tensor *mask = &values[call->args[1]].u.tensor;
+  const etrt_runtime_tensor *source = &values[call->args[2]].u.tensor;
+  etrt_runtime_tensor *out = &values[call->args[3]].u.tensor;
+  int64_t xs[ETRT_MAX_RANK], ms[ETRT_MAX_RANK] = {0}, own[ETRT_MAX_RANK], ys[ETRT_MAX_RANK];
+  int64_t ss[ETRT_MAX_RANK], si[ETRT_MAX_RANK] = {0};
+  if (mask->rank > self->rank)
+    return etrt_error(ETRT_ERROR_INVALID_ARGUMENT,
+                      "%s (instruction %u): the mask (rank %d) does not broadcast to self (rank "
+                      "%d)",
+                      call->def->name, call->instruction, mask->rank, self->rank);
+  etrt_portable_strides(mask, own);
+  for (int32_t d = 0; d < mask->rank; ++d) {
+    const int32_t at = self->rank - mask->rank + d;
+    if (mask->sizes[d] != self->sizes[at] && mask->sizes[d] != 1)
+      return etrt_error(ETRT_ERROR_INVALID_ARGUMENT,
+                        "%s (instruction %u): the mask's dim %d (%lld) does not broadcast to %lld",
+                        call->def->name, call->instruction, d, (long long)mask->sizes[d],
+                        (long long)self->sizes[at]);
+    ms[at] = mask->sizes[d] == 1 ? 0 : own[d];
+  }
+  etrt_portable_strides(self, xs);
+  etrt_portable_strides(source, ss);
+  const int64_t numel = etrt_portable_numel(self), available = etrt_portable_numel(source);
+  /* Count first: a short source writes nothing. */
+  int64_t index[ETRT_MAX_RANK] = {0}, needed = 0;
+  for (int64_t e = 0; e < numel; ++e) {
+    int64_t m = 0;
+    for (int32_t d = 0; d < self->rank; ++d) m += index[d] * ms[d];
+    needed += ((const uint8_t *)mask->data)[m] != 0;
+    for (int32_t d = self->rank - 1; d >= 0; --d) {
+      if (++index[d] < self->sizes[d]) break;
+      index[d] = 0;
+    }
+  }
+  if (needed > available)
+    return etrt_error(ETRT_ERROR_INVALID_ARGUMENT,
+                      "%s (instruction %u): the mask selects %lld elements, source has %lld",
+                      call->def->name, call->instruction, (long long)needed,
+                      (long long)available);
+  ETRT_RETURN_IF_ERROR(etrt_portable_out_fit(call, out, out->dtype, self->rank, self->sizes));
+  etrt_portable_strides(out, ys);
+  const size_t item = etrt_dtype_size(self->dtype);
+  memset(index, 0, sizeof index);
+  for (int64_t e = 0; e < numel; ++e) {
+    int64_t m = 0, x = 0, y = 0, s = 0;
+    for (int32_t d = 0; d < self->rank; ++d) {
+      m += index[d] * ms[d];
+      x += index[d] * xs[d];
+      y += index[d] * ys[d];
+    }
+    const uint8_t *from = (const uint8_t *)self->data + (size_t)x * item;
+    if (((const uint8_t *)mask->data)[m] != 0) {
+      for (int32_t d = 0; d < source->rank; ++d) s += si[d] * ss[d];
+      from = (const uint8_t *)source->data + (size_t)s * item;
+      for (int32_t d = source->rank - 1; d >= 0; --d) {
+        if (++si[d] < source->sizes[d]) break;
+        si[d] = 0;
+      }
+    }
+    memmove((uint8_t *)out->data + (size_t)y * item, from, item);
+    for (int32_t d = self->rank - 1; d >= 0; --d) {
+      if (++index[d] < self->sizes[d]) break;
+      index[d] = 0;
+    }
+  }
+  return ETRT_OK;
+}
+
+static const etrt_kernel_def masked_scatter = {"aten::masked_scatter.out", 5,
+                                               etrt_portable_masked_scatter_prepare,
+                                               etrt_portable_masked_scatter_run};
+
 const etrt_kernel_def *const etrt_portable_index[] = {
     &index_tensor,
     &nonzero,
@@ -870,6 +965,7 @@ const etrt_kernel_def *const etrt_portable_index[] = {
     &index_put,
     &index_put_inplace,
     &repeat_interleave,
+    &masked_scatter,
     &scatter_src.def,
     &scatter_value.def,
     &scatter_add.def,
