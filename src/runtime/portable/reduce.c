@@ -64,8 +64,8 @@ typedef struct etrt_portable_truth_spec {
 static etrt_status etrt_portable_truth_prepare(etrt_kernel_call *call, const etrt_value *values) {
   const etrt_portable_truth_spec *spec = (const etrt_portable_truth_spec *)call->def;
   const etrt_runtime_tensor *t = NULL;
-  ETRT_RETURN_IF_ERROR(etrt_portable_contiguous_arg(call, values, 0, &t));
-  ETRT_RETURN_IF_ERROR(etrt_portable_contiguous_arg(call, values, (uint32_t)spec->out, &t));
+  ETRT_RETURN_IF_ERROR(etrt_portable_tensor_arg(call, values, 0, &t));
+  ETRT_RETURN_IF_ERROR(etrt_portable_tensor_arg(call, values, (uint32_t)spec->out, &t));
   if (t->dtype != ETRT_DTYPE_BOOL && t->dtype != ETRT_DTYPE_UINT8)
     return etrt_error(ETRT_ERROR_INVALID_ARGUMENT, "the out tensor must be bool or uint8, not %s",
                       etrt_dtype_name(t->dtype));
@@ -98,29 +98,37 @@ static etrt_status etrt_portable_truth_run(etrt_kernel_call *call, etrt_value *v
           call->def->name, call->instruction, (long long)call->ints[0][i], self->rank);
     if (d < self->rank) reduced[d] = 1;
   }
-  int64_t dims[ETRT_MAX_RANK], strides[ETRT_MAX_RANK];
-  int32_t rank = 0;
+  int64_t dims[ETRT_MAX_RANK], strides[ETRT_MAX_RANK], xs[ETRT_MAX_RANK], ys[ETRT_MAX_RANK];
+  int32_t rank = 0, kept[ETRT_MAX_RANK];
   int64_t out_numel = 1;
-  for (int32_t i = self->rank - 1; i >= 0; --i) {
-    strides[i] = reduced[i] ? 0 : out_numel;
+  for (int32_t i = 0; i < self->rank; ++i) {
+    kept[i] = -1;
+    if (!reduced[i] || call->scalars[1] != 0) {
+      if (!reduced[i]) kept[i] = rank;
+      dims[rank++] = reduced[i] ? 1 : self->sizes[i];
+    }
     if (!reduced[i]) out_numel *= self->sizes[i];
   }
-  for (int32_t i = 0; i < self->rank; ++i)
-    if (!reduced[i] || call->scalars[1] != 0) dims[rank++] = reduced[i] ? 1 : self->sizes[i];
   ETRT_RETURN_IF_ERROR(etrt_portable_out_fit(call, out, out->dtype, rank, dims));
+  /* Both tensors are walked by their own strides: any dim order. */
+  etrt_portable_strides(self, xs);
+  etrt_portable_strides(out, ys);
+  for (int32_t i = 0; i < self->rank; ++i) strides[i] = kept[i] < 0 ? 0 : ys[kept[i]];
   uint8_t *y = out->data;
   memset(y, spec->all ? 1 : 0, (size_t)out_numel);
   const size_t item = etrt_dtype_size(self->dtype);
-  int64_t index[ETRT_MAX_RANK] = {0}, at = 0, numel = 1;
+  int64_t index[ETRT_MAX_RANK] = {0}, at = 0, from = 0, numel = 1;
   for (int32_t i = 0; i < self->rank; ++i) numel *= self->sizes[i];
   for (int64_t e = 0; e < numel; ++e) {
     int truth = etrt_portable_scalar_load(self->dtype,
-                                          (const uint8_t *)self->data + (size_t)e * item) != 0.0;
+                                          (const uint8_t *)self->data + (size_t)from * item) != 0.0;
     if (spec->all ? !truth : truth) y[at] = spec->all ? 0 : 1;
     for (int32_t i = self->rank - 1; i >= 0; --i) { /* next index, row-major */
       at += strides[i];
+      from += xs[i];
       if (++index[i] < self->sizes[i]) break;
       at -= strides[i] * index[i];
+      from -= xs[i] * index[i];
       index[i] = 0;
     }
   }
