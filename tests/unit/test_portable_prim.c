@@ -114,7 +114,39 @@ static void test_prim_rounding_and_choice(void) {
   free(pte);
 }
 
+/* et_copy_index into a [<=3, 2] accumulator at indices 0 and 1: [2, 2] holding both
+ * rows; an index past the bound is refused when it runs. */
+static void test_copy_index(void) {
+  for (int past = 0; past < 2; ++past) {
+    etrt_test_kp p;
+    etrt_test_kp_init(&p);
+    int32_t x = etrt_test_kp_tensor(&p, F32, 1, (int32_t[]){2}, NULL, 0);
+    int32_t acc = etrt_test_kp_tensor(&p, F32, 2, (int32_t[]){3, 2}, NULL, 1);
+    int32_t r = etrt_test_kp_tensor(&p, F32, 1, (int32_t[]){2}, NULL, 0);
+    int32_t zero = etrt_test_kp_int(&p, 0), one = etrt_test_kp_int(&p, past ? 3 : 1);
+    etrt_test_kp_call(&p, "executorch_prim::et_copy_index.tensor", (int32_t[]){acc, x, zero}, 3);
+    etrt_test_kp_call(&p, "aten::neg.out", (int32_t[]){x, r, r}, 3);
+    etrt_test_kp_call(&p, "executorch_prim::et_copy_index.tensor", (int32_t[]){acc, r, one}, 3);
+    size_t bytes;
+    uint8_t *pte = etrt_test_kp_write(&p, &x, 1, &acc, 1, &bytes);
+    float in[2] = {1.5f, -2}, out[4];
+    etrt_tensor_view v = {in, F32, 1, {2}}, o;
+    if (past) {
+      CHECK_FAILS(etrt_test_kp_run(pte, bytes, &v, 1, out, sizeof out, NULL),
+                  ETRT_ERROR_INVALID_ARGUMENT,
+                  "executorch_prim::et_copy_index.tensor (instruction 2): the result's shape "
+                  "[4, 2] does not fit the out tensor");
+    } else {
+      CHECK_OK(etrt_test_kp_run(pte, bytes, &v, 1, out, sizeof out, &o));
+      CHECK(o.rank == 2 && o.sizes[0] == 2 && o.sizes[1] == 2);
+      CHECK(out[0] == 1.5f && out[1] == -2 && out[2] == -1.5f && out[3] == 2);
+    }
+    free(pte);
+  }
+}
+
 int main(void) {
+  RUN_TEST(test_copy_index);
   RUN_TEST(test_prim_rounding_and_choice);
   RUN_TEST(test_sym_sizes);
   RUN_TEST(test_sym_size_bad_dim);

@@ -1,8 +1,11 @@
 /* Scalar instructions of dynamic-shape programs: aten::sym_size.int reads a size of
  * a tensor, executorch_prim::<op>.Scalar computes on Int and Double values. Their
- * results are values that later instructions read as SymInts. */
+ * results are values that later instructions read as SymInts. Also et_copy_index, the
+ * accumulator of map loops. */
 #include <math.h>
+#include <string.h>
 
+#include "base/dtype.h"
 #include "runtime/portable/portable.h"
 
 typedef enum etrt_prim_op {
@@ -192,6 +195,43 @@ static etrt_status etrt_prim_run(etrt_kernel_call *call, etrt_value *values,
   return ETRT_OK;
 }
 
+/* et_copy_index.tensor(copy_to, copy_from, int index): what a map loop emits to
+ * gather its results: copy_to grows to index + 1 rows (within its bound) and row
+ * `index` takes copy_from, whose shape is that of one row. */
+static etrt_status etrt_prim_copy_index_prepare(etrt_kernel_call *call, const etrt_value *values) {
+  const etrt_runtime_tensor *to = NULL, *from = NULL;
+  ETRT_RETURN_IF_ERROR(etrt_portable_contiguous_arg(call, values, 0, &to));
+  ETRT_RETURN_IF_ERROR(etrt_portable_contiguous_arg(call, values, 1, &from));
+  if (to->dtype != from->dtype || to->rank != from->rank + 1)
+    return etrt_error(ETRT_ERROR_INVALID_ARGUMENT,
+                      "copy_to (%s, rank %d) must have copy_from's dtype (%s) and one more dim "
+                      "(rank %d)",
+                      etrt_dtype_name(to->dtype), to->rank, etrt_dtype_name(from->dtype),
+                      from->rank + 1);
+  return ETRT_OK;
+}
+
+static etrt_status etrt_prim_copy_index_run(etrt_kernel_call *call, etrt_value *values,
+                                            etrt_run_context *context) {
+  (void)context;
+  etrt_runtime_tensor *to = &values[call->args[0]].u.tensor;
+  const etrt_runtime_tensor *from = &values[call->args[1]].u.tensor;
+  int64_t index = 0, dims[ETRT_MAX_RANK];
+  ETRT_RETURN_IF_ERROR(etrt_portable_int_arg(call, values, 2, &index));
+  if (index < 0)
+    return etrt_error(ETRT_ERROR_INVALID_ARGUMENT, "%s (instruction %u): index %lld",
+                      call->def->name, call->instruction, (long long)index);
+  dims[0] = index + 1;
+  for (int32_t d = 0; d < from->rank; ++d) dims[d + 1] = from->sizes[d];
+  ETRT_RETURN_IF_ERROR(etrt_portable_out_fit(call, to, to->dtype, to->rank, dims));
+  const size_t row = etrt_runtime_tensor_nbytes(from);
+  if (row > 0) memmove((uint8_t *)to->data + (size_t)index * row, from->data, row);
+  return ETRT_OK;
+}
+
+static const etrt_kernel_def copy_index = {"executorch_prim::et_copy_index.tensor", 3,
+                                           etrt_prim_copy_index_prepare, etrt_prim_copy_index_run};
+
 #define PRIM(var, name, nargs, op) \
   static const etrt_prim_spec var = {{name, nargs, etrt_prim_prepare, etrt_prim_run}, op}
 
@@ -226,5 +266,5 @@ const etrt_kernel_def *const etrt_portable_prim[] = {
     &truediv.def,  &mod.def,       &eq.def,        &gt.def,  &lt.def,  &ge.def,
     &le.def,       &neg.def,       &sym_float.def, &sym_int.def, &trunc_.def, &ceil_.def,
     &round_.def, &sym_max.def, &sym_min.def, &sym_not.def, &sym_ite.def, &floordiv_int.def,
-    &mod_int.def, NULL,
+    &mod_int.def, &copy_index, NULL,
 };
