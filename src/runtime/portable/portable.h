@@ -133,5 +133,6 @@ extern const etrt_kernel_def *const etrt_portable_resample[];
 extern const etrt_kernel_def *const etrt_portable_index[];
 extern const etrt_kernel_def *const etrt_portable_grid_sample[];
 extern const etrt_kernel_def *const etrt_portable_distance[];
+extern const etrt_kernel_def *const etrt_portable_resize_aa[];
 
 #endif

@@ -22,6 +22,7 @@ static const etrt_kernel_def *const *const etrt_portable_families[] = {
     etrt_portable_index,
     etrt_portable_grid_sample,
     etrt_portable_distance,
+    etrt_portable_resize_aa,
     NULL,
 };
 
