@@ -29,8 +29,8 @@ static const float pdist_ref[2][6] = {
 static void check_close(const char *what, int k, const float *got, const float *want, int n) {
   for (int i = 0; i < n; ++i)
     if (!(fabs(got[i] - want[i]) <= 1e-5 * (1 + fabs(want[i]))))
-      etrt_test_fail(__FILE__, __LINE__, "%s %d: element %d is %.9g, want %.9g", what, k, i,
-                     got[i], want[i]);
+      etrt_test_fail(__FILE__, __LINE__, "%s %d: element %d is %.9g, want %.9g", what, k, i, got[i],
+                     want[i]);
 }
 
 static void test_cdist(void) {
@@ -49,7 +49,8 @@ static void test_cdist(void) {
     size_t size;
     uint8_t *pte = etrt_test_kp_write(&p, &a, 1, &y, 1, &size);
     float in[12], out[12];
-    for (int i = 0; i < 12; ++i) /* logical [batch][row][col]; dim order 0, 2, 1: [batch][col][row] */
+    for (int i = 0; i < 12;
+         ++i) /* logical [batch][row][col]; dim order 0, 2, 1: [batch][col][row] */
       in[permuted ? (i / 6) * 6 + (i % 3) * 2 + (i / 3) % 2 : i] = x1[i];
     etrt_tensor_view v = {in, F32, 3, {2, 2, 3}};
     CHECK_OK(etrt_test_kp_run(pte, size, &v, 1, out, sizeof out, NULL));
@@ -85,10 +86,9 @@ static void test_distance_refusals(void) {
     int32_t a = etrt_test_kp_tensor(&p, F32, 2, (int32_t[]){4, 3}, NULL, 0);
     int32_t b = etrt_test_kp_tensor(&p, F32, 2, (int32_t[]){2, rows ? 4 : 3}, x2, 0);
     int32_t y = etrt_test_kp_tensor(&p, F32, 2, (int32_t[]){4, 2}, NULL, 0);
-    etrt_test_kp_call(&p, "aten::_cdist_forward.out",
-                      (int32_t[]){a, b, etrt_test_kp_double(&p, rows ? 2 : -1),
-                                  etrt_test_kp_none(&p), y, y},
-                      6);
+    etrt_test_kp_call(
+        &p, "aten::_cdist_forward.out",
+        (int32_t[]){a, b, etrt_test_kp_double(&p, rows ? 2 : -1), etrt_test_kp_none(&p), y, y}, 6);
     size_t size;
     uint8_t *pte = etrt_test_kp_write(&p, &a, 1, &y, 1, &size);
     float out[8];

@@ -202,21 +202,21 @@ static void test_half_and_bfloat16(void) {
  * double and round once, byte movers move. The float32 results are tested against
  * torch's values in the families' tests. */
 typedef enum {
-  A_UNARY,      /* (self, *, out) */
-  A_BINARY,     /* (self, other, *, out) */
-  A_SCALAR,     /* (self, Scalar 0.375, *, out) */
-  A_SCALAR2,    /* (self, Scalar -0.5, Scalar 0.75, *, out) */
-  A_SUB,        /* (self, other, Scalar alpha 0.5, *, out) */
-  A_DIM,        /* (self, int dim 1, <extra>, *, out): _log_softmax, cumsum */
-  A_DIMS_KEEP,  /* (self, int[] [1], bool keepdim, [dtype None,] *, out) -> [3, 1] */
-  A_PERMUTE,    /* (self, int[] [1, 0], *, out) -> [4, 3] */
-  A_WHERE,      /* where(cond, self, other, *, out) */
-  A_CAT,        /* cat([self, other], 0, *, out) -> [6, 4] */
-  A_SLICE,      /* slice_copy(self, 1, 1, 4, 2, *, out) -> [3, 2] */
-  A_UNFOLD,     /* unfold_copy(self, 1, 2, 1, *, out) -> [3, 3, 2] */
-  A_VAR,        /* var.correction_out(self, [1], None, True, *, out) -> [3, 1] */
-  A_INSTANCE,   /* _native_batch_norm_legit.no_stats_out over [3, 4] as N 3, C 4 */
-  A_ELU         /* elu(self, 0.5, 1, 1, *, out) */
+  A_UNARY,     /* (self, *, out) */
+  A_BINARY,    /* (self, other, *, out) */
+  A_SCALAR,    /* (self, Scalar 0.375, *, out) */
+  A_SCALAR2,   /* (self, Scalar -0.5, Scalar 0.75, *, out) */
+  A_SUB,       /* (self, other, Scalar alpha 0.5, *, out) */
+  A_DIM,       /* (self, int dim 1, <extra>, *, out): _log_softmax, cumsum */
+  A_DIMS_KEEP, /* (self, int[] [1], bool keepdim, [dtype None,] *, out) -> [3, 1] */
+  A_PERMUTE,   /* (self, int[] [1, 0], *, out) -> [4, 3] */
+  A_WHERE,     /* where(cond, self, other, *, out) */
+  A_CAT,       /* cat([self, other], 0, *, out) -> [6, 4] */
+  A_SLICE,     /* slice_copy(self, 1, 1, 4, 2, *, out) -> [3, 2] */
+  A_UNFOLD,    /* unfold_copy(self, 1, 2, 1, *, out) -> [3, 3, 2] */
+  A_VAR,       /* var.correction_out(self, [1], None, True, *, out) -> [3, 1] */
+  A_INSTANCE,  /* _native_batch_norm_legit.no_stats_out over [3, 4] as N 3, C 4 */
+  A_ELU        /* elu(self, 0.5, 1, 1, *, out) */
 } arg_kind;
 
 typedef struct {
@@ -326,14 +326,12 @@ static void run_breadth(const breadth_case *c, etrt_dtype dtype, const float *x,
           (int32_t[]){a, etrt_test_kp_double(&p, -0.5), etrt_test_kp_double(&p, 0.75), y, y}, 5);
       break;
     case A_ELU:
-      etrt_test_kp_call(&p, c->op,
-                        (int32_t[]){a, etrt_test_kp_double(&p, 0.5), one, one, y, y}, 6);
+      etrt_test_kp_call(&p, c->op, (int32_t[]){a, etrt_test_kp_double(&p, 0.5), one, one, y, y}, 6);
       break;
     case A_DIM:
-      etrt_test_kp_call(&p, c->op,
-                        (int32_t[]){a, one, strcmp(c->op, "aten::cumsum.out") == 0 ? none : no, y,
-                                    y},
-                        5);
+      etrt_test_kp_call(
+          &p, c->op, (int32_t[]){a, one, strcmp(c->op, "aten::cumsum.out") == 0 ? none : no, y, y},
+          5);
       break;
     case A_DIMS_KEEP:
       if (strcmp(c->op, "aten::sum.IntList_out") == 0)
@@ -345,8 +343,8 @@ static void run_breadth(const breadth_case *c, etrt_dtype dtype, const float *x,
       etrt_test_kp_call(&p, c->op, (int32_t[]){a, dim1, none, yes, y, y}, 6);
       break;
     case A_PERMUTE:
-      etrt_test_kp_call(&p, c->op, (int32_t[]){a, etrt_test_kp_ints(&p, (int64_t[]){1, 0}, 2), y, y},
-                        4);
+      etrt_test_kp_call(&p, c->op,
+                        (int32_t[]){a, etrt_test_kp_ints(&p, (int64_t[]){1, 0}, 2), y, y}, 4);
       break;
     case A_WHERE: {
       static const uint8_t cond[12] = {1, 0, 0, 1, 1, 1, 0, 0, 1, 0, 1, 0};
@@ -361,10 +359,9 @@ static void run_breadth(const breadth_case *c, etrt_dtype dtype, const float *x,
                         4);
       break;
     case A_SLICE:
-      etrt_test_kp_call(&p, c->op,
-                        (int32_t[]){a, one, one, etrt_test_kp_int(&p, 4), etrt_test_kp_int(&p, 2),
-                                    y, y},
-                        7);
+      etrt_test_kp_call(
+          &p, c->op,
+          (int32_t[]){a, one, one, etrt_test_kp_int(&p, 4), etrt_test_kp_int(&p, 2), y, y}, 7);
       break;
     case A_UNFOLD:
       etrt_test_kp_call(&p, c->op, (int32_t[]){a, one, etrt_test_kp_int(&p, 2), one, y, y}, 6);
@@ -384,7 +381,8 @@ static void run_breadth(const breadth_case *c, etrt_dtype dtype, const float *x,
   uint8_t *pte = etrt_test_kp_write(&p, &a, 1, &y, 1, &size);
   *n = out_dims[0] * out_dims[1] * (out_rank == 3 ? out_dims[2] : 1);
   uint16_t in16[12], out16[24];
-  for (int i = 0; i < 12; ++i) in16[i] = to_narrow(dtype == ETRT_DTYPE_FLOAT32 ? ETRT_DTYPE_FLOAT16 : dtype, x[i]);
+  for (int i = 0; i < 12; ++i)
+    in16[i] = to_narrow(dtype == ETRT_DTYPE_FLOAT32 ? ETRT_DTYPE_FLOAT16 : dtype, x[i]);
   etrt_tensor_view v = {dtype == ETRT_DTYPE_FLOAT32 ? (void *)x : (void *)in16, dtype, 2, {3, 4}};
   if (dtype == ETRT_DTYPE_FLOAT32) {
     CHECK_OK(etrt_test_kp_run(pte, size, &v, 1, result, (size_t)*n * 4, NULL));

@@ -547,7 +547,8 @@ static void test_masked_scatter(void) {
     etrt_test_kp p;
     etrt_test_kp_init(&p);
     int32_t s = etrt_test_kp_tensor(&p, F32, 2, (int32_t[]){2, 3}, NULL, 0);
-    int32_t m = etrt_test_kp_tensor(&p, ETRT_DTYPE_BOOL, 1, (int32_t[]){3}, (uint8_t[]){1, 0, 1}, 0);
+    int32_t m =
+        etrt_test_kp_tensor(&p, ETRT_DTYPE_BOOL, 1, (int32_t[]){3}, (uint8_t[]){1, 0, 1}, 0);
     int32_t src = etrt_test_kp_tensor(&p, F32, 2, (int32_t[]){short_source ? 1 : 2, 2},
                                       (float[]){10, 20, 30, 40}, 0);
     int32_t y = etrt_test_kp_tensor(&p, F32, 2, (int32_t[]){2, 3}, NULL, 0);

@@ -124,14 +124,14 @@ static void test_max_pool(void) {
  * training (the running statistics move by momentum 0.1 towards the batch's, the
  * variance unbiased) and .out in eval (the running statistics normalize; save_mean
  * and save_invstd are empty). */
-static const float bn_x[24] = {1, 2, 3, -4, 0.5f, 0.25f, 8, -1, 2, 2, 2, 3,
-                               -1, 0, 6, 2, 1, 1.5f, -2, 4, 0, 7, 1, -3};
+static const float bn_x[24] = {1,  2, 3, -4, 0.5f, 0.25f, 8,  -1, 2, 2, 2, 3,
+                               -1, 0, 6, 2,  1,    1.5f,  -2, 4,  0, 7, 1, -3};
 static const float bn_w[3] = {2, 0.5f, -1}, bn_b[3] = {1, -1, 0.5f};
-static const float bn_batch[24] = {
-    0.9093714f,  1.6344001f,  2.3594289f,  -2.7157724f, -1.1745567f, -1.2168734f,
-    0.0949463f,  -1.4284573f, 0.4050843f,  0.4050843f,  0.4050843f,  0.0254213f,
-    -0.5406861f, 0.1843427f,  4.5345154f,  1.6344001f,  -1.0899231f, -1.0052896f,
-    -1.5977243f, -0.582122f,  1.1644101f,  -1.4932303f, 0.7847472f,  2.3033988f};
+static const float bn_batch[24] = {0.9093714f,  1.6344001f,  2.3594289f,  -2.7157724f, -1.1745567f,
+                                   -1.2168734f, 0.0949463f,  -1.4284573f, 0.4050843f,  0.4050843f,
+                                   0.4050843f,  0.0254213f,  -0.5406861f, 0.1843427f,  4.5345154f,
+                                   1.6344001f,  -1.0899231f, -1.0052896f, -1.5977243f, -0.582122f,
+                                   1.1644101f,  -1.4932303f, 0.7847472f,  2.3033988f};
 
 static void test_batch_norm_legit(void) {
   for (int mode = 0; mode < 3; ++mode) { /* no_stats, training, eval */
@@ -174,11 +174,11 @@ static void test_batch_norm_legit(void) {
     CHECK_OK(etrt_test_kp_execute(pte, size, in, 3, &program, &method));
     for (uint32_t i = 0; i < 5; ++i) CHECK_OK(etrt_method_get_output(method, i, &o[i]));
     const float *yv = o[0].data;
-    static const float eval[24] = {
-        1.999995f,   3.999985f,   5.9999752f, -7.9999552f, -0.4696713f, -0.5580594f,
-        2.1819725f,  -1.0f,       0.5f,       0.5f,        0.5f,        -0.9141994f,
-        -1.999985f,  5e-06f,      11.9999447f, 3.999985f,  -0.292895f,  -0.1161188f,
-        -1.3535526f, 0.7677624f,  3.3283987f, -6.5709968f, 1.9141994f,  7.5709968f};
+    static const float eval[24] = {1.999995f,   3.999985f,   5.9999752f,  -7.9999552f, -0.4696713f,
+                                   -0.5580594f, 2.1819725f,  -1.0f,       0.5f,        0.5f,
+                                   0.5f,        -0.9141994f, -1.999985f,  5e-06f,      11.9999447f,
+                                   3.999985f,   -0.292895f,  -0.1161188f, -1.3535526f, 0.7677624f,
+                                   3.3283987f,  -6.5709968f, 1.9141994f,  7.5709968f};
     for (int i = 0; i < 24; ++i) CHECK_NEAR(yv[i], mode == 2 ? eval[i] : bn_batch[i], 2e-5);
     if (mode < 2) {
       static const float bmean[3] = {1.125f, 1.53125f, 1.75f};

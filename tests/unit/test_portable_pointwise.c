@@ -260,10 +260,9 @@ static void test_shifts(void) {
     int32_t b = etrt_test_kp_tensor(&p, ETRT_DTYPE_INT32, 1, (int32_t[]){4}, a32, 0);
     int32_t by = etrt_test_kp_int(&p, right ? 2 : 3);
     int32_t z = etrt_test_kp_tensor(&p, ETRT_DTYPE_INT32, 1, (int32_t[]){4}, NULL, 0);
-    etrt_test_kp_call(&p,
-                      right ? "aten::bitwise_right_shift.Tensor_out"
-                            : "aten::bitwise_left_shift.Tensor_out",
-                      (int32_t[]){a, s, y, y}, 4);
+    etrt_test_kp_call(
+        &p, right ? "aten::bitwise_right_shift.Tensor_out" : "aten::bitwise_left_shift.Tensor_out",
+        (int32_t[]){a, s, y, y}, 4);
     etrt_test_kp_call(&p,
                       right ? "aten::bitwise_right_shift.Tensor_Scalar_out"
                             : "aten::bitwise_left_shift.Tensor_Scalar_out",
@@ -292,8 +291,8 @@ static void test_copy_inplace(void) {
     etrt_test_kp p;
     etrt_test_kp_init(&p);
     int32_t self = etrt_test_kp_tensor(&p, ETRT_DTYPE_INT32, 2, (int32_t[]){2, 3}, NULL, 0);
-    int32_t src = etrt_test_kp_tensor(&p, F32, 1, (int32_t[]){bad ? 2 : 3},
-                                      (float[]){1.5f, -2.5f, 7}, 0);
+    int32_t src =
+        etrt_test_kp_tensor(&p, F32, 1, (int32_t[]){bad ? 2 : 3}, (float[]){1.5f, -2.5f, 7}, 0);
     int32_t no = etrt_test_kp_bool(&p, 0);
     int32_t y = etrt_test_kp_tensor(&p, ETRT_DTYPE_INT32, 2, (int32_t[]){2, 3}, NULL, 0);
     etrt_test_kp_call(&p, "aten::copy_", (int32_t[]){self, src, no, self}, 4);

@@ -259,10 +259,9 @@ static void test_channels_last(void) {
   etrt_test_kp_dim_order(&p, u, (const uint8_t[]){0, 1, 3, 4, 2});
   int32_t one_dim = etrt_test_kp_int(&p, 1);
   etrt_test_kp_call(&p, "aten::view_copy.out", (int32_t[]){x, shape, y, y}, 4);
-  etrt_test_kp_call(&p, "dim_order_ops::_to_dim_order_copy.out",
-                    (int32_t[]){x, etrt_test_kp_bool(&p, 0), etrt_test_kp_none(&p), contiguous,
-                                contiguous},
-                    5);
+  etrt_test_kp_call(
+      &p, "dim_order_ops::_to_dim_order_copy.out",
+      (int32_t[]){x, etrt_test_kp_bool(&p, 0), etrt_test_kp_none(&p), contiguous, contiguous}, 5);
   etrt_test_kp_call(&p, "aten::unsqueeze_copy.out", (int32_t[]){contiguous, one_dim, u, u}, 4);
   pte = etrt_test_kp_write(&p, &x, 1, (int32_t[]){y, u}, 2, &size);
   CHECK_OK(etrt_test_kp_execute(pte, size, &v, 1, &program, &method));

@@ -11,9 +11,7 @@
 #include "base/dtype.h"
 #include "runtime/portable/portable.h"
 
-static int etrt_portable_is_cdist(const etrt_kernel_call *call) {
-  return call->def->num_args == 6;
-}
+static int etrt_portable_is_cdist(const etrt_kernel_call *call) { return call->def->num_args == 6; }
 
 static etrt_status etrt_portable_distance_prepare(etrt_kernel_call *call,
                                                   const etrt_value *values) {
@@ -85,8 +83,9 @@ static etrt_status etrt_portable_distance_run(etrt_kernel_call *call, etrt_value
     int64_t at = 0;
     for (int64_t i = 0; i < n; ++i)
       for (int64_t j = i + 1; j < n; ++j, ++at)
-        etrt_portable_scalar_store(etrt_portable_pnorm(a, i * as[0], as[1], j * as[0], as[1], m, p, a),
-                                   out->dtype, (uint8_t *)out->data + (size_t)(at * ys[0]) * yi);
+        etrt_portable_scalar_store(
+            etrt_portable_pnorm(a, i * as[0], as[1], j * as[0], as[1], m, p, a), out->dtype,
+            (uint8_t *)out->data + (size_t)(at * ys[0]) * yi);
     return ETRT_OK;
   }
   if (b->sizes[b->rank - 1] != m)
@@ -138,9 +137,9 @@ static etrt_status etrt_portable_distance_run(etrt_kernel_call *call, etrt_value
   return ETRT_OK;
 }
 
-static const etrt_kernel_def cdist = {"aten::_cdist_forward.out", 6,
-                                      etrt_portable_distance_prepare, etrt_portable_distance_run};
-static const etrt_kernel_def pdist = {"aten::_pdist_forward.out", 4,
-                                      etrt_portable_distance_prepare, etrt_portable_distance_run};
+static const etrt_kernel_def cdist = {"aten::_cdist_forward.out", 6, etrt_portable_distance_prepare,
+                                      etrt_portable_distance_run};
+static const etrt_kernel_def pdist = {"aten::_pdist_forward.out", 4, etrt_portable_distance_prepare,
+                                      etrt_portable_distance_run};
 
 const etrt_kernel_def *const etrt_portable_distance[] = {&cdist, &pdist, NULL};

@@ -134,6 +134,6 @@ FILL(empty_dim_order, "dim_order_ops::_empty_dim_order.out", 4, ETRT_FILL_ZEROS,
 FILL(ones, "aten::ones.out", 3, ETRT_FILL_ONES, 1);
 
 const etrt_kernel_def *const etrt_portable_fill[] = {
-    &full.def,  &full_like.def, &scalar_tensor.def, &arange.def, &arange_end.def,
+    &full.def,  &full_like.def, &scalar_tensor.def, &arange.def,          &arange_end.def,
     &zeros.def, &empty.def,     &ones.def,          &empty_dim_order.def, NULL,
 };

@@ -81,9 +81,9 @@ typedef struct etrt_grid_plane {
 static double etrt_grid_at(const etrt_grid_plane *p, int64_t y, int64_t x) {
   if (y < 0 || y >= p->height || x < 0 || x >= p->width) return 0;
   return etrt_portable_scalar_load(
-      p->input->dtype, (const uint8_t *)p->input->data +
-                           (size_t)(p->base + y * p->h_stride + x * p->w_stride) *
-                               etrt_dtype_size(p->input->dtype));
+      p->input->dtype,
+      (const uint8_t *)p->input->data +
+          (size_t)(p->base + y * p->h_stride + x * p->w_stride) * etrt_dtype_size(p->input->dtype));
 }
 
 static double etrt_grid_cubic1(double x, double a) { return ((a + 2) * x - (a + 3)) * x * x + 1; }
@@ -118,12 +118,13 @@ static double etrt_grid_sample(const etrt_grid_plane *p, double gx, double gy, i
     }
     return etrt_grid_cubic(rows, iy - y0);
   }
-  const double ix = etrt_grid_pad(etrt_grid_unnormalize(gx, p->width, align), p->width, padding,
-                                  align);
-  const double iy = etrt_grid_pad(etrt_grid_unnormalize(gy, p->height, align), p->height,
-                                  padding, align);
+  const double ix =
+      etrt_grid_pad(etrt_grid_unnormalize(gx, p->width, align), p->width, padding, align);
+  const double iy =
+      etrt_grid_pad(etrt_grid_unnormalize(gy, p->height, align), p->height, padding, align);
   if (!isfinite(ix) || !isfinite(iy) || fabs(ix) > 9e18 || fabs(iy) > 9e18) return 0;
-  if (mode == ETRT_GRID_NEAREST) return etrt_grid_at(p, (int64_t)nearbyint(iy), (int64_t)nearbyint(ix));
+  if (mode == ETRT_GRID_NEAREST)
+    return etrt_grid_at(p, (int64_t)nearbyint(iy), (int64_t)nearbyint(ix));
   const double x0 = floor(ix), y0 = floor(iy), tx = ix - x0, ty = iy - y0;
   const int64_t x = (int64_t)x0, y = (int64_t)y0;
   return etrt_grid_at(p, y, x) * (1 - tx) * (1 - ty) + etrt_grid_at(p, y, x + 1) * tx * (1 - ty) +
@@ -156,7 +157,8 @@ static etrt_status etrt_portable_grid_run(etrt_kernel_call *call, etrt_value *va
   for (int64_t n = 0; n < dims[0]; ++n)
     for (int64_t h = 0; h < dims[2]; ++h)
       for (int64_t w = 0; w < dims[3]; ++w) {
-        const uint8_t *g = (const uint8_t *)grid->data + (size_t)(n * gs[0] + h * gs[1] + w * gs[2]) * gi;
+        const uint8_t *g =
+            (const uint8_t *)grid->data + (size_t)(n * gs[0] + h * gs[1] + w * gs[2]) * gi;
         const double gx = etrt_portable_scalar_load(grid->dtype, g);
         const double gy = etrt_portable_scalar_load(grid->dtype, g + (size_t)gs[3] * gi);
         for (int64_t c = 0; c < dims[1]; ++c) {

@@ -272,9 +272,8 @@ static const etrt_kernel_def index_put = {"aten::index_put.out", 6, etrt_portabl
                                           etrt_portable_index_run};
 /* index_put_(self, Tensor?[] indices, Tensor values, bool accumulate) -> self: in place
  * (the copy of self into out is skipped, the bytes being the same). */
-static const etrt_kernel_def index_put_inplace = {"aten::index_put_", 5,
-                                                  etrt_portable_index_prepare,
-                                                  etrt_portable_index_run};
+static const etrt_kernel_def index_put_inplace = {
+    "aten::index_put_", 5, etrt_portable_index_prepare, etrt_portable_index_run};
 
 /* ---- scatter.src_out(self, dim, index, src, *, out), scatter.value_out(self, dim,
  * index, Scalar value, *, out), scatter_add.out(self, dim, index, src, *, out): out is
@@ -851,8 +850,8 @@ static etrt_status etrt_portable_repeat_interleave_run(etrt_kernel_call *call, e
     int64_t r = (int64_t)etrt_portable_scalar_load(
         repeats->dtype, (const uint8_t *)repeats->data + (size_t)(i * strides[0]) * item);
     for (int64_t k = 0; k < r; ++k, ++at)
-      ETRT_RETURN_IF_ERROR(
-          etrt_portable_scalar_store((double)i, out->dtype, (uint8_t *)out->data + (size_t)at * item));
+      ETRT_RETURN_IF_ERROR(etrt_portable_scalar_store((double)i, out->dtype,
+                                                      (uint8_t *)out->data + (size_t)at * item));
   }
   return ETRT_OK;
 }
@@ -871,8 +870,7 @@ static etrt_status etrt_portable_masked_scatter_prepare(etrt_kernel_call *call,
   ETRT_RETURN_IF_ERROR(etrt_portable_tensor_arg(call, values, 1, &mask));
   ETRT_RETURN_IF_ERROR(etrt_portable_tensor_arg(call, values, 2, &source));
   ETRT_RETURN_IF_ERROR(etrt_portable_tensor_arg(call, values, 3, &out));
-  if (mask->dtype != ETRT_DTYPE_BOOL || source->dtype != self->dtype ||
-      out->dtype != self->dtype)
+  if (mask->dtype != ETRT_DTYPE_BOOL || source->dtype != self->dtype || out->dtype != self->dtype)
     return etrt_error(ETRT_ERROR_INVALID_ARGUMENT,
                       "the mask (%s) must be bool, source (%s) and out (%s) of self's dtype (%s)",
                       etrt_dtype_name(mask->dtype), etrt_dtype_name(source->dtype),
@@ -921,8 +919,7 @@ static etrt_status etrt_portable_masked_scatter_run(etrt_kernel_call *call, etrt
   if (needed > available)
     return etrt_error(ETRT_ERROR_INVALID_ARGUMENT,
                       "%s (instruction %u): the mask selects %lld elements, source has %lld",
-                      call->def->name, call->instruction, (long long)needed,
-                      (long long)available);
+                      call->def->name, call->instruction, (long long)needed, (long long)available);
   ETRT_RETURN_IF_ERROR(etrt_portable_out_fit(call, out, out->dtype, self->rank, self->sizes));
   etrt_portable_strides(out, ys);
   const size_t item = etrt_dtype_size(self->dtype);
@@ -957,20 +954,8 @@ static const etrt_kernel_def masked_scatter = {"aten::masked_scatter.out", 5,
                                                etrt_portable_masked_scatter_run};
 
 const etrt_kernel_def *const etrt_portable_index[] = {
-    &index_tensor,
-    &nonzero,
-    &masked_select,
-    &select_scatter,
-    &slice_scatter,
-    &index_put,
-    &index_put_inplace,
-    &repeat_interleave,
-    &masked_scatter,
-    &scatter_src.def,
-    &scatter_value.def,
-    &scatter_add.def,
-    &topk,
-    &narrow,
-    &dropout,
-    NULL,
+    &index_tensor,   &nonzero,         &masked_select,     &select_scatter,
+    &slice_scatter,  &index_put,       &index_put_inplace, &repeat_interleave,
+    &masked_scatter, &scatter_src.def, &scatter_value.def, &scatter_add.def,
+    &topk,           &narrow,          &dropout,           NULL,
 };

@@ -426,8 +426,8 @@ static etrt_status etrt_portable_copy_inplace_run(etrt_kernel_call *call, etrt_v
   etrt_value *ret = &values[call->args[3]];
   if (ret->tag == ETRT_VALUE_TENSOR && ret->u.tensor.data != self->data &&
       ret->u.tensor.data != NULL) {
-    ETRT_RETURN_IF_ERROR(etrt_portable_out_fit(call, &ret->u.tensor, self->dtype, self->rank,
-                                               self->sizes));
+    ETRT_RETURN_IF_ERROR(
+        etrt_portable_out_fit(call, &ret->u.tensor, self->dtype, self->rank, self->sizes));
     memcpy(ret->u.tensor.data, self->data, etrt_runtime_tensor_nbytes(self));
   }
   return ETRT_OK;

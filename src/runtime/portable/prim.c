@@ -82,7 +82,7 @@ static etrt_status etrt_prim_run(etrt_kernel_call *call, etrt_value *values,
   }
   if (spec->op == ETRT_PRIM_ITE) {
     const etrt_value *cond = &values[call->args[0]];
-    const int truth = cond->tag == ETRT_VALUE_BOOL   ? cond->u.b
+    const int truth = cond->tag == ETRT_VALUE_BOOL  ? cond->u.b
                       : cond->tag == ETRT_VALUE_INT ? cond->u.i != 0
                                                     : cond->u.d != 0;
     *ret = values[call->args[truth ? 1 : 2]];
@@ -97,9 +97,9 @@ static etrt_status etrt_prim_run(etrt_kernel_call *call, etrt_value *values,
   int64_t i = a->tag == ETRT_VALUE_INT ? a->u.i : (int64_t)x;
   int64_t j = b->tag == ETRT_VALUE_INT ? b->u.i : (int64_t)y;
   /* Int arithmetic stays exact in int64. */
-  if (ints && (spec->op == ETRT_PRIM_ADD || spec->op == ETRT_PRIM_SUB ||
-               spec->op == ETRT_PRIM_MUL || spec->op == ETRT_PRIM_NEG ||
-               spec->op == ETRT_PRIM_MAX || spec->op == ETRT_PRIM_MIN)) {
+  if (ints &&
+      (spec->op == ETRT_PRIM_ADD || spec->op == ETRT_PRIM_SUB || spec->op == ETRT_PRIM_MUL ||
+       spec->op == ETRT_PRIM_NEG || spec->op == ETRT_PRIM_MAX || spec->op == ETRT_PRIM_MIN)) {
     etrt_prim_set_int(ret, spec->op == ETRT_PRIM_ADD   ? i + j
                            : spec->op == ETRT_PRIM_SUB ? i - j
                            : spec->op == ETRT_PRIM_MUL ? i * j
@@ -108,8 +108,7 @@ static etrt_status etrt_prim_run(etrt_kernel_call *call, etrt_value *values,
                                                        : -i);
     return ETRT_OK;
   }
-  if (spec->op == ETRT_PRIM_SYM_INT || spec->op == ETRT_PRIM_CEIL ||
-      spec->op == ETRT_PRIM_ROUND) {
+  if (spec->op == ETRT_PRIM_SYM_INT || spec->op == ETRT_PRIM_CEIL || spec->op == ETRT_PRIM_ROUND) {
     /* An Int stays itself; a Double becomes the Int its rounding gives. */
     double rounded = spec->op == ETRT_PRIM_SYM_INT ? trunc(x)
                      : spec->op == ETRT_PRIM_CEIL  ? ceil(x)
@@ -262,9 +261,9 @@ PRIM(floordiv_int, "executorch_prim::floordiv.int", 3, ETRT_PRIM_FLOORDIV);
 PRIM(mod_int, "executorch_prim::mod.int", 3, ETRT_PRIM_MOD);
 
 const etrt_kernel_def *const etrt_portable_prim[] = {
-    &sym_size.def, &sym_numel.def, &add.def,       &sub.def, &mul.def, &floordiv.def,
-    &truediv.def,  &mod.def,       &eq.def,        &gt.def,  &lt.def,  &ge.def,
-    &le.def,       &neg.def,       &sym_float.def, &sym_int.def, &trunc_.def, &ceil_.def,
-    &round_.def, &sym_max.def, &sym_min.def, &sym_not.def, &sym_ite.def, &floordiv_int.def,
-    &mod_int.def, &copy_index, NULL,
+    &sym_size.def, &sym_numel.def, &add.def,       &sub.def,     &mul.def,     &floordiv.def,
+    &truediv.def,  &mod.def,       &eq.def,        &gt.def,      &lt.def,      &ge.def,
+    &le.def,       &neg.def,       &sym_float.def, &sym_int.def, &trunc_.def,  &ceil_.def,
+    &round_.def,   &sym_max.def,   &sym_min.def,   &sym_not.def, &sym_ite.def, &floordiv_int.def,
+    &mod_int.def,  &copy_index,    NULL,
 };

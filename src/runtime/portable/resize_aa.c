@@ -111,14 +111,15 @@ static etrt_status etrt_portable_aa_run(etrt_kernel_call *call, etrt_value *valu
           for (int64_t i = 0; i < ny; ++i) {
             double row = 0;
             for (int64_t j = 0; j < nx; ++j)
-              row += wx[j] * etrt_portable_scalar_load(
-                                 self->dtype,
-                                 plane + (size_t)((y0 + i) * xs[2] + (x0 + j) * xs[3]) * xi);
+              row += wx[j] *
+                     etrt_portable_scalar_load(
+                         self->dtype, plane + (size_t)((y0 + i) * xs[2] + (x0 + j) * xs[3]) * xi);
             sum += wy[i] * row;
           }
           etrt_portable_scalar_store(
               sum, out->dtype,
-              (uint8_t *)out->data + (size_t)(n * ys[0] + c * ys[1] + oh * ys[2] + ow * ys[3]) * yi);
+              (uint8_t *)out->data +
+                  (size_t)(n * ys[0] + c * ys[1] + oh * ys[2] + ow * ys[3]) * yi);
         }
     }
   }

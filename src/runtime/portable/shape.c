@@ -465,8 +465,7 @@ static etrt_status etrt_portable_strided_plan(const etrt_kernel_call *call,
   return ETRT_OK;
 }
 
-static etrt_status etrt_portable_strided_prepare(etrt_kernel_call *call,
-                                                 const etrt_value *values) {
+static etrt_status etrt_portable_strided_prepare(etrt_kernel_call *call, const etrt_value *values) {
   const etrt_runtime_tensor *self = NULL, *out = NULL;
   ETRT_RETURN_IF_ERROR(etrt_portable_tensor_arg(call, values, 0, &self));
   ETRT_RETURN_IF_ERROR(etrt_portable_tensor_arg(call, values, 4, &out));
@@ -503,12 +502,10 @@ static etrt_status etrt_portable_strided_run(etrt_kernel_call *call, etrt_value 
   return ETRT_OK;
 }
 
-static const etrt_kernel_def unfold_copy = {"aten::unfold_copy.out", 6,
-                                            etrt_portable_strided_prepare,
-                                            etrt_portable_strided_run};
-static const etrt_kernel_def as_strided_copy = {"aten::as_strided_copy.out", 6,
-                                                etrt_portable_strided_prepare,
-                                                etrt_portable_strided_run};
+static const etrt_kernel_def unfold_copy = {
+    "aten::unfold_copy.out", 6, etrt_portable_strided_prepare, etrt_portable_strided_run};
+static const etrt_kernel_def as_strided_copy = {
+    "aten::as_strided_copy.out", 6, etrt_portable_strided_prepare, etrt_portable_strided_run};
 
 const etrt_kernel_def *const etrt_portable_shape[] = {
     &tril.def,

@@ -367,7 +367,9 @@ static const etrt_kernel_def group_norm = {"aten::native_group_norm.out", 12,
  * them, and running statistics when given move by momentum towards the batch's (the
  * unbiased variance), as ATen does. Not in training the running statistics normalize
  * and save_mean / save_invstd are left empty ([0]). */
-static int etrt_portable_bn_stats(const etrt_kernel_call *call) { return call->def->num_args == 12; }
+static int etrt_portable_bn_stats(const etrt_kernel_call *call) {
+  return call->def->num_args == 12;
+}
 
 static etrt_status etrt_portable_bn_prepare(etrt_kernel_call *call, const etrt_value *values) {
   const int stats = etrt_portable_bn_stats(call);
@@ -396,22 +398,21 @@ static etrt_status etrt_portable_bn_prepare(etrt_kernel_call *call, const etrt_v
     return etrt_error(ETRT_ERROR_INVALID_ARGUMENT,
                       "argument 5 (training) is false: running_mean and running_var are needed");
   for (uint32_t arg = 3; training && stats && arg <= 4; ++arg)
-    if (values[call->args[arg]].tag != ETRT_VALUE_NONE &&
-        values[call->args[arg]].u.tensor.constant)
+    if (values[call->args[arg]].tag != ETRT_VALUE_NONE && values[call->args[arg]].u.tensor.constant)
       return etrt_error(ETRT_ERROR_INVALID_ARGUMENT,
                         "argument %u (%s) is a constant; training updates it in place", arg,
                         arg == 3 ? "running_mean" : "running_var");
   call->scalars[0] = (double)training;
   ETRT_RETURN_IF_ERROR(
-      etrt_portable_scalar_arg(call, values, training_arg + 1, &call->scalars[1])); /* momentum */
+      etrt_portable_scalar_arg(call, values, training_arg + 1, &call->scalars[1]));   /* momentum */
   return etrt_portable_scalar_arg(call, values, training_arg + 2, &call->scalars[2]); /* eps */
 }
 
 /* The element of a 1-D tensor `t` at `i` (fallback when t is NULL). */
 static double etrt_portable_bn_param(const etrt_runtime_tensor *t, int64_t i, double fallback) {
   return t == NULL ? fallback
-                   : etrt_portable_scalar_load(
-                         t->dtype, (const uint8_t *)t->data + (size_t)i * etrt_dtype_size(t->dtype));
+                   : etrt_portable_scalar_load(t->dtype, (const uint8_t *)t->data +
+                                                             (size_t)i * etrt_dtype_size(t->dtype));
 }
 
 static etrt_status etrt_portable_bn_run(etrt_kernel_call *call, etrt_value *values,
@@ -493,12 +494,12 @@ static etrt_status etrt_portable_bn_run(etrt_kernel_call *call, etrt_value *valu
     }
     if (!training) continue;
     const double invstd = 1.0 / sqrt(var + eps);
-    etrt_portable_scalar_store(mean, mean_out->dtype,
-                               (uint8_t *)mean_out->data +
-                                   (size_t)ic * etrt_dtype_size(mean_out->dtype));
-    etrt_portable_scalar_store(invstd, invstd_out->dtype,
-                               (uint8_t *)invstd_out->data +
-                                   (size_t)ic * etrt_dtype_size(invstd_out->dtype));
+    etrt_portable_scalar_store(
+        mean, mean_out->dtype,
+        (uint8_t *)mean_out->data + (size_t)ic * etrt_dtype_size(mean_out->dtype));
+    etrt_portable_scalar_store(
+        invstd, invstd_out->dtype,
+        (uint8_t *)invstd_out->data + (size_t)ic * etrt_dtype_size(invstd_out->dtype));
     /* The running statistics are updated in place (they are mutable buffers). */
     for (int k = 3; k < 5; ++k) {
       if (p[k] == NULL) continue;
@@ -514,12 +515,12 @@ static etrt_status etrt_portable_bn_run(etrt_kernel_call *call, etrt_value *valu
 
 static const etrt_kernel_def batch_norm_legit = {"aten::_native_batch_norm_legit.out", 12,
                                                  etrt_portable_bn_prepare, etrt_portable_bn_run};
-static const etrt_kernel_def batch_norm_no_stats = {
-    "aten::_native_batch_norm_legit.no_stats_out", 10, etrt_portable_bn_prepare,
-    etrt_portable_bn_run};
+static const etrt_kernel_def batch_norm_no_stats = {"aten::_native_batch_norm_legit.no_stats_out",
+                                                    10, etrt_portable_bn_prepare,
+                                                    etrt_portable_bn_run};
 
 const etrt_kernel_def *const etrt_portable_statistics[] = {
-    &var_c.def,   &var_u.def,   &var_mean.def, &mean_all.def, &prod_all.def, &prod_dim.def,
-    &max_dim.def, &min_dim.def, &max_all.def,  &min_all.def,  &group_norm,   &batch_norm_legit,
-    &batch_norm_no_stats, NULL,
+    &var_c.def,    &var_u.def,        &var_mean.def,        &mean_all.def, &prod_all.def,
+    &prod_dim.def, &max_dim.def,      &min_dim.def,         &max_all.def,  &min_all.def,
+    &group_norm,   &batch_norm_legit, &batch_norm_no_stats, NULL,
 };
