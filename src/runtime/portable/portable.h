@@ -134,5 +134,6 @@ extern const etrt_kernel_def *const etrt_portable_index[];
 extern const etrt_kernel_def *const etrt_portable_grid_sample[];
 extern const etrt_kernel_def *const etrt_portable_distance[];
 extern const etrt_kernel_def *const etrt_portable_resize_aa[];
+extern const etrt_kernel_def *const etrt_portable_random[];
 
 #endif
