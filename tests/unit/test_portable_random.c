@@ -40,8 +40,8 @@ static void test_rand_randn(void) {
   double su = 0, sg = 0, sg2 = 0;
   int in_range = 1;
   for (int i = 0; i < 4096; ++i) {
-    in_range &= uv[i] >= 0 && uv[i] < 1 && etrt_half_to_float(hv[i]) >= 0 &&
-                etrt_half_to_float(hv[i]) < 1;
+    in_range &=
+        uv[i] >= 0 && uv[i] < 1 && etrt_half_to_float(hv[i]) >= 0 && etrt_half_to_float(hv[i]) < 1;
     su += uv[i];
     sg += gv[i];
     sg2 += (double)gv[i] * gv[i];

@@ -141,7 +141,36 @@ static void test_any_all_channels_last(void) {
   free(pte);
 }
 
+/* allclose.out: [1, 2, inf, nan] against [1 + 1e-6, 2, inf, nan] is close with
+ * equal_nan and not without; against 2.1 at [1] it is not close. */
+static void test_allclose(void) {
+  for (int k = 0; k < 3; ++k) {
+    etrt_test_kp p;
+    etrt_test_kp_init(&p);
+    int32_t a = etrt_test_kp_tensor(&p, ETRT_DTYPE_FLOAT32, 1, (int32_t[]){4}, NULL, 0);
+    static float other[3][4];
+    const float b[4] = {1 + 1e-6f, k == 2 ? 2.1f : 2, INFINITY, NAN};
+    memcpy(other[k], b, sizeof b);
+    int32_t bv = etrt_test_kp_tensor(&p, ETRT_DTYPE_FLOAT32, 1, (int32_t[]){4}, other[k], 0);
+    int32_t y = etrt_test_kp_tensor(&p, ETRT_DTYPE_BOOL, 1, (int32_t[]){1}, NULL, 0);
+    etrt_test_kp_call(
+        &p, "aten::allclose.out",
+        (int32_t[]){a, bv, etrt_test_kp_double(&p, 1e-5), etrt_test_kp_double(&p, 1e-8),
+                    etrt_test_kp_bool(&p, k != 1), etrt_test_kp_bool(&p, 0), y, y},
+        8);
+    size_t size;
+    uint8_t *pte = etrt_test_kp_write(&p, &a, 1, &y, 1, &size);
+    float in[4] = {1, 2, INFINITY, NAN};
+    uint8_t out = 7;
+    etrt_tensor_view v = {in, ETRT_DTYPE_FLOAT32, 1, {4}};
+    CHECK_OK(etrt_test_kp_run(pte, size, &v, 1, &out, 1, NULL));
+    CHECK(out == (k == 0));
+    free(pte);
+  }
+}
+
 int main(void) {
+  RUN_TEST(test_allclose);
   RUN_TEST(test_any_all_channels_last);
   RUN_TEST(test_cumsum);
   RUN_TEST(test_reductions);

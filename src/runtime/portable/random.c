@@ -26,10 +26,11 @@ static etrt_status etrt_portable_random_prepare(etrt_kernel_call *call, const et
   const etrt_runtime_tensor *out = NULL;
   ETRT_RETURN_IF_ERROR(etrt_portable_tensor_arg(call, values, 1, &out));
   if (!etrt_portable_dtype_is_float(out->dtype))
-    return etrt_error(ETRT_ERROR_INVALID_ARGUMENT,
-                      "the out tensor must be floating point, not %s", etrt_dtype_name(out->dtype));
+    return etrt_error(ETRT_ERROR_INVALID_ARGUMENT, "the out tensor must be floating point, not %s",
+                      etrt_dtype_name(out->dtype));
   uint32_t count = 0;
-  ETRT_RETURN_IF_ERROR(etrt_portable_ints_arg(call, values, 0, call->ints[0], ETRT_MAX_RANK, &count));
+  ETRT_RETURN_IF_ERROR(
+      etrt_portable_ints_arg(call, values, 0, call->ints[0], ETRT_MAX_RANK, &count));
   struct timespec now;
   clock_gettime(CLOCK_REALTIME, &now);
   const uint64_t load = (uint64_t)atomic_fetch_add(&etrt_portable_random_loads, 1);

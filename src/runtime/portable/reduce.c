@@ -1,6 +1,8 @@
 /* Reductions over dims: mean, sum, amax, amin (keepdim), argmax/argmin. */
+#include <math.h>
 #include <string.h>
 
+#include "base/dtype.h"
 #include "runtime/portable/portable.h"
 
 /* (self, int[]? dim, bool keepdim, ...): the dims as "axes" (none: every axis). */
@@ -156,8 +158,75 @@ TRUTH(all_all, "aten::all.all_out", 3, 1, -1, -1, 1);
 static const etrt_portable_spec cumsum = ETRT_PORTABLE_ENGINE(
     "aten::cumsum.out", 5, "CumSum", 0, ETRT_PORTABLE_INT(1), -1, -1, 3, -1, -1, 0);
 
+/* allclose.out(self, other, float rtol, float atol, bool equal_nan, bool dummy_param, *,
+ * out): ExecuTorch's form of allclose, its answer in a one-element bool out tensor:
+ * whether |self - other| <= atol + rtol * |other| everywhere (equal infinities are
+ * close; NaNs only with equal_nan). self and other have one shape. */
+static etrt_status etrt_portable_allclose_prepare(etrt_kernel_call *call,
+                                                  const etrt_value *values) {
+  const etrt_runtime_tensor *a = NULL, *b = NULL, *out = NULL;
+  ETRT_RETURN_IF_ERROR(etrt_portable_tensor_arg(call, values, 0, &a));
+  ETRT_RETURN_IF_ERROR(etrt_portable_tensor_arg(call, values, 1, &b));
+  ETRT_RETURN_IF_ERROR(etrt_portable_tensor_arg(call, values, 6, &out));
+  if (out->dtype != ETRT_DTYPE_BOOL || etrt_portable_numel(out) != 1)
+    return etrt_error(ETRT_ERROR_INVALID_ARGUMENT,
+                      "the out tensor must be a single bool, not %s with %lld elements",
+                      etrt_dtype_name(out->dtype), (long long)etrt_portable_numel(out));
+  if (a->dtype != b->dtype)
+    return etrt_error(ETRT_ERROR_INVALID_ARGUMENT, "self is %s, other %s",
+                      etrt_dtype_name(a->dtype), etrt_dtype_name(b->dtype));
+  ETRT_RETURN_IF_ERROR(etrt_portable_scalar_arg(call, values, 2, &call->scalars[0]));
+  ETRT_RETURN_IF_ERROR(etrt_portable_scalar_arg(call, values, 3, &call->scalars[1]));
+  int64_t equal_nan = 0;
+  ETRT_RETURN_IF_ERROR(etrt_portable_int_arg(call, values, 4, &equal_nan));
+  call->scalars[2] = (double)equal_nan;
+  return ETRT_OK;
+}
+
+static etrt_status etrt_portable_allclose_run(etrt_kernel_call *call, etrt_value *values,
+                                              etrt_run_context *context) {
+  (void)context;
+  const etrt_runtime_tensor *a = &values[call->args[0]].u.tensor;
+  const etrt_runtime_tensor *b = &values[call->args[1]].u.tensor;
+  etrt_runtime_tensor *out = &values[call->args[6]].u.tensor;
+  if (a->rank != b->rank || memcmp(a->sizes, b->sizes, (size_t)a->rank * sizeof *a->sizes) != 0)
+    return etrt_error(ETRT_ERROR_INVALID_ARGUMENT,
+                      "%s (instruction %u): self and other differ in shape", call->def->name,
+                      call->instruction);
+  int64_t as[ETRT_MAX_RANK], bs[ETRT_MAX_RANK], index[ETRT_MAX_RANK] = {0};
+  etrt_portable_strides(a, as);
+  etrt_portable_strides(b, bs);
+  const size_t item = etrt_dtype_size(a->dtype);
+  const double rtol = call->scalars[0], atol = call->scalars[1];
+  const int equal_nan = call->scalars[2] != 0;
+  int close = 1;
+  for (int64_t e = 0, n = etrt_portable_numel(a), x = 0, y = 0; e < n && close; ++e) {
+    const double u =
+        etrt_portable_scalar_load(a->dtype, (const uint8_t *)a->data + (size_t)x * item);
+    const double v =
+        etrt_portable_scalar_load(b->dtype, (const uint8_t *)b->data + (size_t)y * item);
+    if (isnan(u) || isnan(v))
+      close = equal_nan && isnan(u) && isnan(v);
+    else if (u != v)
+      close = isfinite(u) && isfinite(v) && fabs(u - v) <= atol + rtol * fabs(v);
+    for (int32_t d = a->rank - 1; d >= 0; --d) {
+      x += as[d];
+      y += bs[d];
+      if (++index[d] < a->sizes[d]) break;
+      x -= as[d] * index[d];
+      y -= bs[d] * index[d];
+      index[d] = 0;
+    }
+  }
+  *(uint8_t *)out->data = (uint8_t)close;
+  return ETRT_OK;
+}
+
+static const etrt_kernel_def allclose = {"aten::allclose.out", 8, etrt_portable_allclose_prepare,
+                                         etrt_portable_allclose_run};
+
 const etrt_kernel_def *const etrt_portable_reduce[] = {
     &cumsum.def,   &any_dim.def, &any_dims.def, &any_all.def, &all_dim.def,
     &all_dims.def, &all_all.def, &mean.def,     &sum.def,     &amax.def,
-    &amin.def,     &argmax.def,  &argmin.def,   NULL,
+    &amin.def,     &argmax.def,  &argmin.def,   &allclose,    NULL,
 };
