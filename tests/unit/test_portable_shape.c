@@ -403,7 +403,50 @@ static void test_unfold_as_strided(void) {
   }
 }
 
+/* Inputs the method cannot take (a shape beyond the bound, another dtype, another rank,
+ * an index past the inputs) are refused by set_input naming the input and the reason,
+ * and leave the method as it was: the output of the last execute stays, and the next
+ * execute runs on the last accepted input. */
+static void test_input_refusals_write_nothing(void) {
+  etrt_test_kp p;
+  etrt_test_kp_init(&p);
+  int32_t x = etrt_test_kp_tensor(&p, F32, 2, (int32_t[]){4, 2}, NULL, 1);
+  int32_t y = etrt_test_kp_tensor(&p, F32, 2, (int32_t[]){4, 2}, NULL, 1);
+  etrt_test_kp_call(&p, "aten::neg.out", (int32_t[]){x, y, y}, 3);
+  size_t size;
+  uint8_t *pte = etrt_test_kp_write(&p, &x, 1, &y, 1, &size);
+  float in[4] = {1, -2, 3, -4}, big[10] = {0};
+  int32_t ints[4] = {0};
+  etrt_tensor_view v = {in, F32, 2, {2, 2}}, o;
+  etrt_program *program;
+  etrt_method *method;
+  CHECK_OK(etrt_test_kp_execute(pte, size, &v, 1, &program, &method));
+  CHECK_OK(etrt_method_get_output(method, 0, &o));
+  const float want[4] = {-1, 2, -3, 4};
+  CHECK(o.sizes[0] == 2 && memcmp(o.data, want, sizeof want) == 0);
+  etrt_tensor_view beyond = {big, F32, 2, {5, 2}},
+                   wrong_dtype = {ints, ETRT_DTYPE_INT32, 2, {2, 2}};
+  etrt_tensor_view wrong_rank = {in, F32, 1, {4}};
+  CHECK_FAILS(etrt_method_set_input(method, 0, &beyond), ETRT_ERROR_INVALID_ARGUMENT,
+              "input 0, axis 0: size 5, the method takes at most 4");
+  CHECK_FAILS(etrt_method_set_input(method, 0, &wrong_dtype), ETRT_ERROR_INVALID_ARGUMENT,
+              "input 0: dtype int32, the method takes float32");
+  CHECK_FAILS(etrt_method_set_input(method, 0, &wrong_rank), ETRT_ERROR_INVALID_ARGUMENT,
+              "input 0: rank 1, the method takes rank 2");
+  CHECK_FAILS(etrt_method_set_input(method, 1, &v), ETRT_ERROR_INVALID_ARGUMENT,
+              "has 1 inputs, not 2");
+  CHECK_OK(etrt_method_get_output(method, 0, &o));
+  CHECK(o.sizes[0] == 2 && memcmp(o.data, want, sizeof want) == 0);
+  CHECK_OK(etrt_method_execute(method));
+  CHECK_OK(etrt_method_get_output(method, 0, &o));
+  CHECK(o.sizes[0] == 2 && memcmp(o.data, want, sizeof want) == 0);
+  etrt_method_destroy(method);
+  etrt_program_destroy(program);
+  free(pte);
+}
+
 int main(void) {
+  RUN_TEST(test_input_refusals_write_nothing);
   RUN_TEST(test_unfold_as_strided);
   RUN_TEST(test_copy_chain);
   RUN_TEST(test_transpose_embedding_fill);
