@@ -71,64 +71,77 @@ static double etrt_grid_pad(double at, int64_t size, int padding, int align) {
   return at;
 }
 
-typedef struct etrt_grid_plane {
-  const etrt_runtime_tensor *input;
-  int64_t base; /* element offset of input[n, c] */
-  int64_t h_stride, w_stride, height, width;
-} etrt_grid_plane;
-
-/* input[n, c, y, x], 0 outside the plane. */
-static double etrt_grid_at(const etrt_grid_plane *p, int64_t y, int64_t x) {
-  if (y < 0 || y >= p->height || x < 0 || x >= p->width) return 0;
-  return etrt_portable_scalar_load(
-      p->input->dtype,
-      (const uint8_t *)p->input->data +
-          (size_t)(p->base + y * p->h_stride + x * p->w_stride) * etrt_dtype_size(p->input->dtype));
-}
-
 static double etrt_grid_cubic1(double x, double a) { return ((a + 2) * x - (a + 3)) * x * x + 1; }
 static double etrt_grid_cubic2(double x, double a) {
   return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a;
 }
-static double etrt_grid_cubic(const double v[4], double t) {
-  const double a = -0.75;
-  return v[0] * etrt_grid_cubic2(t + 1, a) + v[1] * etrt_grid_cubic1(t, a) +
-         v[2] * etrt_grid_cubic1(1 - t, a) + v[3] * etrt_grid_cubic2(2 - t, a);
+
+/* The input elements one output point reads (offsets in a [H, W] plane by the input's
+ * strides) and their weights: 1 (nearest), 4 (bilinear) or 16 (bicubic); taps outside
+ * the plane (zeros padding) are left out. Found once per point, used for every
+ * channel. */
+typedef struct etrt_grid_taps {
+  int count;
+  int64_t offset[16];
+  double weight[16];
+} etrt_grid_taps;
+
+typedef struct etrt_grid_geometry {
+  int64_t height, width, h_stride, w_stride;
+  int mode, padding, align;
+} etrt_grid_geometry;
+
+static void etrt_grid_tap(const etrt_grid_geometry *g, etrt_grid_taps *t, double y, double x,
+                          double weight) {
+  /* NaN and infinite positions, and those past int64, read nothing. */
+  if (!(fabs(y) < 9e18) || !(fabs(x) < 9e18)) return;
+  const int64_t yi = (int64_t)y, xi = (int64_t)x;
+  if (yi < 0 || yi >= g->height || xi < 0 || xi >= g->width) return;
+  t->offset[t->count] = yi * g->h_stride + xi * g->w_stride;
+  t->weight[t->count++] = weight;
 }
 
-static double etrt_grid_sample(const etrt_grid_plane *p, double gx, double gy, int mode,
-                               int padding, int align) {
-  if (mode == ETRT_GRID_BICUBIC) {
+static void etrt_grid_cubic_weights(double t, double w[4]) {
+  const double a = -0.75;
+  w[0] = etrt_grid_cubic2(t + 1, a);
+  w[1] = etrt_grid_cubic1(t, a);
+  w[2] = etrt_grid_cubic1(1 - t, a);
+  w[3] = etrt_grid_cubic2(2 - t, a);
+}
+
+static void etrt_grid_taps_at(const etrt_grid_geometry *g, double gx, double gy,
+                              etrt_grid_taps *t) {
+  t->count = 0;
+  if (g->mode == ETRT_GRID_BICUBIC) {
     /* Bicubic pads each of its sixteen taps, not the sampling point. */
-    const double ix = etrt_grid_unnormalize(gx, p->width, align);
-    const double iy = etrt_grid_unnormalize(gy, p->height, align);
+    const double ix = etrt_grid_unnormalize(gx, g->width, g->align);
+    const double iy = etrt_grid_unnormalize(gy, g->height, g->align);
     const double x0 = floor(ix), y0 = floor(iy);
-    double rows[4];
+    double wx[4], wy[4];
+    etrt_grid_cubic_weights(ix - x0, wx);
+    etrt_grid_cubic_weights(iy - y0, wy);
     for (int i = 0; i < 4; ++i) {
-      double taps[4];
-      for (int j = 0; j < 4; ++j) {
-        const double x = etrt_grid_pad(x0 - 1 + j, p->width, padding, align);
-        const double y = etrt_grid_pad(y0 - 1 + i, p->height, padding, align);
-        /* Out-of-range taps (zeros padding) read 0; NaN and inf positions too. */
-        taps[j] = isfinite(x) && isfinite(y) && fabs(x) < 9e18 && fabs(y) < 9e18
-                      ? etrt_grid_at(p, (int64_t)y, (int64_t)x)
-                      : 0;
-      }
-      rows[i] = etrt_grid_cubic(taps, ix - x0);
+      const double y = etrt_grid_pad(y0 - 1 + i, g->height, g->padding, g->align);
+      for (int j = 0; j < 4; ++j)
+        etrt_grid_tap(g, t, y, etrt_grid_pad(x0 - 1 + j, g->width, g->padding, g->align),
+                      wy[i] * wx[j]);
     }
-    return etrt_grid_cubic(rows, iy - y0);
+    return;
   }
   const double ix =
-      etrt_grid_pad(etrt_grid_unnormalize(gx, p->width, align), p->width, padding, align);
-  const double iy =
-      etrt_grid_pad(etrt_grid_unnormalize(gy, p->height, align), p->height, padding, align);
-  if (!isfinite(ix) || !isfinite(iy) || fabs(ix) > 9e18 || fabs(iy) > 9e18) return 0;
-  if (mode == ETRT_GRID_NEAREST)
-    return etrt_grid_at(p, (int64_t)nearbyint(iy), (int64_t)nearbyint(ix));
+      etrt_grid_pad(etrt_grid_unnormalize(gx, g->width, g->align), g->width, g->padding, g->align);
+  const double iy = etrt_grid_pad(etrt_grid_unnormalize(gy, g->height, g->align), g->height,
+                                  g->padding, g->align);
+  if (!(fabs(ix) < 9e18) || !(fabs(iy) < 9e18)) return;
+  if (g->mode == ETRT_GRID_NEAREST) {
+    etrt_grid_tap(g, t, nearbyint(iy), nearbyint(ix), 1);
+    return;
+  }
   const double x0 = floor(ix), y0 = floor(iy), tx = ix - x0, ty = iy - y0;
-  const int64_t x = (int64_t)x0, y = (int64_t)y0;
-  return etrt_grid_at(p, y, x) * (1 - tx) * (1 - ty) + etrt_grid_at(p, y, x + 1) * tx * (1 - ty) +
-         etrt_grid_at(p, y + 1, x) * (1 - tx) * ty + etrt_grid_at(p, y + 1, x + 1) * tx * ty;
+  etrt_grid_tap(g, t, y0, x0, (1 - tx) * (1 - ty));
+  etrt_grid_tap(g, t, y0, x0 + 1, tx * (1 - ty));
+  etrt_grid_tap(g, t, y0 + 1, x0, (1 - tx) * ty);
+  etrt_grid_tap(g, t, y0 + 1, x0 + 1, tx * ty);
 }
 
 static etrt_status etrt_portable_grid_run(etrt_kernel_call *call, etrt_value *values,
@@ -146,26 +159,39 @@ static etrt_status etrt_portable_grid_run(etrt_kernel_call *call, etrt_value *va
                       (long long)grid->sizes[2], (long long)grid->sizes[3]);
   const int64_t dims[4] = {input->sizes[0], input->sizes[1], grid->sizes[1], grid->sizes[2]};
   ETRT_RETURN_IF_ERROR(etrt_portable_out_fit(call, out, out->dtype, 4, dims));
-  const int mode = (int)call->scalars[0], padding = (int)call->scalars[1];
-  const int align = call->scalars[2] != 0;
   int64_t xs[4], gs[4], ys[4];
   etrt_portable_strides(input, xs);
   etrt_portable_strides(grid, gs);
   etrt_portable_strides(out, ys);
-  const size_t gi = etrt_dtype_size(grid->dtype), yi = etrt_dtype_size(out->dtype);
-  etrt_grid_plane plane = {input, 0, xs[2], xs[3], input->sizes[2], input->sizes[3]};
+  const etrt_grid_geometry geometry = {
+      input->sizes[2],       input->sizes[3],      xs[2], xs[3], (int)call->scalars[0],
+      (int)call->scalars[1], call->scalars[2] != 0};
+  const size_t gi = etrt_dtype_size(grid->dtype), xi = etrt_dtype_size(input->dtype);
+  const size_t yi = etrt_dtype_size(out->dtype);
+  const int f32 = input->dtype == ETRT_DTYPE_FLOAT32; /* out and grid share it */
+  etrt_grid_taps taps;
   for (int64_t n = 0; n < dims[0]; ++n)
     for (int64_t h = 0; h < dims[2]; ++h)
       for (int64_t w = 0; w < dims[3]; ++w) {
         const uint8_t *g =
             (const uint8_t *)grid->data + (size_t)(n * gs[0] + h * gs[1] + w * gs[2]) * gi;
-        const double gx = etrt_portable_scalar_load(grid->dtype, g);
-        const double gy = etrt_portable_scalar_load(grid->dtype, g + (size_t)gs[3] * gi);
+        etrt_grid_taps_at(&geometry, etrt_portable_scalar_load(grid->dtype, g),
+                          etrt_portable_scalar_load(grid->dtype, g + (size_t)gs[3] * gi), &taps);
         for (int64_t c = 0; c < dims[1]; ++c) {
-          plane.base = n * xs[0] + c * xs[1];
-          etrt_portable_scalar_store(
-              etrt_grid_sample(&plane, gx, gy, mode, padding, align), out->dtype,
-              (uint8_t *)out->data + (size_t)(n * ys[0] + c * ys[1] + h * ys[2] + w * ys[3]) * yi);
+          const int64_t base = n * xs[0] + c * xs[1];
+          const int64_t at = n * ys[0] + c * ys[1] + h * ys[2] + w * ys[3];
+          double sum = 0;
+          if (f32) {
+            const float *plane = (const float *)input->data + base;
+            for (int k = 0; k < taps.count; ++k) sum += taps.weight[k] * plane[taps.offset[k]];
+            ((float *)out->data)[at] = (float)sum;
+            continue;
+          }
+          const uint8_t *plane = (const uint8_t *)input->data + (size_t)base * xi;
+          for (int k = 0; k < taps.count; ++k)
+            sum += taps.weight[k] *
+                   etrt_portable_scalar_load(input->dtype, plane + (size_t)taps.offset[k] * xi);
+          etrt_portable_scalar_store(sum, out->dtype, (uint8_t *)out->data + (size_t)at * yi);
         }
       }
   return ETRT_OK;
