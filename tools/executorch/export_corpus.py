@@ -379,6 +379,23 @@ def half_ops():
     return HalfOps().to(torch.float16), (torch.randn(2, 3, 6, 6).to(torch.float16),)
 
 
+def mutable_buffer():
+    class MutableBuffer(nn.Module):
+        """A buffer the program updates in place (a running sum, an indexed store): the
+        exporter writes it back with aten::copy_ at the end of the method."""
+
+        def __init__(self):
+            super().__init__()
+            self.register_buffer("acc", torch.zeros(2, 3))
+
+        def forward(self, x):
+            self.acc.add_(x)
+            self.acc[0, 1] = 5.0
+            return self.acc * 2
+
+    return MutableBuffer(), (torch.randn(2, 3),)
+
+
 def tensor_indexing():
     class TensorIndexing(nn.Module):
         """Advanced indexing and the reductions and rearrangements around it: index.Tensor,
@@ -490,6 +507,7 @@ CORPUS = [
     ("tensor_indexing", tensor_indexing, {}),
     ("instance_norm_warp", instance_norm_warp, {}),
     ("half_ops", half_ops, {"reduced": True}),
+    ("mutable_buffer", mutable_buffer, {}),
     ("matmul_pointwise", matmul_pointwise, {}),
     ("mlp_ptd", matmul_mlp, {"ptd": True}),
     ("mlp_dynamic_batch", matmul_mlp, {"dynamic": 8}),
