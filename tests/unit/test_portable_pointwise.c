@@ -314,7 +314,37 @@ static void test_copy_inplace(void) {
   }
 }
 
+/* A planned tensor the program never wrote and gives no initial data (a mutable buffer
+ * the exporter leaves zero) reads zeros on the first execute, then keeps what copy_
+ * wrote back: acc += x through add.out and copy_ gives x, then 2x. */
+static void test_planned_buffer_starts_zeroed(void) {
+  etrt_test_kp p;
+  etrt_test_kp_init(&p);
+  int32_t x = etrt_test_kp_tensor(&p, F32, 1, (int32_t[]){3}, NULL, 0);
+  int32_t acc = etrt_test_kp_tensor(&p, F32, 1, (int32_t[]){3}, NULL, 0);
+  int32_t y = etrt_test_kp_tensor(&p, F32, 1, (int32_t[]){3}, NULL, 0);
+  int32_t one = etrt_test_kp_int(&p, 1), no = etrt_test_kp_bool(&p, 0);
+  etrt_test_kp_call(&p, "aten::add.out", (int32_t[]){acc, x, one, y, y}, 5);
+  etrt_test_kp_call(&p, "aten::copy_", (int32_t[]){acc, y, no, acc}, 4);
+  size_t size;
+  uint8_t *pte = etrt_test_kp_write(&p, &x, 1, &y, 1, &size);
+  float in[3] = {1.5f, -2, 4};
+  etrt_tensor_view v = {in, F32, 1, {3}}, o;
+  etrt_program *program;
+  etrt_method *method;
+  CHECK_OK(etrt_test_kp_execute(pte, size, &v, 1, &program, &method));
+  CHECK_OK(etrt_method_get_output(method, 0, &o));
+  CHECK(memcmp(o.data, in, sizeof in) == 0);
+  CHECK_OK(etrt_method_execute(method));
+  CHECK_OK(etrt_method_get_output(method, 0, &o));
+  for (int i = 0; i < 3; ++i) CHECK(((const float *)o.data)[i] == 2 * in[i]);
+  etrt_method_destroy(method);
+  etrt_program_destroy(program);
+  free(pte);
+}
+
 int main(void) {
+  RUN_TEST(test_planned_buffer_starts_zeroed);
   RUN_TEST(test_shifts);
   RUN_TEST(test_copy_inplace);
   RUN_TEST(test_glu);
