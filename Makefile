@@ -188,7 +188,11 @@ $(VENV_EXECUTORCH)/.installed: tools/executorch/requirements.txt
 	$(EXECUTORCH_PYTHON) -m pip install -q -r tools/executorch/requirements.txt
 	touch $@
 
-venv-executorch: $(VENV_EXECUTORCH)/.installed
+# An environment that already imports executorch (VENV_EXECUTORCH=/path/to/venv) is used as
+# it is: nothing is created or installed into it.
+venv-executorch:
+	@$(EXECUTORCH_PYTHON) -c "import executorch.runtime" 2>/dev/null || \
+	  $(MAKE) --no-print-directory $(VENV_EXECUTORCH)/.installed
 
 # The corpus exported afresh into the build folder, its references taken from ExecuTorch's
 # runtime there and then; etrt inspect held against ExecuTorch's deserializer on it, and

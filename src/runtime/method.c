@@ -72,6 +72,10 @@ static etrt_status etrt_method_alloc_buffer(etrt_method *m, etrt_method_buffer *
     if (b->data == NULL)
       return etrt_error(ETRT_ERROR_OUT_OF_MEMORY, "out of memory for a %zu-byte planned buffer",
                         b->size);
+    /* Zeroed, as ExecuTorch's hosts allocate planned memory (value-initialized
+     * vectors): a mutable buffer the program gives no initial data (a zeros buffer the
+     * exporter leaves out) reads zeros on the first execute. */
+    memset(b->data, 0, rounded);
     return ETRT_OK;
   }
   /* Contract rule 2: allocated on the buffer's device, the caller's put back. */

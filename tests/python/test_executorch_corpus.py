@@ -195,9 +195,36 @@ def test_max_error_can_fail():
     check(not max_error(np.array([np.nan], np.float32), np.array([0.0], np.float32))[1], "NaN fails")
 
 
+def test_mutable_buffer_persists():
+    """The buffer mutable_buffer writes back with aten::copy_ keeps its value from one
+    execute to the next: the second of two executes adds the input again."""
+    pte = os.path.join(CORPUS, "mutable_buffer.pte")
+    if not os.path.exists(pte):
+        return
+    x = np.load(os.path.join(CORPUS, "mutable_buffer", "input_0.npy"))
+    out = os.path.join(TMP, "mutable_buffer_twice")
+    env = dict(os.environ)
+    env["ETRT_DEVICE"] = "cpu"
+    r = subprocess.run([ETRT, "run", pte, "--input", os.path.join(CORPUS, "mutable_buffer",
+                                                                  "input_0.npy"),
+                        "--iterations", "2", "--output-dir", out],
+                       capture_output=True, text=True, env=env)
+    check(r.returncode == 0, "mutable_buffer runs twice: %s" % r.stderr)
+    if r.returncode != 0:
+        return
+    acc = x.copy()
+    acc[0, 1] = 5
+    acc = acc + x
+    acc[0, 1] = 5
+    got = np.load(os.path.join(out, "output_0.npy"))
+    check(np.allclose(got, 2 * acc, rtol=1e-6, atol=1e-6),
+          "mutable_buffer's second execute sees the first's buffer: %s, want %s" % (got, 2 * acc))
+
+
 if __name__ == "__main__":
     test_max_error_can_fail()
     test_refusals()
+    test_mutable_buffer_persists()
     test_corpus()
     shutil.rmtree(TMP, ignore_errors=True)
     if failures:

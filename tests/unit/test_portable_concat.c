@@ -110,8 +110,8 @@ static void test_cat_mismatch(void) {
 }
 
 /* Channels-last [1, 2, 2, 2] and [1, 1, 2, 2] joined along the channels into a
- * channels-last [1, 3, 2, 2], then sliced back to channel 2; a channels-last input
- * with a contiguous one is refused at load, naming the instruction. */
+ * channels-last [1, 3, 2, 2], then sliced back to channel 2; the same with the second
+ * input contiguous (moved element by element). */
 static void test_cat_slice_channels_last(void) {
   const uint8_t nhwc[4] = {0, 2, 3, 1};
   for (int mixed = 0; mixed < 2; ++mixed) {
@@ -142,11 +142,7 @@ static void test_cat_slice_channels_last(void) {
     etrt_tensor_view v[2] = {{av, F32, 4, {1, 2, 2, 2}}, {bv, F32, 4, {1, 1, 2, 2}}}, o[2];
     etrt_program *program = NULL;
     etrt_method *method = NULL;
-    if (mixed) {
-      CHECK_FAILS(etrt_test_kp_execute(pte, size, v, 2, &program, &method), ETRT_ERROR_UNSUPPORTED,
-                  "item 1 is contiguous");
-      CHECK(strstr(etrt_last_error(), "instruction 0") != NULL);
-    } else {
+    {
       CHECK_OK(etrt_test_kp_execute(pte, size, v, 2, &program, &method));
       CHECK_OK(etrt_method_get_output(method, 0, &o[0]));
       CHECK_OK(etrt_method_get_output(method, 1, &o[1]));
@@ -163,7 +159,65 @@ static void test_cat_slice_channels_last(void) {
   }
 }
 
+/* stack of a channels-last and a contiguous [1, 2, 2, 2] along dim 1 into a contiguous
+ * [1, 2, 2, 2, 2], unbind of it along dim 1 into a channels-last out and a contiguous one,
+ * and slice_copy from channels-last into contiguous (step 2). */
+static void test_stack_unbind_mixed_orders(void) {
+  const uint8_t nhwc[4] = {0, 2, 3, 1};
+  etrt_test_kp p;
+  etrt_test_kp_init(&p);
+  int32_t dims4[4] = {1, 2, 2, 2};
+  int32_t a = etrt_test_kp_tensor(&p, F32, 4, dims4, NULL, 0);
+  int32_t b = etrt_test_kp_tensor(&p, F32, 4, dims4, NULL, 0);
+  etrt_test_kp_dim_order(&p, a, nhwc);
+  int32_t st = etrt_test_kp_tensor(&p, F32, 5, (int32_t[]){1, 2, 2, 2, 2}, NULL, 0);
+  int32_t u0 = etrt_test_kp_tensor(&p, F32, 4, dims4, NULL, 0);
+  int32_t u1 = etrt_test_kp_tensor(&p, F32, 4, dims4, NULL, 0);
+  etrt_test_kp_dim_order(&p, u0, nhwc);
+  int32_t sl = etrt_test_kp_tensor(&p, F32, 4, (int32_t[]){1, 2, 1, 2}, NULL, 0);
+  int32_t one = etrt_test_kp_int(&p, 1), two = etrt_test_kp_int(&p, 2),
+          zero = etrt_test_kp_int(&p, 0);
+  int32_t none = etrt_test_kp_none(&p);
+  int32_t outs = etrt_test_kp_tensor_list(&p, (int32_t[]){u0, u1}, 2);
+  etrt_test_kp_call(&p, "aten::stack.out",
+                    (int32_t[]){etrt_test_kp_tensor_list(&p, (int32_t[]){a, b}, 2), one, st, st},
+                    4);
+  etrt_test_kp_call(&p, "aten::unbind_copy.int_out", (int32_t[]){st, one, outs, outs}, 4);
+  etrt_test_kp_call(&p, "aten::slice_copy.Tensor_out", (int32_t[]){a, two, zero, none, two, sl, sl},
+                    7);
+  size_t size;
+  uint8_t *pte =
+      etrt_test_kp_write(&p, (int32_t[]){a, b}, 2, (int32_t[]){st, u0, u1, sl}, 4, &size);
+  /* logical a[0, c, h, w] = 10 * c + 2 * h + w (stored NHWC), b = 100 + the same */
+  float av[8], bv[8];
+  for (int c = 0; c < 2; ++c)
+    for (int hw = 0; hw < 4; ++hw) {
+      av[hw * 2 + c] = (float)(10 * c + hw);
+      bv[c * 4 + hw] = (float)(100 + 10 * c + hw);
+    }
+  etrt_tensor_view v[2] = {{av, F32, 4, {1, 2, 2, 2}}, {bv, F32, 4, {1, 2, 2, 2}}}, o[4];
+  etrt_program *program;
+  etrt_method *method;
+  CHECK_OK(etrt_test_kp_execute(pte, size, v, 2, &program, &method));
+  for (uint32_t i = 0; i < 4; ++i) CHECK_OK(etrt_method_get_output(method, i, &o[i]));
+  const float *sv = o[0].data, *u0v = o[1].data, *u1v = o[2].data, *slv = o[3].data;
+  for (int c = 0; c < 2; ++c)
+    for (int hw = 0; hw < 4; ++hw) {
+      const float av_ = (float)(10 * c + hw), bv_ = (float)(100 + 10 * c + hw);
+      CHECK(sv[0 * 8 + c * 4 + hw] == av_ && sv[1 * 8 + c * 4 + hw] == bv_);
+      CHECK(u0v[hw * 2 + c] == av_); /* channels-last */
+      CHECK(u1v[c * 4 + hw] == bv_);
+    }
+  /* a[:, :, 0::2, :] = rows h = 0: [[0, 1], [10, 11]] */
+  const float want_slice[4] = {0, 1, 10, 11};
+  CHECK(memcmp(slv, want_slice, sizeof want_slice) == 0);
+  etrt_method_destroy(method);
+  etrt_program_destroy(program);
+  free(pte);
+}
+
 int main(void) {
+  RUN_TEST(test_stack_unbind_mixed_orders);
   RUN_TEST(test_cat_slice_channels_last);
   RUN_TEST(test_cat_stack_slice);
   RUN_TEST(test_split_unbind);

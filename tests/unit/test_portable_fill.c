@@ -113,7 +113,29 @@ static void test_to_copy_and_refusal(void) {
   free(pte);
 }
 
+/* _empty_dim_order.out gives its out tensor the size asked for (contents unspecified). */
+static void test_empty_dim_order(void) {
+  etrt_test_kp p;
+  etrt_test_kp_init(&p);
+  int32_t x = etrt_test_kp_tensor(&p, ETRT_DTYPE_FLOAT32, 1, (int32_t[]){1}, NULL, 0);
+  int32_t two = etrt_test_kp_int(&p, 2), n = etrt_test_kp_int(&p, 0);
+  int32_t size = etrt_test_kp_int_list(&p, (int32_t[]){n, two}, 2);
+  int32_t order = etrt_test_kp_ints(&p, (int64_t[]){0, 1}, 2);
+  int32_t y = etrt_test_kp_tensor(&p, ETRT_DTYPE_FLOAT32, 2, (int32_t[]){4, 2}, NULL, 1);
+  int32_t zero = etrt_test_kp_int(&p, 0);
+  etrt_test_kp_call(&p, "aten::sym_size.int", (int32_t[]){x, zero, n}, 3);
+  etrt_test_kp_call(&p, "dim_order_ops::_empty_dim_order.out", (int32_t[]){size, order, y, y}, 4);
+  size_t bytes;
+  uint8_t *pte = etrt_test_kp_write(&p, &x, 1, &y, 1, &bytes);
+  float in[1] = {0}, out[2];
+  etrt_tensor_view v = {in, ETRT_DTYPE_FLOAT32, 1, {1}}, o;
+  CHECK_OK(etrt_test_kp_run(pte, bytes, &v, 1, out, sizeof out, &o));
+  CHECK(o.rank == 2 && o.sizes[0] == 1 && o.sizes[1] == 2);
+  free(pte);
+}
+
 int main(void) {
+  RUN_TEST(test_empty_dim_order);
   RUN_TEST(test_fills);
   RUN_TEST(test_truth_gather);
   RUN_TEST(test_to_copy_and_refusal);

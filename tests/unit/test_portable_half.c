@@ -1,7 +1,8 @@
 /* float16 and bfloat16 through the engine-backed portable kernels (convolution in
  * both dim orders, linear, add with alpha, softmax, mean, avg_pool2d, gelu, layer
  * norm): computed in float32 and rounded once, compared with torch's float32 values
- * of the same (exactly representable) inputs, committed as constants. */
+ * of the same (exactly representable) inputs, committed as constants; and about
+ * fifty more operators against their own float32 results. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -194,7 +195,234 @@ static void test_half_and_bfloat16(void) {
   }
 }
 
+/* Breadth: each operator below on a [3, 4] input (inputs exactly representable in
+ * both narrow types) runs in float16 and bfloat16 and must give its float32 result
+ * rounded to the narrow type, within one unit in the last place: engine-backed
+ * kernels compute in float32 and round once, the kernels of their own loop compute in
+ * double and round once, byte movers move. The float32 results are tested against
+ * torch's values in the families' tests. */
+typedef enum {
+  A_UNARY,     /* (self, *, out) */
+  A_BINARY,    /* (self, other, *, out) */
+  A_SCALAR,    /* (self, Scalar 0.375, *, out) */
+  A_SCALAR2,   /* (self, Scalar -0.5, Scalar 0.75, *, out) */
+  A_SUB,       /* (self, other, Scalar alpha 0.5, *, out) */
+  A_DIM,       /* (self, int dim 1, <extra>, *, out): _log_softmax, cumsum */
+  A_DIMS_KEEP, /* (self, int[] [1], bool keepdim, [dtype None,] *, out) -> [3, 1] */
+  A_PERMUTE,   /* (self, int[] [1, 0], *, out) -> [4, 3] */
+  A_WHERE,     /* where(cond, self, other, *, out) */
+  A_CAT,       /* cat([self, other], 0, *, out) -> [6, 4] */
+  A_SLICE,     /* slice_copy(self, 1, 1, 4, 2, *, out) -> [3, 2] */
+  A_UNFOLD,    /* unfold_copy(self, 1, 2, 1, *, out) -> [3, 3, 2] */
+  A_VAR,       /* var.correction_out(self, [1], None, True, *, out) -> [3, 1] */
+  A_INSTANCE,  /* _native_batch_norm_legit.no_stats_out over [3, 4] as N 3, C 4 */
+  A_ELU        /* elu(self, 0.5, 1, 1, *, out) */
+} arg_kind;
+
+typedef struct {
+  const char *op;
+  arg_kind args;
+  int positive; /* inputs in (0, 1.625] rather than [-1, 1] */
+} breadth_case;
+
+static const breadth_case breadth[] = {
+    {"aten::relu.out", A_UNARY, 0},
+    {"aten::sigmoid.out", A_UNARY, 0},
+    {"aten::tanh.out", A_UNARY, 0},
+    {"aten::exp.out", A_UNARY, 0},
+    {"aten::neg.out", A_UNARY, 0},
+    {"aten::abs.out", A_UNARY, 0},
+    {"aten::sqrt.out", A_UNARY, 1},
+    {"aten::rsqrt.out", A_UNARY, 1},
+    {"aten::log.out", A_UNARY, 1},
+    {"aten::reciprocal.out", A_UNARY, 1},
+    {"aten::sin.out", A_UNARY, 0},
+    {"aten::cos.out", A_UNARY, 0},
+    {"aten::asin.out", A_UNARY, 0},
+    {"aten::atan.out", A_UNARY, 0},
+    {"aten::erf.out", A_UNARY, 0},
+    {"aten::hardswish.out", A_UNARY, 0},
+    {"aten::hardsigmoid.out", A_UNARY, 0},
+    {"aten::silu.out", A_UNARY, 0},
+    {"aten::floor.out", A_UNARY, 0},
+    {"aten::round.out", A_UNARY, 0},
+    {"aten::expm1.out", A_UNARY, 0},
+    {"aten::log1p.out", A_UNARY, 1},
+    {"aten::log2.out", A_UNARY, 1},
+    {"aten::sign.out", A_UNARY, 0},
+    {"aten::mul.out", A_BINARY, 0},
+    {"aten::div.out", A_BINARY, 0},
+    {"aten::maximum.out", A_BINARY, 0},
+    {"aten::minimum.out", A_BINARY, 0},
+    {"aten::atan2.out", A_BINARY, 0},
+    {"aten::fmod.Tensor_out", A_BINARY, 0},
+    {"aten::remainder.Tensor_out", A_BINARY, 0},
+    {"aten::pow.Tensor_Tensor_out", A_BINARY, 1},
+    {"aten::sub.out", A_SUB, 0},
+    {"aten::mul.Scalar_out", A_SCALAR, 0},
+    {"aten::pow.Tensor_Scalar_out", A_SCALAR, 1},
+    {"aten::leaky_relu.out", A_SCALAR, 0},
+    {"aten::hardtanh.out", A_SCALAR2, 0},
+    {"aten::clamp.out", A_SCALAR2, 0},
+    {"aten::elu.out", A_ELU, 0},
+    {"aten::_log_softmax.out", A_DIM, 0},
+    {"aten::cumsum.out", A_DIM, 0},
+    {"aten::sum.IntList_out", A_DIMS_KEEP, 0},
+    {"aten::amax.out", A_DIMS_KEEP, 0},
+    {"aten::var.correction_out", A_VAR, 0},
+    {"aten::permute_copy.out", A_PERMUTE, 0},
+    {"aten::where.self_out", A_WHERE, 0},
+    {"aten::cat.out", A_CAT, 0},
+    {"aten::slice_copy.Tensor_out", A_SLICE, 0},
+    {"aten::unfold_copy.out", A_UNFOLD, 0},
+    {"aten::_native_batch_norm_legit.no_stats_out", A_INSTANCE, 0},
+};
+
+/* Runs case `c` with inputs of `dtype` (x and other as floats); result gets the output
+ * as floats, n its element count. */
+static void run_breadth(const breadth_case *c, etrt_dtype dtype, const float *x, const float *o,
+                        float *result, int *n) {
+  etrt_test_kp p;
+  etrt_test_kp_init(&p);
+  static uint16_t other_narrow[12];
+  static float other_f32[12];
+  const int32_t dims[2] = {3, 4};
+  int32_t a = etrt_test_kp_tensor(&p, dtype, 2, dims, NULL, 0), b = -1;
+  if (c->args == A_BINARY || c->args == A_SUB || c->args == A_WHERE || c->args == A_CAT) {
+    for (int i = 0; i < 12; ++i) {
+      other_narrow[i] = to_narrow(dtype == ETRT_DTYPE_FLOAT32 ? ETRT_DTYPE_FLOAT16 : dtype, o[i]);
+      other_f32[i] = o[i];
+    }
+    b = etrt_test_kp_tensor(&p, dtype, 2, dims,
+                            dtype == ETRT_DTYPE_FLOAT32 ? (void *)other_f32 : (void *)other_narrow,
+                            0);
+  }
+  int32_t out_dims[3] = {3, 4, 0}, out_rank = 2;
+  if (c->args == A_DIMS_KEEP || c->args == A_VAR) out_dims[1] = 1;
+  if (c->args == A_PERMUTE) out_dims[0] = 4, out_dims[1] = 3;
+  if (c->args == A_CAT) out_dims[0] = 6;
+  if (c->args == A_SLICE) out_dims[1] = 2;
+  if (c->args == A_UNFOLD) out_rank = 3, out_dims[1] = 3, out_dims[2] = 2;
+  int32_t y = etrt_test_kp_tensor(&p, dtype, out_rank, out_dims, NULL, 0);
+  int32_t one = etrt_test_kp_int(&p, 1), none = etrt_test_kp_none(&p);
+  int32_t no = etrt_test_kp_bool(&p, 0), yes = etrt_test_kp_bool(&p, 1);
+  int32_t dim1 = etrt_test_kp_ints(&p, (int64_t[]){1}, 1);
+  switch (c->args) {
+    case A_UNARY:
+      etrt_test_kp_call(&p, c->op, (int32_t[]){a, y, y}, 3);
+      break;
+    case A_BINARY:
+      etrt_test_kp_call(&p, c->op, (int32_t[]){a, b, y, y}, 4);
+      break;
+    case A_SUB:
+      etrt_test_kp_call(&p, c->op, (int32_t[]){a, b, etrt_test_kp_double(&p, 0.5), y, y}, 5);
+      break;
+    case A_SCALAR:
+      etrt_test_kp_call(&p, c->op, (int32_t[]){a, etrt_test_kp_double(&p, 0.375), y, y}, 4);
+      break;
+    case A_SCALAR2:
+      etrt_test_kp_call(
+          &p, c->op,
+          (int32_t[]){a, etrt_test_kp_double(&p, -0.5), etrt_test_kp_double(&p, 0.75), y, y}, 5);
+      break;
+    case A_ELU:
+      etrt_test_kp_call(&p, c->op, (int32_t[]){a, etrt_test_kp_double(&p, 0.5), one, one, y, y}, 6);
+      break;
+    case A_DIM:
+      etrt_test_kp_call(
+          &p, c->op, (int32_t[]){a, one, strcmp(c->op, "aten::cumsum.out") == 0 ? none : no, y, y},
+          5);
+      break;
+    case A_DIMS_KEEP:
+      if (strcmp(c->op, "aten::sum.IntList_out") == 0)
+        etrt_test_kp_call(&p, c->op, (int32_t[]){a, dim1, yes, none, y, y}, 6);
+      else
+        etrt_test_kp_call(&p, c->op, (int32_t[]){a, dim1, yes, y, y}, 5);
+      break;
+    case A_VAR:
+      etrt_test_kp_call(&p, c->op, (int32_t[]){a, dim1, none, yes, y, y}, 6);
+      break;
+    case A_PERMUTE:
+      etrt_test_kp_call(&p, c->op,
+                        (int32_t[]){a, etrt_test_kp_ints(&p, (int64_t[]){1, 0}, 2), y, y}, 4);
+      break;
+    case A_WHERE: {
+      static const uint8_t cond[12] = {1, 0, 0, 1, 1, 1, 0, 0, 1, 0, 1, 0};
+      int32_t cv = etrt_test_kp_tensor(&p, ETRT_DTYPE_BOOL, 2, dims, cond, 0);
+      etrt_test_kp_call(&p, c->op, (int32_t[]){cv, a, b, y, y}, 5);
+      break;
+    }
+    case A_CAT:
+      etrt_test_kp_call(&p, c->op,
+                        (int32_t[]){etrt_test_kp_tensor_list(&p, (int32_t[]){a, b}, 2),
+                                    etrt_test_kp_int(&p, 0), y, y},
+                        4);
+      break;
+    case A_SLICE:
+      etrt_test_kp_call(
+          &p, c->op,
+          (int32_t[]){a, one, one, etrt_test_kp_int(&p, 4), etrt_test_kp_int(&p, 2), y, y}, 7);
+      break;
+    case A_UNFOLD:
+      etrt_test_kp_call(&p, c->op, (int32_t[]){a, one, etrt_test_kp_int(&p, 2), one, y, y}, 6);
+      break;
+    case A_INSTANCE: {
+      int32_t m = etrt_test_kp_tensor(&p, dtype, 1, (int32_t[]){4}, NULL, 0);
+      int32_t r = etrt_test_kp_tensor(&p, dtype, 1, (int32_t[]){4}, NULL, 0);
+      etrt_test_kp_call(&p, c->op,
+                        (int32_t[]){a, none, none, yes, etrt_test_kp_double(&p, 0.1),
+                                    etrt_test_kp_double(&p, 1e-5), y, m, r,
+                                    etrt_test_kp_tensor_list(&p, (int32_t[]){y, m, r}, 3)},
+                        10);
+      break;
+    }
+  }
+  size_t size;
+  uint8_t *pte = etrt_test_kp_write(&p, &a, 1, &y, 1, &size);
+  *n = out_dims[0] * out_dims[1] * (out_rank == 3 ? out_dims[2] : 1);
+  uint16_t in16[12], out16[24];
+  for (int i = 0; i < 12; ++i)
+    in16[i] = to_narrow(dtype == ETRT_DTYPE_FLOAT32 ? ETRT_DTYPE_FLOAT16 : dtype, x[i]);
+  etrt_tensor_view v = {dtype == ETRT_DTYPE_FLOAT32 ? (void *)x : (void *)in16, dtype, 2, {3, 4}};
+  if (dtype == ETRT_DTYPE_FLOAT32) {
+    CHECK_OK(etrt_test_kp_run(pte, size, &v, 1, result, (size_t)*n * 4, NULL));
+  } else {
+    CHECK_OK(etrt_test_kp_run(pte, size, &v, 1, out16, (size_t)*n * 2, NULL));
+    for (int i = 0; i < *n; ++i) result[i] = from_narrow(dtype, out16[i]);
+  }
+  free(pte);
+}
+
+static void test_half_breadth(void) {
+  float general[12], positive[12], other[12];
+  for (int i = 0; i < 12; ++i) {
+    general[i] = (float)((i * 7) % 17 - 8) / 8;
+    positive[i] = (float)((i * 5) % 13 + 1) / 8;
+    other[i] = (float)((i * 3) % 11 + 1) / 4 * (i % 3 == 1 ? -1 : 1);
+  }
+  for (size_t k = 0; k < sizeof breadth / sizeof *breadth; ++k) {
+    const breadth_case *c = &breadth[k];
+    const float *x = c->positive ? positive : general;
+    const float *o = c->positive ? positive : other;
+    float f32[24], narrow[24];
+    int n = 0;
+    run_breadth(c, ETRT_DTYPE_FLOAT32, x, o, f32, &n);
+    for (int t = 0; t < 2; ++t) {
+      const etrt_dtype dtype = t ? ETRT_DTYPE_BFLOAT16 : ETRT_DTYPE_FLOAT16;
+      run_breadth(c, dtype, x, o, narrow, &n);
+      const double ulp = dtype == ETRT_DTYPE_FLOAT16 ? 1.0 / 1024 : 1.0 / 128;
+      for (int i = 0; i < n; ++i) {
+        float want = from_narrow(dtype, to_narrow(dtype, f32[i]));
+        if (!(fabs(narrow[i] - want) <= ulp * fabs(want) + 1e-6))
+          etrt_test_fail(__FILE__, __LINE__, "%s, %s: element %d is %.8g, float32 gives %.8g",
+                         c->op, etrt_dtype_name(dtype), i, narrow[i], f32[i]);
+      }
+    }
+  }
+}
+
 int main(void) {
+  RUN_TEST(test_half_breadth);
   for (int i = 0; i < 32; ++i) xs[i] = (float)((i * 7) % 17 - 8) / 8;
   for (int i = 0; i < 54; ++i) ws[i] = (float)((i * 5) % 11 - 5) / 8;
   RUN_TEST(test_half_and_bfloat16);

@@ -485,11 +485,99 @@ static void test_data_dependent_lengths(void) {
                 "does not fit the out tensor");
 }
 
+/* index_put_ writes self in place: s[1, 0, 2] += 100 + 200 (as index_put.out above). */
+static void test_index_put_inplace(void) {
+  etrt_test_kp p;
+  etrt_test_kp_init(&p);
+  int32_t s = etrt_test_kp_tensor(&p, F32, 3, (int32_t[]){2, 3, 4}, NULL, 0);
+  int32_t r = etrt_test_kp_tensor(&p, F32, 3, (int32_t[]){2, 3, 4}, NULL, 0);
+  int32_t i0 = etrt_test_kp_tensor(&p, ETRT_DTYPE_INT64, 1, (int32_t[]){2}, (int64_t[]){1, 1}, 0);
+  int32_t i1 = etrt_test_kp_tensor(&p, ETRT_DTYPE_INT64, 1, (int32_t[]){2}, (int64_t[]){0, 0}, 0);
+  int32_t i2 = etrt_test_kp_tensor(&p, ETRT_DTYPE_INT64, 1, (int32_t[]){2}, (int64_t[]){2, 2}, 0);
+  int32_t list = etrt_test_kp_optional_tensor_list(&p, (int32_t[]){i0, i1, i2}, 3);
+  int32_t vals = etrt_test_kp_tensor(&p, F32, 1, (int32_t[]){2}, (float[]){100.0f, 200.0f}, 0);
+  int32_t acc = etrt_test_kp_bool(&p, 1), none = etrt_test_kp_none(&p);
+  etrt_test_kp_call(&p, "aten::clone.out", (int32_t[]){s, none, r, r}, 4);
+  etrt_test_kp_call(&p, "aten::index_put_", (int32_t[]){r, list, vals, acc, r}, 5);
+  size_t size;
+  uint8_t *pte = etrt_test_kp_write(&p, &s, 1, &r, 1, &size);
+  etrt_tensor_view v = {s24, F32, 3, {2, 3, 4}};
+  float out[24];
+  CHECK_OK(etrt_test_kp_run(pte, size, &v, 1, out, sizeof out, NULL));
+  check_floats("index_put_", out, index_put_acc, 24);
+  free(pte);
+}
+
+/* repeat_interleave([2, 0, 3, 1]) = [0, 0, 2, 2, 2, 3] (torch) into a dynamic [<=8];
+ * an output_size other than the sum, and a negative count, are refused when it runs. */
+static void test_repeat_interleave(void) {
+  for (int bad = 0; bad < 3; ++bad) {
+    etrt_test_kp p;
+    etrt_test_kp_init(&p);
+    int32_t r = etrt_test_kp_tensor(&p, ETRT_DTYPE_INT64, 1, (int32_t[]){4}, NULL, 0);
+    int32_t given = bad == 1 ? etrt_test_kp_int(&p, 5) : etrt_test_kp_none(&p);
+    int32_t y = etrt_test_kp_tensor(&p, ETRT_DTYPE_INT64, 1, (int32_t[]){8}, NULL, 1);
+    etrt_test_kp_call(&p, "aten::repeat_interleave.Tensor_out", (int32_t[]){r, given, y, y}, 4);
+    size_t size;
+    uint8_t *pte = etrt_test_kp_write(&p, &r, 1, &y, 1, &size);
+    int64_t counts[4] = {2, 0, bad == 2 ? -3 : 3, 1};
+    etrt_tensor_view v = {counts, ETRT_DTYPE_INT64, 1, {4}}, o;
+    int64_t out[8];
+    if (bad) {
+      CHECK_FAILS(etrt_test_kp_run(pte, size, &v, 1, out, sizeof out, NULL),
+                  ETRT_ERROR_INVALID_ARGUMENT,
+                  bad == 1 ? "aten::repeat_interleave.Tensor_out (instruction 0): output_size is "
+                             "5, the repeats add up to 6"
+                           : "repeats[2] is -3");
+    } else {
+      CHECK_OK(etrt_test_kp_run(pte, size, &v, 1, out, 6 * sizeof *out, &o));
+      const int64_t want[6] = {0, 0, 2, 2, 2, 3};
+      CHECK(o.rank == 1 && o.sizes[0] == 6);
+      CHECK(memcmp(out, want, sizeof want) == 0);
+    }
+    free(pte);
+  }
+}
+
+/* masked_scatter(arange(6) as [2, 3], [T, F, T], [[10, 20], [30, 40]]) =
+ * [10, 1, 20, 30, 4, 40] (torch); a source shorter than the mask selects is refused
+ * when it runs. */
+static void test_masked_scatter(void) {
+  for (int short_source = 0; short_source < 2; ++short_source) {
+    etrt_test_kp p;
+    etrt_test_kp_init(&p);
+    int32_t s = etrt_test_kp_tensor(&p, F32, 2, (int32_t[]){2, 3}, NULL, 0);
+    int32_t m =
+        etrt_test_kp_tensor(&p, ETRT_DTYPE_BOOL, 1, (int32_t[]){3}, (uint8_t[]){1, 0, 1}, 0);
+    int32_t src = etrt_test_kp_tensor(&p, F32, 2, (int32_t[]){short_source ? 1 : 2, 2},
+                                      (float[]){10, 20, 30, 40}, 0);
+    int32_t y = etrt_test_kp_tensor(&p, F32, 2, (int32_t[]){2, 3}, NULL, 0);
+    etrt_test_kp_call(&p, "aten::masked_scatter.out", (int32_t[]){s, m, src, y, y}, 5);
+    size_t size;
+    uint8_t *pte = etrt_test_kp_write(&p, &s, 1, &y, 1, &size);
+    etrt_tensor_view v = {s24, F32, 2, {2, 3}};
+    float out[6];
+    if (short_source) {
+      CHECK_FAILS(etrt_test_kp_run(pte, size, &v, 1, out, sizeof out, NULL),
+                  ETRT_ERROR_INVALID_ARGUMENT,
+                  "aten::masked_scatter.out (instruction 0): the mask selects 4 elements, source "
+                  "has 2");
+    } else {
+      CHECK_OK(etrt_test_kp_run(pte, size, &v, 1, out, sizeof out, NULL));
+      check_floats("masked_scatter", out, (const float[]){10, 1, 20, 30, 4, 40}, 6);
+    }
+    free(pte);
+  }
+}
+
 int main(void) {
+  for (int i = 0; i < 24; ++i) s24[i] = (float)i;
+  RUN_TEST(test_masked_scatter);
+  RUN_TEST(test_index_put_inplace);
+  RUN_TEST(test_repeat_interleave);
   RUN_TEST(test_data_dependent_lengths);
   RUN_TEST(test_refusals);
   RUN_TEST(test_scatter_copies);
-  for (int i = 0; i < 24; ++i) s24[i] = (float)i;
   RUN_TEST(test_index_tensor);
   RUN_TEST(test_index_put);
   RUN_TEST(test_scatter);

@@ -244,7 +244,109 @@ static void test_glu(void) {
   free(pte);
 }
 
+/* Shifts against torch: int8 by a tensor of counts (past the width, negative) and
+ * int32 by a scalar. */
+static void test_shifts(void) {
+  const int8_t a8[6] = {1, -8, 100, -128, 5, 64}, s8[6] = {1, 2, 3, 1, 9, -1};
+  const int8_t shl8[6] = {2, -32, 32, 0, 0, 0}, shr8[6] = {0, -2, 12, -64, 0, 0};
+  const int32_t a32[4] = {1, -8, 100, -1000};
+  const int32_t shl32[4] = {8, -64, 800, -8000}, shr32[4] = {0, -2, 25, -250};
+  for (int right = 0; right < 2; ++right) {
+    etrt_test_kp p;
+    etrt_test_kp_init(&p);
+    int32_t a = etrt_test_kp_tensor(&p, ETRT_DTYPE_INT8, 1, (int32_t[]){6}, NULL, 0);
+    int32_t s = etrt_test_kp_tensor(&p, ETRT_DTYPE_INT8, 1, (int32_t[]){6}, s8, 0);
+    int32_t y = etrt_test_kp_tensor(&p, ETRT_DTYPE_INT8, 1, (int32_t[]){6}, NULL, 0);
+    int32_t b = etrt_test_kp_tensor(&p, ETRT_DTYPE_INT32, 1, (int32_t[]){4}, a32, 0);
+    int32_t by = etrt_test_kp_int(&p, right ? 2 : 3);
+    int32_t z = etrt_test_kp_tensor(&p, ETRT_DTYPE_INT32, 1, (int32_t[]){4}, NULL, 0);
+    etrt_test_kp_call(
+        &p, right ? "aten::bitwise_right_shift.Tensor_out" : "aten::bitwise_left_shift.Tensor_out",
+        (int32_t[]){a, s, y, y}, 4);
+    etrt_test_kp_call(&p,
+                      right ? "aten::bitwise_right_shift.Tensor_Scalar_out"
+                            : "aten::bitwise_left_shift.Tensor_Scalar_out",
+                      (int32_t[]){b, by, z, z}, 4);
+    size_t size;
+    uint8_t *pte = etrt_test_kp_write(&p, &a, 1, (int32_t[]){y, z}, 2, &size);
+    etrt_tensor_view v = {(void *)a8, ETRT_DTYPE_INT8, 1, {6}}, o[2];
+    etrt_program *program;
+    etrt_method *method;
+    CHECK_OK(etrt_test_kp_execute(pte, size, &v, 1, &program, &method));
+    CHECK_OK(etrt_method_get_output(method, 0, &o[0]));
+    CHECK_OK(etrt_method_get_output(method, 1, &o[1]));
+    CHECK(memcmp(o[0].data, right ? shr8 : shl8, sizeof shl8) == 0);
+    CHECK(memcmp(o[1].data, right ? shr32 : shl32, sizeof shl32) == 0);
+    etrt_method_destroy(method);
+    etrt_program_destroy(program);
+    free(pte);
+  }
+}
+
+/* copy_(self, src) in place: src [3] broadcast over self [2, 3] and cast to int32,
+ * then _conj_physical (a copy for real tensors); src that does not broadcast to self
+ * is refused when it runs, self left as it was. */
+static void test_copy_inplace(void) {
+  for (int bad = 0; bad < 2; ++bad) {
+    etrt_test_kp p;
+    etrt_test_kp_init(&p);
+    int32_t self = etrt_test_kp_tensor(&p, ETRT_DTYPE_INT32, 2, (int32_t[]){2, 3}, NULL, 0);
+    int32_t src =
+        etrt_test_kp_tensor(&p, F32, 1, (int32_t[]){bad ? 2 : 3}, (float[]){1.5f, -2.5f, 7}, 0);
+    int32_t no = etrt_test_kp_bool(&p, 0);
+    int32_t y = etrt_test_kp_tensor(&p, ETRT_DTYPE_INT32, 2, (int32_t[]){2, 3}, NULL, 0);
+    etrt_test_kp_call(&p, "aten::copy_", (int32_t[]){self, src, no, self}, 4);
+    etrt_test_kp_call(&p, "aten::_conj_physical.out", (int32_t[]){self, y, y}, 3);
+    size_t size;
+    uint8_t *pte = etrt_test_kp_write(&p, &self, 1, &y, 1, &size);
+    int32_t in[6] = {9, 9, 9, 9, 9, 9}, out[6];
+    etrt_tensor_view v = {in, ETRT_DTYPE_INT32, 2, {2, 3}};
+    if (bad) {
+      CHECK_FAILS(etrt_test_kp_run(pte, size, &v, 1, out, sizeof out, NULL),
+                  ETRT_ERROR_INVALID_ARGUMENT,
+                  "aten::copy_ (instruction 0): src (rank 1) does not broadcast to self's shape");
+    } else {
+      CHECK_OK(etrt_test_kp_run(pte, size, &v, 1, out, sizeof out, NULL));
+      const int32_t want[6] = {1, -2, 7, 1, -2, 7};
+      CHECK(memcmp(out, want, sizeof want) == 0);
+    }
+    free(pte);
+  }
+}
+
+/* A planned tensor the program never wrote and gives no initial data (a mutable buffer
+ * the exporter leaves zero) reads zeros on the first execute, then keeps what copy_
+ * wrote back: acc += x through add.out and copy_ gives x, then 2x. */
+static void test_planned_buffer_starts_zeroed(void) {
+  etrt_test_kp p;
+  etrt_test_kp_init(&p);
+  int32_t x = etrt_test_kp_tensor(&p, F32, 1, (int32_t[]){3}, NULL, 0);
+  int32_t acc = etrt_test_kp_tensor(&p, F32, 1, (int32_t[]){3}, NULL, 0);
+  int32_t y = etrt_test_kp_tensor(&p, F32, 1, (int32_t[]){3}, NULL, 0);
+  int32_t one = etrt_test_kp_int(&p, 1), no = etrt_test_kp_bool(&p, 0);
+  etrt_test_kp_call(&p, "aten::add.out", (int32_t[]){acc, x, one, y, y}, 5);
+  etrt_test_kp_call(&p, "aten::copy_", (int32_t[]){acc, y, no, acc}, 4);
+  size_t size;
+  uint8_t *pte = etrt_test_kp_write(&p, &x, 1, &y, 1, &size);
+  float in[3] = {1.5f, -2, 4};
+  etrt_tensor_view v = {in, F32, 1, {3}}, o;
+  etrt_program *program;
+  etrt_method *method;
+  CHECK_OK(etrt_test_kp_execute(pte, size, &v, 1, &program, &method));
+  CHECK_OK(etrt_method_get_output(method, 0, &o));
+  CHECK(memcmp(o.data, in, sizeof in) == 0);
+  CHECK_OK(etrt_method_execute(method));
+  CHECK_OK(etrt_method_get_output(method, 0, &o));
+  for (int i = 0; i < 3; ++i) CHECK(((const float *)o.data)[i] == 2 * in[i]);
+  etrt_method_destroy(method);
+  etrt_program_destroy(program);
+  free(pte);
+}
+
 int main(void) {
+  RUN_TEST(test_planned_buffer_starts_zeroed);
+  RUN_TEST(test_shifts);
+  RUN_TEST(test_copy_inplace);
   RUN_TEST(test_glu);
   RUN_TEST(test_float_functions);
   RUN_TEST(test_integer_division);

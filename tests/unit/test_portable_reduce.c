@@ -106,7 +106,72 @@ static void test_cumsum(void) {
   free(pte);
 }
 
+/* any and all over the channels of a channels-last input (dim order 0, 2, 3, 1):
+ * x[0, 0] = [[0, 2], [3, 0]], x[0, 1] = [[0, 5], [0, 6]]; any gives [[0, 1], [1, 1]]
+ * (contiguous), all with keepdim [[0, 1], [0, 0]] into a channels-last out. */
+static void test_any_all_channels_last(void) {
+  const uint8_t nhwc[4] = {0, 2, 3, 1};
+  etrt_test_kp p;
+  etrt_test_kp_init(&p);
+  int32_t x = etrt_test_kp_tensor(&p, ETRT_DTYPE_FLOAT32, 4, (int32_t[]){1, 2, 2, 2}, NULL, 0);
+  etrt_test_kp_dim_order(&p, x, nhwc);
+  int32_t c = etrt_test_kp_int(&p, 1);
+  int32_t no = etrt_test_kp_bool(&p, 0), yes = etrt_test_kp_bool(&p, 1);
+  int32_t a = etrt_test_kp_tensor(&p, ETRT_DTYPE_BOOL, 3, (int32_t[]){1, 2, 2}, NULL, 0);
+  int32_t l = etrt_test_kp_tensor(&p, ETRT_DTYPE_BOOL, 4, (int32_t[]){1, 1, 2, 2}, NULL, 0);
+  etrt_test_kp_dim_order(&p, l, nhwc);
+  etrt_test_kp_call(&p, "aten::any.out", (int32_t[]){x, c, no, a, a}, 5);
+  etrt_test_kp_call(&p, "aten::all.out", (int32_t[]){x, c, yes, l, l}, 5);
+  size_t size;
+  uint8_t *pte = etrt_test_kp_write(&p, &x, 1, (int32_t[]){a, l}, 2, &size);
+  const float logical[8] = {0, 2, 3, 0, 0, 5, 0, 6};
+  float in[8];
+  for (int i = 0; i < 8; ++i) in[(i % 4) * 2 + i / 4] = logical[i];
+  etrt_tensor_view v = {in, ETRT_DTYPE_FLOAT32, 4, {1, 2, 2, 2}}, o[2];
+  etrt_program *program;
+  etrt_method *method;
+  CHECK_OK(etrt_test_kp_execute(pte, size, &v, 1, &program, &method));
+  CHECK_OK(etrt_method_get_output(method, 0, &o[0]));
+  CHECK_OK(etrt_method_get_output(method, 1, &o[1]));
+  const uint8_t any[4] = {0, 1, 1, 1}, all[4] = {0, 1, 0, 0};
+  CHECK(memcmp(o[0].data, any, 4) == 0);
+  CHECK(memcmp(o[1].data, all, 4) == 0);
+  etrt_method_destroy(method);
+  etrt_program_destroy(program);
+  free(pte);
+}
+
+/* allclose.out: [1, 2, inf, nan] against [1 + 1e-6, 2, inf, nan] is close with
+ * equal_nan and not without; against 2.1 at [1] it is not close. */
+static void test_allclose(void) {
+  for (int k = 0; k < 3; ++k) {
+    etrt_test_kp p;
+    etrt_test_kp_init(&p);
+    int32_t a = etrt_test_kp_tensor(&p, ETRT_DTYPE_FLOAT32, 1, (int32_t[]){4}, NULL, 0);
+    static float other[3][4];
+    const float b[4] = {1 + 1e-6f, k == 2 ? 2.1f : 2, INFINITY, NAN};
+    memcpy(other[k], b, sizeof b);
+    int32_t bv = etrt_test_kp_tensor(&p, ETRT_DTYPE_FLOAT32, 1, (int32_t[]){4}, other[k], 0);
+    int32_t y = etrt_test_kp_tensor(&p, ETRT_DTYPE_BOOL, 1, (int32_t[]){1}, NULL, 0);
+    etrt_test_kp_call(
+        &p, "aten::allclose.out",
+        (int32_t[]){a, bv, etrt_test_kp_double(&p, 1e-5), etrt_test_kp_double(&p, 1e-8),
+                    etrt_test_kp_bool(&p, k != 1), etrt_test_kp_bool(&p, 0), y, y},
+        8);
+    size_t size;
+    uint8_t *pte = etrt_test_kp_write(&p, &a, 1, &y, 1, &size);
+    float in[4] = {1, 2, INFINITY, NAN};
+    uint8_t out = 7;
+    etrt_tensor_view v = {in, ETRT_DTYPE_FLOAT32, 1, {4}};
+    CHECK_OK(etrt_test_kp_run(pte, size, &v, 1, &out, 1, NULL));
+    CHECK(out == (k == 0));
+    free(pte);
+  }
+}
+
 int main(void) {
+  RUN_TEST(test_allclose);
+  RUN_TEST(test_any_all_channels_last);
   RUN_TEST(test_cumsum);
   RUN_TEST(test_reductions);
   RUN_TEST(test_softmax);

@@ -199,7 +199,7 @@ static void test_pixel_shuffle(void) {
 /* Channels-last (dim order 0, 2, 3, 1) programs: x [1, 2, 2, 2] arrives in NHWC
  * memory; relu keeps it channels-last, _to_dim_order_copy makes it contiguous,
  * convolution (a 1x1 that swaps the channels) reads channels-last and writes
- * contiguous. view_copy, which reads the bytes itself, refuses channels-last. */
+ * contiguous. */
 static void test_channels_last(void) {
   const uint8_t nhwc[4] = {0, 2, 3, 1};
   etrt_test_kp p;
@@ -247,18 +247,81 @@ static void test_channels_last(void) {
   etrt_program_destroy(program);
   free(pte);
 
+  /* view_copy reads the elements in logical (NCHW) order; unsqueeze_copy writes a
+   * channels-last [1, 1, 2, 2, 2] (dim order 0, 1, 3, 4, 2) from a contiguous one. */
   etrt_test_kp_init(&p);
   x = etrt_test_kp_tensor(&p, F32, 4, dims, NULL, 0);
   etrt_test_kp_dim_order(&p, x, nhwc);
   int32_t shape = etrt_test_kp_ints(&p, (int64_t[]){8}, 1);
   y = etrt_test_kp_tensor(&p, F32, 1, (int32_t[]){8}, NULL, 0);
+  int32_t contiguous = etrt_test_kp_tensor(&p, F32, 4, dims, NULL, 0);
+  int32_t u = etrt_test_kp_tensor(&p, F32, 5, (int32_t[]){1, 1, 2, 2, 2}, NULL, 0);
+  etrt_test_kp_dim_order(&p, u, (const uint8_t[]){0, 1, 3, 4, 2});
+  int32_t one_dim = etrt_test_kp_int(&p, 1);
   etrt_test_kp_call(&p, "aten::view_copy.out", (int32_t[]){x, shape, y, y}, 4);
+  etrt_test_kp_call(
+      &p, "dim_order_ops::_to_dim_order_copy.out",
+      (int32_t[]){x, etrt_test_kp_bool(&p, 0), etrt_test_kp_none(&p), contiguous, contiguous}, 5);
+  etrt_test_kp_call(&p, "aten::unsqueeze_copy.out", (int32_t[]){contiguous, one_dim, u, u}, 4);
+  pte = etrt_test_kp_write(&p, &x, 1, (int32_t[]){y, u}, 2, &size);
+  CHECK_OK(etrt_test_kp_execute(pte, size, &v, 1, &program, &method));
+  CHECK_OK(etrt_method_get_output(method, 0, &o[0]));
+  CHECK_OK(etrt_method_get_output(method, 1, &o[1]));
+  CHECK(o[0].rank == 1 && o[1].rank == 5);
+  for (int ch = 0; ch < 2; ++ch)
+    for (int h = 0; h < 2; ++h)
+      for (int w_ = 0; w_ < 2; ++w_) {
+        float logical = (float)(ch * 10 + h * 2 + w_ - 3);
+        CHECK(((const float *)o[0].data)[ch * 4 + h * 2 + w_] == logical);
+        CHECK(((const float *)o[1].data)[(h * 2 + w_) * 2 + ch] == logical); /* channels last */
+      }
+  etrt_method_destroy(method);
+  etrt_program_destroy(program);
+  free(pte);
+
+  /* The one true view keeps to contiguous tensors: its out tensor takes self's bytes. */
+  etrt_test_kp_init(&p);
+  x = etrt_test_kp_tensor(&p, F32, 4, dims, NULL, 0);
+  etrt_test_kp_dim_order(&p, x, nhwc);
+  shape = etrt_test_kp_ints(&p, (int64_t[]){8}, 1);
+  y = etrt_test_kp_tensor(&p, F32, 1, (int32_t[]){8}, NULL, 0);
+  etrt_test_kp_call(&p, "executorch_prim::et_view.default", (int32_t[]){x, shape, y}, 3);
   pte = etrt_test_kp_write(&p, &x, 1, &y, 1, &size);
   float out[8];
   CHECK_FAILS(etrt_test_kp_run(pte, size, &v, 1, out, sizeof out, NULL), ETRT_ERROR_UNSUPPORTED,
-              "instruction 0 (aten::view_copy.out): argument 0 has a dim order other than the "
-              "contiguous one");
+              "instruction 0 (executorch_prim::et_view.default): argument 0 has a dim order other "
+              "than the contiguous one");
   free(pte);
+}
+
+/* et_view(x [2, 3], [3, -1]): a [3, 2] tensor on x's bytes; a size that does not
+ * divide is refused when it runs. */
+static void test_et_view(void) {
+  for (int bad = 0; bad < 2; ++bad) {
+    etrt_test_kp p;
+    etrt_test_kp_init(&p);
+    int32_t x = etrt_test_kp_tensor(&p, F32, 2, (int32_t[]){2, 3}, NULL, 0);
+    int32_t r = etrt_test_kp_tensor(&p, F32, 2, (int32_t[]){2, 3}, NULL, 0);
+    int32_t shape = etrt_test_kp_ints(&p, (int64_t[]){bad ? 4 : 3, -1}, 2);
+    int32_t y = etrt_test_kp_tensor(&p, F32, 2, (int32_t[]){3, 2}, NULL, 0);
+    int32_t z = etrt_test_kp_tensor(&p, F32, 2, (int32_t[]){3, 2}, NULL, 0);
+    etrt_test_kp_call(&p, "aten::relu.out", (int32_t[]){x, r, r}, 3);
+    etrt_test_kp_call(&p, "executorch_prim::et_view.default", (int32_t[]){r, shape, y}, 3);
+    etrt_test_kp_call(&p, "aten::neg.out", (int32_t[]){y, z, z}, 3);
+    size_t size;
+    uint8_t *pte = etrt_test_kp_write(&p, &x, 1, &z, 1, &size);
+    float in[6] = {1, -2, 3, 4, -5, 6}, out[6];
+    etrt_tensor_view v = {in, F32, 2, {2, 3}}, view;
+    if (bad) {
+      CHECK_FAILS(etrt_test_kp_run(pte, size, &v, 1, out, sizeof out, NULL),
+                  ETRT_ERROR_INVALID_ARGUMENT, "6 elements cannot be viewed with the given size");
+    } else {
+      CHECK_OK(etrt_test_kp_run(pte, size, &v, 1, out, sizeof out, &view));
+      CHECK(view.rank == 2 && view.sizes[0] == 3 && view.sizes[1] == 2);
+      for (int i = 0; i < 6; ++i) CHECK(out[i] == (in[i] > 0 ? -in[i] : 0));
+    }
+    free(pte);
+  }
 }
 
 /* An operator the runtime lacks, or a known one with the wrong argument count, is
@@ -294,10 +357,101 @@ static void test_unknown_operator_refused_at_load(void) {
   }
 }
 
+/* unfold_copy(arange(14) as [2, 7], 1, 3, 2) -> [2, 3, 3] and as_strided_copy(arange(10),
+ * [3, 2], [2, 3], 1) -> [[1, 4], [3, 6], [5, 8]] (torch); windows that do not fit and
+ * strides past self's elements are refused when it runs. */
+static void test_unfold_as_strided(void) {
+  for (int bad = 0; bad < 3; ++bad) {
+    etrt_test_kp p;
+    etrt_test_kp_init(&p);
+    int32_t x = etrt_test_kp_tensor(&p, F32, 2, (int32_t[]){2, 7}, NULL, 0);
+    int32_t one = etrt_test_kp_int(&p, 1), size3 = etrt_test_kp_int(&p, bad == 1 ? 8 : 3);
+    int32_t two = etrt_test_kp_int(&p, 2);
+    int32_t u = etrt_test_kp_tensor(&p, F32, 3, (int32_t[]){2, 3, 3}, NULL, 0);
+    int32_t sizes = etrt_test_kp_ints(&p, (int64_t[]){3, 2}, 2);
+    int32_t strides = etrt_test_kp_ints(&p, (int64_t[]){2, bad == 2 ? 9 : 3}, 2);
+    int32_t a = etrt_test_kp_tensor(&p, F32, 2, (int32_t[]){3, 2}, NULL, 0);
+    etrt_test_kp_call(&p, "aten::unfold_copy.out", (int32_t[]){x, one, size3, two, u, u}, 6);
+    etrt_test_kp_call(&p, "aten::as_strided_copy.out", (int32_t[]){x, sizes, strides, one, a, a},
+                      6);
+    size_t size;
+    uint8_t *pte = etrt_test_kp_write(&p, &x, 1, (int32_t[]){u, a}, 2, &size);
+    float in[14];
+    for (int i = 0; i < 14; ++i) in[i] = (float)i;
+    etrt_tensor_view v = {in, F32, 2, {2, 7}}, o[2];
+    etrt_program *program = NULL;
+    etrt_method *method = NULL;
+    if (bad) {
+      CHECK_FAILS(etrt_test_kp_execute(pte, size, &v, 1, &program, &method),
+                  ETRT_ERROR_INVALID_ARGUMENT,
+                  bad == 1 ? "aten::unfold_copy.out (instruction 0): size 8 and step 2 do not fit "
+                             "dim 1 (7)"
+                           : "aten::as_strided_copy.out (instruction 1): element 14 is past "
+                             "self's 14 elements");
+    } else {
+      CHECK_OK(etrt_test_kp_execute(pte, size, &v, 1, &program, &method));
+      CHECK_OK(etrt_method_get_output(method, 0, &o[0]));
+      CHECK_OK(etrt_method_get_output(method, 1, &o[1]));
+      const float unfold[18] = {0, 1, 2, 2, 3, 4, 4, 5, 6, 7, 8, 9, 9, 10, 11, 11, 12, 13};
+      const float strided[6] = {1, 4, 3, 6, 5, 8};
+      CHECK(memcmp(o[0].data, unfold, sizeof unfold) == 0);
+      CHECK(memcmp(o[1].data, strided, sizeof strided) == 0);
+    }
+    if (method) etrt_method_destroy(method);
+    if (program) etrt_program_destroy(program);
+    free(pte);
+  }
+}
+
+/* Inputs the method cannot take (a shape beyond the bound, another dtype, another rank,
+ * an index past the inputs) are refused by set_input naming the input and the reason,
+ * and leave the method as it was: the output of the last execute stays, and the next
+ * execute runs on the last accepted input. */
+static void test_input_refusals_write_nothing(void) {
+  etrt_test_kp p;
+  etrt_test_kp_init(&p);
+  int32_t x = etrt_test_kp_tensor(&p, F32, 2, (int32_t[]){4, 2}, NULL, 1);
+  int32_t y = etrt_test_kp_tensor(&p, F32, 2, (int32_t[]){4, 2}, NULL, 1);
+  etrt_test_kp_call(&p, "aten::neg.out", (int32_t[]){x, y, y}, 3);
+  size_t size;
+  uint8_t *pte = etrt_test_kp_write(&p, &x, 1, &y, 1, &size);
+  float in[4] = {1, -2, 3, -4}, big[10] = {0};
+  int32_t ints[4] = {0};
+  etrt_tensor_view v = {in, F32, 2, {2, 2}}, o;
+  etrt_program *program;
+  etrt_method *method;
+  CHECK_OK(etrt_test_kp_execute(pte, size, &v, 1, &program, &method));
+  CHECK_OK(etrt_method_get_output(method, 0, &o));
+  const float want[4] = {-1, 2, -3, 4};
+  CHECK(o.sizes[0] == 2 && memcmp(o.data, want, sizeof want) == 0);
+  etrt_tensor_view beyond = {big, F32, 2, {5, 2}},
+                   wrong_dtype = {ints, ETRT_DTYPE_INT32, 2, {2, 2}};
+  etrt_tensor_view wrong_rank = {in, F32, 1, {4}};
+  CHECK_FAILS(etrt_method_set_input(method, 0, &beyond), ETRT_ERROR_INVALID_ARGUMENT,
+              "input 0, axis 0: size 5, the method takes at most 4");
+  CHECK_FAILS(etrt_method_set_input(method, 0, &wrong_dtype), ETRT_ERROR_INVALID_ARGUMENT,
+              "input 0: dtype int32, the method takes float32");
+  CHECK_FAILS(etrt_method_set_input(method, 0, &wrong_rank), ETRT_ERROR_INVALID_ARGUMENT,
+              "input 0: rank 1, the method takes rank 2");
+  CHECK_FAILS(etrt_method_set_input(method, 1, &v), ETRT_ERROR_INVALID_ARGUMENT,
+              "has 1 inputs, not 2");
+  CHECK_OK(etrt_method_get_output(method, 0, &o));
+  CHECK(o.sizes[0] == 2 && memcmp(o.data, want, sizeof want) == 0);
+  CHECK_OK(etrt_method_execute(method));
+  CHECK_OK(etrt_method_get_output(method, 0, &o));
+  CHECK(o.sizes[0] == 2 && memcmp(o.data, want, sizeof want) == 0);
+  etrt_method_destroy(method);
+  etrt_program_destroy(program);
+  free(pte);
+}
+
 int main(void) {
+  RUN_TEST(test_input_refusals_write_nothing);
+  RUN_TEST(test_unfold_as_strided);
   RUN_TEST(test_copy_chain);
   RUN_TEST(test_transpose_embedding_fill);
   RUN_TEST(test_dim_order_and_view_refusals);
+  RUN_TEST(test_et_view);
   RUN_TEST(test_constant_pad);
   RUN_TEST(test_trilu_repeat);
   RUN_TEST(test_pixel_shuffle);

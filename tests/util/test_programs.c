@@ -324,9 +324,12 @@ uint8_t *etrt_test_kp_write(etrt_test_kp *p, const int32_t *inputs, uint32_t num
   etrt_pte_plan *plan = ETRT_PTE_NEW(b, etrt_pte_plan, 1);
   etrt_pte_operator *operators = ETRT_PTE_NEW(b, etrt_pte_operator, p->num_ops ? p->num_ops : 1);
   for (uint32_t i = 0; i < p->num_ops; ++i) {
+    /* A default overload is written as ExecuTorch does: an empty string
+     * ("aten::copy_"). */
     const char *dot = strrchr(p->ops[i], '.');
+    if (dot == NULL) dot = p->ops[i] + strlen(p->ops[i]);
     operators[i].name = etrt_pte_builder_strn(b, p->ops[i], (size_t)(dot - p->ops[i]));
-    operators[i].overload = etrt_pte_builder_str(b, dot + 1);
+    operators[i].overload = etrt_pte_builder_str(b, *dot ? dot + 1 : "");
   }
   etrt_pte_instruction *instructions =
       ETRT_PTE_NEW(b, etrt_pte_instruction, p->num_calls ? p->num_calls : 1);

@@ -330,6 +330,72 @@ def bf16_convnet():
     return Bf16ConvNet().to(torch.bfloat16), (torch.randn(1, 3, 16, 16),)
 
 
+def instance_norm_warp():
+    class InstanceNormWarp(nn.Module):
+        """Style-transfer and spatial-transformer pieces: instance norm (decomposed into
+        _native_batch_norm_legit.no_stats), grid sampling (bilinear with reflection, nearest
+        with zeros, bicubic with border) on a fixed grid that reaches past the borders."""
+
+        def __init__(self):
+            super().__init__()
+            self.conv = nn.Conv2d(3, 4, 3, 1, 1)
+            self.norm = nn.InstanceNorm2d(4, affine=True)
+            ys, xs = torch.meshgrid(torch.linspace(-1.2, 1.1, 6), torch.linspace(-1.1, 1.3, 5),
+                                    indexing="ij")
+            self.register_buffer("grid", torch.stack([xs + 0.1 * ys, ys - 0.05 * xs], -1)[None])
+
+        def forward(self, x):
+            h = F.relu(self.norm(self.conv(x)))
+            grid = self.grid.expand(x.shape[0], -1, -1, -1)
+            return (F.grid_sample(h, grid, mode="bilinear", padding_mode="reflection",
+                                  align_corners=False),
+                    F.grid_sample(h, grid, mode="nearest", padding_mode="zeros",
+                                  align_corners=True),
+                    F.grid_sample(h, grid, mode="bicubic", padding_mode="border",
+                                  align_corners=False))
+
+    return InstanceNormWarp(), (torch.randn(2, 3, 8, 8),)
+
+
+def half_ops():
+    class HalfOps(nn.Module):
+        """float16 through convolution, instance norm, silu, sigmoid, cat, grid sampling,
+        view, softmax and a reduction."""
+
+        def __init__(self):
+            super().__init__()
+            self.conv = nn.Conv2d(3, 4, 3, 1, 1)
+            self.norm = nn.InstanceNorm2d(4, affine=True)
+            ys, xs = torch.meshgrid(torch.linspace(-1, 1, 4), torch.linspace(-1, 1, 4),
+                                    indexing="ij")
+            self.register_buffer("grid", torch.stack([xs * 0.9, ys * 1.1], -1)[None])
+
+        def forward(self, x):
+            h = F.silu(self.norm(self.conv(x)))
+            h = torch.cat([h, torch.sigmoid(h)], dim=1)
+            w = F.grid_sample(h, self.grid.expand(x.shape[0], -1, -1, -1), align_corners=False)
+            return torch.softmax(w.reshape(x.shape[0], 8, 16), dim=-1), h.mean(dim=(2, 3))
+
+    return HalfOps().to(torch.float16), (torch.randn(2, 3, 6, 6).to(torch.float16),)
+
+
+def mutable_buffer():
+    class MutableBuffer(nn.Module):
+        """A buffer the program updates in place (a running sum, an indexed store): the
+        exporter writes it back with aten::copy_ at the end of the method."""
+
+        def __init__(self):
+            super().__init__()
+            self.register_buffer("acc", torch.zeros(2, 3))
+
+        def forward(self, x):
+            self.acc.add_(x)
+            self.acc[0, 1] = 5.0
+            return self.acc * 2
+
+    return MutableBuffer(), (torch.randn(2, 3),)
+
+
 def tensor_indexing():
     class TensorIndexing(nn.Module):
         """Advanced indexing and the reductions and rearrangements around it: index.Tensor,
@@ -439,6 +505,9 @@ CORPUS = [
     ("half_mlp", half_mlp, {"reduced": True}),
     ("bf16_convnet", bf16_convnet, {"reduced": True}),
     ("tensor_indexing", tensor_indexing, {}),
+    ("instance_norm_warp", instance_norm_warp, {}),
+    ("half_ops", half_ops, {"reduced": True}),
+    ("mutable_buffer", mutable_buffer, {}),
     ("matmul_pointwise", matmul_pointwise, {}),
     ("mlp_ptd", matmul_mlp, {"ptd": True}),
     ("mlp_dynamic_batch", matmul_mlp, {"dynamic": 8}),

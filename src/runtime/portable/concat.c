@@ -1,8 +1,9 @@
 /* Joining and splitting along one dim: cat, stack, split_with_sizes_copy,
- * unbind_copy, slice_copy. Every tensor is viewed as [outer, size along dim, inner]
- * in memory order and moved in contiguous blocks of `inner` elements: cat, split and
- * slice take any dim order (channels-last) shared by all their tensors; stack and
- * unbind, which change the rank, take contiguous tensors. */
+ * unbind_copy, slice_copy. Where every tensor has one dim order (cat, split and slice;
+ * stack and unbind, which change the rank, when all are contiguous), each is viewed as
+ * [outer, size along dim, inner] in memory order and moved in contiguous blocks of
+ * `inner` elements; otherwise (channels-last beside contiguous, a channels-last stack)
+ * elements move one by one to the positions each tensor's strides give. */
 #include <string.h>
 
 #include "runtime/portable/portable.h"
@@ -49,44 +50,13 @@ static etrt_status etrt_portable_join_prepare(etrt_kernel_call *call, const etrt
                           i);
     }
   }
-  /* The tensor whose dim order every other must share. */
-  const etrt_runtime_tensor *reference = NULL;
-  const int keeps_rank = spec->kind == ETRT_JOIN_CAT || spec->kind == ETRT_JOIN_SPLIT ||
-                         spec->kind == ETRT_JOIN_SPLIT_EQUAL || spec->kind == ETRT_JOIN_SLICE;
+  /* Any dim order is taken: tensors that all share the out tensor's order (split and
+   * slice: self's) move in blocks, the others element by element (etrt_join_box). */
   if (spec->kind == ETRT_JOIN_SPLIT || spec->kind == ETRT_JOIN_SPLIT_EQUAL ||
-      spec->kind == ETRT_JOIN_UNBIND || spec->kind == ETRT_JOIN_SLICE) {
-    ETRT_RETURN_IF_ERROR(keeps_rank ? etrt_portable_tensor_arg(call, values, 0, &t)
-                                    : etrt_portable_contiguous_arg(call, values, 0, &t));
-    reference = t;
-  }
-  if (spec->out >= 0) {
-    ETRT_RETURN_IF_ERROR(keeps_rank
-                             ? etrt_portable_tensor_arg(call, values, (uint32_t)spec->out, &t)
-                             : etrt_portable_contiguous_arg(call, values, (uint32_t)spec->out, &t));
-    if (reference == NULL) reference = t;
-    if (memcmp(t->dim_order, reference->dim_order, (size_t)t->rank) != 0 ||
-        t->rank != reference->rank)
-      return etrt_error(ETRT_ERROR_UNSUPPORTED,
-                        "the out tensor's dim order differs from the input's");
-  }
-  if (spec->list >= 0) {
-    const etrt_value *list = &values[call->args[spec->list]];
-    for (uint32_t i = 0; i < list->u.tensor_list.count; ++i) {
-      const etrt_runtime_tensor *item = &values[list->u.tensor_list.items[i]].u.tensor;
-      if (item->rank == 1 && item->sizes[0] == 0) continue; /* cat's legacy empty tensors */
-      int same = keeps_rank && reference != NULL && item->rank == reference->rank &&
-                 memcmp(item->dim_order, reference->dim_order, (size_t)item->rank) == 0;
-      if (item->permuted && !same)
-        return etrt_error(ETRT_ERROR_UNSUPPORTED,
-                          "argument %d: item %u has a dim order other than the contiguous one "
-                          "(channels-last) that the other tensors do not share",
-                          spec->list, i);
-      if (!item->permuted && reference != NULL && reference->permuted)
-        return etrt_error(ETRT_ERROR_UNSUPPORTED,
-                          "argument %d: item %u is contiguous, the other tensors are not",
-                          spec->list, i);
-    }
-  }
+      spec->kind == ETRT_JOIN_UNBIND || spec->kind == ETRT_JOIN_SLICE)
+    ETRT_RETURN_IF_ERROR(etrt_portable_tensor_arg(call, values, 0, &t));
+  if (spec->out >= 0)
+    ETRT_RETURN_IF_ERROR(etrt_portable_tensor_arg(call, values, (uint32_t)spec->out, &t));
   if (spec->kind == ETRT_JOIN_SPLIT) {
     uint32_t count = 0;
     ETRT_RETURN_IF_ERROR(etrt_portable_ints_arg(call, values, (uint32_t)spec->sizes, call->ints[1],
@@ -152,6 +122,41 @@ static void etrt_portable_split_dims(const etrt_runtime_tensor *t, int32_t dim, 
   for (int32_t k = at + 1; k < t->rank; ++k) *inner *= (size_t)t->sizes[t->dim_order[k]];
 }
 
+/* Copies the box `dims` element by element: from src at element sbase + index . ss to
+ * dst at dbase + index . ds. */
+static void etrt_join_box(const etrt_runtime_tensor *src, int64_t sbase, const int64_t *ss,
+                          etrt_runtime_tensor *dst, int64_t dbase, const int64_t *ds, int32_t rank,
+                          const int64_t *dims) {
+  const size_t item = etrt_dtype_size(src->dtype);
+  int64_t numel = 1, index[ETRT_MAX_RANK] = {0}, from = sbase, to = dbase;
+  for (int32_t d = 0; d < rank; ++d) numel *= dims[d];
+  for (int64_t e = 0; e < numel; ++e) {
+    memcpy((uint8_t *)dst->data + (size_t)to * item,
+           (const uint8_t *)src->data + (size_t)from * item, item);
+    for (int32_t d = rank - 1; d >= 0; --d) {
+      from += ss[d];
+      to += ds[d];
+      if (++index[d] < dims[d]) break;
+      from -= ss[d] * index[d];
+      to -= ds[d] * index[d];
+      index[d] = 0;
+    }
+  }
+}
+
+/* Whether a and b have one dim order (what the block copies need). */
+static int etrt_join_same_order(const etrt_runtime_tensor *a, const etrt_runtime_tensor *b) {
+  return a->rank == b->rank && memcmp(a->dim_order, b->dim_order, (size_t)a->rank) == 0;
+}
+
+/* The strides of t with dim `skip` left out (-1: none). */
+static void etrt_join_strides(const etrt_runtime_tensor *t, int32_t skip, int64_t *strides) {
+  int64_t all[ETRT_MAX_RANK];
+  etrt_portable_strides(t, all);
+  for (int32_t d = 0, k = 0; d < t->rank; ++d)
+    if (d != skip) strides[k++] = all[d];
+}
+
 /* ATen's cat skips the legacy empty 1-D tensors. */
 static int etrt_portable_cat_skips(const etrt_runtime_tensor *t, etrt_portable_join_kind kind) {
   return kind == ETRT_JOIN_CAT && t->rank == 1 && t->sizes[0] == 0;
@@ -194,6 +199,26 @@ static etrt_status etrt_portable_join(etrt_kernel_call *call, etrt_value *values
   }
   dims[dim] = total;
   ETRT_RETURN_IF_ERROR(etrt_portable_out_fit(call, out, first->dtype, rank, dims));
+  int blocks = !stack || !out->permuted;
+  for (uint32_t i = 0; i < n && blocks; ++i) {
+    const etrt_runtime_tensor *t = &values[list->u.tensor_list.items[i]].u.tensor;
+    if (etrt_portable_cat_skips(t, spec->kind)) continue;
+    blocks = stack ? !t->permuted : etrt_join_same_order(t, out);
+  }
+  if (!blocks) {
+    int64_t os[ETRT_MAX_RANK], ds[ETRT_MAX_RANK], ts[ETRT_MAX_RANK];
+    etrt_portable_strides(out, os);
+    etrt_join_strides(out, stack ? dim : -1, ds);
+    int64_t at = 0;
+    for (uint32_t i = 0; i < n; ++i) {
+      const etrt_runtime_tensor *t = &values[list->u.tensor_list.items[i]].u.tensor;
+      if (etrt_portable_cat_skips(t, spec->kind)) continue;
+      etrt_join_strides(t, -1, ts);
+      etrt_join_box(t, 0, ts, out, at * os[dim], ds, t->rank, t->sizes);
+      at += stack ? 1 : t->sizes[dim];
+    }
+    return ETRT_OK;
+  }
   int64_t outer;
   size_t inner;
   etrt_portable_split_dims(out, dim, &outer, &inner);
@@ -237,13 +262,33 @@ static etrt_status etrt_portable_part(etrt_kernel_call *call, etrt_value *values
     etrt_runtime_tensor check = *o;
     ETRT_RETURN_IF_ERROR(etrt_portable_out_fit(call, &check, self->dtype, rank, dims));
   }
+  int blocks = !unbind || !self->permuted;
+  for (uint32_t i = 0; i < n && blocks; ++i) {
+    const etrt_runtime_tensor *o = &values[list->u.tensor_list.items[i]].u.tensor;
+    blocks = unbind ? !o->permuted : etrt_join_same_order(o, self);
+  }
   int64_t outer;
   size_t inner;
   etrt_portable_split_dims(self, dim, &outer, &inner);
-  int64_t offset = 0;
+  int64_t offset = 0, ss[ETRT_MAX_RANK], src[ETRT_MAX_RANK], ds[ETRT_MAX_RANK];
+  etrt_portable_strides(self, ss);
+  etrt_join_strides(self, unbind ? dim : -1, src);
   for (uint32_t i = 0; i < n; ++i) {
     etrt_runtime_tensor *o = &values[list->u.tensor_list.items[i]].u.tensor;
     int64_t size = unbind ? 1 : call->ints[1][i];
+    if (!blocks) {
+      int64_t dims[ETRT_MAX_RANK];
+      int32_t rank = 0;
+      for (int32_t a = 0; a < self->rank; ++a) {
+        if (a == dim && unbind) continue;
+        dims[rank++] = a == dim ? size : self->sizes[a];
+      }
+      ETRT_RETURN_IF_ERROR(etrt_portable_out_fit(call, o, self->dtype, rank, dims));
+      etrt_join_strides(o, -1, ds);
+      etrt_join_box(self, offset * ss[dim], src, o, 0, ds, rank, dims);
+      offset += size;
+      continue;
+    }
     int64_t dims[ETRT_MAX_RANK];
     int32_t rank = 0;
     for (int32_t a = 0; a < self->rank; ++a) {
@@ -278,6 +323,15 @@ static etrt_status etrt_portable_slice(etrt_kernel_call *call, etrt_value *value
   memcpy(dims, self->sizes, (size_t)self->rank * sizeof *dims);
   dims[dim] = count;
   ETRT_RETURN_IF_ERROR(etrt_portable_out_fit(call, out, self->dtype, self->rank, dims));
+  if (!etrt_join_same_order(self, out)) {
+    int64_t ss[ETRT_MAX_RANK], ds[ETRT_MAX_RANK];
+    etrt_portable_strides(self, ss);
+    etrt_portable_strides(out, ds);
+    const int64_t base = start * ss[dim];
+    ss[dim] *= step;
+    etrt_join_box(self, base, ss, out, 0, ds, self->rank, dims);
+    return ETRT_OK;
+  }
   int64_t outer;
   size_t inner;
   etrt_portable_split_dims(self, dim, &outer, &inner);

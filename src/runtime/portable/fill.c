@@ -128,9 +128,12 @@ FILL(arange, "aten::arange.start_out", 5, ETRT_FILL_ARANGE, 3);
 FILL(arange_end, "aten::arange.out", 3, ETRT_FILL_ARANGE_END, 1);
 FILL(zeros, "aten::zeros.out", 3, ETRT_FILL_ZEROS, 1);
 FILL(empty, "aten::empty.out", 4, ETRT_FILL_ZEROS, 2);
+/* _empty_dim_order.out(int[] size, *, int[]? dim_order, out): the out tensor has its
+ * dim order already. */
+FILL(empty_dim_order, "dim_order_ops::_empty_dim_order.out", 4, ETRT_FILL_ZEROS, 2);
 FILL(ones, "aten::ones.out", 3, ETRT_FILL_ONES, 1);
 
 const etrt_kernel_def *const etrt_portable_fill[] = {
-    &full.def,  &full_like.def, &scalar_tensor.def, &arange.def, &arange_end.def,
-    &zeros.def, &empty.def,     &ones.def,          NULL,
+    &full.def,  &full_like.def, &scalar_tensor.def, &arange.def,          &arange_end.def,
+    &zeros.def, &empty.def,     &ones.def,          &empty_dim_order.def, NULL,
 };

@@ -155,11 +155,17 @@ static etrt_status etrt_portable_advanced_source(
   return ETRT_OK;
 }
 
+/* The tensor written: index.Tensor_out's and index_put.out's out, index_put_'s self
+ * (its five arguments end with the return value). */
+static uint32_t etrt_portable_index_out(const etrt_kernel_call *call) {
+  return call->def->num_args == 6 ? 4 : call->def->num_args == 5 ? 0 : 2;
+}
+
 static etrt_status etrt_portable_index_prepare(etrt_kernel_call *call, const etrt_value *values) {
   const etrt_runtime_tensor *self = NULL, *out = NULL;
   ETRT_RETURN_IF_ERROR(etrt_portable_tensor_arg(call, values, 0, &self));
-  const int put = call->def->num_args == 6;
-  ETRT_RETURN_IF_ERROR(etrt_portable_tensor_arg(call, values, put ? 4 : 2, &out));
+  const int put = call->def->num_args >= 5;
+  ETRT_RETURN_IF_ERROR(etrt_portable_tensor_arg(call, values, etrt_portable_index_out(call), &out));
   if (out->dtype != self->dtype)
     return etrt_error(ETRT_ERROR_INVALID_ARGUMENT, "the out tensor is %s, self %s",
                       etrt_dtype_name(out->dtype), etrt_dtype_name(self->dtype));
@@ -179,9 +185,9 @@ static etrt_status etrt_portable_index_prepare(etrt_kernel_call *call, const etr
 static etrt_status etrt_portable_index_run(etrt_kernel_call *call, etrt_value *values,
                                            etrt_run_context *context) {
   (void)context;
-  const int put = call->def->num_args == 6;
+  const int put = call->def->num_args >= 5;
   const etrt_runtime_tensor *self = &values[call->args[0]].u.tensor;
-  etrt_runtime_tensor *out = &values[call->args[put ? 4 : 2]].u.tensor;
+  etrt_runtime_tensor *out = &values[call->args[etrt_portable_index_out(call)]].u.tensor;
   etrt_portable_advanced a;
   ETRT_RETURN_IF_ERROR(etrt_portable_advanced_plan(call, values, self, &a));
   const size_t item = etrt_dtype_size(self->dtype);
@@ -264,6 +270,10 @@ static const etrt_kernel_def index_tensor = {"aten::index.Tensor_out", 4,
                                              etrt_portable_index_prepare, etrt_portable_index_run};
 static const etrt_kernel_def index_put = {"aten::index_put.out", 6, etrt_portable_index_prepare,
                                           etrt_portable_index_run};
+/* index_put_(self, Tensor?[] indices, Tensor values, bool accumulate) -> self: in place
+ * (the copy of self into out is skipped, the bytes being the same). */
+static const etrt_kernel_def index_put_inplace = {
+    "aten::index_put_", 5, etrt_portable_index_prepare, etrt_portable_index_run};
 
 /* ---- scatter.src_out(self, dim, index, src, *, out), scatter.value_out(self, dim,
  * index, Scalar value, *, out), scatter_add.out(self, dim, index, src, *, out): out is
@@ -793,18 +803,159 @@ static etrt_status etrt_portable_dropout_run(etrt_kernel_call *call, etrt_value 
 static const etrt_kernel_def dropout = {"aten::native_dropout.out", 6,
                                         etrt_portable_dropout_prepare, etrt_portable_dropout_run};
 
+/* repeat_interleave.Tensor_out(Tensor repeats, *, SymInt? output_size, out): index i
+ * repeated repeats[i] times; the length is the data's (a dynamic out tensor). */
+static etrt_status etrt_portable_repeat_interleave_prepare(etrt_kernel_call *call,
+                                                           const etrt_value *values) {
+  const etrt_runtime_tensor *repeats = NULL, *out = NULL;
+  ETRT_RETURN_IF_ERROR(etrt_portable_tensor_arg(call, values, 0, &repeats));
+  ETRT_RETURN_IF_ERROR(etrt_portable_tensor_arg(call, values, 2, &out));
+  if ((repeats->dtype != ETRT_DTYPE_INT32 && repeats->dtype != ETRT_DTYPE_INT64) ||
+      repeats->rank > 1 || out->dtype != repeats->dtype)
+    return etrt_error(ETRT_ERROR_INVALID_ARGUMENT,
+                      "repeats (%s, rank %d) must be a 1-D int32 or int64 tensor, and out (%s) of "
+                      "its dtype",
+                      etrt_dtype_name(repeats->dtype), repeats->rank, etrt_dtype_name(out->dtype));
+  return ETRT_OK;
+}
+
+static etrt_status etrt_portable_repeat_interleave_run(etrt_kernel_call *call, etrt_value *values,
+                                                       etrt_run_context *context) {
+  (void)context;
+  const etrt_runtime_tensor *repeats = &values[call->args[0]].u.tensor;
+  etrt_runtime_tensor *out = &values[call->args[2]].u.tensor;
+  const int64_t n = etrt_portable_numel(repeats);
+  const size_t item = etrt_dtype_size(repeats->dtype);
+  int64_t strides[ETRT_MAX_RANK] = {1}, total = 0;
+  etrt_portable_strides(repeats, strides);
+  for (int64_t i = 0; i < n; ++i) {
+    int64_t r = (int64_t)etrt_portable_scalar_load(
+        repeats->dtype, (const uint8_t *)repeats->data + (size_t)(i * strides[0]) * item);
+    if (r < 0)
+      return etrt_error(ETRT_ERROR_INVALID_ARGUMENT, "%s (instruction %u): repeats[%lld] is %lld",
+                        call->def->name, call->instruction, (long long)i, (long long)r);
+    total += r;
+  }
+  if (values[call->args[1]].tag != ETRT_VALUE_NONE) {
+    int64_t given = 0;
+    ETRT_RETURN_IF_ERROR(etrt_portable_int_arg(call, values, 1, &given));
+    if (given != total)
+      return etrt_error(ETRT_ERROR_INVALID_ARGUMENT,
+                        "%s (instruction %u): output_size is %lld, the repeats add up to %lld",
+                        call->def->name, call->instruction, (long long)given, (long long)total);
+  }
+  ETRT_RETURN_IF_ERROR(etrt_portable_out_fit(call, out, out->dtype, 1, &total));
+  int64_t at = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    int64_t r = (int64_t)etrt_portable_scalar_load(
+        repeats->dtype, (const uint8_t *)repeats->data + (size_t)(i * strides[0]) * item);
+    for (int64_t k = 0; k < r; ++k, ++at)
+      ETRT_RETURN_IF_ERROR(etrt_portable_scalar_store((double)i, out->dtype,
+                                                      (uint8_t *)out->data + (size_t)at * item));
+  }
+  return ETRT_OK;
+}
+
+static const etrt_kernel_def repeat_interleave = {"aten::repeat_interleave.Tensor_out", 4,
+                                                  etrt_portable_repeat_interleave_prepare,
+                                                  etrt_portable_repeat_interleave_run};
+
+/* masked_scatter.out(self, mask, source, *, out): self, with the positions where the
+ * mask (broadcast to self's shape) is true taking source's elements one after another
+ * in row-major order. Too few source elements is an execute error, nothing written. */
+static etrt_status etrt_portable_masked_scatter_prepare(etrt_kernel_call *call,
+                                                        const etrt_value *values) {
+  const etrt_runtime_tensor *self = NULL, *mask = NULL, *source = NULL, *out = NULL;
+  ETRT_RETURN_IF_ERROR(etrt_portable_tensor_arg(call, values, 0, &self));
+  ETRT_RETURN_IF_ERROR(etrt_portable_tensor_arg(call, values, 1, &mask));
+  ETRT_RETURN_IF_ERROR(etrt_portable_tensor_arg(call, values, 2, &source));
+  ETRT_RETURN_IF_ERROR(etrt_portable_tensor_arg(call, values, 3, &out));
+  if (mask->dtype != ETRT_DTYPE_BOOL || source->dtype != self->dtype || out->dtype != self->dtype)
+    return etrt_error(ETRT_ERROR_INVALID_ARGUMENT,
+                      "the mask (%s) must be bool, source (%s) and out (%s) of self's dtype (%s)",
+                      etrt_dtype_name(mask->dtype), etrt_dtype_name(source->dtype),
+                      etrt_dtype_name(out->dtype), etrt_dtype_name(self->dtype));
+  return ETRT_OK;
+}
+
+static etrt_status etrt_portable_masked_scatter_run(etrt_kernel_call *call, etrt_value *values,
+                                                    etrt_run_context *context) {
+  (void)context;
+  const etrt_runtime_tensor *self = &values[call->args[0]].u.tensor;
+  const etrt_runtime_tensor *mask = &values[call->args[1]].u.tensor;
+  const etrt_runtime_tensor *source = &values[call->args[2]].u.tensor;
+  etrt_runtime_tensor *out = &values[call->args[3]].u.tensor;
+  int64_t xs[ETRT_MAX_RANK], ms[ETRT_MAX_RANK] = {0}, own[ETRT_MAX_RANK], ys[ETRT_MAX_RANK];
+  int64_t ss[ETRT_MAX_RANK], si[ETRT_MAX_RANK] = {0};
+  if (mask->rank > self->rank)
+    return etrt_error(ETRT_ERROR_INVALID_ARGUMENT,
+                      "%s (instruction %u): the mask (rank %d) does not broadcast to self (rank "
+                      "%d)",
+                      call->def->name, call->instruction, mask->rank, self->rank);
+  etrt_portable_strides(mask, own);
+  for (int32_t d = 0; d < mask->rank; ++d) {
+    const int32_t at = self->rank - mask->rank + d;
+    if (mask->sizes[d] != self->sizes[at] && mask->sizes[d] != 1)
+      return etrt_error(ETRT_ERROR_INVALID_ARGUMENT,
+                        "%s (instruction %u): the mask's dim %d (%lld) does not broadcast to %lld",
+                        call->def->name, call->instruction, d, (long long)mask->sizes[d],
+                        (long long)self->sizes[at]);
+    ms[at] = mask->sizes[d] == 1 ? 0 : own[d];
+  }
+  etrt_portable_strides(self, xs);
+  etrt_portable_strides(source, ss);
+  const int64_t numel = etrt_portable_numel(self), available = etrt_portable_numel(source);
+  /* Count first: a short source writes nothing. */
+  int64_t index[ETRT_MAX_RANK] = {0}, needed = 0;
+  for (int64_t e = 0; e < numel; ++e) {
+    int64_t m = 0;
+    for (int32_t d = 0; d < self->rank; ++d) m += index[d] * ms[d];
+    needed += ((const uint8_t *)mask->data)[m] != 0;
+    for (int32_t d = self->rank - 1; d >= 0; --d) {
+      if (++index[d] < self->sizes[d]) break;
+      index[d] = 0;
+    }
+  }
+  if (needed > available)
+    return etrt_error(ETRT_ERROR_INVALID_ARGUMENT,
+                      "%s (instruction %u): the mask selects %lld elements, source has %lld",
+                      call->def->name, call->instruction, (long long)needed, (long long)available);
+  ETRT_RETURN_IF_ERROR(etrt_portable_out_fit(call, out, out->dtype, self->rank, self->sizes));
+  etrt_portable_strides(out, ys);
+  const size_t item = etrt_dtype_size(self->dtype);
+  memset(index, 0, sizeof index);
+  for (int64_t e = 0; e < numel; ++e) {
+    int64_t m = 0, x = 0, y = 0, s = 0;
+    for (int32_t d = 0; d < self->rank; ++d) {
+      m += index[d] * ms[d];
+      x += index[d] * xs[d];
+      y += index[d] * ys[d];
+    }
+    const uint8_t *from = (const uint8_t *)self->data + (size_t)x * item;
+    if (((const uint8_t *)mask->data)[m] != 0) {
+      for (int32_t d = 0; d < source->rank; ++d) s += si[d] * ss[d];
+      from = (const uint8_t *)source->data + (size_t)s * item;
+      for (int32_t d = source->rank - 1; d >= 0; --d) {
+        if (++si[d] < source->sizes[d]) break;
+        si[d] = 0;
+      }
+    }
+    memmove((uint8_t *)out->data + (size_t)y * item, from, item);
+    for (int32_t d = self->rank - 1; d >= 0; --d) {
+      if (++index[d] < self->sizes[d]) break;
+      index[d] = 0;
+    }
+  }
+  return ETRT_OK;
+}
+
+static const etrt_kernel_def masked_scatter = {"aten::masked_scatter.out", 5,
+                                               etrt_portable_masked_scatter_prepare,
+                                               etrt_portable_masked_scatter_run};
+
 const etrt_kernel_def *const etrt_portable_index[] = {
-    &index_tensor,
-    &nonzero,
-    &masked_select,
-    &select_scatter,
-    &slice_scatter,
-    &index_put,
-    &scatter_src.def,
-    &scatter_value.def,
-    &scatter_add.def,
-    &topk,
-    &narrow,
-    &dropout,
-    NULL,
+    &index_tensor,   &nonzero,         &masked_select,     &select_scatter,
+    &slice_scatter,  &index_put,       &index_put_inplace, &repeat_interleave,
+    &masked_scatter, &scatter_src.def, &scatter_value.def, &scatter_add.def,
+    &topk,           &narrow,          &dropout,           NULL,
 };

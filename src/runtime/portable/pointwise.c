@@ -145,14 +145,22 @@ static etrt_status etrt_portable_map_run(etrt_kernel_call *call, etrt_value *val
     if (spec->inputs[k] < 0) memcpy(&x[k], call->scalar_bytes[k], sizeof x[k]);
   }
   int fault = 0;
+  /* float32 throughout (most programs): elements read and written without the
+   * per-dtype switch. */
+  int all_f32 = out->dtype == ETRT_DTYPE_FLOAT32;
+  for (int k = 0; k < n; ++k) all_f32 &= in[k] == NULL || in[k]->dtype == ETRT_DTYPE_FLOAT32;
   for (int64_t e = 0; e < numel; ++e) {
     for (int k = 0; k < n; ++k)
       if (in[k] != NULL)
-        x[k] = etrt_portable_scalar_load(in[k]->dtype,
-                                         (const uint8_t *)in[k]->data + (size_t)at[k] * item[k]);
+        x[k] = all_f32 ? (double)((const float *)in[k]->data)[at[k]]
+                       : etrt_portable_scalar_load(
+                             in[k]->dtype, (const uint8_t *)in[k]->data + (size_t)at[k] * item[k]);
     double y = spec->fn(x, call->scalars, integer, &fault);
     if (integer && !isfinite(y)) y = 0; /* a NaN cast to an integer is undefined in C */
-    etrt_portable_scalar_store(y, out->dtype, (uint8_t *)out->data + (size_t)at[n] * item[n]);
+    if (all_f32)
+      ((float *)out->data)[at[n]] = (float)y;
+    else
+      etrt_portable_scalar_store(y, out->dtype, (uint8_t *)out->data + (size_t)at[n] * item[n]);
     for (int d = rank - 1; d >= 0; --d) {
       for (int k = 0; k <= n; ++k) at[k] += strides[k][d];
       if (++index[d] < dims[d]) break;
@@ -265,6 +273,21 @@ static double etrt_map_xor(const double *x, const double *p, int i, int *f) {
   (void)p, (void)i, (void)f;
   return (double)(etrt_map_int(x[0]) ^ etrt_map_int(x[1]));
 }
+/* Shifts as ATen's: a left shift by a negative count or one past int64's width gives 0,
+ * a right shift then fills with the sign; the store wraps the result to the out
+ * tensor's width. */
+static double etrt_map_shl(const double *x, const double *p, int i, int *f) {
+  (void)p, (void)i, (void)f;
+  int64_t a = etrt_map_int(x[0]), b = etrt_map_int(x[1]);
+  if (b < 0 || b > 63) return 0;
+  return (double)(int64_t)((uint64_t)a << b);
+}
+static double etrt_map_shr(const double *x, const double *p, int i, int *f) {
+  (void)p, (void)i, (void)f;
+  int64_t a = etrt_map_int(x[0]), b = etrt_map_int(x[1]);
+  if (b < 0 || b > 63) b = 63;
+  return (double)(a < 0 ? ~(~a >> b) : a >> b);
+}
 /* clamp(x, min?, max?): an absent bound (bit clear in p[3]) does not apply; a NaN
  * bound or operand gives NaN, as in ATen. */
 static double etrt_map_clamp(const double *x, const double *p, int i, int *f) {
@@ -354,6 +377,10 @@ MAP(pow_s, "aten::pow.Scalar_out", 4, etrt_map_pow, ETRT_MAP_SAME, S(0), 1, -1, 
 MAP2S(and_s, "aten::bitwise_and.Scalar_out", etrt_map_and, ETRT_MAP_INTEGER);
 MAP2S(or_s, "aten::bitwise_or.Scalar_out", etrt_map_or, ETRT_MAP_INTEGER);
 MAP2S(xor_s, "aten::bitwise_xor.Scalar_out", etrt_map_xor, ETRT_MAP_INTEGER);
+MAP2(shl_t, "aten::bitwise_left_shift.Tensor_out", etrt_map_shl, ETRT_MAP_INTEGER);
+MAP2S(shl_s, "aten::bitwise_left_shift.Tensor_Scalar_out", etrt_map_shl, ETRT_MAP_INTEGER);
+MAP2(shr_t, "aten::bitwise_right_shift.Tensor_out", etrt_map_shr, ETRT_MAP_INTEGER);
+MAP2S(shr_s, "aten::bitwise_right_shift.Tensor_Scalar_out", etrt_map_shr, ETRT_MAP_INTEGER);
 /* clamp.Tensor_out(self, Tensor? min, Tensor? max, *, out). */
 MAP(clamp_t, "aten::clamp.Tensor_out", 5, etrt_map_clamp, ETRT_MAP_SAME, 0, 1, 2, -1, -1, -1, 3,
     NULL);
@@ -371,10 +398,65 @@ static etrt_status etrt_portable_second(etrt_kernel_call *call, const etrt_value
 MAP(to_copy, "aten::_to_copy.out", 5, etrt_map_last, ETRT_MAP_CAST, 0, -1, -1, -1, -1, -1, 3, NULL);
 MAP(copy, "aten::copy.out", 5, etrt_map_last, ETRT_MAP_CAST, 0, 1, -1, -1, -1, -1, 3,
     etrt_portable_second);
+/* _conj_physical.out(self, *, out): real tensors are their own conjugates. */
+MAP(conj, "aten::_conj_physical.out", 3, etrt_map_last, ETRT_MAP_CAST, 0, -1, -1, -1, -1, -1, 1,
+    NULL);
 MAP(fill_s, "aten::fill.Scalar_out", 4, etrt_map_last, ETRT_MAP_CAST, 0, S(1), -1, -1, -1, -1, 2,
     etrt_portable_second);
 MAP(fill_t, "aten::fill.Tensor_out", 4, etrt_map_last, ETRT_MAP_CAST, 0, 1, -1, -1, -1, -1, 2,
     etrt_portable_second);
+
+/* copy_(self, src, bool non_blocking) -> self: in place, src broadcast to self's shape
+ * (never self to src's) and cast to its dtype. The return value is self's tensor; where
+ * the program gave it bytes of its own, they get the result too. */
+static etrt_status etrt_portable_copy_inplace_run(etrt_kernel_call *call, etrt_value *values,
+                                                  etrt_run_context *context) {
+  const etrt_runtime_tensor *self = &values[call->args[0]].u.tensor;
+  const etrt_runtime_tensor *src = &values[call->args[1]].u.tensor;
+  int fits = src->rank <= self->rank;
+  for (int32_t d = 0; fits && d < src->rank; ++d) {
+    int64_t size = src->sizes[d], want = self->sizes[self->rank - src->rank + d];
+    fits = size == want || size == 1;
+  }
+  if (!fits)
+    return etrt_error(ETRT_ERROR_INVALID_ARGUMENT,
+                      "%s (instruction %u): src (rank %d) does not broadcast to self's shape",
+                      call->def->name, call->instruction, src->rank);
+  ETRT_RETURN_IF_ERROR(etrt_portable_map_run(call, values, context));
+  etrt_value *ret = &values[call->args[3]];
+  if (ret->tag == ETRT_VALUE_TENSOR && ret->u.tensor.data != self->data &&
+      ret->u.tensor.data != NULL) {
+    ETRT_RETURN_IF_ERROR(
+        etrt_portable_out_fit(call, &ret->u.tensor, self->dtype, self->rank, self->sizes));
+    memcpy(ret->u.tensor.data, self->data, etrt_runtime_tensor_nbytes(self));
+  }
+  return ETRT_OK;
+}
+
+static etrt_status etrt_portable_copy_inplace_prepare(etrt_kernel_call *call,
+                                                      const etrt_value *values) {
+  ETRT_RETURN_IF_ERROR(etrt_portable_map_prepare(call, values));
+  const etrt_value *ret = &values[call->args[3]];
+  if (ret->tag != ETRT_VALUE_TENSOR) return ETRT_OK;
+  const etrt_runtime_tensor *self = &values[call->args[0]].u.tensor;
+  if (ret->u.tensor.dtype != self->dtype || ret->u.tensor.rank != self->rank ||
+      memcmp(ret->u.tensor.dim_order, self->dim_order, (size_t)self->rank) != 0)
+    return etrt_error(ETRT_ERROR_INVALID_ARGUMENT,
+                      "the return value (%s, rank %d) must have self's dtype (%s), rank and dim "
+                      "order",
+                      etrt_dtype_name(ret->u.tensor.dtype), ret->u.tensor.rank,
+                      etrt_dtype_name(self->dtype));
+  return ETRT_OK;
+}
+
+static const etrt_portable_map_spec copy_inplace = {
+    {"aten::copy_", 4, etrt_portable_copy_inplace_prepare, etrt_portable_copy_inplace_run},
+    etrt_map_last,
+    ETRT_MAP_CAST,
+    {0, 1, -1},
+    {-1, -1, -1},
+    0,
+    etrt_portable_second};
 
 /* glu.out(self, int dim, *, out): a * sigmoid(b), a and b the halves of self along dim. */
 static etrt_status etrt_portable_glu_prepare(etrt_kernel_call *call, const etrt_value *values) {
@@ -439,6 +521,12 @@ const etrt_kernel_def *const etrt_portable_pointwise[] = {
     &glu,
     &to_copy.def,
     &copy.def,
+    &copy_inplace.def,
+    &conj.def,
+    &shl_t.def,
+    &shl_s.def,
+    &shr_t.def,
+    &shr_s.def,
     &fill_s.def,
     &fill_t.def,
     &expm1_.def,

@@ -131,5 +131,9 @@ extern const etrt_kernel_def *const etrt_portable_pointwise[];
 extern const etrt_kernel_def *const etrt_portable_statistics[];
 extern const etrt_kernel_def *const etrt_portable_resample[];
 extern const etrt_kernel_def *const etrt_portable_index[];
+extern const etrt_kernel_def *const etrt_portable_grid_sample[];
+extern const etrt_kernel_def *const etrt_portable_distance[];
+extern const etrt_kernel_def *const etrt_portable_resize_aa[];
+extern const etrt_kernel_def *const etrt_portable_random[];
 
 #endif

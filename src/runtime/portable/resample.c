@@ -324,6 +324,23 @@ static etrt_status etrt_portable_bilinear_run(etrt_kernel_call *call, etrt_value
       if (w[0] > self->sizes[3] - 1) w[0] = self->sizes[3] - 1;
       w[1] = w[0] + (w[0] < self->sizes[3] - 1);
       double lw = fmin(s - (double)w[0], 1.0);
+      if (self->dtype == ETRT_DTYPE_FLOAT32 && out->dtype == ETRT_DTYPE_FLOAT32) {
+        /* float32 (what most programs hold) read and written directly, in float as ATen
+         * computes it. */
+        const float *xf = (const float *)x;
+        float *yf = (float *)out->data;
+        const float fh = (float)lh, fw = (float)lw;
+        const int64_t o00 = h[0] * xs[2] + w[0] * xs[3], o01 = h[0] * xs[2] + w[1] * xs[3];
+        const int64_t o10 = h[1] * xs[2] + w[0] * xs[3], o11 = h[1] * xs[2] + w[1] * xs[3];
+        for (int64_t n = 0; n < dims[0]; ++n)
+          for (int64_t c = 0; c < dims[1]; ++c) {
+            const float *b = xf + n * xs[0] + c * xs[1];
+            yf[n * ys[0] + c * ys[1] + oh * ys[2] + ow * ys[3]] =
+                (1 - fh) * ((1 - fw) * b[o00] + fw * b[o01]) +
+                fh * ((1 - fw) * b[o10] + fw * b[o11]);
+          }
+        continue;
+      }
       for (int64_t n = 0; n < dims[0]; ++n)
         for (int64_t c = 0; c < dims[1]; ++c) {
           const int64_t base = n * xs[0] + c * xs[1];

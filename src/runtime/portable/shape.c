@@ -1,6 +1,8 @@
 /* Views and copies as ExecuTorch defines them (every *_copy writes its own out
- * tensor): the byte copies (view_copy, unsqueeze_copy, squeeze_copy), which take
- * contiguous tensors only, and the engine-backed ones (clone, _clone_dim_order and
+ * tensor): the byte copies (view_copy, unsqueeze_copy, squeeze_copy), which move
+ * elements one by one in logical order when either tensor has another dim order
+ * (channels-last); executorch_prim::et_view, the one true view, whose out tensor takes
+ * self's bytes; and the engine-backed ones (clone, _clone_dim_order and
  * _to_dim_order_copy, which also convert between dim orders, permute_copy, t_copy,
  * transpose_copy, expand_copy, select_copy, index_select, embedding, gather,
  * constant_pad_nd, tril/triu, pixel_shuffle, repeat). */
@@ -12,7 +14,8 @@
 typedef enum etrt_portable_copy_kind {
   ETRT_COPY_VIEW,      /* (self, size, *, out) */
   ETRT_COPY_UNSQUEEZE, /* (self, dim, *, out) */
-  ETRT_COPY_SQUEEZE    /* (self, dim or dims, *, out) */
+  ETRT_COPY_SQUEEZE,   /* (self, dim or dims, *, out) */
+  ETRT_COPY_ET_VIEW    /* et_view.default(self, size, out): out aliases self's bytes */
 } etrt_portable_copy_kind;
 
 typedef struct etrt_portable_copy_spec {
@@ -28,10 +31,22 @@ static const etrt_portable_copy_spec *etrt_portable_copy_of(const etrt_kernel_ca
 static etrt_status etrt_portable_copy_prepare(etrt_kernel_call *call, const etrt_value *values) {
   const etrt_portable_copy_spec *spec = etrt_portable_copy_of(call);
   const etrt_runtime_tensor *t = NULL;
-  ETRT_RETURN_IF_ERROR(etrt_portable_contiguous_arg(call, values, 0, &t));
-  ETRT_RETURN_IF_ERROR(etrt_portable_contiguous_arg(call, values, (uint32_t)spec->out, &t));
+  if (spec->kind == ETRT_COPY_ET_VIEW) {
+    /* Another dim order would make the shared bytes mean other elements. */
+    ETRT_RETURN_IF_ERROR(etrt_portable_contiguous_arg(call, values, 0, &t));
+    ETRT_RETURN_IF_ERROR(etrt_portable_contiguous_arg(call, values, (uint32_t)spec->out, &t));
+    const etrt_runtime_tensor *self = &values[call->args[0]].u.tensor;
+    if (t->dtype != self->dtype || t->device.type != self->device.type)
+      return etrt_error(ETRT_ERROR_INVALID_ARGUMENT,
+                        "the out tensor (%s) must have self's dtype (%s) and device",
+                        etrt_dtype_name(t->dtype), etrt_dtype_name(self->dtype));
+  } else {
+    ETRT_RETURN_IF_ERROR(etrt_portable_tensor_arg(call, values, 0, &t));
+    ETRT_RETURN_IF_ERROR(etrt_portable_tensor_arg(call, values, (uint32_t)spec->out, &t));
+  }
   uint32_t count = 0;
   switch (spec->kind) {
+    case ETRT_COPY_ET_VIEW:
     case ETRT_COPY_VIEW:
     case ETRT_COPY_SQUEEZE:
       ETRT_RETURN_IF_ERROR(
@@ -56,6 +71,7 @@ static etrt_status etrt_portable_copy_shape(const etrt_kernel_call *call,
   const uint32_t count = (uint32_t)call->scalars[0];
   const int64_t *ints = call->ints[0];
   switch (spec->kind) {
+    case ETRT_COPY_ET_VIEW:
     case ETRT_COPY_VIEW: {
       int64_t known = 1, numel = 1;
       int infer = -1;
@@ -117,6 +133,33 @@ static etrt_status etrt_portable_copy_shape(const etrt_kernel_call *call,
   }
 }
 
+/* Element e of self (in row-major logical order) to element e of out, each at the
+ * position its own strides give: the same elements, whatever either's dim order. */
+static void etrt_portable_copy_logical(const etrt_runtime_tensor *self, etrt_runtime_tensor *out) {
+  int64_t ss[ETRT_MAX_RANK], os[ETRT_MAX_RANK], si[ETRT_MAX_RANK] = {0}, oi[ETRT_MAX_RANK] = {0};
+  etrt_portable_strides(self, ss);
+  etrt_portable_strides(out, os);
+  const size_t item = etrt_dtype_size(self->dtype);
+  const int64_t numel = etrt_portable_numel(self);
+  int64_t sat = 0, oat = 0;
+  for (int64_t e = 0; e < numel; ++e) {
+    memcpy((uint8_t *)out->data + (size_t)oat * item,
+           (const uint8_t *)self->data + (size_t)sat * item, item);
+    for (int32_t d = self->rank - 1; d >= 0; --d) {
+      sat += ss[d];
+      if (++si[d] < self->sizes[d]) break;
+      sat -= ss[d] * si[d];
+      si[d] = 0;
+    }
+    for (int32_t d = out->rank - 1; d >= 0; --d) {
+      oat += os[d];
+      if (++oi[d] < out->sizes[d]) break;
+      oat -= os[d] * oi[d];
+      oi[d] = 0;
+    }
+  }
+}
+
 static etrt_status etrt_portable_copy_run(etrt_kernel_call *call, etrt_value *values,
                                           etrt_run_context *context) {
   (void)context;
@@ -129,6 +172,25 @@ static etrt_status etrt_portable_copy_run(etrt_kernel_call *call, etrt_value *va
   int32_t rank = 0;
   int64_t dims[ETRT_MAX_RANK];
   ETRT_RETURN_IF_ERROR(etrt_portable_copy_shape(call, self, &rank, dims));
+  if (spec->kind == ETRT_COPY_ET_VIEW) {
+    /* Fitted against self's bytes before the out tensor takes them. */
+    etrt_runtime_tensor view = *out;
+    view.capacity = self->capacity;
+    ETRT_RETURN_IF_ERROR(etrt_portable_out_fit(call, &view, self->dtype, rank, dims));
+    view.data = self->data;
+    *out = view;
+    return ETRT_OK;
+  }
+  if (self->permuted || out->permuted) {
+    if (out->data == self->data && etrt_portable_numel(self) > 1)
+      return etrt_error(ETRT_ERROR_UNSUPPORTED,
+                        "%s (instruction %u): self and out share their bytes in different dim "
+                        "orders",
+                        call->def->name, call->instruction);
+    ETRT_RETURN_IF_ERROR(etrt_portable_out_fit(call, out, self->dtype, rank, dims));
+    etrt_portable_copy_logical(self, out);
+    return ETRT_OK;
+  }
   ETRT_RETURN_IF_ERROR(etrt_portable_out_fit(call, out, self->dtype, rank, dims));
   size_t nbytes = etrt_runtime_tensor_nbytes(out);
   if (nbytes > 0 && out->data != self->data) memmove(out->data, self->data, nbytes);
@@ -144,6 +206,7 @@ COPY(unsafe_view, "aten::_unsafe_view.out", 4, ETRT_COPY_VIEW, 2);
 COPY(unsqueeze_copy, "aten::unsqueeze_copy.out", 4, ETRT_COPY_UNSQUEEZE, 2);
 COPY(squeeze_dims, "aten::squeeze_copy.dims_out", 4, ETRT_COPY_SQUEEZE, 2);
 COPY(squeeze_dim, "aten::squeeze_copy.dim_out", 4, ETRT_COPY_SQUEEZE, 2);
+COPY(et_view, "executorch_prim::et_view.default", 3, ETRT_COPY_ET_VIEW, 2);
 
 #define E ETRT_PORTABLE_ENGINE
 
@@ -336,6 +399,114 @@ static const etrt_portable_spec repeat =
     ETRT_PORTABLE_ENGINE_FULL("aten::repeat.out", 4, "Tile", 0, ETRT_PORTABLE_INTS(1), -1, -1, 2,
                               -1, -1, 0, NULL, etrt_portable_repeat_attributes, NULL, 0);
 
+/* unfold_copy.out(self, int dimension, int size, int step, *, out): windows of `size`
+ * every `step` along a dim, as a new last dim; as_strided_copy.out(self, SymInt[] size,
+ * SymInt[] stride, SymInt? storage_offset, *, out): elements of self's bytes at
+ * storage_offset + sum(index * stride), whatever self's dim order. Both read out's
+ * element at each logical index from self at base + sum(index[d] * from[d]). */
+static etrt_status etrt_portable_strided_plan(const etrt_kernel_call *call,
+                                              const etrt_value *values, int32_t *rank,
+                                              int64_t *dims, int64_t *from, int64_t *base) {
+  const etrt_runtime_tensor *self = &values[call->args[0]].u.tensor;
+  const int unfold = strcmp(call->def->name, "aten::unfold_copy.out") == 0;
+  *base = 0;
+  if (unfold) {
+    int64_t dim = 0, size = 0, step = 0, ss[ETRT_MAX_RANK];
+    ETRT_RETURN_IF_ERROR(etrt_portable_int_arg(call, values, 1, &dim));
+    ETRT_RETURN_IF_ERROR(etrt_portable_int_arg(call, values, 2, &size));
+    ETRT_RETURN_IF_ERROR(etrt_portable_int_arg(call, values, 3, &step));
+    if (dim < 0) dim += self->rank;
+    if (self->rank < 1 || self->rank >= ETRT_MAX_RANK || dim < 0 || dim >= self->rank)
+      return etrt_error(ETRT_ERROR_INVALID_ARGUMENT,
+                        "%s (instruction %u): dimension %lld is out of range for rank %d",
+                        call->def->name, call->instruction, (long long)dim, self->rank);
+    if (size < 0 || size > self->sizes[dim] || step < 1)
+      return etrt_error(ETRT_ERROR_INVALID_ARGUMENT,
+                        "%s (instruction %u): size %lld and step %lld do not fit dim %lld (%lld)",
+                        call->def->name, call->instruction, (long long)size, (long long)step,
+                        (long long)dim, (long long)self->sizes[dim]);
+    etrt_portable_strides(self, ss);
+    for (int32_t d = 0; d < self->rank; ++d) {
+      dims[d] = self->sizes[d];
+      from[d] = ss[d];
+    }
+    dims[dim] = (self->sizes[dim] - size) / step + 1;
+    from[dim] = ss[dim] * step;
+    dims[self->rank] = size;
+    from[self->rank] = ss[dim];
+    *rank = self->rank + 1;
+    return ETRT_OK;
+  }
+  uint32_t count = 0, strides = 0;
+  ETRT_RETURN_IF_ERROR(etrt_portable_ints_arg(call, values, 1, dims, ETRT_MAX_RANK, &count));
+  ETRT_RETURN_IF_ERROR(etrt_portable_ints_arg(call, values, 2, from, ETRT_MAX_RANK, &strides));
+  if (values[call->args[3]].tag != ETRT_VALUE_NONE)
+    ETRT_RETURN_IF_ERROR(etrt_portable_int_arg(call, values, 3, base));
+  if (strides != count)
+    return etrt_error(ETRT_ERROR_INVALID_ARGUMENT, "%s (instruction %u): %u sizes and %u strides",
+                      call->def->name, call->instruction, count, strides);
+  int64_t last = *base, empty = 0;
+  for (uint32_t d = 0; d < count; ++d) {
+    if (dims[d] < 0 || from[d] < 0)
+      return etrt_error(ETRT_ERROR_INVALID_ARGUMENT,
+                        "%s (instruction %u): size %lld and stride %lld of dim %u must not be "
+                        "negative",
+                        call->def->name, call->instruction, (long long)dims[d], (long long)from[d],
+                        d);
+    empty |= dims[d] == 0;
+    if (dims[d] > 0) last += (dims[d] - 1) * from[d];
+  }
+  if (!empty && (*base < 0 || last >= etrt_portable_numel(self)))
+    return etrt_error(ETRT_ERROR_INVALID_ARGUMENT,
+                      "%s (instruction %u): element %lld is past self's %lld elements",
+                      call->def->name, call->instruction, (long long)last,
+                      (long long)etrt_portable_numel(self));
+  *rank = (int32_t)count;
+  return ETRT_OK;
+}
+
+static etrt_status etrt_portable_strided_prepare(etrt_kernel_call *call, const etrt_value *values) {
+  const etrt_runtime_tensor *self = NULL, *out = NULL;
+  ETRT_RETURN_IF_ERROR(etrt_portable_tensor_arg(call, values, 0, &self));
+  ETRT_RETURN_IF_ERROR(etrt_portable_tensor_arg(call, values, 4, &out));
+  if (out->dtype != self->dtype)
+    return etrt_error(ETRT_ERROR_INVALID_ARGUMENT, "the out tensor is %s, self %s",
+                      etrt_dtype_name(out->dtype), etrt_dtype_name(self->dtype));
+  return ETRT_OK;
+}
+
+static etrt_status etrt_portable_strided_run(etrt_kernel_call *call, etrt_value *values,
+                                             etrt_run_context *context) {
+  (void)context;
+  const etrt_runtime_tensor *self = &values[call->args[0]].u.tensor;
+  etrt_runtime_tensor *out = &values[call->args[4]].u.tensor;
+  int32_t rank = 0;
+  int64_t dims[ETRT_MAX_RANK], from[ETRT_MAX_RANK], base = 0, os[ETRT_MAX_RANK];
+  ETRT_RETURN_IF_ERROR(etrt_portable_strided_plan(call, values, &rank, dims, from, &base));
+  ETRT_RETURN_IF_ERROR(etrt_portable_out_fit(call, out, self->dtype, rank, dims));
+  etrt_portable_strides(out, os);
+  const size_t item = etrt_dtype_size(self->dtype);
+  int64_t index[ETRT_MAX_RANK] = {0}, src = base, dst = 0, numel = etrt_portable_numel(out);
+  for (int64_t e = 0; e < numel; ++e) {
+    memcpy((uint8_t *)out->data + (size_t)dst * item,
+           (const uint8_t *)self->data + (size_t)src * item, item);
+    for (int32_t d = rank - 1; d >= 0; --d) {
+      src += from[d];
+      dst += os[d];
+      if (++index[d] < dims[d]) break;
+      src -= from[d] * index[d];
+      dst -= os[d] * index[d];
+      index[d] = 0;
+    }
+  }
+  return ETRT_OK;
+}
+
+static const etrt_kernel_def unfold_copy = {
+    "aten::unfold_copy.out", 6, etrt_portable_strided_prepare, etrt_portable_strided_run};
+static const etrt_kernel_def as_strided_copy = {
+    "aten::as_strided_copy.out", 6, etrt_portable_strided_prepare, etrt_portable_strided_run};
+
 const etrt_kernel_def *const etrt_portable_shape[] = {
     &tril.def,
     &triu.def,
@@ -345,6 +516,7 @@ const etrt_kernel_def *const etrt_portable_shape[] = {
     &gather.def,
     &to_dim_order_copy.def,
     &view_copy.def,
+    &et_view.def,
     &unsafe_view.def,
     &unsqueeze_copy.def,
     &squeeze_dims.def,
@@ -361,5 +533,7 @@ const etrt_kernel_def *const etrt_portable_shape[] = {
     &select_copy.def,
     &index_select.def,
     &embedding.def,
+    &unfold_copy,
+    &as_strided_copy,
     NULL,
 };

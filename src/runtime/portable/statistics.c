@@ -358,7 +358,169 @@ static const etrt_kernel_def group_norm = {"aten::native_group_norm.out", 12,
                                            etrt_portable_group_norm_prepare,
                                            etrt_portable_group_norm_run};
 
+/* _native_batch_norm_legit.out(input, weight?, bias?, running_mean, running_var, bool
+ * training, float momentum, float eps, *, out, save_mean, save_invstd) and
+ * _native_batch_norm_legit.no_stats_out(input, weight?, bias?, bool training, float
+ * momentum, float eps, *, out, save_mean, save_invstd): InstanceNorm's decomposition
+ * and training-mode BatchNorm. In training the statistics are the batch's per channel
+ * (over N and the spatial dims, the biased variance), save_mean and save_invstd get
+ * them, and running statistics when given move by momentum towards the batch's (the
+ * unbiased variance), as ATen does. Not in training the running statistics normalize
+ * and save_mean / save_invstd are left empty ([0]). */
+static int etrt_portable_bn_stats(const etrt_kernel_call *call) {
+  return call->def->num_args == 12;
+}
+
+static etrt_status etrt_portable_bn_prepare(etrt_kernel_call *call, const etrt_value *values) {
+  const int stats = etrt_portable_bn_stats(call);
+  const uint32_t first_out = stats ? 8 : 6, training_arg = stats ? 5 : 3;
+  const etrt_runtime_tensor *t = NULL;
+  ETRT_RETURN_IF_ERROR(etrt_portable_tensor_arg(call, values, 0, &t));
+  if (!etrt_portable_dtype_is_float(t->dtype))
+    return etrt_error(ETRT_ERROR_INVALID_ARGUMENT, "argument 0 must be floating point, not %s",
+                      etrt_dtype_name(t->dtype));
+  for (uint32_t arg = 1; arg <= (stats ? 4u : 2u); ++arg)
+    if (values[call->args[arg]].tag != ETRT_VALUE_NONE)
+      ETRT_RETURN_IF_ERROR(etrt_portable_tensor_arg(call, values, arg, &t));
+  for (uint32_t arg = first_out; arg < first_out + 3; ++arg) {
+    ETRT_RETURN_IF_ERROR(etrt_portable_tensor_arg(call, values, arg, &t));
+    if (!etrt_portable_dtype_is_float(t->dtype))
+      return etrt_error(ETRT_ERROR_INVALID_ARGUMENT, "argument %u must be floating point, not %s",
+                        arg, etrt_dtype_name(t->dtype));
+  }
+  int64_t training = 0;
+  ETRT_RETURN_IF_ERROR(etrt_portable_int_arg(call, values, training_arg, &training));
+  if (!training && !stats)
+    return etrt_error(ETRT_ERROR_INVALID_ARGUMENT,
+                      "argument 3 (training) is false and there are no running statistics");
+  if (!training && (values[call->args[3]].tag == ETRT_VALUE_NONE ||
+                    values[call->args[4]].tag == ETRT_VALUE_NONE))
+    return etrt_error(ETRT_ERROR_INVALID_ARGUMENT,
+                      "argument 5 (training) is false: running_mean and running_var are needed");
+  for (uint32_t arg = 3; training && stats && arg <= 4; ++arg)
+    if (values[call->args[arg]].tag != ETRT_VALUE_NONE && values[call->args[arg]].u.tensor.constant)
+      return etrt_error(ETRT_ERROR_INVALID_ARGUMENT,
+                        "argument %u (%s) is a constant; training updates it in place", arg,
+                        arg == 3 ? "running_mean" : "running_var");
+  call->scalars[0] = (double)training;
+  ETRT_RETURN_IF_ERROR(
+      etrt_portable_scalar_arg(call, values, training_arg + 1, &call->scalars[1]));   /* momentum */
+  return etrt_portable_scalar_arg(call, values, training_arg + 2, &call->scalars[2]); /* eps */
+}
+
+/* The element of a 1-D tensor `t` at `i` (fallback when t is NULL). */
+static double etrt_portable_bn_param(const etrt_runtime_tensor *t, int64_t i, double fallback) {
+  return t == NULL ? fallback
+                   : etrt_portable_scalar_load(t->dtype, (const uint8_t *)t->data +
+                                                             (size_t)i * etrt_dtype_size(t->dtype));
+}
+
+static etrt_status etrt_portable_bn_run(etrt_kernel_call *call, etrt_value *values,
+                                        etrt_run_context *context) {
+  (void)context;
+  const int stats = etrt_portable_bn_stats(call);
+  const uint32_t first_out = stats ? 8 : 6;
+  const etrt_runtime_tensor *p[5] = {NULL}; /* input, weight, bias, running mean, var */
+  for (uint32_t arg = 0; arg < (stats ? 5u : 3u); ++arg)
+    if (values[call->args[arg]].tag != ETRT_VALUE_NONE) p[arg] = &values[call->args[arg]].u.tensor;
+  const etrt_runtime_tensor *x = p[0];
+  etrt_runtime_tensor *y = &values[call->args[first_out]].u.tensor;
+  etrt_runtime_tensor *mean_out = &values[call->args[first_out + 1]].u.tensor;
+  etrt_runtime_tensor *invstd_out = &values[call->args[first_out + 2]].u.tensor;
+  const int training = call->scalars[0] != 0;
+  const double momentum = call->scalars[1], eps = call->scalars[2];
+  if (x->rank < 2)
+    return etrt_error(ETRT_ERROR_INVALID_ARGUMENT,
+                      "%s (instruction %u): the input has rank %d; [N, C, ...] is needed",
+                      call->def->name, call->instruction, x->rank);
+  const int64_t n = x->sizes[0], c = x->sizes[1];
+  int64_t spatial = 1;
+  for (int32_t d = 2; d < x->rank; ++d) spatial *= x->sizes[d];
+  static const char *const names[5] = {"input", "weight", "bias", "running_mean", "running_var"};
+  for (int k = 1; k < 5; ++k)
+    if (p[k] != NULL && (p[k]->rank != 1 || p[k]->sizes[0] != c))
+      return etrt_error(ETRT_ERROR_INVALID_ARGUMENT,
+                        "%s (instruction %u): the %s must have shape [%lld]", call->def->name,
+                        call->instruction, names[k], (long long)c);
+  const int64_t stat_dims[1] = {training ? c : 0};
+  /* Every shape is checked before anything is written. */
+  etrt_runtime_tensor check = *y;
+  ETRT_RETURN_IF_ERROR(etrt_portable_out_fit(call, &check, y->dtype, x->rank, x->sizes));
+  check = *mean_out;
+  ETRT_RETURN_IF_ERROR(etrt_portable_out_fit(call, &check, mean_out->dtype, 1, stat_dims));
+  ETRT_RETURN_IF_ERROR(etrt_portable_out_fit(call, invstd_out, invstd_out->dtype, 1, stat_dims));
+  ETRT_RETURN_IF_ERROR(etrt_portable_out_fit(call, mean_out, mean_out->dtype, 1, stat_dims));
+  ETRT_RETURN_IF_ERROR(etrt_portable_out_fit(call, y, y->dtype, x->rank, x->sizes));
+  int64_t xs[ETRT_MAX_RANK], ys[ETRT_MAX_RANK];
+  etrt_portable_strides(x, xs);
+  etrt_portable_strides(y, ys);
+  const size_t xi = etrt_dtype_size(x->dtype), yi = etrt_dtype_size(y->dtype);
+  const double count = (double)(n * spatial);
+  for (int64_t ic = 0; ic < c; ++ic) {
+    double mean = 0, var = 0, sum = 0, sq = 0;
+    if (!training) {
+      mean = etrt_portable_bn_param(p[3], ic, 0);
+      var = etrt_portable_bn_param(p[4], ic, 1);
+    }
+    for (int pass = training ? 0 : 2; pass < 3; ++pass) {
+      if (training && pass == 1) mean = sum / (count > 0 ? count : 1);
+      if (training && pass == 2) var = sq / (count > 0 ? count : 1);
+      const double invstd = 1.0 / sqrt(var + eps);
+      const double scale = etrt_portable_bn_param(p[1], ic, 1) * invstd;
+      const double shift = etrt_portable_bn_param(p[2], ic, 0) - mean * scale;
+      for (int64_t in = 0; in < n; ++in) {
+        int64_t index[ETRT_MAX_RANK] = {0};
+        int64_t xo = in * xs[0] + ic * xs[1], yo = in * ys[0] + ic * ys[1];
+        for (int64_t s = 0; s < spatial; ++s) {
+          double v =
+              etrt_portable_scalar_load(x->dtype, (const uint8_t *)x->data + (size_t)xo * xi);
+          if (pass == 0)
+            sum += v;
+          else if (pass == 1)
+            sq += (v - mean) * (v - mean);
+          else
+            etrt_portable_scalar_store(v * scale + shift, y->dtype,
+                                       (uint8_t *)y->data + (size_t)yo * yi);
+          for (int32_t d = x->rank - 1; d >= 2; --d) {
+            xo += xs[d];
+            yo += ys[d];
+            if (++index[d] < x->sizes[d]) break;
+            xo -= xs[d] * index[d];
+            yo -= ys[d] * index[d];
+            index[d] = 0;
+          }
+        }
+      }
+    }
+    if (!training) continue;
+    const double invstd = 1.0 / sqrt(var + eps);
+    etrt_portable_scalar_store(
+        mean, mean_out->dtype,
+        (uint8_t *)mean_out->data + (size_t)ic * etrt_dtype_size(mean_out->dtype));
+    etrt_portable_scalar_store(
+        invstd, invstd_out->dtype,
+        (uint8_t *)invstd_out->data + (size_t)ic * etrt_dtype_size(invstd_out->dtype));
+    /* The running statistics are updated in place (they are mutable buffers). */
+    for (int k = 3; k < 5; ++k) {
+      if (p[k] == NULL) continue;
+      const double batch = k == 3 ? mean : var * (count > 1 ? count / (count - 1) : 1);
+      uint8_t *at = (uint8_t *)p[k]->data + (size_t)ic * etrt_dtype_size(p[k]->dtype);
+      etrt_portable_scalar_store(
+          (1 - momentum) * etrt_portable_scalar_load(p[k]->dtype, at) + momentum * batch,
+          p[k]->dtype, at);
+    }
+  }
+  return ETRT_OK;
+}
+
+static const etrt_kernel_def batch_norm_legit = {"aten::_native_batch_norm_legit.out", 12,
+                                                 etrt_portable_bn_prepare, etrt_portable_bn_run};
+static const etrt_kernel_def batch_norm_no_stats = {"aten::_native_batch_norm_legit.no_stats_out",
+                                                    10, etrt_portable_bn_prepare,
+                                                    etrt_portable_bn_run};
+
 const etrt_kernel_def *const etrt_portable_statistics[] = {
-    &var_c.def,   &var_u.def,   &var_mean.def, &mean_all.def, &prod_all.def, &prod_dim.def,
-    &max_dim.def, &min_dim.def, &max_all.def,  &min_all.def,  &group_norm,   NULL,
+    &var_c.def,    &var_u.def,        &var_mean.def,        &mean_all.def, &prod_all.def,
+    &prod_dim.def, &max_dim.def,      &min_dim.def,         &max_all.def,  &min_all.def,
+    &group_norm,   &batch_norm_legit, &batch_norm_no_stats, NULL,
 };
