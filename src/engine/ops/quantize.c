@@ -107,7 +107,10 @@ etrt_status etrt_quant_layout_of(const etrt_node *node, const etrt_tensor *input
   }
   if (etrt_op_has_input(node, inputs, 2)) {
     out->has_zero_point = 1;
-    if (!etrt_quant_same_dims(&inputs[2], scale)) {
+    /* A scalar and a 1-element 1-D tensor are both per-tensor. */
+    int both_scalar = out->mode == ETRT_QUANT_PER_TENSOR &&
+                      etrt_shape_numel(inputs[2].rank, inputs[2].dims) == 1 && inputs[2].rank <= 1;
+    if (!both_scalar && !etrt_quant_same_dims(&inputs[2], scale)) {
       char zbuf[128];
       etrt_quant_format_dims(&inputs[2], zbuf, sizeof zbuf);
       return etrt_op_error(node, ETRT_ERROR_INVALID_ARGUMENT,
