@@ -178,3 +178,71 @@ def test_contrib_operators_refused_by_name(tmp_path, run_tool):
     result = run_tool("build", path, "-o", tmp_path / "m.pte", "--device", "cpu", check=False)
     assert result.returncode != 0
     assert "operator 'FusedMatMul' of domain 'com.microsoft' is not supported" in result.stderr
+
+
+def _contrib_case(name, rng):
+    """One com.microsoft node over float inputs (and int8 weights where it takes them):
+    (nodes, inputs {name: array}, initializers)."""
+    f = np.float32
+    hidden, heads, seq = 16, 4, 6
+    x = rng.standard_normal((2, seq, hidden)).astype(f)
+    if name == "Gelu":
+        return [helper.make_node("Gelu", ["x"], ["y"], domain="com.microsoft")], {"x": x}, []
+    if name == "FastGelu":
+        return ([helper.make_node("FastGelu", ["x", "bias"], ["y"], domain="com.microsoft")],
+                {"x": x}, [_init(rng, "bias", (hidden,), 0.5)])
+    if name == "BiasGelu":
+        return ([helper.make_node("BiasGelu", ["x", "bias"], ["y"], domain="com.microsoft")],
+                {"x": x}, [_init(rng, "bias", (hidden,), 0.5)])
+    if name == "SkipLayerNormalization":
+        node = helper.make_node("SkipLayerNormalization", ["x", "skip", "gamma", "beta", "bias"],
+                                ["y", "", "", "sum"], domain="com.microsoft", epsilon=1e-5)
+        return ([node], {"x": x, "skip": rng.standard_normal(x.shape).astype(f)},
+                [_init(rng, "gamma", (hidden,), 1.0), _init(rng, "beta", (hidden,), 0.2),
+                 _init(rng, "bias", (hidden,), 0.2)])
+    if name == "DynamicQuantizeMatMul":
+        # 7-bit weights: onnxruntime's saturating kernel (see above) stays exact.
+        b = rng.integers(-64, 64, (hidden, 12)).astype(np.int8)
+        node = helper.make_node("DynamicQuantizeMatMul", ["x", "b", "b_scale", "b_zp", "bias"],
+                                ["y"], domain="com.microsoft")
+        return ([node], {"x": x},
+                [numpy_helper.from_array(b, "b"),
+                 numpy_helper.from_array(np.full(12, 0.01, f) * np.arange(1, 13, dtype=f), "b_scale"),
+                 numpy_helper.from_array(np.zeros(12, np.int8), "b_zp"),
+                 _init(rng, "bias", (12,), 0.5)])
+    # Attention with a raw [batch, tokens] mask whose second row pads two tokens.
+    mask = np.ones((2, seq), np.int32)
+    mask[1, -2:] = 0
+    node = helper.make_node("Attention", ["x", "w", "b", "mask"], ["y"], domain="com.microsoft",
+                            num_heads=heads, unidirectional=1 if name == "AttentionCausal" else 0)
+    return ([node], {"x": x, "mask": mask},
+            [_init(rng, "w", (hidden, 3 * hidden), 0.3), _init(rng, "b", (3 * hidden,), 0.1)])
+
+
+@pytest.mark.parametrize("name", ["Gelu", "FastGelu", "BiasGelu", "SkipLayerNormalization",
+                                  "DynamicQuantizeMatMul", "Attention", "AttentionCausal"])
+def test_contrib_operator_matches_onnxruntime(name, tmp_path, run_tool):
+    rng = np.random.default_rng(5)
+    nodes, feeds, inits = _contrib_case(name, rng)
+    dtype = {np.dtype(np.float32): TensorProto.FLOAT, np.dtype(np.int32): TensorProto.INT32}
+    inputs = [helper.make_tensor_value_info(k, dtype[v.dtype], list(v.shape))
+              for k, v in feeds.items()]
+    outputs = [helper.make_tensor_value_info(o, TensorProto.FLOAT, None)
+               for o in nodes[0].output if o]
+    graph = helper.make_graph(nodes, "g", inputs, outputs, inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET),
+                                                    helper.make_opsetid("com.microsoft", 1)])
+    path = str(tmp_path / "m.onnx")
+    onnx.save(model, path)
+    want = ort.InferenceSession(path, providers=["CPUExecutionProvider"]).run(None, feeds)
+
+    run_tool("build", path, "-o", tmp_path / "m.pte", "--device", "cpu")
+    args = []
+    for k, v in feeds.items():
+        np.save(tmp_path / (k + ".npy"), v)
+        args += ["--input", tmp_path / (k + ".npy")]
+    run_tool("run", tmp_path / "m.pte", *args, "--output-dir", tmp_path / "out")
+    for i, w in enumerate(want):
+        got = np.load(tmp_path / "out" / ("output_%d.npy" % i))
+        assert got.shape == w.shape
+        np.testing.assert_allclose(got, w, rtol=1e-4, atol=1e-4)
