@@ -15,6 +15,7 @@ etrt_status etrt_passes_run(etrt_ir_graph *graph, size_t fold_limit_bytes, etrt_
   if (fold_limit_bytes == 0) fold_limit_bytes = ETRT_PASSES_DEFAULT_FOLD_LIMIT;
   ETRT_RETURN_IF_ERROR(etrt_pass_drop_identity(graph, &stats->identities));
   ETRT_RETURN_IF_ERROR(etrt_lower_infer_shapes(graph));
+  ETRT_RETURN_IF_ERROR(etrt_pass_fuse_qdq(graph, &stats->qdq));
   ETRT_RETURN_IF_ERROR(etrt_pass_fold_constants(graph, fold_limit_bytes, &stats->folded));
   ETRT_RETURN_IF_ERROR(etrt_pass_fold_batchnorm(graph, &stats->batchnorms));
   ETRT_RETURN_IF_ERROR(etrt_pass_fuse_gemm(graph, &stats->gemms));

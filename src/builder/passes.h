@@ -42,15 +42,21 @@ etrt_status etrt_pass_fuse_conv(etrt_ir_graph *graph, bool any_activation, uint3
  * node read only by the next, becomes one Gelu in the place of the last Mul. */
 etrt_status etrt_pass_fuse_gelu(etrt_ir_graph *graph, uint32_t *fused);
 
+/* DequantizeLinear -> Conv / MatMul -> QuantizeLinear with a constant 8-bit weight
+ * (onnxruntime's QDQ format) becomes one QLinearConv / QLinearMatMul: the product runs
+ * on the integers (pass_qdq.c says which groups qualify). */
+etrt_status etrt_pass_fuse_qdq(etrt_ir_graph *graph, uint32_t *fused);
+
 /* Nodes none of whose outputs reach a graph output are removed. */
 etrt_status etrt_pass_eliminate_dead(etrt_ir_graph *graph, uint32_t *removed);
 
 typedef struct etrt_pass_stats {
-  uint32_t identities, folded, batchnorms, gemms, convs, gelus, dead;
+  uint32_t identities, qdq, folded, batchnorms, gemms, convs, gelus, dead;
 } etrt_pass_stats;
 
 /* All of the above in order: identities, then shape inference
- * (etrt_lower_infer_shapes), folding, batch norms, GEMMs, convolutions, GELUs, dead
+ * (etrt_lower_infer_shapes), QDQ groups (before folding turns their weights' dequantization
+ * into float constants), folding, batch norms, GEMMs, convolutions, GELUs, dead
  * code. */
 etrt_status etrt_passes_run(etrt_ir_graph *graph, size_t fold_limit_bytes, etrt_pass_stats *stats);
 
