@@ -20,7 +20,9 @@ static const etrt_dtype etrt_quant_dq_types[] = {ETRT_DTYPE_INT8,   ETRT_DTYPE_U
                                                  ETRT_DTYPE_INT32,  ETRT_DTYPE_INVALID};
 static const etrt_dtype etrt_quant_8bit_types[] = {ETRT_DTYPE_INT8, ETRT_DTYPE_UINT8,
                                                    ETRT_DTYPE_INVALID};
-static const etrt_dtype etrt_quant_scale_types[] = {ETRT_DTYPE_FLOAT32, ETRT_DTYPE_INVALID};
+static const etrt_dtype etrt_quant_scale_types[] = {ETRT_DTYPE_FLOAT32, ETRT_DTYPE_FLOAT16,
+                                                    ETRT_DTYPE_INVALID};
+static const etrt_dtype etrt_quant_f32[] = {ETRT_DTYPE_FLOAT32, ETRT_DTYPE_INVALID};
 
 void etrt_quant_range(etrt_dtype dtype, int32_t *lo, int32_t *hi) {
   switch (dtype) {
@@ -179,7 +181,7 @@ static etrt_status etrt_dynamic_quantize_infer(const etrt_node *node, const etrt
   if (node->num_inputs != 1 || node->num_outputs != 3 || !etrt_op_has_input(node, inputs, 0))
     return etrt_op_error(node, ETRT_ERROR_INVALID_ARGUMENT,
                          "takes x and gives y, y_scale and y_zero_point");
-  ETRT_RETURN_IF_ERROR(etrt_op_check_dtype(node, "x", inputs[0].dtype, etrt_quant_scale_types));
+  ETRT_RETURN_IF_ERROR(etrt_op_check_dtype(node, "x", inputs[0].dtype, etrt_quant_f32));
   outputs[0] = inputs[0];
   outputs[0].data = NULL;
   outputs[0].host_value = NULL;

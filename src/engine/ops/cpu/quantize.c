@@ -193,9 +193,10 @@ static inline void etrt_q_finish(const etrt_q_epilogue *e, etrt_tensor *y, int64
     return;
   }
   if (e->bias != NULL) acc += ((const int32_t *)e->bias->data)[i];
-  float as = ((const float *)e->a_scale->data)[e->a_scale_count > 1 ? i : 0];
-  float bs = ((const float *)e->b_scale->data)[e->b_scale_count > 1 ? (j < 0 ? i : j) : 0];
-  float multiplier = as * bs / ((const float *)e->y_scale->data)[0];
+  float as = etrt_q_load_float(e->a_scale->data, e->a_scale->dtype, e->a_scale_count > 1 ? i : 0);
+  float bs = etrt_q_load_float(e->b_scale->data, e->b_scale->dtype,
+                               e->b_scale_count > 1 ? (j < 0 ? i : j) : 0);
+  float multiplier = as * bs / etrt_q_load_float(e->y_scale->data, e->y_scale->dtype, 0);
   etrt_q_store_int(y->data, y->dtype, at,
                    etrt_quant_round((float)acc * multiplier, etrt_q_zp(e->y_zp, 0), e->lo, e->hi));
 }

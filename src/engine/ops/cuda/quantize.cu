@@ -188,7 +188,8 @@ extern "C" ETRT_CUDA_RUN(etrt_cuda_dynamic_quantize_linear) {
 /* What happens to an accumulator: stored as int32, or requantized (bias first). */
 struct etrt_qd_epilogue {
   int qlinear;
-  const float *a_scale, *b_scale, *y_scale;
+  const void *a_scale, *b_scale, *y_scale;
+  etrt_dtype a_scale_dtype, b_scale_dtype, y_scale_dtype;
   int64_t a_scale_count, b_scale_count;
   etrt_qd_zp y_zp;
   const int32_t *bias;
@@ -205,9 +206,10 @@ __device__ __forceinline__ void etrt_qd_finish(const etrt_qd_epilogue &e, void *
     return;
   }
   if (e.bias != NULL) acc += e.bias[i];
-  float as = e.a_scale[e.a_scale_count > 1 ? i : 0];
-  float bs = e.b_scale[e.b_scale_count > 1 ? (j < 0 ? i : j) : 0];
-  float multiplier = as * bs / e.y_scale[0];
+  float as = etrt_qd_load_float(e.a_scale, e.a_scale_dtype, e.a_scale_count > 1 ? i : 0);
+  float bs =
+      etrt_qd_load_float(e.b_scale, e.b_scale_dtype, e.b_scale_count > 1 ? (j < 0 ? i : j) : 0);
+  float multiplier = as * bs / etrt_qd_load_float(e.y_scale, e.y_scale_dtype, 0);
   etrt_qd_store_int(y, e.y_dtype, at,
                     etrt_quant_round((float)acc * multiplier, etrt_qd_zp_at(e.y_zp, 0), e.lo, e.hi));
 }
@@ -220,9 +222,12 @@ static etrt_qd_epilogue etrt_qd_epilogue_of(const etrt_node *node, const etrt_te
   e.qlinear = etrt_quant_is_qlinear(node);
   e.y_dtype = y->dtype;
   if (!e.qlinear) return e;
-  e.a_scale = (const float *)inputs[ETRT_QL_A_SCALE].data;
-  e.b_scale = (const float *)inputs[ETRT_QL_B_SCALE].data;
-  e.y_scale = (const float *)inputs[ETRT_QL_Y_SCALE].data;
+  e.a_scale = inputs[ETRT_QL_A_SCALE].data;
+  e.b_scale = inputs[ETRT_QL_B_SCALE].data;
+  e.y_scale = inputs[ETRT_QL_Y_SCALE].data;
+  e.a_scale_dtype = inputs[ETRT_QL_A_SCALE].dtype;
+  e.b_scale_dtype = inputs[ETRT_QL_B_SCALE].dtype;
+  e.y_scale_dtype = inputs[ETRT_QL_Y_SCALE].dtype;
   e.a_scale_count = a_scale_count;
   e.b_scale_count = b_scale_count;
   e.y_zp = etrt_qd_zp_of(node, inputs, ETRT_QL_Y_ZP);
