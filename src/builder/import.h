@@ -13,6 +13,7 @@
  * (attributes that became inputs turn into constant inputs), and Softmax, LogSoftmax
  * and Hardmax before opset 13 carry the int attribute "_opset" that their engine
  * definitions read to keep the older 2-D semantics.
+ * Nodes of the com.microsoft domain that import_contrib.h lists become engine operations.
  * Refuses what etrt cannot represent (control flow, other operator domains,
  * model-local functions, string tensors) naming the node. */
 etrt_status etrt_import_onnx(const etrt_onnx_model *model, etrt_ir_graph **out);
