@@ -15,7 +15,7 @@
 
 #define ETRT_Q_KT 256 /* reduction depth of a packed tile */
 #define ETRT_Q_NT 64  /* output columns (or positions) of a tile */
-#define ETRT_Q_MT 32  /* output rows (or channels) of a tile */
+#define ETRT_Q_MT 64  /* output rows (or channels) of a tile */
 
 static inline float etrt_q_load_float(const void *p, etrt_dtype t, int64_t i) {
   if (t == ETRT_DTYPE_FLOAT16) return etrt_half_to_float(((const uint16_t *)p)[i]);
@@ -149,14 +149,34 @@ static etrt_status etrt_cpu_dynamic_quantize_linear(const etrt_node *node,
 
 /* ---- integer GEMM --------------------------------------------------------------------- */
 
-/* acc[0..nt) += sum over kk of a[kk] * b[kk][0..nt) (rows of b ETRT_Q_NT apart). */
+/* acc[jj] += the dot product of a[0..kt) and column jj of b, for jj in [0, nt): b holds
+ * each column's kt values contiguously, ETRT_Q_KT apart, so the inner loop is a
+ * contiguous int16 dot product that compilers turn into multiply-add instructions. */
 static void etrt_q_acc_row(int32_t *restrict acc, const int16_t *restrict a,
                            const int16_t *restrict b, int64_t kt, int64_t nt) {
-  for (int64_t kk = 0; kk < kt; ++kk) {
-    int32_t av = a[kk];
-    if (av == 0) continue;
-    const int16_t *br = b + kk * ETRT_Q_NT;
-    for (int64_t jj = 0; jj < nt; ++jj) acc[jj] += av * (int32_t)br[jj];
+  int64_t jj = 0;
+  /* Four columns at a time: each element of a is loaded once for four products. */
+  for (; jj + 4 <= nt; jj += 4) {
+    const int16_t *restrict b0 = b + jj * ETRT_Q_KT, *restrict b1 = b0 + ETRT_Q_KT;
+    const int16_t *restrict b2 = b1 + ETRT_Q_KT, *restrict b3 = b2 + ETRT_Q_KT;
+    int32_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+    for (int64_t kk = 0; kk < kt; ++kk) {
+      int32_t av = a[kk];
+      s0 += av * b0[kk];
+      s1 += av * b1[kk];
+      s2 += av * b2[kk];
+      s3 += av * b3[kk];
+    }
+    acc[jj] += s0;
+    acc[jj + 1] += s1;
+    acc[jj + 2] += s2;
+    acc[jj + 3] += s3;
+  }
+  for (; jj < nt; ++jj) {
+    const int16_t *restrict bc = b + jj * ETRT_Q_KT;
+    int32_t sum = 0;
+    for (int64_t kk = 0; kk < kt; ++kk) sum += (int32_t)a[kk] * (int32_t)bc[kk];
+    acc[jj] += sum;
   }
 }
 
@@ -184,8 +204,37 @@ typedef struct etrt_q_epilogue {
   int32_t lo, hi;
 } etrt_q_epilogue;
 
-/* Output element `at` from the accumulator of row i (A's row, or W's output channel)
- * and column j (B's column; for a convolution 0). */
+/* Output elements [at, at + n) from the accumulators of row i (A's row, or W's output
+ * channel) and columns [j0, j0 + n) (B's columns; j0 < 0 for a convolution, whose weight
+ * scales follow the row). The multiplier is worked out once per row unless B's scales
+ * are per column. */
+static void etrt_q_finish_row(const etrt_q_epilogue *e, etrt_tensor *y, int64_t at,
+                              const int32_t *acc, int64_t n, int64_t i, int64_t j0) {
+  if (!e->qlinear) {
+    memcpy((int32_t *)y->data + at, acc, (size_t)n * sizeof *acc);
+    return;
+  }
+  int32_t bias = e->bias != NULL ? ((const int32_t *)e->bias->data)[i] : 0;
+  float as = etrt_q_load_float(e->a_scale->data, e->a_scale->dtype, e->a_scale_count > 1 ? i : 0);
+  float ys = etrt_q_load_float(e->y_scale->data, e->y_scale->dtype, 0);
+  int per_column = j0 >= 0 && e->b_scale_count > 1;
+  float multiplier = as *
+                     etrt_q_load_float(e->b_scale->data, e->b_scale->dtype,
+                                       j0 < 0 && e->b_scale_count > 1 ? i : 0) /
+                     ys;
+  int32_t zp = etrt_q_zp(e->y_zp, 0);
+  for (int64_t k = 0; k < n; ++k) {
+    if (per_column)
+      multiplier = as * etrt_q_load_float(e->b_scale->data, e->b_scale->dtype, j0 + k) / ys;
+    int32_t v = etrt_quant_round((float)(acc[k] + bias) * multiplier, zp, e->lo, e->hi);
+    if (y->dtype == ETRT_DTYPE_INT8)
+      ((int8_t *)y->data)[at + k] = (int8_t)v;
+    else
+      ((uint8_t *)y->data)[at + k] = (uint8_t)v;
+  }
+}
+
+/* One output element (the empty convolution's). */
 static inline void etrt_q_finish(const etrt_q_epilogue *e, etrt_tensor *y, int64_t at, int32_t acc,
                                  int64_t i, int64_t j) {
   if (!e->qlinear) {
@@ -257,7 +306,7 @@ static void etrt_q_matmul_tasks(void *ctx, int64_t begin, int64_t end) {
           const uint8_t *row = etrt_q_at(j->b, b_off + (k0 + kk) * s->n + j0);
           for (int64_t jj = 0; jj < nt; ++jj) {
             int32_t v = j->b->dtype == ETRT_DTYPE_INT8 ? (int32_t)(int8_t)row[jj] : row[jj];
-            btile[kk * ETRT_Q_NT + jj] =
+            btile[jj * ETRT_Q_KT + kk] =
                 (int16_t)(v - etrt_q_zp(j->b_zp, j->p.b_zp_count > 1 ? j0 + jj : 0));
           }
         }
@@ -269,9 +318,7 @@ static void etrt_q_matmul_tasks(void *ctx, int64_t begin, int64_t end) {
         }
       }
       for (int64_t ii = 0; ii < mt; ++ii)
-        for (int64_t jj = 0; jj < nt; ++jj)
-          etrt_q_finish(&j->e, j->y, y_off + (i0 + ii) * s->n + j0 + jj, acc[ii][jj], i0 + ii,
-                        j0 + jj);
+        etrt_q_finish_row(&j->e, j->y, y_off + (i0 + ii) * s->n + j0, acc[ii], nt, i0 + ii, j0);
     }
   }
 }
@@ -306,7 +353,7 @@ typedef struct etrt_q_conv_job {
 } etrt_q_conv_job;
 
 /* Packs taps [k0, k0 + kt) of positions [p0, p0 + nt) of one group's input channels
- * (im2col): out[kk][jj], zero outside the input. */
+ * (im2col): out[jj][kk] (a position's taps contiguous), zero outside the input. */
 static void etrt_q_conv_pack(const etrt_q_conv_job *j, const uint8_t *xg, int32_t xzp, int64_t k0,
                              int64_t kt, int64_t p0, int64_t nt, int16_t *out) {
   const etrt_conv_geometry *g = &j->p.g;
@@ -318,7 +365,8 @@ static void etrt_q_conv_pack(const etrt_q_conv_job *j, const uint8_t *xg, int32_
       p /= g->out[d];
     }
   }
-  int is_signed = j->x->dtype == ETRT_DTYPE_INT8;
+  /* int8 bytes read as (byte ^ 128) - 128, uint8 as they are: no branch per element. */
+  int32_t flip = j->x->dtype == ETRT_DTYPE_INT8 ? 128 : 0;
   for (int64_t kk = 0; kk < kt; ++kk) {
     int64_t kf = k0 + kk, c = kf / j->kernel_count, tap = kf % j->kernel_count;
     int64_t kc[ETRT_CONV_MAX_SPATIAL];
@@ -327,7 +375,7 @@ static void etrt_q_conv_pack(const etrt_q_conv_job *j, const uint8_t *xg, int32_
       tap /= g->kernel[d];
     }
     const uint8_t *xc = xg + c * j->in_count;
-    int16_t *o = out + kk * ETRT_Q_NT;
+    int16_t *o = out + kk;
     for (int64_t jj = 0; jj < nt; ++jj) {
       int64_t index = 0;
       int inside = 1;
@@ -337,11 +385,10 @@ static void etrt_q_conv_pack(const etrt_q_conv_job *j, const uint8_t *xg, int32_
         index = index * g->in[d] + at;
       }
       if (!inside) {
-        o[jj] = 0;
+        o[jj * ETRT_Q_KT] = 0;
         continue;
       }
-      int32_t v = is_signed ? (int32_t)(int8_t)xc[index] : xc[index];
-      o[jj] = (int16_t)(v - xzp);
+      o[jj * ETRT_Q_KT] = (int16_t)(((int32_t)xc[index] ^ flip) - flip - xzp);
     }
   }
 }
@@ -374,9 +421,7 @@ static void etrt_q_conv_tasks(void *ctx, int64_t begin, int64_t end) {
       }
       for (int64_t mi = 0; mi < mt; ++mi) {
         int64_t m = grp * mpg + m0 + mi;
-        for (int64_t jj = 0; jj < nt; ++jj)
-          etrt_q_finish(&j->e, j->y, (n * p->maps + m) * j->out_count + p0 + jj, acc[mi][jj], m,
-                        -1);
+        etrt_q_finish_row(&j->e, j->y, (n * p->maps + m) * j->out_count + p0, acc[mi], nt, m, -1);
       }
     }
   }
