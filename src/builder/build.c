@@ -133,8 +133,8 @@ static etrt_status etrt_build_graph(etrt_build *b, const etrt_onnx_model *model,
       "shapes and passes: %u identities dropped, %u QDQ groups made integer, %u nodes folded, %u "
       "batch norms folded, %u GEMMs fused, %u convolutions fused, %u GELUs fused, %u dead nodes "
       "removed: %u nodes left (%.2f s)",
-      stats.identities, stats.qdq, stats.folded, stats.batchnorms, stats.gemms, stats.convs, stats.gelus,
-      stats.dead, etrt_ir_live_node_count(g), etrt_build_seconds(&b->started));
+      stats.identities, stats.qdq, stats.folded, stats.batchnorms, stats.gemms, stats.convs,
+      stats.gelus, stats.dead, etrt_ir_live_node_count(g), etrt_build_seconds(&b->started));
   return ETRT_OK;
 }
 

@@ -486,11 +486,11 @@ static etrt_status etrt_import_node_add(etrt_import *im, const etrt_onnx_node *n
       goto done;
     }
   } else if (!etrt_import_default_domain(node->domain)) {
-    status = etrt_error(ETRT_ERROR_UNSUPPORTED,
-                        "%s: operator '%.*s' of domain '%.*s' is not supported (etrt imports the "
-                        "default ONNX domain and some com.microsoft operators)",
-                        n->label, ETRT_ONNX_STR_ARGS(node->op_type),
-                        ETRT_ONNX_STR_ARGS(node->domain));
+    status =
+        etrt_error(ETRT_ERROR_UNSUPPORTED,
+                   "%s: operator '%.*s' of domain '%.*s' is not supported (etrt imports the "
+                   "default ONNX domain and some com.microsoft operators)",
+                   n->label, ETRT_ONNX_STR_ARGS(node->op_type), ETRT_ONNX_STR_ARGS(node->domain));
     goto done;
   }
   if (node->input_count > ETRT_IMPORT_MAX_ARGS || node->output_count > ETRT_IMPORT_MAX_ARGS) {

@@ -33,10 +33,18 @@ typedef struct etrt_contrib {
   int step;
 } etrt_contrib;
 
-static const char *const etrt_contrib_ops[] = {
-    "Gelu",       "FastGelu",  "BiasGelu",      "SkipLayerNormalization",
-    "QLinearAdd", "QLinearMul", "QLinearGlobalAveragePool", "QGemm",
-    "DynamicQuantizeMatMul", "Attention", "QuantizeLinear", "DequantizeLinear"};
+static const char *const etrt_contrib_ops[] = {"Gelu",
+                                               "FastGelu",
+                                               "BiasGelu",
+                                               "SkipLayerNormalization",
+                                               "QLinearAdd",
+                                               "QLinearMul",
+                                               "QLinearGlobalAveragePool",
+                                               "QGemm",
+                                               "DynamicQuantizeMatMul",
+                                               "Attention",
+                                               "QuantizeLinear",
+                                               "DequantizeLinear"};
 
 bool etrt_import_contrib_known(const char *op_type) {
   for (size_t i = 0; i < sizeof etrt_contrib_ops / sizeof etrt_contrib_ops[0]; ++i)
@@ -105,8 +113,7 @@ static etrt_status etrt_contrib_i64(etrt_contrib *c, const int64_t *values, int6
   snprintf(base, sizeof base, "%s/const_%d", c->name, c->step++);
   int64_t dims[1] = {count};
   void *data;
-  ETRT_RETURN_IF_ERROR(
-      etrt_ir_add_constant(c->g, base, ETRT_DTYPE_INT64, rank, dims, &data, out));
+  ETRT_RETURN_IF_ERROR(etrt_ir_add_constant(c->g, base, ETRT_DTYPE_INT64, rank, dims, &data, out));
   memcpy(data, values, (size_t)count * sizeof *values);
   return ETRT_OK;
 }
@@ -176,13 +183,12 @@ static etrt_status etrt_contrib_skip_layer_norm(etrt_contrib *c) {
   ETRT_RETURN_IF_ERROR(etrt_contrib_binary(c, "Add", etrt_contrib_in(c, 0), etrt_contrib_in(c, 1),
                                            bias >= 0 ? -1 : sum_out, &sum));
   if (bias >= 0) ETRT_RETURN_IF_ERROR(etrt_contrib_binary(c, "Add", sum, bias, sum_out, &sum));
-  etrt_attribute attrs[2] = {
-      {.name = "axis", .kind = ETRT_ATTRIBUTE_INT, .i = -1},
-      {.name = "epsilon", .kind = ETRT_ATTRIBUTE_FLOAT,
-       .f = etrt_contrib_float(c, "epsilon", 1e-12f)}};
+  etrt_attribute attrs[2] = {{.name = "axis", .kind = ETRT_ATTRIBUTE_INT, .i = -1},
+                             {.name = "epsilon",
+                              .kind = ETRT_ATTRIBUTE_FLOAT,
+                              .f = etrt_contrib_float(c, "epsilon", 1e-12f)}};
   int32_t ins[3] = {sum, etrt_contrib_in(c, 2), etrt_contrib_in(c, 3)};
-  return etrt_contrib_node(c, "LayerNormalization", 3, ins, 2, attrs, etrt_contrib_out(c, 0),
-                           NULL);
+  return etrt_contrib_node(c, "LayerNormalization", 3, ins, 2, attrs, etrt_contrib_out(c, 0), NULL);
 }
 
 /* ---- quantized ------------------------------------------------------------------------ */
@@ -236,8 +242,8 @@ static etrt_status etrt_contrib_qgemm(etrt_contrib *c) {
   int32_t ins[3] = {a, b, bias};
   int quantized = etrt_contrib_in(c, 7) >= 0;
   int32_t y;
-  ETRT_RETURN_IF_ERROR(etrt_contrib_node(c, "Gemm", 3, ins, 4, attrs,
-                                         quantized ? -1 : etrt_contrib_out(c, 0), &y));
+  ETRT_RETURN_IF_ERROR(
+      etrt_contrib_node(c, "Gemm", 3, ins, 4, attrs, quantized ? -1 : etrt_contrib_out(c, 0), &y));
   if (!quantized) return ETRT_OK;
   return etrt_contrib_quantize(c, y, etrt_contrib_in(c, 7), etrt_contrib_in(c, 8),
                                etrt_contrib_out(c, 0));
@@ -287,8 +293,8 @@ static etrt_status etrt_contrib_attention_mask(etrt_contrib *c, int32_t mask, in
     ETRT_RETURN_IF_ERROR(etrt_contrib_binary(c, "Reshape", mask64, col_shape, -1, &column));
     ETRT_RETURN_IF_ERROR(etrt_contrib_binary(c, "Less", range, column, -1, &valid));
     ETRT_RETURN_IF_ERROR(etrt_contrib_f32(c, 0.0f, &zero_f));
-    ETRT_RETURN_IF_ERROR(etrt_contrib_node(c, "Where", 3, (const int32_t[]){valid, zero_f, filter_v},
-                                           0, NULL, -1, &add));
+    ETRT_RETURN_IF_ERROR(etrt_contrib_node(
+        c, "Where", 3, (const int32_t[]){valid, zero_f, filter_v}, 0, NULL, -1, &add));
   } else if (m->rank == 2 || m->rank == 3) {
     etrt_attribute to = {.name = "to", .kind = ETRT_ATTRIBUTE_INT, .i = ETRT_CONTRIB_ONNX_FLOAT};
     ETRT_RETURN_IF_ERROR(etrt_contrib_node(c, "Cast", 1, &mask, 1, &to, -1, &f));
@@ -296,7 +302,8 @@ static etrt_status etrt_contrib_attention_mask(etrt_contrib *c, int32_t mask, in
     ETRT_RETURN_IF_ERROR(etrt_contrib_binary(c, "Sub", one, f, -1, &inv));
     ETRT_RETURN_IF_ERROR(etrt_contrib_binary(c, "Mul", inv, filter_v, -1, &add));
   } else {
-    return etrt_contrib_refuse(c, "mask_index (input 3) must have rank 1, 2 or 3 (known at import)");
+    return etrt_contrib_refuse(c,
+                               "mask_index (input 3) must have rank 1, 2 or 3 (known at import)");
   }
   /* [B, T] -> [B, 1, 1, T]; [B, S, T] -> [B, 1, S, T]. */
   int32_t axes;
@@ -329,8 +336,9 @@ static etrt_status etrt_contrib_attention(etrt_contrib *c) {
         c, "the hidden sizes must come from 'qkv_hidden_sizes' or weights of known shape");
   }
   if (sizes[0] != sizes[1] || sizes[0] % heads != 0 || sizes[2] % heads != 0)
-    return etrt_contrib_refuse(c, "Q and K hidden sizes must be equal and V's and theirs "
-                                  "divisible by num_heads");
+    return etrt_contrib_refuse(c,
+                               "Q and K hidden sizes must be equal and V's and theirs "
+                               "divisible by num_heads");
   int64_t head = sizes[0] / heads, v_head = sizes[2] / heads;
   float scale = etrt_contrib_float(c, "scale", 0.0f);
   if (scale == 0.0f) scale = 1.0f / sqrtf((float)head);
@@ -372,8 +380,8 @@ static etrt_status etrt_contrib_attention(etrt_contrib *c) {
     ETRT_RETURN_IF_ERROR(etrt_contrib_node(c, "Shape", 1, &scores, 0, NULL, -1, &shape));
     ETRT_RETURN_IF_ERROR(etrt_contrib_i64(c, (const int64_t[]){2}, 1, 1, &starts));
     ETRT_RETURN_IF_ERROR(etrt_contrib_i64(c, (const int64_t[]){4}, 1, 1, &ends));
-    ETRT_RETURN_IF_ERROR(etrt_contrib_node(c, "Slice", 3, (const int32_t[]){shape, starts, ends},
-                                           0, NULL, -1, &dims));
+    ETRT_RETURN_IF_ERROR(etrt_contrib_node(c, "Slice", 3, (const int32_t[]){shape, starts, ends}, 0,
+                                           NULL, -1, &dims));
     float *one_data = etrt_ir_alloc(c->g, sizeof(float));
     if (one_data == NULL) return etrt_contrib_oom();
     *one_data = 1.0f;
@@ -429,7 +437,8 @@ etrt_status etrt_import_contrib(etrt_ir_graph *graph, const char *label, const c
   if (strcmp(op_type, "QuantizeLinear") == 0 || strcmp(op_type, "DequantizeLinear") == 0)
     return etrt_ir_add_node(graph, op_type, "", name, num_inputs, inputs, num_outputs, outputs,
                             num_attributes, attributes, NULL);
-  return etrt_error(ETRT_ERROR_UNSUPPORTED, "%s: operator '%s' of domain 'com.microsoft' is not "
-                                            "supported",
+  return etrt_error(ETRT_ERROR_UNSUPPORTED,
+                    "%s: operator '%s' of domain 'com.microsoft' is not "
+                    "supported",
                     label, op_type);
 }

@@ -56,8 +56,7 @@ static int32_t etrt_qdq_activation(const etrt_ir_graph *graph, int32_t value) {
   int32_t p = value >= 0 ? graph->values[value].producer : -1;
   if (!etrt_qdq_is(graph, p, "DequantizeLinear")) return -1;
   const etrt_ir_node *n = &graph->nodes[p];
-  if (!etrt_qdq_8bit(graph->values[n->inputs[0]].dtype) || !etrt_qdq_params(graph, n, 1))
-    return -1;
+  if (!etrt_qdq_8bit(graph->values[n->inputs[0]].dtype) || !etrt_qdq_params(graph, n, 1)) return -1;
   return p;
 }
 
@@ -176,10 +175,10 @@ etrt_status etrt_pass_fuse_qdq(etrt_ir_graph *graph, uint32_t *fused) {
       bias = graph->nodes[b_dq].inputs[0];
     }
     const etrt_ir_node *x = &graph->nodes[x_dq], *w = &graph->nodes[w_dq], *y = &graph->nodes[q];
-    int32_t ins[9] = {x->inputs[0], x->inputs[1], etrt_qdq_zp(x),   w->inputs[0], w->inputs[1],
-                      etrt_qdq_zp(w), y->inputs[1], y->inputs[2], bias};
-    ETRT_RETURN_IF_ERROR(etrt_qdq_rewrite(graph, i, q, conv ? "QLinearConv" : "QLinearMatMul", ins,
-                                          conv ? 9 : 8));
+    int32_t ins[9] = {x->inputs[0],   x->inputs[1], etrt_qdq_zp(x), w->inputs[0], w->inputs[1],
+                      etrt_qdq_zp(w), y->inputs[1], y->inputs[2],   bias};
+    ETRT_RETURN_IF_ERROR(
+        etrt_qdq_rewrite(graph, i, q, conv ? "QLinearConv" : "QLinearMatMul", ins, conv ? 9 : 8));
     ++*fused;
   }
   return ETRT_OK;

@@ -71,29 +71,25 @@ static void test_integer_products(void) {
   /* rows (2, 4) and (0, 0); columns (1, 3) and (1, 3). */
   OH_CHECK_INTS(out32, ((int[]){14, 14, 0, 0}), 4);
   /* QLinearMatMul: acc 14 times 0.5 * 0.25 / 0.5 = 3.5 -> 4 (half to even) + 10. */
-  oh_value ql[8] = {OH_U8(2, (1, 2), 2, 4),
-                    OH_CONST(OH_F32(0, (0), 0.5f)),
-                    OH_CONST(OH_U8(0, (0), 0)),
-                    OH_CONST(OH_I8(2, (2, 2), 1, 1, 3, 1)),
-                    OH_CONST(OH_F32(0, (0), 0.25f)),
-                    OH_CONST(OH_I8(0, (0), 0)),
-                    OH_CONST(OH_F32(0, (0), 0.5f)),
-                    OH_CONST(OH_U8(0, (0), 10))};
+  oh_value ql[8] = {OH_U8(2, (1, 2), 2, 4),          OH_CONST(OH_F32(0, (0), 0.5f)),
+                    OH_CONST(OH_U8(0, (0), 0)),      OH_CONST(OH_I8(2, (2, 2), 1, 1, 3, 1)),
+                    OH_CONST(OH_F32(0, (0), 0.25f)), OH_CONST(OH_I8(0, (0), 0)),
+                    OH_CONST(OH_F32(0, (0), 0.5f)),  OH_CONST(OH_U8(0, (0), 10))};
   CHECK_OK(oh_run("QLinearMatMul", 8, ql, 0, NULL, 1, (void *[]){out8}, NULL));
   /* column 0: acc 14 -> 3.5 -> 4; column 1: acc 6 -> 1.5 -> 2. */
   OH_CHECK_INTS(out8, ((int[]){14, 12}), 2);
   /* ConvInteger pads with x's zero point: a 1x1 input, 3x3 kernel of ones, pad 1. */
-  oh_value conv[3] = {OH_U8(4, (1, 1, 1, 1), 9), OH_CONST(OH_I8(4, (1, 1, 3, 3), 1, 1, 1, 1, 1, 1,
-                                                              1, 1, 1)),
+  oh_value conv[3] = {OH_U8(4, (1, 1, 1, 1), 9),
+                      OH_CONST(OH_I8(4, (1, 1, 3, 3), 1, 1, 1, 1, 1, 1, 1, 1, 1)),
                       OH_U8(0, (0), 4)};
   etrt_attribute pads = OH_INTS("pads", 4, 1, 1, 1, 1);
   CHECK_OK(oh_run("ConvInteger", 3, conv, 1, &pads, 1, (void *[]){out32}, NULL));
   OH_CHECK_INTS(out32, ((int[]){5}), 1);
   /* QLinearConv with a bias: (5 + 7) * 1 * 1 / 2 = 6 -> + 1. */
-  oh_value qc[9] = {OH_U8(4, (1, 1, 1, 1), 9),          OH_CONST(OH_F32(0, (0), 1.0f)),
-                    OH_CONST(OH_U8(0, (0), 4)),         OH_CONST(OH_I8(4, (1, 1, 1, 1), 1)),
-                    OH_CONST(OH_F32(1, (1), 1.0f)),     OH_CONST(OH_I8(1, (1), 0)),
-                    OH_CONST(OH_F32(0, (0), 2.0f)),     OH_CONST(OH_I8(0, (0), 1)),
+  oh_value qc[9] = {OH_U8(4, (1, 1, 1, 1), 9),      OH_CONST(OH_F32(0, (0), 1.0f)),
+                    OH_CONST(OH_U8(0, (0), 4)),     OH_CONST(OH_I8(4, (1, 1, 1, 1), 1)),
+                    OH_CONST(OH_F32(1, (1), 1.0f)), OH_CONST(OH_I8(1, (1), 0)),
+                    OH_CONST(OH_F32(0, (0), 2.0f)), OH_CONST(OH_I8(0, (0), 1)),
                     OH_CONST(OH_I32(1, (1), 7))};
   CHECK_OK(oh_run("QLinearConv", 9, qc, 0, NULL, 1, (void *[]){out8}, NULL));
   OH_CHECK_INTS((int8_t *)out8, ((int[]){7}), 1);
@@ -102,44 +98,43 @@ static void test_integer_products(void) {
 static void test_refusals(void) {
   oh_value x23 = OH_F32(2, (2, 3), 1, 2, 3, 4, 5, 6);
   etrt_attribute axis5 = OH_INT("axis", 5);
-  OH_CHECK_REFUSED(oh_run("QuantizeLinear", 2,
-                          (oh_value[]){x23, OH_CONST(OH_F32(1, (3), 1.0f, 1.0f, 1.0f))}, 1,
-                          &axis5, 1, (void *[]){out8}, NULL),
-                   "QuantizeLinear", "axis 5 is outside [-2, 2)");
+  OH_CHECK_REFUSED(
+      oh_run("QuantizeLinear", 2, (oh_value[]){x23, OH_CONST(OH_F32(1, (3), 1.0f, 1.0f, 1.0f))}, 1,
+             &axis5, 1, (void *[]){out8}, NULL),
+      "QuantizeLinear", "axis 5 is outside [-2, 2)");
   OH_CHECK_REFUSED(oh_run("QuantizeLinear", 2,
                           (oh_value[]){x23, OH_CONST(OH_F32(1, (4), 1.0f, 1.0f, 1.0f, 1.0f))}, 0,
                           NULL, 1, (void *[]){out8}, NULL),
                    "QuantizeLinear", "per-axis scales along axis 1 of x [2, 3] must be 1-D of 3");
-  OH_CHECK_REFUSED(
-      oh_run("QuantizeLinear", 3,
-             (oh_value[]){x23, OH_CONST(OH_F32(1, (3), 1.0f, 1.0f, 1.0f)),
-                          OH_CONST(OH_I8(1, (2), 0, 0))},
-             0, NULL, 1, (void *[]){out8}, NULL),
-      "QuantizeLinear", "zero point has shape [2], scale has [3]");
+  OH_CHECK_REFUSED(oh_run("QuantizeLinear", 3,
+                          (oh_value[]){x23, OH_CONST(OH_F32(1, (3), 1.0f, 1.0f, 1.0f)),
+                                       OH_CONST(OH_I8(1, (2), 0, 0))},
+                          0, NULL, 1, (void *[]){out8}, NULL),
+                   "QuantizeLinear", "zero point has shape [2], scale has [3]");
   etrt_attribute blocked[2] = {OH_INT("axis", 1), OH_INT("block_size", 2)};
-  OH_CHECK_REFUSED(oh_run("QuantizeLinear", 2,
-                          (oh_value[]){x23, OH_CONST(OH_F32(2, (2, 1), 1.0f, 1.0f))}, 2, blocked,
-                          1, (void *[]){out8}, NULL),
-                   "QuantizeLinear", "blocks of 2 along axis 1");
+  OH_CHECK_REFUSED(
+      oh_run("QuantizeLinear", 2, (oh_value[]){x23, OH_CONST(OH_F32(2, (2, 1), 1.0f, 1.0f))}, 2,
+             blocked, 1, (void *[]){out8}, NULL),
+      "QuantizeLinear", "blocks of 2 along axis 1");
   etrt_attribute negative = OH_INT("block_size", -1);
   OH_CHECK_REFUSED(oh_run("DequantizeLinear", 2,
                           (oh_value[]){OH_I8(1, (2), 1, 2), OH_CONST(OH_F32(0, (0), 1.0f))}, 1,
                           &negative, 1, (void *[]){outf}, NULL),
                    "DequantizeLinear", "block_size -1 is negative");
   /* Unsupported types, named with the input. */
-  OH_CHECK_REFUSED(oh_run("QuantizeLinear", 2,
-                          (oh_value[]){OH_I32(1, (1), 1), OH_CONST(OH_F32(0, (0), 1.0f))}, 0,
-                          NULL, 1, (void *[]){out8}, NULL),
-                   "QuantizeLinear", "x");
+  OH_CHECK_REFUSED(
+      oh_run("QuantizeLinear", 2, (oh_value[]){OH_I32(1, (1), 1), OH_CONST(OH_F32(0, (0), 1.0f))},
+             0, NULL, 1, (void *[]){out8}, NULL),
+      "QuantizeLinear", "x");
   etrt_attribute to_float = OH_INT("output_dtype", 1);
   OH_CHECK_REFUSED(oh_run("QuantizeLinear", 2,
                           (oh_value[]){OH_F32(1, (1), 1.0f), OH_CONST(OH_F32(0, (0), 1.0f))}, 1,
                           &to_float, 1, (void *[]){out8}, NULL),
                    "QuantizeLinear", "the output");
-  OH_CHECK_REFUSED(oh_run("DequantizeLinear", 2,
-                          (oh_value[]){OH_I64(1, (1), 1), OH_CONST(OH_F32(0, (0), 1.0f))}, 0,
-                          NULL, 1, (void *[]){outf}, NULL),
-                   "DequantizeLinear", "x");
+  OH_CHECK_REFUSED(
+      oh_run("DequantizeLinear", 2, (oh_value[]){OH_I64(1, (1), 1), OH_CONST(OH_F32(0, (0), 1.0f))},
+             0, NULL, 1, (void *[]){outf}, NULL),
+      "DequantizeLinear", "x");
   OH_CHECK_REFUSED(oh_run("DequantizeLinear", 3,
                           (oh_value[]){OH_I8(1, (1), 1), OH_CONST(OH_F32(0, (0), 1.0f)),
                                        OH_CONST(OH_U8(0, (0), 1))},
@@ -148,15 +143,16 @@ static void test_refusals(void) {
   OH_CHECK_REFUSED(oh_run("DynamicQuantizeLinear", 1, (oh_value[]){OH_HALF(1, (1), 0x3C00)}, 0,
                           NULL, 3, (void *[]){out8, outf, out8}, NULL),
                    "DynamicQuantizeLinear", "x");
-  OH_CHECK_REFUSED(oh_run("MatMulInteger", 2,
-                          (oh_value[]){OH_I16(2, (1, 1), 1), OH_I8(2, (1, 1), 1)}, 0, NULL, 1,
-                          (void *[]){out32}, NULL),
-                   "MatMulInteger", "A");
+  OH_CHECK_REFUSED(
+      oh_run("MatMulInteger", 2, (oh_value[]){OH_I16(2, (1, 1), 1), OH_I8(2, (1, 1), 1)}, 0, NULL,
+             1, (void *[]){out32}, NULL),
+      "MatMulInteger", "A");
   OH_CHECK_REFUSED(oh_run("MatMulInteger", 3,
                           (oh_value[]){OH_U8(2, (2, 1), 1, 2), OH_I8(2, (1, 1), 1),
                                        OH_CONST(OH_U8(1, (3), 1, 2, 3))},
                           0, NULL, 1, (void *[]){out32}, NULL),
-                   "MatMulInteger", "A's zero point has shape [3]; it must be a scalar or 1-D of 2");
+                   "MatMulInteger",
+                   "A's zero point has shape [3]; it must be a scalar or 1-D of 2");
   OH_CHECK_REFUSED(oh_run("MatMulInteger", 4,
                           (oh_value[]){OH_U8(2, (2, 1), 1, 2), OH_I8(2, (1, 1), 1),
                                        OH_CONST(OH_U8(0, (0), 1)), OH_CONST(OH_U8(0, (0), 1))},
@@ -174,15 +170,15 @@ static void test_refusals(void) {
                           OH_NONE, OH_CONST(OH_I8(1, (3), 0, 0, 0))},
              0, NULL, 1, (void *[]){out32}, NULL),
       "ConvInteger", "w's zero point has shape [3]; it must be a scalar or 1-D of 2");
-  OH_CHECK_REFUSED(oh_run("QLinearConv", 9,
-                          (oh_value[]){OH_U8(4, (1, 1, 1, 1), 9), OH_CONST(OH_F32(0, (0), 1.0f)),
-                                       OH_CONST(OH_U8(0, (0), 4)),
-                                       OH_CONST(OH_I8(4, (1, 1, 1, 1), 1)),
-                                       OH_CONST(OH_F32(0, (0), 1.0f)), OH_CONST(OH_I8(0, (0), 0)),
-                                       OH_CONST(OH_F32(0, (0), 2.0f)), OH_CONST(OH_I8(0, (0), 1)),
-                                       OH_CONST(OH_F32(1, (1), 7.0f))},
-                          0, NULL, 1, (void *[]){out8}, NULL),
-                   "QLinearConv", "B must be a 1-D int32 tensor of 1 elements");
+  OH_CHECK_REFUSED(
+      oh_run("QLinearConv", 9,
+             (oh_value[]){OH_U8(4, (1, 1, 1, 1), 9), OH_CONST(OH_F32(0, (0), 1.0f)),
+                          OH_CONST(OH_U8(0, (0), 4)), OH_CONST(OH_I8(4, (1, 1, 1, 1), 1)),
+                          OH_CONST(OH_F32(0, (0), 1.0f)), OH_CONST(OH_I8(0, (0), 0)),
+                          OH_CONST(OH_F32(0, (0), 2.0f)), OH_CONST(OH_I8(0, (0), 1)),
+                          OH_CONST(OH_F32(1, (1), 7.0f))},
+             0, NULL, 1, (void *[]){out8}, NULL),
+      "QLinearConv", "B must be a 1-D int32 tensor of 1 elements");
 }
 
 int main(void) {

@@ -15,9 +15,9 @@ static const etrt_dtype etrt_quant_float_types[] = {ETRT_DTYPE_FLOAT32, ETRT_DTY
                                                     ETRT_DTYPE_INVALID};
 static const etrt_dtype etrt_quant_q_types[] = {ETRT_DTYPE_INT8, ETRT_DTYPE_UINT8, ETRT_DTYPE_INT16,
                                                 ETRT_DTYPE_UINT16, ETRT_DTYPE_INVALID};
-static const etrt_dtype etrt_quant_dq_types[] = {ETRT_DTYPE_INT8,   ETRT_DTYPE_UINT8,
-                                                 ETRT_DTYPE_INT16,  ETRT_DTYPE_UINT16,
-                                                 ETRT_DTYPE_INT32,  ETRT_DTYPE_INVALID};
+static const etrt_dtype etrt_quant_dq_types[] = {ETRT_DTYPE_INT8,  ETRT_DTYPE_UINT8,
+                                                 ETRT_DTYPE_INT16, ETRT_DTYPE_UINT16,
+                                                 ETRT_DTYPE_INT32, ETRT_DTYPE_INVALID};
 static const etrt_dtype etrt_quant_8bit_types[] = {ETRT_DTYPE_INT8, ETRT_DTYPE_UINT8,
                                                    ETRT_DTYPE_INVALID};
 static const etrt_dtype etrt_quant_scale_types[] = {ETRT_DTYPE_FLOAT32, ETRT_DTYPE_FLOAT16,
@@ -269,8 +269,8 @@ etrt_status etrt_qmatmul_params_of(const etrt_node *node, const etrt_tensor *inp
         i != ETRT_QL_Y_ZP)
       return etrt_op_error(node, ETRT_ERROR_INVALID_ARGUMENT, "input %u is missing", i);
   ETRT_RETURN_IF_ERROR(etrt_quant_per_count(node, inputs, ETRT_QL_A_SCALE, "a_scale", rows,
-                                            "rows of A", ETRT_DTYPE_INVALID,
-                                            etrt_quant_scale_types, &out->a_scale_count));
+                                            "rows of A", ETRT_DTYPE_INVALID, etrt_quant_scale_types,
+                                            &out->a_scale_count));
   ETRT_RETURN_IF_ERROR(etrt_quant_per_count(node, inputs, ETRT_QL_B_SCALE, "b_scale", cols,
                                             "columns of B", ETRT_DTYPE_INVALID,
                                             etrt_quant_scale_types, &out->b_scale_count));
@@ -279,8 +279,8 @@ etrt_status etrt_qmatmul_params_of(const etrt_node *node, const etrt_tensor *inp
   int64_t one;
   ETRT_RETURN_IF_ERROR(etrt_quant_per_count(node, inputs, ETRT_QL_Y_SCALE, "y_scale", 0, "",
                                             ETRT_DTYPE_INVALID, etrt_quant_scale_types, &one));
-  return etrt_quant_per_count(node, inputs, ETRT_QL_Y_ZP, "y_zero_point", 0, "",
-                              ETRT_DTYPE_INVALID, etrt_quant_8bit_types, &one);
+  return etrt_quant_per_count(node, inputs, ETRT_QL_Y_ZP, "y_zero_point", 0, "", ETRT_DTYPE_INVALID,
+                              etrt_quant_8bit_types, &one);
 }
 
 /* The output type of a QLinear op: its y_zero_point's, else its first operand's. */
@@ -335,8 +335,8 @@ etrt_status etrt_qconv_params_of(const etrt_node *node, const etrt_tensor *input
                          (long long)out->channels, (long long)out->maps, (long long)w->dims[1],
                          (long long)out->group);
   int64_t one;
-  ETRT_RETURN_IF_ERROR(etrt_quant_per_count(node, inputs, ixz, "x's zero point", 0, "", x->dtype,
-                                            NULL, &one));
+  ETRT_RETURN_IF_ERROR(
+      etrt_quant_per_count(node, inputs, ixz, "x's zero point", 0, "", x->dtype, NULL, &one));
   ETRT_RETURN_IF_ERROR(etrt_quant_per_count(node, inputs, iwz, "w's zero point", out->maps,
                                             "output channels", w->dtype, NULL, &out->w_zp_count));
   if (!ql) return ETRT_OK;

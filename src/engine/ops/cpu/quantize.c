@@ -251,8 +251,8 @@ static inline void etrt_q_finish(const etrt_q_epilogue *e, etrt_tensor *y, int64
 }
 
 static void etrt_q_epilogue_init(const etrt_node *node, const etrt_tensor *inputs,
-                                 const etrt_tensor *y, int64_t a_scale_count,
-                                 int64_t b_scale_count, etrt_q_epilogue *e) {
+                                 const etrt_tensor *y, int64_t a_scale_count, int64_t b_scale_count,
+                                 etrt_q_epilogue *e) {
   memset(e, 0, sizeof *e);
   e->qlinear = etrt_quant_is_qlinear(node);
   if (!e->qlinear) return;

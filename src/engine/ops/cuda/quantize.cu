@@ -210,8 +210,9 @@ __device__ __forceinline__ void etrt_qd_finish(const etrt_qd_epilogue &e, void *
   float bs =
       etrt_qd_load_float(e.b_scale, e.b_scale_dtype, e.b_scale_count > 1 ? (j < 0 ? i : j) : 0);
   float multiplier = as * bs / etrt_qd_load_float(e.y_scale, e.y_scale_dtype, 0);
-  etrt_qd_store_int(y, e.y_dtype, at,
-                    etrt_quant_round((float)acc * multiplier, etrt_qd_zp_at(e.y_zp, 0), e.lo, e.hi));
+  etrt_qd_store_int(
+      y, e.y_dtype, at,
+      etrt_quant_round((float)acc * multiplier, etrt_qd_zp_at(e.y_zp, 0), e.lo, e.hi));
 }
 
 static etrt_qd_epilogue etrt_qd_epilogue_of(const etrt_node *node, const etrt_tensor *inputs,
@@ -279,8 +280,8 @@ extern "C" ETRT_CUDA_RUN(etrt_cuda_qmatmul) {
                           etrt_cuda_stream(launch)>>>(
       p.shape, (const uint8_t *)a->data, a->dtype == ETRT_DTYPE_INT8,
       etrt_qd_zp_of(node, inputs, ql ? ETRT_QL_A_ZP : 2), p.a_zp_count, (const uint8_t *)b->data,
-      b->dtype == ETRT_DTYPE_INT8, etrt_qd_zp_of(node, inputs, ql ? ETRT_QL_B_ZP : 3),
-      p.b_zp_count, e, outputs[0].data);
+      b->dtype == ETRT_DTYPE_INT8, etrt_qd_zp_of(node, inputs, ql ? ETRT_QL_B_ZP : 3), p.b_zp_count,
+      e, outputs[0].data);
   return etrt_cuda_check(node, "integer matmul");
 }
 
