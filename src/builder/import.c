@@ -2,11 +2,11 @@
  * only the newest form of each operator. */
 #include "builder/import.h"
 
-#include "builder/import_contrib.h"
-
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "builder/import_contrib.h"
 
 typedef struct etrt_import {
   const etrt_onnx_model *model;
