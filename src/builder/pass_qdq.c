@@ -4,15 +4,19 @@
  *                               |
  *                        QuantizeLinear -> yq
  *
- * becomes one QLinearConv or QLinearMatMul in the place of the QuantizeLinear, so the
+ * becomes one QLinearConv or QLinearMatMul in the place of the QuantizeLinear (a Gemm
+ * with alpha = beta = 1 and no transposed A becomes a QLinearMatMul with the builder's
+ * bias input, its weight transposed once here when transB is set), so the
  * product runs on the integers with int32 accumulation and one requantization, as
  * onnxruntime runs it, instead of dequantizing the weights and computing in float.
  * Taken when the activation and output are quantized per tensor with constant scales
  * and zero points, the weight is a constant quantized per tensor or per output channel
- * (axis 0 of a Conv weight, axis 1 of a MatMul weight), and a Conv bias, if any, is an
- * int32 constant at scale x_scale * w_scale with zero point 0. The DequantizeLinear
+ * (axis 0 of a Conv weight, axis 1 of a MatMul weight, the output axis of a Gemm's), and a
+ * Conv or Gemm bias, if any, is an int32 constant at scale x_scale * w_scale with zero
+ * point 0. The DequantizeLinear
  * nodes stay for their other readers; dead-code removal drops the rest. */
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "builder/passes.h"
@@ -31,6 +35,11 @@ static const etrt_attribute *etrt_qdq_attr(const etrt_ir_node *n, const char *na
 static int64_t etrt_qdq_attr_int(const etrt_ir_node *n, const char *name, int64_t fallback) {
   const etrt_attribute *a = etrt_qdq_attr(n, name);
   return a != NULL && a->kind == ETRT_ATTRIBUTE_INT ? a->i : fallback;
+}
+
+static float etrt_qdq_attr_float(const etrt_ir_node *n, const char *name, float fallback) {
+  const etrt_attribute *a = etrt_qdq_attr(n, name);
+  return a != NULL && a->kind == ETRT_ATTRIBUTE_FLOAT ? a->f : fallback;
 }
 
 static bool etrt_qdq_constant(const etrt_ir_graph *graph, int32_t value) {
@@ -83,8 +92,8 @@ static float etrt_qdq_float(const etrt_ir_value *v, int64_t i) {
   return f;
 }
 
-/* The int32 bias of a Conv: DequantizeLinear of an int32 constant with zero point 0
- * and scale x_scale * w_scale (as quantizers make it); -1 if not. */
+/* The int32 bias of a Conv (per output channel) or Gemm (per column): DequantizeLinear of an int32
+ * constant with zero point 0 and scale x_scale * w_scale (as quantizers make it); -1 if not. */
 static int32_t etrt_qdq_bias(const etrt_ir_graph *graph, int32_t value, const etrt_ir_node *x_dq,
                              const etrt_ir_node *w_dq) {
   int32_t p = value >= 0 ? graph->values[value].producer : -1;
@@ -134,9 +143,10 @@ static int32_t etrt_qdq_zp(const etrt_ir_node *dq) {
 }
 
 /* Rewrites the QuantizeLinear `q` into `op` over the integer operands, taking the
- * product's attributes; the product node dies. */
+ * product's attributes when `keep_attributes` (a Conv's window); the product node dies. */
 static etrt_status etrt_qdq_rewrite(etrt_ir_graph *graph, uint32_t product, int32_t q,
-                                    const char *op, const int32_t *inputs, uint32_t num_inputs) {
+                                    const char *op, const int32_t *inputs, uint32_t num_inputs,
+                                    bool keep_attributes) {
   etrt_ir_node *p = &graph->nodes[product], *n = &graph->nodes[q];
   int32_t *ins = etrt_ir_alloc(graph, num_inputs * sizeof *ins);
   if (ins == NULL) return etrt_error(ETRT_ERROR_OUT_OF_MEMORY, "graph: out of memory");
@@ -145,11 +155,32 @@ static etrt_status etrt_qdq_rewrite(etrt_ir_graph *graph, uint32_t product, int3
   n->op_type = op;
   n->inputs = ins;
   n->num_inputs = num_inputs;
-  n->attributes = p->attributes;
-  n->num_attributes = p->num_attributes;
+  n->attributes = keep_attributes ? p->attributes : NULL;
+  n->num_attributes = keep_attributes ? p->num_attributes : 0;
   for (uint32_t o = 0; o < p->num_outputs; ++o)
     if (p->outputs[o] >= 0) graph->values[p->outputs[o]].producer = -1;
   p->dead = true;
+  return ETRT_OK;
+}
+
+/* Whether a Gemm is A B' + C: alpha and beta 1, A not transposed. */
+static bool etrt_qdq_plain_gemm(const etrt_ir_node *n) {
+  return etrt_qdq_attr_float(n, "alpha", 1.0f) == 1.0f &&
+         etrt_qdq_attr_float(n, "beta", 1.0f) == 1.0f && etrt_qdq_attr_int(n, "transA", 0) == 0;
+}
+
+/* A constant holding the [N, K] int8/uint8 weight `value` transposed to [K, N]. */
+static etrt_status etrt_qdq_transposed(etrt_ir_graph *graph, int32_t value, int32_t *out) {
+  const etrt_ir_value *w = &graph->values[value];
+  int64_t rows = w->max[0], cols = w->max[1];
+  char base[256];
+  snprintf(base, sizeof base, "%s_transposed", w->name);
+  uint8_t *data;
+  ETRT_RETURN_IF_ERROR(
+      etrt_ir_add_constant(graph, base, w->dtype, 2, (int64_t[]){cols, rows}, (void **)&data, out));
+  const uint8_t *from = graph->values[value].data; /* re-read: adding may move the values */
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < cols; ++c) data[c * rows + r] = from[r * cols + c];
   return ETRT_OK;
 }
 
@@ -158,27 +189,32 @@ etrt_status etrt_pass_fuse_qdq(etrt_ir_graph *graph, uint32_t *fused) {
   for (uint32_t i = 0; i < graph->num_nodes; ++i) {
     etrt_ir_node *n = &graph->nodes[i];
     bool conv = etrt_qdq_is(graph, (int32_t)i, "Conv");
-    if (!conv && !etrt_qdq_is(graph, (int32_t)i, "MatMul")) continue;
+    bool gemm = etrt_qdq_is(graph, (int32_t)i, "Gemm");
+    if (!conv && !gemm && !etrt_qdq_is(graph, (int32_t)i, "MatMul")) continue;
     if (n->num_inputs < 2 || n->num_outputs != 1 || n->outputs[0] < 0) continue;
-    if (conv ? n->num_inputs > 3 : n->num_inputs != 2) continue;
+    if (conv || gemm ? n->num_inputs > 3 : n->num_inputs != 2) continue;
+    if (gemm && !etrt_qdq_plain_gemm(n)) continue;
     int32_t x_dq = etrt_qdq_activation(graph, n->inputs[0]);
     if (x_dq < 0) continue;
     int32_t w_rank = graph->values[n->inputs[1]].rank;
     if (!conv && w_rank != 2) continue;
-    int32_t w_dq = etrt_qdq_weight(graph, n->inputs[1], w_rank, conv ? 0 : 1);
+    bool trans_b = gemm && etrt_qdq_attr_int(n, "transB", 0) != 0;
+    int32_t w_dq = etrt_qdq_weight(graph, n->inputs[1], w_rank, conv || trans_b ? 0 : 1);
     int32_t q = etrt_qdq_output(graph, n->outputs[0]);
     if (w_dq < 0 || q < 0) continue;
     int32_t bias = -1;
-    if (conv && n->num_inputs > 2 && n->inputs[2] >= 0) {
+    if ((conv || gemm) && n->num_inputs > 2 && n->inputs[2] >= 0) {
       int32_t b_dq = etrt_qdq_bias(graph, n->inputs[2], &graph->nodes[x_dq], &graph->nodes[w_dq]);
       if (b_dq < 0) continue;
       bias = graph->nodes[b_dq].inputs[0];
     }
+    int32_t weight = graph->nodes[w_dq].inputs[0];
+    if (trans_b) ETRT_RETURN_IF_ERROR(etrt_qdq_transposed(graph, weight, &weight));
     const etrt_ir_node *x = &graph->nodes[x_dq], *w = &graph->nodes[w_dq], *y = &graph->nodes[q];
-    int32_t ins[9] = {x->inputs[0],   x->inputs[1], etrt_qdq_zp(x), w->inputs[0], w->inputs[1],
+    int32_t ins[9] = {x->inputs[0],   x->inputs[1], etrt_qdq_zp(x), weight, w->inputs[1],
                       etrt_qdq_zp(w), y->inputs[1], y->inputs[2],   bias};
-    ETRT_RETURN_IF_ERROR(
-        etrt_qdq_rewrite(graph, i, q, conv ? "QLinearConv" : "QLinearMatMul", ins, conv ? 9 : 8));
+    ETRT_RETURN_IF_ERROR(etrt_qdq_rewrite(graph, i, q, conv ? "QLinearConv" : "QLinearMatMul", ins,
+                                          conv || bias >= 0 ? 9 : 8, conv));
     ++*fused;
   }
   return ETRT_OK;

@@ -152,9 +152,10 @@ def test_quantized_matches_onnxruntime(network, kind, tmp_path, run_tool):
     pte = tmp_path / "quantized.pte"
     built = run_tool("build", quantized, "-o", pte, "--device", "cpu")
     if kind == "qdq":
-        # Every DequantizeLinear -> Conv/MatMul -> QuantizeLinear group runs on the integers.
+        # Every DequantizeLinear -> Conv/MatMul/Gemm -> QuantizeLinear group runs on the
+        # integers.
         log = built.stdout + built.stderr
-        groups = {"cnn": 2, "block": 3}[network]
+        groups = {"cnn": 3, "block": 3}[network]
         assert "%d QDQ groups made integer" % groups in log, log
     np.save(tmp_path / "x.npy", x)
     run_tool("run", pte, "--input", tmp_path / "x.npy", "--output-dir", tmp_path / "out")

@@ -78,6 +78,17 @@ static void test_integer_products(void) {
   CHECK_OK(oh_run("QLinearMatMul", 8, ql, 0, NULL, 1, (void *[]){out8}, NULL));
   /* column 0: acc 14 -> 3.5 -> 4; column 1: acc 6 -> 1.5 -> 2. */
   OH_CHECK_INTS(out8, ((int[]){14, 12}), 2);
+  /* The builder's per-column bias joins the accumulator: (14 + 3) / 4 = 4.25 -> 4, and
+   * (6 + 4) / 4 = 2.5 -> 2 (half to even). */
+  oh_value qb[9];
+  memcpy(qb, ql, sizeof ql);
+  qb[8] = OH_CONST(OH_I32(1, (2), 3, 4));
+  CHECK_OK(oh_run("QLinearMatMul", 9, qb, 0, NULL, 1, (void *[]){out8}, NULL));
+  OH_CHECK_INTS(out8, ((int[]){14, 12}), 2);
+  qb[8] = OH_CONST(OH_I32(1, (2), 6, -6));
+  CHECK_OK(oh_run("QLinearMatMul", 9, qb, 0, NULL, 1, (void *[]){out8}, NULL));
+  /* (14 + 6) / 4 = 5 -> 15; (6 - 6) / 4 = 0 -> 10. */
+  OH_CHECK_INTS(out8, ((int[]){15, 10}), 2);
   /* ConvInteger pads with x's zero point: a 1x1 input, 3x3 kernel of ones, pad 1. */
   oh_value conv[3] = {OH_U8(4, (1, 1, 1, 1), 9),
                       OH_CONST(OH_I8(4, (1, 1, 3, 3), 1, 1, 1, 1, 1, 1, 1, 1, 1)),
@@ -164,6 +175,13 @@ static void test_refusals(void) {
                                        OH_CONST(OH_F32(0, (0), 1.0f)), OH_NONE},
                           0, NULL, 1, (void *[]){out8}, NULL),
                    "QLinearMatMul", "input 1 is missing");
+  OH_CHECK_REFUSED(
+      oh_run("QLinearMatMul", 9,
+             (oh_value[]){OH_U8(2, (1, 1), 1), OH_CONST(OH_F32(0, (0), 1.0f)), OH_NONE,
+                          OH_CONST(OH_I8(2, (1, 2), 1, 1)), OH_CONST(OH_F32(0, (0), 1.0f)), OH_NONE,
+                          OH_CONST(OH_F32(0, (0), 1.0f)), OH_NONE, OH_CONST(OH_I32(1, (1), 5))},
+             0, NULL, 1, (void *[]){out8}, NULL),
+      "QLinearMatMul", "the bias must be a 1-D int32 tensor of 2 elements");
   OH_CHECK_REFUSED(
       oh_run("ConvInteger", 4,
              (oh_value[]){OH_U8(4, (1, 1, 1, 1), 1), OH_CONST(OH_I8(4, (2, 1, 1, 1), 1, 1)),

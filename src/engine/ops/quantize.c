@@ -245,12 +245,14 @@ etrt_status etrt_qmatmul_params_of(const etrt_node *node, const etrt_tensor *inp
   int ql = etrt_quant_is_qlinear(node);
   uint32_t ia = ql ? ETRT_QL_A : 0, ib = ql ? ETRT_QL_B : 1;
   uint32_t iaz = ql ? ETRT_QL_A_ZP : 2, ibz = ql ? ETRT_QL_B_ZP : 3;
-  if ((ql ? node->num_inputs != 8 : (node->num_inputs < 2 || node->num_inputs > 4)) ||
+  if ((ql ? node->num_inputs < 8 || node->num_inputs > 9
+          : (node->num_inputs < 2 || node->num_inputs > 4)) ||
       node->num_outputs != 1 || !etrt_op_has_input(node, inputs, ia) ||
       !etrt_op_has_input(node, inputs, ib))
     return etrt_op_error(node, ETRT_ERROR_INVALID_ARGUMENT,
                          ql ? "takes a, a_scale, a_zero_point, b, b_scale, b_zero_point, y_scale, "
-                              "y_zero_point and one output"
+                              "y_zero_point (and, as the builder makes it from a Gemm, an int32 "
+                              "bias per column) and one output"
                             : "takes A, B and optional zero points, and one output");
   ETRT_RETURN_IF_ERROR(etrt_op_check_dtype(node, "A", inputs[ia].dtype, etrt_quant_8bit_types));
   ETRT_RETURN_IF_ERROR(etrt_op_check_dtype(node, "B", inputs[ib].dtype, etrt_quant_8bit_types));
@@ -279,8 +281,16 @@ etrt_status etrt_qmatmul_params_of(const etrt_node *node, const etrt_tensor *inp
   int64_t one;
   ETRT_RETURN_IF_ERROR(etrt_quant_per_count(node, inputs, ETRT_QL_Y_SCALE, "y_scale", 0, "",
                                             ETRT_DTYPE_INVALID, etrt_quant_scale_types, &one));
-  return etrt_quant_per_count(node, inputs, ETRT_QL_Y_ZP, "y_zero_point", 0, "", ETRT_DTYPE_INVALID,
-                              etrt_quant_8bit_types, &one);
+  ETRT_RETURN_IF_ERROR(etrt_quant_per_count(node, inputs, ETRT_QL_Y_ZP, "y_zero_point", 0, "",
+                                            ETRT_DTYPE_INVALID, etrt_quant_8bit_types, &one));
+  if (node->num_inputs > ETRT_QL_BIAS && etrt_op_has_input(node, inputs, ETRT_QL_BIAS)) {
+    const etrt_tensor *b = &inputs[ETRT_QL_BIAS];
+    if (b->dtype != ETRT_DTYPE_INT32 || b->rank != 1 || b->dims[0] != out->shape.n)
+      return etrt_op_error(node, ETRT_ERROR_INVALID_ARGUMENT,
+                           "the bias must be a 1-D int32 tensor of %lld elements (B's columns)",
+                           (long long)out->shape.n);
+  }
+  return ETRT_OK;
 }
 
 /* The output type of a QLinear op: its y_zero_point's, else its first operand's. */

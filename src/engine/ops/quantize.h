@@ -104,6 +104,8 @@ enum {
   ETRT_QL_B_ZP = 5,
   ETRT_QL_Y_SCALE = 6,
   ETRT_QL_Y_ZP = 7,
+  /* QLinearConv's B, one per output channel; on a QLinearMatMul (made by the builder from
+   * a quantized Gemm) one per column of B. Added to the int32 accumulator. */
   ETRT_QL_BIAS = 8
 };
 

@@ -214,7 +214,8 @@ static void etrt_q_finish_row(const etrt_q_epilogue *e, etrt_tensor *y, int64_t 
     memcpy((int32_t *)y->data + at, acc, (size_t)n * sizeof *acc);
     return;
   }
-  int32_t bias = e->bias != NULL ? ((const int32_t *)e->bias->data)[i] : 0;
+  const int32_t *column_bias = e->bias != NULL && j0 >= 0 ? (const int32_t *)e->bias->data : NULL;
+  int32_t bias = e->bias != NULL && j0 < 0 ? ((const int32_t *)e->bias->data)[i] : 0;
   float as = etrt_q_load_float(e->a_scale->data, e->a_scale->dtype, e->a_scale_count > 1 ? i : 0);
   float ys = etrt_q_load_float(e->y_scale->data, e->y_scale->dtype, 0);
   int per_column = j0 >= 0 && e->b_scale_count > 1;
@@ -226,6 +227,7 @@ static void etrt_q_finish_row(const etrt_q_epilogue *e, etrt_tensor *y, int64_t 
   for (int64_t k = 0; k < n; ++k) {
     if (per_column)
       multiplier = as * etrt_q_load_float(e->b_scale->data, e->b_scale->dtype, j0 + k) / ys;
+    if (column_bias != NULL) bias = column_bias[j0 + k];
     int32_t v = etrt_quant_round((float)(acc[k] + bias) * multiplier, zp, e->lo, e->hi);
     if (y->dtype == ETRT_DTYPE_INT8)
       ((int8_t *)y->data)[at + k] = (int8_t)v;
@@ -241,7 +243,7 @@ static inline void etrt_q_finish(const etrt_q_epilogue *e, etrt_tensor *y, int64
     ((int32_t *)y->data)[at] = acc;
     return;
   }
-  if (e->bias != NULL) acc += ((const int32_t *)e->bias->data)[i];
+  if (e->bias != NULL) acc += ((const int32_t *)e->bias->data)[j < 0 ? i : j];
   float as = etrt_q_load_float(e->a_scale->data, e->a_scale->dtype, e->a_scale_count > 1 ? i : 0);
   float bs = etrt_q_load_float(e->b_scale->data, e->b_scale->dtype,
                                e->b_scale_count > 1 ? (j < 0 ? i : j) : 0);

@@ -205,7 +205,7 @@ __device__ __forceinline__ void etrt_qd_finish(const etrt_qd_epilogue &e, void *
     ((int32_t *)y)[at] = acc;
     return;
   }
-  if (e.bias != NULL) acc += e.bias[i];
+  if (e.bias != NULL) acc += e.bias[j < 0 ? i : j];
   float as = etrt_qd_load_float(e.a_scale, e.a_scale_dtype, e.a_scale_count > 1 ? i : 0);
   float bs =
       etrt_qd_load_float(e.b_scale, e.b_scale_dtype, e.b_scale_count > 1 ? (j < 0 ? i : j) : 0);
