@@ -42,7 +42,7 @@ etrt_status etrt_pass_fuse_conv(etrt_ir_graph *graph, bool any_activation, uint3
  * node read only by the next, becomes one Gelu in the place of the last Mul. */
 etrt_status etrt_pass_fuse_gelu(etrt_ir_graph *graph, uint32_t *fused);
 
-/* DequantizeLinear -> Conv / MatMul -> QuantizeLinear with a constant 8-bit weight
+/* DequantizeLinear -> Conv / MatMul / Gemm -> QuantizeLinear with a constant 8-bit weight
  * (onnxruntime's QDQ format) becomes one QLinearConv / QLinearMatMul: the product runs
  * on the integers (pass_qdq.c says which groups qualify). */
 etrt_status etrt_pass_fuse_qdq(etrt_ir_graph *graph, uint32_t *fused);
