@@ -13,9 +13,6 @@ advises for processors without VNNI: its uint8 x int8 kernel there adds pairs of
 in saturating 16-bit arithmetic, which full-range weights can overflow, while etrt's
 products are exact."""
 
-import os
-import subprocess
-
 import numpy as np
 import pytest
 
