@@ -130,12 +130,13 @@ static etrt_status etrt_build_graph(etrt_build *b, const etrt_onnx_model *model,
   ETRT_RETURN_IF_ERROR(etrt_pass_fuse_conv(g, whole_cpu, &stats.convs));
   etrt_build_progress(
       b,
-      "shapes and passes: %u identities dropped, %u Ifs folded, %u nodes folded, %u batch norms "
-      "folded, %u scales and shifts folded, %u GEMMs fused, %u convolutions fused, %u GELUs "
-      "fused, %u HardSwishes fused, %u dead nodes removed: %u nodes left (%.2f s)",
-      stats.identities, stats.ifs, stats.folded, stats.batchnorms, stats.scales, stats.gemms,
-      stats.convs, stats.gelus, stats.hardswishes, stats.dead, etrt_ir_live_node_count(g),
-      etrt_build_seconds(&b->started));
+      "shapes and passes: %u identities dropped, %u Ifs folded, %u QDQ groups made integer, %u "
+      "nodes folded, %u batch norms folded, %u scales and shifts folded, %u GEMMs fused, %u "
+      "convolutions fused, %u GELUs fused, %u HardSwishes fused, %u dead nodes removed: %u "
+      "nodes left (%.2f s)",
+      stats.identities, stats.ifs, stats.qdq, stats.folded, stats.batchnorms, stats.scales,
+      stats.gemms, stats.convs, stats.gelus, stats.hardswishes, stats.dead,
+      etrt_ir_live_node_count(g), etrt_build_seconds(&b->started));
   return ETRT_OK;
 }
 

@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "builder/import_contrib.h"
+
 /* Most values of enclosing graphs that the bodies of one control node read. */
 #define ETRT_IMPORT_MAX_CAPTURES 256
 
@@ -660,11 +662,26 @@ static etrt_status etrt_import_node_add(etrt_import *im, const etrt_onnx_node *n
   if (n == NULL) return etrt_import_oom();
   etrt_status status = ETRT_OK;
   etrt_import_node_label(node, index, n->label, sizeof n->label);
-  if (!etrt_import_default_domain(node->domain)) {
-    status = etrt_error(ETRT_ERROR_UNSUPPORTED,
-                        "%s: operators of domain '%.*s' are not supported (only the default "
-                        "ONNX domain)",
-                        n->label, ETRT_ONNX_STR_ARGS(node->domain));
+  bool contrib = etrt_onnx_str_eq(node->domain, "com.microsoft");
+  if (contrib) {
+    char op[128];
+    snprintf(op, sizeof op, "%.*s", ETRT_ONNX_STR_ARGS(node->op_type));
+    if (!etrt_import_contrib_known(op)) {
+      status = etrt_error(ETRT_ERROR_UNSUPPORTED,
+                          "%s: operator '%s' of domain 'com.microsoft' is not supported (etrt "
+                          "imports the com.microsoft operators Gelu, FastGelu, BiasGelu, "
+                          "SkipLayerNormalization, Attention, QGemm, QLinearAdd, QLinearMul, "
+                          "QLinearGlobalAveragePool, DynamicQuantizeMatMul, QuantizeLinear and "
+                          "DequantizeLinear)",
+                          n->label, op);
+      goto done;
+    }
+  } else if (!etrt_import_default_domain(node->domain)) {
+    status =
+        etrt_error(ETRT_ERROR_UNSUPPORTED,
+                   "%s: operator '%.*s' of domain '%.*s' is not supported (etrt imports the "
+                   "default ONNX domain and some com.microsoft operators)",
+                   n->label, ETRT_ONNX_STR_ARGS(node->op_type), ETRT_ONNX_STR_ARGS(node->domain));
     goto done;
   }
   if (node->input_count > ETRT_IMPORT_MAX_ARGS || node->output_count > ETRT_IMPORT_MAX_ARGS) {
@@ -717,6 +734,11 @@ static etrt_status etrt_import_node_add(etrt_import *im, const etrt_onnx_node *n
     status = etrt_import_attribute(im, n->label, &node->attributes[i], &n->attributes[i]);
     if (status != ETRT_OK) goto done;
     n->num_attributes++;
+  }
+  if (contrib) {
+    status = etrt_import_contrib(g, n->label, n->op_type, n->name, n->num_inputs, n->inputs,
+                                 n->num_outputs, n->outputs, n->num_attributes, n->attributes);
+    goto done;
   }
   status = etrt_import_upgrade(im, n);
   if (status != ETRT_OK) goto done;

@@ -16,6 +16,7 @@
  * If, Loop and Scan keep their bodies as IR graphs of their own (etrt_ir_node.bodies):
  * names a body reads from an enclosing graph become the node's and the body's last
  * inputs (captures), constants are copied in; bodies nest at most 8 deep.
+ * Nodes of the com.microsoft domain that import_contrib.h lists become engine operations.
  * Refuses what etrt cannot represent (other operator domains, model-local functions,
  * string tensors, sequence values) naming the node. */
 etrt_status etrt_import_onnx(const etrt_onnx_model *model, etrt_ir_graph **out);

@@ -40,6 +40,7 @@ etrt_status etrt_passes_run(etrt_ir_graph *graph, size_t fold_limit_bytes, etrt_
     stats->identities += more;
   }
   ETRT_RETURN_IF_ERROR(etrt_lower_infer_shapes(graph));
+  ETRT_RETURN_IF_ERROR(etrt_pass_fuse_qdq(graph, &stats->qdq));
   ETRT_RETURN_IF_ERROR(etrt_pass_fold_constants(graph, fold_limit_bytes, &stats->folded));
   ETRT_RETURN_IF_ERROR(etrt_passes_fold_bodies(graph, fold_limit_bytes, &stats->folded));
   ETRT_RETURN_IF_ERROR(etrt_pass_fold_batchnorm(graph, &stats->batchnorms, &stats->scales));

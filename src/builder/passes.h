@@ -56,17 +56,23 @@ etrt_status etrt_pass_fuse_gelu(etrt_ir_graph *graph, uint32_t *fused);
  * the last node. */
 etrt_status etrt_pass_fuse_hardswish(etrt_ir_graph *graph, uint32_t *fused);
 
+/* DequantizeLinear -> Conv / MatMul / Gemm -> QuantizeLinear with a constant 8-bit weight
+ * (onnxruntime's QDQ format) becomes one QLinearConv / QLinearMatMul: the product runs
+ * on the integers (pass_qdq.c says which groups qualify). */
+etrt_status etrt_pass_fuse_qdq(etrt_ir_graph *graph, uint32_t *fused);
+
 /* Nodes none of whose outputs reach a graph output are removed. */
 etrt_status etrt_pass_eliminate_dead(etrt_ir_graph *graph, uint32_t *removed);
 
 typedef struct etrt_pass_stats {
-  uint32_t identities, ifs, folded, batchnorms, scales, gemms, convs, gelus, hardswishes, dead;
+  uint32_t identities, ifs, qdq, folded, batchnorms, scales, gemms, convs, gelus, hardswishes, dead;
 } etrt_pass_stats;
 
 /* All of the above in order: identities, Ifs with known conditions, then shape inference
- * (etrt_lower_infer_shapes), folding (inside the bodies of Loop, Scan and If too), batch
- * norms and scales, GEMMs, GELUs, HardSwishes, dead code (convolutions are fused by the
- * build, which knows the target). */
+ * (etrt_lower_infer_shapes), QDQ groups (before folding turns their weights'
+ * dequantization into float constants), folding (inside the bodies of Loop, Scan and If
+ * too), batch norms and scales, GEMMs, GELUs, HardSwishes, dead code (convolutions are
+ * fused by the build, which knows the target). */
 etrt_status etrt_passes_run(etrt_ir_graph *graph, size_t fold_limit_bytes, etrt_pass_stats *stats);
 
 #endif

@@ -71,7 +71,7 @@ static inline oh_value oh_as(oh_value v, int kind) {
                     .count = count_,             \
                     .ints = (const int64_t[]){__VA_ARGS__}})
 
-#define OH_MAX_IO 8
+#define OH_MAX_IO 12
 
 /* What one output turned out to be. */
 typedef struct oh_output {

@@ -186,7 +186,45 @@ static void test_import_refusals(void) {
   tm_output(&m, "y");
   bytes = tm_finish(&m, 13, &size);
   CHECK_FAILS(import_bytes(bytes, size, &model, &g), ETRT_ERROR_UNSUPPORTED,
-              "node 'fused' (FusedGemm): operators of domain 'com.microsoft'");
+              "node 'fused' (FusedGemm): operator 'FusedGemm' of domain 'com.microsoft' is not "
+              "supported");
+  etrt_onnx_model_free(model);
+  free(bytes);
+
+  /* A domain etrt does not import at all names the operator and the domain. */
+  tm_init(&m);
+  tm_input(&m, "x", 1, dims);
+  etrt_pb_writer_init(&n);
+  etrt_pb_write_string_field(&n, 1, "x");
+  etrt_pb_write_string_field(&n, 2, "y");
+  etrt_pb_write_string_field(&n, 3, "custom");
+  etrt_pb_write_string_field(&n, 4, "Gelu");
+  etrt_pb_write_string_field(&n, 7, "org.example");
+  tm_put(&m.graph, 1, &n);
+  tm_output(&m, "y");
+  bytes = tm_finish(&m, 13, &size);
+  CHECK_FAILS(import_bytes(bytes, size, &model, &g), ETRT_ERROR_UNSUPPORTED,
+              "node 'custom' (Gelu): operator 'Gelu' of domain 'org.example' is not supported");
+  etrt_onnx_model_free(model);
+  free(bytes);
+
+  /* A com.microsoft operator in a form etrt does not import says which part. */
+  tm_init(&m);
+  tm_input(&m, "x", 1, dims);
+  etrt_pb_writer_init(&n);
+  etrt_pb_write_string_field(&n, 1, "x");
+  etrt_pb_write_string_field(&n, 2, "y");
+  etrt_pb_write_string_field(&n, 2, "mean");
+  etrt_pb_write_string_field(&n, 1, "x");
+  etrt_pb_write_string_field(&n, 1, "x");
+  etrt_pb_write_string_field(&n, 3, "sln");
+  etrt_pb_write_string_field(&n, 4, "SkipLayerNormalization");
+  etrt_pb_write_string_field(&n, 7, "com.microsoft");
+  tm_put(&m.graph, 1, &n);
+  tm_output(&m, "y");
+  bytes = tm_finish(&m, 13, &size);
+  CHECK_FAILS(import_bytes(bytes, size, &model, &g), ETRT_ERROR_UNSUPPORTED,
+              "node 'sln' (SkipLayerNormalization): the mean and inv_std_var outputs");
   etrt_onnx_model_free(model);
   free(bytes);
 

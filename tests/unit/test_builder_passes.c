@@ -606,6 +606,114 @@ static void test_fuse_gelu(void) {
   }
 }
 
+/* DequantizeLinear -> Conv -> QuantizeLinear with a constant int8 weight (per output
+ * channel) and an int32 bias becomes one QLinearConv whose integer result matches the
+ * float path within one output step; a bias at another scale keeps the float path. */
+static void test_fuse_qdq(void) {
+  float x[2 * 3 * 4 * 4], reference[2 * 4 * 4 * 4], fused_out[2 * 4 * 4 * 4];
+  for (int i = 0; i < 96; ++i) x[i] = (float)((i * 37) % 23) / 11.0f - 1.0f;
+  int8_t w[4 * 3 * 3 * 3];
+  for (int i = 0; i < 108; ++i) w[i] = (int8_t)((i * 53) % 61 - 30);
+  float xs = 0.02f, ws[4] = {0.01f, 0.02f, 0.005f, 0.03f}, ys = 0.05f;
+  uint8_t xzp = 100, yzp = 90;
+  int8_t wzp[4] = {0, 0, 0, 0};
+  int32_t bias[4] = {100, -200, 3000, 0}, bzp[4] = {0, 0, 0, 0};
+  for (int bad = 0; bad < 2; ++bad) {
+    float bs[4];
+    for (int i = 0; i < 4; ++i) bs[i] = xs * ws[i] * (bad ? 2.0f : 1.0f);
+    for (int pass = 0; pass < 2; ++pass) {
+      tm_model m;
+      tm_init(&m);
+      const char *dims[4] = {"2", "3", "4", "4"};
+      tm_input(&m, "x", 4, dims);
+      tm_initializer_f32(&m, "xs", 0, NULL, &xs);
+      tm_initializer(&m, "xzp", 2 /* UINT8 */, 0, NULL, &xzp, 1);
+      tm_initializer(&m, "wq", 3 /* INT8 */, 4, (int64_t[]){4, 3, 3, 3}, w, sizeof w);
+      tm_initializer_f32(&m, "ws", 1, (int64_t[]){4}, ws);
+      tm_initializer(&m, "wzp", 3, 1, (int64_t[]){4}, wzp, sizeof wzp);
+      tm_initializer(&m, "bq", 6 /* INT32 */, 1, (int64_t[]){4}, bias, sizeof bias);
+      tm_initializer_f32(&m, "bs", 1, (int64_t[]){4}, bs);
+      tm_initializer(&m, "bzp", 6, 1, (int64_t[]){4}, bzp, sizeof bzp);
+      tm_initializer_f32(&m, "ys", 0, NULL, &ys);
+      tm_initializer(&m, "yzp", 2, 0, NULL, &yzp, 1);
+      int64_t pads[4] = {1, 1, 1, 1};
+      tm_node(&m, "QuantizeLinear", "qx", "x,xs,xzp", "xq", 0);
+      tm_node(&m, "DequantizeLinear", "dqx", "xq,xs,xzp", "xd", 0);
+      tm_node(&m, "DequantizeLinear", "dqw", "wq,ws,wzp", "wd", 1, tm_attr_int("axis", 0));
+      tm_node(&m, "DequantizeLinear", "dqb", "bq,bs,bzp", "bd", 1, tm_attr_int("axis", 0));
+      tm_node(&m, "Conv", "conv", "xd,wd,bd", "c", 1, tm_attr_ints("pads", 4, pads));
+      tm_node(&m, "QuantizeLinear", "qy", "c,ys,yzp", "yq", 0);
+      tm_node(&m, "DequantizeLinear", "dqy", "yq,ys,yzp", "y", 0);
+      tm_output(&m, "y");
+      loaded l;
+      load(&m, 21, &l);
+      if (pass == 0) {
+        run_cpu(l.graph, x, reference, 128);
+      } else {
+        uint32_t fused;
+        CHECK_OK(etrt_pass_fuse_qdq(l.graph, &fused));
+        CHECK_EQ_INT(fused, bad ? 0 : 1);
+        CHECK_EQ_INT(count_live(l.graph, "QLinearConv"), bad ? 0 : 1);
+        CHECK_EQ_INT(count_live(l.graph, "Conv"), bad ? 1 : 0);
+        run_cpu(l.graph, x, fused_out, 128);
+        /* Float rounding before the requantization may move a value by one step. */
+        check_same(reference, fused_out, 128, ys * 1.001);
+      }
+      unload(&l);
+    }
+  }
+}
+
+/* A Gemm (transB) between the same Q/DQ pairs becomes a QLinearMatMul with the weight
+ * transposed once and the bias per column. */
+static void test_fuse_qdq_gemm(void) {
+  float x[2 * 5] = {-1.0f, 0.5f, 0.25f, 2.0f, -0.75f, 1.5f, -2.0f, 0.1f, 0.3f, 0.9f};
+  float reference[2 * 3], fused_out[2 * 3];
+  int8_t w[3 * 5] = {10, -20, 30, -40, 50, 5, 15, -25, 35, -45, 60, -60, 7, 0, -7};
+  float xs = 0.02f, ws[3] = {0.01f, 0.02f, 0.005f}, ys = 0.01f, bs[3];
+  for (int i = 0; i < 3; ++i) bs[i] = xs * ws[i];
+  uint8_t xzp = 128, yzp = 120;
+  int8_t wzp[3] = {0, 0, 0};
+  int32_t bias[3] = {500, -300, 1000};
+  for (int pass = 0; pass < 2; ++pass) {
+    tm_model m;
+    tm_init(&m);
+    const char *dims[2] = {"2", "5"};
+    tm_input(&m, "x", 2, dims);
+    tm_initializer_f32(&m, "xs", 0, NULL, &xs);
+    tm_initializer(&m, "xzp", 2 /* UINT8 */, 0, NULL, &xzp, 1);
+    tm_initializer(&m, "wq", 3 /* INT8 */, 2, (int64_t[]){3, 5}, w, sizeof w);
+    tm_initializer_f32(&m, "ws", 1, (int64_t[]){3}, ws);
+    tm_initializer(&m, "wzp", 3, 1, (int64_t[]){3}, wzp, sizeof wzp);
+    tm_initializer(&m, "bq", 6 /* INT32 */, 1, (int64_t[]){3}, bias, sizeof bias);
+    tm_initializer_f32(&m, "bs", 1, (int64_t[]){3}, bs);
+    tm_initializer_f32(&m, "ys", 0, NULL, &ys);
+    tm_initializer(&m, "yzp", 2, 0, NULL, &yzp, 1);
+    tm_node(&m, "QuantizeLinear", "qx", "x,xs,xzp", "xq", 0);
+    tm_node(&m, "DequantizeLinear", "dqx", "xq,xs,xzp", "xd", 0);
+    tm_node(&m, "DequantizeLinear", "dqw", "wq,ws,wzp", "wd", 1, tm_attr_int("axis", 0));
+    tm_node(&m, "DequantizeLinear", "dqb", "bq,bs", "bd", 1, tm_attr_int("axis", 0));
+    tm_node(&m, "Gemm", "fc", "xd,wd,bd", "g", 1, tm_attr_int("transB", 1));
+    tm_node(&m, "QuantizeLinear", "qy", "g,ys,yzp", "yq", 0);
+    tm_node(&m, "DequantizeLinear", "dqy", "yq,ys,yzp", "y", 0);
+    tm_output(&m, "y");
+    loaded l;
+    load(&m, 21, &l);
+    if (pass == 0) {
+      run_cpu(l.graph, x, reference, 6);
+    } else {
+      uint32_t fused;
+      CHECK_OK(etrt_pass_fuse_qdq(l.graph, &fused));
+      CHECK_EQ_INT(fused, 1);
+      CHECK_EQ_INT(count_live(l.graph, "QLinearMatMul"), 1);
+      CHECK_EQ_INT(count_live(l.graph, "Gemm"), 0);
+      run_cpu(l.graph, x, fused_out, 6);
+      check_same(reference, fused_out, 6, ys * 1.001);
+    }
+    unload(&l);
+  }
+}
+
 static void test_dead_code_and_pipeline(void) {
   tm_model m;
   tm_init(&m);
@@ -635,6 +743,8 @@ int main(void) {
   RUN_TEST(test_fuse_conv);
   RUN_TEST(test_fuse_conv_relu_only);
   RUN_TEST(test_fuse_gelu);
+  RUN_TEST(test_fuse_qdq);
+  RUN_TEST(test_fuse_qdq_gemm);
   RUN_TEST(test_dead_code_and_pipeline);
   return TEST_EXIT();
 }

@@ -20,7 +20,7 @@
 #include "engine/engine.h"
 #include "etrt/network.h"
 
-#define CO_MAX_IO 8
+#define CO_MAX_IO 12
 
 /* Data kinds for generated inputs. */
 enum { CO_RANDOM = 0, CO_POSITIVE = 1, CO_GIVEN = 2, CO_UNIT = 3 };

@@ -36,6 +36,7 @@ extern const etrt_op_cuda_row etrt_cuda_rows_vision[];
 extern const etrt_op_cuda_row etrt_cuda_rows_text[];
 extern const etrt_op_cuda_row etrt_cuda_rows_signal[];
 extern const etrt_op_cuda_row etrt_cuda_rows_random[];
+extern const etrt_op_cuda_row etrt_cuda_rows_quantize[];
 
 static const etrt_op_cuda_row *const etrt_cuda_families[] = {
     etrt_cuda_rows_binary,    etrt_cuda_rows_conv,          etrt_cuda_rows_cumsum,
@@ -46,7 +47,7 @@ static const etrt_op_cuda_row *const etrt_cuda_families[] = {
     etrt_cuda_rows_recurrent, etrt_cuda_rows_einsum,        etrt_cuda_rows_det,
     etrt_cuda_rows_compress,  etrt_cuda_rows_unpool,        etrt_cuda_rows_crop,
     etrt_cuda_rows_col2im,    etrt_cuda_rows_vision,        etrt_cuda_rows_text,
-    etrt_cuda_rows_signal,    etrt_cuda_rows_random,
+    etrt_cuda_rows_signal,    etrt_cuda_rows_random,        etrt_cuda_rows_quantize,
 };
 
 #define ETRT_CUDA_FAMILY_COUNT (sizeof etrt_cuda_families / sizeof etrt_cuda_families[0])

@@ -1,0 +1,251 @@
+"""Quantized models as onnxruntime's quantization tools make them, built and run by etrt
+on the CPU and compared with onnxruntime on the same inputs.
+
+Small float networks (a CNN and a transformer-like block) are written with onnx.helper,
+quantized with quantize_dynamic (DynamicQuantizeLinear, MatMulInteger, ConvInteger) and
+quantize_static (QDQ, and the QOperator format: QLinearConv, QLinearMatMul and the
+com.microsoft QLinearAdd, QLinearGlobalAveragePool, QGemm) with a tiny random
+calibration reader. The outputs must agree on the top-1 class of every row, and their
+values within a few steps of the output's quantization (int8 products are exact, but
+float rounding before a requantization may move a value by one step, and steps add up
+through the layers). Weights are quantized to 7 bits (reduce_range), as onnxruntime
+advises for processors without VNNI: its uint8 x int8 kernel there adds pairs of products
+in saturating 16-bit arithmetic, which full-range weights can overflow, while etrt's
+products are exact."""
+
+import numpy as np
+import pytest
+
+onnx = pytest.importorskip("onnx")
+ort = pytest.importorskip("onnxruntime")
+quantization = pytest.importorskip("onnxruntime.quantization")
+from onnx import TensorProto, helper, numpy_helper  # noqa: E402
+
+OPSET = 17
+BATCH = 16
+
+
+def _init(rng, name, shape, scale=0.3):
+    return numpy_helper.from_array((rng.standard_normal(shape) * scale).astype(np.float32), name)
+
+
+def cnn_model(rng):
+    """Conv-Relu, Conv-Relu with a residual Add, GlobalAveragePool, Flatten, Gemm."""
+    nodes = [
+        helper.make_node("Conv", ["x", "w1", "b1"], ["c1"], pads=[1, 1, 1, 1]),
+        helper.make_node("Relu", ["c1"], ["r1"]),
+        helper.make_node("Conv", ["r1", "w2", "b2"], ["c2"], pads=[1, 1, 1, 1]),
+        helper.make_node("Relu", ["c2"], ["r2"]),
+        helper.make_node("Add", ["r1", "r2"], ["s"]),
+        helper.make_node("GlobalAveragePool", ["s"], ["g"]),
+        helper.make_node("Flatten", ["g"], ["f"]),
+        helper.make_node("Gemm", ["f", "wf", "bf"], ["y"], transB=1),
+    ]
+    inits = [_init(rng, "w1", (8, 3, 3, 3)), _init(rng, "b1", (8,), 0.1),
+             _init(rng, "w2", (8, 8, 3, 3), 0.2), _init(rng, "b2", (8,), 0.1),
+             _init(rng, "wf", (10, 8), 1.0), _init(rng, "bf", (10,), 0.1)]
+    graph = helper.make_graph(
+        nodes, "cnn", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [BATCH, 3, 12, 12])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [BATCH, 10])], inits)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)])
+
+
+def mlp_model(rng):
+    """A transformer-like block on [batch, tokens, 32]: MatMul + bias, Gelu (Erf form),
+    MatMul back, residual, LayerNormalization, then a classifier over the mean token."""
+    hidden, inner, classes = 32, 64, 10
+    sqrt2 = numpy_helper.from_array(np.array(np.sqrt(2.0), np.float32), "sqrt2")
+    one = numpy_helper.from_array(np.array(1.0, np.float32), "one")
+    half = numpy_helper.from_array(np.array(0.5, np.float32), "half")
+    nodes = [
+        helper.make_node("MatMul", ["x", "w1"], ["h0"]),
+        helper.make_node("Add", ["h0", "b1"], ["h1"]),
+        helper.make_node("Div", ["h1", "sqrt2"], ["g0"]),
+        helper.make_node("Erf", ["g0"], ["g1"]),
+        helper.make_node("Add", ["g1", "one"], ["g2"]),
+        helper.make_node("Mul", ["h1", "g2"], ["g3"]),
+        helper.make_node("Mul", ["g3", "half"], ["g"]),
+        helper.make_node("MatMul", ["g", "w2"], ["o0"]),
+        helper.make_node("Add", ["o0", "b2"], ["o1"]),
+        helper.make_node("Add", ["o1", "x"], ["res"]),
+        helper.make_node("LayerNormalization", ["res", "gamma", "beta"], ["ln"], axis=-1),
+        helper.make_node("ReduceMean", ["ln"], ["pooled"], axes=[1], keepdims=0),
+        helper.make_node("MatMul", ["pooled", "wc"], ["y0"]),
+        helper.make_node("Add", ["y0", "bc"], ["y"]),
+    ]
+    inits = [_init(rng, "w1", (hidden, inner), 0.2), _init(rng, "b1", (inner,), 0.1),
+             _init(rng, "w2", (inner, hidden), 0.15), _init(rng, "b2", (hidden,), 0.1),
+             numpy_helper.from_array(np.ones(hidden, np.float32), "gamma"),
+             numpy_helper.from_array(np.zeros(hidden, np.float32), "beta"),
+             _init(rng, "wc", (hidden, classes), 0.5), _init(rng, "bc", (classes,), 0.1),
+             sqrt2, one, half]
+    graph = helper.make_graph(
+        nodes, "block",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [BATCH, 8, hidden])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [BATCH, classes])], inits)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)])
+
+
+class RandomReader(quantization.CalibrationDataReader):
+    def __init__(self, shape, count=4, seed=7):
+        rng = np.random.default_rng(seed)
+        self.batches = iter([{"x": rng.standard_normal(shape).astype(np.float32)}
+                             for _ in range(count)])
+
+    def get_next(self):
+        return next(self.batches, None)
+
+
+def _quantize(kind, model, path, tmp_path, shape):
+    float_path = str(tmp_path / "float.onnx")
+    onnx.save(model, float_path)
+    if kind == "dynamic":
+        quantization.quantize_dynamic(float_path, path, weight_type=quantization.QuantType.QInt8,
+                                      reduce_range=True)
+        return
+    fmt = quantization.QuantFormat.QDQ if kind == "qdq" else quantization.QuantFormat.QOperator
+    quantization.quantize_static(float_path, path, RandomReader(shape), quant_format=fmt,
+                                 activation_type=quantization.QuantType.QUInt8,
+                                 weight_type=quantization.QuantType.QInt8, per_channel=False,
+                                 reduce_range=True)
+
+
+def _output_step(path):
+    """The scale of the last QuantizeLinear, QLinear* or QGemm output, when the model
+    has one; else None (a float output from integer products)."""
+    model = onnx.load(path)
+    inits = {i.name: numpy_helper.to_array(i) for i in model.graph.initializer}
+    scale = None
+    for node in model.graph.node:
+        if node.op_type == "QuantizeLinear" and node.input[1] in inits:
+            scale = float(np.max(inits[node.input[1]]))
+        elif node.op_type in ("QLinearConv", "QLinearMatMul") and node.input[6] in inits:
+            scale = float(np.max(inits[node.input[6]]))
+        elif node.op_type in ("QLinearAdd", "QLinearMul") and node.input[6] in inits:
+            scale = float(np.max(inits[node.input[6]]))
+        elif node.op_type == "QGemm" and len(node.input) > 7 and node.input[7] in inits:
+            scale = float(np.max(inits[node.input[7]]))
+    return scale
+
+
+@pytest.mark.parametrize("network", ["cnn", "block"])
+@pytest.mark.parametrize("kind", ["dynamic", "qdq", "qoperator"])
+def test_quantized_matches_onnxruntime(network, kind, tmp_path, run_tool):
+    rng = np.random.default_rng(3)
+    model = cnn_model(rng) if network == "cnn" else mlp_model(rng)
+    shape = [d.dim_value for d in model.graph.input[0].type.tensor_type.shape.dim]
+    quantized = str(tmp_path / "quantized.onnx")
+    _quantize(kind, model, quantized, tmp_path, shape)
+    ops = {n.op_type for n in onnx.load(quantized).graph.node}
+    assert ops & {"DynamicQuantizeLinear", "QuantizeLinear", "QLinearConv", "QLinearMatMul",
+                  "MatMulInteger", "ConvInteger", "QGemm"}, ops
+
+    x = np.random.default_rng(11).standard_normal(shape).astype(np.float32)
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = 1
+    want = ort.InferenceSession(quantized, options,
+                                providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
+
+    pte = tmp_path / "quantized.pte"
+    built = run_tool("build", quantized, "-o", pte, "--device", "cpu")
+    if kind == "qdq":
+        # Every DequantizeLinear -> Conv/MatMul/Gemm -> QuantizeLinear group runs on the
+        # integers.
+        log = built.stdout + built.stderr
+        groups = {"cnn": 3, "block": 3}[network]
+        assert "%d QDQ groups made integer" % groups in log, log
+    np.save(tmp_path / "x.npy", x)
+    run_tool("run", pte, "--input", tmp_path / "x.npy", "--output-dir", tmp_path / "out")
+    got = np.load(tmp_path / "out" / "output_0.npy")
+
+    assert got.shape == want.shape
+    assert np.array_equal(np.argmax(got, axis=1), np.argmax(want, axis=1)), (got, want)
+    step = _output_step(quantized)
+    # Dynamic quantization's float outputs: a step of the largest output's magnitude.
+    if step is None:
+        step = float(np.max(np.abs(want))) / 127.0
+    assert float(np.max(np.abs(got - want))) <= 3 * step + 1e-6, (float(np.max(np.abs(got - want))), step)
+
+
+def test_contrib_operators_refused_by_name(tmp_path, run_tool):
+    """A com.microsoft operator etrt does not import is named with its domain."""
+    node = helper.make_node("FusedMatMul", ["a", "b"], ["y"], domain="com.microsoft")
+    graph = helper.make_graph(
+        [node], "g", [helper.make_tensor_value_info("a", TensorProto.FLOAT, [2, 2]),
+                      helper.make_tensor_value_info("b", TensorProto.FLOAT, [2, 2])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 2])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET),
+                                                    helper.make_opsetid("com.microsoft", 1)])
+    path = tmp_path / "m.onnx"
+    onnx.save(model, str(path))
+    result = run_tool("build", path, "-o", tmp_path / "m.pte", "--device", "cpu", check=False)
+    assert result.returncode != 0
+    assert "operator 'FusedMatMul' of domain 'com.microsoft' is not supported" in result.stderr
+
+
+def _contrib_case(name, rng):
+    """One com.microsoft node over float inputs (and int8 weights where it takes them):
+    (nodes, inputs {name: array}, initializers)."""
+    f = np.float32
+    hidden, heads, seq = 16, 4, 6
+    x = rng.standard_normal((2, seq, hidden)).astype(f)
+    if name == "Gelu":
+        return [helper.make_node("Gelu", ["x"], ["y"], domain="com.microsoft")], {"x": x}, []
+    if name == "FastGelu":
+        return ([helper.make_node("FastGelu", ["x", "bias"], ["y"], domain="com.microsoft")],
+                {"x": x}, [_init(rng, "bias", (hidden,), 0.5)])
+    if name == "BiasGelu":
+        return ([helper.make_node("BiasGelu", ["x", "bias"], ["y"], domain="com.microsoft")],
+                {"x": x}, [_init(rng, "bias", (hidden,), 0.5)])
+    if name == "SkipLayerNormalization":
+        node = helper.make_node("SkipLayerNormalization", ["x", "skip", "gamma", "beta", "bias"],
+                                ["y", "", "", "sum"], domain="com.microsoft", epsilon=1e-5)
+        return ([node], {"x": x, "skip": rng.standard_normal(x.shape).astype(f)},
+                [_init(rng, "gamma", (hidden,), 1.0), _init(rng, "beta", (hidden,), 0.2),
+                 _init(rng, "bias", (hidden,), 0.2)])
+    if name == "DynamicQuantizeMatMul":
+        # 7-bit weights: onnxruntime's saturating kernel (see above) stays exact.
+        b = rng.integers(-64, 64, (hidden, 12)).astype(np.int8)
+        node = helper.make_node("DynamicQuantizeMatMul", ["x", "b", "b_scale", "b_zp", "bias"],
+                                ["y"], domain="com.microsoft")
+        return ([node], {"x": x},
+                [numpy_helper.from_array(b, "b"),
+                 numpy_helper.from_array(np.full(12, 0.01, f) * np.arange(1, 13, dtype=f), "b_scale"),
+                 numpy_helper.from_array(np.zeros(12, np.int8), "b_zp"),
+                 _init(rng, "bias", (12,), 0.5)])
+    # Attention with a raw [batch, tokens] mask whose second row pads two tokens.
+    mask = np.ones((2, seq), np.int32)
+    mask[1, -2:] = 0
+    node = helper.make_node("Attention", ["x", "w", "b", "mask"], ["y"], domain="com.microsoft",
+                            num_heads=heads, unidirectional=1 if name == "AttentionCausal" else 0)
+    return ([node], {"x": x, "mask": mask},
+            [_init(rng, "w", (hidden, 3 * hidden), 0.3), _init(rng, "b", (3 * hidden,), 0.1)])
+
+
+@pytest.mark.parametrize("name", ["Gelu", "FastGelu", "BiasGelu", "SkipLayerNormalization",
+                                  "DynamicQuantizeMatMul", "Attention", "AttentionCausal"])
+def test_contrib_operator_matches_onnxruntime(name, tmp_path, run_tool):
+    rng = np.random.default_rng(5)
+    nodes, feeds, inits = _contrib_case(name, rng)
+    dtype = {np.dtype(np.float32): TensorProto.FLOAT, np.dtype(np.int32): TensorProto.INT32}
+    inputs = [helper.make_tensor_value_info(k, dtype[v.dtype], list(v.shape))
+              for k, v in feeds.items()]
+    outputs = [helper.make_tensor_value_info(o, TensorProto.FLOAT, None)
+               for o in nodes[0].output if o]
+    graph = helper.make_graph(nodes, "g", inputs, outputs, inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET),
+                                                    helper.make_opsetid("com.microsoft", 1)])
+    path = str(tmp_path / "m.onnx")
+    onnx.save(model, path)
+    want = ort.InferenceSession(path, providers=["CPUExecutionProvider"]).run(None, feeds)
+
+    run_tool("build", path, "-o", tmp_path / "m.pte", "--device", "cpu")
+    args = []
+    for k, v in feeds.items():
+        np.save(tmp_path / (k + ".npy"), v)
+        args += ["--input", tmp_path / (k + ".npy")]
+    run_tool("run", tmp_path / "m.pte", *args, "--output-dir", tmp_path / "out")
+    for i, w in enumerate(want):
+        got = np.load(tmp_path / "out" / ("output_%d.npy" % i))
+        assert got.shape == w.shape
+        np.testing.assert_allclose(got, w, rtol=1e-4, atol=1e-4)
