@@ -113,4 +113,47 @@ enum {
  * *Integer ops take (a, b, a_zero_point, b_zero_point). */
 int etrt_quant_is_qlinear(const etrt_node *node);
 
+/* Element access of the integer types these operators take, shared by the CPU and CUDA
+ * kernels (int8, uint8, int16, uint16; anything else is int32). */
+#ifdef __CUDACC__
+#define ETRT_QUANT_FN __host__ __device__ static inline
+#else
+#define ETRT_QUANT_FN static inline
+#endif
+
+ETRT_QUANT_FN int32_t etrt_quant_load_int(const void *p, etrt_dtype t, int64_t i) {
+  switch (t) {
+    case ETRT_DTYPE_INT8:
+      return ((const int8_t *)p)[i];
+    case ETRT_DTYPE_UINT8:
+      return ((const uint8_t *)p)[i];
+    case ETRT_DTYPE_INT16:
+      return ((const int16_t *)p)[i];
+    case ETRT_DTYPE_UINT16:
+      return ((const uint16_t *)p)[i];
+    default:
+      return ((const int32_t *)p)[i];
+  }
+}
+
+ETRT_QUANT_FN void etrt_quant_store_int(void *p, etrt_dtype t, int64_t i, int32_t v) {
+  switch (t) {
+    case ETRT_DTYPE_INT8:
+      ((int8_t *)p)[i] = (int8_t)v;
+      break;
+    case ETRT_DTYPE_UINT8:
+      ((uint8_t *)p)[i] = (uint8_t)v;
+      break;
+    case ETRT_DTYPE_INT16:
+      ((int16_t *)p)[i] = (int16_t)v;
+      break;
+    case ETRT_DTYPE_UINT16:
+      ((uint16_t *)p)[i] = (uint16_t)v;
+      break;
+    default:
+      ((int32_t *)p)[i] = v;
+      break;
+  }
+}
+
 #endif

@@ -22,44 +22,9 @@ static inline float etrt_q_load_float(const void *p, etrt_dtype t, int64_t i) {
   return ((const float *)p)[i];
 }
 
-static inline int32_t etrt_q_load_int(const void *p, etrt_dtype t, int64_t i) {
-  switch (t) {
-    case ETRT_DTYPE_INT8:
-      return ((const int8_t *)p)[i];
-    case ETRT_DTYPE_UINT8:
-      return ((const uint8_t *)p)[i];
-    case ETRT_DTYPE_INT16:
-      return ((const int16_t *)p)[i];
-    case ETRT_DTYPE_UINT16:
-      return ((const uint16_t *)p)[i];
-    default:
-      return ((const int32_t *)p)[i];
-  }
-}
-
-static inline void etrt_q_store_int(void *p, etrt_dtype t, int64_t i, int32_t v) {
-  switch (t) {
-    case ETRT_DTYPE_INT8:
-      ((int8_t *)p)[i] = (int8_t)v;
-      break;
-    case ETRT_DTYPE_UINT8:
-      ((uint8_t *)p)[i] = (uint8_t)v;
-      break;
-    case ETRT_DTYPE_INT16:
-      ((int16_t *)p)[i] = (int16_t)v;
-      break;
-    case ETRT_DTYPE_UINT16:
-      ((uint16_t *)p)[i] = (uint16_t)v;
-      break;
-    default:
-      ((int32_t *)p)[i] = v;
-      break;
-  }
-}
-
 /* An optional zero point's element i (0 when absent). */
 static inline int32_t etrt_q_zp(const etrt_tensor *zp, int64_t i) {
-  return zp != NULL && zp->data != NULL ? etrt_q_load_int(zp->data, zp->dtype, i) : 0;
+  return zp != NULL && zp->data != NULL ? etrt_quant_load_int(zp->data, zp->dtype, i) : 0;
 }
 
 static const etrt_tensor *etrt_q_optional(const etrt_node *node, const etrt_tensor *inputs,
@@ -82,8 +47,8 @@ static void etrt_q_quantize_range(void *ctx, int64_t begin, int64_t end) {
     int64_t s = etrt_quant_scale_index(&j->layout, e);
     float v = etrt_q_load_float(j->x->data, j->x->dtype, e) /
               etrt_q_load_float(j->scale->data, j->scale->dtype, s);
-    etrt_q_store_int(j->y->data, j->y->dtype, e,
-                     etrt_quant_round(v, etrt_q_zp(j->zp, s), j->lo, j->hi));
+    etrt_quant_store_int(j->y->data, j->y->dtype, e,
+                         etrt_quant_round(v, etrt_q_zp(j->zp, s), j->lo, j->hi));
   }
 }
 
@@ -91,7 +56,7 @@ static void etrt_q_dequantize_range(void *ctx, int64_t begin, int64_t end) {
   const etrt_q_linear_job *j = ctx;
   for (int64_t e = begin; e < end; ++e) {
     int64_t s = etrt_quant_scale_index(&j->layout, e);
-    int64_t q = (int64_t)etrt_q_load_int(j->x->data, j->x->dtype, e) - etrt_q_zp(j->zp, s);
+    int64_t q = (int64_t)etrt_quant_load_int(j->x->data, j->x->dtype, e) - etrt_q_zp(j->zp, s);
     float v = (float)q * etrt_q_load_float(j->scale->data, j->scale->dtype, s);
     if (j->y->dtype == ETRT_DTYPE_FLOAT16)
       ((uint16_t *)j->y->data)[e] = etrt_float_to_half(v);
@@ -248,8 +213,9 @@ static inline void etrt_q_finish(const etrt_q_epilogue *e, etrt_tensor *y, int64
   float bs = etrt_q_load_float(e->b_scale->data, e->b_scale->dtype,
                                e->b_scale_count > 1 ? (j < 0 ? i : j) : 0);
   float multiplier = as * bs / etrt_q_load_float(e->y_scale->data, e->y_scale->dtype, 0);
-  etrt_q_store_int(y->data, y->dtype, at,
-                   etrt_quant_round((float)acc * multiplier, etrt_q_zp(e->y_zp, 0), e->lo, e->hi));
+  etrt_quant_store_int(
+      y->data, y->dtype, at,
+      etrt_quant_round((float)acc * multiplier, etrt_q_zp(e->y_zp, 0), e->lo, e->hi));
 }
 
 static void etrt_q_epilogue_init(const etrt_node *node, const etrt_tensor *inputs,

@@ -17,41 +17,6 @@ __device__ __forceinline__ float etrt_qd_load_float(const void *p, etrt_dtype t,
   return ((const float *)p)[i];
 }
 
-__device__ __forceinline__ int32_t etrt_qd_load_int(const void *p, etrt_dtype t, int64_t i) {
-  switch (t) {
-    case ETRT_DTYPE_INT8:
-      return ((const int8_t *)p)[i];
-    case ETRT_DTYPE_UINT8:
-      return ((const uint8_t *)p)[i];
-    case ETRT_DTYPE_INT16:
-      return ((const int16_t *)p)[i];
-    case ETRT_DTYPE_UINT16:
-      return ((const uint16_t *)p)[i];
-    default:
-      return ((const int32_t *)p)[i];
-  }
-}
-
-__device__ __forceinline__ void etrt_qd_store_int(void *p, etrt_dtype t, int64_t i, int32_t v) {
-  switch (t) {
-    case ETRT_DTYPE_INT8:
-      ((int8_t *)p)[i] = (int8_t)v;
-      break;
-    case ETRT_DTYPE_UINT8:
-      ((uint8_t *)p)[i] = (uint8_t)v;
-      break;
-    case ETRT_DTYPE_INT16:
-      ((int16_t *)p)[i] = (int16_t)v;
-      break;
-    case ETRT_DTYPE_UINT16:
-      ((uint16_t *)p)[i] = (uint16_t)v;
-      break;
-    default:
-      ((int32_t *)p)[i] = v;
-      break;
-  }
-}
-
 /* An optional zero point (NULL: 0). */
 struct etrt_qd_zp {
   const void *data;
@@ -59,7 +24,7 @@ struct etrt_qd_zp {
 };
 
 __device__ __forceinline__ int32_t etrt_qd_zp_at(etrt_qd_zp zp, int64_t i) {
-  return zp.data != NULL ? etrt_qd_load_int(zp.data, zp.dtype, i) : 0;
+  return zp.data != NULL ? etrt_quant_load_int(zp.data, zp.dtype, i) : 0;
 }
 
 static etrt_qd_zp etrt_qd_zp_of(const etrt_node *node, const etrt_tensor *inputs, uint32_t index) {
@@ -79,7 +44,7 @@ __global__ void etrt_qd_quantize_kernel(etrt_quant_layout q, const void *x, etrt
   ETRT_CUDA_LOOP(e, n) {
     int64_t s = etrt_quant_scale_index(&q, e);
     float v = etrt_qd_load_float(x, xt, e) / etrt_qd_load_float(scale, st, s);
-    etrt_qd_store_int(y, yt, e, etrt_quant_round(v, etrt_qd_zp_at(zp, s), lo, hi));
+    etrt_quant_store_int(y, yt, e, etrt_quant_round(v, etrt_qd_zp_at(zp, s), lo, hi));
   }
 }
 
@@ -88,7 +53,7 @@ __global__ void etrt_qd_dequantize_kernel(etrt_quant_layout q, const void *x, et
                                           etrt_dtype yt, int64_t n) {
   ETRT_CUDA_LOOP(e, n) {
     int64_t s = etrt_quant_scale_index(&q, e);
-    int64_t v = (int64_t)etrt_qd_load_int(x, xt, e) - etrt_qd_zp_at(zp, s);
+    int64_t v = (int64_t)etrt_quant_load_int(x, xt, e) - etrt_qd_zp_at(zp, s);
     float f = (float)v * etrt_qd_load_float(scale, st, s);
     if (yt == ETRT_DTYPE_FLOAT16)
       ((__half *)y)[e] = __float2half_rn(f);
@@ -210,7 +175,7 @@ __device__ __forceinline__ void etrt_qd_finish(const etrt_qd_epilogue &e, void *
   float bs =
       etrt_qd_load_float(e.b_scale, e.b_scale_dtype, e.b_scale_count > 1 ? (j < 0 ? i : j) : 0);
   float multiplier = as * bs / etrt_qd_load_float(e.y_scale, e.y_scale_dtype, 0);
-  etrt_qd_store_int(
+  etrt_quant_store_int(
       y, e.y_dtype, at,
       etrt_quant_round((float)acc * multiplier, etrt_qd_zp_at(e.y_zp, 0), e.lo, e.hi));
 }
