@@ -17,8 +17,9 @@
 #   make bench-executorch  etrt against ExecuTorch's portable runtime on the corpus (a table)
 #   make conformance  the ONNX backend test data through build + run (CONFORMANCE_FLAGS=
 #                   "--device cuda:0 --verbose ..."; see build/bin/etrt_conformance --help)
-#   make bench-cpu  real models (torchvision, a BERT-base encoder) through etrt and onnxruntime on
-#                   the CPU, 1 thread and default threads: medians, ratios, peak memory
+#   make bench-cpu  real models (torchvision, a BERT-base encoder, the OCR and NudeNet models that
+#                   PyPI packages ship) through etrt and onnxruntime on the CPU, 1 thread and
+#                   default threads: medians, ratios, peak memory
 #   make bench-cpu-kernels  conv/matmul shapes: etrt's CPU kernels vs oneDNN and XNNPACK (those
 #                   whose Debian -dev packages are installed: make bench-deps)
 # Options: ETRT_CUDA=AUTO|ON|OFF, JOBS=N, FUZZ_SECONDS=N; CMAKE_FLAGS=-DETRT_CPU_KERNELS=etrt|onednn
@@ -213,7 +214,7 @@ bench-executorch: venv-executorch build
 	  --corpus tests/data/executorch --iterations $(BENCH_ITERATIONS)
 
 # bench-cpu needs torch, torchvision, onnx and onnxruntime: BENCH_PYTHON, by default a virtual
-# environment made under build-bench/ with pip. Exported models are cached there too.
+# environment made under build-bench/ with pip. Exported and downloaded models are cached there too.
 BENCH_DIR := build-bench
 BENCH_VENV_PYTHON := $(BENCH_DIR)/venv/bin/python
 BENCH_PYTHON ?= $(BENCH_VENV_PYTHON)

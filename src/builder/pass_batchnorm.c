@@ -145,7 +145,7 @@ static void etrt_bn_take_output(etrt_ir_graph *graph, uint32_t n, int32_t p_inde
 }
 
 /* The same dtype, rank and bounds: the Mul or Add does not broadcast the output wider. */
-static bool etrt_conv_same_bounds(const etrt_ir_value *a, const etrt_ir_value *b) {
+static bool etrt_bn_same_bounds(const etrt_ir_value *a, const etrt_ir_value *b) {
   if (a->dtype != b->dtype || a->rank != b->rank) return false;
   for (int32_t i = 0; i < a->rank; ++i)
     if (a->min[i] != b->min[i] || a->max[i] != b->max[i]) return false;
@@ -232,7 +232,7 @@ static etrt_status etrt_bn_try_scale_shift(etrt_ir_graph *graph, uint32_t n, boo
     const etrt_ir_value *w = &graph->values[p->inputs[1]];
     if (!w->is_constant || w->dtype != ETRT_DTYPE_FLOAT32 || w->rank < 3 ||
         etrt_ir_value_numel(w) <= 0 ||
-        !etrt_conv_same_bounds(&graph->values[x], &graph->values[node->outputs[0]]))
+        !etrt_bn_same_bounds(&graph->values[x], &graph->values[node->outputs[0]]))
       continue;
     int64_t channels = w->max[0];
     const float *bias = NULL;
