@@ -124,6 +124,15 @@ static etrt_status etrt_lower_body_plan(const etrt_ir_node *node, uint32_t b,
                                         uint32_t first_in, uint32_t first_out, uint8_t **plan,
                                         size_t *plan_size) {
   etrt_ir_graph *body = node->bodies[b];
+  /* Each carried value is a body input and a body output (import checks the counts of
+   * well-formed nodes; a hostile model can still declare more carried values). */
+  if ((uint64_t)body->num_inputs < (uint64_t)first_in + carried ||
+      (uint64_t)body->num_outputs < (uint64_t)first_out + carried)
+    return etrt_error(ETRT_ERROR_INVALID_ARGUMENT,
+                      "%s '%s': body '%s' has %u inputs and %u outputs, too few for %u "
+                      "loop-carried values",
+                      node->op_type, node->name, node->body_names[b], body->num_inputs,
+                      body->num_outputs, carried);
   etrt_host_value_use *uses = malloc(((size_t)body->num_values + 1) * sizeof *uses);
   if (uses == NULL) return etrt_error(ETRT_ERROR_OUT_OF_MEMORY, "lowering: out of memory");
   etrt_host_values_find(body, uses);
@@ -185,11 +194,18 @@ etrt_status etrt_lower_bodies_make(const etrt_ir_node *node, etrt_network *netwo
   bool batched = is_scan && etrt_ir_node_attribute_int(node, "_batched", 0) != 0;
   uint32_t first = is_loop ? 2 : is_scan ? (batched ? 1 : 0) : 1; /* node input of body input 0 */
   uint32_t n_in = node->num_inputs;
-  uint32_t carried = is_loop ? n_in - 2 - node->num_captures
-                     : is_scan
-                         ? n_in - first - node->num_captures -
-                               (uint32_t)etrt_ir_node_attribute_int(node, "num_scan_inputs", 0)
-                         : 0;
+  /* Signed: a hostile model may declare more scan inputs than the node has. */
+  int64_t carried_count = is_loop   ? (int64_t)n_in - 2 - node->num_captures
+                          : is_scan ? (int64_t)n_in - first - node->num_captures -
+                                          etrt_ir_node_attribute_int(node, "num_scan_inputs", 0)
+                                    : 0;
+  if (carried_count < 0 || carried_count > n_in)
+    return etrt_error(ETRT_ERROR_INVALID_ARGUMENT,
+                      "%s '%s': %u inputs leave no room for the loop-carried values "
+                      "(num_scan_inputs %lld)",
+                      node->op_type, node->name, n_in,
+                      (long long)etrt_ir_node_attribute_int(node, "num_scan_inputs", 0));
+  uint32_t carried = (uint32_t)carried_count;
   etrt_lower_bound *bounds = calloc((size_t)n_in + 2, sizeof *bounds);
   int64_t iteration[2] = {0, 0};
   out->attributes = calloc((size_t)node->num_attributes + 2, sizeof *out->attributes);

@@ -299,6 +299,20 @@ static void test_refusals(void) {
   tm_node(&m, "Loop", "short", ",,x", "y", 1, tm_attr_graph("body", &body));
   tm_output(&m, "y");
   expect_refusal(&m, "node 'short' (Loop)", "the body has 0 inputs and 1 outputs");
+
+  /* A Scan declaring more scan inputs than it has (found by fuzzing: the count of
+   * loop-carried values went below zero). */
+  tm_model scan_body;
+  main_graph(&m);
+  tm_init(&scan_body);
+  const char *one[1] = {"1"};
+  tm_input(&scan_body, "s", 1, one);
+  tm_node(&scan_body, "Identity", "i", "s", "t", 0);
+  tm_output(&scan_body, "t");
+  tm_node(&m, "Scan", "greedy", "x", "y", 2, tm_attr_graph("body", &scan_body),
+          tm_attr_int("num_scan_inputs", 9));
+  tm_output(&m, "y");
+  expect_refusal(&m, "Scan 'greedy'", "num_scan_inputs 9");
 }
 
 static void test_nesting_limit(void) {
