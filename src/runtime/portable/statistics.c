@@ -260,6 +260,22 @@ static etrt_status etrt_portable_group_norm_prepare(etrt_kernel_call *call,
   return etrt_portable_scalar_arg(call, values, 7, &call->scalars[1]);
 }
 
+/* The outputs of a normalisation: y shaped as x, and two statistics of `stat_dims`.
+ * y and the mean are checked on copies first, so that a refusal resizes nothing. */
+static etrt_status etrt_portable_norm_outputs_fit(const etrt_kernel_call *call,
+                                                  const etrt_runtime_tensor *x,
+                                                  etrt_runtime_tensor *y, etrt_runtime_tensor *mean,
+                                                  etrt_runtime_tensor *second, int32_t stat_rank,
+                                                  const int64_t *stat_dims) {
+  etrt_runtime_tensor check = *y;
+  ETRT_RETURN_IF_ERROR(etrt_portable_out_fit(call, &check, y->dtype, x->rank, x->sizes));
+  check = *mean;
+  ETRT_RETURN_IF_ERROR(etrt_portable_out_fit(call, &check, mean->dtype, stat_rank, stat_dims));
+  ETRT_RETURN_IF_ERROR(etrt_portable_out_fit(call, second, second->dtype, stat_rank, stat_dims));
+  ETRT_RETURN_IF_ERROR(etrt_portable_out_fit(call, mean, mean->dtype, stat_rank, stat_dims));
+  return etrt_portable_out_fit(call, y, y->dtype, x->rank, x->sizes);
+}
+
 static etrt_status etrt_portable_group_norm_run(etrt_kernel_call *call, etrt_value *values,
                                                 etrt_run_context *context) {
   (void)context;
@@ -288,13 +304,8 @@ static etrt_status etrt_portable_group_norm_run(etrt_kernel_call *call, etrt_val
                         call->instruction, k ? "bias" : "weight", (long long)c);
   }
   int64_t stat_dims[2] = {n, groups};
-  etrt_runtime_tensor check = *y;
-  ETRT_RETURN_IF_ERROR(etrt_portable_out_fit(call, &check, y->dtype, x->rank, x->sizes));
-  check = *mean_out;
-  ETRT_RETURN_IF_ERROR(etrt_portable_out_fit(call, &check, mean_out->dtype, 2, stat_dims));
-  ETRT_RETURN_IF_ERROR(etrt_portable_out_fit(call, rstd_out, rstd_out->dtype, 2, stat_dims));
-  ETRT_RETURN_IF_ERROR(etrt_portable_out_fit(call, mean_out, mean_out->dtype, 2, stat_dims));
-  ETRT_RETURN_IF_ERROR(etrt_portable_out_fit(call, y, y->dtype, x->rank, x->sizes));
+  ETRT_RETURN_IF_ERROR(
+      etrt_portable_norm_outputs_fit(call, x, y, mean_out, rstd_out, 2, stat_dims));
   /* The spatial dims of x and y in their own orders: offsets per (n, c, s). */
   int64_t xs[ETRT_MAX_RANK], ys[ETRT_MAX_RANK];
   etrt_portable_strides(x, xs);
@@ -444,13 +455,8 @@ static etrt_status etrt_portable_bn_run(etrt_kernel_call *call, etrt_value *valu
                         call->instruction, names[k], (long long)c);
   const int64_t stat_dims[1] = {training ? c : 0};
   /* Every shape is checked before anything is written. */
-  etrt_runtime_tensor check = *y;
-  ETRT_RETURN_IF_ERROR(etrt_portable_out_fit(call, &check, y->dtype, x->rank, x->sizes));
-  check = *mean_out;
-  ETRT_RETURN_IF_ERROR(etrt_portable_out_fit(call, &check, mean_out->dtype, 1, stat_dims));
-  ETRT_RETURN_IF_ERROR(etrt_portable_out_fit(call, invstd_out, invstd_out->dtype, 1, stat_dims));
-  ETRT_RETURN_IF_ERROR(etrt_portable_out_fit(call, mean_out, mean_out->dtype, 1, stat_dims));
-  ETRT_RETURN_IF_ERROR(etrt_portable_out_fit(call, y, y->dtype, x->rank, x->sizes));
+  ETRT_RETURN_IF_ERROR(
+      etrt_portable_norm_outputs_fit(call, x, y, mean_out, invstd_out, 1, stat_dims));
   int64_t xs[ETRT_MAX_RANK], ys[ETRT_MAX_RANK];
   etrt_portable_strides(x, xs);
   etrt_portable_strides(y, ys);
