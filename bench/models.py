@@ -139,6 +139,8 @@ def main():
     ap.add_argument("--no-compile", action="store_true", help="skip torch.compile")
     ap.add_argument("--max-autotune", action="store_true", help="also try mode='max-autotune'")
     ap.add_argument("--no-pinned", action="store_true", help="skip the pinned host I/O runs")
+    ap.add_argument("--profile", action="store_true",
+                    help="also print each fp16 plan's top kernels under ncu (bench/kernel_profile.py)")
     ap.add_argument("--workdir", default=None)
     args = ap.parse_args()
 
@@ -198,6 +200,15 @@ def main():
                     if ms is None:
                         log("  etrt run %s --io %s failed (%d):\n%s" % (prec, io, code, out[-2000:]))
                     row["%s_%s" % (prec, io)] = ms
+                if args.profile and prec == "fp16":
+                    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+                    import kernel_profile
+                    try:
+                        top = kernel_profile.format_top(*kernel_profile.profile(etrt, pte, in_path))
+                        row["profile"] = top
+                        log("  etrt fp16 kernels (ncu):\n" + top)
+                    except (RuntimeError, subprocess.TimeoutExpired, FileNotFoundError) as e:
+                        log("  ncu profile failed: %s" % e)
                 y = os.path.join(outdir, "output_0.npy")
                 if os.path.exists(y):
                     got = np.load(y).astype(np.float64).reshape(ref.shape)
@@ -251,6 +262,11 @@ def main():
     def mib(v):
         return "%.0f" % (v / 2**20) if isinstance(v, (int, float)) else "-"
 
+    for r in rows:
+        if r.get("profile"):
+            log("")
+            log("%s bs%d, etrt fp16, top kernels (ncu):" % (r["model"], r["batch"]))
+            log(r["profile"])
     log("")
     log("| model | batch | etrt fp32 | etrt fp16 | etrt bf16 | fp16 pinned | fp16 no graphs | eager "
         "fp16 | compile fp16 | fp16 / compile | peak MiB etrt fp16 / torch | err fp32 / fp16 / bf16 "
