@@ -31,9 +31,8 @@ def short_name(name):
     return name.split(" ")[-1] if " " in name else name
 
 
-def profile(etrt, pte, input_path, iterations=3, ncu="ncu", timeout=900):
-    """Returns (per-kernel list of (name, ms per inference, launches per inference),
-    total ms per inference, launches per inference), or raises RuntimeError."""
+def kernel_times(etrt, pte, input_path, iterations, ncu, timeout):
+    """{kernel name: (total ns, launches)} over one `etrt run --iterations N` under ncu."""
     cmd = [ncu, "--metrics", "gpu__time_duration.sum", "--csv", "--print-units", "base",
            etrt, "run", pte, "--io", "device", "--iterations", str(iterations)]
     cmd += ["--input", input_path] if input_path else ["--random-inputs", "1"]
@@ -43,21 +42,32 @@ def profile(etrt, pte, input_path, iterations=3, ncu="ncu", timeout=900):
     start = next((i for i, l in enumerate(lines) if l.startswith('"ID"')), None)
     if p.returncode != 0 or start is None:
         raise RuntimeError("ncu failed (%d):\n%s" % (p.returncode, "\n".join(lines[-30:])))
-    per_kernel = {}
-    launches = {}
+    kernels = {}
     for row in csv.DictReader(io.StringIO("\n".join(lines[start:]))):
         if row.get("Metric Name") != "gpu__time_duration.sum":
             continue
         name = short_name(row["Kernel Name"])
-        ns = float(row["Metric Value"].replace(",", ""))
-        per_kernel[name] = per_kernel.get(name, 0.0) + ns
-        launches[name] = launches.get(name, 0) + 1
-    # Work done once per context (weight uploads, algorithm searches) is counted too; it
-    # shows as kernels with fewer launches than one per inference.
-    total = sum(per_kernel.values()) / iterations / 1e6
-    rows = sorted(((n, t / iterations / 1e6, launches[n] / iterations)
-                   for n, t in per_kernel.items()), key=lambda r: -r[1])
-    return rows, total, sum(launches.values()) / iterations
+        ns, n = kernels.get(name, (0.0, 0))
+        kernels[name] = (ns + float(row["Metric Value"].replace(",", "")), n + 1)
+    return kernels
+
+
+def profile(etrt, pte, input_path, iterations=3, ncu="ncu", timeout=900):
+    """Returns (per-kernel list of (name, ms per inference, launches per inference),
+    total ms per inference, launches per inference), or raises RuntimeError.
+
+    A run also does work once per context (weight uploads, the convolution algorithm
+    search), so it runs twice, with 1 and with 1 + `iterations` inferences, and reports
+    the difference: the steady state."""
+    once = kernel_times(etrt, pte, input_path, 1, ncu, timeout)
+    many = kernel_times(etrt, pte, input_path, 1 + iterations, ncu, timeout)
+    rows = []
+    for name, (ns, n) in many.items():
+        ns0, n0 = once.get(name, (0.0, 0))
+        if n - n0 > 0:
+            rows.append((name, max(ns - ns0, 0.0) / iterations / 1e6, (n - n0) / iterations))
+    rows.sort(key=lambda r: -r[1])
+    return rows, sum(r[1] for r in rows), sum(r[2] for r in rows)
 
 
 def format_top(rows, total, count, top=5):
