@@ -190,11 +190,56 @@ static void test_shape_helpers(void) {
               ETRT_ERROR_INTERNAL, "does not broadcast");
 }
 
+/* When a GPU kernel may take runs of elements with wide accesses, and 32-bit indices. */
+static void test_broadcast_walk(void) {
+  _Alignas(16) static float buffers[3][64];
+  const size_t sizes[2] = {4, 4};
+  etrt_tensor out = op_tensor(ETRT_DTYPE_FLOAT32, NULL, 3, (int64_t)2, (int64_t)3, (int64_t)8);
+  etrt_tensor same = out, bias = op_tensor(ETRT_DTYPE_FLOAT32, NULL, 1, (int64_t)8);
+  etrt_tensor column = op_tensor(ETRT_DTYPE_FLOAT32, NULL, 3, (int64_t)2, (int64_t)3, (int64_t)1);
+  etrt_broadcast_iter it;
+  const void *aligned[2] = {buffers[0], buffers[1]};
+  CHECK_OK(etrt_broadcast_iter_init(&it, &out, 2, (const etrt_tensor *[]){&same, &bias}));
+  CHECK(etrt_broadcast_iter_runs_of(&it, 4, aligned, sizes, buffers[2], 4));
+  CHECK(etrt_broadcast_iter_runs_of(&it, 8, aligned, sizes, buffers[2], 4));
+  CHECK(!etrt_broadcast_iter_runs_of(&it, 16, aligned, sizes, buffers[2], 4)); /* 8 per row */
+  CHECK(etrt_broadcast_iter_runs_of(&it, 1, aligned, sizes, buffers[2], 4));
+  const void *shifted[2] = {buffers[0] + 1, buffers[1]};
+  CHECK(!etrt_broadcast_iter_runs_of(&it, 4, shifted, sizes, buffers[2], 4));
+  CHECK(!etrt_broadcast_iter_runs_of(&it, 4, aligned, sizes, buffers[2] + 2, 4));
+  /* An operand constant along the rows repeats one element per run. */
+  CHECK_OK(etrt_broadcast_iter_init(&it, &out, 2, (const etrt_tensor *[]){&same, &column}));
+  CHECK(it.strides[1][it.rank - 1] == 0);
+  const void *column_shifted[2] = {buffers[0], buffers[1] + 1};
+  CHECK(etrt_broadcast_iter_runs_of(&it, 4, column_shifted, sizes, buffers[2], 4));
+  /* A transposed operand (stride 3 along the rows) cannot. */
+  it.strides[0][it.rank - 1] = 3;
+  CHECK(!etrt_broadcast_iter_runs_of(&it, 4, aligned, sizes, buffers[2], 4));
+  /* An outer stride that is not a multiple of the run breaks alignment of later rows. */
+  CHECK_OK(etrt_broadcast_iter_init(&it, &out, 2, (const etrt_tensor *[]){&same, &bias}));
+  it.rank = 2;
+  it.dims[0] = 6;
+  it.dims[1] = 8;
+  it.strides[0][0] = 10;
+  it.strides[0][1] = 1;
+  CHECK(!etrt_broadcast_iter_runs_of(&it, 4, aligned, sizes, buffers[2], 4));
+  CHECK(etrt_broadcast_iter_runs_of(&it, 2, aligned, sizes, buffers[2], 4));
+
+  CHECK(etrt_broadcast_iter_fits_int32(&it));
+  it.strides[0][0] = (int64_t)1 << 29; /* 5 * 2^29 > 2^31 - 1 */
+  CHECK(!etrt_broadcast_iter_fits_int32(&it));
+  it.strides[0][0] = -((int64_t)1 << 20);
+  CHECK(etrt_broadcast_iter_fits_int32(&it));
+  it.numel = (int64_t)1 << 31;
+  CHECK(!etrt_broadcast_iter_fits_int32(&it));
+}
+
 int main(void) {
   RUN_TEST(test_broadcasting);
   RUN_TEST(test_refusals);
   RUN_TEST(test_integers);
   RUN_TEST(test_floats);
   RUN_TEST(test_shape_helpers);
+  RUN_TEST(test_broadcast_walk);
   return TEST_EXIT();
 }

@@ -1,5 +1,6 @@
 #include "engine/ops/shape_util.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -157,4 +158,41 @@ etrt_status etrt_broadcast_iter_init(etrt_broadcast_iter *it, const etrt_tensor 
   }
   it->rank = r;
   return ETRT_OK;
+}
+
+static int etrt_aligned(const void *p, uint64_t bytes) {
+  return bytes == 0 || (uint64_t)(uintptr_t)p % bytes == 0;
+}
+
+int etrt_broadcast_iter_runs_of(const etrt_broadcast_iter *it, int64_t width,
+                                const void *const *bases, const size_t *elem_sizes,
+                                const void *output, size_t output_elem_size) {
+  if (width <= 1 || it->rank < 1) return width == 1;
+  int32_t inner = it->rank - 1;
+  if (it->dims[inner] % width != 0) return 0;
+  if (!etrt_aligned(output, (uint64_t)width * output_elem_size)) return 0;
+  for (uint32_t k = 0; k < it->count; ++k) {
+    int64_t step = it->strides[k][inner];
+    if (step == 0) continue;
+    if (step != 1 || !etrt_aligned(bases[k], (uint64_t)width * elem_sizes[k])) return 0;
+    for (int32_t d = 0; d < inner; ++d)
+      if (it->strides[k][d] % width != 0) return 0;
+  }
+  return 1;
+}
+
+int etrt_broadcast_iter_fits_int32(const etrt_broadcast_iter *it) {
+  if (it->numel < 0 || it->numel > INT32_MAX) return 0;
+  for (uint32_t k = 0; k < it->count; ++k) {
+    uint64_t far = 0;
+    for (int32_t d = 0; d < it->rank; ++d) {
+      int64_t step = it->strides[k][d];
+      uint64_t magnitude = step < 0 ? (uint64_t)0 - (uint64_t)step : (uint64_t)step;
+      if (it->dims[d] <= 1 || magnitude == 0) continue;
+      if (magnitude > INT32_MAX || it->dims[d] > INT32_MAX) return 0;
+      far += (uint64_t)(it->dims[d] - 1) * magnitude;
+      if (far > INT32_MAX) return 0;
+    }
+  }
+  return 1;
 }

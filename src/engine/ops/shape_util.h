@@ -19,6 +19,7 @@
 #ifndef ETRT_ENGINE_OPS_SHAPE_UTIL_H
 #define ETRT_ENGINE_OPS_SHAPE_UTIL_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "engine/op.h"
@@ -76,6 +77,21 @@ typedef struct etrt_broadcast_iter {
  * operand that does not broadcast to the output. */
 etrt_status etrt_broadcast_iter_init(etrt_broadcast_iter *it, const etrt_tensor *output,
                                      uint32_t count, const etrt_tensor *const *operands);
+
+/* How a GPU kernel may walk a plan. A thread can take `width` consecutive output
+ * elements with one index computation and one wide access per operand when the
+ * innermost axis is a multiple of `width` and each operand is either contiguous along
+ * it (its base aligned to `width` of its elements, its other strides multiples of
+ * `width`) or constant along it, and the output is aligned likewise. elem_sizes[k] is
+ * operand k's element size. */
+int etrt_broadcast_iter_runs_of(const etrt_broadcast_iter *it, int64_t width,
+                                const void *const *bases, const size_t *elem_sizes,
+                                const void *output, size_t output_elem_size);
+
+/* True when the output's element count and every operand's farthest offset fit in 31
+ * bits, so the index arithmetic can be 32-bit (a 64-bit division costs several times
+ * a 32-bit one on a GPU). */
+int etrt_broadcast_iter_fits_int32(const etrt_broadcast_iter *it);
 
 /* Walking the rows of an iteration plan (a row is the innermost axis). */
 typedef struct etrt_broadcast_cursor {

@@ -127,24 +127,49 @@ __device__ __forceinline__ bool etrt_binary_test(M x, M z) {
   return false;
 }
 
-template <typename T, int OP>
-__global__ void etrt_binary_kernel(const T *a, const T *b, void *y, int64_t n,
+/* V consecutive outputs per thread (cuda_kernel.h: ETRT_CUDA_WALK_LAUNCH). */
+template <typename T, int OP, int V, typename I>
+__global__ void etrt_binary_kernel(const T *a, const T *b, void *y, I runs,
                                    etrt_broadcast_iter it) {
   typedef typename etrt_math<T>::type M;
-  ETRT_CUDA_LOOP(i, n) {
-    int64_t off[2];
-    etrt_cuda_offsets<2>(it, i, off);
-    M x = etrt_cvt<M>(a[off[0]]), z = etrt_cvt<M>(b[off[1]]);
+  const int64_t step_a = it.strides[0][it.rank - 1], step_b = it.strides[1][it.rank - 1];
+  ETRT_CUDA_LOOP_AS(I, r, runs) {
+    I i = r * (I)V, off[2];
+    etrt_cuda_offsets<2, I>(it, i, off);
+    T xa[V], xb[V];
+    etrt_cuda_load_run<V>(a, off[0], step_a, xa);
+    etrt_cuda_load_run<V>(b, off[1], step_b, xb);
     if constexpr (ETRT_BIN_IS_BOOL(OP)) {
-      ((uint8_t *)y)[i] = etrt_binary_test<OP, M>(x, z) ? 1 : 0;
+      uint8_t out[V];
+#pragma unroll
+      for (int k = 0; k < V; ++k)
+        out[k] = etrt_binary_test<OP, M>(etrt_cvt<M>(xa[k]), etrt_cvt<M>(xb[k])) ? 1 : 0;
+      etrt_cuda_store_run<V>((uint8_t *)y, i, out);
     } else {
-      ((T *)y)[i] = etrt_cvt<T>(etrt_binary_arith<OP, M>(x, z));
+      T out[V];
+#pragma unroll
+      for (int k = 0; k < V; ++k)
+        out[k] = etrt_cvt<T>(etrt_binary_arith<OP, M>(etrt_cvt<M>(xa[k]), etrt_cvt<M>(xb[k])));
+      etrt_cuda_store_run<V>((T *)y, i, out);
     }
   }
 }
 
+template <typename T, int OP>
+static void etrt_binary_start(const T *a, const T *b, void *y, const etrt_broadcast_iter &it,
+                              cudaStream_t stream) {
+  const void *bases[2] = {a, b};
+  const size_t sizes[2] = {sizeof(T), sizeof(T)};
+  size_t y_size = ETRT_BIN_IS_BOOL(OP) ? 1 : sizeof(T);
+  int runs_ok = etrt_broadcast_iter_runs_of(&it, etrt_cuda_width<T>(), bases, sizes, y, y_size);
+#define ETRT_BINARY_KERNEL(V, I) etrt_binary_kernel<T, OP, V, I>
+  ETRT_CUDA_WALK_LAUNCH(it, T, runs_ok, stream, ETRT_BINARY_KERNEL, a, b, y);
+#undef ETRT_BINARY_KERNEL
+}
+
 /* y = a OP b, broadcast. y may be a (same shape) for the running result of the
- * variadic operations: each element is read before it is written, by one thread. */
+ * variadic operations: each run of elements is read before it is written, by one
+ * thread. */
 template <int OP>
 static etrt_status etrt_binary_launch(const etrt_node *node, const etrt_tensor *a,
                                       const etrt_tensor *b, etrt_tensor *y, cudaStream_t stream) {
@@ -153,14 +178,13 @@ static etrt_status etrt_binary_launch(const etrt_node *node, const etrt_tensor *
   etrt_broadcast_iter it;
   const etrt_tensor *operands[2] = {a, b};
   ETRT_RETURN_IF_ERROR(etrt_broadcast_iter_init(&it, y, 2, operands));
-  unsigned blocks = etrt_cuda_blocks(n, ETRT_CUDA_THREADS);
   if constexpr (OP == ETRT_BIN_AND || OP == ETRT_BIN_OR || OP == ETRT_BIN_XOR) {
-    etrt_binary_kernel<uint8_t, OP><<<blocks, ETRT_CUDA_THREADS, 0, stream>>>(
-        (const uint8_t *)a->data, (const uint8_t *)b->data, y->data, n, it);
+    etrt_binary_start<uint8_t, OP>((const uint8_t *)a->data, (const uint8_t *)b->data, y->data, it,
+                                   stream);
   } else {
-    ETRT_CUDA_NUMERIC_SWITCH(a->dtype, T, return etrt_cuda_no_kernel(node, a->dtype),
-                             etrt_binary_kernel<T, OP><<<blocks, ETRT_CUDA_THREADS, 0, stream>>>(
-                                 (const T *)a->data, (const T *)b->data, y->data, n, it));
+    ETRT_CUDA_NUMERIC_SWITCH(
+        a->dtype, T, return etrt_cuda_no_kernel(node, a->dtype),
+        etrt_binary_start<T, OP>((const T *)a->data, (const T *)b->data, y->data, it, stream));
   }
   return etrt_cuda_check(node, "binary");
 }
@@ -316,14 +340,34 @@ extern "C" ETRT_CUDA_RUN(etrt_cuda_mean) {
 }
 
 /* Where(condition, x, y): three operands broadcast; x and y move as bytes. */
-template <typename T>
-__global__ void etrt_where_kernel(const uint8_t *cond, const T *x, const T *y, T *out, int64_t n,
+template <typename T, int V, typename I>
+__global__ void etrt_where_kernel(const uint8_t *cond, const T *x, const T *y, T *out, I runs,
                                   etrt_broadcast_iter it) {
-  ETRT_CUDA_LOOP(i, n) {
-    int64_t off[3];
-    etrt_cuda_offsets<3>(it, i, off);
-    out[i] = cond[off[0]] ? x[off[1]] : y[off[2]];
+  const int rank = it.rank;
+  ETRT_CUDA_LOOP_AS(I, r, runs) {
+    I i = r * (I)V, off[3];
+    etrt_cuda_offsets<3, I>(it, i, off);
+    uint8_t c[V];
+    T a[V], b[V], o[V];
+    etrt_cuda_load_run<V>(cond, off[0], it.strides[0][rank - 1], c);
+    etrt_cuda_load_run<V>(x, off[1], it.strides[1][rank - 1], a);
+    etrt_cuda_load_run<V>(y, off[2], it.strides[2][rank - 1], b);
+#pragma unroll
+    for (int k = 0; k < V; ++k) o[k] = c[k] ? a[k] : b[k];
+    etrt_cuda_store_run<V>(out, i, o);
   }
+}
+
+template <typename T>
+static void etrt_where_start(const uint8_t *cond, const T *x, const T *y, T *out,
+                             const etrt_broadcast_iter &it, cudaStream_t stream) {
+  const void *bases[3] = {cond, x, y};
+  const size_t sizes[3] = {1, sizeof(T), sizeof(T)};
+  int runs_ok =
+      etrt_broadcast_iter_runs_of(&it, etrt_cuda_width<T>(), bases, sizes, out, sizeof(T));
+#define ETRT_WHERE_KERNEL(V, I) etrt_where_kernel<T, V, I>
+  ETRT_CUDA_WALK_LAUNCH(it, T, runs_ok, stream, ETRT_WHERE_KERNEL, cond, x, y, out);
+#undef ETRT_WHERE_KERNEL
 }
 
 extern "C" ETRT_CUDA_RUN(etrt_cuda_where) {
@@ -333,12 +377,10 @@ extern "C" ETRT_CUDA_RUN(etrt_cuda_where) {
   etrt_broadcast_iter it;
   const etrt_tensor *operands[3] = {&inputs[0], &inputs[1], &inputs[2]};
   ETRT_RETURN_IF_ERROR(etrt_broadcast_iter_init(&it, out, 3, operands));
-  unsigned blocks = etrt_cuda_blocks(n, ETRT_CUDA_THREADS);
   ETRT_CUDA_BYTES_SWITCH(
       etrt_dtype_size(out->dtype), T, return etrt_cuda_no_kernel(node, out->dtype),
-      etrt_where_kernel<T><<<blocks, ETRT_CUDA_THREADS, 0, etrt_cuda_stream(launch)>>>(
-          (const uint8_t *)inputs[0].data, (const T *)inputs[1].data, (const T *)inputs[2].data,
-          (T *)out->data, n, it));
+      etrt_where_start<T>((const uint8_t *)inputs[0].data, (const T *)inputs[1].data,
+                          (const T *)inputs[2].data, (T *)out->data, it, etrt_cuda_stream(launch)));
   return etrt_cuda_check(node, "where");
 }
 

@@ -13,13 +13,28 @@ extern "C" etrt_status etrt_cuda_no_kernel(const etrt_node *node, etrt_dtype dty
                     etrt_cuda_name(node), etrt_dtype_name(dtype));
 }
 
-template <typename T>
-__global__ void etrt_broadcast_copy_kernel(const T *in, T *out, int64_t n, etrt_broadcast_iter it) {
-  ETRT_CUDA_LOOP(i, n) {
-    int64_t off[1];
-    etrt_cuda_offsets<1>(it, i, off);
-    out[i] = in[off[0]];
+template <typename T, int V, typename I>
+__global__ void etrt_broadcast_copy_kernel(const T *in, T *out, I runs, etrt_broadcast_iter it) {
+  const int64_t step = it.strides[0][it.rank - 1];
+  ETRT_CUDA_LOOP_AS(I, r, runs) {
+    I i = r * (I)V, off[1];
+    etrt_cuda_offsets<1, I>(it, i, off);
+    T v[V];
+    etrt_cuda_load_run<V>(in, off[0], step, v);
+    etrt_cuda_store_run<V>(out, i, v);
   }
+}
+
+template <typename T>
+static void etrt_broadcast_copy_start(const T *in, T *out, const etrt_broadcast_iter &it,
+                                      cudaStream_t stream) {
+  const void *bases[1] = {in};
+  const size_t sizes[1] = {sizeof(T)};
+  int runs_ok =
+      etrt_broadcast_iter_runs_of(&it, etrt_cuda_width<T>(), bases, sizes, out, sizeof(T));
+#define ETRT_BROADCAST_COPY_KERNEL(V, I) etrt_broadcast_copy_kernel<T, V, I>
+  ETRT_CUDA_WALK_LAUNCH(it, T, runs_ok, stream, ETRT_BROADCAST_COPY_KERNEL, in, out);
+#undef ETRT_BROADCAST_COPY_KERNEL
 }
 
 etrt_status etrt_cuda_broadcast_copy(const etrt_node *node, const etrt_tensor *in, etrt_tensor *out,
@@ -30,12 +45,11 @@ etrt_status etrt_cuda_broadcast_copy(const etrt_node *node, const etrt_tensor *i
   const etrt_tensor *ins[1] = {in};
   ETRT_RETURN_IF_ERROR(etrt_broadcast_iter_init(&it, out, 1, ins));
   size_t size = etrt_dtype_size(out->dtype);
-  ETRT_CUDA_BYTES_SWITCH(size, T,
-                         return etrt_error(ETRT_ERROR_UNSUPPORTED, "%s: no CUDA copy for %s",
-                                           node->op_type, etrt_dtype_name(out->dtype)),
-                         etrt_broadcast_copy_kernel<T>
-                         <<<etrt_cuda_blocks(n, ETRT_CUDA_THREADS), ETRT_CUDA_THREADS, 0, stream>>>(
-                             (const T *)in->data, (T *)out->data, n, it));
+  ETRT_CUDA_BYTES_SWITCH(
+      size, T,
+      return etrt_error(ETRT_ERROR_UNSUPPORTED, "%s: no CUDA copy for %s", node->op_type,
+                        etrt_dtype_name(out->dtype)),
+      etrt_broadcast_copy_start<T>((const T *)in->data, (T *)out->data, it, stream));
   return etrt_cuda_check(node, "broadcast_copy");
 }
 

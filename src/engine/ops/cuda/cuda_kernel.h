@@ -179,25 +179,92 @@ etrt_status etrt_cuda_broadcast_copy(const etrt_node *node, const etrt_tensor *i
 
 /* The element offsets, in the first N operands of an iteration plan (shape_util.h:
  * launchers build it on the host and pass it by value), of output element i (the
- * output is contiguous). */
-template <int N>
-__device__ __forceinline__ void etrt_cuda_offsets(const etrt_broadcast_iter &it, int64_t i,
-                                                  int64_t *off) {
+ * output is contiguous). I is int64_t, or uint32_t where etrt_broadcast_iter_fits_int32
+ * said so (a negative stride then wraps, and the sum still comes out right). */
+template <int N, typename I>
+__device__ __forceinline__ void etrt_cuda_offsets(const etrt_broadcast_iter &it, I i, I *off) {
   if (it.rank == 1) {
 #pragma unroll
-    for (int k = 0; k < N; ++k) off[k] = i * it.strides[k][0];
+    for (int k = 0; k < N; ++k) off[k] = i * (I)it.strides[k][0];
     return;
   }
 #pragma unroll
   for (int k = 0; k < N; ++k) off[k] = 0;
   for (int d = it.rank - 1; d >= 0; --d) {
-    int64_t dim = it.dims[d];
-    int64_t c = i % dim;
+    I dim = (I)it.dims[d];
+    I c = i % dim;
     i /= dim;
 #pragma unroll
-    for (int k = 0; k < N; ++k) off[k] += c * it.strides[k][d];
+    for (int k = 0; k < N; ++k) off[k] += c * (I)it.strides[k][d];
   }
 }
+
+#define ETRT_CUDA_LOOP_AS(I, i, n) \
+  for (I i = (I)blockIdx.x * blockDim.x + threadIdx.x; i < (n); i += (I)blockDim.x * gridDim.x)
+
+/* Runs of V elements, moved with one 16-byte (or V * sizeof(T)-byte) access. */
+template <typename T, int V>
+struct alignas(sizeof(T) * V) etrt_cuda_pack {
+  T v[V];
+};
+
+/* Elements of T a thread takes at once in the broadcast kernels: 16 bytes. */
+template <typename T>
+constexpr int etrt_cuda_width() {
+  return sizeof(T) >= 16 ? 1 : (int)(16 / sizeof(T));
+}
+
+/* V elements of an operand from `off` on: contiguous (a wide load), or one element
+ * repeated where the operand is constant along the innermost axis (step 0); the
+ * launcher checked with etrt_broadcast_iter_runs_of that no other case arises. */
+template <int V, typename T, typename I>
+__device__ __forceinline__ void etrt_cuda_load_run(const T *p, I off, int64_t step, T (&v)[V]) {
+  if constexpr (V == 1) {
+    v[0] = p[off];
+  } else if (step == 0) {
+    T x = p[off];
+#pragma unroll
+    for (int k = 0; k < V; ++k) v[k] = x;
+  } else {
+    etrt_cuda_pack<T, V> pack = *reinterpret_cast<const etrt_cuda_pack<T, V> *>(p + off);
+#pragma unroll
+    for (int k = 0; k < V; ++k) v[k] = pack.v[k];
+  }
+}
+
+template <int V, typename T, typename I>
+__device__ __forceinline__ void etrt_cuda_store_run(T *p, I i, const T (&v)[V]) {
+  if constexpr (V == 1) {
+    p[i] = v[0];
+  } else {
+    etrt_cuda_pack<T, V> pack;
+#pragma unroll
+    for (int k = 0; k < V; ++k) pack.v[k] = v[k];
+    *reinterpret_cast<etrt_cuda_pack<T, V> *>(p + i) = pack;
+  }
+}
+
+/* Launches a broadcast kernel over a plan's output: V = etrt_cuda_width<T>() elements
+ * per thread where `runs_ok` (etrt_broadcast_iter_runs_of), 32-bit indices where the
+ * plan fits them, one element and 64-bit indices otherwise. KERNEL is a macro naming the
+ * kernel for (V, I); the kernel takes the arguments given, then (I runs, plan). */
+#define ETRT_CUDA_WALK_LAUNCH(it, T, runs_ok, stream, KERNEL, ...)                               \
+  do {                                                                                           \
+    constexpr int etrt_width_ = etrt_cuda_width<T>();                                            \
+    int64_t etrt_n_ = (it).numel;                                                                \
+    if (!etrt_broadcast_iter_fits_int32(&(it))) {                                                \
+      KERNEL(1, int64_t)<<<etrt_cuda_blocks(etrt_n_, ETRT_CUDA_THREADS), ETRT_CUDA_THREADS, 0,   \
+                           stream>>>(__VA_ARGS__, etrt_n_, it);                                  \
+    } else if (runs_ok) {                                                                        \
+      int64_t etrt_runs_ = etrt_n_ / etrt_width_;                                                \
+      KERNEL(etrt_width_, uint32_t)<<<etrt_cuda_blocks(etrt_runs_, ETRT_CUDA_THREADS),           \
+                                      ETRT_CUDA_THREADS, 0, stream>>>(__VA_ARGS__,               \
+                                                                      (uint32_t)etrt_runs_, it); \
+    } else {                                                                                     \
+      KERNEL(1, uint32_t)<<<etrt_cuda_blocks(etrt_n_, ETRT_CUDA_THREADS), ETRT_CUDA_THREADS, 0,  \
+                            stream>>>(__VA_ARGS__, (uint32_t)etrt_n_, it);                       \
+    }                                                                                            \
+  } while (0)
 
 /* A normalized axis (negative counts from the end); -1 when out of range. */
 static inline int32_t etrt_cuda_axis(int64_t axis, int32_t rank) {

@@ -26,16 +26,33 @@ extern "C" ETRT_CUDA_RUN(etrt_cuda_copy) {
 
 /* ---- strided views --------------------------------------------------------------- */
 
-template <typename T>
-__global__ void etrt_view_kernel(const T *in, T *out, int64_t n, etrt_broadcast_iter it) {
-  ETRT_CUDA_LOOP(i, n) {
-    int64_t off[1];
-    etrt_cuda_offsets<1>(it, i, off);
-    out[i] = in[off[0]];
+template <typename T, int V, typename I>
+__global__ void etrt_view_kernel(const T *in, T *out, I runs, etrt_broadcast_iter it) {
+  const int64_t step = it.strides[0][it.rank - 1];
+  ETRT_CUDA_LOOP_AS(I, r, runs) {
+    I i = r * (I)V, off[1];
+    etrt_cuda_offsets<1, I>(it, i, off);
+    T v[V];
+    etrt_cuda_load_run<V>(in, off[0], step, v);
+    etrt_cuda_store_run<V>(out, i, v);
   }
 }
 
-/* Copies the view of `in` into the contiguous `out`. */
+template <typename T>
+static void etrt_view_start(const T *in, T *out, const etrt_broadcast_iter &it,
+                            cudaStream_t stream) {
+  const void *bases[1] = {in};
+  const size_t sizes[1] = {sizeof(T)};
+  int runs_ok =
+      etrt_broadcast_iter_runs_of(&it, etrt_cuda_width<T>(), bases, sizes, out, sizeof(T));
+#define ETRT_VIEW_KERNEL(V, I) etrt_view_kernel<T, V, I>
+  ETRT_CUDA_WALK_LAUNCH(it, T, runs_ok, stream, ETRT_VIEW_KERNEL, in, out);
+#undef ETRT_VIEW_KERNEL
+}
+
+/* Copies the view of `in` into the contiguous `out`. Adjacent axes that stay
+ * contiguous in the view are merged, as etrt_broadcast_iter_init does, so a Transpose
+ * that keeps the last axis moves whole rows with wide accesses. */
 static etrt_status etrt_view_copy(const etrt_node *node, const etrt_layout_view *view,
                                   const etrt_tensor *in, etrt_tensor *out, cudaStream_t stream) {
   int64_t n = etrt_tensor_numel(out);
@@ -47,6 +64,11 @@ static etrt_status etrt_view_copy(const etrt_node *node, const etrt_layout_view 
   it.rank = 0;
   for (int32_t d = 0; d < view->rank; ++d) {
     if (view->dims[d] == 1) continue;
+    if (it.rank > 0 && it.strides[0][it.rank - 1] == view->strides[d] * view->dims[d]) {
+      it.dims[it.rank - 1] *= view->dims[d];
+      it.strides[0][it.rank - 1] = view->strides[d];
+      continue;
+    }
     it.dims[it.rank] = view->dims[d];
     it.strides[0][it.rank] = view->strides[d];
     ++it.rank;
@@ -59,9 +81,7 @@ static etrt_status etrt_view_copy(const etrt_node *node, const etrt_layout_view 
   size_t elem = etrt_dtype_size(in->dtype);
   const char *base = (const char *)in->data + (size_t)view->offset * elem;
   ETRT_CUDA_BYTES_SWITCH(elem, T, return etrt_cuda_no_kernel(node, in->dtype),
-                         etrt_view_kernel<T>
-                         <<<etrt_cuda_blocks(n, ETRT_CUDA_THREADS), ETRT_CUDA_THREADS, 0, stream>>>(
-                             (const T *)base, (T *)out->data, n, it));
+                         etrt_view_start<T>((const T *)base, (T *)out->data, it, stream));
   return etrt_cuda_check(node, "view");
 }
 
