@@ -80,6 +80,15 @@ typedef struct etrt_build_options {
    * such an input's values is refused until they are given, naming the flag. */
   const char *const *shape_values;
   uint32_t num_shape_values;
+  /* Sequence and optional graph inputs, as --sequence takes them:
+   *   INPUT:N     sequence (or optional sequence) INPUT holds N tensors
+   *   INPUT:none  optional INPUT holds no value
+   * A sequence is unrolled when the program is built: each of its tensors is a method
+   * input "INPUT[i]" (bounded with --shape "INPUT[i]:DIMS" where the model leaves its
+   * sizes open) and a sequence output is one method output "OUTPUT[i]" per tensor. An
+   * optional tensor is present unless given as none. */
+  const char *const *sequences;
+  uint32_t num_sequences;
 } etrt_build_options;
 
 /* Zeroes the options: default device, derived target_device, fp32, host I/O. */

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "builder/import_contrib.h"
+#include "builder/import_sequence.h"
 
 /* Most values of enclosing graphs that the bodies of one control node read. */
 #define ETRT_IMPORT_MAX_CAPTURES 256
@@ -28,6 +29,11 @@ typedef struct etrt_import {
   int32_t body_capture[ETRT_IMPORT_MAX_CAPTURES];
   int depth;         /* 0 for the main graph */
   const char *label; /* the node a body belongs to, for messages */
+  /* The sequence and optional values of this graph, unrolled (import_sequence.h), and
+   * the lengths of the main graph's sequence inputs ("NAME:N", "NAME:none"). */
+  etrt_import_lists lists;
+  const char *const *sequences;
+  uint32_t num_sequences;
 } etrt_import;
 
 static etrt_status etrt_import_oom(void) {
@@ -181,6 +187,13 @@ static etrt_status etrt_import_attribute(etrt_import *im, const char *label,
  * knows their values; anything else becomes a capture). */
 static etrt_status etrt_import_resolve(etrt_import *im, etrt_onnx_str name, int32_t *out) {
   etrt_ir_graph *g = im->graph;
+  *out = -1;
+  if (etrt_import_lists_find(&im->lists, name) != NULL)
+    return etrt_error(ETRT_ERROR_UNSUPPORTED,
+                      "%s%s'%.*s' is a sequence or optional value, read where a tensor is "
+                      "expected (sequences are unrolled by the sequence operators only)",
+                      im->label ? im->label : "", im->label ? ": " : "",
+                      ETRT_ONNX_STR_ARGS(name));
   *out = etrt_ir_find_value_n(g, name.data, name.size);
   if (*out >= 0 || im->parent == NULL) return ETRT_OK;
   int32_t outer;
@@ -205,6 +218,10 @@ static etrt_status etrt_import_resolve(etrt_import *im, etrt_onnx_str name, int3
     ETRT_RETURN_IF_ERROR(etrt_ir_add_value(g, ov->name, &im->body_capture[j]));
   *out = im->body_capture[j];
   return ETRT_OK;
+}
+
+static etrt_status etrt_import_resolve_cb(void *user, etrt_onnx_str name, int32_t *out) {
+  return etrt_import_resolve(user, name, out);
 }
 
 /* ---- the node under construction ------------------------------------------------- */
@@ -703,6 +720,11 @@ static etrt_status etrt_import_node_add(etrt_import *im, const etrt_onnx_node *n
     n->outputs[i] = node->outputs[i].size
                         ? etrt_ir_find_value_n(g, node->outputs[i].data, node->outputs[i].size)
                         : -1;
+  if (!contrib && etrt_import_sequence_handles(&im->lists, node)) {
+    status = etrt_import_sequence_node(g, &im->lists, node, n->label, n->outputs,
+                                       etrt_import_resolve_cb, im);
+    goto done;
+  }
   if (strcmp(n->op_type, "Constant") == 0) {
     if (node->output_count != 1 || n->outputs[0] < 0) {
       status = etrt_error(ETRT_ERROR_INVALID_FORMAT, "%s: a Constant has one output", n->label);
@@ -765,10 +787,20 @@ static etrt_status etrt_import_input(etrt_import *im, const etrt_onnx_value_info
   etrt_ir_graph *g = im->graph;
   char *name = etrt_import_str(im, info->name);
   if (name == NULL) return etrt_import_oom();
+  if (info->kind == ETRT_ONNX_TYPE_SEQUENCE || info->kind == ETRT_ONNX_TYPE_OPTIONAL) {
+    const char *spec = NULL;
+    size_t n = strlen(name);
+    for (uint32_t i = 0; i < im->num_sequences; ++i) {
+      const char *colon = strrchr(im->sequences[i], ':');
+      if (colon != NULL && (size_t)(colon - im->sequences[i]) == n &&
+          memcmp(im->sequences[i], name, n) == 0)
+        spec = colon + 1;
+    }
+    return etrt_import_sequence_input(im->graph, &im->lists, info, spec);
+  }
   if (info->kind != ETRT_ONNX_TYPE_TENSOR)
     return etrt_error(ETRT_ERROR_UNSUPPORTED,
-                      "input '%s' is not a tensor (sequence, map, optional and sparse inputs "
-                      "are not supported)",
+                      "input '%s' is not a tensor (map and sparse inputs are not supported)",
                       name);
   etrt_dtype dtype;
   etrt_status status = etrt_onnx_dtype_to_etrt(info->elem_type, &dtype);
@@ -884,6 +916,18 @@ static etrt_status etrt_import_graph(etrt_import *im, const etrt_onnx_graph *og)
   for (size_t i = 0; i < og->output_count && status == ETRT_OK; ++i) {
     etrt_onnx_str name = og->outputs[i].name;
     int32_t id = -1;
+    const etrt_import_list *list = etrt_import_lists_find(&im->lists, name);
+    if (list != NULL && im->parent != NULL) {
+      status = etrt_error(ETRT_ERROR_UNSUPPORTED,
+                          "%s: body output '%.*s' is a sequence or optional (a body's outputs are "
+                          "tensors)",
+                          im->label, ETRT_ONNX_STR_ARGS(name));
+      break;
+    }
+    if (list != NULL) {
+      status = etrt_import_sequence_output(g, list);
+      continue;
+    }
     status = etrt_import_resolve(im, name, &id);
     if (status != ETRT_OK) break;
     if (id < 0) {
@@ -905,6 +949,7 @@ static etrt_status etrt_import_graph(etrt_import *im, const etrt_onnx_graph *og)
       status = etrt_ir_add_output(g, id, g->values[id].name);
     }
   }
+  etrt_import_lists_free(&im->lists);
   if (status == ETRT_OK && g->num_outputs == 0)
     status =
         etrt_error(ETRT_ERROR_INVALID_FORMAT, "%s%sthe graph has no outputs",
@@ -915,13 +960,38 @@ static etrt_status etrt_import_graph(etrt_import *im, const etrt_onnx_graph *og)
 }
 
 etrt_status etrt_import_onnx(const etrt_onnx_model *model, etrt_ir_graph **out) {
+  return etrt_import_onnx_sequences(model, NULL, 0, out);
+}
+
+/* Whether --sequence `spec` names a sequence or optional input of the graph. */
+static bool etrt_import_sequence_spec_used(const etrt_onnx_graph *og, const char *spec) {
+  const char *colon = strrchr(spec, ':');
+  size_t n = colon ? (size_t)(colon - spec) : strlen(spec);
+  for (size_t i = 0; i < og->input_count; ++i) {
+    const etrt_onnx_value_info *in = &og->inputs[i];
+    if ((in->kind == ETRT_ONNX_TYPE_SEQUENCE || in->kind == ETRT_ONNX_TYPE_OPTIONAL) &&
+        in->name.size == n && memcmp(in->name.data, spec, n) == 0)
+      return true;
+  }
+  return false;
+}
+
+etrt_status etrt_import_onnx_sequences(const etrt_onnx_model *model, const char *const *sequences,
+                                       uint32_t num_sequences, etrt_ir_graph **out) {
   *out = NULL;
   const etrt_onnx_graph *og = etrt_onnx_model_graph(model);
   int64_t opset = etrt_onnx_model_opset(model, "");
   if (opset < 0)
     return etrt_error(ETRT_ERROR_INVALID_FORMAT,
                       "model: no opset is imported for the default ONNX domain (opset_import)");
-  etrt_import im = {.model = model};
+  for (uint32_t i = 0; i < num_sequences; ++i) {
+    ETRT_RETURN_IF_ERROR(etrt_import_sequence_spec_check(sequences[i]));
+    if (!etrt_import_sequence_spec_used(og, sequences[i]))
+      return etrt_error(ETRT_ERROR_INVALID_ARGUMENT,
+                        "sequence '%s': the model has no sequence or optional input of that name",
+                        sequences[i]);
+  }
+  etrt_import im = {.model = model, .sequences = sequences, .num_sequences = num_sequences};
   ETRT_RETURN_IF_ERROR(etrt_ir_graph_create(&im.graph));
   im.graph->opset = opset;
   etrt_status status = etrt_import_graph(&im, og);

@@ -17,8 +17,14 @@
  * names a body reads from an enclosing graph become the node's and the body's last
  * inputs (captures), constants are copied in; bodies nest at most 8 deep.
  * Nodes of the com.microsoft domain that import_contrib.h lists become engine operations.
+ * Sequence and optional values are unrolled into lists of tensor values
+ * (import_sequence.h).
  * Refuses what etrt cannot represent (other operator domains, model-local functions,
- * string tensors, sequence values) naming the node. */
+ * string tensors, sequences whose length is not known) naming the node. */
 etrt_status etrt_import_onnx(const etrt_onnx_model *model, etrt_ir_graph **out);
+/* The same with the lengths of sequence inputs ("NAME:N") and the absent optional
+ * inputs ("NAME:none"), as --sequence takes them. */
+etrt_status etrt_import_onnx_sequences(const etrt_onnx_model *model, const char *const *sequences,
+                                       uint32_t num_sequences, etrt_ir_graph **out);
 
 #endif
