@@ -7,34 +7,8 @@
 #include <string.h>
 
 #include "builder/import_contrib.h"
+#include "builder/import_internal.h"
 #include "builder/import_sequence.h"
-
-/* Most values of enclosing graphs that the bodies of one control node read. */
-#define ETRT_IMPORT_MAX_CAPTURES 256
-
-/* The values of the enclosing graph that the bodies of one control node read, shared
- * by its bodies: they become the node's last inputs and every body's last inputs. */
-typedef struct etrt_import_captures {
-  int32_t values[ETRT_IMPORT_MAX_CAPTURES];
-  uint32_t count;
-} etrt_import_captures;
-
-typedef struct etrt_import {
-  const etrt_onnx_model *model;
-  etrt_ir_graph *graph;
-  /* A body: the import of the enclosing graph, the captures of the node being imported
-   * there, and this body's value for each capture (-1: not read). */
-  struct etrt_import *parent;
-  etrt_import_captures *captures;
-  int32_t body_capture[ETRT_IMPORT_MAX_CAPTURES];
-  int depth;         /* 0 for the main graph */
-  const char *label; /* the node a body belongs to, for messages */
-  /* The sequence and optional values of this graph, unrolled (import_sequence.h), and
-   * the lengths of the main graph's sequence inputs ("NAME:N", "NAME:none"). */
-  etrt_import_lists lists;
-  const char *const *sequences;
-  uint32_t num_sequences;
-} etrt_import;
 
 static etrt_status etrt_import_oom(void) {
   return etrt_error(ETRT_ERROR_OUT_OF_MEMORY, "import: out of memory");
@@ -185,7 +159,15 @@ static etrt_status etrt_import_attribute(etrt_import *im, const char *label,
 /* The value a name read in this graph stands for, or -1: this graph's own, else the
  * enclosing graphs' (a body reads them: constants are copied in, so that the body's plan
  * knows their values; anything else becomes a capture). */
-static etrt_status etrt_import_resolve(etrt_import *im, etrt_onnx_str name, int32_t *out) {
+int32_t etrt_import_find_local(const etrt_import *im, etrt_onnx_str name) {
+  if (im->prefix == NULL) return etrt_ir_find_value_n(im->graph, name.data, name.size);
+  char buf[1024];
+  int n = snprintf(buf, sizeof buf, "%s%.*s", im->prefix, ETRT_ONNX_STR_ARGS(name));
+  if (n < 0 || (size_t)n >= sizeof buf) return -1;
+  return etrt_ir_find_value(im->graph, buf);
+}
+
+etrt_status etrt_import_resolve(etrt_import *im, etrt_onnx_str name, int32_t *out) {
   etrt_ir_graph *g = im->graph;
   *out = -1;
   if (etrt_import_lists_find(&im->lists, name) != NULL)
@@ -194,6 +176,7 @@ static etrt_status etrt_import_resolve(etrt_import *im, etrt_onnx_str name, int3
                       "expected (sequences are unrolled by the sequence operators only)",
                       im->label ? im->label : "", im->label ? ": " : "",
                       ETRT_ONNX_STR_ARGS(name));
+  if (im->prefix != NULL && (*out = etrt_import_find_local(im, name)) >= 0) return ETRT_OK;
   *out = etrt_ir_find_value_n(g, name.data, name.size);
   if (*out >= 0 || im->parent == NULL) return ETRT_OK;
   int32_t outer;
@@ -673,7 +656,7 @@ static etrt_status etrt_import_control(etrt_import *im, const etrt_onnx_node *no
   return status;
 }
 
-static etrt_status etrt_import_node_add(etrt_import *im, const etrt_onnx_node *node, size_t index) {
+etrt_status etrt_import_node_add(etrt_import *im, const etrt_onnx_node *node, size_t index) {
   etrt_ir_graph *g = im->graph;
   etrt_import_node *n = calloc(1, sizeof *n);
   if (n == NULL) return etrt_import_oom();
@@ -707,8 +690,10 @@ static etrt_status etrt_import_node_add(etrt_import *im, const etrt_onnx_node *n
     goto done;
   }
   n->op_type = etrt_import_str(im, node->op_type);
-  n->name = node->name.size ? etrt_import_str(im, node->name)
-                            : etrt_ir_printf(g, "%s_%zu", n->op_type ? n->op_type : "", index);
+  n->name = node->name.size ? etrt_ir_printf(g, "%s%.*s", im->prefix ? im->prefix : "",
+                                             ETRT_ONNX_STR_ARGS(node->name))
+                            : etrt_ir_printf(g, "%s%s_%zu", im->prefix ? im->prefix : "",
+                                             n->op_type ? n->op_type : "", index);
   n->outputs = etrt_ir_alloc(g, (node->output_count + 1) * sizeof *n->outputs);
   n->attributes = etrt_ir_alloc(g, (node->attribute_count + 1) * sizeof *n->attributes);
   if (!n->op_type || !n->name || !n->outputs || !n->attributes) {
@@ -717,9 +702,15 @@ static etrt_status etrt_import_node_add(etrt_import *im, const etrt_onnx_node *n
   }
   n->num_outputs = (uint32_t)node->output_count;
   for (size_t i = 0; i < node->output_count; ++i)
-    n->outputs[i] = node->outputs[i].size
-                        ? etrt_ir_find_value_n(g, node->outputs[i].data, node->outputs[i].size)
-                        : -1;
+    n->outputs[i] = node->outputs[i].size ? etrt_import_find_local(im, node->outputs[i]) : -1;
+  if (!contrib && strcmp(n->op_type, "SequenceMap") == 0) {
+    status = etrt_import_sequence_map(im, node, n->label, n->outputs);
+    goto done;
+  }
+  if (!contrib && strcmp(n->op_type, "Loop") == 0 && etrt_import_loop_carries_list(im, node)) {
+    status = etrt_import_loop_unroll(im, node, n->label, n->outputs);
+    goto done;
+  }
   if (!contrib && etrt_import_sequence_handles(&im->lists, node)) {
     status = etrt_import_sequence_node(g, &im->lists, node, n->label, n->outputs,
                                        etrt_import_resolve_cb, im);
