@@ -270,7 +270,10 @@ etrt_status etrt_value_pb_read(const uint8_t *data, size_t size, const char *wha
     out->count = 1;
     return ETRT_OK;
   }
-  if (data == NULL || !etrt_value_pb_layout(data, size)) return s;
+  /* The layout probe may overwrite the message; keep the tensor reader's. */
+  char message[1024];
+  snprintf(message, sizeof message, "%s", etrt_last_error());
+  if (data == NULL || !etrt_value_pb_layout(data, size)) return etrt_error(s, "%s", message);
   etrt_pb_cursor c;
   etrt_pb_cursor_init(&c, data, size);
   s = etrt_value_pb_looks_optional(data, size) ? etrt_value_pb_optional(&c, what, out)
