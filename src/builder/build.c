@@ -123,8 +123,11 @@ static etrt_status etrt_build_check_options(etrt_build *b) {
 /* Import, shapes and passes. */
 static etrt_status etrt_build_graph(etrt_build *b, const etrt_onnx_model *model,
                                     etrt_ir_graph **out) {
-  ETRT_RETURN_IF_ERROR(etrt_import_onnx_sequences(model, b->options->sequences,
-                                                  b->options->num_sequences, out));
+  etrt_import_options import = {.sequences = b->options->sequences,
+                                .num_sequences = b->options->num_sequences,
+                                .shape_values = b->options->shape_values,
+                                .num_shape_values = b->options->num_shape_values};
+  ETRT_RETURN_IF_ERROR(etrt_import_onnx_options(model, &import, out));
   etrt_ir_graph *g = *out;
   /* Values first: they fix the sizes of the inputs they are given for. */
   ETRT_RETURN_IF_ERROR(

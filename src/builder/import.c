@@ -176,7 +176,13 @@ etrt_status etrt_import_resolve(etrt_import *im, etrt_onnx_str name, int32_t *ou
                       "expected (sequences are unrolled by the sequence operators only)",
                       im->label ? im->label : "", im->label ? ": " : "",
                       ETRT_ONNX_STR_ARGS(name));
-  if (im->prefix != NULL && (*out = etrt_import_find_local(im, name)) >= 0) return ETRT_OK;
+  /* Inlined bodies, innermost first: each reads the names of those around it. */
+  for (int d = im->inline_depth - 1; d >= 0; --d) {
+    char buf[1024];
+    int n = snprintf(buf, sizeof buf, "%s%.*s", im->prefixes[d], ETRT_ONNX_STR_ARGS(name));
+    if (n > 0 && (size_t)n < sizeof buf && (*out = etrt_ir_find_value(g, buf)) >= 0)
+      return ETRT_OK;
+  }
   *out = etrt_ir_find_value_n(g, name.data, name.size);
   if (*out >= 0 || im->parent == NULL) return ETRT_OK;
   int32_t outer;
@@ -205,6 +211,113 @@ etrt_status etrt_import_resolve(etrt_import *im, etrt_onnx_str name, int32_t *ou
 
 static etrt_status etrt_import_resolve_cb(void *user, etrt_onnx_str name, int32_t *out) {
   return etrt_import_resolve(user, name, out);
+}
+
+/* The exact values --shape-values gives graph input `name` ("NAME:V1,V2,..."), at most
+ * `max` of them, if any. */
+static bool etrt_import_spec_values(const etrt_import *im, const char *name, int64_t *values,
+                                    size_t max, size_t *count) {
+  size_t n = strlen(name);
+  for (uint32_t i = 0; i < im->num_shape_values; ++i) {
+    const char *spec = im->shape_values[i];
+    if (strncmp(spec, name, n) != 0 || spec[n] != ':') continue;
+    const char *text = spec + n + 1;
+    *count = 0;
+    while (*text != '\0' && *count < max) {
+      char *end;
+      long long v = strtoll(text, &end, 10);
+      if (end == text || (*end != ',' && *end != '\0')) break;
+      values[(*count)++] = v;
+      text = *end == ',' ? end + 1 : end;
+    }
+    if (*text == '\0' && *count > 0) return true;
+  }
+  return false;
+}
+
+static bool etrt_import_spec_value(const etrt_import *im, const char *name, int64_t *out) {
+  size_t count;
+  return etrt_import_spec_values(im, name, out, 1, &count) && count == 1;
+}
+
+/* Marks graph input `x` as read at import with those values. */
+static etrt_status etrt_import_mark_values(etrt_import *im, etrt_ir_value *x,
+                                           const int64_t *values, size_t count) {
+  if (x->value_min != NULL) return ETRT_OK;
+  int64_t *copy = etrt_ir_alloc(im->graph, count * sizeof *copy);
+  if (copy == NULL) return etrt_import_oom();
+  memcpy(copy, values, count * sizeof *copy);
+  x->value_min = x->value_max = copy;
+  x->value_count = (int64_t)count;
+  x->values_from_import = true;
+  return ETRT_OK;
+}
+
+etrt_status etrt_import_known_values(etrt_import *im, int32_t value, int64_t *values, size_t max,
+                                     size_t *count, bool *known) {
+  *known = false;
+  etrt_ir_value *x = &im->graph->values[value];
+  if (im->parent != NULL || x->input_index < 0 || x->rank != 1 ||
+      (x->dtype != ETRT_DTYPE_INT64 && x->dtype != ETRT_DTYPE_INT32) ||
+      !etrt_import_spec_values(im, x->name, values, max, count) ||
+      (x->min[0] >= 0 && x->min[0] == x->max[0] && x->min[0] != (int64_t)*count))
+    return ETRT_OK;
+  *known = true;
+  return etrt_import_mark_values(im, x, values, *count);
+}
+
+etrt_status etrt_import_known(etrt_import *im, int32_t value, bool *known, int64_t *out) {
+  etrt_ir_graph *g = im->graph;
+  bool negate = false;
+  *known = false;
+  for (int hops = 0; value >= 0 && hops < 64; ++hops) {
+    etrt_ir_value *x = &g->values[value];
+    int64_t v;
+    if (x->is_constant) {
+      if (x->dtype == ETRT_DTYPE_BOOL && x->nbytes == 1) {
+        v = *(const uint8_t *)x->data != 0;
+      } else if (x->dtype == ETRT_DTYPE_INT64 && x->nbytes == 8) {
+        memcpy(&v, x->data, 8);
+      } else if (x->dtype == ETRT_DTYPE_INT32 && x->nbytes == 4) {
+        int32_t i;
+        memcpy(&i, x->data, 4);
+        v = i;
+      } else {
+        return ETRT_OK;
+      }
+      *known = true;
+      *out = negate ? !v : v;
+      return ETRT_OK;
+    }
+    if (x->producer < 0) {
+      bool scalar = x->rank == 0 || (x->rank == 1 && x->min[0] == 1 && x->max[0] == 1);
+      bool typed = x->dtype == ETRT_DTYPE_BOOL || x->dtype == ETRT_DTYPE_INT64 ||
+                   x->dtype == ETRT_DTYPE_INT32;
+      if (im->parent != NULL || x->input_index < 0 || !scalar || !typed ||
+          !etrt_import_spec_value(im, x->name, &v))
+        return ETRT_OK;
+      ETRT_RETURN_IF_ERROR(etrt_import_mark_values(im, x, &v, 1));
+      *known = true;
+      *out = negate ? !v : v;
+      return ETRT_OK;
+    }
+    const etrt_ir_node *p = &g->nodes[x->producer];
+    if (p->num_inputs != 1 || (strcmp(p->op_type, "Identity") != 0 &&
+                               strcmp(p->op_type, "Not") != 0))
+      return ETRT_OK;
+    if (strcmp(p->op_type, "Not") == 0) negate = !negate;
+    value = p->inputs[0];
+  }
+  return ETRT_OK;
+}
+
+static etrt_status etrt_import_known_cb(void *user, int32_t value, bool *known, int64_t *out) {
+  return etrt_import_known(user, value, known, out);
+}
+
+static etrt_status etrt_import_known_values_cb(void *user, int32_t value, int64_t *values,
+                                               size_t max, size_t *count, bool *known) {
+  return etrt_import_known_values(user, value, values, max, count, known);
 }
 
 /* ---- the node under construction ------------------------------------------------- */
@@ -711,9 +824,14 @@ etrt_status etrt_import_node_add(etrt_import *im, const etrt_onnx_node *node, si
     status = etrt_import_loop_unroll(im, node, n->label, n->outputs);
     goto done;
   }
+  if (!contrib && strcmp(n->op_type, "If") == 0 && etrt_import_if_gives_list(node)) {
+    status = etrt_import_if_inline(im, node, n->label, n->outputs);
+    goto done;
+  }
   if (!contrib && etrt_import_sequence_handles(&im->lists, node)) {
     status = etrt_import_sequence_node(g, &im->lists, node, n->label, n->outputs,
-                                       etrt_import_resolve_cb, im);
+                                       etrt_import_resolve_cb, etrt_import_known_cb,
+                                       etrt_import_known_values_cb, im);
     goto done;
   }
   if (strcmp(n->op_type, "Constant") == 0) {
@@ -951,7 +1069,8 @@ static etrt_status etrt_import_graph(etrt_import *im, const etrt_onnx_graph *og)
 }
 
 etrt_status etrt_import_onnx(const etrt_onnx_model *model, etrt_ir_graph **out) {
-  return etrt_import_onnx_sequences(model, NULL, 0, out);
+  etrt_import_options options = {0};
+  return etrt_import_onnx_options(model, &options, out);
 }
 
 /* Whether --sequence `spec` names a sequence or optional input of the graph. */
@@ -967,8 +1086,10 @@ static bool etrt_import_sequence_spec_used(const etrt_onnx_graph *og, const char
   return false;
 }
 
-etrt_status etrt_import_onnx_sequences(const etrt_onnx_model *model, const char *const *sequences,
-                                       uint32_t num_sequences, etrt_ir_graph **out) {
+etrt_status etrt_import_onnx_options(const etrt_onnx_model *model,
+                                     const etrt_import_options *options, etrt_ir_graph **out) {
+  const char *const *sequences = options->sequences;
+  uint32_t num_sequences = options->num_sequences;
   *out = NULL;
   const etrt_onnx_graph *og = etrt_onnx_model_graph(model);
   int64_t opset = etrt_onnx_model_opset(model, "");
@@ -982,7 +1103,11 @@ etrt_status etrt_import_onnx_sequences(const etrt_onnx_model *model, const char 
                         "sequence '%s': the model has no sequence or optional input of that name",
                         sequences[i]);
   }
-  etrt_import im = {.model = model, .sequences = sequences, .num_sequences = num_sequences};
+  etrt_import im = {.model = model,
+                    .sequences = sequences,
+                    .num_sequences = num_sequences,
+                    .shape_values = options->shape_values,
+                    .num_shape_values = options->num_shape_values};
   ETRT_RETURN_IF_ERROR(etrt_ir_graph_create(&im.graph));
   im.graph->opset = opset;
   etrt_status status = etrt_import_graph(&im, og);

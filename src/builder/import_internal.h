@@ -10,6 +10,8 @@
 #include "builder/ir.h"
 #include "builder/onnx_model.h"
 
+/* Most bodies inlined one inside another. */
+#define ETRT_IMPORT_MAX_INLINE 8
 /* Most values of enclosing graphs that the bodies of one control node read. */
 #define ETRT_IMPORT_MAX_CAPTURES 256
 
@@ -35,7 +37,14 @@ typedef struct etrt_import {
   etrt_import_lists lists;
   const char *const *sequences;
   uint32_t num_sequences;
-  /* While a body is inlined (import_unroll.c): the prefix of the names it defines. */
+  /* The --shape-values specs: a graph input given one exact value is known when a
+   * sequence position, a trip count or a condition reads it (etrt_import_known). */
+  const char *const *shape_values;
+  uint32_t num_shape_values;
+  /* While bodies are inlined (import_unroll.c): the prefix of the names each defines,
+   * innermost last; `prefix` is the innermost (NULL outside). */
+  const char *prefixes[ETRT_IMPORT_MAX_INLINE];
+  int inline_depth;
   const char *prefix;
 } etrt_import;
 
@@ -49,6 +58,14 @@ etrt_status etrt_import_node_add(etrt_import *im, const etrt_onnx_node *node, si
  * applied), or -1. */
 int32_t etrt_import_find_local(const etrt_import *im, etrt_onnx_str name);
 
+/* Whether scalar `value` is known at import (*known), and its value: a constant (bool
+ * or integer), an Identity or Not of one, or a graph input given one exact value with
+ * --shape-values (which is then marked values_from_import). */
+etrt_status etrt_import_known(etrt_import *im, int32_t value, bool *known, int64_t *out);
+/* The same for a 1-D graph input given exact values with --shape-values (at most `max`). */
+etrt_status etrt_import_known_values(etrt_import *im, int32_t value, int64_t *values, size_t max,
+                                     size_t *count, bool *known);
+
 /* SequenceMap: its body inlined once per element (import_unroll.c). */
 etrt_status etrt_import_sequence_map(etrt_import *im, const etrt_onnx_node *node,
                                      const char *label, const int32_t *outputs);
@@ -57,5 +74,10 @@ bool etrt_import_loop_carries_list(const etrt_import *im, const etrt_onnx_node *
 /* Such a Loop unrolled: its trip count and condition known at import. */
 etrt_status etrt_import_loop_unroll(etrt_import *im, const etrt_onnx_node *node,
                                     const char *label, const int32_t *outputs);
+/* Whether a branch of an If gives a sequence or optional (then the branch taken is
+ * inlined: its condition must be known at import). */
+bool etrt_import_if_gives_list(const etrt_onnx_node *node);
+etrt_status etrt_import_if_inline(etrt_import *im, const etrt_onnx_node *node, const char *label,
+                                  const int32_t *outputs);
 
 #endif

@@ -77,6 +77,8 @@ typedef struct etrt_import_sequence_call {
   const char *label;
   const int32_t *outputs;
   etrt_import_resolve_fn resolve;
+  etrt_import_known_fn known;
+  etrt_import_known_values_fn known_values;
   void *user;
 } etrt_import_sequence_call;
 
@@ -117,25 +119,21 @@ static etrt_status etrt_import_sequence_tensor_in(const etrt_import_sequence_cal
   return ETRT_OK;
 }
 
-/* A position input: a constant integer scalar (or one-element tensor). */
+/* A position input: an integer scalar known at import. */
 static etrt_status etrt_import_sequence_position(const etrt_import_sequence_call *c, size_t i,
                                                  int64_t *out) {
   int32_t v;
   ETRT_RETURN_IF_ERROR(etrt_import_sequence_tensor_in(c, i, &v));
   const etrt_ir_value *pv = &c->g->values[v];
-  size_t size = pv->dtype == ETRT_DTYPE_INT64 ? 8 : pv->dtype == ETRT_DTYPE_INT32 ? 4 : 0;
-  if (!pv->is_constant || size == 0 || pv->nbytes != size)
+  bool known = false;
+  if (pv->dtype == ETRT_DTYPE_INT64 || pv->dtype == ETRT_DTYPE_INT32)
+    ETRT_RETURN_IF_ERROR(c->known(c->user, v, &known, out));
+  if (!known)
     return etrt_error(ETRT_ERROR_UNSUPPORTED,
-                      "%s: position '%s' must be an int32 or int64 constant with one value (a "
-                      "sequence is unrolled when the program is built)",
-                      c->label, pv->name);
-  if (size == 8) {
-    memcpy(out, pv->data, 8);
-  } else {
-    int32_t p;
-    memcpy(&p, pv->data, 4);
-    *out = p;
-  }
+                      "%s: position '%s' must be known when the program is built (a sequence is "
+                      "unrolled then): an int32 or int64 constant with one value, or a graph "
+                      "input given one with --shape-values %s:V",
+                      c->label, pv->name, pv->name);
   return ETRT_OK;
 }
 
@@ -264,6 +262,41 @@ static etrt_status etrt_import_sequence_length(const etrt_import_sequence_call *
   return etrt_ir_set_constant(c->g, out, ETRT_DTYPE_INT64, 0, NULL, data, sizeof *data);
 }
 
+/* SplitToSequence's output: a Split of `x` along `axis` into parts of `sizes` (each
+ * squeezed where `squeeze`), as a sequence. */
+static etrt_status etrt_import_sequence_split_parts(const etrt_import_sequence_call *c, int32_t x,
+                                                   int64_t axis, const int64_t *sizes,
+                                                   int64_t count, bool squeeze) {
+  etrt_status st = ETRT_OK;
+  etrt_dtype dtype = c->g->values[x].dtype;
+  int32_t *parts = calloc((size_t)count + 1, sizeof *parts);
+  int32_t split = -1, axes = -1;
+  if (parts == NULL) st = etrt_import_sequence_oom();
+  if (st == ETRT_OK && count > 0)
+    st = etrt_import_sequence_i64(c, "split_to_sequence_sizes", sizes, count, 1, &split);
+  if (st == ETRT_OK && squeeze)
+    st = etrt_import_sequence_i64(c, "split_to_sequence_axes", &axis, 1, 1, &axes);
+  for (int64_t i = 0; i < count && st == ETRT_OK; ++i)
+    st = etrt_ir_add_value_unique(c->g, c->label, &parts[i]);
+  etrt_attribute attr = {.name = "axis", .kind = ETRT_ATTRIBUTE_INT, .i = axis};
+  int32_t in[2] = {x, split};
+  if (st == ETRT_OK && count > 0)
+    st = etrt_ir_add_node(c->g, "Split", "", NULL, 2, in, (uint32_t)count, parts, 1, &attr, NULL);
+  for (int64_t i = 0; i < count && squeeze && st == ETRT_OK; ++i) {
+    int32_t squeezed, sin[2] = {parts[i], axes};
+    st = etrt_ir_add_value_unique(c->g, c->label, &squeezed);
+    if (st == ETRT_OK)
+      st = etrt_ir_add_node(c->g, "Squeeze", "", NULL, 2, sin, 1, &squeezed, 0, NULL, NULL);
+    parts[i] = squeezed;
+  }
+  if (st == ETRT_OK)
+    st = etrt_import_sequence_out_list(c, 0, ETRT_IMPORT_LIST_SEQUENCE, true, dtype, parts,
+                                       (uint32_t)count);
+  free(parts);
+  return st;
+}
+
+
 static etrt_status etrt_import_sequence_split(const etrt_import_sequence_call *c) {
   int32_t x;
   ETRT_RETURN_IF_ERROR(etrt_import_sequence_tensor_in(c, 0, &x));
@@ -286,11 +319,25 @@ static etrt_status etrt_import_sequence_split(const etrt_import_sequence_call *c
     int32_t sv;
     ETRT_RETURN_IF_ERROR(etrt_import_sequence_tensor_in(c, 1, &sv));
     const etrt_ir_value *s = &c->g->values[sv];
+    if (!s->is_constant) {
+      /* a graph input given its values (--shape-values) */
+      int64_t *given = malloc(ETRT_IMPORT_SEQUENCE_MAX * sizeof *given);
+      size_t n = 0;
+      bool known = false;
+      if (given == NULL) return etrt_import_sequence_oom();
+      st = c->known_values(c->user, sv, given, ETRT_IMPORT_SEQUENCE_MAX, &n, &known);
+      if (st == ETRT_OK && known)
+        st = etrt_import_sequence_split_parts(c, x, axis, given, (int64_t)n, false);
+      free(given);
+      if (st != ETRT_OK || known) return st;
+    }
     if (!s->is_constant || (s->dtype != ETRT_DTYPE_INT64 && s->dtype != ETRT_DTYPE_INT32) ||
         s->rank > 1)
       return etrt_error(ETRT_ERROR_UNSUPPORTED,
-                        "%s: split '%s' must be an int32 or int64 constant of rank 0 or 1",
-                        c->label, s->name);
+                        "%s: split '%s' must be known when the program is built: an int32 or "
+                        "int64 constant of rank 0 or 1, or a 1-D graph input given with "
+                        "--shape-values %s:V1,V2,...",
+                        c->label, s->name, s->name);
     size_t esize = s->dtype == ETRT_DTYPE_INT64 ? 8 : 4;
     int64_t n = (int64_t)(s->nbytes / esize);
     if (s->rank == 0) {
@@ -346,30 +393,7 @@ static etrt_status etrt_import_sequence_split(const etrt_import_sequence_call *c
     if (sizes == NULL) return etrt_import_sequence_oom();
     for (int64_t i = 0; i < count; ++i) sizes[i] = 1;
   }
-  int32_t *parts = calloc((size_t)count + 1, sizeof *parts);
-  int32_t split = -1, axes = -1;
-  if (parts == NULL) st = etrt_import_sequence_oom();
-  if (st == ETRT_OK && count > 0)
-    st = etrt_import_sequence_i64(c, "split_to_sequence_sizes", sizes, count, 1, &split);
-  if (st == ETRT_OK && squeeze)
-    st = etrt_import_sequence_i64(c, "split_to_sequence_axes", &axis, 1, 1, &axes);
-  for (int64_t i = 0; i < count && st == ETRT_OK; ++i)
-    st = etrt_ir_add_value_unique(c->g, c->label, &parts[i]);
-  etrt_attribute attr = {.name = "axis", .kind = ETRT_ATTRIBUTE_INT, .i = axis};
-  int32_t in[2] = {x, split};
-  if (st == ETRT_OK && count > 0)
-    st = etrt_ir_add_node(c->g, "Split", "", NULL, 2, in, (uint32_t)count, parts, 1, &attr, NULL);
-  for (int64_t i = 0; i < count && squeeze && st == ETRT_OK; ++i) {
-    int32_t squeezed, sin[2] = {parts[i], axes};
-    st = etrt_ir_add_value_unique(c->g, c->label, &squeezed);
-    if (st == ETRT_OK)
-      st = etrt_ir_add_node(c->g, "Squeeze", "", NULL, 2, sin, 1, &squeezed, 0, NULL, NULL);
-    parts[i] = squeezed;
-  }
-  if (st == ETRT_OK)
-    st = etrt_import_sequence_out_list(c, 0, ETRT_IMPORT_LIST_SEQUENCE, true, xv->dtype, parts,
-                                       (uint32_t)count);
-  free(parts);
+  st = etrt_import_sequence_split_parts(c, x, axis, sizes, count, squeeze);
   free(sizes);
   return st;
 }
@@ -489,8 +513,10 @@ static etrt_status etrt_import_sequence_construct(const etrt_import_sequence_cal
 etrt_status etrt_import_sequence_node(etrt_ir_graph *g, etrt_import_lists *lists,
                                       const etrt_onnx_node *node, const char *label,
                                       const int32_t *outputs, etrt_import_resolve_fn resolve,
-                                      void *user) {
-  etrt_import_sequence_call c = {g, lists, node, label, outputs, resolve, user};
+                                      etrt_import_known_fn known,
+                                      etrt_import_known_values_fn known_values, void *user) {
+  etrt_import_sequence_call c = {g, lists, node, label, outputs, resolve, known, known_values,
+                                 user};
   if (etrt_import_sequence_op_is(node, "SequenceEmpty")) {
     int64_t onnx_type = etrt_import_sequence_attr_int(node, "dtype", 1, NULL);
     etrt_dtype dtype = etrt_dtype_from_onnx(onnx_type);

@@ -54,14 +54,21 @@ bool etrt_import_sequence_handles(const etrt_import_lists *lists, const etrt_onn
 /* Resolves a tensor name of the graph being imported (the importer's resolution:
  * outer scopes included). */
 typedef etrt_status (*etrt_import_resolve_fn)(void *user, etrt_onnx_str name, int32_t *out);
+/* Whether a scalar value is known at import, and its value (etrt_import_known). */
+typedef etrt_status (*etrt_import_known_fn)(void *user, int32_t value, bool *known, int64_t *out);
+/* The values of a 1-D value known at import (etrt_import_known_values). */
+typedef etrt_status (*etrt_import_known_values_fn)(void *user, int32_t value, int64_t *values,
+                                                   size_t max, size_t *count, bool *known);
 
 /* Imports one such node: lists are read from and written to `lists`; tensors are
- * resolved with `resolve`; a tensor output is the value `outputs[k]` (made beforehand
+ * resolved with `resolve`, positions and split sizes read with `known` and
+ * `known_values`; a tensor output is the value `outputs[k]` (made beforehand
  * by the importer, -1 where the node leaves it out). `label` names the node. */
 etrt_status etrt_import_sequence_node(etrt_ir_graph *g, etrt_import_lists *lists,
                                       const etrt_onnx_node *node, const char *label,
                                       const int32_t *outputs, etrt_import_resolve_fn resolve,
-                                      void *user);
+                                      etrt_import_known_fn known,
+                                      etrt_import_known_values_fn known_values, void *user);
 
 /* A graph input of sequence or optional type: `spec` is what the build's --sequence
  * gave for it ("N", "none"; NULL when nothing was given: an optional tensor is then

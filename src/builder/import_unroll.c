@@ -1,7 +1,9 @@
-/* Bodies inlined where their node was: SequenceMap once per element, and a Loop that
- * carries a sequence once per iteration. A sequence's length is known at import
- * (import_sequence.h), so what runs per element or iteration is known too, and the
- * engine sees only the tensor operators of the copies. */
+/* Bodies inlined where their node was: SequenceMap once per element, a Loop that
+ * carries a sequence once per iteration, and the branch an If over sequences takes. A
+ * sequence's length is known at import (import_sequence.h), so what runs per element
+ * or iteration is known too, and the engine sees only the tensor operators of the
+ * copies. Inlined bodies nest (a branch inside an unrolled Loop): each copy's names
+ * are prefixed by its enclosing copies' prefix, the node and the iteration. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,12 +31,14 @@ static etrt_status etrt_import_inline(etrt_import *im, const etrt_onnx_graph *og
                                       const char *label, const char *prefix,
                                       const etrt_import_operand *in, etrt_import_operand *out) {
   etrt_ir_graph *g = im->graph;
-  if (im->prefix != NULL)
+  if (im->inline_depth == ETRT_IMPORT_MAX_INLINE)
     return etrt_error(ETRT_ERROR_UNSUPPORTED,
-                      "%s: a SequenceMap or a Loop over a sequence inside another is not "
-                      "supported",
-                      label);
+                      "%s: bodies inlined more than %d deep (SequenceMap, Loops and Ifs over "
+                      "sequences)",
+                      label, ETRT_IMPORT_MAX_INLINE);
   uint32_t lists_before = im->lists.count;
+  const char *outer_prefix = im->prefix;
+  im->prefixes[im->inline_depth++] = prefix;
   im->prefix = prefix;
   etrt_status st = ETRT_OK;
   for (size_t i = 0; i < og->initializer_count && st == ETRT_OK; ++i) {
@@ -103,7 +107,8 @@ static etrt_status etrt_import_inline(etrt_import *im, const etrt_onnx_graph *og
       st = etrt_error(ETRT_ERROR_INVALID_FORMAT, "%s: body output '%.*s' is not defined", label,
                       ETRT_ONNX_STR_ARGS(name));
   }
-  im->prefix = NULL;
+  im->prefix = outer_prefix;
+  --im->inline_depth;
   im->lists.count = lists_before;
   if (st != ETRT_OK) st = etrt_error_context(st, "%s: body: ", label);
   return st;
@@ -171,7 +176,7 @@ etrt_status etrt_import_sequence_map(etrt_import *im, const etrt_onnx_node *node
         memset(&in[k].list, 0, sizeof in[k].list);
       }
     }
-    char *prefix = etrt_ir_printf(g, "%s/%u/", label, i);
+    char *prefix = etrt_ir_printf(g, "%s%s/%u/", im->prefix ? im->prefix : "", label, i);
     if (prefix == NULL) {
       st = etrt_import_unroll_oom();
       break;
@@ -205,35 +210,6 @@ bool etrt_import_loop_carries_list(const etrt_import *im, const etrt_onnx_node *
   return false;
 }
 
-/* A bool (or integer) scalar known at import: a constant, or an Identity of one. */
-static bool etrt_import_unroll_known(const etrt_ir_graph *g, int32_t v, int64_t *out) {
-  for (int hops = 0; v >= 0 && hops < 64; ++hops) {
-    const etrt_ir_value *x = &g->values[v];
-    if (x->is_constant) {
-      if (x->dtype == ETRT_DTYPE_BOOL && x->nbytes == 1) {
-        *out = *(const uint8_t *)x->data != 0;
-        return true;
-      }
-      if (x->dtype == ETRT_DTYPE_INT64 && x->nbytes == 8) {
-        memcpy(out, x->data, 8);
-        return true;
-      }
-      if (x->dtype == ETRT_DTYPE_INT32 && x->nbytes == 4) {
-        int32_t i;
-        memcpy(&i, x->data, 4);
-        *out = i;
-        return true;
-      }
-      return false;
-    }
-    if (x->producer < 0) return false;
-    const etrt_ir_node *p = &g->nodes[x->producer];
-    if (strcmp(p->op_type, "Identity") != 0 || p->num_inputs != 1) return false;
-    v = p->inputs[0];
-  }
-  return false;
-}
-
 etrt_status etrt_import_loop_unroll(etrt_import *im, const etrt_onnx_node *node,
                                     const char *label, const int32_t *outputs) {
   etrt_ir_graph *g = im->graph;
@@ -250,22 +226,27 @@ etrt_status etrt_import_loop_unroll(etrt_import *im, const etrt_onnx_node *node,
                       label, carried + 2, carried + 1, body->input_count, body->output_count);
   int64_t trips = ETRT_IMPORT_UNROLL_MAX + 1, cond = 1;
   int32_t m = -1, c = -1;
+  bool known = true;
   etrt_status st = ETRT_OK;
   if (node->inputs[0].size) {
     st = etrt_import_resolve(im, node->inputs[0], &m);
-    if (st == ETRT_OK && (m < 0 || !etrt_import_unroll_known(g, m, &trips)))
+    if (st == ETRT_OK) st = etrt_import_known(im, m, &known, &trips);
+    if (st == ETRT_OK && !known)
       st = etrt_error(ETRT_ERROR_UNSUPPORTED,
-                      "%s: the trip count of a Loop carrying a sequence must be known when the "
-                      "program is built",
-                      label);
+                      "%s: the trip count '%s' of a Loop carrying a sequence must be known when "
+                      "the program is built (a constant, or a graph input given with "
+                      "--shape-values NAME:N)",
+                      label, g->values[m].name);
   }
   if (st == ETRT_OK && node->inputs[1].size) {
     st = etrt_import_resolve(im, node->inputs[1], &c);
-    if (st == ETRT_OK && (c < 0 || !etrt_import_unroll_known(g, c, &cond)))
+    if (st == ETRT_OK) st = etrt_import_known(im, c, &known, &cond);
+    if (st == ETRT_OK && !known)
       st = etrt_error(ETRT_ERROR_UNSUPPORTED,
-                      "%s: the condition of a Loop carrying a sequence must be known when the "
-                      "program is built",
-                      label);
+                      "%s: the condition '%s' of a Loop carrying a sequence must be known when "
+                      "the program is built (a constant, or a graph input given with "
+                      "--shape-values NAME:0|1)",
+                      label, g->values[c].name);
   }
   ETRT_RETURN_IF_ERROR(st);
   etrt_import_operand *in = calloc(carried + 2, sizeof *in);
@@ -294,14 +275,18 @@ etrt_status etrt_import_loop_unroll(etrt_import *im, const etrt_onnx_node *node,
     }
     in[0] = (etrt_import_operand){.value = iter};
     in[1] = (etrt_import_operand){.value = cond_value};
-    char *prefix = etrt_ir_printf(g, "%s/%" PRId64 "/", label, i);
+    char *prefix =
+        etrt_ir_printf(g, "%s%s/%" PRId64 "/", im->prefix ? im->prefix : "", label, i);
     if (prefix == NULL) {
       st = etrt_import_unroll_oom();
       break;
     }
     st = etrt_import_inline(im, body, label, prefix, in, res);
     if (st != ETRT_OK) break;
-    if (res[0].value < 0 || !etrt_import_unroll_known(g, res[0].value, &cond)) {
+    known = false;
+    if (res[0].value >= 0) st = etrt_import_known(im, res[0].value, &known, &cond);
+    if (st != ETRT_OK) break;
+    if (!known) {
       st = etrt_error(ETRT_ERROR_UNSUPPORTED,
                       "%s: the condition a Loop carrying a sequence computes must be known when "
                       "the program is built",
@@ -326,6 +311,73 @@ etrt_status etrt_import_loop_unroll(etrt_import *im, const etrt_onnx_node *node,
     }
   }
   free(in);
+  free(res);
+  return st;
+}
+
+bool etrt_import_if_gives_list(const etrt_onnx_node *node) {
+  static const char *const branches[2] = {"then_branch", "else_branch"};
+  for (int b = 0; b < 2; ++b) {
+    const etrt_onnx_attribute *a = etrt_onnx_node_attr(node, branches[b]);
+    if (a == NULL || a->type != ETRT_ONNX_ATTR_GRAPH || a->g == NULL) continue;
+    for (size_t k = 0; k < a->g->output_count; ++k)
+      if (a->g->outputs[k].kind == ETRT_ONNX_TYPE_SEQUENCE ||
+          a->g->outputs[k].kind == ETRT_ONNX_TYPE_OPTIONAL)
+        return true;
+  }
+  return false;
+}
+
+etrt_status etrt_import_if_inline(etrt_import *im, const etrt_onnx_node *node, const char *label,
+                                  const int32_t *outputs) {
+  etrt_ir_graph *g = im->graph;
+  int32_t c = -1;
+  bool known = false;
+  int64_t cond = 0;
+  if (node->input_count < 1 || node->inputs[0].size == 0)
+    return etrt_error(ETRT_ERROR_INVALID_FORMAT, "%s: the condition is missing", label);
+  ETRT_RETURN_IF_ERROR(etrt_import_resolve(im, node->inputs[0], &c));
+  if (c < 0)
+    return etrt_error(ETRT_ERROR_INVALID_FORMAT,
+                      "%s reads '%.*s', which no node, input or initializer defines", label,
+                      ETRT_ONNX_STR_ARGS(node->inputs[0]));
+  ETRT_RETURN_IF_ERROR(etrt_import_known(im, c, &known, &cond));
+  if (!known)
+    return etrt_error(ETRT_ERROR_UNSUPPORTED,
+                      "%s: its branches give sequences or optionals, so its condition '%s' must "
+                      "be known when the program is built (a constant, or a graph input given "
+                      "with --shape-values NAME:0|1)",
+                      label, g->values[c].name);
+  const char *branch = cond ? "then_branch" : "else_branch";
+  const etrt_onnx_attribute *a = etrt_onnx_node_attr(node, branch);
+  if (a == NULL || a->type != ETRT_ONNX_ATTR_GRAPH || a->g == NULL)
+    return etrt_error(ETRT_ERROR_INVALID_FORMAT, "%s: the subgraph attribute '%s' is missing",
+                      label, branch);
+  const etrt_onnx_graph *body = a->g;
+  if (body->input_count != 0 || body->output_count != node->output_count)
+    return etrt_error(ETRT_ERROR_INVALID_FORMAT,
+                      "%s: %s takes %zu inputs and gives %zu outputs; an If's branch takes none "
+                      "and gives the node's %zu",
+                      label, branch, body->input_count, body->output_count, node->output_count);
+  etrt_import_operand *res = calloc(node->output_count + 1, sizeof *res);
+  if (res == NULL) return etrt_import_unroll_oom();
+  char *prefix = etrt_ir_printf(g, "%s%s/%s/", im->prefix ? im->prefix : "", label, branch);
+  etrt_status st = prefix ? etrt_import_inline(im, body, label, prefix, NULL, res)
+                          : etrt_import_unroll_oom();
+  for (size_t k = 0; k < node->output_count && st == ETRT_OK; ++k) {
+    if (node->outputs[k].size == 0) continue;
+    if (res[k].value < 0) {
+      char *name = etrt_ir_strndup(g, node->outputs[k].data, node->outputs[k].size);
+      st = name == NULL ? etrt_import_unroll_oom()
+                        : etrt_import_lists_add(g, &im->lists, name, res[k].list.kind,
+                                                res[k].list.present, res[k].list.dtype,
+                                                res[k].list.elements, res[k].list.count);
+    } else if (outputs[k] >= 0) {
+      int32_t from = res[k].value, to = outputs[k];
+      st = etrt_ir_add_node(g, "Identity", "", g->values[to].name, 1, &from, 1, &to, 0, NULL,
+                            NULL);
+    }
+  }
   free(res);
   return st;
 }

@@ -255,13 +255,118 @@ static void etrt_conf_values_text(const etrt_conf_case *c, uint32_t index, int64
   }
 }
 
+static bool etrt_conf_str_in(etrt_onnx_str s, const etrt_onnx_str *set, size_t count) {
+  for (size_t i = 0; i < count; ++i)
+    if (set[i].size == s.size && memcmp(set[i].data, s.data, s.size) == 0) return true;
+  return false;
+}
+
+/* The scalar graph inputs the import reads the values of, as the sequence operators
+ * are unrolled: positions, the trip count and condition of a Loop over a sequence, the
+ * condition of an If whose branches give sequences. Each is given its value as
+ * "NAME:V" (--shape-values) where every data set holds the same. */
+static void etrt_conf_import_value_specs(etrt_conf_case *c, const etrt_onnx_graph *g) {
+  size_t cap = g->input_count + 4 * g->node_count + 1, nlists = 0, nread = 0;
+  etrt_onnx_str *lists = calloc(cap, sizeof *lists), *read = calloc(cap, sizeof *read);
+  if (lists == NULL || read == NULL) goto done;
+  for (size_t i = 0; i < g->input_count; ++i)
+    if (g->inputs[i].kind == ETRT_ONNX_TYPE_SEQUENCE || g->inputs[i].kind == ETRT_ONNX_TYPE_OPTIONAL)
+      lists[nlists++] = g->inputs[i].name;
+  static const char *const makers[] = {"SequenceEmpty",   "SequenceConstruct", "SequenceInsert",
+                                       "SequenceErase",   "SplitToSequence",   "SequenceMap",
+                                       "Optional",        "OptionalGetElement"};
+  for (size_t n = 0; n < g->node_count; ++n) {
+    const etrt_onnx_node *node = &g->nodes[n];
+    bool makes = false, reads_list = false;
+    for (size_t m = 0; m < sizeof makers / sizeof makers[0]; ++m)
+      makes = makes || etrt_onnx_str_eq(node->op_type, makers[m]);
+    for (size_t k = 0; k < node->input_count; ++k)
+      reads_list = reads_list || etrt_conf_str_in(node->inputs[k], lists, nlists);
+    if ((makes || etrt_onnx_str_eq(node->op_type, "Identity") ||
+         etrt_onnx_str_eq(node->op_type, "Loop") || etrt_onnx_str_eq(node->op_type, "If")) &&
+        (makes || reads_list)) {
+      for (size_t k = 0; k < node->output_count && nlists < cap; ++k)
+        lists[nlists++] = node->outputs[k];
+    }
+    size_t first = 0, last = 0; /* inputs [first, last) are read by value */
+    if (etrt_onnx_str_eq(node->op_type, "SequenceInsert")) first = 2, last = 3;
+    if (etrt_onnx_str_eq(node->op_type, "SequenceErase") ||
+        etrt_onnx_str_eq(node->op_type, "SequenceAt") ||
+        etrt_onnx_str_eq(node->op_type, "SplitToSequence"))
+      first = 1, last = 2;
+    if (etrt_onnx_str_eq(node->op_type, "Loop") && reads_list) first = 0, last = 2;
+    if (etrt_onnx_str_eq(node->op_type, "If")) {
+      for (size_t a = 0; a < node->attribute_count; ++a) {
+        const etrt_onnx_graph *b = node->attributes[a].g;
+        for (size_t k = 0; b != NULL && k < b->output_count; ++k)
+          if (b->outputs[k].kind == ETRT_ONNX_TYPE_SEQUENCE ||
+              b->outputs[k].kind == ETRT_ONNX_TYPE_OPTIONAL)
+            first = 0, last = 1;
+      }
+    }
+    for (size_t k = first; k < last && k < node->input_count && nread < cap; ++k)
+      read[nread++] = node->inputs[k];
+  }
+  uint32_t file = 0;
+  for (size_t i = 0; i < g->input_count; ++i) {
+    const etrt_onnx_value_info *in = &g->inputs[i];
+    if (etrt_conf_is_initializer(g, in->name)) continue;
+    uint32_t k = file++;
+    if (!etrt_conf_str_in(in->name, read, nread) || k >= c->sets[0].num_files ||
+        c->num_value_specs == ETRT_CONF_MAX_IO)
+      continue;
+    /* the values, the same in every data set: bool, int32 or int64, rank 0 or 1 */
+    const etrt_tensor_pb *t0 = NULL;
+    bool same = true;
+    for (uint32_t d = 0; d < c->num_sets && same; ++d) {
+      const etrt_conf_data_set *set = &c->sets[d];
+      same = k < set->num_files && set->file_count[k] == 1;
+      const etrt_tensor_pb *t = same ? &set->inputs[set->file_first[k]] : NULL;
+      same = same && t->rank <= 1 && t->nbytes <= 64 * 8 &&
+             (t->dtype == ETRT_DTYPE_BOOL || t->dtype == ETRT_DTYPE_INT64 ||
+              t->dtype == ETRT_DTYPE_INT32);
+      if (same && d > 0)
+        same = t->dtype == t0->dtype && t->nbytes == t0->nbytes &&
+               memcmp(t->data, t0->data, t->nbytes) == 0;
+      if (d == 0) t0 = t;
+    }
+    if (!same || t0 == NULL || t0->nbytes == 0) continue;
+    size_t esize = etrt_dtype_size(t0->dtype), count = t0->nbytes / esize;
+    size_t size = in->name.size + 24 * count + 8;
+    char *spec = malloc(size);
+    if (spec == NULL) break;
+    size_t used = (size_t)snprintf(spec, size, "%.*s:", ETRT_ONNX_STR_ARGS(in->name));
+    for (size_t e = 0; e < count; ++e) {
+      const uint8_t *p = (const uint8_t *)t0->data + e * esize;
+      int64_t v;
+      if (esize == 1) {
+        v = *p != 0;
+      } else if (esize == 4) {
+        int32_t i;
+        memcpy(&i, p, 4);
+        v = i;
+      } else {
+        memcpy(&v, p, 8);
+      }
+      used += (size_t)snprintf(spec + used, size - used, "%s%" PRId64, e ? "," : "", v);
+    }
+    c->value_specs[c->num_value_specs++] = spec;
+  }
+done:
+  free(lists);
+  free(read);
+}
+
 /* Values for the inputs whose values the plans need when they are built (a
  * Reshape's shape given as a graph input), as `etrt build --shape-values` takes
  * them: "NAME:V1,V2", or "NAME:MINS:MAXS" where the data sets differ. */
 static void etrt_conf_value_specs(etrt_conf_case *c, const etrt_onnx_model *model) {
   etrt_ir_graph *graph = NULL;
-  if (etrt_import_onnx_sequences(model, (const char *const *)c->sequence_specs,
-                                  c->num_sequence_specs, &graph) != ETRT_OK)
+  etrt_import_options options = {.sequences = (const char *const *)c->sequence_specs,
+                                 .num_sequences = c->num_sequence_specs,
+                                 .shape_values = (const char *const *)c->value_specs,
+                                 .num_shape_values = c->num_value_specs};
+  if (etrt_import_onnx_options(model, &options, &graph) != ETRT_OK)
     return; /* the build says why */
   etrt_host_value_use *uses = malloc(((size_t)graph->num_values + 1) * sizeof *uses);
   if (uses != NULL) etrt_host_values_find(graph, uses);
@@ -410,6 +515,7 @@ static int etrt_conf_shape_specs(etrt_conf_case *c, const uint8_t *model_bytes, 
     snprintf(name, sizeof name, "%.*s", ETRT_ONNX_STR_ARGS(in->name));
     etrt_conf_dims_spec(c, name, index);
   }
+  etrt_conf_import_value_specs(c, g);
   etrt_conf_value_specs(c, model);
   etrt_onnx_model_free(model);
   return 1;
