@@ -1,6 +1,7 @@
 """Sequence and optional values through `etrt build` and `etrt run`: the sequence operators
 unrolled when the program is built (--sequence NAME:N gives an input's length, its tensors
-are the inputs NAME[i]), SequenceMap and a Loop over a sequence inlined, a sequence input
+are the inputs NAME[i]), SequenceMap and a Loop over a sequence inlined, positions, trip
+counts and If conditions from graph inputs given with --shape-values, a sequence input
 given as a .pb SequenceProto or as a directory of .npy files, the same results on a
 simulated GPU, and every refusal with its message."""
 import os
@@ -178,8 +179,15 @@ def test_refusals():
     refused([at, "--sequence", "x:1"], "position 1 is outside a sequence of 1 tensors", "position out of range")
     p_in = model([helper.make_node("SequenceAt", ["x", "p"], ["y"])],
                  [x, helper.make_tensor_value_info("p", TensorProto.INT64, [])], out, "seq_at_input")
-    refused([p_in, "--sequence", "x:2"], "position 'p' must be an int32 or int64 constant with one value",
-            "position from an input")
+    refused([p_in, "--sequence", "x:2"], "position 'p' must be known when the program is built (a sequence is "
+            "unrolled then): an int32 or int64 constant with one value, or a graph input given one with "
+            "--shape-values p:V", "position from an input")
+    # given with --shape-values, the program is built for that position
+    pte, _ = bt.build(p_in, "seq_at_input.pte", "--device", "cpu", "--sequence", "x:2", "--shape-values", "p:1")
+    xs = [np.array([1, 2], np.float32), np.array([3, 4], np.float32)]
+    write_sequence(bt.path("at_x.pb"), xs)
+    np.save(bt.path("p.npy"), np.array(1, np.int64))
+    same(run(pte, [bt.path("at_x.pb"), bt.path("p.npy")], "at_input"), [xs[1]], "position from --shape-values")
     relu = model([helper.make_node("Relu", ["x"], ["y"])], [x], out, "seq_relu")
     refused([relu, "--sequence", "x:2"], "'x' is a sequence or optional value, read where a tensor is expected",
             "sequence as a tensor")
@@ -192,10 +200,36 @@ def test_refusals():
                   [helper.make_tensor_value_info("t", FLOAT, [2])], out, "seq_empty_concat")
     refused([empty], "the sequence 's' is empty", "concatenating an empty sequence")
     branch = helper.make_graph([helper.make_node("SequenceConstruct", ["t"], ["s"])], "b", [], [seq_info("s")])
-    if_seq = model([helper.make_node("If", ["c"], ["y"], then_branch=branch, else_branch=branch)],
+    twice = helper.make_graph([helper.make_node("Neg", ["t"], ["n"]), helper.make_node("SequenceConstruct", ["t", "n"], ["s2"])],
+                              "b2", [], [seq_info("s2")])
+    if_seq = model([helper.make_node("If", ["c"], ["y"], then_branch=branch, else_branch=twice)],
                    [helper.make_tensor_value_info("c", TensorProto.BOOL, []),
                     helper.make_tensor_value_info("t", FLOAT, [2])], [seq_info("y")], "if_seq")
-    refused([if_seq], "body output 's' is a sequence or optional (a body's outputs are tensors)", "If giving a sequence")
+    refused([if_seq], "node 0 (If): its branches give sequences or optionals, so its condition 'c' must be known "
+            "when the program is built (a constant, or a graph input given with --shape-values NAME:0|1)",
+            "If giving a sequence")
+    t2 = np.array([1, 2], np.float32)
+    for cond, want in (("1", [t2]), ("0", [t2, -t2])):
+        pte, _ = bt.build(if_seq, "if_seq_%s.pte" % cond, "--device", "cpu", "--shape-values", "c:" + cond)
+        np.save(bt.path("c.npy"), np.array(cond == "1"))
+        np.save(bt.path("t2.npy"), t2)
+        same(run(pte, [bt.path("c.npy"), bt.path("t2.npy")], "if_" + cond), want, "If over sequences, c=" + cond)
+    # a Loop over a sequence whose trip count is an input
+    loop_body = helper.make_graph(
+        [helper.make_node("Identity", ["cond_in"], ["cond_out"]),
+         helper.make_node("SequenceInsert", ["acc_in", "t"], ["acc_out"])], "loop_body",
+        [helper.make_tensor_value_info("i", TensorProto.INT64, []),
+         helper.make_tensor_value_info("cond_in", TensorProto.BOOL, []), seq_info("acc_in")],
+        [helper.make_tensor_value_info("cond_out", TensorProto.BOOL, []), seq_info("acc_out")])
+    loop = model([helper.make_node("SequenceEmpty", [], ["start"]),
+                  helper.make_node("Loop", ["m", "", "start"], ["y"], body=loop_body)],
+                 [helper.make_tensor_value_info("m", TensorProto.INT64, []),
+                  helper.make_tensor_value_info("t", FLOAT, [2])], [seq_info("y")], "loop_m")
+    refused([loop], "the trip count 'm' of a Loop carrying a sequence must be known when the program is built "
+            "(a constant, or a graph input given with --shape-values NAME:N)", "Loop trip count from an input")
+    pte, _ = bt.build(loop, "loop_m.pte", "--device", "cpu", "--shape-values", "m:3")
+    np.save(bt.path("m.npy"), np.array(3, np.int64))
+    same(run(pte, [bt.path("m.npy"), bt.path("t2.npy")], "loop_m"), [t2] * 3, "Loop trip count from --shape-values")
 
 
 if __name__ == "__main__":
