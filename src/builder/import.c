@@ -174,14 +174,12 @@ etrt_status etrt_import_resolve(etrt_import *im, etrt_onnx_str name, int32_t *ou
     return etrt_error(ETRT_ERROR_UNSUPPORTED,
                       "%s%s'%.*s' is a sequence or optional value, read where a tensor is "
                       "expected (sequences are unrolled by the sequence operators only)",
-                      im->label ? im->label : "", im->label ? ": " : "",
-                      ETRT_ONNX_STR_ARGS(name));
+                      im->label ? im->label : "", im->label ? ": " : "", ETRT_ONNX_STR_ARGS(name));
   /* Inlined bodies, innermost first: each reads the names of those around it. */
   for (int d = im->inline_depth - 1; d >= 0; --d) {
     char buf[1024];
     int n = snprintf(buf, sizeof buf, "%s%.*s", im->prefixes[d], ETRT_ONNX_STR_ARGS(name));
-    if (n > 0 && (size_t)n < sizeof buf && (*out = etrt_ir_find_value(g, buf)) >= 0)
-      return ETRT_OK;
+    if (n > 0 && (size_t)n < sizeof buf && (*out = etrt_ir_find_value(g, buf)) >= 0) return ETRT_OK;
   }
   *out = etrt_ir_find_value_n(g, name.data, name.size);
   if (*out >= 0 || im->parent == NULL) return ETRT_OK;
@@ -241,8 +239,8 @@ static bool etrt_import_spec_value(const etrt_import *im, const char *name, int6
 }
 
 /* Marks graph input `x` as read at import with those values. */
-static etrt_status etrt_import_mark_values(etrt_import *im, etrt_ir_value *x,
-                                           const int64_t *values, size_t count) {
+static etrt_status etrt_import_mark_values(etrt_import *im, etrt_ir_value *x, const int64_t *values,
+                                           size_t count) {
   if (x->value_min != NULL) return ETRT_OK;
   int64_t *copy = etrt_ir_alloc(im->graph, count * sizeof *copy);
   if (copy == NULL) return etrt_import_oom();
@@ -302,8 +300,8 @@ etrt_status etrt_import_known(etrt_import *im, int32_t value, bool *known, int64
       return ETRT_OK;
     }
     const etrt_ir_node *p = &g->nodes[x->producer];
-    if (p->num_inputs != 1 || (strcmp(p->op_type, "Identity") != 0 &&
-                               strcmp(p->op_type, "Not") != 0))
+    if (p->num_inputs != 1 ||
+        (strcmp(p->op_type, "Identity") != 0 && strcmp(p->op_type, "Not") != 0))
       return ETRT_OK;
     if (strcmp(p->op_type, "Not") == 0) negate = !negate;
     value = p->inputs[0];
@@ -829,9 +827,9 @@ etrt_status etrt_import_node_add(etrt_import *im, const etrt_onnx_node *node, si
     goto done;
   }
   if (!contrib && etrt_import_sequence_handles(&im->lists, node)) {
-    status = etrt_import_sequence_node(g, &im->lists, node, n->label, n->outputs,
-                                       etrt_import_resolve_cb, etrt_import_known_cb,
-                                       etrt_import_known_values_cb, im);
+    status =
+        etrt_import_sequence_node(g, &im->lists, node, n->label, n->outputs, etrt_import_resolve_cb,
+                                  etrt_import_known_cb, etrt_import_known_values_cb, im);
     goto done;
   }
   if (strcmp(n->op_type, "Constant") == 0) {
@@ -909,8 +907,7 @@ static etrt_status etrt_import_input(etrt_import *im, const etrt_onnx_value_info
   }
   if (info->kind != ETRT_ONNX_TYPE_TENSOR)
     return etrt_error(ETRT_ERROR_UNSUPPORTED,
-                      "input '%s' is not a tensor (map and sparse inputs are not supported)",
-                      name);
+                      "input '%s' is not a tensor (map and sparse inputs are not supported)", name);
   etrt_dtype dtype;
   etrt_status status = etrt_onnx_dtype_to_etrt(info->elem_type, &dtype);
   if (status != ETRT_OK) return etrt_error_context(status, "input '%s': ", name);

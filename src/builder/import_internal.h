@@ -67,13 +67,13 @@ etrt_status etrt_import_known_values(etrt_import *im, int32_t value, int64_t *va
                                      size_t *count, bool *known);
 
 /* SequenceMap: its body inlined once per element (import_unroll.c). */
-etrt_status etrt_import_sequence_map(etrt_import *im, const etrt_onnx_node *node,
-                                     const char *label, const int32_t *outputs);
+etrt_status etrt_import_sequence_map(etrt_import *im, const etrt_onnx_node *node, const char *label,
+                                     const int32_t *outputs);
 /* Whether a Loop carries a sequence or optional value (then it is unrolled). */
 bool etrt_import_loop_carries_list(const etrt_import *im, const etrt_onnx_node *node);
 /* Such a Loop unrolled: its trip count and condition known at import. */
-etrt_status etrt_import_loop_unroll(etrt_import *im, const etrt_onnx_node *node,
-                                    const char *label, const int32_t *outputs);
+etrt_status etrt_import_loop_unroll(etrt_import *im, const etrt_onnx_node *node, const char *label,
+                                    const int32_t *outputs);
 /* Whether a branch of an If gives a sequence or optional (then the branch taken is
  * inlined: its condition must be known at import). */
 bool etrt_import_if_gives_list(const etrt_onnx_node *node);

@@ -20,8 +20,7 @@ void etrt_import_lists_free(etrt_import_lists *lists) {
   memset(lists, 0, sizeof *lists);
 }
 
-const etrt_import_list *etrt_import_lists_find(const etrt_import_lists *lists,
-                                               etrt_onnx_str name) {
+const etrt_import_list *etrt_import_lists_find(const etrt_import_lists *lists, etrt_onnx_str name) {
   if (name.size == 0) return NULL;
   for (uint32_t i = lists->count; i-- > 0;) {
     const etrt_import_list *l = &lists->items[i];
@@ -58,10 +57,10 @@ static bool etrt_import_sequence_op_is(const etrt_onnx_node *node, const char *o
 }
 
 bool etrt_import_sequence_handles(const etrt_import_lists *lists, const etrt_onnx_node *node) {
-  static const char *const ops[] = {
-      "SequenceEmpty",      "SequenceConstruct", "SequenceInsert",     "SequenceErase",
-      "SequenceAt",         "SequenceLength",    "SplitToSequence",    "ConcatFromSequence",
-      "Optional",           "OptionalHasElement", "OptionalGetElement"};
+  static const char *const ops[] = {"SequenceEmpty",      "SequenceConstruct",  "SequenceInsert",
+                                    "SequenceErase",      "SequenceAt",         "SequenceLength",
+                                    "SplitToSequence",    "ConcatFromSequence", "Optional",
+                                    "OptionalHasElement", "OptionalGetElement"};
   for (size_t i = 0; i < sizeof ops / sizeof ops[0]; ++i)
     if (etrt_import_sequence_op_is(node, ops[i])) return true;
   return etrt_import_sequence_op_is(node, "Identity") && node->input_count == 1 &&
@@ -109,8 +108,10 @@ static etrt_status etrt_import_sequence_tensor_in(const etrt_import_sequence_cal
   *out = -1;
   etrt_onnx_str name = c->node->inputs[i];
   if (etrt_import_lists_find(c->lists, name) != NULL)
-    return etrt_error(ETRT_ERROR_INVALID_FORMAT, "%s: input %zu '%.*s' is a sequence or optional, "
-                      "a tensor is expected", c->label, i, ETRT_ONNX_STR_ARGS(name));
+    return etrt_error(ETRT_ERROR_INVALID_FORMAT,
+                      "%s: input %zu '%.*s' is a sequence or optional, "
+                      "a tensor is expected",
+                      c->label, i, ETRT_ONNX_STR_ARGS(name));
   ETRT_RETURN_IF_ERROR(c->resolve(c->user, name, out));
   if (*out < 0)
     return etrt_error(ETRT_ERROR_INVALID_FORMAT,
@@ -203,15 +204,15 @@ static etrt_status etrt_import_sequence_insert(const etrt_import_sequence_call *
     ETRT_RETURN_IF_ERROR(etrt_import_sequence_position(c, 2, &pos));
     if (pos < -n || pos > n)
       return etrt_error(ETRT_ERROR_INVALID_ARGUMENT,
-                        "%s: position %" PRId64 " is outside [-%" PRId64 ", %" PRId64 "]",
-                        c->label, pos, n, n);
+                        "%s: position %" PRId64 " is outside [-%" PRId64 ", %" PRId64 "]", c->label,
+                        pos, n, n);
     if (pos < 0) pos += n;
   }
   int32_t *e = malloc(((size_t)n + 1) * sizeof *e);
   if (e == NULL) return etrt_import_sequence_oom();
   for (int64_t i = 0, k = 0; i <= n; ++i) e[i] = i == pos ? t : s->elements[k++];
-  etrt_status st = etrt_import_sequence_out_list(c, 0, ETRT_IMPORT_LIST_SEQUENCE, true, s->dtype,
-                                                 e, (uint32_t)n + 1);
+  etrt_status st = etrt_import_sequence_out_list(c, 0, ETRT_IMPORT_LIST_SEQUENCE, true, s->dtype, e,
+                                                 (uint32_t)n + 1);
   free(e);
   return st;
 }
@@ -231,8 +232,8 @@ static etrt_status etrt_import_sequence_erase(const etrt_import_sequence_call *c
   if (e == NULL) return etrt_import_sequence_oom();
   for (int64_t i = 0, k = 0; i < n; ++i)
     if (i != pos) e[k++] = s->elements[i];
-  etrt_status st = etrt_import_sequence_out_list(c, 0, ETRT_IMPORT_LIST_SEQUENCE, true, s->dtype,
-                                                 e, (uint32_t)n - 1);
+  etrt_status st = etrt_import_sequence_out_list(c, 0, ETRT_IMPORT_LIST_SEQUENCE, true, s->dtype, e,
+                                                 (uint32_t)n - 1);
   free(e);
   return st;
 }
@@ -265,8 +266,8 @@ static etrt_status etrt_import_sequence_length(const etrt_import_sequence_call *
 /* SplitToSequence's output: a Split of `x` along `axis` into parts of `sizes` (each
  * squeezed where `squeeze`), as a sequence. */
 static etrt_status etrt_import_sequence_split_parts(const etrt_import_sequence_call *c, int32_t x,
-                                                   int64_t axis, const int64_t *sizes,
-                                                   int64_t count, bool squeeze) {
+                                                    int64_t axis, const int64_t *sizes,
+                                                    int64_t count, bool squeeze) {
   etrt_status st = ETRT_OK;
   etrt_dtype dtype = c->g->values[x].dtype;
   int32_t *parts = calloc((size_t)count + 1, sizeof *parts);
@@ -295,7 +296,6 @@ static etrt_status etrt_import_sequence_split_parts(const etrt_import_sequence_c
   free(parts);
   return st;
 }
-
 
 static etrt_status etrt_import_sequence_split(const etrt_import_sequence_call *c) {
   int32_t x;
@@ -354,7 +354,8 @@ static etrt_status etrt_import_sequence_split(const etrt_import_sequence_call *c
                           c->label, chunk);
       if (dim < 0)
         return etrt_error(ETRT_ERROR_UNSUPPORTED,
-                          "%s: axis %" PRId64 " of '%s' must have a fixed size when the program "
+                          "%s: axis %" PRId64
+                          " of '%s' must have a fixed size when the program "
                           "is built",
                           c->label, axis, xv->name);
       count = (dim + chunk - 1) / chunk;
@@ -381,7 +382,8 @@ static etrt_status etrt_import_sequence_split(const etrt_import_sequence_call *c
   } else {
     if (dim < 0)
       return etrt_error(ETRT_ERROR_UNSUPPORTED,
-                        "%s: axis %" PRId64 " of '%s' must have a fixed size when the program is "
+                        "%s: axis %" PRId64
+                        " of '%s' must have a fixed size when the program is "
                         "built",
                         c->label, axis, xv->name);
     if (dim > ETRT_IMPORT_SEQUENCE_MAX)
@@ -485,8 +487,8 @@ static etrt_status etrt_import_sequence_get(const etrt_import_sequence_call *c, 
     return etrt_import_sequence_out_list(c, 0, l->kind, l->present, l->dtype, l->elements,
                                          l->count);
   if (!l->present)
-    return etrt_error(ETRT_ERROR_INVALID_ARGUMENT, "%s: the optional '%s' holds no value",
-                      c->label, l->name);
+    return etrt_error(ETRT_ERROR_INVALID_ARGUMENT, "%s: the optional '%s' holds no value", c->label,
+                      l->name);
   if (l->kind == ETRT_IMPORT_LIST_OPTIONAL_SEQUENCE)
     return etrt_import_sequence_out_list(c, 0, ETRT_IMPORT_LIST_SEQUENCE, true, l->dtype,
                                          l->elements, l->count);
@@ -515,8 +517,8 @@ etrt_status etrt_import_sequence_node(etrt_ir_graph *g, etrt_import_lists *lists
                                       const int32_t *outputs, etrt_import_resolve_fn resolve,
                                       etrt_import_known_fn known,
                                       etrt_import_known_values_fn known_values, void *user) {
-  etrt_import_sequence_call c = {g, lists, node, label, outputs, resolve, known, known_values,
-                                 user};
+  etrt_import_sequence_call c = {g,       lists, node,         label, outputs,
+                                 resolve, known, known_values, user};
   if (etrt_import_sequence_op_is(node, "SequenceEmpty")) {
     int64_t onnx_type = etrt_import_sequence_attr_int(node, "dtype", 1, NULL);
     etrt_dtype dtype = etrt_dtype_from_onnx(onnx_type);
@@ -588,15 +590,15 @@ etrt_status etrt_import_sequence_input(etrt_ir_graph *g, etrt_import_lists *list
                       "--sequence %s:none: input '%s' is a sequence, not an optional", name, name);
   etrt_dtype dtype = etrt_dtype_from_onnx(info->elem_type);
   if (none)
-    return etrt_import_lists_add(g, lists, name,
-                                 holds_sequence ? ETRT_IMPORT_LIST_OPTIONAL_SEQUENCE
-                                                : ETRT_IMPORT_LIST_OPTIONAL_TENSOR,
-                                 false, dtype, NULL, 0);
+    return etrt_import_lists_add(
+        g, lists, name,
+        holds_sequence ? ETRT_IMPORT_LIST_OPTIONAL_SEQUENCE : ETRT_IMPORT_LIST_OPTIONAL_TENSOR,
+        false, dtype, NULL, 0);
   if (!holds_sequence) {
     int32_t id;
     ETRT_RETURN_IF_ERROR(etrt_import_sequence_element_input(g, info, name, &id));
-    return etrt_import_lists_add(g, lists, name, ETRT_IMPORT_LIST_OPTIONAL_TENSOR, true, dtype,
-                                 &id, 1);
+    return etrt_import_lists_add(g, lists, name, ETRT_IMPORT_LIST_OPTIONAL_TENSOR, true, dtype, &id,
+                                 1);
   }
   if (spec == NULL)
     return etrt_error(ETRT_ERROR_UNSUPPORTED,
@@ -613,10 +615,9 @@ etrt_status etrt_import_sequence_input(etrt_ir_graph *g, etrt_import_lists *list
     st = etrt_import_sequence_element_input(g, info, element, &e[i]);
   }
   if (st == ETRT_OK)
-    st = etrt_import_lists_add(g, lists, name,
-                               optional ? ETRT_IMPORT_LIST_OPTIONAL_SEQUENCE
-                                        : ETRT_IMPORT_LIST_SEQUENCE,
-                               true, dtype, e, (uint32_t)length);
+    st = etrt_import_lists_add(
+        g, lists, name, optional ? ETRT_IMPORT_LIST_OPTIONAL_SEQUENCE : ETRT_IMPORT_LIST_SEQUENCE,
+        true, dtype, e, (uint32_t)length);
   free(e);
   return st;
 }
@@ -629,8 +630,8 @@ etrt_status etrt_import_sequence_output(etrt_ir_graph *g, const etrt_import_list
     if (name == NULL) return etrt_import_sequence_oom();
     int32_t copy, from = list->elements[i];
     ETRT_RETURN_IF_ERROR(etrt_ir_add_value_unique(g, name, &copy));
-    ETRT_RETURN_IF_ERROR(etrt_ir_add_node(g, "Identity", "", name, 1, &from, 1, &copy, 0, NULL,
-                                          NULL));
+    ETRT_RETURN_IF_ERROR(
+        etrt_ir_add_node(g, "Identity", "", name, 1, &from, 1, &copy, 0, NULL, NULL));
     ETRT_RETURN_IF_ERROR(etrt_ir_add_output(g, copy, name));
   }
   return ETRT_OK;

@@ -28,8 +28,8 @@ typedef enum etrt_import_list_kind {
 typedef struct etrt_import_list {
   const char *name; /* the ONNX value's name (graph-owned) */
   etrt_import_list_kind kind;
-  bool present; /* optionals: holds a value (sequences: always) */
-  etrt_dtype dtype; /* the elements' type where known (ETRT_DTYPE_INVALID otherwise) */
+  bool present;      /* optionals: holds a value (sequences: always) */
+  etrt_dtype dtype;  /* the elements' type where known (ETRT_DTYPE_INVALID otherwise) */
   int32_t *elements; /* IR values, graph-owned */
   uint32_t count;
 } etrt_import_list;

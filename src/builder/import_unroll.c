@@ -27,9 +27,9 @@ typedef struct etrt_import_operand {
 /* Imports body `og` in place with its names prefixed by `prefix`: its inputs take
  * `in[0 .. og->input_count)`, its outputs are written to `out[0 .. og->output_count)`.
  * Lists the body makes are dropped afterwards (their elements live on in `out`). */
-static etrt_status etrt_import_inline(etrt_import *im, const etrt_onnx_graph *og,
-                                      const char *label, const char *prefix,
-                                      const etrt_import_operand *in, etrt_import_operand *out) {
+static etrt_status etrt_import_inline(etrt_import *im, const etrt_onnx_graph *og, const char *label,
+                                      const char *prefix, const etrt_import_operand *in,
+                                      etrt_import_operand *out) {
   etrt_ir_graph *g = im->graph;
   if (im->inline_depth == ETRT_IMPORT_MAX_INLINE)
     return etrt_error(ETRT_ERROR_UNSUPPORTED,
@@ -132,8 +132,8 @@ static etrt_status etrt_import_unroll_operand(etrt_import *im, etrt_onnx_str nam
   return etrt_import_resolve(im, name, &out->value);
 }
 
-etrt_status etrt_import_sequence_map(etrt_import *im, const etrt_onnx_node *node,
-                                     const char *label, const int32_t *outputs) {
+etrt_status etrt_import_sequence_map(etrt_import *im, const etrt_onnx_node *node, const char *label,
+                                     const int32_t *outputs) {
   (void)outputs; /* its outputs are sequences */
   etrt_ir_graph *g = im->graph;
   const etrt_onnx_graph *body = etrt_import_unroll_body(node);
@@ -163,8 +163,8 @@ etrt_status etrt_import_sequence_map(etrt_import *im, const etrt_onnx_node *node
     if (args[k].value < 0 &&
         (args[k].list.kind != ETRT_IMPORT_LIST_SEQUENCE || args[k].list.count != n))
       st = etrt_error(ETRT_ERROR_INVALID_ARGUMENT,
-                      "%s: input %zu '%.*s' is not a sequence of %u tensors like input 0", label,
-                      k, ETRT_ONNX_STR_ARGS(node->inputs[k]), n);
+                      "%s: input %zu '%.*s' is not a sequence of %u tensors like input 0", label, k,
+                      ETRT_ONNX_STR_ARGS(node->inputs[k]), n);
   for (size_t j = 0; j < no && st == ETRT_OK; ++j)
     if ((elements[j] = calloc(n + 1u, sizeof **elements)) == NULL) st = etrt_import_unroll_oom();
   etrt_import_operand *res = args ? args + ni : NULL;
@@ -210,8 +210,8 @@ bool etrt_import_loop_carries_list(const etrt_import *im, const etrt_onnx_node *
   return false;
 }
 
-etrt_status etrt_import_loop_unroll(etrt_import *im, const etrt_onnx_node *node,
-                                    const char *label, const int32_t *outputs) {
+etrt_status etrt_import_loop_unroll(etrt_import *im, const etrt_onnx_node *node, const char *label,
+                                    const int32_t *outputs) {
   etrt_ir_graph *g = im->graph;
   const etrt_onnx_graph *body = etrt_import_unroll_body(node);
   if (body == NULL)
@@ -275,8 +275,7 @@ etrt_status etrt_import_loop_unroll(etrt_import *im, const etrt_onnx_node *node,
     }
     in[0] = (etrt_import_operand){.value = iter};
     in[1] = (etrt_import_operand){.value = cond_value};
-    char *prefix =
-        etrt_ir_printf(g, "%s%s/%" PRId64 "/", im->prefix ? im->prefix : "", label, i);
+    char *prefix = etrt_ir_printf(g, "%s%s/%" PRId64 "/", im->prefix ? im->prefix : "", label, i);
     if (prefix == NULL) {
       st = etrt_import_unroll_oom();
       break;
@@ -301,13 +300,11 @@ etrt_status etrt_import_loop_unroll(etrt_import *im, const etrt_onnx_node *node,
     if (v->value < 0) {
       char *name = etrt_ir_strndup(g, node->outputs[k].data, node->outputs[k].size);
       st = name == NULL ? etrt_import_unroll_oom()
-                        : etrt_import_lists_add(g, &im->lists, name, v->list.kind,
-                                                v->list.present, v->list.dtype,
-                                                v->list.elements, v->list.count);
+                        : etrt_import_lists_add(g, &im->lists, name, v->list.kind, v->list.present,
+                                                v->list.dtype, v->list.elements, v->list.count);
     } else if (outputs[k] >= 0) {
       int32_t from = v->value, to = outputs[k];
-      st = etrt_ir_add_node(g, "Identity", "", g->values[to].name, 1, &from, 1, &to, 0, NULL,
-                            NULL);
+      st = etrt_ir_add_node(g, "Identity", "", g->values[to].name, 1, &from, 1, &to, 0, NULL, NULL);
     }
   }
   free(in);
@@ -362,20 +359,19 @@ etrt_status etrt_import_if_inline(etrt_import *im, const etrt_onnx_node *node, c
   etrt_import_operand *res = calloc(node->output_count + 1, sizeof *res);
   if (res == NULL) return etrt_import_unroll_oom();
   char *prefix = etrt_ir_printf(g, "%s%s/%s/", im->prefix ? im->prefix : "", label, branch);
-  etrt_status st = prefix ? etrt_import_inline(im, body, label, prefix, NULL, res)
-                          : etrt_import_unroll_oom();
+  etrt_status st =
+      prefix ? etrt_import_inline(im, body, label, prefix, NULL, res) : etrt_import_unroll_oom();
   for (size_t k = 0; k < node->output_count && st == ETRT_OK; ++k) {
     if (node->outputs[k].size == 0) continue;
     if (res[k].value < 0) {
       char *name = etrt_ir_strndup(g, node->outputs[k].data, node->outputs[k].size);
-      st = name == NULL ? etrt_import_unroll_oom()
-                        : etrt_import_lists_add(g, &im->lists, name, res[k].list.kind,
-                                                res[k].list.present, res[k].list.dtype,
-                                                res[k].list.elements, res[k].list.count);
+      st = name == NULL
+               ? etrt_import_unroll_oom()
+               : etrt_import_lists_add(g, &im->lists, name, res[k].list.kind, res[k].list.present,
+                                       res[k].list.dtype, res[k].list.elements, res[k].list.count);
     } else if (outputs[k] >= 0) {
       int32_t from = res[k].value, to = outputs[k];
-      st = etrt_ir_add_node(g, "Identity", "", g->values[to].name, 1, &from, 1, &to, 0, NULL,
-                            NULL);
+      st = etrt_ir_add_node(g, "Identity", "", g->values[to].name, 1, &from, 1, &to, 0, NULL, NULL);
     }
   }
   free(res);

@@ -88,7 +88,7 @@ typedef struct etrt_onnx_value_info {
    * rank and dims. */
   etrt_onnx_type_kind elem_kind;
   int elem_tensor;
-  int has_shape;     /* 0: rank unknown */
+  int has_shape; /* 0: rank unknown */
   size_t rank;
   const etrt_onnx_dim *dims;
   size_t offset;

@@ -93,8 +93,10 @@ static etrt_status etrt_onnx_parse_type(etrt_onnx_parser *p, const etrt_pb_curso
           if (g.number == 1) {
             size_t m2 = etrt_onnx_path_push(p, ".elem_type");
             ETRT_ONNX_TRY(p, etrt_pb_field_expect(&g, ETRT_PB_WIRE_LEN));
-            if (depth < 2) ETRT_RETURN_IF_ERROR(etrt_onnx_parse_type(p, &sc, &g, &inner, depth + 1));
-            else inner.kind = ETRT_ONNX_TYPE_MAP;
+            if (depth < 2)
+              ETRT_RETURN_IF_ERROR(etrt_onnx_parse_type(p, &sc, &g, &inner, depth + 1));
+            else
+              inner.kind = ETRT_ONNX_TYPE_MAP;
             etrt_onnx_path_pop(p, m2);
           }
         });

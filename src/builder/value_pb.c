@@ -54,13 +54,14 @@ static etrt_status etrt_value_pb_add_tensor(const char *what, const char *messag
     return etrt_value_pb_unsupported(what, message, field, f->offset,
                                      "more tensors than the 4096 etrt reads");
   etrt_tensor_pb *grown = realloc(out->tensors, (out->count + 1u) * sizeof *grown);
-  if (grown == NULL) return etrt_error(ETRT_ERROR_OUT_OF_MEMORY, "'%s': out of memory",
-                                       etrt_value_pb_what(what));
+  if (grown == NULL)
+    return etrt_error(ETRT_ERROR_OUT_OF_MEMORY, "'%s': out of memory", etrt_value_pb_what(what));
   out->tensors = grown;
   etrt_status s = etrt_tensor_pb_read(f->data, f->size, what, &out->tensors[out->count]);
   if (s != ETRT_OK)
-    return etrt_error_context(s, "%s field %s[%u] (a TensorProto at byte offset %zu, its offsets "
-                                 "counted from there): ",
+    return etrt_error_context(s,
+                              "%s field %s[%u] (a TensorProto at byte offset %zu, its offsets "
+                              "counted from there): ",
                               message, field, out->count, f->data_offset);
   ++out->count;
   return ETRT_OK;
@@ -109,9 +110,14 @@ static etrt_status etrt_value_pb_name(const etrt_pb_field *f, int has, char **ou
   return ETRT_OK;
 }
 
-static const char *const etrt_value_pb_field_names[8] = {
-    "", "name", "elem_type", "tensor_values", "sparse_tensor_values", "sequence_values",
-    "map_values", "optional_values"};
+static const char *const etrt_value_pb_field_names[8] = {"",
+                                                         "name",
+                                                         "elem_type",
+                                                         "tensor_values",
+                                                         "sparse_tensor_values",
+                                                         "sequence_values",
+                                                         "map_values",
+                                                         "optional_values"};
 
 static etrt_status etrt_value_pb_sequence(const etrt_pb_cursor *message, const char *what,
                                           etrt_value_pb *out) {
@@ -277,7 +283,7 @@ etrt_status etrt_value_pb_read(const uint8_t *data, size_t size, const char *wha
   etrt_pb_cursor c;
   etrt_pb_cursor_init(&c, data, size);
   s = etrt_value_pb_looks_optional(data, size) ? etrt_value_pb_optional(&c, what, out)
-                                                : etrt_value_pb_sequence(&c, what, out);
+                                               : etrt_value_pb_sequence(&c, what, out);
   if (s != ETRT_OK) etrt_value_pb_release(out);
   return s;
 }

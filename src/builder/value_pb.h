@@ -34,8 +34,8 @@ typedef enum etrt_value_pb_kind {
 typedef struct etrt_value_pb {
   char *name; /* NUL-terminated, "" when the file names none; owned */
   etrt_value_pb_kind kind;
-  int present;        /* OPTIONAL: holds a value; 1 for the others */
-  int holds_sequence; /* OPTIONAL: the value held is a sequence */
+  int present;             /* OPTIONAL: holds a value; 1 for the others */
+  int holds_sequence;      /* OPTIONAL: the value held is a sequence */
   etrt_tensor_pb *tensors; /* count tensors, owned (NULL when count is 0) */
   uint32_t count;
 } etrt_value_pb;

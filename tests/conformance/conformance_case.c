@@ -93,9 +93,9 @@ static int etrt_conf_file_exists(const char *path) {
 /* The values `prefix`_0.pb, `prefix`_1.pb, ... of one data set folder, each
  * flattened into `tensors` (file i's at first[i], count[i] of them). */
 static etrt_status etrt_conf_read_tensors(const char *dir, const char *prefix,
-                                          etrt_tensor_pb *tensors, uint32_t *count,
-                                          uint32_t *first, uint32_t *counts, int *present,
-                                          uint32_t *files, char *failed_path, size_t size) {
+                                          etrt_tensor_pb *tensors, uint32_t *count, uint32_t *first,
+                                          uint32_t *counts, int *present, uint32_t *files,
+                                          char *failed_path, size_t size) {
   *count = 0;
   *files = 0;
   for (uint32_t i = 0; i < ETRT_CONF_MAX_IO; ++i) {
@@ -270,11 +270,12 @@ static void etrt_conf_import_value_specs(etrt_conf_case *c, const etrt_onnx_grap
   etrt_onnx_str *lists = calloc(cap, sizeof *lists), *read = calloc(cap, sizeof *read);
   if (lists == NULL || read == NULL) goto done;
   for (size_t i = 0; i < g->input_count; ++i)
-    if (g->inputs[i].kind == ETRT_ONNX_TYPE_SEQUENCE || g->inputs[i].kind == ETRT_ONNX_TYPE_OPTIONAL)
+    if (g->inputs[i].kind == ETRT_ONNX_TYPE_SEQUENCE ||
+        g->inputs[i].kind == ETRT_ONNX_TYPE_OPTIONAL)
       lists[nlists++] = g->inputs[i].name;
-  static const char *const makers[] = {"SequenceEmpty",   "SequenceConstruct", "SequenceInsert",
-                                       "SequenceErase",   "SplitToSequence",   "SequenceMap",
-                                       "Optional",        "OptionalGetElement"};
+  static const char *const makers[] = {"SequenceEmpty", "SequenceConstruct", "SequenceInsert",
+                                       "SequenceErase", "SplitToSequence",   "SequenceMap",
+                                       "Optional",      "OptionalGetElement"};
   for (size_t n = 0; n < g->node_count; ++n) {
     const etrt_onnx_node *node = &g->nodes[n];
     bool makes = false, reads_list = false;
@@ -366,8 +367,7 @@ static void etrt_conf_value_specs(etrt_conf_case *c, const etrt_onnx_model *mode
                                  .num_sequences = c->num_sequence_specs,
                                  .shape_values = (const char *const *)c->value_specs,
                                  .num_shape_values = c->num_value_specs};
-  if (etrt_import_onnx_options(model, &options, &graph) != ETRT_OK)
-    return; /* the build says why */
+  if (etrt_import_onnx_options(model, &options, &graph) != ETRT_OK) return; /* the build says why */
   etrt_host_value_use *uses = malloc(((size_t)graph->num_values + 1) * sizeof *uses);
   if (uses != NULL) etrt_host_values_find(graph, uses);
   for (uint32_t k = 0; uses != NULL && k < graph->num_inputs && k < ETRT_CONF_MAX_IO; ++k) {
@@ -495,7 +495,7 @@ static int etrt_conf_shape_specs(etrt_conf_case *c, const uint8_t *model_bytes, 
     const etrt_onnx_value_info *in = &g->inputs[i];
     if (etrt_conf_is_initializer(g, in->name)) continue;
     uint32_t file = k++;
-    if (file >= c->sets[0].num_files) continue; /* counted when the sets run */
+    if (file >= c->sets[0].num_files) continue;   /* counted when the sets run */
     uint32_t index = c->sets[0].file_first[file]; /* the method's input index */
     if (in->kind == ETRT_ONNX_TYPE_SEQUENCE || in->kind == ETRT_ONNX_TYPE_OPTIONAL) {
       if (!etrt_conf_sequence_specs(c, in, file)) {

@@ -68,8 +68,8 @@ static void test_sequences(void) {
   /* Written back as a SequenceProto, the same tensors. */
   etrt_tensor_view views[3];
   for (int i = 0; i < 3; ++i) {
-    views[i] = (etrt_tensor_view){.data = v.tensors[i].data, .dtype = v.tensors[i].dtype,
-                                  .rank = v.tensors[i].rank};
+    views[i] = (etrt_tensor_view){
+        .data = v.tensors[i].data, .dtype = v.tensors[i].dtype, .rank = v.tensors[i].rank};
     memcpy(views[i].sizes, v.tensors[i].sizes, sizeof views[i].sizes);
   }
   uint8_t *again;
@@ -218,8 +218,10 @@ static void test_refusals(void) {
   etrt_pb_write_varint_field(&bad, 2, 1);
   put(&outer, 3, &bad);
   bytes = finish(&outer, &size);
-  CHECK_FAILS(etrt_value_pb_read(bytes, size, "bad.pb", &v), ETRT_ERROR_INVALID_FORMAT,
-              "SequenceProto field tensor_values[2] (a TensorProto at byte offset 28, its offsets counted from there): 'bad.pb': TensorProto: tensor '': dims [4] of FLOAT need 4 elements");
+  CHECK_FAILS(
+      etrt_value_pb_read(bytes, size, "bad.pb", &v), ETRT_ERROR_INVALID_FORMAT,
+      "SequenceProto field tensor_values[2] (a TensorProto at byte offset 28, its offsets counted "
+      "from there): 'bad.pb': TensorProto: tensor '': dims [4] of FLOAT need 4 elements");
   free(bytes);
   /* Bytes that are neither keep the TensorProto reader's message. */
   CHECK_FAILS(etrt_value_pb_read((const uint8_t *)"\x08\x80", 2, "cut.pb", &v),

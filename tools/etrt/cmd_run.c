@@ -610,8 +610,7 @@ static int etrt_run_prepare_inputs(etrt_run_state *st) {
       }
     }
     s = etrt_method_set_input(st->method, i, &placed);
-    if (s != ETRT_OK)
-      return etrt_run_fail(st->o.random_inputs ? "input" : st->input_sources[i], s);
+    if (s != ETRT_OK) return etrt_run_fail(st->o.random_inputs ? "input" : st->input_sources[i], s);
   }
   return 0;
 }
