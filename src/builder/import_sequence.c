@@ -578,8 +578,10 @@ etrt_status etrt_import_sequence_input(etrt_ir_graph *g, etrt_import_lists *list
   if (name == NULL) return etrt_import_sequence_oom();
   bool optional = info->kind == ETRT_ONNX_TYPE_OPTIONAL;
   bool holds_sequence = !optional || info->elem_kind == ETRT_ONNX_TYPE_SEQUENCE;
-  if (!info->elem_tensor || (optional && info->elem_kind != ETRT_ONNX_TYPE_TENSOR &&
-                             info->elem_kind != ETRT_ONNX_TYPE_SEQUENCE))
+  bool of_tensors = optional ? info->elem_tensor && (info->elem_kind == ETRT_ONNX_TYPE_TENSOR ||
+                                                     info->elem_kind == ETRT_ONNX_TYPE_SEQUENCE)
+                             : info->elem_kind == ETRT_ONNX_TYPE_TENSOR;
+  if (!of_tensors)
     return etrt_error(ETRT_ERROR_UNSUPPORTED,
                       "input '%s': only sequences and optionals of tensors (and optional "
                       "sequences of tensors) are supported",

@@ -232,8 +232,72 @@ def test_refusals():
     same(run(pte, [bt.path("m.npy"), bt.path("t2.npy")], "loop_m"), [t2] * 3, "Loop trip count from --shape-values")
 
 
+def test_more_refusals():
+    """The refusals of each operator's unrolling, with their messages."""
+    x = seq_info("x", FLOAT, [2])
+    t_in = helper.make_tensor_value_info("t", FLOAT, [2, 3])
+    out = [helper.make_tensor_value_info("y", FLOAT, [2])]
+    seq_out = [seq_info("y")]
+    cases = [
+        ([i64("p", 5, scalar=True), helper.make_node("SequenceInsert", ["x", "t2", "p"], ["y"])],
+         [x, helper.make_tensor_value_info("t2", FLOAT, [2])], seq_out, ["--sequence", "x:2"],
+         "position 5 is outside [-2, 2]"),
+        ([i64("p", -3, scalar=True), helper.make_node("SequenceErase", ["x", "p"], ["y"])], [x], seq_out,
+         ["--sequence", "x:2"], "position -3 is outside a sequence of 2 tensors"),
+        ([helper.make_node("SequenceErase", ["x"], ["y"])], [x], seq_out, ["--sequence", "x:0"],
+         "position -1 is outside a sequence of 0 tensors"),
+        ([helper.make_node("SplitToSequence", ["t"], ["y"], axis=2)], [t_in], seq_out, [],
+         "axis 2 is outside rank 2"),
+        ([i64("k", 0, scalar=True), helper.make_node("SplitToSequence", ["t", "k"], ["y"], axis=1)], [t_in], seq_out,
+         [], "split 0 is not positive"),
+        ([helper.make_node("SplitToSequence", ["u"], ["y"])], [helper.make_tensor_value_info("u", FLOAT, ["n"])],
+         seq_out, [], "axis 0 of 'u' must have a fixed size when the program is built"),
+        ([helper.make_node("SplitToSequence", ["t", "k"], ["y"])],
+         [t_in, helper.make_tensor_value_info("k", TensorProto.INT64, [2])], seq_out, [],
+         "split 'k' must be known when the program is built"),
+        ([helper.make_node("Optional", ["x"], ["o"]), helper.make_node("Optional", ["o"], ["y"])], [x],
+         [helper.make_value_info("y", helper.make_optional_type_proto(helper.make_optional_type_proto(
+             helper.make_sequence_type_proto(helper.make_tensor_type_proto(FLOAT, [2])))))],
+         ["--sequence", "x:1"], "an optional of an optional is not supported"),
+        ([helper.make_node("Identity", ["x"], ["y"])],
+         [helper.make_value_info("x", helper.make_sequence_type_proto(helper.make_sequence_type_proto(
+             helper.make_tensor_type_proto(FLOAT, [2]))))], seq_out, ["--sequence", "x:1"],
+         "input 'x': only sequences and optionals of tensors (and optional sequences of tensors) are supported"),
+        ([helper.make_node("SequenceMap", ["x", "z"], ["y"], body=helper.make_graph(
+            [helper.make_node("Add", ["a", "b"], ["c"])], "b",
+            [helper.make_tensor_value_info("a", FLOAT, [2]), helper.make_tensor_value_info("b", FLOAT, [2])],
+            [helper.make_tensor_value_info("c", FLOAT, [2])]))], [x, seq_info("z", FLOAT, [2])], seq_out,
+         ["--sequence", "x:2", "--sequence", "z:3"], "input 1 'z' is not a sequence of 2 tensors like input 0"),
+        ([helper.make_node("SequenceMap", ["x"], ["y"], body=helper.make_graph(
+            [helper.make_node("SequenceConstruct", ["a"], ["c"])], "b",
+            [helper.make_tensor_value_info("a", FLOAT, [2])], [seq_info("c")]))], [x], seq_out,
+         ["--sequence", "x:1"], "body output 0 is a sequence (SequenceMap's body gives tensors)"),
+        ([helper.make_node("Loop", ["", "", "x"], ["y", "scan"], body=helper.make_graph(
+            [helper.make_node("Identity", ["c_in"], ["c_out"]), helper.make_node("Identity", ["s_in"], ["s_out"]),
+             helper.make_node("Cast", ["i"], ["f"], to=FLOAT)], "b",
+            [helper.make_tensor_value_info("i", TensorProto.INT64, []),
+             helper.make_tensor_value_info("c_in", TensorProto.BOOL, []), seq_info("s_in")],
+            [helper.make_tensor_value_info("c_out", TensorProto.BOOL, []), seq_info("s_out"),
+             helper.make_tensor_value_info("f", FLOAT, [])]))], [x],
+         seq_out + [helper.make_tensor_value_info("scan", FLOAT, [None])], ["--sequence", "x:1"],
+         "a Loop carrying a sequence is unrolled at import, which takes a body of 3 inputs and 2 outputs and no "
+         "scan outputs (it has 3 and 3)"),
+        ([helper.make_node("Loop", ["", "", "x"], ["y"], body=helper.make_graph(
+            [helper.make_node("Less", ["i", "m"], ["c_out"]), helper.make_node("Identity", ["s_in"], ["s_out"])], "b",
+            [helper.make_tensor_value_info("i", TensorProto.INT64, []),
+             helper.make_tensor_value_info("c_in", TensorProto.BOOL, []), seq_info("s_in")],
+            [helper.make_tensor_value_info("c_out", TensorProto.BOOL, []), seq_info("s_out")]))],
+         [x, helper.make_tensor_value_info("m", TensorProto.INT64, [])], seq_out, ["--sequence", "x:1"],
+         "the condition a Loop carrying a sequence computes must be known when the program is built"),
+    ]
+    for k, (nodes, inputs, outputs, flags, text) in enumerate(cases):
+        path = model(nodes, inputs, outputs, "refusal_%d" % k)
+        refused([path] + flags, text, "refusal %d" % k)
+
+
 if __name__ == "__main__":
     test_operators()
     test_map_and_loop()
     test_refusals()
+    test_more_refusals()
     bt.finish("test_build_sequences")
