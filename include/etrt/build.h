@@ -86,7 +86,11 @@ typedef struct etrt_build_options {
    * A sequence is unrolled when the program is built: each of its tensors is a method
    * input "INPUT[i]" (bounded with --shape "INPUT[i]:DIMS" where the model leaves its
    * sizes open) and a sequence output is one method output "OUTPUT[i]" per tensor. An
-   * optional tensor is present unless given as none. */
+   * optional tensor is present unless given as none. What a sequence's length depends
+   * on (a position, a split, a Loop's trip count and condition, an If's condition) must
+   * be known then too: a constant, or a graph input given one exact value in
+   * shape_values ("INPUT:V"), for which the program is built; unlike other shape values
+   * such an input is not read again, so another value at run time is not refused. */
   const char *const *sequences;
   uint32_t num_sequences;
 } etrt_build_options;
