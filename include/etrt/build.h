@@ -80,6 +80,19 @@ typedef struct etrt_build_options {
    * such an input's values is refused until they are given, naming the flag. */
   const char *const *shape_values;
   uint32_t num_shape_values;
+  /* Sequence and optional graph inputs, as --sequence takes them:
+   *   INPUT:N     sequence (or optional sequence) INPUT holds N tensors
+   *   INPUT:none  optional INPUT holds no value
+   * A sequence is unrolled when the program is built: each of its tensors is a method
+   * input "INPUT[i]" (bounded with --shape "INPUT[i]:DIMS" where the model leaves its
+   * sizes open) and a sequence output is one method output "OUTPUT[i]" per tensor. An
+   * optional tensor is present unless given as none. What a sequence's length depends
+   * on (a position, a split, a Loop's trip count and condition, an If's condition) must
+   * be known then too: a constant, or a graph input given one exact value in
+   * shape_values ("INPUT:V"), for which the program is built; unlike other shape values
+   * such an input is not read again, so another value at run time is not refused. */
+  const char *const *sequences;
+  uint32_t num_sequences;
 } etrt_build_options;
 
 /* Zeroes the options: default device, derived target_device, fp32, host I/O. */

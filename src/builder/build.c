@@ -95,6 +95,12 @@ static etrt_status etrt_build_check_options(etrt_build *b) {
       return etrt_error(ETRT_ERROR_INVALID_ARGUMENT, "shape values %u is NULL", i);
     ETRT_RETURN_IF_ERROR(etrt_shape_value_spec_check(o->shape_values[i]));
   }
+  if (o->num_sequences && o->sequences == NULL)
+    return etrt_error(ETRT_ERROR_INVALID_ARGUMENT, "sequences: NULL array with %u entries",
+                      o->num_sequences);
+  for (uint32_t i = 0; i < o->num_sequences; ++i)
+    if (o->sequences[i] == NULL)
+      return etrt_error(ETRT_ERROR_INVALID_ARGUMENT, "sequence %u is NULL", i);
   if (o->num_placements) {
     if (o->placements == NULL)
       return etrt_error(ETRT_ERROR_INVALID_ARGUMENT, "placements: NULL array with %u entries",
@@ -117,7 +123,11 @@ static etrt_status etrt_build_check_options(etrt_build *b) {
 /* Import, shapes and passes. */
 static etrt_status etrt_build_graph(etrt_build *b, const etrt_onnx_model *model,
                                     etrt_ir_graph **out) {
-  ETRT_RETURN_IF_ERROR(etrt_import_onnx(model, out));
+  etrt_import_options import = {.sequences = b->options->sequences,
+                                .num_sequences = b->options->num_sequences,
+                                .shape_values = b->options->shape_values,
+                                .num_shape_values = b->options->num_shape_values};
+  ETRT_RETURN_IF_ERROR(etrt_import_onnx_options(model, &import, out));
   etrt_ir_graph *g = *out;
   /* Values first: they fix the sizes of the inputs they are given for. */
   ETRT_RETURN_IF_ERROR(

@@ -7,28 +7,8 @@
 #include <string.h>
 
 #include "builder/import_contrib.h"
-
-/* Most values of enclosing graphs that the bodies of one control node read. */
-#define ETRT_IMPORT_MAX_CAPTURES 256
-
-/* The values of the enclosing graph that the bodies of one control node read, shared
- * by its bodies: they become the node's last inputs and every body's last inputs. */
-typedef struct etrt_import_captures {
-  int32_t values[ETRT_IMPORT_MAX_CAPTURES];
-  uint32_t count;
-} etrt_import_captures;
-
-typedef struct etrt_import {
-  const etrt_onnx_model *model;
-  etrt_ir_graph *graph;
-  /* A body: the import of the enclosing graph, the captures of the node being imported
-   * there, and this body's value for each capture (-1: not read). */
-  struct etrt_import *parent;
-  etrt_import_captures *captures;
-  int32_t body_capture[ETRT_IMPORT_MAX_CAPTURES];
-  int depth;         /* 0 for the main graph */
-  const char *label; /* the node a body belongs to, for messages */
-} etrt_import;
+#include "builder/import_internal.h"
+#include "builder/import_sequence.h"
 
 static etrt_status etrt_import_oom(void) {
   return etrt_error(ETRT_ERROR_OUT_OF_MEMORY, "import: out of memory");
@@ -179,8 +159,28 @@ static etrt_status etrt_import_attribute(etrt_import *im, const char *label,
 /* The value a name read in this graph stands for, or -1: this graph's own, else the
  * enclosing graphs' (a body reads them: constants are copied in, so that the body's plan
  * knows their values; anything else becomes a capture). */
-static etrt_status etrt_import_resolve(etrt_import *im, etrt_onnx_str name, int32_t *out) {
+int32_t etrt_import_find_local(const etrt_import *im, etrt_onnx_str name) {
+  if (im->prefix == NULL) return etrt_ir_find_value_n(im->graph, name.data, name.size);
+  char buf[1024];
+  int n = snprintf(buf, sizeof buf, "%s%.*s", im->prefix, ETRT_ONNX_STR_ARGS(name));
+  if (n < 0 || (size_t)n >= sizeof buf) return -1;
+  return etrt_ir_find_value(im->graph, buf);
+}
+
+etrt_status etrt_import_resolve(etrt_import *im, etrt_onnx_str name, int32_t *out) {
   etrt_ir_graph *g = im->graph;
+  *out = -1;
+  if (etrt_import_lists_find(&im->lists, name) != NULL)
+    return etrt_error(ETRT_ERROR_UNSUPPORTED,
+                      "%s%s'%.*s' is a sequence or optional value, read where a tensor is "
+                      "expected (sequences are unrolled by the sequence operators only)",
+                      im->label ? im->label : "", im->label ? ": " : "", ETRT_ONNX_STR_ARGS(name));
+  /* Inlined bodies, innermost first: each reads the names of those around it. */
+  for (int d = im->inline_depth - 1; d >= 0; --d) {
+    char buf[1024];
+    int n = snprintf(buf, sizeof buf, "%s%.*s", im->prefixes[d], ETRT_ONNX_STR_ARGS(name));
+    if (n > 0 && (size_t)n < sizeof buf && (*out = etrt_ir_find_value(g, buf)) >= 0) return ETRT_OK;
+  }
   *out = etrt_ir_find_value_n(g, name.data, name.size);
   if (*out >= 0 || im->parent == NULL) return ETRT_OK;
   int32_t outer;
@@ -205,6 +205,117 @@ static etrt_status etrt_import_resolve(etrt_import *im, etrt_onnx_str name, int3
     ETRT_RETURN_IF_ERROR(etrt_ir_add_value(g, ov->name, &im->body_capture[j]));
   *out = im->body_capture[j];
   return ETRT_OK;
+}
+
+static etrt_status etrt_import_resolve_cb(void *user, etrt_onnx_str name, int32_t *out) {
+  return etrt_import_resolve(user, name, out);
+}
+
+/* The exact values --shape-values gives graph input `name` ("NAME:V1,V2,..."), at most
+ * `max` of them, if any. */
+static bool etrt_import_spec_values(const etrt_import *im, const char *name, int64_t *values,
+                                    size_t max, size_t *count) {
+  size_t n = strlen(name);
+  for (uint32_t i = 0; i < im->num_shape_values; ++i) {
+    const char *spec = im->shape_values[i];
+    if (strncmp(spec, name, n) != 0 || spec[n] != ':') continue;
+    const char *text = spec + n + 1;
+    *count = 0;
+    while (*text != '\0' && *count < max) {
+      char *end;
+      long long v = strtoll(text, &end, 10);
+      if (end == text || (*end != ',' && *end != '\0')) break;
+      values[(*count)++] = v;
+      text = *end == ',' ? end + 1 : end;
+    }
+    if (*text == '\0' && *count > 0) return true;
+  }
+  return false;
+}
+
+static bool etrt_import_spec_value(const etrt_import *im, const char *name, int64_t *out) {
+  size_t count;
+  return etrt_import_spec_values(im, name, out, 1, &count) && count == 1;
+}
+
+/* Marks graph input `x` as read at import with those values. */
+static etrt_status etrt_import_mark_values(etrt_import *im, etrt_ir_value *x, const int64_t *values,
+                                           size_t count) {
+  if (x->value_min != NULL) return ETRT_OK;
+  int64_t *copy = etrt_ir_alloc(im->graph, count * sizeof *copy);
+  if (copy == NULL) return etrt_import_oom();
+  memcpy(copy, values, count * sizeof *copy);
+  x->value_min = x->value_max = copy;
+  x->value_count = (int64_t)count;
+  x->values_from_import = true;
+  return ETRT_OK;
+}
+
+etrt_status etrt_import_known_values(etrt_import *im, int32_t value, int64_t *values, size_t max,
+                                     size_t *count, bool *known) {
+  *known = false;
+  etrt_ir_value *x = &im->graph->values[value];
+  if (im->parent != NULL || x->input_index < 0 || x->rank != 1 ||
+      (x->dtype != ETRT_DTYPE_INT64 && x->dtype != ETRT_DTYPE_INT32) ||
+      !etrt_import_spec_values(im, x->name, values, max, count) ||
+      (x->min[0] >= 0 && x->min[0] == x->max[0] && x->min[0] != (int64_t)*count))
+    return ETRT_OK;
+  *known = true;
+  return etrt_import_mark_values(im, x, values, *count);
+}
+
+etrt_status etrt_import_known(etrt_import *im, int32_t value, bool *known, int64_t *out) {
+  etrt_ir_graph *g = im->graph;
+  bool negate = false;
+  *known = false;
+  for (int hops = 0; value >= 0 && hops < 64; ++hops) {
+    etrt_ir_value *x = &g->values[value];
+    int64_t v;
+    if (x->is_constant) {
+      if (x->dtype == ETRT_DTYPE_BOOL && x->nbytes == 1) {
+        v = *(const uint8_t *)x->data != 0;
+      } else if (x->dtype == ETRT_DTYPE_INT64 && x->nbytes == 8) {
+        memcpy(&v, x->data, 8);
+      } else if (x->dtype == ETRT_DTYPE_INT32 && x->nbytes == 4) {
+        int32_t i;
+        memcpy(&i, x->data, 4);
+        v = i;
+      } else {
+        return ETRT_OK;
+      }
+      *known = true;
+      *out = negate ? !v : v;
+      return ETRT_OK;
+    }
+    if (x->producer < 0) {
+      bool scalar = x->rank == 0 || (x->rank == 1 && x->min[0] == 1 && x->max[0] == 1);
+      bool typed = x->dtype == ETRT_DTYPE_BOOL || x->dtype == ETRT_DTYPE_INT64 ||
+                   x->dtype == ETRT_DTYPE_INT32;
+      if (im->parent != NULL || x->input_index < 0 || !scalar || !typed ||
+          !etrt_import_spec_value(im, x->name, &v))
+        return ETRT_OK;
+      ETRT_RETURN_IF_ERROR(etrt_import_mark_values(im, x, &v, 1));
+      *known = true;
+      *out = negate ? !v : v;
+      return ETRT_OK;
+    }
+    const etrt_ir_node *p = &g->nodes[x->producer];
+    if (p->num_inputs != 1 ||
+        (strcmp(p->op_type, "Identity") != 0 && strcmp(p->op_type, "Not") != 0))
+      return ETRT_OK;
+    if (strcmp(p->op_type, "Not") == 0) negate = !negate;
+    value = p->inputs[0];
+  }
+  return ETRT_OK;
+}
+
+static etrt_status etrt_import_known_cb(void *user, int32_t value, bool *known, int64_t *out) {
+  return etrt_import_known(user, value, known, out);
+}
+
+static etrt_status etrt_import_known_values_cb(void *user, int32_t value, int64_t *values,
+                                               size_t max, size_t *count, bool *known) {
+  return etrt_import_known_values(user, value, values, max, count, known);
 }
 
 /* ---- the node under construction ------------------------------------------------- */
@@ -656,7 +767,7 @@ static etrt_status etrt_import_control(etrt_import *im, const etrt_onnx_node *no
   return status;
 }
 
-static etrt_status etrt_import_node_add(etrt_import *im, const etrt_onnx_node *node, size_t index) {
+etrt_status etrt_import_node_add(etrt_import *im, const etrt_onnx_node *node, size_t index) {
   etrt_ir_graph *g = im->graph;
   etrt_import_node *n = calloc(1, sizeof *n);
   if (n == NULL) return etrt_import_oom();
@@ -690,8 +801,10 @@ static etrt_status etrt_import_node_add(etrt_import *im, const etrt_onnx_node *n
     goto done;
   }
   n->op_type = etrt_import_str(im, node->op_type);
-  n->name = node->name.size ? etrt_import_str(im, node->name)
-                            : etrt_ir_printf(g, "%s_%zu", n->op_type ? n->op_type : "", index);
+  n->name = node->name.size ? etrt_ir_printf(g, "%s%.*s", im->prefix ? im->prefix : "",
+                                             ETRT_ONNX_STR_ARGS(node->name))
+                            : etrt_ir_printf(g, "%s%s_%zu", im->prefix ? im->prefix : "",
+                                             n->op_type ? n->op_type : "", index);
   n->outputs = etrt_ir_alloc(g, (node->output_count + 1) * sizeof *n->outputs);
   n->attributes = etrt_ir_alloc(g, (node->attribute_count + 1) * sizeof *n->attributes);
   if (!n->op_type || !n->name || !n->outputs || !n->attributes) {
@@ -700,9 +813,25 @@ static etrt_status etrt_import_node_add(etrt_import *im, const etrt_onnx_node *n
   }
   n->num_outputs = (uint32_t)node->output_count;
   for (size_t i = 0; i < node->output_count; ++i)
-    n->outputs[i] = node->outputs[i].size
-                        ? etrt_ir_find_value_n(g, node->outputs[i].data, node->outputs[i].size)
-                        : -1;
+    n->outputs[i] = node->outputs[i].size ? etrt_import_find_local(im, node->outputs[i]) : -1;
+  if (!contrib && strcmp(n->op_type, "SequenceMap") == 0) {
+    status = etrt_import_sequence_map(im, node, n->label, n->outputs);
+    goto done;
+  }
+  if (!contrib && strcmp(n->op_type, "Loop") == 0 && etrt_import_loop_carries_list(im, node)) {
+    status = etrt_import_loop_unroll(im, node, n->label, n->outputs);
+    goto done;
+  }
+  if (!contrib && strcmp(n->op_type, "If") == 0 && etrt_import_if_gives_list(node)) {
+    status = etrt_import_if_inline(im, node, n->label, n->outputs);
+    goto done;
+  }
+  if (!contrib && etrt_import_sequence_handles(&im->lists, node)) {
+    status =
+        etrt_import_sequence_node(g, &im->lists, node, n->label, n->outputs, etrt_import_resolve_cb,
+                                  etrt_import_known_cb, etrt_import_known_values_cb, im);
+    goto done;
+  }
   if (strcmp(n->op_type, "Constant") == 0) {
     if (node->output_count != 1 || n->outputs[0] < 0) {
       status = etrt_error(ETRT_ERROR_INVALID_FORMAT, "%s: a Constant has one output", n->label);
@@ -765,11 +894,20 @@ static etrt_status etrt_import_input(etrt_import *im, const etrt_onnx_value_info
   etrt_ir_graph *g = im->graph;
   char *name = etrt_import_str(im, info->name);
   if (name == NULL) return etrt_import_oom();
+  if (info->kind == ETRT_ONNX_TYPE_SEQUENCE || info->kind == ETRT_ONNX_TYPE_OPTIONAL) {
+    const char *spec = NULL;
+    size_t n = strlen(name);
+    for (uint32_t i = 0; i < im->num_sequences; ++i) {
+      const char *colon = strrchr(im->sequences[i], ':');
+      if (colon != NULL && (size_t)(colon - im->sequences[i]) == n &&
+          memcmp(im->sequences[i], name, n) == 0)
+        spec = colon + 1;
+    }
+    return etrt_import_sequence_input(im->graph, &im->lists, info, spec);
+  }
   if (info->kind != ETRT_ONNX_TYPE_TENSOR)
     return etrt_error(ETRT_ERROR_UNSUPPORTED,
-                      "input '%s' is not a tensor (sequence, map, optional and sparse inputs "
-                      "are not supported)",
-                      name);
+                      "input '%s' is not a tensor (map and sparse inputs are not supported)", name);
   etrt_dtype dtype;
   etrt_status status = etrt_onnx_dtype_to_etrt(info->elem_type, &dtype);
   if (status != ETRT_OK) return etrt_error_context(status, "input '%s': ", name);
@@ -884,6 +1022,18 @@ static etrt_status etrt_import_graph(etrt_import *im, const etrt_onnx_graph *og)
   for (size_t i = 0; i < og->output_count && status == ETRT_OK; ++i) {
     etrt_onnx_str name = og->outputs[i].name;
     int32_t id = -1;
+    const etrt_import_list *list = etrt_import_lists_find(&im->lists, name);
+    if (list != NULL && im->parent != NULL) {
+      status = etrt_error(ETRT_ERROR_UNSUPPORTED,
+                          "%s: body output '%.*s' is a sequence or optional (a body's outputs are "
+                          "tensors)",
+                          im->label, ETRT_ONNX_STR_ARGS(name));
+      break;
+    }
+    if (list != NULL) {
+      status = etrt_import_sequence_output(g, list);
+      continue;
+    }
     status = etrt_import_resolve(im, name, &id);
     if (status != ETRT_OK) break;
     if (id < 0) {
@@ -905,6 +1055,7 @@ static etrt_status etrt_import_graph(etrt_import *im, const etrt_onnx_graph *og)
       status = etrt_ir_add_output(g, id, g->values[id].name);
     }
   }
+  etrt_import_lists_free(&im->lists);
   if (status == ETRT_OK && g->num_outputs == 0)
     status =
         etrt_error(ETRT_ERROR_INVALID_FORMAT, "%s%sthe graph has no outputs",
@@ -915,13 +1066,45 @@ static etrt_status etrt_import_graph(etrt_import *im, const etrt_onnx_graph *og)
 }
 
 etrt_status etrt_import_onnx(const etrt_onnx_model *model, etrt_ir_graph **out) {
+  etrt_import_options options = {0};
+  return etrt_import_onnx_options(model, &options, out);
+}
+
+/* Whether --sequence `spec` names a sequence or optional input of the graph. */
+static bool etrt_import_sequence_spec_used(const etrt_onnx_graph *og, const char *spec) {
+  const char *colon = strrchr(spec, ':');
+  size_t n = colon ? (size_t)(colon - spec) : strlen(spec);
+  for (size_t i = 0; i < og->input_count; ++i) {
+    const etrt_onnx_value_info *in = &og->inputs[i];
+    if ((in->kind == ETRT_ONNX_TYPE_SEQUENCE || in->kind == ETRT_ONNX_TYPE_OPTIONAL) &&
+        in->name.size == n && memcmp(in->name.data, spec, n) == 0)
+      return true;
+  }
+  return false;
+}
+
+etrt_status etrt_import_onnx_options(const etrt_onnx_model *model,
+                                     const etrt_import_options *options, etrt_ir_graph **out) {
+  const char *const *sequences = options->sequences;
+  uint32_t num_sequences = options->num_sequences;
   *out = NULL;
   const etrt_onnx_graph *og = etrt_onnx_model_graph(model);
   int64_t opset = etrt_onnx_model_opset(model, "");
   if (opset < 0)
     return etrt_error(ETRT_ERROR_INVALID_FORMAT,
                       "model: no opset is imported for the default ONNX domain (opset_import)");
-  etrt_import im = {.model = model};
+  for (uint32_t i = 0; i < num_sequences; ++i) {
+    ETRT_RETURN_IF_ERROR(etrt_import_sequence_spec_check(sequences[i]));
+    if (!etrt_import_sequence_spec_used(og, sequences[i]))
+      return etrt_error(ETRT_ERROR_INVALID_ARGUMENT,
+                        "sequence '%s': the model has no sequence or optional input of that name",
+                        sequences[i]);
+  }
+  etrt_import im = {.model = model,
+                    .sequences = sequences,
+                    .num_sequences = num_sequences,
+                    .shape_values = options->shape_values,
+                    .num_shape_values = options->num_shape_values};
   ETRT_RETURN_IF_ERROR(etrt_ir_graph_create(&im.graph));
   im.graph->opset = opset;
   etrt_status status = etrt_import_graph(&im, og);

@@ -17,8 +17,25 @@
  * names a body reads from an enclosing graph become the node's and the body's last
  * inputs (captures), constants are copied in; bodies nest at most 8 deep.
  * Nodes of the com.microsoft domain that import_contrib.h lists become engine operations.
+ * Sequence and optional values are unrolled into lists of tensor values
+ * (import_sequence.h).
  * Refuses what etrt cannot represent (other operator domains, model-local functions,
- * string tensors, sequence values) naming the node. */
+ * string tensors, sequences whose length is not known) naming the node. */
 etrt_status etrt_import_onnx(const etrt_onnx_model *model, etrt_ir_graph **out);
+typedef struct etrt_import_options {
+  /* The lengths of sequence inputs ("NAME:N") and the absent optional inputs
+   * ("NAME:none"), as --sequence takes them. */
+  const char *const *sequences;
+  uint32_t num_sequences;
+  /* --shape-values: a scalar graph input given one exact value ("NAME:V") is known
+   * where the import needs a value (a sequence position, the trip count or condition of
+   * a Loop over a sequence, the condition of an If over sequences). */
+  const char *const *shape_values;
+  uint32_t num_shape_values;
+} etrt_import_options;
+
+/* The same with options. */
+etrt_status etrt_import_onnx_options(const etrt_onnx_model *model,
+                                     const etrt_import_options *options, etrt_ir_graph **out);
 
 #endif

@@ -40,6 +40,10 @@ typedef struct etrt_ir_value {
   const int64_t *value_min;
   const int64_t *value_max;
   int64_t value_count;
+  /* Those values were read when the model was imported (a sequence position, the trip
+   * count of a Loop over a sequence, an If's condition over sequences): the program is
+   * built for them and etrt_shape_values_apply leaves the input alone. */
+  bool values_from_import;
 } etrt_ir_value;
 
 typedef struct etrt_ir_node {

@@ -81,8 +81,14 @@ typedef struct etrt_onnx_dim {
 typedef struct etrt_onnx_value_info {
   etrt_onnx_str name;
   etrt_onnx_type_kind kind;
-  int32_t elem_type; /* TENSOR and SPARSE_TENSOR: the element type */
-  int has_shape;     /* 0: rank unknown */
+  int32_t elem_type; /* TENSOR and SPARSE_TENSOR: the element type; SEQUENCE and
+                        OPTIONAL: that of the tensor they hold (elem_tensor) */
+  /* SEQUENCE and OPTIONAL: the kind of value held (NONE when not written); elem_tensor
+   * when that is a tensor, or a sequence of tensors, described by elem_type, has_shape,
+   * rank and dims. */
+  etrt_onnx_type_kind elem_kind;
+  int elem_tensor;
+  int has_shape; /* 0: rank unknown */
   size_t rank;
   const etrt_onnx_dim *dims;
   size_t offset;

@@ -43,7 +43,8 @@ static etrt_status etrt_onnx_parse_shape(etrt_onnx_parser *p, const etrt_pb_curs
 }
 
 static etrt_status etrt_onnx_parse_type(etrt_onnx_parser *p, const etrt_pb_cursor *parent,
-                                        const etrt_pb_field *field, etrt_onnx_value_info *vi) {
+                                        const etrt_pb_field *field, etrt_onnx_value_info *vi,
+                                        int depth) {
   etrt_pb_cursor c;
   ETRT_ONNX_TRY(p, etrt_pb_cursor_sub(parent, field, &c));
   etrt_pb_field f;
@@ -77,12 +78,43 @@ static etrt_status etrt_onnx_parse_type(etrt_onnx_parser *p, const etrt_pb_curso
         break;
       }
       case 4:
-      case 5:
-      case 9:
-        /* Sequences, maps and optionals are recorded by kind only; the importer
-         * refuses them. */
+      case 9: {
+        /* sequence_type / optional_type: one field, elem_type (1), a TypeProto. The
+         * value held is described in place (its kind in elem_kind, a tensor's type and
+         * shape in elem_type and dims); optional(sequence(tensor)) is the deepest the
+         * importer takes, so nesting past two wrappers is recorded as a map (refused). */
+        size_t mark = etrt_onnx_path_push(p, f.number == 4 ? ".sequence_type" : ".optional_type");
         ETRT_ONNX_TRY(p, etrt_pb_field_expect(&f, ETRT_PB_WIRE_LEN));
+        etrt_onnx_value_info inner = {.kind = ETRT_ONNX_TYPE_NONE};
+        etrt_pb_cursor sc;
+        ETRT_ONNX_TRY(p, etrt_pb_cursor_sub(&c, &f, &sc));
+        etrt_pb_field g;
+        ETRT_ONNX_FOR_FIELDS(p, &sc, g, {
+          if (g.number == 1) {
+            size_t m2 = etrt_onnx_path_push(p, ".elem_type");
+            ETRT_ONNX_TRY(p, etrt_pb_field_expect(&g, ETRT_PB_WIRE_LEN));
+            if (depth < 2)
+              ETRT_RETURN_IF_ERROR(etrt_onnx_parse_type(p, &sc, &g, &inner, depth + 1));
+            else
+              inner.kind = ETRT_ONNX_TYPE_MAP;
+            etrt_onnx_path_pop(p, m2);
+          }
+        });
         vi->kind = (etrt_onnx_type_kind)f.number;
+        vi->elem_kind = inner.kind;
+        vi->elem_tensor = inner.kind == ETRT_ONNX_TYPE_TENSOR ||
+                          (inner.kind == ETRT_ONNX_TYPE_SEQUENCE && inner.elem_tensor);
+        vi->elem_type = inner.elem_type;
+        vi->has_shape = inner.has_shape;
+        vi->rank = inner.rank;
+        vi->dims = inner.dims;
+        etrt_onnx_path_pop(p, mark);
+        break;
+      }
+      case 5:
+        /* Maps are recorded by kind only; the importer refuses them. */
+        ETRT_ONNX_TRY(p, etrt_pb_field_expect(&f, ETRT_PB_WIRE_LEN));
+        vi->kind = ETRT_ONNX_TYPE_MAP;
         vi->has_shape = 0;
         vi->rank = 0;
         vi->dims = NULL;
@@ -108,7 +140,7 @@ etrt_status etrt_onnx_parse_value_info(etrt_onnx_parser *p, const etrt_pb_cursor
     } else if (f.number == 2) {
       size_t mark = etrt_onnx_path_push(p, ".type");
       ETRT_RETURN_IF_ERROR(etrt_onnx_refuse_twice(p, &f, has_type ? "" : NULL, "type"));
-      ETRT_RETURN_IF_ERROR(etrt_onnx_parse_type(p, &c, &f, vi));
+      ETRT_RETURN_IF_ERROR(etrt_onnx_parse_type(p, &c, &f, vi, 0));
       has_type = 1;
       etrt_onnx_path_pop(p, mark);
     }

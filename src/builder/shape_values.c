@@ -83,6 +83,7 @@ static etrt_status etrt_values_apply_one(etrt_ir_graph *graph, const char *spec,
                       (int)text.name_size, text.name);
   }
   etrt_ir_value *v = &graph->values[id];
+  if (v->values_from_import) return ETRT_OK;
   if (v->value_min != NULL)
     return etrt_error(ETRT_ERROR_INVALID_ARGUMENT,
                       "--shape-values '%s': input '%s' is given values twice", spec, v->name);

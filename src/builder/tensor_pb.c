@@ -66,7 +66,7 @@ etrt_status etrt_tensor_pb_read(const uint8_t *data, size_t size, const char *wh
       int show = etrt_tensor_pb_printable(name);
       return etrt_error(ETRT_ERROR_UNSUPPORTED,
                         "'%s': holds a SequenceProto or OptionalProto%s%.*s%s, not a "
-                        "TensorProto: sequence and optional values are not supported",
+                        "TensorProto, where a tensor is expected",
                         what ? what : "TensorProto", show ? " '" : "", show ? (int)name.size : 0,
                         name.data, show ? "'" : "");
     }

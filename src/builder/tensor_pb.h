@@ -9,7 +9,7 @@
  * A TensorProto has no magic number: the bytes are parsed strictly (see onnx_model.h)
  * and must describe a tensor etrt can hold (a known element type, rank at most
  * ETRT_MAX_RANK, data matching the dims). External data, STRING tensors and the
- * SequenceProto / OptionalProto files of some test cases are refused. */
+ * SequenceProto / OptionalProto files are refused here (value_pb.h reads them). */
 #ifndef ETRT_BUILDER_TENSOR_PB_H
 #define ETRT_BUILDER_TENSOR_PB_H
 

@@ -1,6 +1,7 @@
 #include <dirent.h>
 #include <inttypes.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +13,7 @@
 #include "builder/import.h"
 #include "builder/onnx_model.h"
 #include "builder/tensor_pb.h"
+#include "builder/value_pb.h"
 #include "conformance.h"
 #include "etrt/build.h"
 #include "etrt/method.h"
@@ -20,10 +22,16 @@
 #define ETRT_CONF_MAX_IO 64
 #define ETRT_CONF_MAX_SETS 64
 
+/* A data set's tensors: a sequence or optional file gives one tensor per element (none
+ * for an absent optional), as the program takes them (import_sequence.h). */
 typedef struct etrt_conf_data_set {
   etrt_tensor_pb inputs[ETRT_CONF_MAX_IO];
   etrt_tensor_pb outputs[ETRT_CONF_MAX_IO];
   uint32_t num_inputs, num_outputs;
+  /* per input file: its first tensor among `inputs`, how many, and whether present */
+  uint32_t file_first[ETRT_CONF_MAX_IO], file_count[ETRT_CONF_MAX_IO];
+  int file_present[ETRT_CONF_MAX_IO];
+  uint32_t num_files;
 } etrt_conf_data_set;
 
 typedef struct etrt_conf_case {
@@ -36,6 +44,8 @@ typedef struct etrt_conf_case {
   uint32_t num_shape_specs;
   char *value_specs[ETRT_CONF_MAX_IO];
   uint32_t num_value_specs;
+  char *sequence_specs[ETRT_CONF_MAX_IO];
+  uint32_t num_sequence_specs;
   /* inputs whose fixed shape in the model the data contradict (etrt_conf_data_fits) */
   char *reshaped_names[ETRT_CONF_MAX_IO];
   uint32_t reshaped_inputs[ETRT_CONF_MAX_IO];
@@ -80,16 +90,31 @@ static int etrt_conf_file_exists(const char *path) {
   return stat(path, &st) == 0 && S_ISREG(st.st_mode);
 }
 
-/* The tensors `prefix`_0.pb, `prefix`_1.pb, ... of one data set folder. */
+/* The values `prefix`_0.pb, `prefix`_1.pb, ... of one data set folder, each
+ * flattened into `tensors` (file i's at first[i], count[i] of them). */
 static etrt_status etrt_conf_read_tensors(const char *dir, const char *prefix,
-                                          etrt_tensor_pb *tensors, uint32_t *count,
+                                          etrt_tensor_pb *tensors, uint32_t *count, uint32_t *first,
+                                          uint32_t *counts, int *present, uint32_t *files,
                                           char *failed_path, size_t size) {
   *count = 0;
+  *files = 0;
   for (uint32_t i = 0; i < ETRT_CONF_MAX_IO; ++i) {
     snprintf(failed_path, size, "%s/%s_%u.pb", dir, prefix, i);
     if (!etrt_conf_file_exists(failed_path)) return ETRT_OK;
-    ETRT_RETURN_IF_ERROR(etrt_tensor_pb_read_file(failed_path, &tensors[i]));
-    ++*count;
+    etrt_value_pb v;
+    ETRT_RETURN_IF_ERROR(etrt_value_pb_read_file(failed_path, &v));
+    if (*count + v.count > ETRT_CONF_MAX_IO) {
+      etrt_value_pb_release(&v);
+      return etrt_error(ETRT_ERROR_UNSUPPORTED, "'%s': more than %d tensors in the data set",
+                        failed_path, ETRT_CONF_MAX_IO);
+    }
+    first[i] = *count;
+    counts[i] = v.count;
+    present[i] = v.present;
+    for (uint32_t k = 0; k < v.count; ++k) tensors[(*count)++] = v.tensors[k];
+    v.count = 0; /* the tensors moved */
+    etrt_value_pb_release(&v);
+    ++*files;
   }
   return ETRT_OK;
 }
@@ -126,10 +151,14 @@ static int etrt_conf_read_data_sets(etrt_conf_case *c) {
     char dir[4096], path[4200];
     snprintf(dir, sizeof dir, "%s/test_data_set_%d", c->dir, k);
     etrt_conf_data_set *set = &c->sets[c->num_sets++];
-    etrt_status s =
-        etrt_conf_read_tensors(dir, "input", set->inputs, &set->num_inputs, path, sizeof path);
+    uint32_t first[ETRT_CONF_MAX_IO], counts[ETRT_CONF_MAX_IO], files;
+    int present[ETRT_CONF_MAX_IO];
+    etrt_status s = etrt_conf_read_tensors(dir, "input", set->inputs, &set->num_inputs,
+                                           set->file_first, set->file_count, set->file_present,
+                                           &set->num_files, path, sizeof path);
     if (s == ETRT_OK)
-      s = etrt_conf_read_tensors(dir, "output", set->outputs, &set->num_outputs, path, sizeof path);
+      s = etrt_conf_read_tensors(dir, "output", set->outputs, &set->num_outputs, first, counts,
+                                 present, &files, path, sizeof path);
     if (s != ETRT_OK) {
       etrt_conf_library_failed(c->out, "test data", s, 1);
       return 0;
@@ -226,12 +255,119 @@ static void etrt_conf_values_text(const etrt_conf_case *c, uint32_t index, int64
   }
 }
 
+static bool etrt_conf_str_in(etrt_onnx_str s, const etrt_onnx_str *set, size_t count) {
+  for (size_t i = 0; i < count; ++i)
+    if (set[i].size == s.size && memcmp(set[i].data, s.data, s.size) == 0) return true;
+  return false;
+}
+
+/* The scalar graph inputs the import reads the values of, as the sequence operators
+ * are unrolled: positions, the trip count and condition of a Loop over a sequence, the
+ * condition of an If whose branches give sequences. Each is given its value as
+ * "NAME:V" (--shape-values) where every data set holds the same. */
+static void etrt_conf_import_value_specs(etrt_conf_case *c, const etrt_onnx_graph *g) {
+  size_t cap = g->input_count + 4 * g->node_count + 1, nlists = 0, nread = 0;
+  etrt_onnx_str *lists = calloc(cap, sizeof *lists), *read = calloc(cap, sizeof *read);
+  if (lists == NULL || read == NULL) goto done;
+  for (size_t i = 0; i < g->input_count; ++i)
+    if (g->inputs[i].kind == ETRT_ONNX_TYPE_SEQUENCE ||
+        g->inputs[i].kind == ETRT_ONNX_TYPE_OPTIONAL)
+      lists[nlists++] = g->inputs[i].name;
+  static const char *const makers[] = {"SequenceEmpty", "SequenceConstruct", "SequenceInsert",
+                                       "SequenceErase", "SplitToSequence",   "SequenceMap",
+                                       "Optional",      "OptionalGetElement"};
+  for (size_t n = 0; n < g->node_count; ++n) {
+    const etrt_onnx_node *node = &g->nodes[n];
+    bool makes = false, reads_list = false;
+    for (size_t m = 0; m < sizeof makers / sizeof makers[0]; ++m)
+      makes = makes || etrt_onnx_str_eq(node->op_type, makers[m]);
+    for (size_t k = 0; k < node->input_count; ++k)
+      reads_list = reads_list || etrt_conf_str_in(node->inputs[k], lists, nlists);
+    if ((makes || etrt_onnx_str_eq(node->op_type, "Identity") ||
+         etrt_onnx_str_eq(node->op_type, "Loop") || etrt_onnx_str_eq(node->op_type, "If")) &&
+        (makes || reads_list)) {
+      for (size_t k = 0; k < node->output_count && nlists < cap; ++k)
+        lists[nlists++] = node->outputs[k];
+    }
+    size_t first = 0, last = 0; /* inputs [first, last) are read by value */
+    if (etrt_onnx_str_eq(node->op_type, "SequenceInsert")) first = 2, last = 3;
+    if (etrt_onnx_str_eq(node->op_type, "SequenceErase") ||
+        etrt_onnx_str_eq(node->op_type, "SequenceAt") ||
+        etrt_onnx_str_eq(node->op_type, "SplitToSequence"))
+      first = 1, last = 2;
+    if (etrt_onnx_str_eq(node->op_type, "Loop") && reads_list) first = 0, last = 2;
+    if (etrt_onnx_str_eq(node->op_type, "If")) {
+      for (size_t a = 0; a < node->attribute_count; ++a) {
+        const etrt_onnx_graph *b = node->attributes[a].g;
+        for (size_t k = 0; b != NULL && k < b->output_count; ++k)
+          if (b->outputs[k].kind == ETRT_ONNX_TYPE_SEQUENCE ||
+              b->outputs[k].kind == ETRT_ONNX_TYPE_OPTIONAL)
+            first = 0, last = 1;
+      }
+    }
+    for (size_t k = first; k < last && k < node->input_count && nread < cap; ++k)
+      read[nread++] = node->inputs[k];
+  }
+  uint32_t file = 0;
+  for (size_t i = 0; i < g->input_count; ++i) {
+    const etrt_onnx_value_info *in = &g->inputs[i];
+    if (etrt_conf_is_initializer(g, in->name)) continue;
+    uint32_t k = file++;
+    if (!etrt_conf_str_in(in->name, read, nread) || k >= c->sets[0].num_files ||
+        c->num_value_specs == ETRT_CONF_MAX_IO)
+      continue;
+    /* the values, the same in every data set: bool, int32 or int64, rank 0 or 1 */
+    const etrt_tensor_pb *t0 = NULL;
+    bool same = true;
+    for (uint32_t d = 0; d < c->num_sets && same; ++d) {
+      const etrt_conf_data_set *set = &c->sets[d];
+      same = k < set->num_files && set->file_count[k] == 1;
+      const etrt_tensor_pb *t = same ? &set->inputs[set->file_first[k]] : NULL;
+      same = same && t->rank <= 1 && t->nbytes <= 64 * 8 &&
+             (t->dtype == ETRT_DTYPE_BOOL || t->dtype == ETRT_DTYPE_INT64 ||
+              t->dtype == ETRT_DTYPE_INT32);
+      if (same && d > 0)
+        same = t->dtype == t0->dtype && t->nbytes == t0->nbytes &&
+               memcmp(t->data, t0->data, t->nbytes) == 0;
+      if (d == 0) t0 = t;
+    }
+    if (!same || t0 == NULL || t0->nbytes == 0) continue;
+    size_t esize = etrt_dtype_size(t0->dtype), count = t0->nbytes / esize;
+    size_t size = in->name.size + 24 * count + 8;
+    char *spec = malloc(size);
+    if (spec == NULL) break;
+    size_t used = (size_t)snprintf(spec, size, "%.*s:", ETRT_ONNX_STR_ARGS(in->name));
+    for (size_t e = 0; e < count; ++e) {
+      const uint8_t *p = (const uint8_t *)t0->data + e * esize;
+      int64_t v;
+      if (esize == 1) {
+        v = *p != 0;
+      } else if (esize == 4) {
+        int32_t i;
+        memcpy(&i, p, 4);
+        v = i;
+      } else {
+        memcpy(&v, p, 8);
+      }
+      used += (size_t)snprintf(spec + used, size - used, "%s%" PRId64, e ? "," : "", v);
+    }
+    c->value_specs[c->num_value_specs++] = spec;
+  }
+done:
+  free(lists);
+  free(read);
+}
+
 /* Values for the inputs whose values the plans need when they are built (a
  * Reshape's shape given as a graph input), as `etrt build --shape-values` takes
  * them: "NAME:V1,V2", or "NAME:MINS:MAXS" where the data sets differ. */
 static void etrt_conf_value_specs(etrt_conf_case *c, const etrt_onnx_model *model) {
   etrt_ir_graph *graph = NULL;
-  if (etrt_import_onnx(model, &graph) != ETRT_OK) return; /* the build says why */
+  etrt_import_options options = {.sequences = (const char *const *)c->sequence_specs,
+                                 .num_sequences = c->num_sequence_specs,
+                                 .shape_values = (const char *const *)c->value_specs,
+                                 .num_shape_values = c->num_value_specs};
+  if (etrt_import_onnx_options(model, &options, &graph) != ETRT_OK) return; /* the build says why */
   etrt_host_value_use *uses = malloc(((size_t)graph->num_values + 1) * sizeof *uses);
   if (uses != NULL) etrt_host_values_find(graph, uses);
   for (uint32_t k = 0; uses != NULL && k < graph->num_inputs && k < ETRT_CONF_MAX_IO; ++k) {
@@ -273,6 +409,76 @@ static void etrt_conf_value_specs(etrt_conf_case *c, const etrt_onnx_model *mode
   etrt_ir_graph_destroy(graph);
 }
 
+/* "NAME:DIMS", or "NAME:MINDIMS:MAXDIMS" where the data sets differ, for method input
+ * `index` (nothing for a scalar or where the ranks differ). */
+static void etrt_conf_dims_spec(etrt_conf_case *c, const char *name, uint32_t index) {
+  if (index >= c->sets[0].num_inputs || c->sets[0].inputs[index].rank == 0) return;
+  /* min and max over the data sets, axis by axis */
+  etrt_tensor_pb lo = c->sets[0].inputs[index], hi = lo;
+  for (uint32_t d = 1; d < c->num_sets; ++d) {
+    if (index >= c->sets[d].num_inputs || c->sets[d].inputs[index].rank != lo.rank) return;
+    for (int32_t a = 0; a < lo.rank; ++a) {
+      int64_t v = c->sets[d].inputs[index].sizes[a];
+      if (v < lo.sizes[a]) lo.sizes[a] = v;
+      if (v > hi.sizes[a]) hi.sizes[a] = v;
+    }
+  }
+  if (c->num_shape_specs == ETRT_CONF_MAX_IO) return;
+  char min[256], max[256];
+  etrt_conf_dims_text(&lo, min, sizeof min);
+  etrt_conf_dims_text(&hi, max, sizeof max);
+  size_t n = strlen(name) + sizeof min + sizeof max + 4;
+  char *spec = malloc(n);
+  if (spec == NULL) return;
+  if (strcmp(min, max) == 0)
+    snprintf(spec, n, "%s:%s", name, min);
+  else
+    snprintf(spec, n, "%s:%s:%s", name, min, max);
+  c->shape_specs[c->num_shape_specs++] = spec;
+}
+
+/* A sequence or optional input (file `file`): its length ("NAME:N") or absence
+ * ("NAME:none") as --sequence takes them, the same in every data set, and the bounds of
+ * each of its tensors ("NAME[i]:DIMS"). */
+static int etrt_conf_sequence_specs(etrt_conf_case *c, const etrt_onnx_value_info *in,
+                                    uint32_t file) {
+  const etrt_conf_data_set *s0 = &c->sets[0];
+  for (uint32_t d = 1; d < c->num_sets; ++d) {
+    const etrt_conf_data_set *sd = &c->sets[d];
+    if (file >= sd->num_files || sd->file_count[file] != s0->file_count[file] ||
+        sd->file_present[file] != s0->file_present[file]) {
+      etrt_conf_set(c->out, ETRT_CONF_UNSUPPORTED,
+                    "test data: a sequence's length differs between data sets",
+                    "input %u '%.*s': data set %u differs from data set 0 (a sequence's length "
+                    "is fixed when the program is built)",
+                    file, ETRT_ONNX_STR_ARGS(in->name), d);
+      return 0;
+    }
+  }
+  if (c->num_sequence_specs == ETRT_CONF_MAX_IO) return 1;
+  char name[512];
+  snprintf(name, sizeof name, "%.*s", ETRT_ONNX_STR_ARGS(in->name));
+  char *spec = malloc(strlen(name) + 24);
+  if (spec == NULL) return 1;
+  bool optional_tensor =
+      in->kind == ETRT_ONNX_TYPE_OPTIONAL && in->elem_kind != ETRT_ONNX_TYPE_SEQUENCE;
+  if (in->kind == ETRT_ONNX_TYPE_OPTIONAL &&
+      (!s0->file_present[file] || (optional_tensor && s0->file_count[file] == 0)))
+    sprintf(spec, "%s:none", name);
+  else
+    sprintf(spec, "%s:%u", name, s0->file_count[file]);
+  c->sequence_specs[c->num_sequence_specs++] = spec;
+  for (uint32_t j = 0; j < s0->file_count[file]; ++j) {
+    char element[600];
+    if (optional_tensor)
+      snprintf(element, sizeof element, "%s", name);
+    else
+      snprintf(element, sizeof element, "%s[%u]", name, j);
+    etrt_conf_dims_spec(c, element, s0->file_first[file] + j);
+  }
+  return 1;
+}
+
 /* Bounds for the model's dynamic inputs from the shapes of the data: "NAME:DIMS", or
  * "NAME:MINDIMS:MAXDIMS" where the data sets differ, as `etrt build --shape` takes
  * them. Inputs with fixed shapes get none. */
@@ -284,47 +490,32 @@ static int etrt_conf_shape_specs(etrt_conf_case *c, const uint8_t *model_bytes, 
     return 0;
   }
   const etrt_onnx_graph *g = etrt_onnx_model_graph(model);
-  uint32_t k = 0; /* the method's input index: graph inputs that are not initializers */
+  uint32_t k = 0; /* the input file's index: graph inputs that are not initializers */
   for (size_t i = 0; i < g->input_count && k < ETRT_CONF_MAX_IO; ++i) {
     const etrt_onnx_value_info *in = &g->inputs[i];
     if (etrt_conf_is_initializer(g, in->name)) continue;
-    uint32_t index = k++;
+    uint32_t file = k++;
+    if (file >= c->sets[0].num_files) continue;   /* counted when the sets run */
+    uint32_t index = c->sets[0].file_first[file]; /* the method's input index */
+    if (in->kind == ETRT_ONNX_TYPE_SEQUENCE || in->kind == ETRT_ONNX_TYPE_OPTIONAL) {
+      if (!etrt_conf_sequence_specs(c, in, file)) {
+        etrt_onnx_model_free(model);
+        return 0;
+      }
+      continue;
+    }
     int dynamic = !in->has_shape;
     for (size_t a = 0; a < in->rank && !dynamic; ++a) dynamic = !in->dims[a].has_value;
     if (!dynamic && !etrt_conf_data_fits(c, in, index)) {
       etrt_onnx_model_free(model);
       return 0;
     }
-    if (!dynamic || index >= c->sets[0].num_inputs || c->sets[0].inputs[index].rank == 0 ||
-        memchr(in->name.data, ':', in->name.size) != NULL)
-      continue;
-    /* min and max over the data sets, axis by axis */
-    etrt_tensor_pb lo = c->sets[0].inputs[index], hi = lo;
-    int ranks_agree = 1;
-    for (uint32_t d = 1; d < c->num_sets; ++d) {
-      if (index >= c->sets[d].num_inputs || c->sets[d].inputs[index].rank != lo.rank) {
-        ranks_agree = 0;
-        break;
-      }
-      for (int32_t a = 0; a < lo.rank; ++a) {
-        int64_t v = c->sets[d].inputs[index].sizes[a];
-        if (v < lo.sizes[a]) lo.sizes[a] = v;
-        if (v > hi.sizes[a]) hi.sizes[a] = v;
-      }
-    }
-    if (!ranks_agree) continue;
-    char min[256], max[256];
-    etrt_conf_dims_text(&lo, min, sizeof min);
-    etrt_conf_dims_text(&hi, max, sizeof max);
-    size_t n = in->name.size + sizeof min + sizeof max + 4;
-    char *spec = malloc(n);
-    if (spec == NULL) break;
-    if (strcmp(min, max) == 0)
-      snprintf(spec, n, "%.*s:%s", ETRT_ONNX_STR_ARGS(in->name), min);
-    else
-      snprintf(spec, n, "%.*s:%s:%s", ETRT_ONNX_STR_ARGS(in->name), min, max);
-    c->shape_specs[c->num_shape_specs++] = spec;
+    if (!dynamic || memchr(in->name.data, ':', in->name.size) != NULL) continue;
+    char name[512];
+    snprintf(name, sizeof name, "%.*s", ETRT_ONNX_STR_ARGS(in->name));
+    etrt_conf_dims_spec(c, name, index);
   }
+  etrt_conf_import_value_specs(c, g);
   etrt_conf_value_specs(c, model);
   etrt_onnx_model_free(model);
   return 1;
@@ -471,6 +662,8 @@ static void etrt_conf_build_and_run(etrt_conf_case *c, const char *device) {
   options.num_shapes = c->num_shape_specs;
   options.shape_values = (const char *const *)c->value_specs;
   options.num_shape_values = c->num_value_specs;
+  options.sequences = (const char *const *)c->sequence_specs;
+  options.num_sequences = c->num_sequence_specs;
   options.progress = etrt_conf_progress;
   options.progress_user = c->out;
   s = etrt_build_onnx_memory(model, model_size, &options, &pte, &pte_size);
@@ -521,5 +714,6 @@ void etrt_conf_case_run(const char *case_dir, const char *case_name, const char 
   free(c.sets);
   for (uint32_t i = 0; i < c.num_shape_specs; ++i) free(c.shape_specs[i]);
   for (uint32_t i = 0; i < c.num_value_specs; ++i) free(c.value_specs[i]);
+  for (uint32_t i = 0; i < c.num_sequence_specs; ++i) free(c.sequence_specs[i]);
   for (uint32_t i = 0; i < c.num_reshaped; ++i) free(c.reshaped_names[i]);
 }

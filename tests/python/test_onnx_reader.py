@@ -59,25 +59,36 @@ def tensor_lines(t, depth):
     return ["  " * depth + "tensor %s type=%d dims=[%s] %s" % (q(t.name), t.data_type, dims, value)]
 
 
+def type_elem_shape(t, depth=0):
+    """The element type and shape etrt records for a TypeProto: a tensor's own; what a
+    sequence or optional holds, through at most two of them (deeper is not read)."""
+    which = t.WhichOneof("value")
+    if which in ("tensor_type", "sparse_tensor_type"):
+        tt = getattr(t, which)
+        if not tt.HasField("shape"):
+            return tt.elem_type, "-"
+        dims = []
+        for d in tt.shape.dim:
+            if d.WhichOneof("value") == "dim_value":
+                dims.append(str(d.dim_value))
+            elif d.WhichOneof("value") == "dim_param" and d.dim_param:
+                dims.append("$" + esc(d.dim_param))
+            else:
+                dims.append("?")
+        return tt.elem_type, "[" + ",".join(dims) + "]"
+    if which in ("sequence_type", "optional_type") and depth < 2:
+        inner = getattr(t, which)
+        if inner.HasField("elem_type"):
+            return type_elem_shape(inner.elem_type, depth + 1)
+    return 0, "-"
+
+
 def value_info_line(what, vi, depth):
     kinds = {"tensor_type": 1, "sequence_type": 4, "map_type": 5, "sparse_tensor_type": 8,
              "optional_type": 9}
     which = vi.type.WhichOneof("value") if vi.HasField("type") else None
     kind = kinds.get(which, 0)
-    elem, shape = 0, "-"
-    if which in ("tensor_type", "sparse_tensor_type"):
-        tt = getattr(vi.type, which)
-        elem = tt.elem_type
-        if tt.HasField("shape"):
-            dims = []
-            for d in tt.shape.dim:
-                if d.WhichOneof("value") == "dim_value":
-                    dims.append(str(d.dim_value))
-                elif d.WhichOneof("value") == "dim_param" and d.dim_param:
-                    dims.append("$" + esc(d.dim_param))
-                else:
-                    dims.append("?")
-            shape = "[" + ",".join(dims) + "]"
+    elem, shape = type_elem_shape(vi.type) if which else (0, "-")
     return "  " * depth + "%s %s kind=%d elem=%d shape=%s" % (what, q(vi.name), kind, elem, shape)
 
 

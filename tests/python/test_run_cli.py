@@ -3,7 +3,7 @@ inputs, every contract option on simulated GPUs, the no-GPU message and --allow-
 bad input (exit status 2, nothing on standard output), --output-dir made when missing,
 programs with device-resident I/O under every --io, --io device on the program's own
 GPU, times in the unit that fits, --threads (the same outputs whatever the count), and
-bfloat16 in and out."""
+bfloat16 in and out (.npy as ml_dtypes saves it, read back with np.load; .pb)."""
 import os
 import re
 import subprocess
@@ -262,6 +262,42 @@ def test_bfloat16():
         z = np.load(os.path.join(out, "output_1.npy"))
         bt.check(z.dtype.itemsize == 2 and list(z.view(np.uint16)) == list(bits), "%s: output bits %s" % (name, z))
         bt.check("output 1: bfloat16 [3] checksum 1.5" in r.stdout, "%s: bfloat16 checksum: %s" % (name, r.stdout))
+    # What NumPy users read: ml_dtypes' np.save writes the same bytes, and np.load with a
+    # view as ml_dtypes.bfloat16 gives the values (where ml_dtypes is installed).
+    try:
+        import ml_dtypes
+    except ImportError:
+        ml_dtypes = None
+        print("SKIP: ml_dtypes is not installed: the bfloat16 .npy read-back is checked by its bits only")
+    written = os.path.join(bt.path("bf16_out_bf16_pb"), "output_1.npy")
+    if ml_dtypes is not None and os.path.exists(written):
+        values = np.array([1.0, -2.5, 3.0], ml_dtypes.bfloat16)
+        np.save(bt.path("ml_dtypes_saved.npy"), values)
+        with open(bt.path("ml_dtypes_saved.npy"), "rb") as f, open(written, "rb") as g:
+            bt.check(f.read() == g.read(), "etrt writes bfloat16 .npy byte for byte as ml_dtypes' np.save does")
+        z = np.load(written).view(ml_dtypes.bfloat16)
+        bt.check(z.dtype == ml_dtypes.bfloat16 and list(z.astype(np.float32)) == [1.0, -2.5, 3.0],
+                 "np.load + view(ml_dtypes.bfloat16) reads etrt's output: %s" % z)
+        # and an ml_dtypes file goes back in as bfloat16
+        r = run(["run", pte, "--input", bt.path("ml_dtypes_saved.npy")])
+        bt.check(r.returncode == 0 and "output 0: float32 [3] checksum 1.5" in r.stdout,
+                 "ml_dtypes' np.save read as bfloat16: " + r.stdout + r.stderr)
+    # --output-format pb: a TensorProto of type BFLOAT16 holding the bits
+    out = bt.path("bf16_out_pb_format")
+    r = run(["run", pte, "--input", bt.path("bf16.pb"), "--output-dir", out, "--output-format", "pb"])
+    bt.check(r.returncode == 0, "--output-format pb: " + r.stderr)
+    if r.returncode == 0:
+        t = TensorProto()
+        with open(os.path.join(out, "output_1.pb"), "rb") as f:
+            t.ParseFromString(f.read())
+        bt.check(t.data_type == TensorProto.BFLOAT16 and list(t.dims) == [3] and
+                 list(np.frombuffer(t.raw_data, np.uint16)) == list(bits), "bfloat16 written as BFLOAT16: %s" % t)
+        y = numpy_helper.to_array(TensorProto.FromString(open(os.path.join(out, "output_0.pb"), "rb").read()))
+        bt.check(y.dtype == np.float32 and list(y) == [1.0, -2.5, 3.0], "float32 .pb output: %s" % y)
+        # what etrt wrote goes back in
+        r = run(["run", pte, "--input", os.path.join(out, "output_1.pb")])
+        bt.check(r.returncode == 0 and "output 1: bfloat16 [3] checksum 1.5" in r.stdout,
+                 "a bfloat16 .pb etrt wrote reads back: " + r.stdout + r.stderr)
     # uint16 is taken as bfloat16 bits only from .pb (the ONNX test data's convention)
     np.save(bt.path("u16.npy"), bits)
     r = run(["run", pte, "--input", bt.path("u16.npy")])

@@ -37,6 +37,13 @@ static void etrt_build_usage(FILE *out) {
           "                           refused at run time. Ranges suit values that sizes\n"
           "                           grow with. Without it, a model that needs such values\n"
           "                           is refused, naming the input\n"
+          "  --sequence SPEC          a sequence or optional graph input (repeatable):\n"
+          "                             INPUT:N     sequence INPUT holds N tensors, each a\n"
+          "                                         program input INPUT[i] (bounded with\n"
+          "                                         --shape 'INPUT[i]:DIMS')\n"
+          "                             INPUT:none  optional INPUT holds no value\n"
+          "                           A sequence output becomes one output per tensor;\n"
+          "                           what a length depends on: --shape-values INPUT:V\n"
           "  --precision P            the types GPU plans compute in (CPU plans always\n"
           "                           keep float32):\n"
           "                             fp32  float32 throughout (default; ~1e-5 of a\n"
@@ -77,8 +84,9 @@ int etrt_cmd_build(int argc, char **argv) {
   int quiet = 0, code = 2;
   const char **shapes = calloc((size_t)argc + 1, sizeof *shapes);
   const char **shape_values = calloc((size_t)argc + 1, sizeof *shape_values);
+  const char **sequences = calloc((size_t)argc + 1, sizeof *sequences);
   etrt_build_placement *placements = calloc((size_t)argc + 1, sizeof *placements);
-  if (shapes == NULL || shape_values == NULL || placements == NULL) {
+  if (shapes == NULL || shape_values == NULL || sequences == NULL || placements == NULL) {
     fprintf(stderr, "etrt build: out of memory\n");
     code = 1;
     goto done;
@@ -89,7 +97,8 @@ int etrt_cmd_build(int argc, char **argv) {
     int takes_value = strcmp(arg, "-o") == 0 || strcmp(arg, "--output") == 0 ||
                       strcmp(arg, "--device") == 0 || strcmp(arg, "--target-device") == 0 ||
                       strcmp(arg, "--shape") == 0 || strcmp(arg, "--precision") == 0 ||
-                      strcmp(arg, "--place") == 0 || strcmp(arg, "--shape-values") == 0;
+                      strcmp(arg, "--place") == 0 || strcmp(arg, "--shape-values") == 0 ||
+                      strcmp(arg, "--sequence") == 0;
     if (takes_value && value == NULL) {
       code = etrt_build_bad("%s needs a value", arg);
       goto done;
@@ -108,6 +117,8 @@ int etrt_cmd_build(int argc, char **argv) {
       shapes[options.num_shapes++] = value;
     } else if (strcmp(arg, "--shape-values") == 0) {
       shape_values[options.num_shape_values++] = value;
+    } else if (strcmp(arg, "--sequence") == 0) {
+      sequences[options.num_sequences++] = value;
     } else if (strcmp(arg, "--precision") == 0) {
       static const char *const names[] = {"fp32", "tf32", "fp16", "bf16"};
       int found = -1;
@@ -155,6 +166,7 @@ int etrt_cmd_build(int argc, char **argv) {
   }
   options.shapes = shapes;
   options.shape_values = shape_values;
+  options.sequences = sequences;
   options.placements = placements;
   if (!quiet) options.progress = etrt_build_print;
   etrt_status status = etrt_build_onnx_file(input, &options, output);
@@ -176,6 +188,7 @@ int etrt_cmd_build(int argc, char **argv) {
 done:
   free(shapes);
   free(shape_values);
+  free(sequences);
   free(placements);
   return code;
 }

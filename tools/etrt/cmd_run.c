@@ -35,6 +35,7 @@ typedef struct etrt_run_options {
   unsigned long seed;
   const char *data;
   const char *output_dir;
+  const char *output_format; /* "npy" or "pb" */
   long iterations;
   etrt_io_place io;
   int caller_stream;
@@ -52,11 +53,18 @@ static void etrt_run_usage(FILE *out) {
       "Runs a method of an ExecuTorch program and reports its outputs.\n\n"
       "  --method NAME         the method to run (default: forward)\n"
       "  --input FILE          an input, in order: .npy, or .pb (ONNX TensorProto); repeat per "
-      "input\n"
+      "input.\n"
+      "                        A .pb SequenceProto or OptionalProto, or a directory of 0.npy,\n"
+      "                        1.npy, ... (or .pb), gives one input per tensor it holds: the\n"
+      "                        inputs NAME[0], NAME[1], ... of a sequence (etrt build\n"
+      "                        --sequence)\n"
       "  --random-inputs SEED  random inputs at the declared (largest) shapes instead\n"
       "  --data FILE.ptd       external tensors the program refers to\n"
       "  --output-dir DIR      write output_0.npy, output_1.npy, ... into DIR (created with\n"
-      "                        its missing parents; a file in its place is refused)\n"
+      "                        its missing parents; a file in its place is refused); a\n"
+      "                        sequence output's tensors are consecutive outputs\n"
+      "  --output-format npy|pb  the outputs' files: .npy (bfloat16 as ml_dtypes saves it,\n"
+      "                        '<V2') or .pb (ONNX TensorProto; bfloat16 as BFLOAT16)\n"
       "  --iterations N        run N times and report the median time (default 1)\n"
       "  --io host|pinned|device  where the tool places inputs and outputs (default host):\n"
       "                        host or pinned memory is bound as is; where the program keeps\n"
@@ -113,6 +121,13 @@ static int etrt_run_parse(int argc, char **argv, etrt_run_options *o) {
     } else if (strcmp(a, "--output-dir") == 0) {
       ETRT_NEED_VALUE();
       o->output_dir = next;
+    } else if (strcmp(a, "--output-format") == 0) {
+      ETRT_NEED_VALUE();
+      if (strcmp(next, "npy") != 0 && strcmp(next, "pb") != 0) {
+        fprintf(stderr, "etrt run: --output-format takes npy or pb, not '%s'\n", next);
+        return 2;
+      }
+      o->output_format = next;
     } else if (strcmp(a, "--iterations") == 0) {
       ETRT_NEED_VALUE();
       char *end;
@@ -443,6 +458,7 @@ typedef struct etrt_run_state {
   etrt_method *method;
   uint32_t num_inputs, num_outputs;
   etrt_tool_tensor host_inputs[ETRT_RUN_MAX_IO];
+  const char *input_sources[ETRT_RUN_MAX_IO]; /* the --input each came from */
   etrt_run_buffer placed_inputs[ETRT_RUN_MAX_IO];
   etrt_run_buffer placed_outputs[ETRT_RUN_MAX_IO];
   etrt_tool_tensor host_outputs[ETRT_RUN_MAX_IO];
@@ -539,11 +555,19 @@ static int etrt_run_prepare_inputs(etrt_run_state *st) {
             ETRT_RUN_MAX_IO);
     return 2;
   }
-  if (!st->o.random_inputs && (uint32_t)st->o.num_inputs != st->num_inputs) {
+  uint32_t given = 0;
+  for (int k = 0; !st->o.random_inputs && k < st->o.num_inputs; ++k) {
+    uint32_t before = given;
+    etrt_status s =
+        etrt_tool_values_read(st->o.inputs[k], st->host_inputs, ETRT_RUN_MAX_IO, &given);
+    if (s != ETRT_OK) return etrt_run_fail(st->o.inputs[k], s);
+    for (uint32_t i = before; i < given; ++i) st->input_sources[i] = st->o.inputs[k];
+  }
+  if (!st->o.random_inputs && given != st->num_inputs) {
     fprintf(stderr,
-            "etrt run: method '%s' takes %u input(s), %d given (--input FILE per input, or "
-            "--random-inputs SEED)\n",
-            st->o.method, st->num_inputs, st->o.num_inputs);
+            "etrt run: method '%s' takes %u input(s), %u given (--input FILE per input, a "
+            "sequence file or directory giving one per tensor, or --random-inputs SEED)\n",
+            st->o.method, st->num_inputs, given);
     return 2;
   }
   etrt_run_random_state = st->o.seed * 2654435761ULL + 1;
@@ -566,8 +590,7 @@ static int etrt_run_prepare_inputs(etrt_run_state *st) {
       if (t->view.data == NULL) return etrt_run_fail("input", ETRT_ERROR_OUT_OF_MEMORY);
       etrt_run_fill_random(&t->view, (size_t)count);
     } else {
-      s = etrt_tool_tensor_read_for(st->o.inputs[i], info.dtype, t);
-      if (s != ETRT_OK) return etrt_run_fail(st->o.inputs[i], s);
+      etrt_tool_tensor_relabel(t, info.dtype);
       /* Files hold row-major tensors; the method takes its own dim order. */
       if (t->view.rank == info.rank && etrt_run_relayout(t, info.dim_order, 1)) return 1;
     }
@@ -587,7 +610,7 @@ static int etrt_run_prepare_inputs(etrt_run_state *st) {
       }
     }
     s = etrt_method_set_input(st->method, i, &placed);
-    if (s != ETRT_OK) return etrt_run_fail(st->o.random_inputs ? "input" : st->o.inputs[i], s);
+    if (s != ETRT_OK) return etrt_run_fail(st->o.random_inputs ? "input" : st->input_sources[i], s);
   }
   return 0;
 }
@@ -735,8 +758,9 @@ static int etrt_run_report(etrt_run_state *st) {
     printf("] checksum %.9g\n", etrt_run_checksum(&t->view, count));
     if (st->o.output_dir != NULL) {
       char path[4096];
-      snprintf(path, sizeof path, "%s/output_%u.npy", st->o.output_dir, i);
-      etrt_status s = etrt_tool_tensor_write_npy(path, &t->view);
+      snprintf(path, sizeof path, "%s/output_%u.%s", st->o.output_dir, i,
+               st->o.output_format ? st->o.output_format : "npy");
+      etrt_status s = etrt_tool_tensor_write(path, &t->view);
       if (s != ETRT_OK) {
         etrt_run_fail("writing outputs", s);
         return 1;

@@ -11,17 +11,25 @@
 typedef struct etrt_tool_tensor {
   etrt_tensor_view view;
   size_t nbytes;
+  int from_pb; /* read from a .pb (uint16 there may be 16-bit float bits) */
 } etrt_tool_tensor;
 
 /* Reads `path`: .pb as a TensorProto, anything else as .npy (bfloat16 as '<V2', the
  * ml_dtypes convention: base/npy.h). */
 etrt_status etrt_tool_tensor_read(const char *path, etrt_tool_tensor *out);
-/* The same for an input that takes `want`: a .pb of uint16 is taken as bfloat16 or
- * float16 bits where `want` is one of those, since the ONNX backend test data stores
- * them so (older ONNX releases had no other way). */
-etrt_status etrt_tool_tensor_read_for(const char *path, etrt_dtype want, etrt_tool_tensor *out);
-/* Writes a host tensor as .npy (all or nothing). */
-etrt_status etrt_tool_tensor_write_npy(const char *path, const etrt_tensor_view *view);
+/* Relabels a .pb tensor of uint16 as `want` where that is bfloat16 or float16: the
+ * ONNX backend test data stores them so (older ONNX releases had no other way). */
+void etrt_tool_tensor_relabel(etrt_tool_tensor *t, etrt_dtype want);
+/* Reads `path` as zero or more method inputs, appended at out[*count] (at most `max` in
+ * all): a tensor file gives one; a .pb SequenceProto or OptionalProto gives its
+ * tensors (none for an absent optional), which the program takes as consecutive
+ * inputs (a sequence is unrolled when it is built); a directory gives its files 0.npy
+ * (or 0.pb), 1.npy, ... in order, up to the first missing. */
+etrt_status etrt_tool_values_read(const char *path, etrt_tool_tensor *out, uint32_t max,
+                                  uint32_t *count);
+/* Writes a host tensor as .pb (a TensorProto: bfloat16 as BFLOAT16) where `path` ends in
+ * .pb, else as .npy (all or nothing). */
+etrt_status etrt_tool_tensor_write(const char *path, const etrt_tensor_view *view);
 void etrt_tool_tensor_release(etrt_tool_tensor *tensor);
 
 #endif
