@@ -31,6 +31,8 @@ static etrt_status etrt_engine_prepare(etrt_engine *engine, const size_t *offset
       node->state = etrt_arena_alloc(&g->arena, node->def->state_size, 64);
       if (node->state == NULL) return etrt_error(ETRT_ERROR_OUT_OF_MEMORY, "engine: out of memory");
     }
+    etrt_status checked = etrt_op_check_layout(node);
+    if (checked != ETRT_OK) return etrt_engine_node_error(checked, engine, offsets, n);
     if (node->def->prepare != NULL) {
       etrt_status s = node->def->prepare(node, node->state);
       if (s != ETRT_OK) return etrt_engine_node_error(s, engine, offsets, n);
