@@ -17,6 +17,7 @@
 #include "engine/engine_internal.h"
 #include "engine/plan_format.h"
 #include "onnx_build_testing.h"
+#include "op_harness.h"
 #include "test_util.h"
 
 /* Deterministic weights in (-0.5, 0.5). */
@@ -352,7 +353,113 @@ static void test_plan_with_attribute_on_other_op_refused(void) {
   free(plan);
 }
 
+/* [A, B, C, D] -> [A, C, D, B] (NCHW to NHWC, KCRS to KRSC). */
+static void to_nhwc(const float *src, const int64_t *d, float *dst) {
+  for (int64_t n = 0; n < d[0]; ++n)
+    for (int64_t c = 0; c < d[1]; ++c)
+      for (int64_t h = 0; h < d[2]; ++h)
+        for (int64_t w = 0; w < d[3]; ++w)
+          dst[((n * d[2] + h) * d[3] + w) * d[1] + c] = src[((n * d[1] + c) * d[2] + h) * d[3] + w];
+}
+
+static oh_value f32_value(const float *data, const int64_t *dims, int kind) {
+  oh_value v = {.dtype = ETRT_DTYPE_FLOAT32, .rank = 4, .data = data, .kind = kind};
+  memcpy(v.dims, dims, 4 * sizeof *dims);
+  return v;
+}
+
+/* One node run on the CPU in NCHW and with channels_last = 1 on the same data: the NHWC
+ * kernels give the NCHW kernels' output, permuted. */
+typedef struct layout_case {
+  const char *label, *op;
+  int64_t x[4], w[4]; /* w[0] == 0: no weights */
+  int bias, residual;
+  uint32_t num_attributes;
+  etrt_attribute attributes[4];
+} layout_case;
+
+static void check_layout_case(const layout_case *c) {
+  int64_t xn = c->x[0] * c->x[1] * c->x[2] * c->x[3], wn = c->w[0] * c->w[1] * c->w[2] * c->w[3];
+  float *x = weights(xn, 11), *xh = malloc((size_t)xn * sizeof *xh);
+  float *w = c->w[0] ? weights(wn, 12) : NULL, *wh = c->w[0] ? malloc((size_t)wn * sizeof *wh) : NULL;
+  float *b = weights(c->w[0] + 1, 13);
+  static float y[1024], yh[1024], want[1024], z[1024], zh[1024];
+  oh_output info;
+  oh_value in[4], inh[4];
+  uint32_t count = 0;
+  to_nhwc(x, c->x, xh);
+  in[count] = f32_value(x, c->x, OH_INPUT);
+  inh[count++] = f32_value(xh, (int64_t[]){c->x[0], c->x[2], c->x[3], c->x[1]}, OH_INPUT);
+  if (w != NULL) {
+    to_nhwc(w, c->w, wh);
+    in[count] = f32_value(w, c->w, OH_CONSTANT);
+    inh[count++] = f32_value(wh, (int64_t[]){c->w[0], c->w[2], c->w[3], c->w[1]}, OH_CONSTANT);
+  }
+  if (c->bias || c->residual) {
+    oh_value bv = c->bias ? (oh_value){.dtype = ETRT_DTYPE_FLOAT32, .rank = 1, .dims = {c->w[0]},
+                                       .data = b, .kind = OH_CONSTANT}
+                          : OH_NONE;
+    in[count] = inh[count] = bv;
+    ++count;
+  }
+  etrt_attribute attrs[5];
+  memcpy(attrs, c->attributes, c->num_attributes * sizeof *attrs);
+  /* The plain run first: its output's shape sizes Z. */
+  void *outs[1] = {y};
+  if (c->residual) {
+    CHECK_OK(oh_run(c->op, count, in, c->num_attributes, attrs, 1, outs, &info));
+    int64_t zn = info.dims[0] * info.dims[1] * info.dims[2] * info.dims[3];
+    for (int64_t i = 0; i < zn; ++i) z[i] = 0.25f - (float)(i % 7) * 0.1f;
+    to_nhwc(z, info.dims, zh);
+    in[count] = f32_value(z, info.dims, OH_INPUT);
+    inh[count++] = f32_value(zh, (int64_t[]){info.dims[0], info.dims[2], info.dims[3], info.dims[1]},
+                             OH_INPUT);
+  }
+  CHECK_OK(oh_run(c->op, count, in, c->num_attributes, attrs, 1, outs, &info));
+  attrs[c->num_attributes] = OH_INT("channels_last", 1);
+  outs[0] = yh;
+  oh_output infoh;
+  CHECK_OK(oh_run(c->op, count, inh, c->num_attributes + 1, attrs, 1, outs, &infoh));
+  CHECK(infoh.rank == 4 && infoh.dims[0] == info.dims[0] && infoh.dims[1] == info.dims[2] &&
+        infoh.dims[2] == info.dims[3] && infoh.dims[3] == info.dims[1]);
+  int64_t yn = info.dims[0] * info.dims[1] * info.dims[2] * info.dims[3];
+  to_nhwc(y, info.dims, want);
+  double worst = 0.0;
+  for (int64_t i = 0; i < yn; ++i) worst = fmax(worst, fabs((double)yh[i] - (double)want[i]));
+  if (worst > 1e-5) etrt_test_fail(__FILE__, __LINE__, "%s: off by %g", c->label, worst);
+  free(x);
+  free(xh);
+  free(w);
+  free(wh);
+  free(b);
+}
+
+static void test_nhwc_kernels_match_nchw(void) {
+  const layout_case cases[] = {
+      {"conv stride 2 pad 1 bias", "Conv", {2, 3, 7, 7}, {4, 3, 3, 3}, 1, 0, 2,
+       {OH_INTS("strides", 2, 2, 2), OH_INTS("pads", 4, 1, 1, 1, 1)}},
+      {"conv dilated, no bias", "Conv", {1, 4, 6, 6}, {5, 4, 3, 3}, 0, 0, 2,
+       {OH_INTS("dilations", 2, 2, 2), OH_INTS("pads", 4, 2, 2, 2, 2)}},
+      {"conv grouped", "Conv", {1, 4, 5, 5}, {6, 2, 3, 3}, 1, 0, 1, {OH_INT("group", 2)}},
+      {"fused conv residual relu", "EtrtFusedConv", {1, 3, 5, 5}, {4, 3, 3, 3}, 1, 1, 2,
+       {OH_INTS("pads", 4, 1, 1, 1, 1), OH_STRING("activation", "Relu")}},
+      {"fused conv residual, no bias", "EtrtFusedConv", {2, 3, 4, 4}, {2, 3, 1, 1}, 0, 1, 0, {{0}}},
+      {"max pool", "MaxPool", {2, 3, 9, 9}, {0}, 0, 0, 3,
+       {OH_INTS("kernel_shape", 2, 3, 3), OH_INTS("strides", 2, 2, 2),
+        OH_INTS("pads", 4, 1, 1, 1, 1)}},
+      {"average pool count_include_pad", "AveragePool", {1, 3, 7, 7}, {0}, 0, 0, 3,
+       {OH_INTS("kernel_shape", 2, 2, 2), OH_INTS("pads", 4, 1, 1, 0, 0),
+        OH_INT("count_include_pad", 1)}},
+      {"average pool ceil", "AveragePool", {1, 2, 6, 6}, {0}, 0, 0, 3,
+       {OH_INTS("kernel_shape", 2, 3, 3), OH_INTS("strides", 2, 2, 2), OH_INT("ceil_mode", 1)}},
+      {"global average pool", "GlobalAveragePool", {2, 5, 3, 4}, {0}, 0, 0, 0, {{0}}},
+      {"global max pool", "GlobalMaxPool", {2, 5, 3, 4}, {0}, 0, 0, 0, {{0}}},
+  };
+  for (size_t k = 0; k < sizeof cases / sizeof cases[0]; ++k) check_layout_case(&cases[k]);
+}
+
 int main(void) {
+  RUN_TEST(test_nhwc_kernels_match_nchw);
   RUN_TEST(test_region_and_conversions);
   RUN_TEST(test_single_conv_stays_nchw);
   RUN_TEST(test_refusals);
