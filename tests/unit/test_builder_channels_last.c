@@ -266,6 +266,39 @@ static void test_cnn_on_sim_matches_cpu(void) {
   }
 }
 
+/* What `etrt inspect` reads from the GPU plan: the channels-last nodes and the one
+ * conversion. */
+static void test_inspect_layouts(void) {
+  size_t size;
+  uint8_t *onnx = cnn_onnx(&size);
+  etrt_build_options o;
+  etrt_build_options_init(&o);
+  o.device = "cuda:0";
+  bp_built b = {0};
+  CHECK_OK(etrt_build_onnx_memory(onnx, size, &o, &b.bytes, &b.size));
+  free(onnx);
+  bp_parse(&b);
+  etrt_pte_bytes payload = {NULL, 0};
+  if (b.plan != NULL && b.plan->delegates_count == 1)
+    CHECK_OK(etrt_pte_program_delegate_data(b.program, &b.plan->delegates[0], &payload));
+  etrt_engine_types types;
+  char names[256];
+  CHECK(payload.size > 0 && etrt_engine_plan_types(payload.data, payload.size, &types));
+  CHECK(payload.size > 0 &&
+        etrt_engine_plan_channels_last(payload.data, payload.size, names, sizeof names));
+  if (payload.size > 0) {
+    CHECK_EQ_INT(types.channels_last_nodes, 6);
+    CHECK_EQ_INT(types.layout_conversions, 1);
+    CHECK_STR_CONTAINS(names, "conv1, pool1, ");
+    CHECK_STR_CONTAINS(names, "gap");
+    /* Too small a buffer is cut with an ellipsis. */
+    char cut[12];
+    CHECK(etrt_engine_plan_channels_last(payload.data, payload.size, cut, sizeof cut));
+    CHECK(strcmp(cut, "conv1, p...") == 0);
+  }
+  bp_drop(&b);
+}
+
 /* A network holding Conv [1,6,6,3] x [4,3,3,3] with channels_last = `value` on an op of
  * type `op` (Conv, or another given that name). */
 static etrt_status conv_network(const char *op, int64_t value, etrt_network **out) {
@@ -464,6 +497,7 @@ int main(void) {
   RUN_TEST(test_single_conv_stays_nchw);
   RUN_TEST(test_refusals);
   RUN_TEST(test_plan_with_attribute_on_other_op_refused);
+  RUN_TEST(test_inspect_layouts);
   CHECK_OK(etrt_device_select_sim(1));
   RUN_TEST(test_cnn_on_sim_matches_cpu);
   CHECK_OK(etrt_device_select_sim(0));
