@@ -6,6 +6,7 @@
  * at plan loading. */
 #include <math.h>
 #include <stdint.h>
+#include <stdlib.h>
 
 #include "base/digest.h"
 #include "builder/import.h"
@@ -264,6 +265,13 @@ static void test_cnn_on_sim_matches_cpu(void) {
     CHECK_STR_CONTAINS(progress_text, "1 layout conversions");
     for (int k = 0; k < 10; ++k) CHECK_NEAR(got[k], want[k], cases[c].tolerance * largest);
   }
+  /* ETRT_CHANNELS_LAST=0 keeps the GPU plan NCHW (for measuring one against the other). */
+  setenv("ETRT_CHANNELS_LAST", "0", 1);
+  memset(got, 0, sizeof got);
+  run_cnn("cuda:0", ETRT_PRECISION_FP32, got);
+  unsetenv("ETRT_CHANNELS_LAST");
+  CHECK(strstr(progress_text, "layouts:") == NULL);
+  for (int k = 0; k < 10; ++k) CHECK_NEAR(got[k], want[k], 1e-5 * largest);
 }
 
 /* What `etrt inspect` reads from the GPU plan: the channels-last nodes and the one
