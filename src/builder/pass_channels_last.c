@@ -32,7 +32,7 @@ typedef enum etrt_cl_role {
   ETRT_CL_CONV,   /* takes the attribute; counts toward a region's worth */
   ETRT_CL_POOL,   /* takes the attribute */
   ETRT_CL_BLIND,  /* elementwise: nothing changes */
-  ETRT_CL_CONCAT, /* Concat / Split on the channel axis: the axis changes */
+  ETRT_CL_CONCAT, /* Concat / Split on the channel axis: the axis becomes 3 */
 } etrt_cl_role;
 
 typedef struct etrt_cl {
@@ -122,6 +122,14 @@ static etrt_cl_role etrt_cl_classify(const etrt_ir_graph *g, const etrt_ir_node 
                ? ETRT_CL_POOL
                : ETRT_CL_NONE;
   }
+  if (strcmp(op, "Split") == 0) {
+    int64_t axis = etrt_ir_node_attribute_int(n, "axis", 0);
+    if ((axis != 1 && axis != -3) || n->num_inputs < 1 || !etrt_cl_is_4d(g, n->inputs[0]))
+      return ETRT_CL_NONE;
+    for (uint32_t o = 0; o < n->num_outputs; ++o)
+      if (!etrt_cl_is_4d(g, n->outputs[o])) return ETRT_CL_NONE;
+    return ETRT_CL_CONCAT;
+  }
   if (n->num_outputs != 1 || !etrt_cl_is_4d(g, n->outputs[0])) return ETRT_CL_NONE;
   const etrt_ir_value *y = &g->values[n->outputs[0]];
   if (etrt_cl_listed(etrt_cl_unary, op))
@@ -164,8 +172,8 @@ static bool etrt_cl_layout_input(const etrt_ir_graph *g, const etrt_ir_node *n, 
     case ETRT_CL_BLIND:
       return etrt_cl_same_shape(&g->values[v], &g->values[n->outputs[0]]) &&
              (i == 0 || !etrt_cl_listed(etrt_cl_unary, n->op_type));
-    case ETRT_CL_CONCAT:
-      return true;
+    case ETRT_CL_CONCAT: /* Split's second input is its sizes */
+      return strcmp(n->op_type, "Split") != 0 || i == 0;
     default:
       return false;
   }
@@ -403,7 +411,10 @@ static etrt_status etrt_cl_run(etrt_cl *c, etrt_pass_channels_last_stats *st) {
     c->role[n] = (uint8_t)etrt_cl_classify(g, node);
     if (c->role[n] == ETRT_CL_NONE) continue;
     int32_t y = node->outputs[0];
-    c->member[y] = 1;
+    for (uint32_t o = 0; o < node->num_outputs; ++o) {
+      c->member[node->outputs[o]] = 1;
+      etrt_cl_union(c, y, node->outputs[o]);
+    }
     for (uint32_t i = 0; i < node->num_inputs; ++i) {
       c->slot[c->slot_at[n] + i] = etrt_cl_layout_input(g, node, c->role[n], i);
       if (!c->slot[c->slot_at[n] + i]) continue;

@@ -89,6 +89,36 @@ static uint8_t *single_conv_onnx(size_t *size) {
   return tm_finish(&m, 17, size);
 }
 
+/* x[2,3,8,8] -> Conv 3x3 a, Conv 1x1 b (both read x) -> Relu each -> Concat on channels
+ *   -> Conv 3x3 -> Split on channels (5, 3): Tanh -> GlobalMaxPool -> Flatten -> y [2, 5],
+ *   and ReduceSum of the other part -> r (a scalar) */
+static uint8_t *branches_onnx(size_t *size) {
+  tm_model m;
+  tm_init(&m);
+  const char *dims[] = {"2", "3", "8", "8"};
+  tm_input(&m, "x", 4, dims);
+  initializer(&m, "wa", 4, (int64_t[]){4, 3, 3, 3}, 21);
+  initializer(&m, "wb", 4, (int64_t[]){2, 3, 1, 1}, 22);
+  initializer(&m, "wc", 4, (int64_t[]){8, 6, 3, 3}, 23);
+  static const int64_t split[2] = {5, 3};
+  tm_initializer(&m, "split", ETRT_ONNX_INT64, 1, (int64_t[]){2}, split, sizeof split);
+  static const int64_t pads[4] = {1, 1, 1, 1};
+  tm_node(&m, "Conv", "conv_a", "x,wa", "ca", 1, tm_attr_ints("pads", 4, pads));
+  tm_node(&m, "Relu", "relu_a", "ca", "ra", 0);
+  tm_node(&m, "Conv", "conv_b", "x,wb", "cb", 0);
+  tm_node(&m, "Sigmoid", "sig_b", "cb", "sb", 0);
+  tm_node(&m, "Concat", "cat", "ra,sb", "cat", 1, tm_attr_int("axis", 1));
+  tm_node(&m, "Conv", "conv_c", "cat,wc", "cc", 1, tm_attr_ints("pads", 4, pads));
+  tm_node(&m, "Split", "halves", "cc,split", "h0,h1", 1, tm_attr_int("axis", 1));
+  tm_node(&m, "Tanh", "tanh", "h0", "t0", 0);
+  tm_node(&m, "GlobalMaxPool", "gmp", "t0", "g", 0);
+  tm_node(&m, "Flatten", "flatten", "g", "y", 0);
+  tm_node(&m, "ReduceSum", "rest", "h1", "r", 1, tm_attr_int("keepdims", 0));
+  tm_output(&m, "y");
+  tm_output(&m, "r");
+  return tm_finish(&m, 17, size);
+}
+
 typedef struct passed {
   uint8_t *bytes;
   etrt_onnx_model *model;
@@ -219,9 +249,12 @@ static void progress(const char *line, void *user) {
   snprintf(progress_text + used, sizeof progress_text - used, "%s\n", line);
 }
 
-static void run_cnn(const char *device, etrt_precision precision, float *y) {
+/* Builds the model `make` writes for `device`, runs it on the same x [2,3,8,8], and copies
+ * output k's first counts[k] floats to outs[k] (num_outputs of them). */
+static void run_model(uint8_t *(*make)(size_t *), const char *device, etrt_precision precision,
+                      uint32_t num_outputs, const int64_t *counts, float *const *outs) {
   size_t size, pte_size;
-  uint8_t *onnx = cnn_onnx(&size), *pte = NULL;
+  uint8_t *onnx = make(&size), *pte = NULL;
   etrt_build_options o;
   etrt_build_options_init(&o);
   o.device = device;
@@ -237,12 +270,21 @@ static void run_cnn(const char *device, etrt_precision precision, float *y) {
   etrt_tensor_view xv = bp_view(x, ETRT_DTYPE_FLOAT32, 4, (int64_t[]){2, 3, 8, 8});
   if (l.method != NULL) CHECK_OK(etrt_method_set_input(l.method, 0, &xv));
   if (l.method != NULL) CHECK_OK(etrt_method_execute(l.method));
-  etrt_tensor_view yv = {0};
-  if (l.method != NULL) CHECK_OK(etrt_method_get_output(l.method, 0, &yv));
-  CHECK(yv.dtype == ETRT_DTYPE_FLOAT32 && yv.rank == 2 && yv.sizes[0] == 2 && yv.sizes[1] == 5);
-  if (yv.data != NULL && yv.rank == 2) memcpy(y, yv.data, 10 * sizeof *y);
+  for (uint32_t k = 0; k < num_outputs && l.method != NULL; ++k) {
+    etrt_tensor_view yv = {0};
+    CHECK_OK(etrt_method_get_output(l.method, k, &yv));
+    int64_t numel = 1;
+    for (int32_t a = 0; a < yv.rank; ++a) numel *= yv.sizes[a];
+    CHECK(yv.dtype == ETRT_DTYPE_FLOAT32 && numel == counts[k]);
+    if (yv.data != NULL && numel == counts[k])
+      memcpy(outs[k], yv.data, (size_t)counts[k] * sizeof(float));
+  }
   free(x);
   bp_unload(&l);
+}
+
+static void run_cnn(const char *device, etrt_precision precision, float *y) {
+  run_model(cnn_onnx, device, precision, 1, (int64_t[]){10}, (float *[]){y});
 }
 
 /* The GPU plans (NHWC inside, run by the simulated GPU with the CPU kernels) give the CPU
@@ -272,6 +314,33 @@ static void test_cnn_on_sim_matches_cpu(void) {
   unsetenv("ETRT_CHANNELS_LAST");
   CHECK(strstr(progress_text, "layouts:") == NULL);
   for (int k = 0; k < 10; ++k) CHECK_NEAR(got[k], want[k], 1e-5 * largest);
+}
+
+/* Concat and Split join the region with the channel axis moved to 3; the Split's second
+ * half leaves for a ReduceSum outside (a Transpose), the global pool's output by a Reshape. */
+static void test_concat_split_region(void) {
+  size_t size;
+  uint8_t *bytes = branches_onnx(&size);
+  passed p;
+  run_passes(bytes, size, &p);
+  if (p.graph != NULL) {
+    CHECK_EQ_INT(p.stats.regions, 1);
+    CHECK_EQ_INT(p.stats.nodes, 4);
+    CHECK_EQ_INT(p.stats.members, 8);
+    CHECK_EQ_INT(p.stats.transposes, 2);
+    CHECK_EQ_INT(p.stats.reshapes, 1);
+    const etrt_ir_node *cat = live_node(p.graph, "Concat", 0), *split = live_node(p.graph, "Split", 0);
+    if (cat != NULL) CHECK_EQ_INT(etrt_ir_node_attribute_int(cat, "axis", 0), 3);
+    if (split != NULL) CHECK_EQ_INT(etrt_ir_node_attribute_int(split, "axis", 0), 3);
+  }
+  release(&p);
+  float want_y[10], want_r[1], got_y[10] = {0}, got_r[1] = {0};
+  const int64_t counts[2] = {10, 1};
+  run_model(branches_onnx, "cpu", ETRT_PRECISION_FP32, 2, counts, (float *[]){want_y, want_r});
+  run_model(branches_onnx, "cuda:0", ETRT_PRECISION_FP32, 2, counts, (float *[]){got_y, got_r});
+  CHECK_STR_CONTAINS(progress_text, "2 layout conversions");
+  for (int k = 0; k < 10; ++k) CHECK_NEAR(got_y[k], want_y[k], 1e-5);
+  CHECK_NEAR(got_r[0], want_r[0], 1e-4 * (1.0 + fabs(want_r[0])));
 }
 
 /* What `etrt inspect` reads from the GPU plan: the channels-last nodes and the one
@@ -508,6 +577,7 @@ int main(void) {
   RUN_TEST(test_inspect_layouts);
   CHECK_OK(etrt_device_select_sim(1));
   RUN_TEST(test_cnn_on_sim_matches_cpu);
+  RUN_TEST(test_concat_split_region);
   CHECK_OK(etrt_device_select_sim(0));
   return TEST_EXIT();
 }
