@@ -93,11 +93,12 @@ static bool etrt_cl_conv_fits(const etrt_ir_graph *g, const etrt_ir_node *n) {
   if (!w->is_constant || w->rank != 4 || w->dtype != g->values[n->inputs[0]].dtype) return false;
   if (etrt_ir_node_attribute_int(n, "group", 1) != 1) return false;
   const etrt_attribute *pad = etrt_ir_node_attribute(n, "auto_pad");
-  if (pad != NULL && pad->s != NULL && strcmp(pad->s, "NOTSET") != 0 && strcmp(pad->s, "VALID") != 0)
+  if (pad != NULL && pad->s != NULL && strcmp(pad->s, "NOTSET") != 0 &&
+      strcmp(pad->s, "VALID") != 0)
     return false;
   const etrt_attribute *pads = etrt_ir_node_attribute(n, "pads");
-  if (pads != NULL && (pads->count != 4 || pads->ints[0] != pads->ints[2] ||
-                       pads->ints[1] != pads->ints[3]))
+  if (pads != NULL &&
+      (pads->count != 4 || pads->ints[0] != pads->ints[2] || pads->ints[1] != pads->ints[3]))
     return false;
   if (strcmp(n->op_type, "EtrtFusedConv") == 0) {
     const etrt_attribute *act = etrt_ir_node_attribute(n, "activation");
@@ -110,7 +111,8 @@ static bool etrt_cl_conv_fits(const etrt_ir_graph *g, const etrt_ir_node *n) {
 }
 
 static etrt_cl_role etrt_cl_classify(const etrt_ir_graph *g, const etrt_ir_node *n) {
-  if (n->dead || n->domain[0] != '\0' || n->num_bodies > 0 || n->num_outputs < 1) return ETRT_CL_NONE;
+  if (n->dead || n->domain[0] != '\0' || n->num_bodies > 0 || n->num_outputs < 1)
+    return ETRT_CL_NONE;
   const char *op = n->op_type;
   if (strcmp(op, "Conv") == 0 || strcmp(op, "EtrtFusedConv") == 0)
     return etrt_cl_conv_fits(g, n) ? ETRT_CL_CONV : ETRT_CL_NONE;
@@ -315,15 +317,15 @@ static etrt_status etrt_cl_convert_value(etrt_cl *c, int32_t v, etrt_pass_channe
           int64_t dims[1] = {4};
           void *data;
           int32_t shape_id;
-          ETRT_RETURN_IF_ERROR(etrt_ir_add_constant(g, name, ETRT_DTYPE_INT64, 1, dims, &data,
-                                                    &shape_id));
+          ETRT_RETURN_IF_ERROR(
+              etrt_ir_add_constant(g, name, ETRT_DTYPE_INT64, 1, dims, &data, &shape_id));
           memcpy(data, shape, sizeof shape);
-          ETRT_RETURN_IF_ERROR(etrt_cl_add_node(c, "Reshape", name, 2,
-                                                (int32_t[]){copy, shape_id}, v, NULL, p));
+          ETRT_RETURN_IF_ERROR(
+              etrt_cl_add_node(c, "Reshape", name, 2, (int32_t[]){copy, shape_id}, v, NULL, p));
           ++st->reshapes;
         } else {
-          etrt_attribute perm = {.name = "perm", .kind = ETRT_ATTRIBUTE_INTS, .count = 4,
-                                 .ints = etrt_cl_to_nchw};
+          etrt_attribute perm = {
+              .name = "perm", .kind = ETRT_ATTRIBUTE_INTS, .count = 4, .ints = etrt_cl_to_nchw};
           ETRT_RETURN_IF_ERROR(etrt_cl_add_node(c, "Transpose", name, 1, &copy, v, &perm, p));
           ++st->transposes;
         }
@@ -331,8 +333,8 @@ static etrt_status etrt_cl_convert_value(etrt_cl *c, int32_t v, etrt_pass_channe
     } else {
       const char *name = etrt_ir_printf(g, "%s/to_nhwc", g->values[v].name);
       if (name == NULL) return etrt_error(ETRT_ERROR_OUT_OF_MEMORY, "graph: out of memory");
-      etrt_attribute perm = {.name = "perm", .kind = ETRT_ATTRIBUTE_INTS, .count = 4,
-                             .ints = etrt_cl_to_nhwc};
+      etrt_attribute perm = {
+          .name = "perm", .kind = ETRT_ATTRIBUTE_INTS, .count = 4, .ints = etrt_cl_to_nhwc};
       ETRT_RETURN_IF_ERROR(etrt_cl_add_node(c, "Transpose", name, 1, &v, copy, &perm, p));
       ++st->transposes;
     }

@@ -299,7 +299,8 @@ static void test_cnn_on_sim_matches_cpu(void) {
   const struct {
     etrt_precision precision;
     double tolerance;
-  } cases[] = {{ETRT_PRECISION_FP32, 1e-5}, {ETRT_PRECISION_FP16, 4e-3}, {ETRT_PRECISION_BF16, 3e-2}};
+  } cases[] = {
+      {ETRT_PRECISION_FP32, 1e-5}, {ETRT_PRECISION_FP16, 4e-3}, {ETRT_PRECISION_BF16, 3e-2}};
   for (size_t c = 0; c < sizeof cases / sizeof cases[0]; ++c) {
     memset(got, 0, sizeof got);
     run_cnn("cuda:0", cases[c].precision, got);
@@ -329,7 +330,8 @@ static void test_concat_split_region(void) {
     CHECK_EQ_INT(p.stats.members, 8);
     CHECK_EQ_INT(p.stats.transposes, 2);
     CHECK_EQ_INT(p.stats.reshapes, 1);
-    const etrt_ir_node *cat = live_node(p.graph, "Concat", 0), *split = live_node(p.graph, "Split", 0);
+    const etrt_ir_node *cat = live_node(p.graph, "Concat", 0),
+                       *split = live_node(p.graph, "Split", 0);
     if (cat != NULL) CHECK_EQ_INT(etrt_ir_node_attribute_int(cat, "axis", 0), 3);
     if (split != NULL) CHECK_EQ_INT(etrt_ir_node_attribute_int(split, "axis", 0), 3);
   }
@@ -411,9 +413,9 @@ static void test_refusals(void) {
   int32_t x, y[2];
   CHECK_OK(etrt_network_add_input(n, "x", ETRT_DTYPE_FLOAT32, 3, (int64_t[]){1, 6, 3},
                                   (int64_t[]){1, 6, 3}, &x));
-  etrt_attribute attrs[2] = {{.name = "channels_last", .kind = ETRT_ATTRIBUTE_INT, .i = 1},
-                             {.name = "kernel_shape", .kind = ETRT_ATTRIBUTE_INTS, .count = 1,
-                              .ints = (int64_t[]){2}}};
+  etrt_attribute attrs[2] = {
+      {.name = "channels_last", .kind = ETRT_ATTRIBUTE_INT, .i = 1},
+      {.name = "kernel_shape", .kind = ETRT_ATTRIBUTE_INTS, .count = 1, .ints = (int64_t[]){2}}};
   CHECK_FAILS(etrt_network_add_op(n, "MaxPool", "p3", 1, &x, 1, y, 2, attrs),
               ETRT_ERROR_INVALID_ARGUMENT, "channels_last takes a 4-D X ([N, H, W, C])");
   int32_t x4;
@@ -491,7 +493,8 @@ typedef struct layout_case {
 static void check_layout_case(const layout_case *c) {
   int64_t xn = c->x[0] * c->x[1] * c->x[2] * c->x[3], wn = c->w[0] * c->w[1] * c->w[2] * c->w[3];
   float *x = weights(xn, 11), *xh = malloc((size_t)xn * sizeof *xh);
-  float *w = c->w[0] ? weights(wn, 12) : NULL, *wh = c->w[0] ? malloc((size_t)wn * sizeof *wh) : NULL;
+  float *w = c->w[0] ? weights(wn, 12) : NULL,
+        *wh = c->w[0] ? malloc((size_t)wn * sizeof *wh) : NULL;
   float *b = weights(c->w[0] + 1, 13);
   static float y[1024], yh[1024], want[1024], z[1024], zh[1024];
   oh_output info;
@@ -506,8 +509,11 @@ static void check_layout_case(const layout_case *c) {
     inh[count++] = f32_value(wh, (int64_t[]){c->w[0], c->w[2], c->w[3], c->w[1]}, OH_CONSTANT);
   }
   if (c->bias || c->residual) {
-    oh_value bv = c->bias ? (oh_value){.dtype = ETRT_DTYPE_FLOAT32, .rank = 1, .dims = {c->w[0]},
-                                       .data = b, .kind = OH_CONSTANT}
+    oh_value bv = c->bias ? (oh_value){.dtype = ETRT_DTYPE_FLOAT32,
+                                       .rank = 1,
+                                       .dims = {c->w[0]},
+                                       .data = b,
+                                       .kind = OH_CONSTANT}
                           : OH_NONE;
     in[count] = inh[count] = bv;
     ++count;
@@ -522,8 +528,8 @@ static void check_layout_case(const layout_case *c) {
     for (int64_t i = 0; i < zn; ++i) z[i] = 0.25f - (float)(i % 7) * 0.1f;
     to_nhwc(z, info.dims, zh);
     in[count] = f32_value(z, info.dims, OH_INPUT);
-    inh[count++] = f32_value(zh, (int64_t[]){info.dims[0], info.dims[2], info.dims[3], info.dims[1]},
-                             OH_INPUT);
+    inh[count++] = f32_value(
+        zh, (int64_t[]){info.dims[0], info.dims[2], info.dims[3], info.dims[1]}, OH_INPUT);
   }
   CHECK_OK(oh_run(c->op, count, in, c->num_attributes, attrs, 1, outs, &info));
   attrs[c->num_attributes] = OH_INT("channels_last", 1);
@@ -546,21 +552,57 @@ static void check_layout_case(const layout_case *c) {
 
 static void test_nhwc_kernels_match_nchw(void) {
   const layout_case cases[] = {
-      {"conv stride 2 pad 1 bias", "Conv", {2, 3, 7, 7}, {4, 3, 3, 3}, 1, 0, 2,
+      {"conv stride 2 pad 1 bias",
+       "Conv",
+       {2, 3, 7, 7},
+       {4, 3, 3, 3},
+       1,
+       0,
+       2,
        {OH_INTS("strides", 2, 2, 2), OH_INTS("pads", 4, 1, 1, 1, 1)}},
-      {"conv dilated, no bias", "Conv", {1, 4, 6, 6}, {5, 4, 3, 3}, 0, 0, 2,
+      {"conv dilated, no bias",
+       "Conv",
+       {1, 4, 6, 6},
+       {5, 4, 3, 3},
+       0,
+       0,
+       2,
        {OH_INTS("dilations", 2, 2, 2), OH_INTS("pads", 4, 2, 2, 2, 2)}},
       {"conv grouped", "Conv", {1, 4, 5, 5}, {6, 2, 3, 3}, 1, 0, 1, {OH_INT("group", 2)}},
-      {"fused conv residual relu", "EtrtFusedConv", {1, 3, 5, 5}, {4, 3, 3, 3}, 1, 1, 2,
+      {"fused conv residual relu",
+       "EtrtFusedConv",
+       {1, 3, 5, 5},
+       {4, 3, 3, 3},
+       1,
+       1,
+       2,
        {OH_INTS("pads", 4, 1, 1, 1, 1), OH_STRING("activation", "Relu")}},
       {"fused conv residual, no bias", "EtrtFusedConv", {2, 3, 4, 4}, {2, 3, 1, 1}, 0, 1, 0, {{0}}},
-      {"max pool", "MaxPool", {2, 3, 9, 9}, {0}, 0, 0, 3,
+      {"max pool",
+       "MaxPool",
+       {2, 3, 9, 9},
+       {0},
+       0,
+       0,
+       3,
        {OH_INTS("kernel_shape", 2, 3, 3), OH_INTS("strides", 2, 2, 2),
         OH_INTS("pads", 4, 1, 1, 1, 1)}},
-      {"average pool count_include_pad", "AveragePool", {1, 3, 7, 7}, {0}, 0, 0, 3,
+      {"average pool count_include_pad",
+       "AveragePool",
+       {1, 3, 7, 7},
+       {0},
+       0,
+       0,
+       3,
        {OH_INTS("kernel_shape", 2, 2, 2), OH_INTS("pads", 4, 1, 1, 0, 0),
         OH_INT("count_include_pad", 1)}},
-      {"average pool ceil", "AveragePool", {1, 2, 6, 6}, {0}, 0, 0, 3,
+      {"average pool ceil",
+       "AveragePool",
+       {1, 2, 6, 6},
+       {0},
+       0,
+       0,
+       3,
        {OH_INTS("kernel_shape", 2, 3, 3), OH_INTS("strides", 2, 2, 2), OH_INT("ceil_mode", 1)}},
       {"global average pool", "GlobalAveragePool", {2, 5, 3, 4}, {0}, 0, 0, 0, {{0}}},
       {"global max pool", "GlobalMaxPool", {2, 5, 3, 4}, {0}, 0, 0, 0, {{0}}},

@@ -74,9 +74,9 @@ static etrt_status etrt_pool_infer(const etrt_node *node, const etrt_tensor *inp
 /* Y's (and Indices') type and NCHW dims for X's NCHW dims. */
 static etrt_status etrt_pool_shape(const etrt_node *node, const etrt_pool_state *s,
                                    const etrt_tensor *x, etrt_tensor *outputs) {
-  ETRT_RETURN_IF_ERROR(etrt_op_check_dtype(
-      node, "input X", x->dtype,
-      s->kind == ETRT_POOL_MAX ? etrt_pool_max_types : etrt_pool_float_types));
+  ETRT_RETURN_IF_ERROR(
+      etrt_op_check_dtype(node, "input X", x->dtype,
+                          s->kind == ETRT_POOL_MAX ? etrt_pool_max_types : etrt_pool_float_types));
   outputs[0].dtype = x->dtype;
   outputs[0].rank = x->rank;
   outputs[0].dims[0] = x->dims[0];
@@ -100,10 +100,10 @@ static etrt_status etrt_pool_shape(const etrt_node *node, const etrt_pool_state 
 }
 
 #define ETRT_POOL_DEF(ident, name, layouts)                                                     \
-  static const etrt_op_def etrt_op_def_##ident = {.op_type = name,                       \
-                                                  .state_size = sizeof(etrt_pool_state), \
-                                                  .prepare = etrt_pool_prepare,          \
-                                                  .infer = etrt_pool_infer,              \
+  static const etrt_op_def etrt_op_def_##ident = {.op_type = name,                              \
+                                                  .state_size = sizeof(etrt_pool_state),        \
+                                                  .prepare = etrt_pool_prepare,                 \
+                                                  .infer = etrt_pool_infer,                     \
                                                   .cuda_supports = etrt_op_float_cuda_supports, \
                                                   .channels_last = layouts};
 /* Every pool has channels-last kernels but LpPool's (no network the builder sees uses it). */

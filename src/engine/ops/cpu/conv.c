@@ -405,7 +405,8 @@ static void etrt_conv_nhwc_rows(void *ctx, int64_t begin, int64_t end) {
       for (int64_t k = 0; k < j->kernel_count; ++k) {
         int64_t at = etrt_conv_nhwc_at(j->g, p, k);
         if (at < 0) continue;
-        int64_t xs = (n * j->in_count + at) * j->channels + first, ws = (m * j->kernel_count + k) * cg;
+        int64_t xs = (n * j->in_count + at) * j->channels + first,
+                ws = (m * j->kernel_count + k) * cg;
         for (int64_t c = 0; c < cg; ++c)
           acc += (float)etrt_scalar_load(j->x->data, xt, xs + c) *
                  (float)etrt_scalar_load(j->w->data, wt, ws + c);
@@ -428,20 +429,19 @@ static etrt_status etrt_cpu_conv_nhwc(const etrt_node *node, const etrt_tensor *
   etrt_tensor x = etrt_conv_nchw_view(&inputs[0]), w = etrt_conv_nchw_view(&inputs[1]);
   etrt_conv_geometry g;
   ETRT_RETURN_IF_ERROR(etrt_conv_geometry_conv(node, params, &x, &w, &g));
-  etrt_conv_nhwc_job j = {
-      .g = &g,
-      .fused = strcmp(node->op_type, "EtrtFusedConv") == 0 ? node->state : NULL,
-      .x = &inputs[0],
-      .w = &inputs[1],
-      .bias = node->num_inputs > 2 && inputs[2].rank >= 0 ? &inputs[2] : NULL,
-      .z = node->num_inputs > 3 && inputs[3].rank >= 0 ? &inputs[3] : NULL,
-      .y = &outputs[0],
-      .channels = x.dims[1],
-      .maps = w.dims[0],
-      .group = params->group,
-      .in_count = etrt_conv_geometry_in_count(&g),
-      .out_count = etrt_conv_geometry_out_count(&g),
-      .kernel_count = etrt_conv_geometry_kernel_count(&g)};
+  etrt_conv_nhwc_job j = {.g = &g,
+                          .fused = strcmp(node->op_type, "EtrtFusedConv") == 0 ? node->state : NULL,
+                          .x = &inputs[0],
+                          .w = &inputs[1],
+                          .bias = node->num_inputs > 2 && inputs[2].rank >= 0 ? &inputs[2] : NULL,
+                          .z = node->num_inputs > 3 && inputs[3].rank >= 0 ? &inputs[3] : NULL,
+                          .y = &outputs[0],
+                          .channels = x.dims[1],
+                          .maps = w.dims[0],
+                          .group = params->group,
+                          .in_count = etrt_conv_geometry_in_count(&g),
+                          .out_count = etrt_conv_geometry_out_count(&g),
+                          .kernel_count = etrt_conv_geometry_kernel_count(&g)};
   int64_t rows = x.dims[0] * j.out_count;
   if (rows == 0 || j.maps == 0) return ETRT_OK;
   int64_t work = j.maps * j.kernel_count * (j.channels / j.group) + 1;

@@ -196,8 +196,8 @@ static void etrt_pool_nhwc_rows(void *ctx, int64_t begin, int64_t end) {
       do {
         int64_t index, column;
         if (!etrt_pool_window_index(g, origin, k, &index, &column)) continue;
-        double v = etrt_scalar_load(j->x->data, j->x->dtype,
-                                    (n * j->in_count + index) * j->channels + c);
+        double v =
+            etrt_scalar_load(j->x->data, j->x->dtype, (n * j->in_count + index) * j->channels + c);
         if (j->state->kind == ETRT_POOL_MAX) {
           if (count == 0 || v > best) best = v;
         } else {
