@@ -102,7 +102,9 @@ static bool etrt_cl_conv_fits(const etrt_ir_graph *g, const etrt_ir_node *n) {
     return false;
   if (strcmp(n->op_type, "EtrtFusedConv") == 0) {
     const etrt_attribute *act = etrt_ir_node_attribute(n, "activation");
-    if (act != NULL && strcmp(act->s, "NONE") != 0 && strcmp(act->s, "Relu") != 0) return false;
+    if (act != NULL &&
+        (act->s == NULL || (strcmp(act->s, "NONE") != 0 && strcmp(act->s, "Relu") != 0)))
+      return false;
     if (n->num_inputs > 3 && n->inputs[3] >= 0 &&
         !etrt_cl_same_shape(&g->values[n->inputs[3]], &g->values[n->outputs[0]]))
       return false;

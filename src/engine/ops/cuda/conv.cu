@@ -173,6 +173,7 @@ typedef struct etrt_conv_dnn {
   cudnnDataType_t type;
   size_t algo_workspace; /* the algorithm's scratch at `dims` */
   int nhwc;              /* channels_last: NHWC tensors and filter */
+  int refused;           /* cuDNN refused the NHWC call: the direct kernel runs the node */
   void *zero_bias;       /* `maps` zeros, for a node without B */
   int64_t maps;
   int rank;
@@ -376,6 +377,15 @@ static etrt_status etrt_conv_dnn_setup_node(const etrt_node *node, const etrt_te
   if (st == CUDNN_STATUS_SUCCESS) st = api->set_stream(handle, NULL);
   if (st != CUDNN_STATUS_SUCCESS) s = etrt_conv_dnn_failed(api, node, "describing", st);
   if (s == ETRT_OK) s = etrt_conv_dnn_describe(dnn, node, handle, shape);
+  if (s != ETRT_OK && dnn->nhwc) {
+    /* cuDNN takes fewer configurations in NHWC (the algorithm an activation-less node must
+     * use may refuse one): the direct NHWC kernel runs such a node instead. */
+    etrt_log(ETRT_LOG_DEBUG, "%s node '%s': channels-last convolution without cuDNN: %s",
+             node->op_type, etrt_cuda_name(node), etrt_last_error());
+    etrt_clear_error();
+    etrt_conv_dnn_release(dnn);
+    return ETRT_OK;
+  }
   size_t limit = etrt_cuda_conv_workspace(node, inputs, outputs);
   if (s == ETRT_OK && relu) {
     cudnnConvolutionFwdAlgoPerf_t found[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
@@ -448,7 +458,7 @@ static bool etrt_conv_dnn_run(const etrt_node *node, const etrt_tensor *inputs,
                               const etrt_tensor *z, etrt_status *status) {
   etrt_conv_dnn *dnn =
       launch->node_state != NULL ? (etrt_conv_dnn *)launch->node_state[launch->node] : NULL;
-  if (dnn == NULL || launch->cudnn == NULL) return false;
+  if (dnn == NULL || launch->cudnn == NULL || dnn->refused) return false;
   etrt_conv_geometry g;
   etrt_conv_sizes d;
   etrt_conv_dnn_shape shape;
@@ -479,6 +489,13 @@ static bool etrt_conv_dnn_run(const etrt_node *node, const etrt_tensor *inputs,
                                     &residual, dnn->y, z != NULL ? z->data : outputs[0].data,
                                     dnn->bias, has_bias ? inputs[2].data : dnn->zero_bias,
                                     dnn->activation, dnn->y, outputs[0].data);
+  if (st == CUDNN_STATUS_NOT_SUPPORTED && dnn->nhwc) {
+    /* Refused before any work is queued: the direct NHWC kernel takes the node from now on. */
+    etrt_log(ETRT_LOG_DEBUG, "%s node '%s': cuDNN refuses this channels-last convolution (%s)",
+             node->op_type, etrt_cuda_name(node), api->error_string(st));
+    dnn->refused = 1;
+    return false;
+  }
   *status = st == CUDNN_STATUS_SUCCESS
                 ? ETRT_OK
                 : etrt_conv_dnn_failed(api, node, "cudnnConvolutionBiasActivationForward", st);
