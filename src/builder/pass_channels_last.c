@@ -7,8 +7,8 @@
  * cuDNN can express), MaxPool (without Indices), AveragePool, GlobalAveragePool,
  * GlobalMaxPool, which take the node attribute channels_last = 1; and, unchanged but for
  * where their tensors' channels lie, elementwise unary operators, binary ones whose
- * operands are all of the output's shape or scalars, and Concat / Split on the channel
- * axis (which becomes axis 3).
+ * operands are 4-D, scalars or constants (a per-channel scale is stored permuted), and
+ * Concat / Split on the channel axis (which becomes axis 3).
  *
  * Why an attribute, not NHWC variants of the op types: the layout-aware operators keep their
  * one definition, shape inference and row per executor (the attribute only changes where the
@@ -142,12 +142,17 @@ static etrt_cl_role etrt_cl_classify(const etrt_ir_graph *g, const etrt_ir_node 
                ? ETRT_CL_BLIND
                : ETRT_CL_NONE;
   if (etrt_cl_listed(etrt_cl_binary, op) && n->num_inputs == 2) {
+    /* A 4-D operand broadcasts the same way once both are permuted ([N, C, 1, 1] against
+     * [N, C, H, W] becomes [N, 1, 1, C] against [N, H, W, C], a squeeze-excitation scale);
+     * a constant of lower rank is stored as its 4-D form permuted. */
     uint32_t full = 0;
     for (uint32_t i = 0; i < 2; ++i) {
       int32_t v = n->inputs[i];
-      if (v >= 0 && etrt_cl_same_shape(&g->values[v], y))
+      if (etrt_cl_is_4d(g, v))
         ++full;
-      else if (!etrt_cl_is_scalar(g, v))
+      else if (!etrt_cl_is_scalar(g, v) &&
+               !(v >= 0 && g->values[v].is_constant && g->values[v].rank >= 1 &&
+                 etrt_cl_is_float(g->values[v].dtype)))
         return ETRT_CL_NONE;
     }
     return full > 0 ? ETRT_CL_BLIND : ETRT_CL_NONE;
@@ -174,8 +179,7 @@ static bool etrt_cl_layout_input(const etrt_ir_graph *g, const etrt_ir_node *n, 
     case ETRT_CL_POOL:
       return i == 0;
     case ETRT_CL_BLIND:
-      return etrt_cl_same_shape(&g->values[v], &g->values[n->outputs[0]]) &&
-             (i == 0 || !etrt_cl_listed(etrt_cl_unary, n->op_type));
+      return etrt_cl_is_4d(g, v) && (i == 0 || !etrt_cl_listed(etrt_cl_unary, n->op_type));
     case ETRT_CL_CONCAT: /* Split's second input is its sizes */
       return strcmp(n->op_type, "Split") != 0 || i == 0;
     default:
@@ -250,23 +254,26 @@ static etrt_status etrt_cl_new_value(etrt_ir_graph *g, int32_t v, const char *su
   return ETRT_OK;
 }
 
-/* A constant's channels-last copy (made once per constant). */
+/* A constant's channels-last copy (made once per constant): of its 4-D form (leading axes
+ * of 1 added, as broadcasting reads it), permuted. */
 static etrt_status etrt_cl_constant(etrt_cl *c, int32_t v, int32_t *out) {
   etrt_ir_graph *g = c->graph;
   if (c->nhwc[v] >= 0) {
     *out = c->nhwc[v];
     return ETRT_OK;
   }
-  int32_t id;
-  ETRT_RETURN_IF_ERROR(etrt_cl_new_value(g, v, "nhwc", &id));
   const etrt_ir_value *from = &g->values[v];
-  void *data = etrt_ir_alloc_uninit(g, from->nbytes > 0 ? from->nbytes : 1);
-  if (data == NULL) return etrt_error(ETRT_ERROR_OUT_OF_MEMORY, "graph: out of memory");
-  etrt_cl_permute(from->data, from->max, etrt_dtype_size(from->dtype), data);
-  int64_t dims[4];
-  memcpy(dims, g->values[id].max, sizeof dims);
-  ETRT_RETURN_IF_ERROR(
-      etrt_ir_set_constant(g, id, from->dtype, 4, dims, data, g->values[v].nbytes));
+  int64_t nchw[4] = {1, 1, 1, 1};
+  for (int32_t a = 0; a < from->rank && from->rank <= 4; ++a)
+    nchw[4 - from->rank + a] = from->max[a];
+  int64_t dims[4] = {nchw[0], nchw[2], nchw[3], nchw[1]};
+  const char *name = etrt_ir_printf(g, "%s/nhwc", from->name);
+  if (name == NULL) return etrt_error(ETRT_ERROR_OUT_OF_MEMORY, "graph: out of memory");
+  void *data;
+  int32_t id;
+  ETRT_RETURN_IF_ERROR(etrt_ir_add_constant(g, name, from->dtype, 4, dims, &data, &id));
+  from = &g->values[v];
+  etrt_cl_permute(from->data, nchw, etrt_dtype_size(from->dtype), data);
   c->nhwc[v] = *out = id;
   return ETRT_OK;
 }
@@ -362,6 +369,14 @@ static etrt_status etrt_cl_convert_node(etrt_cl *c, uint32_t n) {
     int32_t w;
     ETRT_RETURN_IF_ERROR(etrt_cl_constant(c, node->inputs[1], &w));
     g->nodes[n].inputs[1] = w;
+  }
+  if (c->role[n] == ETRT_CL_BLIND && etrt_cl_listed(etrt_cl_binary, node->op_type)) {
+    for (uint32_t i = 0; i < g->nodes[n].num_inputs; ++i) {
+      int32_t v = g->nodes[n].inputs[i], w;
+      if (c->slot[c->slot_at[n] + i] || etrt_cl_is_scalar(g, v)) continue;
+      ETRT_RETURN_IF_ERROR(etrt_cl_constant(c, v, &w)); /* a per-channel constant, say */
+      g->nodes[n].inputs[i] = w;
+    }
   }
   if (c->role[n] == ETRT_CL_CONCAT) {
     etrt_attribute a = {.name = "axis", .kind = ETRT_ATTRIBUTE_INT, .i = 3};

@@ -90,8 +90,9 @@ static uint8_t *single_conv_onnx(size_t *size) {
 }
 
 /* x[2,3,8,8] -> Conv 3x3 a, Conv 1x1 b (both read x) -> Relu each -> Concat on channels
- *   -> Conv 3x3 -> Split on channels (5, 3): Tanh -> GlobalMaxPool -> Flatten -> y [2, 5],
- *   and ReduceSum of the other part -> r (a scalar) */
+ *   -> Conv 3x3 -> Split on channels (5, 3): Tanh -> Mul by a per-channel constant [5,1,1]
+ *   -> squeeze-excitation (GlobalAveragePool, Sigmoid, Mul of [2,5,4,4] by [2,5,1,1])
+ *   -> GlobalMaxPool -> Flatten -> y [2, 5], and ReduceSum of the other part -> r (a scalar) */
 static uint8_t *branches_onnx(size_t *size) {
   tm_model m;
   tm_init(&m);
@@ -100,6 +101,7 @@ static uint8_t *branches_onnx(size_t *size) {
   initializer(&m, "wa", 4, (int64_t[]){4, 3, 3, 3}, 21);
   initializer(&m, "wb", 4, (int64_t[]){2, 3, 1, 1}, 22);
   initializer(&m, "wc", 4, (int64_t[]){8, 6, 3, 3}, 23);
+  initializer(&m, "pc", 3, (int64_t[]){5, 1, 1}, 24);
   static const int64_t split[2] = {5, 3};
   tm_initializer(&m, "split", ETRT_ONNX_INT64, 1, (int64_t[]){2}, split, sizeof split);
   static const int64_t pads[4] = {1, 1, 1, 1};
@@ -111,7 +113,11 @@ static uint8_t *branches_onnx(size_t *size) {
   tm_node(&m, "Conv", "conv_c", "cat,wc", "cc", 1, tm_attr_ints("pads", 4, pads));
   tm_node(&m, "Split", "halves", "cc,split", "h0,h1", 1, tm_attr_int("axis", 1));
   tm_node(&m, "Tanh", "tanh", "h0", "t0", 0);
-  tm_node(&m, "GlobalMaxPool", "gmp", "t0", "g", 0);
+  tm_node(&m, "Mul", "per_channel", "t0,pc", "q", 0);
+  tm_node(&m, "GlobalAveragePool", "se_pool", "q", "se", 0);
+  tm_node(&m, "Sigmoid", "se_gate", "se", "gate", 0);
+  tm_node(&m, "Mul", "se_scale", "q,gate", "z", 0);
+  tm_node(&m, "GlobalMaxPool", "gmp", "z", "g", 0);
   tm_node(&m, "Flatten", "flatten", "g", "y", 0);
   tm_node(&m, "ReduceSum", "rest", "h1", "r", 1, tm_attr_int("keepdims", 0));
   tm_output(&m, "y");
@@ -317,8 +323,10 @@ static void test_cnn_on_sim_matches_cpu(void) {
   for (int k = 0; k < 10; ++k) CHECK_NEAR(got[k], want[k], 1e-5 * largest);
 }
 
-/* Concat and Split join the region with the channel axis moved to 3; the Split's second
- * half leaves for a ReduceSum outside (a Transpose), the global pool's output by a Reshape. */
+/* Concat and Split join the region with the channel axis moved to 3, a per-channel constant
+ * is stored permuted, a squeeze-excitation's [N, C, 1, 1] scale stays inside; the Split's
+ * second part leaves for a ReduceSum outside (a Transpose), the last pool's output by a
+ * Reshape. */
 static void test_concat_split_region(void) {
   size_t size;
   uint8_t *bytes = branches_onnx(&size);
@@ -326,14 +334,20 @@ static void test_concat_split_region(void) {
   run_passes(bytes, size, &p);
   if (p.graph != NULL) {
     CHECK_EQ_INT(p.stats.regions, 1);
-    CHECK_EQ_INT(p.stats.nodes, 4);
-    CHECK_EQ_INT(p.stats.members, 8);
+    CHECK_EQ_INT(p.stats.nodes, 5);
+    CHECK_EQ_INT(p.stats.members, 12);
     CHECK_EQ_INT(p.stats.transposes, 2);
     CHECK_EQ_INT(p.stats.reshapes, 1);
     const etrt_ir_node *cat = live_node(p.graph, "Concat", 0),
                        *split = live_node(p.graph, "Split", 0);
     if (cat != NULL) CHECK_EQ_INT(etrt_ir_node_attribute_int(cat, "axis", 0), 3);
     if (split != NULL) CHECK_EQ_INT(etrt_ir_node_attribute_int(split, "axis", 0), 3);
+    const etrt_ir_node *mul = live_node(p.graph, "Mul", 0);
+    if (mul != NULL) {
+      const etrt_ir_value *pc = &p.graph->values[mul->inputs[1]];
+      CHECK(pc->is_constant && pc->rank == 4 && pc->max[0] == 1 && pc->max[1] == 1 &&
+            pc->max[2] == 1 && pc->max[3] == 5);
+    }
   }
   release(&p);
   float want_y[10], want_r[1], got_y[10] = {0}, got_r[1] = {0};
