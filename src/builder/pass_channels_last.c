@@ -8,7 +8,8 @@
  * GlobalMaxPool, which take the node attribute channels_last = 1; and, unchanged but for
  * where their tensors' channels lie, elementwise unary operators, binary ones whose
  * operands are 4-D, scalars or constants (a per-channel scale is stored permuted), and
- * Concat / Split on the channel axis (which becomes axis 3).
+ * Concat / Split on the channel axis (which becomes axis 3). A BatchNormalization the folding
+ * left (not right after a convolution) joins as a per-channel Mul and Add.
  *
  * Why an attribute, not NHWC variants of the op types: the layout-aware operators keep their
  * one definition, shape inference and row per executor (the attribute only changes where the
@@ -22,6 +23,7 @@
  * output): its bytes are the same in both layouts and a Reshape leaves instead. A region is
  * converted only when it saves conversions: fewer Transposes than twice its convolutions
  * (cuDNN would otherwise convert the input and the output of each). */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -33,6 +35,7 @@ typedef enum etrt_cl_role {
   ETRT_CL_POOL,   /* takes the attribute */
   ETRT_CL_BLIND,  /* elementwise: nothing changes */
   ETRT_CL_CONCAT, /* Concat / Split on the channel axis: the axis becomes 3 */
+  ETRT_CL_NORM,   /* BatchNormalization (inference): becomes a Mul and an Add per channel */
 } etrt_cl_role;
 
 typedef struct etrt_cl {
@@ -126,6 +129,22 @@ static etrt_cl_role etrt_cl_classify(const etrt_ir_graph *g, const etrt_ir_node 
                ? ETRT_CL_POOL
                : ETRT_CL_NONE;
   }
+  if (strcmp(op, "BatchNormalization") == 0) {
+    if (n->num_inputs != 5 || !etrt_cl_is_4d(g, n->inputs[0]) ||
+        g->values[n->inputs[0]].dtype != ETRT_DTYPE_FLOAT32 ||
+        etrt_ir_node_attribute_int(n, "training_mode", 0) != 0)
+      return ETRT_CL_NONE;
+    for (uint32_t o = 1; o < n->num_outputs; ++o)
+      if (n->outputs[o] >= 0) return ETRT_CL_NONE;
+    int64_t channels = g->values[n->inputs[0]].max[1];
+    for (uint32_t i = 1; i < 5; ++i) {
+      const etrt_ir_value *p = n->inputs[i] >= 0 ? &g->values[n->inputs[i]] : NULL;
+      if (p == NULL || !p->is_constant || p->dtype != ETRT_DTYPE_FLOAT32 || p->rank != 1 ||
+          p->max[0] != channels)
+        return ETRT_CL_NONE;
+    }
+    return ETRT_CL_NORM;
+  }
   if (strcmp(op, "Split") == 0) {
     int64_t axis = etrt_ir_node_attribute_int(n, "axis", 0);
     if ((axis != 1 && axis != -3) || n->num_inputs < 1 || !etrt_cl_is_4d(g, n->inputs[0]))
@@ -177,6 +196,7 @@ static bool etrt_cl_layout_input(const etrt_ir_graph *g, const etrt_ir_node *n, 
     case ETRT_CL_CONV:
       return i == 0 || i == 3;
     case ETRT_CL_POOL:
+    case ETRT_CL_NORM:
       return i == 0;
     case ETRT_CL_BLIND:
       return etrt_cl_is_4d(g, v) && (i == 0 || !etrt_cl_listed(etrt_cl_unary, n->op_type));
@@ -357,9 +377,49 @@ static etrt_status etrt_cl_convert_value(etrt_cl *c, int32_t v, etrt_pass_channe
   return ETRT_OK;
 }
 
+/* A BatchNormalization left after the folding (one not right after a convolution) as
+ * y = x * s + t with s = scale / sqrt(var + epsilon), t = B - mean * s as [1, 1, 1, C]
+ * constants: two elementwise nodes that need no channels-last kernel of their own. */
+static etrt_status etrt_cl_split_norm(etrt_cl *c, uint32_t n) {
+  etrt_ir_graph *g = c->graph;
+  const etrt_ir_node *bn = &g->nodes[n];
+  int32_t x = bn->inputs[0], y = bn->outputs[0];
+  int64_t channels = g->values[x].max[3];
+  int64_t dims[4] = {1, 1, 1, channels};
+  const char *name = bn->name;
+  double epsilon = etrt_ir_node_attribute_float(bn, "epsilon", 1e-5f);
+  const float *f[4];
+  for (int i = 0; i < 4; ++i) f[i] = g->values[bn->inputs[1 + i]].data;
+  const char *names[5] = {etrt_ir_printf(g, "%s/scale", name), etrt_ir_printf(g, "%s/shift", name),
+                          etrt_ir_printf(g, "%s/scaled", name), etrt_ir_printf(g, "%s/mul", name),
+                          etrt_ir_printf(g, "%s/add", name)};
+  for (int i = 0; i < 5; ++i)
+    if (names[i] == NULL) return etrt_error(ETRT_ERROR_OUT_OF_MEMORY, "graph: out of memory");
+  void *sd, *td;
+  int32_t s_id, t_id, scaled;
+  ETRT_RETURN_IF_ERROR(etrt_ir_add_constant(g, names[0], ETRT_DTYPE_FLOAT32, 4, dims, &sd, &s_id));
+  ETRT_RETURN_IF_ERROR(etrt_ir_add_constant(g, names[1], ETRT_DTYPE_FLOAT32, 4, dims, &td, &t_id));
+  for (int64_t k = 0; k < channels; ++k) {
+    double scale = (double)f[0][k] / sqrt((double)f[3][k] + epsilon);
+    ((float *)sd)[k] = (float)scale;
+    ((float *)td)[k] = (float)((double)f[1][k] - (double)f[2][k] * scale);
+  }
+  ETRT_RETURN_IF_ERROR(etrt_ir_add_value_unique(g, names[2], &scaled));
+  g->values[scaled].dtype = g->values[y].dtype;
+  g->values[scaled].rank = 4;
+  memcpy(g->values[scaled].min, g->values[y].min, sizeof g->values[y].min);
+  memcpy(g->values[scaled].max, g->values[y].max, sizeof g->values[y].max);
+  g->nodes[n].dead = true;
+  g->values[y].producer = -1;
+  ETRT_RETURN_IF_ERROR(
+      etrt_cl_add_node(c, "Mul", names[3], 2, (int32_t[]){x, s_id}, scaled, NULL, (int32_t)n));
+  return etrt_cl_add_node(c, "Add", names[4], 2, (int32_t[]){scaled, t_id}, y, NULL, (int32_t)n);
+}
+
 /* A member node's own change: the attribute, the permuted weights, the channel axis. */
 static etrt_status etrt_cl_convert_node(etrt_cl *c, uint32_t n) {
   etrt_ir_graph *g = c->graph;
+  if (c->role[n] == ETRT_CL_NORM) return etrt_cl_split_norm(c, n);
   etrt_ir_node *node = &g->nodes[n];
   if (c->role[n] == ETRT_CL_CONV || c->role[n] == ETRT_CL_POOL) {
     etrt_attribute a = {.name = "channels_last", .kind = ETRT_ATTRIBUTE_INT, .i = 1};

@@ -90,7 +90,8 @@ static uint8_t *single_conv_onnx(size_t *size) {
 }
 
 /* x[2,3,8,8] -> Conv 3x3 a, Conv 1x1 b (both read x) -> Relu each -> Concat on channels
- *   -> Conv 3x3 -> Split on channels (5, 3): Tanh -> Mul by a per-channel constant [5,1,1]
+ *   -> BatchNormalization (not after a convolution: it stays) -> Conv 3x3 -> Split on channels (5,
+ * 3): Tanh -> Mul by a per-channel constant [5,1,1]
  *   -> squeeze-excitation (GlobalAveragePool, Sigmoid, Mul of [2,5,4,4] by [2,5,1,1])
  *   -> GlobalMaxPool -> Flatten -> y [2, 5], and ReduceSum of the other part -> r (a scalar) */
 static uint8_t *branches_onnx(size_t *size) {
@@ -102,6 +103,11 @@ static uint8_t *branches_onnx(size_t *size) {
   initializer(&m, "wb", 4, (int64_t[]){2, 3, 1, 1}, 22);
   initializer(&m, "wc", 4, (int64_t[]){8, 6, 3, 3}, 23);
   initializer(&m, "pc", 3, (int64_t[]){5, 1, 1}, 24);
+  initializer(&m, "bn_scale", 1, (int64_t[]){6}, 25);
+  initializer(&m, "bn_b", 1, (int64_t[]){6}, 26);
+  initializer(&m, "bn_mean", 1, (int64_t[]){6}, 27);
+  tm_initializer_f32(&m, "bn_var", 1, (int64_t[]){6},
+                     (float[]){0.5f, 1.0f, 2.0f, 0.25f, 1.5f, 0.75f});
   static const int64_t split[2] = {5, 3};
   tm_initializer(&m, "split", ETRT_ONNX_INT64, 1, (int64_t[]){2}, split, sizeof split);
   static const int64_t pads[4] = {1, 1, 1, 1};
@@ -110,7 +116,8 @@ static uint8_t *branches_onnx(size_t *size) {
   tm_node(&m, "Conv", "conv_b", "x,wb", "cb", 0);
   tm_node(&m, "Sigmoid", "sig_b", "cb", "sb", 0);
   tm_node(&m, "Concat", "cat", "ra,sb", "cat", 1, tm_attr_int("axis", 1));
-  tm_node(&m, "Conv", "conv_c", "cat,wc", "cc", 1, tm_attr_ints("pads", 4, pads));
+  tm_node(&m, "BatchNormalization", "norm", "cat,bn_scale,bn_b,bn_mean,bn_var", "nrm", 0);
+  tm_node(&m, "Conv", "conv_c", "nrm,wc", "cc", 1, tm_attr_ints("pads", 4, pads));
   tm_node(&m, "Split", "halves", "cc,split", "h0,h1", 1, tm_attr_int("axis", 1));
   tm_node(&m, "Tanh", "tanh", "h0", "t0", 0);
   tm_node(&m, "Mul", "per_channel", "t0,pc", "q", 0);
@@ -323,7 +330,8 @@ static void test_cnn_on_sim_matches_cpu(void) {
   for (int k = 0; k < 10; ++k) CHECK_NEAR(got[k], want[k], 1e-5 * largest);
 }
 
-/* Concat and Split join the region with the channel axis moved to 3, a per-channel constant
+/* Concat and Split join the region with the channel axis moved to 3, a batch norm becomes a
+ * Mul and an Add, a per-channel constant
  * is stored permuted, a squeeze-excitation's [N, C, 1, 1] scale stays inside; the Split's
  * second part leaves for a ReduceSum outside (a Transpose), the last pool's output by a
  * Reshape. */
@@ -335,14 +343,21 @@ static void test_concat_split_region(void) {
   if (p.graph != NULL) {
     CHECK_EQ_INT(p.stats.regions, 1);
     CHECK_EQ_INT(p.stats.nodes, 5);
-    CHECK_EQ_INT(p.stats.members, 12);
+    CHECK_EQ_INT(p.stats.members, 13);
+    /* The batch norm became a Mul and an Add of [1, 1, 1, 6] constants. */
+    CHECK_EQ_INT(live_ops(p.graph, "BatchNormalization"), 0);
+    const etrt_ir_node *norm = live_node(p.graph, "Mul", 0);
+    if (norm != NULL) {
+      CHECK_STR_CONTAINS(norm->name, "norm/mul");
+      CHECK_EQ_INT(p.graph->values[norm->inputs[1]].max[3], 6);
+    }
     CHECK_EQ_INT(p.stats.transposes, 2);
     CHECK_EQ_INT(p.stats.reshapes, 1);
     const etrt_ir_node *cat = live_node(p.graph, "Concat", 0),
                        *split = live_node(p.graph, "Split", 0);
     if (cat != NULL) CHECK_EQ_INT(etrt_ir_node_attribute_int(cat, "axis", 0), 3);
     if (split != NULL) CHECK_EQ_INT(etrt_ir_node_attribute_int(split, "axis", 0), 3);
-    const etrt_ir_node *mul = live_node(p.graph, "Mul", 0);
+    const etrt_ir_node *mul = live_node(p.graph, "Mul", 1);
     if (mul != NULL) {
       const etrt_ir_value *pc = &p.graph->values[mul->inputs[1]];
       CHECK(pc->is_constant && pc->rank == 4 && pc->max[0] == 1 && pc->max[1] == 1 &&
