@@ -138,6 +138,17 @@ static etrt_status etrt_build_graph(etrt_build *b, const etrt_onnx_model *model,
   /* Every activation only where no node may land on a GPU (whose kernels fuse Relu). */
   bool whole_cpu = b->device.type == ETRT_DEVICE_CPU && b->options->num_placements == 0;
   ETRT_RETURN_IF_ERROR(etrt_pass_fuse_conv(g, whole_cpu, &stats.convs));
+  /* Channels-last regions where the target is a GPU (cuDNN's NHWC kernels); a node that
+   * a placement keeps on the CPU still computes right (the CPU kernels take the layout).
+   * ETRT_CHANNELS_LAST=0 keeps NCHW, to measure one against the other. */
+  etrt_pass_channels_last_stats layout = {0};
+  const char *env = getenv("ETRT_CHANNELS_LAST");
+  bool channels_last = env == NULL || strcmp(env, "0") != 0;
+  if (b->device.type == ETRT_DEVICE_CUDA && channels_last) {
+    ETRT_RETURN_IF_ERROR(etrt_pass_channels_last(g, &layout));
+    /* The dims the pass wrote are checked against the engine's own inference. */
+    if (layout.members > 0) ETRT_RETURN_IF_ERROR(etrt_lower_infer_shapes(g));
+  }
   etrt_build_progress(
       b,
       "shapes and passes: %u identities dropped, %u Ifs folded, %u QDQ groups made integer, %u "
@@ -147,6 +158,12 @@ static etrt_status etrt_build_graph(etrt_build *b, const etrt_onnx_model *model,
       stats.identities, stats.ifs, stats.qdq, stats.folded, stats.batchnorms, stats.scales,
       stats.gemms, stats.convs, stats.gelus, stats.hardswishes, stats.dead,
       etrt_ir_live_node_count(g), etrt_build_seconds(&b->started));
+  if (b->device.type == ETRT_DEVICE_CUDA && channels_last)
+    etrt_build_progress(b,
+                        "layouts: %u nodes channels-last (%u nodes in %u NHWC regions), %u layout "
+                        "conversions (Transposes), %u free reshapes at 1x1 exits",
+                        layout.nodes, layout.members, layout.regions, layout.transposes,
+                        layout.reshapes);
   return ETRT_OK;
 }
 

@@ -61,6 +61,20 @@ etrt_status etrt_pass_fuse_hardswish(etrt_ir_graph *graph, uint32_t *fused);
  * on the integers (pass_qdq.c says which groups qualify). */
 etrt_status etrt_pass_fuse_qdq(etrt_ir_graph *graph, uint32_t *fused);
 
+typedef struct etrt_pass_channels_last_stats {
+  uint32_t nodes;      /* nodes given channels_last = 1 */
+  uint32_t members;    /* every node of the regions, layout-blind ones included */
+  uint32_t regions;    /* regions converted */
+  uint32_t transposes; /* layout conversions added */
+  uint32_t reshapes;   /* free exits (1x1 spatial values) added */
+} etrt_pass_channels_last_stats;
+
+/* For GPU plans, after the convolution fusion: maximal regions of 4-D activations around
+ * convolutions stored channels-last (NHWC), converted once where entered and left
+ * (pass_channels_last.c says which nodes and when). Adds nodes, placed so that the array
+ * stays a topological order. */
+etrt_status etrt_pass_channels_last(etrt_ir_graph *graph, etrt_pass_channels_last_stats *stats);
+
 /* Nodes none of whose outputs reach a graph output are removed. */
 etrt_status etrt_pass_eliminate_dead(etrt_ir_graph *graph, uint32_t *removed);
 

@@ -31,6 +31,8 @@ static etrt_status etrt_engine_prepare(etrt_engine *engine, const size_t *offset
       node->state = etrt_arena_alloc(&g->arena, node->def->state_size, 64);
       if (node->state == NULL) return etrt_error(ETRT_ERROR_OUT_OF_MEMORY, "engine: out of memory");
     }
+    etrt_status checked = etrt_op_check_layout(node);
+    if (checked != ETRT_OK) return etrt_engine_node_error(checked, engine, offsets, n);
     if (node->def->prepare != NULL) {
       etrt_status s = node->def->prepare(node, node->state);
       if (s != ETRT_OK) return etrt_engine_node_error(s, engine, offsets, n);
@@ -281,6 +283,38 @@ int etrt_engine_plan_types(const void *plan, size_t size, etrt_engine_types *out
       continue;
     ++out->float_casts;
     out->edge_casts += from->kind == ETRT_VALUE_KIND_INPUT || to->kind == ETRT_VALUE_KIND_OUTPUT;
+  }
+  for (uint32_t n = 0; n < g->node_count; ++n) {
+    const etrt_node *node = &g->nodes[n];
+    out->channels_last_nodes += etrt_node_attribute_int(node, "channels_last", 0) == 1;
+    const etrt_attribute *perm = etrt_node_attribute(node, "perm");
+    if (strcmp(node->op_type, "Transpose") != 0 || perm == NULL || perm->count != 4) continue;
+    static const int64_t to_nhwc[4] = {0, 2, 3, 1}, to_nchw[4] = {0, 3, 1, 2};
+    out->layout_conversions += memcmp(perm->ints, to_nhwc, sizeof to_nhwc) == 0 ||
+                               memcmp(perm->ints, to_nchw, sizeof to_nchw) == 0;
+  }
+  etrt_engine_destroy(engine);
+  return 1;
+}
+
+int etrt_engine_plan_channels_last(const void *plan, size_t size, char *text, size_t text_size) {
+  if (text_size > 0) text[0] = '\0';
+  etrt_engine *engine = NULL;
+  if (size < sizeof ETRT_PLAN_MAGIC - 1 ||
+      memcmp(plan, ETRT_PLAN_MAGIC, sizeof ETRT_PLAN_MAGIC - 1))
+    return 0;
+  if (etrt_engine_deserialize(plan, size, &engine) != ETRT_OK) return 0;
+  const etrt_graph *g = &engine->graph;
+  size_t used = 0;
+  for (uint32_t n = 0; n < g->node_count && text_size > 0; ++n) {
+    const etrt_node *node = &g->nodes[n];
+    if (etrt_node_attribute_int(node, "channels_last", 0) != 1) continue;
+    int w = snprintf(text + used, text_size - used, "%s%s", used ? ", " : "", node->name);
+    if (w < 0 || (size_t)w >= text_size - used) {
+      if (text_size >= 4) memcpy(text + text_size - 4, "...", 4);
+      break;
+    }
+    used += (size_t)w;
   }
   etrt_engine_destroy(engine);
   return 1;

@@ -78,9 +78,15 @@ typedef struct etrt_engine_types {
   uint64_t weight_bytes[3];
   uint32_t values[3];
   uint32_t float_casts, edge_casts;
+  /* Layouts: nodes carrying channels_last = 1 (NHWC activations), and the layout conversions
+   * (4-D Transposes into or out of NHWC). */
+  uint32_t channels_last_nodes, layout_conversions;
 } etrt_engine_types;
 /* 1 and *out filled when `plan` is a plan, else 0 (the reason in etrt_last_error). */
 int etrt_engine_plan_types(const void *plan, size_t size, etrt_engine_types *out);
+/* The names of a plan's channels-last nodes, ", "-separated, into text (cut with "..." where
+ * `size` bytes do not hold them all); 1 when `plan` is a plan, else 0. */
+int etrt_engine_plan_channels_last(const void *plan, size_t size, char *text, size_t text_size);
 uint32_t etrt_engine_io_count(const etrt_engine *engine);
 const etrt_engine_io *etrt_engine_io_at(const etrt_engine *engine, uint32_t index);
 /* Index of the I/O named `name`, or -1. */

@@ -257,6 +257,7 @@ etrt_status etrt_network_add_op(etrt_network *network, const char *op_type, cons
       node->state = etrt_arena_alloc(&g->arena, def->state_size, 64);
       if (node->state == NULL) s = etrt_error(ETRT_ERROR_OUT_OF_MEMORY, "network: out of memory");
     }
+    if (s == ETRT_OK) s = etrt_op_check_layout(node);
     if (s == ETRT_OK && def->prepare != NULL) s = def->prepare(node, node->state);
     if (s == ETRT_OK) s = etrt_bounds_infer_node(g, index, network->host, &g->arena, 1, scratch);
   }

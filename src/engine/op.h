@@ -147,6 +147,11 @@ struct etrt_op_def {
    * the node can be evaluated on the host during shape inference even when input i's
    * values are not known there. */
   uint32_t dims_only_inputs;
+  /* 1: the node may carry the builder's "channels_last" attribute (docs/architecture.md,
+   * "Layouts"): its 4-D activations are then [N, H, W, C] and its infer and every kernel
+   * row take them so. A node of any other op with the attribute is refused when it is
+   * added to a network or loaded from a plan (etrt_op_check_layout). */
+  uint8_t channels_last;
   /* Control flow (If, Loop, Scan): the node holds body graphs (GRAPH attributes, each an
    * engine plan) that prepare deserializes into its state. It has no row in any table:
    * the CPU executor runs it with control.h, the loop control on the host; such a node
@@ -210,6 +215,10 @@ int etrt_op_cuda_supports(const etrt_node *node, const etrt_tensor *inputs);
 /* Points node->def and node->run_cpu at the definition and CPU kernel of
  * node->op_type (NULL when unknown). */
 void etrt_op_resolve(etrt_node *node);
+
+/* Refuses a "channels_last" attribute that is not an int 0 or 1, or that is 1 on a node whose
+ * definition has no channels-last kernels, naming the node. */
+etrt_status etrt_op_check_layout(const etrt_node *node);
 
 /* The definition of an operator type, or NULL. */
 const etrt_op_def *etrt_op_find(const char *op_type);

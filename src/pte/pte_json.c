@@ -274,6 +274,9 @@ static void delegate(json_out *j, const etrt_pte_program *prog, const etrt_pte_d
     printf_(j, "%" PRIu32, types.float_casts);
     key(j, "edge_casts", false);
     printf_(j, "%" PRIu32 "}", types.edge_casts);
+    key(j, "layouts", false);
+    printf_(j, "{\"channels_last_nodes\":%" PRIu32 ",\"layout_conversions\":%" PRIu32 "}",
+            types.channels_last_nodes, types.layout_conversions);
   } else {
     etrt_clear_error();
   }

@@ -115,6 +115,17 @@ static void print_plan(const etrt_pte_program *prog, const etrt_pte_plan *p) {
     } else {
       etrt_clear_error();
     }
+    etrt_engine_types types;
+    static char names[4096];
+    if (payload.size > 0 && etrt_engine_plan_types(payload.data, payload.size, &types) &&
+        etrt_engine_plan_channels_last(payload.data, payload.size, names, sizeof names)) {
+      printf("    layouts: %" PRIu32 " nodes channels-last (NHWC), %" PRIu32
+             " layout conversions%s%s\n",
+             types.channels_last_nodes, types.layout_conversions,
+             types.channels_last_nodes ? "; channels-last: " : "", names);
+    } else {
+      etrt_clear_error();
+    }
   }
   printf("  planned buffers:");
   for (size_t i = 0; i < p->non_const_buffer_sizes.count; ++i) {

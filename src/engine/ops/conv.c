@@ -93,6 +93,18 @@ static etrt_status etrt_conv_output(const etrt_node *node, const etrt_tensor *in
 
 static etrt_status etrt_conv_infer(const etrt_node *node, const etrt_tensor *inputs,
                                    etrt_tensor *outputs) {
+  /* channels_last: the shapes are worked out on X and W seen in NCHW order, and the
+   * output's dims are then put in the same order as X's. */
+  bool channels_last = etrt_node_attribute_int(node, "channels_last", 0) == 1;
+  etrt_tensor viewed[4];
+  if (channels_last && node->num_inputs >= 2 && node->num_inputs <= 4) {
+    ETRT_RETURN_IF_ERROR(etrt_conv_check_channels_last(node, &inputs[0], "X"));
+    ETRT_RETURN_IF_ERROR(etrt_conv_check_channels_last(node, &inputs[1], "W"));
+    for (uint32_t i = 0; i < node->num_inputs; ++i) viewed[i] = inputs[i];
+    viewed[0] = etrt_conv_nchw_view(&inputs[0]);
+    viewed[1] = etrt_conv_nchw_view(&inputs[1]);
+    inputs = viewed;
+  }
   etrt_conv_params params;
   etrt_conv_geometry g;
   ETRT_RETURN_IF_ERROR(etrt_conv_geometry_of(node, inputs, false, &params, &g));
@@ -104,7 +116,9 @@ static etrt_status etrt_conv_infer(const etrt_node *node, const etrt_tensor *inp
                          "need channels = W[1] * group and W[0] divisible by group",
                          (long long)channels, (long long)maps, (long long)w->dims[1],
                          (long long)params.group);
-  return etrt_conv_output(node, inputs, &g, maps, outputs);
+  ETRT_RETURN_IF_ERROR(etrt_conv_output(node, inputs, &g, maps, outputs));
+  if (channels_last) etrt_conv_nhwc_dims(&outputs[0]);
+  return ETRT_OK;
 }
 
 static etrt_status etrt_fused_conv_infer(const etrt_node *node, const etrt_tensor *inputs,
@@ -154,13 +168,14 @@ static const etrt_op_def etrt_op_def_conv = {.op_type = "Conv",
                                              .state_size = sizeof(etrt_conv_params),
                                              .prepare = etrt_conv_prepare,
                                              .infer = etrt_conv_infer,
-                                             .cuda_supports = etrt_conv_cuda_supports};
-/* CPU only: the builder fuses only plans whose target is the CPU. */
+                                             .cuda_supports = etrt_conv_cuda_supports,
+                                             .channels_last = 1};
 static const etrt_op_def etrt_op_def_fused_conv = {.op_type = "EtrtFusedConv",
                                                    .state_size = sizeof(etrt_fused_conv_params),
                                                    .prepare = etrt_fused_conv_prepare,
                                                    .infer = etrt_fused_conv_infer,
-                                                   .cuda_supports = etrt_fused_conv_cuda_supports};
+                                                   .cuda_supports = etrt_fused_conv_cuda_supports,
+                                                   .channels_last = 1};
 static const etrt_op_def etrt_op_def_conv_transpose = {.op_type = "ConvTranspose",
                                                        .state_size = sizeof(etrt_conv_params),
                                                        .prepare = etrt_conv_prepare,

@@ -53,6 +53,7 @@ etrt_status etrt_conv_params_parse(const etrt_node *node, int require_kernel, et
   p->count_include_pad = etrt_node_attribute_int(node, "count_include_pad", 0) != 0;
   p->lp_p = etrt_node_attribute_int(node, "p", 2);
   p->storage_order = etrt_node_attribute_int(node, "storage_order", 0);
+  p->channels_last = etrt_node_attribute_int(node, "channels_last", 0) == 1;
   if (p->storage_order != 0 && p->storage_order != 1)
     return etrt_op_error(node, ETRT_ERROR_INVALID_ARGUMENT, "storage_order must be 0 or 1");
   const int64_t cap = ETRT_CONV_MAX_SPATIAL;
@@ -238,4 +239,28 @@ int64_t etrt_conv_geometry_kernel_count(const etrt_conv_geometry *g) {
 }
 int64_t etrt_conv_geometry_in_count(const etrt_conv_geometry *g) {
   return etrt_conv_product(g->in, g->spatial);
+}
+
+etrt_tensor etrt_conv_nchw_view(const etrt_tensor *t) {
+  etrt_tensor v = *t;
+  if (t->rank < 3) return v;
+  v.dims[1] = t->dims[t->rank - 1];
+  for (int32_t a = 2; a < t->rank; ++a) v.dims[a] = t->dims[a - 1];
+  return v;
+}
+
+void etrt_conv_nhwc_dims(etrt_tensor *t) {
+  if (t->rank < 3) return;
+  int64_t channels = t->dims[1];
+  for (int32_t a = 1; a + 1 < t->rank; ++a) t->dims[a] = t->dims[a + 1];
+  t->dims[t->rank - 1] = channels;
+}
+
+etrt_status etrt_conv_check_channels_last(const etrt_node *node, const etrt_tensor *t,
+                                          const char *what) {
+  if (t->rank != 4)
+    return etrt_op_error(node, ETRT_ERROR_INVALID_ARGUMENT,
+                         "channels_last takes a 4-D %s ([N, H, W, C]), it has rank %d", what,
+                         (int)t->rank);
+  return ETRT_OK;
 }

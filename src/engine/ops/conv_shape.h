@@ -27,6 +27,10 @@ typedef struct etrt_conv_params {
   int count_include_pad;
   int64_t lp_p; /* LpPool */
   int64_t storage_order;
+  /* The builder's "channels_last" attribute: X and Y are [N, spatial..., C] and Conv's W is
+   * [M, kernel..., C/group] (cuDNN's NHWC filter order). The geometry below always reads
+   * NCHW-ordered dims: kernels pass etrt_conv_nchw_view of their tensors. */
+  int channels_last;
   int32_t kernel_count, stride_count, dilation_count, pad_count, output_padding_count,
       output_shape_count;
   int64_t kernel[ETRT_CONV_MAX_SPATIAL];
@@ -67,6 +71,16 @@ etrt_status etrt_conv_geometry_transpose(const etrt_node *node, const etrt_conv_
 /* MaxPool, AveragePool, LpPool: input [N, C, spatial...] (ceil_mode applies). */
 etrt_status etrt_conv_geometry_pool(const etrt_node *node, const etrt_conv_params *params,
                                     const etrt_tensor *input, etrt_conv_geometry *geometry);
+
+/* `t` with its last axis moved to position 1 (channels-last [N, H, W, C] seen as [N, C, H, W]);
+ * the data pointer is kept, so only the dims may be read through the view. */
+etrt_tensor etrt_conv_nchw_view(const etrt_tensor *t);
+/* The reverse, in place: NCHW-ordered dims made channels-last ([N, C, H, W] -> [N, H, W, C]). */
+void etrt_conv_nhwc_dims(etrt_tensor *t);
+/* For a channels_last node, refuses inputs that are not 4-D (the layouts the kernels
+ * implement) naming `what`. */
+etrt_status etrt_conv_check_channels_last(const etrt_node *node, const etrt_tensor *t,
+                                          const char *what);
 
 /* Product of out[] (output positions per channel) and of kernel[]. */
 int64_t etrt_conv_geometry_out_count(const etrt_conv_geometry *geometry);

@@ -94,6 +94,20 @@ int etrt_op_cuda_supports(const etrt_node *node, const etrt_tensor *inputs) {
          node->def->cuda_supports(node, inputs) != 0;
 }
 
+etrt_status etrt_op_check_layout(const etrt_node *node) {
+  const etrt_attribute *a = etrt_node_attribute(node, "channels_last");
+  if (a == NULL) return ETRT_OK;
+  if (a->kind != ETRT_ATTRIBUTE_INT || (a->i != 0 && a->i != 1))
+    return etrt_error(ETRT_ERROR_INVALID_ARGUMENT,
+                      "%s node '%s': attribute channels_last must be the int 0 or 1", node->op_type,
+                      node->name);
+  if (a->i == 1 && (node->def == NULL || !node->def->channels_last))
+    return etrt_error(ETRT_ERROR_UNSUPPORTED,
+                      "%s node '%s': attribute channels_last: %s has no channels-last kernels",
+                      node->op_type, node->name, node->op_type);
+  return ETRT_OK;
+}
+
 void etrt_op_resolve(etrt_node *node) {
   node->def = etrt_op_find(node->op_type);
   node->run_cpu = node->def != NULL ? etrt_op_cpu_find(node->op_type) : NULL;

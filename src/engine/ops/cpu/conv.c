@@ -12,6 +12,7 @@
 
 #include "base/thread_pool.h"
 #include "engine/ops/cpu/gemm_util.h"
+#include "engine/ops/cpu/scalar.h"
 #include "engine/ops/cpu/vector_math.h"
 #include "engine/ops/cpu/widen.h"
 
@@ -361,7 +362,96 @@ static void etrt_conv_depthwise_s1_planes(void *ctx, int64_t begin, int64_t end)
   }
 }
 
+/* ---- channels_last ------------------------------------------------------------------
+ * A direct loop over NHWC X and [M, kernel..., C/group] W, reading and writing each element
+ * in its own type and accumulating in float32. It serves the simulated GPUs' runs of the
+ * builder's channels-last GPU plans (the CPU builder never makes such nodes), so it is
+ * written to be plainly right, not fast; it allocates nothing, half types included. */
+
+typedef struct etrt_conv_nhwc_job {
+  const etrt_conv_geometry *g;
+  const etrt_fused_conv_params *fused; /* NULL: a Conv */
+  const etrt_tensor *x, *w, *bias, *z; /* bias, z: NULL when absent */
+  etrt_tensor *y;
+  int64_t channels, maps, group, in_count, out_count, kernel_count;
+} etrt_conv_nhwc_job;
+
+/* The input position (flat over the spatial axes) that output position `p` reads through
+ * kernel position `k`, or -1 in the padding. */
+static int64_t etrt_conv_nhwc_at(const etrt_conv_geometry *g, int64_t p, int64_t k) {
+  int64_t at = 0, scale = 1;
+  for (int32_t s = g->spatial - 1; s >= 0; --s) {
+    int64_t o = p % g->out[s], kk = k % g->kernel[s];
+    p /= g->out[s];
+    k /= g->kernel[s];
+    int64_t i = o * g->stride[s] - g->pad_begin[s] + kk * g->dilation[s];
+    if (i < 0 || i >= g->in[s]) return -1;
+    at += i * scale;
+    scale *= g->in[s];
+  }
+  return at;
+}
+
+/* Output rows [begin, end) (row: image * positions + position; a row holds every map). */
+static void etrt_conv_nhwc_rows(void *ctx, int64_t begin, int64_t end) {
+  const etrt_conv_nhwc_job *j = ctx;
+  int64_t cg = j->channels / j->group, mg = j->maps / j->group;
+  etrt_dtype xt = j->x->dtype, wt = j->w->dtype, yt = j->y->dtype;
+  for (int64_t r = begin; r < end; ++r) {
+    int64_t n = r / j->out_count, p = r % j->out_count;
+    for (int64_t m = 0; m < j->maps; ++m) {
+      int64_t first = (m / mg) * cg;
+      float acc = 0.0f;
+      for (int64_t k = 0; k < j->kernel_count; ++k) {
+        int64_t at = etrt_conv_nhwc_at(j->g, p, k);
+        if (at < 0) continue;
+        int64_t xs = (n * j->in_count + at) * j->channels + first,
+                ws = (m * j->kernel_count + k) * cg;
+        for (int64_t c = 0; c < cg; ++c)
+          acc += (float)etrt_scalar_load(j->x->data, xt, xs + c) *
+                 (float)etrt_scalar_load(j->w->data, wt, ws + c);
+      }
+      if (j->bias != NULL) acc += (float)etrt_scalar_load(j->bias->data, j->bias->dtype, m);
+      int64_t at = r * j->maps + m;
+      if (j->fused != NULL) {
+        float z = j->z != NULL ? (float)etrt_scalar_load(j->z->data, j->z->dtype, at) : 0.0f;
+        etrt_cpu_conv_activate(&acc, j->z != NULL ? &z : NULL, 1, j->fused->activation,
+                               j->fused->min, j->fused->max);
+      }
+      etrt_scalar_store(j->y->data, yt, at, acc);
+    }
+  }
+}
+
+static etrt_status etrt_cpu_conv_nhwc(const etrt_node *node, const etrt_tensor *inputs,
+                                      etrt_tensor *outputs) {
+  const etrt_conv_params *params = node->state;
+  etrt_tensor x = etrt_conv_nchw_view(&inputs[0]), w = etrt_conv_nchw_view(&inputs[1]);
+  etrt_conv_geometry g;
+  ETRT_RETURN_IF_ERROR(etrt_conv_geometry_conv(node, params, &x, &w, &g));
+  etrt_conv_nhwc_job j = {.g = &g,
+                          .fused = strcmp(node->op_type, "EtrtFusedConv") == 0 ? node->state : NULL,
+                          .x = &inputs[0],
+                          .w = &inputs[1],
+                          .bias = node->num_inputs > 2 && inputs[2].rank >= 0 ? &inputs[2] : NULL,
+                          .z = node->num_inputs > 3 && inputs[3].rank >= 0 ? &inputs[3] : NULL,
+                          .y = &outputs[0],
+                          .channels = x.dims[1],
+                          .maps = w.dims[0],
+                          .group = params->group,
+                          .in_count = etrt_conv_geometry_in_count(&g),
+                          .out_count = etrt_conv_geometry_out_count(&g),
+                          .kernel_count = etrt_conv_geometry_kernel_count(&g)};
+  int64_t rows = x.dims[0] * j.out_count;
+  if (rows == 0 || j.maps == 0) return ETRT_OK;
+  int64_t work = j.maps * j.kernel_count * (j.channels / j.group) + 1;
+  etrt_parallel_for(rows, 1 + 65536 / work, etrt_conv_nhwc_rows, &j);
+  return ETRT_OK;
+}
+
 etrt_status etrt_cpu_conv(const etrt_node *node, const etrt_tensor *inputs, etrt_tensor *outputs) {
+  if (((const etrt_conv_params *)node->state)->channels_last)
+    return etrt_cpu_conv_nhwc(node, inputs, outputs);
   if (etrt_cpu_widen_needed(node, inputs, outputs))
     return etrt_cpu_widen_run(node, inputs, outputs, etrt_cpu_conv);
   const etrt_conv_params *params = node->state;

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "base/thread_pool.h"
+#include "engine/ops/cpu/scalar.h"
 #include "engine/ops/cpu/widen.h"
 
 static int etrt_pool_advance(int64_t *coords, const int64_t *sizes, int32_t n) {
@@ -163,7 +164,82 @@ static void etrt_pool_planes(void *ctx, int64_t first, int64_t end) {
   }
 }
 
+/* ---- channels_last ------------------------------------------------------------------
+ * X [N, spatial..., C] -> Y [N, out..., C], element by element in the tensors' own types
+ * (double sums), with the same window rules as the loops above. They serve the simulated
+ * GPUs' runs of channels-last GPU plans: plain, and allocation-free for half types too. */
+
+typedef struct etrt_pool_nhwc_job {
+  const etrt_pool_state *state;
+  const etrt_conv_geometry *g;
+  const etrt_tensor *x;
+  etrt_tensor *y;
+  int64_t channels, in_count, out_count;
+} etrt_pool_nhwc_job;
+
+/* Rows [begin, end) of Y (row: image * positions + position). */
+static void etrt_pool_nhwc_rows(void *ctx, int64_t begin, int64_t end) {
+  const etrt_pool_nhwc_job *j = ctx;
+  const etrt_conv_geometry *g = j->g;
+  double p = (double)j->state->params.lp_p;
+  for (int64_t r = begin; r < end; ++r) {
+    int64_t n = r / j->out_count, out[ETRT_CONV_MAX_SPATIAL], origin[ETRT_CONV_MAX_SPATIAL];
+    int64_t rest = r % j->out_count;
+    for (int32_t s = g->spatial - 1; s >= 0; --s) {
+      out[s] = rest % g->out[s];
+      rest /= g->out[s];
+    }
+    etrt_pool_origin(g, out, origin);
+    for (int64_t c = 0; c < j->channels; ++c) {
+      int64_t k[ETRT_CONV_MAX_SPATIAL] = {0}, count = 0;
+      double best = 0.0, sum = 0.0;
+      do {
+        int64_t index, column;
+        if (!etrt_pool_window_index(g, origin, k, &index, &column)) continue;
+        double v =
+            etrt_scalar_load(j->x->data, j->x->dtype, (n * j->in_count + index) * j->channels + c);
+        if (j->state->kind == ETRT_POOL_MAX) {
+          if (count == 0 || v > best) best = v;
+        } else {
+          sum += j->state->kind == ETRT_POOL_LP ? pow(fabs(v), p) : v;
+        }
+        ++count;
+      } while (etrt_pool_advance(k, g->kernel, g->spatial));
+      double result = best;
+      if (j->state->kind == ETRT_POOL_LP) {
+        result = pow(sum, 1.0 / p);
+      } else if (j->state->kind == ETRT_POOL_AVERAGE) {
+        if (j->state->params.count_include_pad) count = etrt_pool_padded_count(g, origin);
+        result = count > 0 ? sum / (double)count : 0.0;
+      }
+      etrt_scalar_store(j->y->data, j->y->dtype, r * j->channels + c, result);
+    }
+  }
+}
+
+static etrt_status etrt_cpu_pool_nhwc(const etrt_node *node, const etrt_tensor *inputs,
+                                      etrt_tensor *outputs) {
+  const etrt_pool_state *state = node->state;
+  etrt_tensor x = etrt_conv_nchw_view(&inputs[0]);
+  etrt_conv_geometry g;
+  ETRT_RETURN_IF_ERROR(etrt_conv_geometry_pool(node, &state->params, &x, &g));
+  etrt_pool_nhwc_job j = {.state = state,
+                          .g = &g,
+                          .x = &inputs[0],
+                          .y = &outputs[0],
+                          .channels = x.dims[1],
+                          .in_count = etrt_conv_geometry_in_count(&g),
+                          .out_count = etrt_conv_geometry_out_count(&g)};
+  int64_t rows = x.dims[0] * j.out_count;
+  if (rows == 0 || j.channels == 0) return ETRT_OK;
+  int64_t work = j.channels * etrt_conv_geometry_kernel_count(&g) + 1;
+  etrt_parallel_for(rows, 1 + 32768 / work, etrt_pool_nhwc_rows, &j);
+  return ETRT_OK;
+}
+
 etrt_status etrt_cpu_pool(const etrt_node *node, const etrt_tensor *inputs, etrt_tensor *outputs) {
+  if (((const etrt_pool_state *)node->state)->params.channels_last)
+    return etrt_cpu_pool_nhwc(node, inputs, outputs);
   if (etrt_cpu_widen_needed(node, inputs, outputs))
     return etrt_cpu_widen_run(node, inputs, outputs, etrt_cpu_pool);
   const etrt_pool_state *state = node->state;
@@ -228,8 +304,36 @@ static void etrt_pool_global_planes(void *ctx, int64_t first, int64_t end) {
   }
 }
 
+/* Global pools of X [N, spatial..., C]: Y [N, 1..., C], each channel over its positions. */
+static void etrt_cpu_global_pool_nhwc(const etrt_pool_state *state, const etrt_tensor *x,
+                                      etrt_tensor *y) {
+  int64_t batch = x->dims[0], channels = x->dims[x->rank - 1], size = 1;
+  for (int32_t a = 1; a + 1 < x->rank; ++a) size *= x->dims[a];
+  double p = (double)state->params.lp_p;
+  for (int64_t n = 0; n < batch; ++n) {
+    for (int64_t c = 0; c < channels; ++c) {
+      double acc = 0.0;
+      for (int64_t i = 0; i < size; ++i) {
+        double v = etrt_scalar_load(x->data, x->dtype, (n * size + i) * channels + c);
+        if (state->kind == ETRT_POOL_MAX)
+          acc = i == 0 || v > acc ? v : acc;
+        else
+          acc += state->kind == ETRT_POOL_LP ? pow(fabs(v), p) : v;
+      }
+      if (state->kind == ETRT_POOL_LP) acc = pow(acc, 1.0 / p);
+      if (state->kind == ETRT_POOL_AVERAGE) acc = size > 0 ? acc / (double)size : 0.0;
+      etrt_scalar_store(y->data, y->dtype, n * channels + c, acc);
+    }
+  }
+}
+
 etrt_status etrt_cpu_global_pool(const etrt_node *node, const etrt_tensor *inputs,
                                  etrt_tensor *outputs) {
+  const etrt_pool_state *state = node->state;
+  if (state->params.channels_last) {
+    etrt_cpu_global_pool_nhwc(state, &inputs[0], &outputs[0]);
+    return ETRT_OK;
+  }
   if (etrt_cpu_widen_needed(node, inputs, outputs))
     return etrt_cpu_widen_run(node, inputs, outputs, etrt_cpu_global_pool);
   const etrt_tensor *x = &inputs[0];

@@ -13,7 +13,13 @@
  * is; others first unfold a chunk of images into the workspace (im2col) as
  * [image][C * kernel][output positions]. Grouped convolutions (depthwise above all,
  * where a product per group would be tiny) run a direct kernel. The bias is copied
- * into Y first and the product adds to it (beta = 1). */
+ * into Y first and the product adds to it (beta = 1).
+ *
+ * A node with the builder's channels_last attribute (conv_shape.h) has X, Y and Z in
+ * NHWC and W in [M, kernel..., C/group]: cuDNN gets NHWC strides and an NHWC filter, so
+ * its tensor-core kernels read and write the activations as they are, with no
+ * conversion around each call. Without cuDNN such a node runs a direct kernel coalesced
+ * along the channels (never the im2col path, which is written for NCHW). */
 #include <limits.h>
 #include <stdlib.h>
 
@@ -35,10 +41,15 @@ typedef struct etrt_conv_sizes {
 static etrt_status etrt_conv_resolve(const etrt_node *node, const etrt_tensor *inputs,
                                      etrt_conv_geometry *g, etrt_conv_sizes *d) {
   const etrt_conv_params *params = (const etrt_conv_params *)node->state;
-  ETRT_RETURN_IF_ERROR(etrt_conv_geometry_conv(node, params, &inputs[0], &inputs[1], g));
-  d->batch = inputs[0].dims[0];
-  d->channels = inputs[0].dims[1];
-  d->maps = inputs[1].dims[0];
+  etrt_tensor x = inputs[0], w = inputs[1];
+  if (params->channels_last) {
+    x = etrt_conv_nchw_view(&inputs[0]);
+    w = etrt_conv_nchw_view(&inputs[1]);
+  }
+  ETRT_RETURN_IF_ERROR(etrt_conv_geometry_conv(node, params, &x, &w, g));
+  d->batch = x.dims[0];
+  d->channels = x.dims[1];
+  d->maps = w.dims[0];
   d->group = params->group;
   d->in_count = etrt_conv_geometry_in_count(g);
   d->out_count = etrt_conv_geometry_out_count(g);
@@ -122,6 +133,32 @@ __global__ void etrt_conv_direct_kernel(const T *x, const T *w, const T *bias, T
   }
 }
 
+/* channels_last: y[n][p][m] over X [N, positions, C] and W [M, kernel, C/group]; consecutive
+ * threads take consecutive maps of one position, so the reads of X are shared. */
+template <typename T>
+__global__ void etrt_conv_nhwc_direct_kernel(const T *x, const T *w, const T *bias, T *y,
+                                             etrt_conv_sizes d, etrt_conv_geometry g) {
+  typedef typename etrt_math<T>::type M;
+  int64_t cg = d.channels / d.group, mg = d.maps / d.group;
+  ETRT_CUDA_LOOP(t, d.batch * d.out_count * d.maps) {
+    int64_t m = t % d.maps;
+    int64_t p = (t / d.maps) % d.out_count;
+    int64_t n = t / (d.maps * d.out_count);
+    const T *xn = x + n * d.in_count * d.channels + (m / mg) * cg;
+    const T *wm = w + m * d.kernel_count * cg;
+    M acc = M(0);
+    for (int64_t k = 0; k < d.kernel_count; ++k) {
+      int64_t at = etrt_conv_input_offset(g, p, k);
+      if (at < 0) continue;
+      for (int64_t c = 0; c < cg; ++c) {
+        acc += etrt_cvt<M>(xn[at * d.channels + c]) * etrt_cvt<M>(wm[k * cg + c]);
+      }
+    }
+    if (bias != NULL) acc += etrt_cvt<M>(bias[m]);
+    y[t] = etrt_cvt<T>(acc);
+  }
+}
+
 /* ---- cuDNN ----------------------------------------------------------------------- */
 
 /* A node's cuDNN state in one context. The tensor descriptors describe the shapes of
@@ -135,6 +172,8 @@ typedef struct etrt_conv_dnn {
   cudnnConvolutionFwdAlgo_t algo;
   cudnnDataType_t type;
   size_t algo_workspace; /* the algorithm's scratch at `dims` */
+  int nhwc;              /* channels_last: NHWC tensors and filter */
+  int refused;           /* cuDNN refused the NHWC call: the direct kernel runs the node */
   void *zero_bias;       /* `maps` zeros, for a node without B */
   int64_t maps;
   int rank;
@@ -201,13 +240,21 @@ static etrt_status etrt_conv_dnn_failed(const etrt_cudnn_api *api, const etrt_no
     if (st_ != CUDNN_STATUS_SUCCESS) return etrt_conv_dnn_failed(api, node, name, st_); \
   } while (0)
 
-/* Describes a packed tensor of `rank` dims. */
+/* Describes a packed tensor of `rank` dims given in NCHW order, laid out as such or, with
+ * `nhwc`, with the channels innermost. */
 static etrt_status etrt_conv_dnn_packed(const etrt_cudnn_api *api, const etrt_node *node,
                                         cudnnTensorDescriptor_t desc, cudnnDataType_t type,
-                                        int rank, const int *dims) {
+                                        int rank, const int *dims, int nhwc) {
   int strides[5];
-  strides[rank - 1] = 1;
-  for (int i = rank - 2; i >= 0; --i) strides[i] = strides[i + 1] * dims[i + 1];
+  if (nhwc) {
+    strides[1] = 1;
+    strides[rank - 1] = dims[1];
+    for (int i = rank - 2; i >= 2; --i) strides[i] = strides[i + 1] * dims[i + 1];
+    strides[0] = strides[2] * dims[2];
+  } else {
+    strides[rank - 1] = 1;
+    for (int i = rank - 2; i >= 0; --i) strides[i] = strides[i + 1] * dims[i + 1];
+  }
   ETRT_DNN_TRY(node, "cudnnSetTensorNdDescriptor",
                api->set_tensor(desc, type, rank, dims, strides));
   return ETRT_OK;
@@ -219,14 +266,15 @@ static etrt_status etrt_conv_dnn_describe(etrt_conv_dnn *dnn, const etrt_node *n
                                           cudnnHandle_t handle, const etrt_conv_dnn_shape &shape) {
   const etrt_cudnn_api *api = dnn->api;
   ETRT_RETURN_IF_ERROR(
-      etrt_conv_dnn_packed(api, node, dnn->x, dnn->type, shape.rank, shape.dims[0]));
+      etrt_conv_dnn_packed(api, node, dnn->x, dnn->type, shape.rank, shape.dims[0], dnn->nhwc));
   ETRT_RETURN_IF_ERROR(
-      etrt_conv_dnn_packed(api, node, dnn->y, dnn->type, shape.rank, shape.dims[2]));
+      etrt_conv_dnn_packed(api, node, dnn->y, dnn->type, shape.rank, shape.dims[2], dnn->nhwc));
   int bias_dims[5] = {1, shape.dims[2][1], 1, 1, 1};
   ETRT_RETURN_IF_ERROR(
-      etrt_conv_dnn_packed(api, node, dnn->bias, dnn->type, shape.rank, bias_dims));
+      etrt_conv_dnn_packed(api, node, dnn->bias, dnn->type, shape.rank, bias_dims, 0));
   ETRT_DNN_TRY(node, "cudnnSetFilterNdDescriptor",
-               api->set_filter(dnn->w, dnn->type, CUDNN_TENSOR_NCHW, shape.rank, shape.dims[1]));
+               api->set_filter(dnn->w, dnn->type, dnn->nhwc ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW,
+                               shape.rank, shape.dims[1]));
   ETRT_DNN_TRY(node, "cudnnGetConvolutionForwardWorkspaceSize",
                api->forward_workspace(handle, dnn->x, dnn->w, dnn->conv, dnn->y, dnn->algo,
                                       &dnn->algo_workspace));
@@ -304,6 +352,7 @@ static etrt_status etrt_conv_dnn_setup_node(const etrt_node *node, const etrt_te
   if (dnn == NULL) return etrt_error(ETRT_ERROR_OUT_OF_MEMORY, "engine: out of memory");
   dnn->api = api;
   dnn->maps = d.maps;
+  dnn->nhwc = ((const etrt_conv_params *)node->state)->channels_last;
   dnn->type = dtype == ETRT_DTYPE_FLOAT16    ? CUDNN_DATA_HALF
               : dtype == ETRT_DTYPE_BFLOAT16 ? CUDNN_DATA_BFLOAT16
                                              : CUDNN_DATA_FLOAT;
@@ -328,6 +377,15 @@ static etrt_status etrt_conv_dnn_setup_node(const etrt_node *node, const etrt_te
   if (st == CUDNN_STATUS_SUCCESS) st = api->set_stream(handle, NULL);
   if (st != CUDNN_STATUS_SUCCESS) s = etrt_conv_dnn_failed(api, node, "describing", st);
   if (s == ETRT_OK) s = etrt_conv_dnn_describe(dnn, node, handle, shape);
+  if (s != ETRT_OK && dnn->nhwc) {
+    /* cuDNN takes fewer configurations in NHWC (the algorithm an activation-less node must
+     * use may refuse one): the direct NHWC kernel runs such a node instead. */
+    etrt_log(ETRT_LOG_DEBUG, "%s node '%s': channels-last convolution without cuDNN: %s",
+             node->op_type, etrt_cuda_name(node), etrt_last_error());
+    etrt_clear_error();
+    etrt_conv_dnn_release(dnn);
+    return ETRT_OK;
+  }
   size_t limit = etrt_cuda_conv_workspace(node, inputs, outputs);
   if (s == ETRT_OK && relu) {
     cudnnConvolutionFwdAlgoPerf_t found[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
@@ -400,7 +458,7 @@ static bool etrt_conv_dnn_run(const etrt_node *node, const etrt_tensor *inputs,
                               const etrt_tensor *z, etrt_status *status) {
   etrt_conv_dnn *dnn =
       launch->node_state != NULL ? (etrt_conv_dnn *)launch->node_state[launch->node] : NULL;
-  if (dnn == NULL || launch->cudnn == NULL) return false;
+  if (dnn == NULL || launch->cudnn == NULL || dnn->refused) return false;
   etrt_conv_geometry g;
   etrt_conv_sizes d;
   etrt_conv_dnn_shape shape;
@@ -431,6 +489,13 @@ static bool etrt_conv_dnn_run(const etrt_node *node, const etrt_tensor *inputs,
                                     &residual, dnn->y, z != NULL ? z->data : outputs[0].data,
                                     dnn->bias, has_bias ? inputs[2].data : dnn->zero_bias,
                                     dnn->activation, dnn->y, outputs[0].data);
+  if (st == CUDNN_STATUS_NOT_SUPPORTED && dnn->nhwc) {
+    /* Refused before any work is queued: the direct NHWC kernel takes the node from now on. */
+    etrt_log(ETRT_LOG_DEBUG, "%s node '%s': cuDNN refuses this channels-last convolution (%s)",
+             node->op_type, etrt_cuda_name(node), api->error_string(st));
+    dnn->refused = 1;
+    return false;
+  }
   *status = st == CUDNN_STATUS_SUCCESS
                 ? ETRT_OK
                 : etrt_conv_dnn_failed(api, node, "cudnnConvolutionBiasActivationForward", st);
@@ -462,6 +527,15 @@ static etrt_status etrt_conv_gemm_path(const etrt_node *node, const etrt_tensor 
   int64_t total = d.batch * d.maps * d.out_count;
   if (total == 0) return ETRT_OK;
 
+  if (((const etrt_conv_params *)node->state)->channels_last) {
+    ETRT_CUDA_FLOAT_SWITCH(
+        x->dtype, T, return etrt_cuda_no_kernel(node, x->dtype),
+        etrt_conv_nhwc_direct_kernel<T>
+        <<<etrt_cuda_blocks(total, ETRT_CUDA_THREADS), ETRT_CUDA_THREADS, 0, stream>>>(
+            (const T *)x->data, (const T *)w->data,
+            bias != NULL ? (const T *)bias->data : (const T *)NULL, (T *)y->data, d, g));
+    return etrt_cuda_check(node, "conv_nhwc_direct");
+  }
   if (d.group > 1 || !etrt_cuda_gemm_dtype_ok(x->dtype)) {
     ETRT_CUDA_FLOAT_SWITCH(
         x->dtype, T, return etrt_cuda_no_kernel(node, x->dtype),

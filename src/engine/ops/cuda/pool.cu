@@ -1,7 +1,9 @@
 /* Pooling on the GPU (ops/pool.h), with the CPU kernels' rules: windows from the
  * shared etrt_conv_geometry_pool, MaxPool's first maximum (and its index, row- or
  * column-major), AveragePool's divisor with or without the explicit padding,
- * LpPool, and the Global* pools over whole planes. Sums accumulate in double. */
+ * LpPool, and the Global* pools over whole planes. Sums accumulate in double.
+ * A channels_last node (conv_shape.h) has X and Y in NHWC: the same windows, with
+ * consecutive threads on consecutive channels so that reads and writes are coalesced. */
 #include "engine/ops/cuda/cuda_kernel.h"
 #include "engine/ops/cuda/cuda_ops.h"
 
@@ -9,15 +11,23 @@ extern "C" {
 #include "engine/ops/pool.h"
 }
 
+/* `nhwc_channels` > 0: X and Y are channels-last with that many channels (t runs over Y
+ * in its order: position-major, channel-minor); 0: planes of NCHW. */
 template <typename T>
 __global__ void etrt_pool_kernel(const T *x, T *y, int64_t *indices, int64_t planes,
                                  int64_t in_count, int64_t out_count, int64_t kernel_count,
                                  etrt_conv_geometry g, int kind, int column_major,
-                                 int count_include_pad, double p) {
+                                 int count_include_pad, double p, int64_t nhwc_channels) {
   typedef typename etrt_math<T>::type M;
   ETRT_CUDA_LOOP(t, planes * out_count) {
-    int64_t plane = t / out_count, o = t % out_count;
+    int64_t plane = t / out_count, o = t % out_count, step = 1;
     const T *xp = x + plane * in_count;
+    if (nhwc_channels > 0) {
+      int64_t c = t % nhwc_channels, n = t / (nhwc_channels * out_count);
+      o = (t / nhwc_channels) % out_count;
+      xp = x + n * in_count * nhwc_channels + c;
+      step = nhwc_channels;
+    }
     int64_t origin[ETRT_CONV_MAX_SPATIAL];
     int64_t rest = o;
     for (int32_t s = g.spatial - 1; s >= 0; --s) {
@@ -41,7 +51,7 @@ __global__ void etrt_pool_kernel(const T *x, T *y, int64_t *indices, int64_t pla
         column += coords[s] * scale;
         scale *= g.in[s];
       }
-      M v = etrt_cvt<M>(xp[row]);
+      M v = etrt_cvt<M>(xp[row * step]);
       if (kind == ETRT_POOL_MAX) {
         if (best_index < 0 || v > best) {
           best = v;
@@ -85,9 +95,10 @@ __global__ void etrt_pool_kernel(const T *x, T *y, int64_t *indices, int64_t pla
 
 extern "C" ETRT_CUDA_RUN(etrt_cuda_pool) {
   const etrt_pool_state *state = (const etrt_pool_state *)node->state;
+  etrt_tensor x = state->params.channels_last ? etrt_conv_nchw_view(&inputs[0]) : inputs[0];
   etrt_conv_geometry g;
-  ETRT_RETURN_IF_ERROR(etrt_conv_geometry_pool(node, &state->params, &inputs[0], &g));
-  int64_t planes = inputs[0].dims[0] * inputs[0].dims[1];
+  ETRT_RETURN_IF_ERROR(etrt_conv_geometry_pool(node, &state->params, &x, &g));
+  int64_t planes = x.dims[0] * x.dims[1];
   int64_t out_count = etrt_conv_geometry_out_count(&g);
   if (planes == 0 || out_count == 0) return ETRT_OK;
   int64_t *indices =
@@ -100,7 +111,7 @@ extern "C" ETRT_CUDA_RUN(etrt_cuda_pool) {
           (const T *)inputs[0].data, (T *)outputs[0].data, indices, planes,
           etrt_conv_geometry_in_count(&g), out_count, etrt_conv_geometry_kernel_count(&g), g,
           (int)state->kind, state->params.storage_order == 1, state->params.count_include_pad,
-          (double)state->params.lp_p));
+          (double)state->params.lp_p, state->params.channels_last ? x.dims[1] : (int64_t)0));
   return etrt_cuda_check(node, "pool");
 }
 
@@ -134,9 +145,45 @@ __global__ void etrt_global_pool_kernel(const T *x, T *y, int64_t planes, int64_
   }
 }
 
+/* Global pools of channels-last X [N, positions, C]: a thread per (image, channel), the
+ * threads of a warp on consecutive channels, so each step of the walk over the positions
+ * reads contiguous memory. */
+template <typename T>
+__global__ void etrt_global_pool_nhwc_kernel(const T *x, T *y, int64_t batch, int64_t size,
+                                             int64_t channels, int kind, double p) {
+  typedef typename etrt_math<T>::type M;
+  ETRT_CUDA_LOOP(t, batch * channels) {
+    int64_t c = t % channels, n = t / channels;
+    const T *xp = x + n * size * channels + c;
+    double acc = 0.0;
+    for (int64_t i = 0; i < size; ++i) {
+      double v = (double)etrt_cvt<M>(xp[i * channels]);
+      if (kind == ETRT_POOL_MAX)
+        acc = i == 0 || v > acc ? v : acc;
+      else
+        acc += kind == ETRT_POOL_LP ? pow(fabs(v), p) : v;
+    }
+    if (kind == ETRT_POOL_LP) acc = pow(acc, 1.0 / p);
+    if (kind == ETRT_POOL_AVERAGE) acc = size > 0 ? acc / (double)size : 0.0;
+    y[t] = etrt_cvt<T>((M)acc);
+  }
+}
+
 extern "C" ETRT_CUDA_RUN(etrt_cuda_global_pool) {
   const etrt_pool_state *state = (const etrt_pool_state *)node->state;
   const etrt_tensor *x = &inputs[0];
+  if (state->params.channels_last) {
+    int64_t batch = x->dims[0], channels = x->dims[x->rank - 1];
+    int64_t size = etrt_cuda_span(x, 1, x->rank - 1);
+    if (batch * channels == 0) return ETRT_OK;
+    ETRT_CUDA_FLOAT_SWITCH(
+        x->dtype, T, return etrt_cuda_no_kernel(node, x->dtype),
+        etrt_global_pool_nhwc_kernel<T>
+        <<<etrt_cuda_blocks(batch * channels, ETRT_CUDA_THREADS), ETRT_CUDA_THREADS, 0,
+           etrt_cuda_stream(launch)>>>((const T *)x->data, (T *)outputs[0].data, batch, size,
+                                       channels, (int)state->kind, (double)state->params.lp_p));
+    return etrt_cuda_check(node, "global_pool_nhwc");
+  }
   int64_t planes = x->dims[0] * x->dims[1], size = etrt_cuda_span(x, 2, x->rank);
   if (planes == 0) return ETRT_OK;
   unsigned blocks = planes > 65535 ? 65535u : (unsigned)planes;
