@@ -182,7 +182,7 @@ int etrt_broadcast_iter_runs_of(const etrt_broadcast_iter *it, int64_t width,
 }
 
 int etrt_broadcast_iter_fits_int32(const etrt_broadcast_iter *it) {
-  if (it->numel < 0 || it->numel > INT32_MAX) return 0;
+  if (it->numel < 0 || it->numel > ((int64_t)1 << 30)) return 0;
   for (uint32_t k = 0; k < it->count; ++k) {
     uint64_t far = 0;
     for (int32_t d = 0; d < it->rank; ++d) {

@@ -88,9 +88,10 @@ int etrt_broadcast_iter_runs_of(const etrt_broadcast_iter *it, int64_t width,
                                 const void *const *bases, const size_t *elem_sizes,
                                 const void *output, size_t output_elem_size);
 
-/* True when the output's element count and every operand's farthest offset fit in 31
- * bits, so the index arithmetic can be 32-bit (a 64-bit division costs several times
- * a 32-bit one on a GPU). */
+/* True when the index arithmetic of a GPU kernel can be 32-bit (a 64-bit division
+ * costs several times a 32-bit one): at most 2^30 output elements (a grid-stride loop
+ * then cannot step past INT32_MAX) and every operand's farthest offset, either way
+ * from its base, within INT32_MAX. */
 int etrt_broadcast_iter_fits_int32(const etrt_broadcast_iter *it);
 
 /* Walking the rows of an iteration plan (a row is the innermost axis). */

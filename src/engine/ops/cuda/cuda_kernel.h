@@ -179,8 +179,9 @@ etrt_status etrt_cuda_broadcast_copy(const etrt_node *node, const etrt_tensor *i
 
 /* The element offsets, in the first N operands of an iteration plan (shape_util.h:
  * launchers build it on the host and pass it by value), of output element i (the
- * output is contiguous). I is int64_t, or uint32_t where etrt_broadcast_iter_fits_int32
- * said so (a negative stride then wraps, and the sum still comes out right). */
+ * output is contiguous). I is int64_t, or int32_t where etrt_broadcast_iter_fits_int32
+ * said so. Offsets are signed: a view with negative strides (a Slice stepping
+ * backwards) reads before its base. */
 template <int N, typename I>
 __device__ __forceinline__ void etrt_cuda_offsets(const etrt_broadcast_iter &it, I i, I *off) {
   if (it.rank == 1) {
@@ -248,22 +249,22 @@ __device__ __forceinline__ void etrt_cuda_store_run(T *p, I i, const T (&v)[V]) 
  * per thread where `runs_ok` (etrt_broadcast_iter_runs_of), 32-bit indices where the
  * plan fits them, one element and 64-bit indices otherwise. KERNEL is a macro naming the
  * kernel for (V, I); the kernel takes the arguments given, then (I runs, plan). */
-#define ETRT_CUDA_WALK_LAUNCH(it, T, runs_ok, stream, KERNEL, ...)                               \
-  do {                                                                                           \
-    constexpr int etrt_width_ = etrt_cuda_width<T>();                                            \
-    int64_t etrt_n_ = (it).numel;                                                                \
-    if (!etrt_broadcast_iter_fits_int32(&(it))) {                                                \
-      KERNEL(1, int64_t)<<<etrt_cuda_blocks(etrt_n_, ETRT_CUDA_THREADS), ETRT_CUDA_THREADS, 0,   \
-                           stream>>>(__VA_ARGS__, etrt_n_, it);                                  \
-    } else if (runs_ok) {                                                                        \
-      int64_t etrt_runs_ = etrt_n_ / etrt_width_;                                                \
-      KERNEL(etrt_width_, uint32_t)<<<etrt_cuda_blocks(etrt_runs_, ETRT_CUDA_THREADS),           \
-                                      ETRT_CUDA_THREADS, 0, stream>>>(__VA_ARGS__,               \
-                                                                      (uint32_t)etrt_runs_, it); \
-    } else {                                                                                     \
-      KERNEL(1, uint32_t)<<<etrt_cuda_blocks(etrt_n_, ETRT_CUDA_THREADS), ETRT_CUDA_THREADS, 0,  \
-                            stream>>>(__VA_ARGS__, (uint32_t)etrt_n_, it);                       \
-    }                                                                                            \
+#define ETRT_CUDA_WALK_LAUNCH(it, T, runs_ok, stream, KERNEL, ...)                             \
+  do {                                                                                         \
+    constexpr int etrt_width_ = etrt_cuda_width<T>();                                          \
+    int64_t etrt_n_ = (it).numel;                                                              \
+    if (!etrt_broadcast_iter_fits_int32(&(it))) {                                              \
+      KERNEL(1, int64_t)<<<etrt_cuda_blocks(etrt_n_, ETRT_CUDA_THREADS), ETRT_CUDA_THREADS, 0, \
+                           stream>>>(__VA_ARGS__, etrt_n_, it);                                \
+    } else if (runs_ok) {                                                                      \
+      int64_t etrt_runs_ = etrt_n_ / etrt_width_;                                              \
+      KERNEL(etrt_width_, int32_t)<<<etrt_cuda_blocks(etrt_runs_, ETRT_CUDA_THREADS),          \
+                                     ETRT_CUDA_THREADS, 0, stream>>>(__VA_ARGS__,              \
+                                                                     (int32_t)etrt_runs_, it); \
+    } else {                                                                                   \
+      KERNEL(1, int32_t)<<<etrt_cuda_blocks(etrt_n_, ETRT_CUDA_THREADS), ETRT_CUDA_THREADS, 0, \
+                           stream>>>(__VA_ARGS__, (int32_t)etrt_n_, it);                       \
+    }                                                                                          \
   } while (0)
 
 /* A normalized axis (negative counts from the end); -1 when out of range. */
