@@ -31,13 +31,25 @@ static etrt_status etrt_executor_infer_now(const etrt_exec_run *run, uint32_t n,
      * are in memory. */
     in[i].host_value = NULL;
   }
+  /* infer may write whole tensors (Trilu copies its input's): the addresses stay. */
+  void *data[ETRT_BOUNDS_MAX_OUTPUTS];
+  uint32_t kept = node->num_outputs < ETRT_BOUNDS_MAX_OUTPUTS ? node->num_outputs
+                                                              : ETRT_BOUNDS_MAX_OUTPUTS;
   for (uint32_t o = 0; o < node->num_outputs; ++o) {
-    void *data = out[o].data;
+    void *address = out[o].data;
+    if (o < kept) data[o] = address;
     memset(&out[o], 0, sizeof out[o]);
     out[o].dtype = ETRT_DTYPE_INVALID;
-    out[o].data = data;
+    out[o].data = address;
   }
-  if (!node->def->dims_from_kernel) return node->def->infer(node, in, out);
+  if (!node->def->dims_from_kernel) {
+    etrt_status s = node->def->infer(node, in, out);
+    for (uint32_t o = 0; o < kept; ++o) {
+      out[o].data = data[o];
+      out[o].host_value = NULL;
+    }
+    return s;
+  }
   /* The kernel gets the planned shapes and writes the actual dims. */
   etrt_tensor lo[ETRT_BOUNDS_MAX_OUTPUTS];
   for (uint32_t o = 0; o < node->num_outputs; ++o) {

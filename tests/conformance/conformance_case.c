@@ -36,6 +36,7 @@ typedef struct etrt_conf_case {
   uint32_t num_shape_specs;
   char *value_specs[ETRT_CONF_MAX_IO];
   uint32_t num_value_specs;
+  int flags_from_data; /* derive --shape and --shape-values from the data (debugging) */
   /* inputs whose fixed shape in the model the data contradict (etrt_conf_data_fits) */
   char *reshaped_names[ETRT_CONF_MAX_IO];
   uint32_t reshaped_inputs[ETRT_CONF_MAX_IO];
@@ -295,8 +296,8 @@ static int etrt_conf_shape_specs(etrt_conf_case *c, const uint8_t *model_bytes, 
       etrt_onnx_model_free(model);
       return 0;
     }
-    if (!dynamic || index >= c->sets[0].num_inputs || c->sets[0].inputs[index].rank == 0 ||
-        memchr(in->name.data, ':', in->name.size) != NULL)
+    if (!c->flags_from_data || !dynamic || index >= c->sets[0].num_inputs ||
+        c->sets[0].inputs[index].rank == 0 || memchr(in->name.data, ':', in->name.size) != NULL)
       continue;
     /* min and max over the data sets, axis by axis */
     etrt_tensor_pb lo = c->sets[0].inputs[index], hi = lo;
@@ -325,7 +326,7 @@ static int etrt_conf_shape_specs(etrt_conf_case *c, const uint8_t *model_bytes, 
       snprintf(spec, n, "%.*s:%s:%s", ETRT_ONNX_STR_ARGS(in->name), min, max);
     c->shape_specs[c->num_shape_specs++] = spec;
   }
-  etrt_conf_value_specs(c, model);
+  if (c->flags_from_data) etrt_conf_value_specs(c, model);
   etrt_onnx_model_free(model);
   return 1;
 }
@@ -507,9 +508,10 @@ done:
 }
 
 void etrt_conf_case_run(const char *case_dir, const char *case_name, const char *device,
-                        etrt_conf_result *out) {
+                        int flags_from_data, etrt_conf_result *out) {
   memset(out, 0, sizeof *out);
-  etrt_conf_case c = {.dir = case_dir, .name = case_name, .out = out};
+  etrt_conf_case c = {
+      .dir = case_dir, .name = case_name, .out = out, .flags_from_data = flags_from_data};
   if (etrt_conf_read_data_sets(&c)) etrt_conf_build_and_run(&c, device);
   if (c.sets != NULL)
     for (uint32_t k = 0; k < c.num_sets; ++k) {
