@@ -33,8 +33,8 @@ static etrt_status etrt_executor_infer_now(const etrt_exec_run *run, uint32_t n,
   }
   /* infer may write whole tensors (Trilu copies its input's): the addresses stay. */
   void *data[ETRT_BOUNDS_MAX_OUTPUTS];
-  uint32_t kept = node->num_outputs < ETRT_BOUNDS_MAX_OUTPUTS ? node->num_outputs
-                                                              : ETRT_BOUNDS_MAX_OUTPUTS;
+  uint32_t kept =
+      node->num_outputs < ETRT_BOUNDS_MAX_OUTPUTS ? node->num_outputs : ETRT_BOUNDS_MAX_OUTPUTS;
   for (uint32_t o = 0; o < node->num_outputs; ++o) {
     void *address = out[o].data;
     if (o < kept) data[o] = address;

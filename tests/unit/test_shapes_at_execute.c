@@ -37,8 +37,8 @@ static uint8_t *op_model(const char *op, int count, size_t *size) {
 
 typedef struct run_case {
   int64_t values[8];
-  int32_t rank;          /* of y */
-  int64_t dims[4];       /* of y */
+  int32_t rank;                                                           /* of y */
+  int64_t dims[4];                                                        /* of y */
   float (*expect)(int64_t i, const int64_t *dims, const int64_t *values); /* of y[i], flat */
 } run_case;
 
@@ -66,8 +66,8 @@ static void run_cases(uint8_t *onnx, size_t size, const char *device, int count,
     for (int32_t a = 0; a < y.rank && same; ++a) same = y.sizes[a] == cases[c].dims[a];
     if (!same) {
       etrt_test_fail(__FILE__, __LINE__, "%s on %s, case %d: y has rank %d, dims %lld %lld %lld",
-                     device, device, c, (int)y.rank, (long long)y.sizes[0],
-                     (long long)y.sizes[1], (long long)y.sizes[2]);
+                     device, device, c, (int)y.rank, (long long)y.sizes[0], (long long)y.sizes[1],
+                     (long long)y.sizes[2]);
       continue;
     }
     int64_t n = 1;
@@ -160,9 +160,9 @@ static void test_slice_top_k_reduce_pad(void) {
       {{1}, 2, {2, 1}, summed}, {{0}, 2, {1, 3}, summed}, {{0, 1}, 2, {1, 1}, summed}};
   run_op("ReduceSum", 1, sums, 2);
   run_op("ReduceSum", 2, sums + 2, 1);
-  const run_case pads[] = {
-      {{0, 1, 0, 1}, 2, {2, 5}, padded}, {{1, 0, 0, 0}, 2, {3, 3}, padded},
-      {{0, 0, 0, 0}, 2, {2, 3}, padded}};
+  const run_case pads[] = {{{0, 1, 0, 1}, 2, {2, 5}, padded},
+                           {{1, 0, 0, 0}, 2, {3, 3}, padded},
+                           {{0, 0, 0, 0}, 2, {2, 3}, padded}};
   run_op("Pad", 4, pads, 3);
 }
 

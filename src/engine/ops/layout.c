@@ -338,8 +338,8 @@ static etrt_status etrt_split_bound(const etrt_node *node, const etrt_tensor *in
 #define etrt_tile_bound etrt_value_bound_open_probe
 
 /* Pads or axes known only at execute: the input's rank, any size. */
-static etrt_status etrt_pad_bound(const etrt_node *node, const etrt_tensor *inputs,
-                                  etrt_tensor *lo, etrt_tensor *hi) {
+static etrt_status etrt_pad_bound(const etrt_node *node, const etrt_tensor *inputs, etrt_tensor *lo,
+                                  etrt_tensor *hi) {
   ETRT_RETURN_IF_ERROR(etrt_layout_check_io(node, inputs, 2, 4, 1));
   etrt_value_bound_open(&lo[0], &hi[0], inputs[0].dtype, inputs[0].rank);
   return ETRT_OK;

@@ -6,8 +6,8 @@
 
 #define ETRT_VALUE_BOUND_PROBE_MAX 64
 
-etrt_status etrt_value_bound_count(const etrt_node *node, const etrt_tensor *inputs,
-                                   uint32_t index, int64_t capacity, int64_t *count) {
+etrt_status etrt_value_bound_count(const etrt_node *node, const etrt_tensor *inputs, uint32_t index,
+                                   int64_t capacity, int64_t *count) {
   const etrt_tensor *t = &inputs[index];
   if (t->rank > 1)
     return etrt_op_error(node, ETRT_ERROR_INVALID_ARGUMENT,
@@ -55,8 +55,8 @@ etrt_status etrt_value_bound_probe(const etrt_node *node, const etrt_tensor *inp
   return node->def->infer(node, in, out);
 }
 
-etrt_status etrt_value_bound_same(const etrt_node *node, const etrt_tensor *inputs,
-                                  etrt_tensor *lo, etrt_tensor *hi) {
+etrt_status etrt_value_bound_same(const etrt_node *node, const etrt_tensor *inputs, etrt_tensor *lo,
+                                  etrt_tensor *hi) {
   ETRT_RETURN_IF_ERROR(etrt_value_bound_probe(node, inputs, 0, lo));
   for (uint32_t o = 0; o < node->num_outputs; ++o) hi[o] = lo[o];
   return ETRT_OK;

@@ -14,8 +14,8 @@
 
 /* How many values input `index` holds, from its dims (a scalar holds 1); refuses an
  * input of rank above 1 or more than `capacity` values, naming the node and input. */
-etrt_status etrt_value_bound_count(const etrt_node *node, const etrt_tensor *inputs,
-                                   uint32_t index, int64_t capacity, int64_t *count);
+etrt_status etrt_value_bound_count(const etrt_node *node, const etrt_tensor *inputs, uint32_t index,
+                                   int64_t capacity, int64_t *count);
 
 /* lo and hi of one output: `dtype`, `rank`, every axis from 0 to unbounded. */
 void etrt_value_bound_open(etrt_tensor *lo, etrt_tensor *hi, etrt_dtype dtype, int32_t rank);
@@ -28,8 +28,8 @@ etrt_status etrt_value_bound_probe(const etrt_node *node, const etrt_tensor *inp
 
 /* Bounds for ops whose output shapes do not depend on their value inputs (Trilu's k,
  * CumSum's axis): lo = hi = the shapes inferred with the values read as 0. */
-etrt_status etrt_value_bound_same(const etrt_node *node, const etrt_tensor *inputs,
-                                  etrt_tensor *lo, etrt_tensor *hi);
+etrt_status etrt_value_bound_same(const etrt_node *node, const etrt_tensor *inputs, etrt_tensor *lo,
+                                  etrt_tensor *hi);
 
 /* Bounds for ops whose outputs have the dtypes and ranks inferred with the value inputs
  * read as 1 and any dims (Tile, Expand, ConstantOfShape, Pad, the windows). */
