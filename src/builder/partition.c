@@ -64,6 +64,20 @@ static bool etrt_partition_feeds_host(const etrt_ir_node *node, const etrt_host_
   return false;
 }
 
+/* Whether a node reads a value with no size bound (dims known only at execute, in memory
+ * the plan computing it grows): such a value cannot cross into another plan, so what
+ * reads it stays with it on the CPU. */
+static bool etrt_partition_reads_unbounded(const etrt_ir_graph *graph, const etrt_ir_node *node) {
+  for (uint32_t i = 0; i < node->num_inputs; ++i) {
+    int32_t v = node->inputs[i];
+    if (v < 0) continue;
+    const etrt_ir_value *value = &graph->values[v];
+    for (int32_t a = 0; a < value->rank; ++a)
+      if (value->max[a] >= ETRT_OP_DIM_UNBOUNDED) return true;
+  }
+  return false;
+}
+
 /* known[v]: v can be computed when the plan is built: a constant, a graph input given by
  * value, or the output of an operation whose inputs (but those it reads the dims of) are
  * all known. The node array is a topological order. */
@@ -120,6 +134,7 @@ static etrt_status etrt_partition_assign(const etrt_ir_graph *graph,
       if (strcmp(options->placements[p].node, node->name) == 0) placed = &options->placements[p];
     etrt_device device = placed ? placed->device : options->target;
     if (device.type == ETRT_DEVICE_CUDA && (etrt_partition_feeds_host(node, uses, known) ||
+                                            etrt_partition_reads_unbounded(graph, node) ||
                                             !supports(graph, node, options->cuda_user))) {
       if (placed != NULL) {
         char name[32];

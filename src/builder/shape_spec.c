@@ -197,12 +197,15 @@ etrt_status etrt_shape_specs_apply(etrt_ir_graph *graph, const char *const *spec
                         v->name, v->name);
     for (int32_t a = 0; a < v->rank; ++a) {
       if (v->min[a] >= 0) continue;
+      /* A bound is required: the program's input and output buffers, the GPU
+       * workspaces and the CUDA graphs are sized for the largest shapes. */
       if (v->symbol[a])
-        return etrt_error(ETRT_ERROR_INVALID_ARGUMENT,
+        return etrt_error(ETRT_ERROR_UNSUPPORTED,
                           "input '%s' axis %d has the symbolic size '%s' with no bounds: pass "
-                          "--shape %s:MIN:MAX (or --shape %s:DIMS for the whole input)",
+                          "--shape %s:MIN:MAX (or --shape %s:DIMS for the whole input); the "
+                          "program's memory is planned for the largest size",
                           v->name, (int)a, v->symbol[a], v->symbol[a], v->name);
-      return etrt_error(ETRT_ERROR_INVALID_ARGUMENT,
+      return etrt_error(ETRT_ERROR_UNSUPPORTED,
                         "input '%s' axis %d has no size in the model: pass --shape %s:DIMS "
                         "(or %s:MINDIMS:MAXDIMS)",
                         v->name, (int)a, v->name, v->name);

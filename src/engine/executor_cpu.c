@@ -31,13 +31,25 @@ static etrt_status etrt_executor_infer_now(const etrt_exec_run *run, uint32_t n,
      * are in memory. */
     in[i].host_value = NULL;
   }
+  /* infer may write whole tensors (Trilu copies its input's): the addresses stay. */
+  void *data[ETRT_BOUNDS_MAX_OUTPUTS];
+  uint32_t kept =
+      node->num_outputs < ETRT_BOUNDS_MAX_OUTPUTS ? node->num_outputs : ETRT_BOUNDS_MAX_OUTPUTS;
   for (uint32_t o = 0; o < node->num_outputs; ++o) {
-    void *data = out[o].data;
+    void *address = out[o].data;
+    if (o < kept) data[o] = address;
     memset(&out[o], 0, sizeof out[o]);
     out[o].dtype = ETRT_DTYPE_INVALID;
-    out[o].data = data;
+    out[o].data = address;
   }
-  if (!node->def->dims_from_kernel) return node->def->infer(node, in, out);
+  if (!node->def->dims_from_kernel) {
+    etrt_status s = node->def->infer(node, in, out);
+    for (uint32_t o = 0; o < kept; ++o) {
+      out[o].data = data[o];
+      out[o].host_value = NULL;
+    }
+    return s;
+  }
   /* The kernel gets the planned shapes and writes the actual dims. */
   etrt_tensor lo[ETRT_BOUNDS_MAX_OUTPUTS];
   for (uint32_t o = 0; o < node->num_outputs; ++o) {
@@ -45,6 +57,28 @@ static etrt_status etrt_executor_infer_now(const etrt_exec_run *run, uint32_t n,
     lo[o].dtype = ETRT_DTYPE_INVALID;
   }
   return node->def->bound(node, in, lo, out);
+}
+
+/* An output axis the run's values make negative or larger than any axis may be, named
+ * with the values that decided it (the node's value inputs). */
+static etrt_status etrt_executor_dim_refused(const etrt_node *node, const etrt_graph_value *gv,
+                                             uint32_t o, int32_t axis, int64_t dim) {
+  int32_t from = -1;
+  uint32_t index = 0;
+  for (uint32_t i = 0; i < node->num_inputs && i < 32 && from < 0; ++i)
+    if ((node->def->value_inputs >> i & 1u) && node->inputs[i] >= 0) {
+      from = node->inputs[i];
+      index = i;
+    }
+  if (from < 0)
+    return etrt_error(ETRT_ERROR_INVALID_ARGUMENT,
+                      "output %u ('%s') axis %d would be %lld for these inputs (0 to 2^40 - 1 "
+                      "allowed)",
+                      o, gv[node->outputs[o]].name, (int)axis, (long long)dim);
+  return etrt_error(ETRT_ERROR_INVALID_ARGUMENT,
+                    "output %u ('%s') axis %d would be %lld for the values of input %u ('%s') "
+                    "(0 to 2^40 - 1 allowed)",
+                    o, gv[node->outputs[o]].name, (int)axis, (long long)dim, index, gv[from].name);
 }
 
 /* The dims a node at execute gave: recorded for the nodes after it, within the bytes
@@ -55,6 +89,9 @@ static etrt_status etrt_executor_record_dims(const etrt_exec_run *run, uint32_t 
   const etrt_graph_value *gv = run->engine->graph.values;
   for (uint32_t o = 0; o < node->num_outputs; ++o) {
     int32_t id = node->outputs[o];
+    for (int32_t a = 0; a < out[o].rank && out[o].rank <= ETRT_MAX_RANK; ++a)
+      if (out[o].dims[a] < 0 || out[o].dims[a] >= ETRT_GRAPH_MAX_DIM)
+        return etrt_executor_dim_refused(node, gv, o, a, out[o].dims[a]);
     int64_t bytes = etrt_graph_nbytes(out[o].dtype, out[o].rank, out[o].dims);
     if (etrt_graph_value_unbounded(&gv[id])) {
       /* Memory with no bound grows here, before the kernel writes it. */

@@ -36,6 +36,7 @@ typedef struct etrt_conf_options {
   int timeout;
   int verbose;
   int list_failures;
+  int flags_from_data;
   int top;
   const char *json;
   etrt_conf_gate gates[ETRT_CONF_MAX_GATES];
@@ -74,6 +75,9 @@ static void etrt_conf_usage(FILE *out) {
           "300)\n"
           "  --verbose             one line per case: name, result, executor, time\n"
           "  --list-failures       also list every case not supported, with its reason\n"
+          "  --flags-from-data     build with --shape bounds and --shape-values derived from each\n"
+          "                        case's test data (for debugging; by default each case is\n"
+          "                        built from the model and --device alone, as a user would)\n"
           "  --top N               reasons shown per suite (default 10)\n"
           "  --min-pass SUITE:PCT  exit 1 when SUITE passes fewer than PCT percent; repeat\n"
           "  --json FILE           write a report of every case as JSON\n\n"
@@ -144,6 +148,8 @@ static int etrt_conf_parse(int argc, char **argv, etrt_conf_options *o) {
       if (!etrt_conf_parse_int(a, next, 0, &o->top)) return 2;
     } else if (strcmp(a, "--verbose") == 0 || strcmp(a, "-v") == 0) {
       o->verbose = 1;
+    } else if (strcmp(a, "--flags-from-data") == 0) {
+      o->flags_from_data = 1;
     } else if (strcmp(a, "--list-failures") == 0) {
       o->list_failures = 1;
     } else if (strcmp(a, "--json") == 0) {
@@ -282,7 +288,7 @@ static void etrt_conf_child(const etrt_conf_options *o, const etrt_conf_entry *e
   alarm((unsigned)o->timeout);
   etrt_conf_fault_for_tests(e->name);
   etrt_conf_result result;
-  etrt_conf_case_run(e->dir, e->name, o->device, &result);
+  etrt_conf_case_run(e->dir, e->name, o->device, o->flags_from_data, &result);
   ssize_t written = write(fd, &result, sizeof result);
   close(fd);
   /* exit, not _exit: the sanitizers' leak check runs at exit and reports against

@@ -68,10 +68,12 @@ int etrt_conf_compare_dropout(const etrt_tensor_view *actual, const etrt_tensor_
                               char *detail, size_t size);
 
 /* Runs the case in `case_dir` (model.onnx, test_data_set_*) on `device` ("cpu" or
- * "cuda:N"); fills `out`. Meant for a child process: a crash or hang is the
- * parent's to notice. */
+ * "cuda:N"); fills `out`. The model is built as a user would build it, from the model
+ * and the device alone; with `flags_from_data` also with --shape bounds and
+ * --shape-values derived from the test data (for debugging). Meant for a child
+ * process: a crash or hang is the parent's to notice. */
 void etrt_conf_case_run(const char *case_dir, const char *case_name, const char *device,
-                        etrt_conf_result *out);
+                        int flags_from_data, etrt_conf_result *out);
 
 /* Cuts a refusal message down to a key under which like refusals are counted:
  * "the engine has no operator Loop (node 'x')" -> "no operator Loop";

@@ -46,6 +46,7 @@ typedef struct etrt_conf_case {
   uint32_t num_value_specs;
   char *sequence_specs[ETRT_CONF_MAX_IO];
   uint32_t num_sequence_specs;
+  int flags_from_data; /* derive --shape and --shape-values from the data (debugging) */
   /* inputs whose fixed shape in the model the data contradict (etrt_conf_data_fits) */
   char *reshaped_names[ETRT_CONF_MAX_IO];
   uint32_t reshaped_inputs[ETRT_CONF_MAX_IO];
@@ -479,9 +480,13 @@ static int etrt_conf_sequence_specs(etrt_conf_case *c, const etrt_onnx_value_inf
   return 1;
 }
 
-/* Bounds for the model's dynamic inputs from the shapes of the data: "NAME:DIMS", or
- * "NAME:MINDIMS:MAXDIMS" where the data sets differ, as `etrt build --shape` takes
- * them. Inputs with fixed shapes get none. */
+/* The flags a case is built with. A sequence or optional input always gets its
+ * structure (--sequence, its tensors' bounds and the values its length depends on):
+ * the program is built for one structure, which its user must state. Everything else
+ * is built from the model and --device alone; with --flags-from-data (debugging) the
+ * dynamic inputs also get bounds from the data's shapes ("NAME:DIMS", or
+ * "NAME:MINDIMS:MAXDIMS" where the data sets differ) and the inputs that decide shapes
+ * their values (--shape-values). */
 static int etrt_conf_shape_specs(etrt_conf_case *c, const uint8_t *model_bytes, size_t model_size) {
   etrt_onnx_model *model = NULL;
   etrt_status s = etrt_onnx_model_parse(model_bytes, model_size, c->dir, &model);
@@ -510,13 +515,14 @@ static int etrt_conf_shape_specs(etrt_conf_case *c, const uint8_t *model_bytes, 
       etrt_onnx_model_free(model);
       return 0;
     }
-    if (!dynamic || memchr(in->name.data, ':', in->name.size) != NULL) continue;
+    if (!dynamic || !c->flags_from_data || memchr(in->name.data, ':', in->name.size) != NULL)
+      continue;
     char name[512];
     snprintf(name, sizeof name, "%.*s", ETRT_ONNX_STR_ARGS(in->name));
     etrt_conf_dims_spec(c, name, index);
   }
   etrt_conf_import_value_specs(c, g);
-  etrt_conf_value_specs(c, model);
+  if (c->flags_from_data) etrt_conf_value_specs(c, model);
   etrt_onnx_model_free(model);
   return 1;
 }
@@ -700,9 +706,10 @@ done:
 }
 
 void etrt_conf_case_run(const char *case_dir, const char *case_name, const char *device,
-                        etrt_conf_result *out) {
+                        int flags_from_data, etrt_conf_result *out) {
   memset(out, 0, sizeof *out);
-  etrt_conf_case c = {.dir = case_dir, .name = case_name, .out = out};
+  etrt_conf_case c = {
+      .dir = case_dir, .name = case_name, .out = out, .flags_from_data = flags_from_data};
   if (etrt_conf_read_data_sets(&c)) etrt_conf_build_and_run(&c, device);
   if (c.sets != NULL)
     for (uint32_t k = 0; k < c.num_sets; ++k) {

@@ -151,6 +151,33 @@ def test_mini_suite(data):
     check(by_name["test_hang"]["result"] == "passed", "json: test_hang passes without the fault")
 
 
+def test_no_flags(data):
+    """Each case is built from its model alone: a Reshape whose shape is a graph input
+    runs without --shape-values; an input with a symbolic size is refused (it needs
+    --shape), and --flags-from-data derives the bounds from the test data."""
+    suite = os.path.join(data, "flags")
+    os.makedirs(suite)
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    graph = helper.make_graph([helper.make_node("Reshape", ["x", "s"], ["y"])], "reshape",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3]),
+                               helper.make_tensor_value_info("s", TensorProto.INT64, [2])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
+    sets = [([("x", x), ("s", np.array(shape, dtype=np.int64))], [("y", x.reshape(shape))])
+            for shape in ((3, 2), (1, 6))]
+    write_case(suite, "test_reshape_input", helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]),
+               sets)
+    write_case(suite, "test_relu_batch", unary_model("Relu", TensorProto.FLOAT, ["batch", 3]),
+               [([("x", x)], [("y", np.maximum(x, 0))])])
+    code, out, err = run("--data", data, "--suite", "flags", "--verbose", "-j", "1")
+    check(code == 0, "flags: exit status %d" % code)
+    check(re.search(r"^flags/test_reshape_input: passed", out, re.M) is not None,
+          "flags: the Reshape built without flags: %s" % out)
+    check(re.search(r"^flags/test_relu_batch: not supported .*symbolic size 'batch'", out, re.M) is not None,
+          "flags: the symbolic size is refused naming the flag: %s" % out)
+    code, out, err = run("--data", data, "--suite", "flags", "--filter", "relu", "-j", "1", "--flags-from-data")
+    check(summaries(out).get("flags") == (1, 1, 0, 0), "flags: --flags-from-data bounds the batch: %s" % out)
+
+
 def test_timeout(data):
     code, out, err = run("--data", data, "--suite", "mini", "--filter", "hang", "--timeout", "2",
                          env={"ETRT_CONFORMANCE_FAULT": "hang:test_hang"}, timeout=60)
@@ -220,6 +247,7 @@ def main():
         sys.exit(1)
     data = make_suite()
     test_mini_suite(data)
+    test_no_flags(data)
     test_timeout(data)
     test_leak(data)
     test_min_pass(data)

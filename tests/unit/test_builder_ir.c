@@ -351,14 +351,14 @@ static void test_shape_specs(void) {
 static void test_shape_spec_refusals(void) {
   etrt_ir_graph *g = two_inputs();
   const char *none[] = {"seq:4", "b:0:1x5"};
-  CHECK_FAILS(etrt_shape_specs_apply(g, none, 2), ETRT_ERROR_INVALID_ARGUMENT,
+  CHECK_FAILS(etrt_shape_specs_apply(g, none, 2), ETRT_ERROR_UNSUPPORTED,
               "input 'a' axis 0 has the symbolic size 'batch' with no bounds: pass --shape "
               "batch:MIN:MAX");
   etrt_ir_graph_destroy(g);
 
   g = two_inputs();
   const char *unknown_axis[] = {"batch:2", "seq:4"};
-  CHECK_FAILS(etrt_shape_specs_apply(g, unknown_axis, 2), ETRT_ERROR_INVALID_ARGUMENT,
+  CHECK_FAILS(etrt_shape_specs_apply(g, unknown_axis, 2), ETRT_ERROR_UNSUPPORTED,
               "input 'b:0' axis 1 has no size in the model: pass --shape b:0:DIMS");
   etrt_ir_graph_destroy(g);
 

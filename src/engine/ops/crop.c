@@ -2,6 +2,7 @@
 #include "engine/ops/crop.h"
 
 #include "engine/ops/op_check.h"
+#include "engine/ops/value_bound.h"
 #include "engine/ops/shape_util.h"
 
 etrt_status etrt_crop_plan_make(const etrt_node *node, const etrt_tensor *inputs,
@@ -54,6 +55,7 @@ static etrt_status etrt_crop_infer(const etrt_node *node, const etrt_tensor *inp
 
 static const etrt_op_def etrt_op_def_center_crop_pad = {.op_type = "CenterCropPad",
                                                         .infer = etrt_crop_infer,
+                                                        .bound = etrt_value_bound_open_probe,
                                                         .cuda_supports = etrt_op_supports_all,
                                                         .value_inputs = 1u << 1};
 

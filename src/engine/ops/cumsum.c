@@ -7,6 +7,7 @@
 
 #include "engine/ops/op_check.h"
 #include "engine/ops/shape_util.h"
+#include "engine/ops/value_bound.h"
 
 static etrt_status etrt_cumsum_prepare(const etrt_node *node, void *state) {
   etrt_cumsum_state *s = state;
@@ -62,6 +63,7 @@ static const etrt_op_def etrt_op_def_cumsum = {.op_type = "CumSum",
                                                .state_size = sizeof(etrt_cumsum_state),
                                                .prepare = etrt_cumsum_prepare,
                                                .infer = etrt_cumsum_infer,
+                                               .bound = etrt_value_bound_same,
                                                .cuda_supports = etrt_op_supports_all,
                                                .value_inputs = 2u};
 

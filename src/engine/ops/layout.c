@@ -7,6 +7,7 @@
 #include "engine/ops/layout_shape.h"
 #include "engine/ops/op_check.h"
 #include "engine/ops/shape_util.h"
+#include "engine/ops/value_bound.h"
 
 /* Inputs [first data input, then up to max_inputs - 1 optional ones], any known
  * dtype; output i gets the data type. */
@@ -296,22 +297,73 @@ static const etrt_op_def etrt_op_def_reverse_sequence = {
     .infer = etrt_reverse_sequence_infer,
     .cuda_supports = etrt_reverse_sequence_cuda_supports};
 
-#define ETRT_LAYOUT_DEF(ident, name, infer_fn, values)                                   \
+/* Starts, ends, axes or steps known only at execute: each axis keeps at most its size. */
+static etrt_status etrt_slice_bound(const etrt_node *node, const etrt_tensor *inputs,
+                                    etrt_tensor *lo, etrt_tensor *hi) {
+  ETRT_RETURN_IF_ERROR(etrt_layout_check_io(node, inputs, 1, 5, 1));
+  for (uint32_t i = 1; i < node->num_inputs && i < 5; ++i) {
+    int64_t count = 0;
+    if (etrt_op_has_input(node, inputs, i))
+      ETRT_RETURN_IF_ERROR(etrt_value_bound_count(node, inputs, i, inputs[0].rank, &count));
+  }
+  *hi = inputs[0];
+  hi->data = NULL;
+  hi->host_value = NULL;
+  *lo = *hi;
+  for (int32_t a = 0; a < lo->rank; ++a) lo->dims[a] = 0;
+  return ETRT_OK;
+}
+
+/* Split sizes known only at execute: each output has at most the axis's size. */
+static etrt_status etrt_split_bound(const etrt_node *node, const etrt_tensor *inputs,
+                                    etrt_tensor *lo, etrt_tensor *hi) {
+  ETRT_RETURN_IF_ERROR(etrt_layout_check_io(node, inputs, 1, 2, 0));
+  if (inputs[0].rank < 1)
+    return etrt_op_error(node, ETRT_ERROR_INVALID_ARGUMENT, "input must have rank 1 or more");
+  int32_t axis;
+  ETRT_RETURN_IF_ERROR(etrt_shape_axis_attribute(node, 0, inputs[0].rank, &axis));
+  for (uint32_t k = 0; k < node->num_outputs; ++k) {
+    hi[k] = inputs[0];
+    hi[k].data = NULL;
+    hi[k].host_value = NULL;
+    lo[k] = hi[k];
+    lo[k].dims[axis] = 0;
+  }
+  return ETRT_OK;
+}
+
+/* Bounds with the values as the identity (shape of ones, repeats of one, no pads), at
+ * any size. */
+#define etrt_expand_bound etrt_value_bound_open_probe
+#define etrt_tile_bound etrt_value_bound_open_probe
+
+/* Pads or axes known only at execute: the input's rank, any size. */
+static etrt_status etrt_pad_bound(const etrt_node *node, const etrt_tensor *inputs, etrt_tensor *lo,
+                                  etrt_tensor *hi) {
+  ETRT_RETURN_IF_ERROR(etrt_layout_check_io(node, inputs, 2, 4, 1));
+  etrt_value_bound_open(&lo[0], &hi[0], inputs[0].dtype, inputs[0].rank);
+  return ETRT_OK;
+}
+
+#define etrt_trilu_bound etrt_value_bound_same
+
+#define ETRT_LAYOUT_DEF(ident, name, infer_fn, values, bound_fn)                         \
   static const etrt_op_def etrt_op_def_##ident = {.op_type = name,                       \
                                                   .infer = infer_fn,                     \
+                                                  .bound = bound_fn,                     \
                                                   .cuda_supports = etrt_op_supports_all, \
                                                   .value_inputs = values};
-ETRT_LAYOUT_DEF(transpose, "Transpose", etrt_transpose_infer, 0)
-ETRT_LAYOUT_DEF(slice, "Slice", etrt_slice_infer, 0x1eu)
-ETRT_LAYOUT_DEF(concat, "Concat", etrt_concat_infer, 0)
-ETRT_LAYOUT_DEF(split, "Split", etrt_split_infer, 1u << 1)
-ETRT_LAYOUT_DEF(expand, "Expand", etrt_expand_infer, 1u << 1)
-ETRT_LAYOUT_DEF(tile, "Tile", etrt_tile_infer, 1u << 1)
-ETRT_LAYOUT_DEF(pad, "Pad", etrt_pad_infer, (1u << 1) | (1u << 3))
+ETRT_LAYOUT_DEF(transpose, "Transpose", etrt_transpose_infer, 0, NULL)
+ETRT_LAYOUT_DEF(slice, "Slice", etrt_slice_infer, 0x1eu, etrt_slice_bound)
+ETRT_LAYOUT_DEF(concat, "Concat", etrt_concat_infer, 0, NULL)
+ETRT_LAYOUT_DEF(split, "Split", etrt_split_infer, 1u << 1, etrt_split_bound)
+ETRT_LAYOUT_DEF(expand, "Expand", etrt_expand_infer, 1u << 1, etrt_expand_bound)
+ETRT_LAYOUT_DEF(tile, "Tile", etrt_tile_infer, 1u << 1, etrt_tile_bound)
+ETRT_LAYOUT_DEF(pad, "Pad", etrt_pad_infer, (1u << 1) | (1u << 3), etrt_pad_bound)
 /* k is read on the host by every executor, so it is a value input too. */
-ETRT_LAYOUT_DEF(trilu, "Trilu", etrt_trilu_infer, 1u << 1)
-ETRT_LAYOUT_DEF(depth_to_space, "DepthToSpace", etrt_depth_space_infer, 0)
-ETRT_LAYOUT_DEF(space_to_depth, "SpaceToDepth", etrt_depth_space_infer, 0)
+ETRT_LAYOUT_DEF(trilu, "Trilu", etrt_trilu_infer, 1u << 1, etrt_trilu_bound)
+ETRT_LAYOUT_DEF(depth_to_space, "DepthToSpace", etrt_depth_space_infer, 0, NULL)
+ETRT_LAYOUT_DEF(space_to_depth, "SpaceToDepth", etrt_depth_space_infer, 0, NULL)
 #undef ETRT_LAYOUT_DEF
 
 const etrt_op_def *const etrt_ops_layout[] = {&etrt_op_def_transpose,

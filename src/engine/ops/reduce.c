@@ -9,6 +9,7 @@
 
 #include "engine/ops/op_check.h"
 #include "engine/ops/shape_util.h"
+#include "engine/ops/value_bound.h"
 
 static const struct {
   const char *op_type;
@@ -102,6 +103,35 @@ static etrt_status etrt_reduce_infer(const etrt_node *node, const etrt_tensor *i
   return ETRT_OK;
 }
 
+/* Axes known only at execute: with keepdims each axis is its size or 1; without, the
+ * rank is the input's less the number of axes, each at most the largest input axis. */
+static etrt_status etrt_reduce_bound(const etrt_node *node, const etrt_tensor *inputs,
+                                     etrt_tensor *lo, etrt_tensor *hi) {
+  etrt_reduce_state s;
+  ETRT_RETURN_IF_ERROR(etrt_reduce_read(node, &s));
+  if (node->num_inputs != 2 || node->num_outputs != 1 || inputs[0].rank < 0)
+    return etrt_op_error(node, ETRT_ERROR_INVALID_ARGUMENT, "takes inputs data and axes");
+  const etrt_tensor *x = &inputs[0];
+  int64_t count;
+  ETRT_RETURN_IF_ERROR(etrt_value_bound_count(node, inputs, 1, x->rank, &count));
+  if (count == 0) { /* no axes: there are no values to wait for */
+    ETRT_RETURN_IF_ERROR(etrt_value_bound_probe(node, inputs, 0, lo));
+    hi[0] = lo[0];
+    return ETRT_OK;
+  }
+  int32_t rank = s.keepdims ? x->rank : x->rank - (int32_t)count;
+  etrt_value_bound_open(&lo[0], &hi[0], x->dtype, rank);
+  int64_t largest = 1;
+  for (int32_t a = 0; a < x->rank; ++a)
+    if (x->dims[a] > largest) largest = x->dims[a];
+  for (int32_t a = 0; a < rank; ++a) {
+    int64_t d = x->dims[a];
+    lo[0].dims[a] = s.keepdims && d < 1 ? d : s.keepdims ? 1 : 0;
+    hi[0].dims[a] = s.keepdims ? (d > 1 ? d : 1) : largest;
+  }
+  return ETRT_OK;
+}
+
 /* Floats for every kind; int32/int64 for the kinds that stay integers. */
 static int etrt_reduce_cuda_supports(const etrt_node *node, const etrt_tensor *inputs) {
   const etrt_reduce_state *s = (const etrt_reduce_state *)node->state;
@@ -120,6 +150,7 @@ static int etrt_reduce_cuda_supports(const etrt_node *node, const etrt_tensor *i
       .state_size = sizeof(etrt_reduce_state),           \
       .prepare = etrt_reduce_prepare,                    \
       .infer = etrt_reduce_infer,                        \
+      .bound = etrt_reduce_bound,                        \
       .cuda_supports = etrt_reduce_cuda_supports,        \
       .value_inputs = 2u};
 ETRT_REDUCE_OPS(ETRT_REDUCE_DEF)

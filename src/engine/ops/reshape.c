@@ -7,6 +7,7 @@
 #include "engine/ops/layout_shape.h"
 #include "engine/ops/op_check.h"
 #include "engine/ops/shape_util.h"
+#include "engine/ops/value_bound.h"
 
 static etrt_status etrt_reshape_check_io(const etrt_node *node, const etrt_tensor *inputs,
                                          uint32_t max_inputs) {
@@ -139,15 +140,66 @@ static etrt_status etrt_unsqueeze_infer(const etrt_node *node, const etrt_tensor
   return ETRT_OK;
 }
 
-#define ETRT_RESHAPE_DEF(ident, name, infer_fn, values)                                  \
+/* A shape known only at execute: as many axes as it has values, of any size. */
+static etrt_status etrt_reshape_bound(const etrt_node *node, const etrt_tensor *inputs,
+                                      etrt_tensor *lo, etrt_tensor *hi) {
+  ETRT_RETURN_IF_ERROR(etrt_reshape_check_io(node, inputs, 2));
+  if (!etrt_op_has_input(node, inputs, 1))
+    return etrt_op_error(node, ETRT_ERROR_INVALID_ARGUMENT, "input 1 (shape) is required");
+  int64_t count;
+  ETRT_RETURN_IF_ERROR(etrt_value_bound_count(node, inputs, 1, ETRT_MAX_RANK, &count));
+  etrt_value_bound_open(&lo[0], &hi[0], inputs[0].dtype, (int32_t)count);
+  return ETRT_OK;
+}
+
+/* The largest axis of x (at least 1): no axis of a squeezed or unsqueezed x is larger. */
+static int64_t etrt_reshape_largest_axis(const etrt_tensor *x) {
+  int64_t largest = 1;
+  for (int32_t a = 0; a < x->rank; ++a)
+    if (x->dims[a] > largest) largest = x->dims[a];
+  return largest;
+}
+
+/* Axes known only at execute: the rank follows from how many there are. */
+static etrt_status etrt_squeeze_bound_rank(const etrt_node *node, const etrt_tensor *inputs,
+                                           int32_t sign, etrt_tensor *lo, etrt_tensor *hi) {
+  ETRT_RETURN_IF_ERROR(etrt_reshape_check_io(node, inputs, 2));
+  int64_t count;
+  ETRT_RETURN_IF_ERROR(etrt_value_bound_count(node, inputs, 1, ETRT_MAX_RANK, &count));
+  if (sign < 0 && count == 0)
+    return etrt_op_error(node, ETRT_ERROR_UNSUPPORTED,
+                         "input 1 (axes) holds no values, so the size-1 axes of the input decide "
+                         "the rank: their values must be known when the plan is built");
+  int64_t rank = inputs[0].rank + sign * count;
+  if (rank < 0 || rank > ETRT_MAX_RANK)
+    return etrt_op_error(node, ETRT_ERROR_INVALID_ARGUMENT,
+                         "%lld axes on an input of rank %d give rank %lld", (long long)count,
+                         (int)inputs[0].rank, (long long)rank);
+  etrt_value_bound_open(&lo[0], &hi[0], inputs[0].dtype, (int32_t)rank);
+  for (int32_t a = 0; a < (int32_t)rank; ++a) hi[0].dims[a] = etrt_reshape_largest_axis(&inputs[0]);
+  return ETRT_OK;
+}
+
+static etrt_status etrt_squeeze_bound(const etrt_node *node, const etrt_tensor *inputs,
+                                      etrt_tensor *lo, etrt_tensor *hi) {
+  return etrt_squeeze_bound_rank(node, inputs, -1, lo, hi);
+}
+
+static etrt_status etrt_unsqueeze_bound(const etrt_node *node, const etrt_tensor *inputs,
+                                        etrt_tensor *lo, etrt_tensor *hi) {
+  return etrt_squeeze_bound_rank(node, inputs, 1, lo, hi);
+}
+
+#define ETRT_RESHAPE_DEF(ident, name, infer_fn, values, bound_fn)                        \
   static const etrt_op_def etrt_op_def_##ident = {.op_type = name,                       \
                                                   .infer = infer_fn,                     \
+                                                  .bound = bound_fn,                     \
                                                   .cuda_supports = etrt_op_supports_all, \
                                                   .value_inputs = values};
-ETRT_RESHAPE_DEF(reshape, "Reshape", etrt_reshape_infer, 1u << 1)
-ETRT_RESHAPE_DEF(flatten, "Flatten", etrt_flatten_infer, 0)
-ETRT_RESHAPE_DEF(squeeze, "Squeeze", etrt_squeeze_infer, 1u << 1)
-ETRT_RESHAPE_DEF(unsqueeze, "Unsqueeze", etrt_unsqueeze_infer, 1u << 1)
+ETRT_RESHAPE_DEF(reshape, "Reshape", etrt_reshape_infer, 1u << 1, etrt_reshape_bound)
+ETRT_RESHAPE_DEF(flatten, "Flatten", etrt_flatten_infer, 0, NULL)
+ETRT_RESHAPE_DEF(squeeze, "Squeeze", etrt_squeeze_infer, 1u << 1, etrt_squeeze_bound)
+ETRT_RESHAPE_DEF(unsqueeze, "Unsqueeze", etrt_unsqueeze_infer, 1u << 1, etrt_unsqueeze_bound)
 #undef ETRT_RESHAPE_DEF
 
 const etrt_op_def *const etrt_ops_reshape[] = {&etrt_op_def_reshape, &etrt_op_def_flatten,

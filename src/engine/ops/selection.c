@@ -5,6 +5,7 @@
 
 #include "engine/ops/op_check.h"
 #include "engine/ops/shape_util.h"
+#include "engine/ops/value_bound.h"
 
 static const etrt_dtype etrt_selection_types[] = {
     ETRT_DTYPE_FLOAT32, ETRT_DTYPE_FLOAT64, ETRT_DTYPE_INT8,  ETRT_DTYPE_UINT8,
@@ -83,8 +84,20 @@ static const etrt_op_def etrt_op_def_arg_max = {
     .op_type = "ArgMax", .infer = etrt_arg_infer, .cuda_supports = etrt_selection_cuda_supports};
 static const etrt_op_def etrt_op_def_arg_min = {
     .op_type = "ArgMin", .infer = etrt_arg_infer, .cuda_supports = etrt_selection_cuda_supports};
+/* K known only at execute: from none to all of the axis. */
+static etrt_status etrt_top_k_bound(const etrt_node *node, const etrt_tensor *inputs,
+                                    etrt_tensor *lo, etrt_tensor *hi) {
+  ETRT_RETURN_IF_ERROR(etrt_value_bound_probe(node, inputs, 0, lo));
+  for (int o = 0; o < 2; ++o) {
+    hi[o] = lo[o];
+    memcpy(hi[o].dims, inputs[0].dims, sizeof hi[o].dims);
+  }
+  return ETRT_OK;
+}
+
 static const etrt_op_def etrt_op_def_top_k = {.op_type = "TopK",
                                               .infer = etrt_top_k_infer,
+                                              .bound = etrt_top_k_bound,
                                               .cuda_supports = etrt_selection_cuda_supports,
                                               .value_inputs = 1u << 1};
 

@@ -8,6 +8,7 @@
 #include "base/half.h"
 #include "engine/ops/op_check.h"
 #include "engine/ops/shape_util.h"
+#include "engine/ops/value_bound.h"
 
 static etrt_status etrt_shape_op_check_io(const etrt_node *node, const etrt_tensor *inputs,
                                           uint32_t count) {
@@ -214,6 +215,7 @@ static const etrt_op_def etrt_op_def_size = {.op_type = "Size",
                                              .dims_only_inputs = 1u};
 static const etrt_op_def etrt_op_def_constant_of_shape = {.op_type = "ConstantOfShape",
                                                           .infer = etrt_constant_of_shape_infer,
+                                                          .bound = etrt_value_bound_open_probe,
                                                           .cuda_supports = etrt_op_supports_all,
                                                           .value_inputs = 1u};
 static const etrt_op_def etrt_op_def_range = {.op_type = "Range",

@@ -3,6 +3,7 @@
 
 #include "base/dtype.h"
 #include "engine/ops/op_check.h"
+#include "engine/ops/value_bound.h"
 
 static const etrt_dtype etrt_signal_floats[] = {ETRT_DTYPE_FLOAT32, ETRT_DTYPE_FLOAT64,
                                                 ETRT_DTYPE_INVALID};
@@ -262,6 +263,7 @@ static const etrt_op_def etrt_op_def_dft = {.op_type = "DFT",
                                             .value_inputs = (1u << 1) | (1u << 2)};
 static const etrt_op_def etrt_op_def_stft = {.op_type = "STFT",
                                              .infer = etrt_stft_infer,
+                                             .bound = etrt_value_bound_open_probe,
                                              .cuda_supports = etrt_op_supports_all,
                                              .value_inputs = (1u << 1) | (1u << 3)};
 #define ETRT_WINDOW_DEF(var, name, prep)                                   \
@@ -269,6 +271,7 @@ static const etrt_op_def etrt_op_def_stft = {.op_type = "STFT",
                                   .state_size = sizeof(etrt_window_state), \
                                   .prepare = prep,                         \
                                   .infer = etrt_window_infer,              \
+                                  .bound = etrt_value_bound_open_probe,    \
                                   .cuda_supports = etrt_op_supports_all,   \
                                   .value_inputs = 1u}
 ETRT_WINDOW_DEF(etrt_op_def_hann, "HannWindow", etrt_hann_prepare);
@@ -278,6 +281,7 @@ static const etrt_op_def etrt_op_def_mel = {.op_type = "MelWeightMatrix",
                                             .state_size = sizeof(etrt_dtype),
                                             .prepare = etrt_mel_prepare,
                                             .infer = etrt_mel_infer,
+                                            .bound = etrt_value_bound_open_probe,
                                             .cuda_supports = etrt_op_supports_all,
                                             .value_inputs = 3u};
 

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "engine/ops/op_check.h"
+#include "engine/ops/value_bound.h"
 
 etrt_status etrt_max_unpool_default(const etrt_node *node, const etrt_tensor *inputs,
                                     etrt_tensor *out) {
@@ -78,8 +79,17 @@ static etrt_status etrt_max_unpool_infer(const etrt_node *node, const etrt_tenso
   return ETRT_OK;
 }
 
+/* An output_shape known only at execute: the input's rank, any size. */
+static etrt_status etrt_max_unpool_bound(const etrt_node *node, const etrt_tensor *inputs,
+                                         etrt_tensor *lo, etrt_tensor *hi) {
+  ETRT_RETURN_IF_ERROR(etrt_max_unpool_default(node, inputs, &lo[0]));
+  etrt_value_bound_open(&lo[0], &hi[0], lo[0].dtype, lo[0].rank);
+  return ETRT_OK;
+}
+
 static const etrt_op_def etrt_op_def_max_unpool = {.op_type = "MaxUnpool",
                                                    .infer = etrt_max_unpool_infer,
+                                                   .bound = etrt_max_unpool_bound,
                                                    .cuda_supports = etrt_op_supports_all,
                                                    .value_inputs = 1u << 2};
 
