@@ -46,7 +46,8 @@ static void etrt_build_usage(FILE *out) {
           "                                         --shape 'INPUT[i]:DIMS')\n"
           "                             INPUT:none  optional INPUT holds no value\n"
           "                           A sequence output becomes one output per tensor;\n"
-          "                           what a length depends on: --shape-values INPUT:V\n"
+          "                           what a length depends on: --shape-values INPUT:V\n");
+  fprintf(out,
           "  --precision P            the types GPU plans compute in (CPU plans always\n"
           "                           keep float32):\n"
           "                             fp32  float32 throughout (default; ~1e-5 of a\n"
