@@ -1,8 +1,9 @@
 """Where a plan's GPU time goes: the top kernels of `etrt run` under Nsight Compute.
 
-Runs `etrt run PTE --input X --io device --iterations N` under `ncu` collecting only each
-kernel's duration (one replay pass, so it stays quick), sums the time per kernel name and
-prints the top kernels with their share, their launches per inference and the total.
+Runs `etrt run PTE --input X --io device --iterations 1+N --profile-range` under `ncu`
+collecting only each kernel's duration (one pass, so it stays quick) over the N inferences
+after the first, sums the time per kernel name and prints the top kernels with their
+share, their launches per inference and the total.
 bench/models.py calls it for each fp16 plan with --profile; on its own:
 
     python3 bench/kernel_profile.py model.pte --input x.npy [--top 5] [--iterations 3]
@@ -31,10 +32,16 @@ def short_name(name):
     return name.split(" ")[-1] if " " in name else name
 
 
-def kernel_times(etrt, pte, input_path, iterations, ncu, timeout):
-    """{kernel name: (total ns, launches)} over one `etrt run --iterations N` under ncu."""
-    cmd = [ncu, "--metrics", "gpu__time_duration.sum", "--csv", "--print-units", "base",
-           etrt, "run", pte, "--io", "device", "--iterations", str(iterations)]
+def profile(etrt, pte, input_path, iterations=3, ncu="ncu", timeout=900):
+    """Returns (per-kernel list of (name, ms per inference, launches per inference),
+    total ms per inference, launches per inference), or raises RuntimeError.
+
+    The first execute (weight uploads, the convolution algorithm searches) runs outside
+    the profiled range (`etrt run --profile-range`): under the profiler every launch is
+    slowed, and a search timed there would pick other algorithms than a real run."""
+    cmd = [ncu, "--profile-from-start", "off", "--metrics", "gpu__time_duration.sum", "--csv",
+           "--print-units", "base", etrt, "run", pte, "--io", "device", "--profile-range",
+           "--iterations", str(1 + iterations)]
     cmd += ["--input", input_path] if input_path else ["--random-inputs", "1"]
     p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                        timeout=timeout)
@@ -49,24 +56,8 @@ def kernel_times(etrt, pte, input_path, iterations, ncu, timeout):
         name = short_name(row["Kernel Name"])
         ns, n = kernels.get(name, (0.0, 0))
         kernels[name] = (ns + float(row["Metric Value"].replace(",", "")), n + 1)
-    return kernels
-
-
-def profile(etrt, pte, input_path, iterations=3, ncu="ncu", timeout=900):
-    """Returns (per-kernel list of (name, ms per inference, launches per inference),
-    total ms per inference, launches per inference), or raises RuntimeError.
-
-    A run also does work once per context (weight uploads, the convolution algorithm
-    search), so it runs twice, with 1 and with 1 + `iterations` inferences, and reports
-    the difference: the steady state."""
-    once = kernel_times(etrt, pte, input_path, 1, ncu, timeout)
-    many = kernel_times(etrt, pte, input_path, 1 + iterations, ncu, timeout)
-    rows = []
-    for name, (ns, n) in many.items():
-        ns0, n0 = once.get(name, (0.0, 0))
-        if n - n0 > 0:
-            rows.append((name, max(ns - ns0, 0.0) / iterations / 1e6, (n - n0) / iterations))
-    rows.sort(key=lambda r: -r[1])
+    rows = sorted(((name, ns / iterations / 1e6, n / iterations)
+                   for name, (ns, n) in kernels.items()), key=lambda r: -r[1])
     return rows, sum(r[1] for r in rows), sum(r[2] for r in rows)
 
 

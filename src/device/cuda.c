@@ -19,6 +19,7 @@
  * per-thread stream under it then fails in CUDA itself with "invalid resource handle". */
 #include <cuda.h>
 #include <cudaTypedefs.h>
+#include <cuda_profiler_api.h>
 #include <cuda_runtime.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -533,6 +534,14 @@ static etrt_status cuda_green_stream_destroy(etrt_stream stream) {
   return ETRT_OK;
 }
 
+static etrt_status cuda_profiler_range(int on) {
+  cudaError_t e = on ? cudaProfilerStart() : cudaProfilerStop();
+  if (e == cudaSuccess) return ETRT_OK;
+  (void)cudaGetLastError();
+  return etrt_error(ETRT_ERROR_DEVICE, "%s failed: %s",
+                    on ? "cudaProfilerStart" : "cudaProfilerStop", cudaGetErrorString(e));
+}
+
 static int cuda_green_context_current(void) {
   if (cu.ctx_get_current == NULL) return 0;
   CUcontext current = NULL;
@@ -587,6 +596,7 @@ static etrt_device_driver cuda_driver = {
     .green_stream_create = NULL, /* set by cuda_init when the driver has green contexts */
     .green_stream_destroy = NULL,
     .green_context_current = cuda_green_context_current,
+    .profiler_range = cuda_profiler_range,
 };
 
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;

@@ -98,6 +98,11 @@ typedef struct etrt_device_driver {
   /* True when the calling thread's current context is a green context (in which
    * ETRT_STREAM_PER_THREAD is invalid). */
   int (*green_context_current)(void);
+
+  /* Opens (on != 0) or closes the range of work an attached profiler collects
+   * (cudaProfilerStart/Stop: `ncu --profile-from-start off` sees only what runs inside).
+   * NULL where there is no profiler to tell. */
+  etrt_status (*profiler_range)(int on);
 } etrt_device_driver;
 
 /* The active driver: the one selected by etrt_device_select_sim() or by ETRT_DEVICE

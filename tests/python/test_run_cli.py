@@ -84,6 +84,15 @@ def test_contract_options_on_sim():
             bt.check(m is not None and float(m.group(1)) <= 1e-6, "--check-cpu: " + r.stdout)
     r = run(["run", mlp, "--random-inputs", "7", "--async"], env=env)
     bt.check(r.returncode == 2 and "needs --io device" in r.stderr, "--async with host outputs refused: " + r.stderr)
+    # --profile-range: the first execute stays outside the range, so it needs two; a
+    # simulated GPU has no profiler to tell, and with no GPU there is none either.
+    r = run(["run", mlp, "--random-inputs", "7", "--profile-range"], env=env)
+    bt.check(r.returncode == 2 and "needs --iterations 2 or more" in r.stderr, "--profile-range alone: " + r.stderr)
+    r = run(["run", mlp, "--random-inputs", "7", "--profile-range", "--iterations", "2"], env=env)
+    bt.check(r.returncode == 2 and "the sim device has no profiler" in r.stderr,
+             "--profile-range on sim: " + r.stderr)
+    r = run(["run", mlp, "--random-inputs", "7", "--profile-range", "--iterations", "2", "--allow-cpu"])
+    bt.check(r.returncode == 2 and "need a GPU" in r.stderr, "--profile-range without a GPU: " + r.stderr)
     # With no GPU a CUDA plan says so plainly; --allow-cpu runs it on the CPU.
     r = run(["run", mlp, "--random-inputs", "7"])
     bt.check(r.returncode != 0 and "no GPU is present" in r.stderr and "--allow-cpu" in r.stderr,

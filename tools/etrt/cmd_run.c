@@ -41,6 +41,7 @@ typedef struct etrt_run_options {
   int caller_stream;
   int sms;
   int async;
+  int profile_range;
   int check_cpu;
   int allow_cpu;
   int threads;
@@ -76,6 +77,9 @@ static void etrt_run_usage(FILE *out) {
       "  --sms N               run on a green-context stream of N SMs and print the SMs granted\n"
       "  --async               execute_async, then wait on the completion event (needs --io "
       "device)\n"
+      "  --profile-range       with --iterations N (N >= 2): the first execute (setup, algorithm\n"
+      "                        searches) runs outside an attached profiler's range and the\n"
+      "                        other N-1 inside it: ncu --profile-from-start off etrt run ...\n"
       "  --check-cpu           also run on the CPU executor and report the largest difference\n"
       "  --allow-cpu           with no GPU, run plans built for one on the CPU\n"
       "  --threads N           the most threads a CPU operator may use (default: every core\n"
@@ -167,6 +171,8 @@ static int etrt_run_parse(int argc, char **argv, etrt_run_options *o) {
       }
     } else if (strcmp(a, "--async") == 0) {
       o->async = 1;
+    } else if (strcmp(a, "--profile-range") == 0) {
+      o->profile_range = 1;
     } else if (strcmp(a, "--check-cpu") == 0) {
       o->check_cpu = 1;
     } else if (strcmp(a, "--threads") == 0) {
@@ -192,6 +198,12 @@ static int etrt_run_parse(int argc, char **argv, etrt_run_options *o) {
   }
   if (o->path == NULL) {
     etrt_run_usage(stderr);
+    return 2;
+  }
+  if (o->profile_range && o->iterations < 2) {
+    fprintf(stderr,
+            "etrt run: --profile-range needs --iterations 2 or more (the first runs "
+            "outside the range)\n");
     return 2;
   }
   if (o->num_inputs > 0 && o->random_inputs) {
@@ -718,7 +730,19 @@ static int etrt_run_execute(etrt_run_state *st, double *seconds) {
     etrt_status s = etrt_run_device_enter(st->driver, device, &previous);
     if (s != ETRT_OK) code = etrt_run_fail("selecting the program's device", s);
   }
+  int profiling = 0;
   for (long it = 0; it < st->o.iterations && code == 0; ++it) {
+    if (it == 1 && st->o.profile_range) {
+      etrt_status s = st->driver->profiler_range != NULL
+                          ? st->driver->profiler_range(1)
+                          : etrt_error(ETRT_ERROR_UNSUPPORTED, "the %s device has no profiler",
+                                       st->driver->name);
+      if (s != ETRT_OK) {
+        code = etrt_run_fail("--profile-range", s);
+        break;
+      }
+      profiling = 1;
+    }
     double t0 = etrt_run_now();
     etrt_status s;
     if (st->o.async) {
@@ -731,6 +755,7 @@ static int etrt_run_execute(etrt_run_state *st, double *seconds) {
     times[it] = etrt_run_now() - t0;
     if (s != ETRT_OK) code = etrt_run_fail("execute", s) == 2 ? 2 : 1;
   }
+  if (profiling) (void)st->driver->profiler_range(0);
   if (device >= 0 && st->driver != NULL) etrt_run_device_leave(st->driver, device, previous);
   *seconds = etrt_run_median(times, st->o.iterations);
   free(times);
@@ -835,11 +860,11 @@ int etrt_cmd_run(int argc, char **argv) {
     return code < 0 ? 0 : code;
   }
   st->driver = etrt_device_driver_get();
-  if (st->driver == NULL &&
-      (st->o.io != ETRT_IO_HOST || st->o.caller_stream || st->o.sms || st->o.async)) {
+  if (st->driver == NULL && (st->o.io != ETRT_IO_HOST || st->o.caller_stream || st->o.sms ||
+                             st->o.async || st->o.profile_range)) {
     fprintf(stderr,
-            "etrt run: --io pinned/device, --stream caller, --sms and --async need a GPU, and none "
-            "is present\n");
+            "etrt run: --io pinned/device, --stream caller, --sms, --async and --profile-range "
+            "need a GPU, and none is present\n");
     free(st);
     return 2;
   }
