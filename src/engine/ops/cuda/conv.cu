@@ -174,7 +174,13 @@ typedef struct etrt_conv_dnn {
   size_t algo_workspace; /* the algorithm's scratch at `dims` */
   int nhwc;              /* channels_last: NHWC tensors and filter */
   int refused;           /* cuDNN refused the NHWC call: the direct kernel runs the node */
-  void *zero_bias;       /* `maps` zeros, for a node without B */
+  /* Channels-last nodes run cudnnConvolutionForward with the algorithm timed for it,
+   * then bias, residual and Relu in one pass (etrt_conv_bias_epilogue_kernel): the
+   * fused cudnnConvolutionBiasActivationForward takes slow non-tensor-core kernels for
+   * NHWC half types, and Find, which times the plain call, cannot see that. */
+  int split;
+  int relu;
+  void *zero_bias; /* `maps` zeros, for a node without B */
   int64_t maps;
   int rank;
   int dims[3][5]; /* x, w, y as described */
@@ -357,6 +363,8 @@ static etrt_status etrt_conv_dnn_setup_node(const etrt_node *node, const etrt_te
               : dtype == ETRT_DTYPE_BFLOAT16 ? CUDNN_DATA_BFLOAT16
                                              : CUDNN_DATA_FLOAT;
   dnn->algo = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM;
+  dnn->split = dnn->nhwc;
+  dnn->relu = relu;
   etrt_status s = ETRT_OK;
   cudnnStatus_t st = api->create_tensor(&dnn->x);
   if (st == CUDNN_STATUS_SUCCESS) st = api->create_tensor(&dnn->y);
@@ -387,7 +395,7 @@ static etrt_status etrt_conv_dnn_setup_node(const etrt_node *node, const etrt_te
     return ETRT_OK;
   }
   size_t limit = etrt_cuda_conv_workspace(node, inputs, outputs);
-  if (s == ETRT_OK && relu) {
+  if (s == ETRT_OK && (relu || dnn->split)) {
     cudnnConvolutionFwdAlgoPerf_t found[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
     int count = 0;
     st = api->find_forward(handle, dnn->x, dnn->w, dnn->conv, dnn->y,
@@ -399,10 +407,14 @@ static etrt_status etrt_conv_dnn_setup_node(const etrt_node *node, const etrt_te
       for (int i = 0; i < count; ++i) {
         if (found[i].status == CUDNN_STATUS_SUCCESS && found[i].memory <= limit) {
           dnn->algo = found[i].algo;
+          /* the math type it was timed with (tensor cores or not) */
+          if (dnn->split) st = api->set_conv_math(dnn->conv, found[i].mathType);
           break;
         }
       }
-      s = etrt_conv_dnn_describe(dnn, node, handle, shape);
+      s = st != CUDNN_STATUS_SUCCESS
+              ? etrt_conv_dnn_failed(api, node, "cudnnSetConvolutionMathType", st)
+              : etrt_conv_dnn_describe(dnn, node, handle, shape);
     }
   }
   if (s == ETRT_OK && dnn->algo_workspace > limit) {
@@ -425,8 +437,8 @@ static etrt_status etrt_conv_dnn_setup_node(const etrt_node *node, const etrt_te
     return s;
   }
   etrt_log(ETRT_LOG_DEBUG, "%s node '%s': cuDNN algorithm %d (%s), %zu bytes of scratch",
-           node->op_type, etrt_cuda_name(node), (int)dnn->algo, relu ? "timed" : "fixed",
-           dnn->algo_workspace);
+           node->op_type, etrt_cuda_name(node), (int)dnn->algo,
+           relu || dnn->split ? "timed" : "fixed", dnn->algo_workspace);
   *state = dnn;
   return ETRT_OK;
 }
@@ -448,6 +460,60 @@ static etrt_status etrt_fused_conv_dnn_setup(const etrt_node *node, const etrt_t
 extern "C" void etrt_cuda_dnn_destroy(void *handle) {
   const etrt_cudnn_api *api = NULL;
   if (handle != NULL && etrt_cuda_cudnn_get(&api) == ETRT_OK) api->destroy((cudnnHandle_t)handle);
+}
+
+/* y = act(y + bias[c] + z) over a channels-last output (the channel is the innermost
+ * axis), V channels per thread where they are aligned for 16-byte accesses. */
+template <typename T, int V>
+__global__ void etrt_conv_bias_epilogue_kernel(T *y, const T *bias, const T *z, int relu,
+                                               int64_t runs, int64_t maps) {
+  typedef typename etrt_math<T>::type M;
+  ETRT_CUDA_LOOP(r, runs) {
+    int64_t i = r * V;
+    T v[V], b[V], res[V];
+    etrt_cuda_load_run<V>(y, i, 1, v);
+    if (bias != NULL) etrt_cuda_load_run<V>(bias, i % maps, 1, b);
+    if (z != NULL) etrt_cuda_load_run<V>(z, i, 1, res);
+#pragma unroll
+    for (int k = 0; k < V; ++k) {
+      M m = etrt_cvt<M>(v[k]);
+      if (bias != NULL) m += etrt_cvt<M>(b[k]);
+      if (z != NULL) m += etrt_cvt<M>(res[k]);
+      if (relu) m = m > M(0) ? m : M(0);
+      v[k] = etrt_cvt<T>(m);
+    }
+    etrt_cuda_store_run<V>(y, i, v);
+  }
+}
+
+template <typename T>
+static void etrt_conv_bias_epilogue_start(T *y, const T *bias, const T *z, int relu, int64_t count,
+                                          int64_t maps, cudaStream_t stream) {
+  constexpr int W = etrt_cuda_width<T>();
+  const size_t bytes = W * sizeof(T);
+  if (maps % W == 0 && (uintptr_t)y % bytes == 0 && (uintptr_t)bias % bytes == 0 &&
+      (uintptr_t)z % bytes == 0) {
+    etrt_conv_bias_epilogue_kernel<T, W>
+        <<<etrt_cuda_blocks(count / W, ETRT_CUDA_THREADS), ETRT_CUDA_THREADS, 0, stream>>>(
+            y, bias, z, relu, count / W, maps);
+  } else {
+    etrt_conv_bias_epilogue_kernel<T, 1>
+        <<<etrt_cuda_blocks(count, ETRT_CUDA_THREADS), ETRT_CUDA_THREADS, 0, stream>>>(
+            y, bias, z, relu, count, maps);
+  }
+}
+
+static etrt_status etrt_conv_bias_epilogue(const etrt_node *node, etrt_tensor *y,
+                                           const etrt_tensor *bias, const etrt_tensor *z, int relu,
+                                           int64_t maps, cudaStream_t stream) {
+  int64_t count = etrt_tensor_numel(y);
+  if (count == 0 || (bias == NULL && z == NULL && !relu)) return ETRT_OK;
+  ETRT_CUDA_FLOAT_SWITCH(
+      y->dtype, T, return etrt_cuda_no_kernel(node, y->dtype),
+      etrt_conv_bias_epilogue_start<T>(
+          (T *)y->data, bias != NULL ? (const T *)bias->data : (const T *)NULL,
+          z != NULL ? (const T *)z->data : (const T *)NULL, relu, count, maps, stream));
+  return etrt_cuda_check(node, "conv_bias_epilogue");
 }
 
 /* Y = act(conv(X, W) + B + Z) as one cuDNN call. False (and *status untouched) when
@@ -483,12 +549,23 @@ static bool etrt_conv_dnn_run(const etrt_node *node, const etrt_tensor *inputs,
     return true;
   }
   bool has_bias = node->num_inputs > 2 && inputs[2].rank >= 0;
-  float one = 1.0f, residual = z != NULL ? 1.0f : 0.0f;
-  st = api->bias_activation_forward(handle, &one, dnn->x, inputs[0].data, dnn->w, inputs[1].data,
-                                    dnn->conv, dnn->algo, launch->workspace, dnn->algo_workspace,
-                                    &residual, dnn->y, z != NULL ? z->data : outputs[0].data,
-                                    dnn->bias, has_bias ? inputs[2].data : dnn->zero_bias,
-                                    dnn->activation, dnn->y, outputs[0].data);
+  float one = 1.0f, residual = z != NULL ? 1.0f : 0.0f, zero = 0.0f;
+  if (dnn->split) {
+    st = api->convolution_forward(handle, &one, dnn->x, inputs[0].data, dnn->w, inputs[1].data,
+                                  dnn->conv, dnn->algo, launch->workspace, dnn->algo_workspace,
+                                  &zero, dnn->y, outputs[0].data);
+    if (st == CUDNN_STATUS_SUCCESS) {
+      *status = etrt_conv_bias_epilogue(node, &outputs[0], has_bias ? &inputs[2] : NULL, z,
+                                        dnn->relu, d.maps, etrt_cuda_stream(launch));
+      return true;
+    }
+  } else {
+    st = api->bias_activation_forward(handle, &one, dnn->x, inputs[0].data, dnn->w, inputs[1].data,
+                                      dnn->conv, dnn->algo, launch->workspace, dnn->algo_workspace,
+                                      &residual, dnn->y, z != NULL ? z->data : outputs[0].data,
+                                      dnn->bias, has_bias ? inputs[2].data : dnn->zero_bias,
+                                      dnn->activation, dnn->y, outputs[0].data);
+  }
   if (st == CUDNN_STATUS_NOT_SUPPORTED && dnn->nhwc) {
     /* Refused before any work is queued: the direct NHWC kernel takes the node from now on. */
     etrt_log(ETRT_LOG_DEBUG, "%s node '%s': cuDNN refuses this channels-last convolution (%s)",
@@ -498,7 +575,10 @@ static bool etrt_conv_dnn_run(const etrt_node *node, const etrt_tensor *inputs,
   }
   *status = st == CUDNN_STATUS_SUCCESS
                 ? ETRT_OK
-                : etrt_conv_dnn_failed(api, node, "cudnnConvolutionBiasActivationForward", st);
+                : etrt_conv_dnn_failed(api, node,
+                                       dnn->split ? "cudnnConvolutionForward"
+                                                  : "cudnnConvolutionBiasActivationForward",
+                                       st);
   return true;
 }
 

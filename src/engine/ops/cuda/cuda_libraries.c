@@ -178,6 +178,7 @@ static void etrt_cudnn_init(void) {
        sizeof t->forward_workspace},
       {"cudnnConvolutionBiasActivationForward", &t->bias_activation_forward,
        sizeof t->bias_activation_forward},
+      {"cudnnConvolutionForward", &t->convolution_forward, sizeof t->convolution_forward},
   };
   etrt_cudnn_status =
       etrt_library_load("cuDNN", ETRT_CUDNN_SONAME, names, sizeof names / sizeof names[0], symbols,

@@ -100,6 +100,13 @@ typedef struct etrt_cudnn_api {
       cudnnTensorDescriptor_t z_desc, const void *z, cudnnTensorDescriptor_t bias_desc,
       const void *bias, cudnnActivationDescriptor_t activation, cudnnTensorDescriptor_t y_desc,
       void *y);
+  cudnnStatus_t (*convolution_forward)(cudnnHandle_t handle, const void *alpha,
+                                       cudnnTensorDescriptor_t x_desc, const void *x,
+                                       cudnnFilterDescriptor_t w_desc, const void *w,
+                                       cudnnConvolutionDescriptor_t conv,
+                                       cudnnConvolutionFwdAlgo_t algo, void *workspace,
+                                       size_t workspace_size, const void *beta,
+                                       cudnnTensorDescriptor_t y_desc, void *y);
 } etrt_cudnn_api;
 
 /* The cuDNN table, loading the library the first time, as etrt_cuda_cublaslt_get. */
