@@ -252,6 +252,12 @@ static const co_case co_list[] = {
     {"Softmax axis 1", "Softmax", 1, CO_IN(CO_F32(3, (2, 5, 7))), 1, CO_ATTR(CO_INT("axis", 1)), 1,
      1e-5, FP32},
     {"LogSoftmax", "LogSoftmax", 1, CO_IN(CO_F32(2, (6, 37))), 0, NULL, 1, 1e-5, FP32},
+    /* the GPU's warp-per-row kernels: 16-byte accesses, several per lane, and rows too
+     * long for them (the block-per-row kernel) */
+    {"Softmax float16 rows", "Softmax", 1, CO_IN(CO_TYPED(ETRT_DTYPE_FLOAT16, 2, (64, 128))), 0,
+     NULL, 1, 2e-3, FP32},
+    {"LogSoftmax long rows", "LogSoftmax", 1, CO_IN(CO_F32(2, (3, 1000))), 0, NULL, 1, 1e-5, FP32},
+    {"Softmax rows past a warp", "Softmax", 1, CO_IN(CO_F32(2, (2, 1500))), 0, NULL, 1, 1e-5, FP32},
     {"Hardmax", "Hardmax", 1, CO_IN(CO_F32(2, (6, 37))), 0, NULL, 1, 0, FP32},
     /* reduce */
     {"ReduceMean middle axis", "ReduceMean", 1, CO_IN(CO_F32(3, (3, 50, 7))), 1,
@@ -289,6 +295,14 @@ static const co_case co_list[] = {
     {"LayerNormalization", "LayerNormalization", 3,
      CO_IN(CO_F32(3, (2, 4, 64)), CO_CONST_F32(1, (64)), CO_CONST_F32(1, (64))), 0, NULL, 1, 1e-5,
      FP32},
+    {"LayerNormalization 768", "LayerNormalization", 3,
+     CO_IN(CO_F32(2, (8, 768)), CO_CONST_F32(1, (768)), CO_CONST_F32(1, (768))), 0, NULL, 1, 1e-5,
+     FP32},
+    {"LayerNormalization odd rows no bias", "LayerNormalization", 2,
+     CO_IN(CO_F32(2, (5, 37)), CO_CONST_F32(1, (37))), 0, NULL, 1, 1e-5, FP32},
+    {"LayerNormalization rows past a warp", "LayerNormalization", 3,
+     CO_IN(CO_F32(2, (2, 2000)), CO_CONST_F32(1, (2000)), CO_CONST_F32(1, (2000))), 0, NULL, 1,
+     1e-5, FP32},
     {"BatchNormalization", "BatchNormalization", 5,
      CO_IN(
          CO_F32(4, (2, 3, 4, 4)), CO_CONST_F32(1, (3)), CO_CONST_F32(1, (3)), CO_CONST_F32(1, (3)),

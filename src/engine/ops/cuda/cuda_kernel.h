@@ -313,6 +313,78 @@ __device__ __forceinline__ M etrt_cuda_warp_reduce(M v, F f) {
   return v;
 }
 
+/* ---- rows held in registers, one warp per row ------------------------------------ */
+
+/* How a row of n elements is spread over a warp's registers: V elements per access
+ * (etrt_cuda_width<T>() where n and the pointers allow 16-byte accesses, else 1) and R
+ * accesses per lane, a power of two. */
+typedef struct etrt_cuda_row_plan {
+  int v, reps;
+} etrt_cuda_row_plan;
+
+/* Threads of the row kernels' blocks: four warps, four rows. */
+#define ETRT_CUDA_ROW_THREADS 128
+
+/* False when a row needs more than 32 values per lane (the caller keeps its
+ * block-per-row kernel). `pointers` are the row arrays' bases (NULL ones ignored). */
+template <typename T>
+static inline bool etrt_cuda_row_plan_of(int64_t n, const void *const *pointers, int count,
+                                         etrt_cuda_row_plan *plan) {
+  constexpr int W = etrt_cuda_width<T>();
+  if (n < 1 || n > 32 * 32) return false;
+  bool wide = W > 1 && n % W == 0;
+  for (int k = 0; k < count && wide; ++k)
+    wide = pointers[k] == NULL || (uintptr_t)pointers[k] % (W * sizeof(T)) == 0;
+  int v = wide ? W : 1;
+  int64_t per_lane = (n / v + 31) / 32;
+  int reps = 1;
+  while (reps < per_lane) reps *= 2;
+  if (reps * v > 32) return false;
+  plan->v = v;
+  plan->reps = reps;
+  return true;
+}
+
+/* Calls launch.run<V, R>() for the plan; `launch` is a struct with that template member. */
+template <int V, typename Launch>
+static inline void etrt_cuda_row_dispatch_reps(int reps, const Launch &launch) {
+  switch (reps) {
+    case 1:
+      launch.template run<V, 1>();
+      break;
+    case 2:
+      if constexpr (V * 2 <= 32) launch.template run<V, 2>();
+      break;
+    case 4:
+      if constexpr (V * 4 <= 32) launch.template run<V, 4>();
+      break;
+    case 8:
+      if constexpr (V * 8 <= 32) launch.template run<V, 8>();
+      break;
+    case 16:
+      if constexpr (V * 16 <= 32) launch.template run<V, 16>();
+      break;
+    default:
+      if constexpr (V * 32 <= 32) launch.template run<V, 32>();
+      break;
+  }
+}
+
+template <typename T, typename Launch>
+static inline void etrt_cuda_row_dispatch(const etrt_cuda_row_plan &plan, const Launch &launch) {
+  constexpr int W = etrt_cuda_width<T>();
+  if (W > 1 && plan.v == W)
+    etrt_cuda_row_dispatch_reps<W>(plan.reps, launch);
+  else
+    etrt_cuda_row_dispatch_reps<1>(plan.reps, launch);
+}
+
+/* The calling warp's row, and its lane; the row may be past the last (the warp exits). */
+__device__ __forceinline__ int64_t etrt_cuda_warp_row(int *lane) {
+  *lane = (int)(threadIdx.x & 31);
+  return (int64_t)blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5);
+}
+
 /* Block-wide reduction: every thread gets the result. `shared` holds 32 values;
  * every thread of the block must call it. */
 template <typename M, typename F>

@@ -54,6 +54,114 @@ __global__ void etrt_norm_segments_kernel(const T *x, const T *scale, const T *b
   }
 }
 
+/* LayerNormalization over rows of at most 1024 elements with per-element scale and
+ * bias: one warp per row, the row read once into registers; sums in double as the
+ * segment kernel's, the normalisation itself in the compute type. */
+template <typename T, int V, int R>
+__global__ void etrt_layer_norm_rows_kernel(const T *x, const T *scale, const T *bias, T *y,
+                                            int64_t rows, int n, double epsilon, float *mean_out,
+                                            float *inv_std_out) {
+  typedef typename etrt_math<T>::type M;
+  int lane;
+  int64_t row = etrt_cuda_warp_row(&lane);
+  if (row >= rows) return;
+  const T *xr = x + row * n;
+  T *yr = y + row * n;
+  const int chunks = n / V;
+  M v[R][V];
+  double sum = 0.0;
+#pragma unroll
+  for (int r = 0; r < R; ++r) {
+    int c = r * 32 + lane;
+    if (c < chunks) {
+      T t[V];
+      etrt_cuda_load_run<V>(xr, (int64_t)c * V, 1, t);
+#pragma unroll
+      for (int k = 0; k < V; ++k) {
+        v[r][k] = etrt_cvt<M>(t[k]);
+        sum += (double)v[r][k];
+      }
+    }
+  }
+  double mean = etrt_cuda_warp_reduce(sum, etrt_cuda_sum_op()) / (double)n;
+  double squares = 0.0;
+#pragma unroll
+  for (int r = 0; r < R; ++r) {
+    if (r * 32 + lane < chunks) {
+#pragma unroll
+      for (int k = 0; k < V; ++k) {
+        double d = (double)v[r][k] - mean;
+        squares += d * d;
+      }
+    }
+  }
+  squares = etrt_cuda_warp_reduce(squares, etrt_cuda_sum_op());
+  double inv_std = 1.0 / sqrt(squares / (double)n + epsilon);
+  if (lane == 0) {
+    if (mean_out != NULL) mean_out[row] = (float)mean;
+    if (inv_std_out != NULL) inv_std_out[row] = (float)inv_std;
+  }
+  const M m = (M)mean, is = (M)inv_std;
+#pragma unroll
+  for (int r = 0; r < R; ++r) {
+    int c = r * 32 + lane;
+    if (c < chunks) {
+      T s[V], b[V], out[V];
+      etrt_cuda_load_run<V>(scale, (int64_t)c * V, 1, s);
+      if (bias != NULL) etrt_cuda_load_run<V>(bias, (int64_t)c * V, 1, b);
+#pragma unroll
+      for (int k = 0; k < V; ++k) {
+        M o = (v[r][k] - m) * is * etrt_cvt<M>(s[k]);
+        if (bias != NULL) o += etrt_cvt<M>(b[k]);
+        out[k] = etrt_cvt<T>(o);
+      }
+      etrt_cuda_store_run<V>(yr, (int64_t)c * V, out);
+    }
+  }
+}
+
+template <typename T>
+struct etrt_layer_norm_rows_launch {
+  const T *x, *scale, *bias;
+  T *y;
+  int64_t rows;
+  int n;
+  double epsilon;
+  float *mean_out, *inv_std_out;
+  cudaStream_t stream;
+  template <int V, int R>
+  void run() const {
+    int64_t per_block = ETRT_CUDA_ROW_THREADS / 32;
+    etrt_layer_norm_rows_kernel<T, V, R>
+        <<<(unsigned)((rows + per_block - 1) / per_block), ETRT_CUDA_ROW_THREADS, 0, stream>>>(
+            x, scale, bias, y, rows, n, epsilon, mean_out, inv_std_out);
+  }
+};
+
+/* The one-warp-per-row LayerNormalization where it applies; false otherwise. */
+template <typename T>
+static bool etrt_layer_norm_rows(const etrt_tensor *inputs, etrt_tensor *outputs, int has_bias,
+                                 int64_t rows, int64_t n, double epsilon, float *mean_out,
+                                 float *inv_std_out, cudaStream_t stream) {
+  const void *pointers[4] = {inputs[0].data, inputs[1].data, has_bias ? inputs[2].data : NULL,
+                             outputs[0].data};
+  etrt_cuda_row_plan plan;
+  if (rows < 1 || rows > ((int64_t)1 << 36) || !etrt_cuda_row_plan_of<T>(n, pointers, 4, &plan))
+    return false;
+  etrt_layer_norm_rows_launch<T> launch = {(const T *)inputs[0].data,
+                                           (const T *)inputs[1].data,
+                                           has_bias ? (const T *)inputs[2].data : (const T *)NULL,
+                                           (T *)outputs[0].data,
+                                           rows,
+                                           (int)n,
+                                           epsilon,
+                                           mean_out,
+                                           inv_std_out,
+                                           stream};
+  etrt_cuda_row_dispatch<T>(plan, launch);
+  return true;
+}
+
 static etrt_status etrt_norm_segments(const etrt_node *node, const etrt_tensor *inputs,
                                       etrt_tensor *outputs, const etrt_cuda_launch *launch,
                                       int64_t segments, int64_t size, etrt_norm_param sp,
@@ -122,6 +230,14 @@ extern "C" ETRT_CUDA_RUN(etrt_cuda_layer_norm) {
   etrt_norm_param sp = {1, 0, 1, scale_count}, bp = {1, 0, 1, bias_count};
   float *mean_out = node->num_outputs > 1 ? (float *)outputs[1].data : NULL;
   float *inv_std_out = node->num_outputs > 2 ? (float *)outputs[2].data : NULL;
+  if (scale_count == inner && (!has_bias || bias_count == inner)) {
+    bool done = false;
+    ETRT_CUDA_FLOAT_SWITCH(
+        x->dtype, T, return etrt_cuda_no_kernel(node, x->dtype),
+        done = etrt_layer_norm_rows<T>(inputs, outputs, has_bias, outer, inner, (double)s->epsilon,
+                                       mean_out, inv_std_out, etrt_cuda_stream(launch)));
+    if (done) return etrt_cuda_check(node, "layer_norm_rows");
+  }
   return etrt_norm_segments(node, inputs, outputs, launch, outer, inner, sp, bp, has_bias, mean_out,
                             inv_std_out);
 }

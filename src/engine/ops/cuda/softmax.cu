@@ -40,6 +40,86 @@ __global__ void etrt_softmax_rows_kernel(const T *x, T *y, int64_t rows, int64_t
   }
 }
 
+/* Rows of at most 1024 elements: one warp per row, read once into registers. */
+template <typename T, int V, int R>
+__global__ void etrt_softmax_warp_kernel(const T *x, T *y, int64_t rows, int n, int log_mode) {
+  typedef typename etrt_math<T>::type M;
+  int lane;
+  int64_t row = etrt_cuda_warp_row(&lane);
+  if (row >= rows) return;
+  const T *xr = x + row * n;
+  T *yr = y + row * n;
+  const int chunks = n / V;
+  M v[R][V];
+  M m = (M)-INFINITY;
+#pragma unroll
+  for (int r = 0; r < R; ++r) {
+    int c = r * 32 + lane;
+    if (c < chunks) {
+      T t[V];
+      etrt_cuda_load_run<V>(xr, (int64_t)c * V, 1, t);
+#pragma unroll
+      for (int k = 0; k < V; ++k) {
+        v[r][k] = etrt_cvt<M>(t[k]);
+        m = etrt_cuda_max_op()(m, v[r][k]);
+      }
+    }
+  }
+  m = etrt_cuda_warp_reduce(m, etrt_cuda_max_op());
+  M sum = 0;
+#pragma unroll
+  for (int r = 0; r < R; ++r) {
+    if (r * 32 + lane < chunks) {
+#pragma unroll
+      for (int k = 0; k < V; ++k) {
+        M e = exp(v[r][k] - m);
+        sum += e;
+        if (!log_mode) v[r][k] = e;
+      }
+    }
+  }
+  sum = etrt_cuda_warp_reduce(sum, etrt_cuda_sum_op());
+  const M shift = m + log(sum), scale = M(1) / sum;
+#pragma unroll
+  for (int r = 0; r < R; ++r) {
+    int c = r * 32 + lane;
+    if (c < chunks) {
+      T out[V];
+#pragma unroll
+      for (int k = 0; k < V; ++k)
+        out[k] = etrt_cvt<T>(log_mode ? v[r][k] - shift : v[r][k] * scale);
+      etrt_cuda_store_run<V>(yr, (int64_t)c * V, out);
+    }
+  }
+}
+
+template <typename T>
+struct etrt_softmax_warp_launch {
+  const T *x;
+  T *y;
+  int64_t rows;
+  int n, log_mode;
+  cudaStream_t stream;
+  template <int V, int R>
+  void run() const {
+    int64_t per_block = ETRT_CUDA_ROW_THREADS / 32;
+    etrt_softmax_warp_kernel<T, V, R>
+        <<<(unsigned)((rows + per_block - 1) / per_block), ETRT_CUDA_ROW_THREADS, 0, stream>>>(
+            x, y, rows, n, log_mode);
+  }
+};
+
+template <typename T>
+static bool etrt_softmax_warp_rows(const void *x, void *y, int64_t rows, int64_t n, int log_mode,
+                                   cudaStream_t stream) {
+  const void *pointers[2] = {x, y};
+  etrt_cuda_row_plan plan;
+  if (rows > ((int64_t)1 << 36) || !etrt_cuda_row_plan_of<T>(n, pointers, 2, &plan)) return false;
+  etrt_softmax_warp_launch<T> launch = {(const T *)x, (T *)y, rows, (int)n, log_mode, stream};
+  etrt_cuda_row_dispatch<T>(plan, launch);
+  return true;
+}
+
 template <typename T>
 __global__ void etrt_softmax_columns_kernel(const T *x, T *y, int64_t outer, int64_t n,
                                             int64_t inner, int kind) {
@@ -85,6 +165,11 @@ extern "C" ETRT_CUDA_RUN(etrt_cuda_softmax) {
   const void *x = inputs[0].data;
   void *y = outputs[0].data;
   if (inner == 1 && s->kind != ETRT_SOFTMAX_HARD) {
+    bool done = false;
+    ETRT_CUDA_FLOAT_SWITCH(
+        inputs[0].dtype, T, return etrt_cuda_no_kernel(node, inputs[0].dtype),
+        done = etrt_softmax_warp_rows<T>(x, y, outer, n, s->kind == ETRT_SOFTMAX_LOG, stream));
+    if (done) return etrt_cuda_check(node, "softmax_warp");
     int threads = n >= 256 ? 256 : (int)((n + 31) / 32 * 32);
     unsigned blocks = outer > 65535 ? 65535u : (unsigned)outer;
     int log_mode = s->kind == ETRT_SOFTMAX_LOG;
