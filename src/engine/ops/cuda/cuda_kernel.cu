@@ -14,7 +14,7 @@ extern "C" etrt_status etrt_cuda_no_kernel(const etrt_node *node, etrt_dtype dty
 }
 
 template <typename T, int V, typename I>
-__global__ void etrt_broadcast_copy_kernel(const T *in, T *out, I runs, etrt_broadcast_iter it) {
+__global__ void etrt_plan_copy_kernel(const T *in, T *out, I runs, etrt_broadcast_iter it) {
   const int64_t step = it.strides[0][it.rank - 1];
   ETRT_CUDA_LOOP_AS(I, r, runs) {
     I i = r * (I)V, off[1];
@@ -26,15 +26,26 @@ __global__ void etrt_broadcast_copy_kernel(const T *in, T *out, I runs, etrt_bro
 }
 
 template <typename T>
-static void etrt_broadcast_copy_start(const T *in, T *out, const etrt_broadcast_iter &it,
-                                      cudaStream_t stream) {
+static void etrt_plan_copy_start(const T *in, T *out, const etrt_broadcast_iter &it,
+                                 cudaStream_t stream) {
   const void *bases[1] = {in};
   const size_t sizes[1] = {sizeof(T)};
   int runs_ok =
       etrt_broadcast_iter_runs_of(&it, etrt_cuda_width<T>(), bases, sizes, out, sizeof(T));
-#define ETRT_BROADCAST_COPY_KERNEL(V, I) etrt_broadcast_copy_kernel<T, V, I>
-  ETRT_CUDA_WALK_LAUNCH(it, T, runs_ok, stream, ETRT_BROADCAST_COPY_KERNEL, in, out);
-#undef ETRT_BROADCAST_COPY_KERNEL
+#define ETRT_PLAN_COPY_KERNEL(V, I) etrt_plan_copy_kernel<T, V, I>
+  ETRT_CUDA_WALK_LAUNCH(it, T, runs_ok, stream, ETRT_PLAN_COPY_KERNEL, in, out);
+#undef ETRT_PLAN_COPY_KERNEL
+}
+
+etrt_status etrt_cuda_plan_copy(const etrt_node *node, const etrt_broadcast_iter &it,
+                                const void *in, void *out, size_t elem_size, cudaStream_t stream) {
+  if (it.numel == 0) return ETRT_OK;
+  ETRT_CUDA_BYTES_SWITCH(
+      elem_size, T,
+      return etrt_error(ETRT_ERROR_UNSUPPORTED, "%s: no CUDA copy for %zu-byte elements",
+                        node->op_type, elem_size),
+      etrt_plan_copy_start<T>((const T *)in, (T *)out, it, stream));
+  return etrt_cuda_check(node, "copy");
 }
 
 etrt_status etrt_cuda_broadcast_copy(const etrt_node *node, const etrt_tensor *in, etrt_tensor *out,
@@ -44,13 +55,7 @@ etrt_status etrt_cuda_broadcast_copy(const etrt_node *node, const etrt_tensor *i
   etrt_broadcast_iter it;
   const etrt_tensor *ins[1] = {in};
   ETRT_RETURN_IF_ERROR(etrt_broadcast_iter_init(&it, out, 1, ins));
-  size_t size = etrt_dtype_size(out->dtype);
-  ETRT_CUDA_BYTES_SWITCH(
-      size, T,
-      return etrt_error(ETRT_ERROR_UNSUPPORTED, "%s: no CUDA copy for %s", node->op_type,
-                        etrt_dtype_name(out->dtype)),
-      etrt_broadcast_copy_start<T>((const T *)in->data, (T *)out->data, it, stream));
-  return etrt_cuda_check(node, "broadcast_copy");
+  return etrt_cuda_plan_copy(node, it, in->data, out->data, etrt_dtype_size(out->dtype), stream);
 }
 
 /* The chunk stays in the kernel's argument space (__grid_constant__): no per-thread

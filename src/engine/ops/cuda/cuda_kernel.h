@@ -172,6 +172,11 @@ static inline int etrt_cuda_is_float(etrt_dtype dtype) {
          dtype == ETRT_DTYPE_BFLOAT16 || dtype == ETRT_DTYPE_FLOAT64;
 }
 
+/* Copies the elements of `in` that plan `it` (one operand) walks into the contiguous
+ * `out`, elements of `elem_size` bytes: a broadcast, or a strided view (layout.cu). */
+etrt_status etrt_cuda_plan_copy(const etrt_node *node, const etrt_broadcast_iter &it,
+                                const void *in, void *out, size_t elem_size, cudaStream_t stream);
+
 /* Copies `in` broadcast (numpy rules) into `out`, any dtype of the same size (used
  * by Expand, and to preload a bias before a product with beta = 1). */
 etrt_status etrt_cuda_broadcast_copy(const etrt_node *node, const etrt_tensor *in, etrt_tensor *out,
@@ -377,6 +382,29 @@ static inline void etrt_cuda_row_dispatch(const etrt_cuda_row_plan &plan, const 
     etrt_cuda_row_dispatch_reps<W>(plan.reps, launch);
   else
     etrt_cuda_row_dispatch_reps<1>(plan.reps, launch);
+}
+
+/* Blocks of ETRT_CUDA_ROW_THREADS for `rows` rows. */
+static inline unsigned etrt_cuda_row_blocks(int64_t rows) {
+  int64_t per_block = ETRT_CUDA_ROW_THREADS / 32;
+  return (unsigned)((rows + per_block - 1) / per_block);
+}
+
+/* Reads a row's `chunks` runs of V elements into the lane's registers, converted to M;
+ * entries past the row are left as they are. */
+template <typename T, int V, int R, typename M>
+__device__ __forceinline__ void etrt_cuda_row_load(const T *row, int lane, int chunks,
+                                                   M (&v)[R][V]) {
+#pragma unroll
+  for (int r = 0; r < R; ++r) {
+    int c = r * 32 + lane;
+    if (c < chunks) {
+      T t[V];
+      etrt_cuda_load_run<V>(row, (int64_t)c * V, 1, t);
+#pragma unroll
+      for (int k = 0; k < V; ++k) v[r][k] = etrt_cvt<M>(t[k]);
+    }
+  }
 }
 
 /* The calling warp's row, and its lane; the row may be past the last (the warp exits). */

@@ -26,30 +26,6 @@ extern "C" ETRT_CUDA_RUN(etrt_cuda_copy) {
 
 /* ---- strided views --------------------------------------------------------------- */
 
-template <typename T, int V, typename I>
-__global__ void etrt_view_kernel(const T *in, T *out, I runs, etrt_broadcast_iter it) {
-  const int64_t step = it.strides[0][it.rank - 1];
-  ETRT_CUDA_LOOP_AS(I, r, runs) {
-    I i = r * (I)V, off[1];
-    etrt_cuda_offsets<1, I>(it, i, off);
-    T v[V];
-    etrt_cuda_load_run<V>(in, off[0], step, v);
-    etrt_cuda_store_run<V>(out, i, v);
-  }
-}
-
-template <typename T>
-static void etrt_view_start(const T *in, T *out, const etrt_broadcast_iter &it,
-                            cudaStream_t stream) {
-  const void *bases[1] = {in};
-  const size_t sizes[1] = {sizeof(T)};
-  int runs_ok =
-      etrt_broadcast_iter_runs_of(&it, etrt_cuda_width<T>(), bases, sizes, out, sizeof(T));
-#define ETRT_VIEW_KERNEL(V, I) etrt_view_kernel<T, V, I>
-  ETRT_CUDA_WALK_LAUNCH(it, T, runs_ok, stream, ETRT_VIEW_KERNEL, in, out);
-#undef ETRT_VIEW_KERNEL
-}
-
 /* Copies the view of `in` into the contiguous `out`. Adjacent axes that stay
  * contiguous in the view are merged, as etrt_broadcast_iter_init does, so a Transpose
  * that keeps the last axis moves whole rows with wide accesses. */
@@ -80,9 +56,7 @@ static etrt_status etrt_view_copy(const etrt_node *node, const etrt_layout_view 
   }
   size_t elem = etrt_dtype_size(in->dtype);
   const char *base = (const char *)in->data + (size_t)view->offset * elem;
-  ETRT_CUDA_BYTES_SWITCH(elem, T, return etrt_cuda_no_kernel(node, in->dtype),
-                         etrt_view_start<T>((const T *)base, (T *)out->data, it, stream));
-  return etrt_cuda_check(node, "view");
+  return etrt_cuda_plan_copy(node, it, base, out->data, elem, stream);
 }
 
 extern "C" ETRT_CUDA_RUN(etrt_cuda_transpose) {

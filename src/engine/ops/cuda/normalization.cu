@@ -69,18 +69,13 @@ __global__ void etrt_layer_norm_rows_kernel(const T *x, const T *scale, const T 
   T *yr = y + row * n;
   const int chunks = n / V;
   M v[R][V];
+  etrt_cuda_row_load<T, V, R>(xr, lane, chunks, v);
   double sum = 0.0;
 #pragma unroll
   for (int r = 0; r < R; ++r) {
-    int c = r * 32 + lane;
-    if (c < chunks) {
-      T t[V];
-      etrt_cuda_load_run<V>(xr, (int64_t)c * V, 1, t);
+    if (r * 32 + lane < chunks) {
 #pragma unroll
-      for (int k = 0; k < V; ++k) {
-        v[r][k] = etrt_cvt<M>(t[k]);
-        sum += (double)v[r][k];
-      }
+      for (int k = 0; k < V; ++k) sum += (double)v[r][k];
     }
   }
   double mean = etrt_cuda_warp_reduce(sum, etrt_cuda_sum_op()) / (double)n;
@@ -131,9 +126,8 @@ struct etrt_layer_norm_rows_launch {
   cudaStream_t stream;
   template <int V, int R>
   void run() const {
-    int64_t per_block = ETRT_CUDA_ROW_THREADS / 32;
     etrt_layer_norm_rows_kernel<T, V, R>
-        <<<(unsigned)((rows + per_block - 1) / per_block), ETRT_CUDA_ROW_THREADS, 0, stream>>>(
+        <<<etrt_cuda_row_blocks(rows), ETRT_CUDA_ROW_THREADS, 0, stream>>>(
             x, scale, bias, y, rows, n, epsilon, mean_out, inv_std_out);
   }
 };

@@ -51,18 +51,13 @@ __global__ void etrt_softmax_warp_kernel(const T *x, T *y, int64_t rows, int n, 
   T *yr = y + row * n;
   const int chunks = n / V;
   M v[R][V];
+  etrt_cuda_row_load<T, V, R>(xr, lane, chunks, v);
   M m = (M)-INFINITY;
 #pragma unroll
   for (int r = 0; r < R; ++r) {
-    int c = r * 32 + lane;
-    if (c < chunks) {
-      T t[V];
-      etrt_cuda_load_run<V>(xr, (int64_t)c * V, 1, t);
+    if (r * 32 + lane < chunks) {
 #pragma unroll
-      for (int k = 0; k < V; ++k) {
-        v[r][k] = etrt_cvt<M>(t[k]);
-        m = etrt_cuda_max_op()(m, v[r][k]);
-      }
+      for (int k = 0; k < V; ++k) m = etrt_cuda_max_op()(m, v[r][k]);
     }
   }
   m = etrt_cuda_warp_reduce(m, etrt_cuda_max_op());
@@ -102,10 +97,8 @@ struct etrt_softmax_warp_launch {
   cudaStream_t stream;
   template <int V, int R>
   void run() const {
-    int64_t per_block = ETRT_CUDA_ROW_THREADS / 32;
     etrt_softmax_warp_kernel<T, V, R>
-        <<<(unsigned)((rows + per_block - 1) / per_block), ETRT_CUDA_ROW_THREADS, 0, stream>>>(
-            x, y, rows, n, log_mode);
+        <<<etrt_cuda_row_blocks(rows), ETRT_CUDA_ROW_THREADS, 0, stream>>>(x, y, rows, n, log_mode);
   }
 };
 
