@@ -257,7 +257,7 @@ def evaluate(name, onnx_path, pte, etrt, args, env, folder):
         plain.intra_op_num_threads = args.threads
         plain.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
         reference = ort.InferenceSession(onnx_path, plain, providers=["CPUExecutionProvider"])
-    floor_worst, floor_agree = 0.0, 0
+    floor_worst, floor_agree, ref_agree = 0.0, 0, 0
     classifier = name != "silero_vad"
     count = args.float_samples if MODELS[name][1] is None else args.bert_samples if name.startswith("bert") else args.samples
     feeds = random_inputs(name, count, 1)
@@ -294,7 +294,8 @@ def evaluate(name, onnx_path, pte, etrt, args, env, folder):
             other = reference.run(None, feed)[largest]
             floor_worst = max(floor_worst, float(np.max(np.abs(other.astype(np.float64) - want[largest]))))
             floor_agree += int(np.sum(top1(other) == top1(want[largest])))
-    floor = (floor_worst, floor_agree / rows) if reference is not None and rows else None
+            ref_agree += int(np.sum(top1(other) == top1(got[largest])))
+    floor = (floor_worst, floor_agree / rows, ref_agree / rows) if reference is not None and rows else None
     return worst, (agree / rows if rows else None), rows, count, etrt_ms[0], ort_ms[0], floor
 
 
@@ -320,7 +321,7 @@ def main():
         args.device, __import__("onnxruntime").__version__, args.threads))
     header = "%-19s %-37s %-5s %9s %6s %8s %10s %9s %9s %9s" % (
         "model", "operators of note", "built", "max err", "steps", "top-1", "etrt ms", "ort ms", "floor err",
-        "floor top1")
+        "floor top1") + " %10s" % "unopt top1"
     print(header)
     print("-" * len(header), flush=True)
     tag = args.device.replace(":", "")
@@ -347,7 +348,8 @@ def main():
         top = "-" if agreement is None else "%.2f%%" % (100 * agreement)
         step = output_step(onnx_path) if MODELS[name][1] is not None else None
         steps = "-" if step is None else "%.1f" % (worst / step)
-        floor_text = ("%9.2e %9.2f%%" % (floor[0], 100 * floor[1])) if floor else "%9s %9s" % ("-", "-")
+        floor_text = ("%9.2e %9.2f%% %9.2f%%" % (floor[0], 100 * floor[1], 100 * floor[2]) if floor
+                      else "%9s %9s %10s" % ("-", "-", "-"))
         print("%-19s %-37s %-5s %9.2e %6s %8s %10.2f %9.2f %s  (%d input%s%s%s)" % (
             name, notes, "yes", worst, steps, top, etrt_ms, ort_ms, floor_text, count, "s" if count > 1 else "",
             ", %d rows" % rows if rows and rows != count else "", (", " + " ".join(flags)) if flags else ""),
