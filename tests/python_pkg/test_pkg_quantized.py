@@ -302,3 +302,44 @@ def test_contrib_operator_matches_onnxruntime(name, tmp_path, run_tool):
         got = np.load(tmp_path / "out" / ("output_%d.npy" % i))
         assert got.shape == w.shape
         np.testing.assert_allclose(got, w, rtol=1e-4, atol=1e-4)
+
+
+def _qlinear_softmax_model(attrs):
+    node = helper.make_node("QLinearSoftmax", ["x", "xs", "xz", "ys", "yz"], ["y"],
+                            domain="com.microsoft", **attrs)
+    inits = [numpy_helper.from_array(np.array(0.05, np.float32), "xs"),
+             numpy_helper.from_array(np.array(128, np.uint8), "xz"),
+             numpy_helper.from_array(np.array(1 / 256, np.float32), "ys"),
+             numpy_helper.from_array(np.array(0, np.uint8), "yz")]
+    graph = helper.make_graph(
+        [node], "g", [helper.make_tensor_value_info("x", TensorProto.UINT8, [2, 3, 5])],
+        [helper.make_tensor_value_info("y", TensorProto.UINT8, [2, 3, 5])], inits)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET),
+                                                    helper.make_opsetid("com.microsoft", 1)])
+
+
+@pytest.mark.parametrize("attrs", [{"opset": 13, "axis": -1}, {"opset": 13, "axis": 1},
+                                   {"opset": 11, "axis": 1}])
+def test_qlinear_softmax_matches_onnxruntime(attrs, tmp_path, run_tool):
+    """Before opset 13 Softmax coerced its input to 2-D at `axis`: QLinearSoftmax's `opset`
+    attribute picks which one it computes."""
+    path = str(tmp_path / "m.onnx")
+    onnx.save(_qlinear_softmax_model(attrs), path)
+    x = np.random.default_rng(2).integers(0, 256, (2, 3, 5)).astype(np.uint8)
+    want = ort.InferenceSession(path, providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
+    run_tool("build", path, "-o", tmp_path / "m.pte", "--device", "cpu")
+    np.save(tmp_path / "x.npy", x)
+    run_tool("run", tmp_path / "m.pte", "--input", tmp_path / "x.npy", "--output-dir", tmp_path / "out")
+    got = np.load(tmp_path / "out" / "output_0.npy")
+    assert got.dtype == np.uint8 and got.shape == want.shape
+    # onnxruntime looks exponentials up in a table of 256 floats: a step at most apart.
+    assert int(np.max(np.abs(got.astype(np.int32) - want))) <= 1
+
+
+def test_qlinear_softmax_without_opset_refused(tmp_path, run_tool):
+    path = str(tmp_path / "m.onnx")
+    onnx.save(_qlinear_softmax_model({"axis": -1}), path)
+    result = run_tool("build", path, "-o", tmp_path / "m.pte", "--device", "cpu", check=False)
+    assert result.returncode != 0
+    assert "QLinearSoftmax" in result.stderr
+    assert "takes an int attribute 'opset' (the Softmax it computes)" in result.stderr
