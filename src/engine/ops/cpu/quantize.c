@@ -16,6 +16,9 @@
 #define ETRT_Q_KT 256 /* reduction depth of a packed tile */
 #define ETRT_Q_NT 64  /* output columns (or positions) of a tile */
 #define ETRT_Q_MT 64  /* output rows (or channels) of a tile */
+/* Output channels of a convolution tile: its im2col panel is packed once per tile, so
+ * more channels share each packing (64 KiB of accumulators on the stack). */
+#define ETRT_Q_CONV_MT 256
 
 static inline float etrt_q_load_float(const void *p, etrt_dtype t, int64_t i) {
   if (t == ETRT_DTYPE_FLOAT16) return etrt_half_to_float(((const uint16_t *)p)[i]);
@@ -366,7 +369,7 @@ static void etrt_q_conv_tasks(void *ctx, int64_t begin, int64_t end) {
   const etrt_q_conv_job *j = ctx;
   const etrt_qconv_params *p = &j->p;
   int16_t cols[ETRT_Q_KT * ETRT_Q_NT], wrow[ETRT_Q_KT];
-  int32_t acc[ETRT_Q_MT][ETRT_Q_NT];
+  int32_t acc[ETRT_Q_CONV_MT][ETRT_Q_NT];
   int64_t cpg = p->channels / p->group, mpg = p->maps / p->group;
   int32_t xzp = etrt_q_zp(j->x_zp, 0);
   for (int64_t t = begin; t < end; ++t) {
@@ -374,9 +377,9 @@ static void etrt_q_conv_tasks(void *ctx, int64_t begin, int64_t end) {
     const uint8_t *xg = etrt_q_at(j->x, (n * p->channels + grp * cpg) * j->in_count);
     int64_t p0 = tile * ETRT_Q_NT;
     int64_t nt = j->out_count - p0 < ETRT_Q_NT ? j->out_count - p0 : ETRT_Q_NT;
-    for (int64_t m0 = 0; m0 < mpg; m0 += ETRT_Q_MT) {
-      int64_t mt = mpg - m0 < ETRT_Q_MT ? mpg - m0 : ETRT_Q_MT;
-      memset(acc, 0, sizeof acc);
+    for (int64_t m0 = 0; m0 < mpg; m0 += ETRT_Q_CONV_MT) {
+      int64_t mt = mpg - m0 < ETRT_Q_CONV_MT ? mpg - m0 : ETRT_Q_CONV_MT;
+      memset(acc, 0, (size_t)mt * sizeof acc[0]);
       for (int64_t k0 = 0; k0 < j->k_total; k0 += ETRT_Q_KT) {
         int64_t kt = j->k_total - k0 < ETRT_Q_KT ? j->k_total - k0 : ETRT_Q_KT;
         etrt_q_conv_pack(j, xg, xzp, k0, kt, p0, nt, cols);
