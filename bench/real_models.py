@@ -196,8 +196,10 @@ def build(etrt, onnx_path, pte, name, device):
 UNITS = {"ns": 1e-6, "\u00b5s": 1e-3, "us": 1e-3, "ms": 1.0, "s": 1e3}
 
 
-def run_etrt(etrt, pte, name, feed, folder, iterations, env):
+def run_etrt(etrt, pte, name, feed, folder, iterations, env, threads):
     args = [etrt, "run", pte, "--output-dir", folder, "--iterations", str(iterations)]
+    if threads:
+        args += ["--threads", str(threads)]
     for input_name, _, _ in input_specs(name):
         file = os.path.join(folder, input_name + ".npy")
         np.save(file, feed[input_name])
@@ -267,7 +269,8 @@ def evaluate(name, onnx_path, pte, etrt, args, env, folder):
         if name == "silero_vad" and state is not None:
             feed["state"] = state  # the previous call's stateN, as the VAD's users do
         iterations = args.iterations if i == 0 else 1
-        ms, got = run_etrt(etrt, pte, name, feed, folder, iterations, env)
+        ms, got = run_etrt(etrt, pte, name, feed, folder, iterations, env,
+                           args.threads if args.device == "cpu" else 0)
         start = time.perf_counter()
         want = session.run(None, feed)
         if i == 0:
@@ -310,15 +313,16 @@ def main():
                         help="random inputs per quantized BERT (each gives 128 rows, one per token)")
     parser.add_argument("--float-samples", type=int, default=4, help="random inputs (VAD: calls) per float model")
     parser.add_argument("--iterations", type=int, default=5, help="timed runs of the first input")
-    parser.add_argument("--threads", type=int, default=1, help="threads of onnxruntime (etrt: its default)")
+    parser.add_argument("--threads", type=int, default=1,
+                        help="CPU threads of each runtime (0: each one's default)")
     args = parser.parse_args()
     os.makedirs(args.cache, exist_ok=True)
     etrt = os.path.abspath(args.etrt)
     env = dict(os.environ)
     if args.device == "cpu":
         env["ETRT_DEVICE"] = "cpu"
-    print("device %s; onnxruntime %s, CPU provider at %d thread(s)" % (
-        args.device, __import__("onnxruntime").__version__, args.threads))
+    print("device %s; onnxruntime %s, CPU provider; %s thread(s) each" % (
+        args.device, __import__("onnxruntime").__version__, args.threads or "default"))
     header = "%-19s %-37s %-5s %9s %6s %8s %10s %9s %9s %9s" % (
         "model", "operators of note", "built", "max err", "steps", "top-1", "etrt ms", "ort ms", "floor err",
         "floor top1") + " %10s" % "unopt top1"
