@@ -57,7 +57,7 @@ OCR_WIDTH = 192
 MODELS = {
     "silero_vad": (None, None, "If, LSTM, state across calls"),
     "ocr_lstm": (None, None, "Conv, LSTM, Gemm"),
-    "swin_t": (None, None, "window attention, Roll"),
+    "swin_t": (None, None, "ScatterND, window attention"),
     "resnet50_dynamic": ("resnet50", "dynamic", "ConvInteger, DynamicQuantizeLinear"),
     "resnet50_qdq": ("resnet50", "qdq", "QDQ Conv/Gemm/Add/Pool"),
     "resnet50_qoperator": ("resnet50", "qoperator", "QLinearConv, QLinearAdd, QGemm"),
