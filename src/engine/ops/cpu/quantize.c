@@ -44,8 +44,33 @@ typedef struct etrt_q_linear_job {
   int32_t lo, hi;
 } etrt_q_linear_job;
 
+/* Per tensor, float32 to 8 bits: the usual QDQ activation, with the scale and zero point
+ * read once (the same arithmetic as the general loop). */
+static int etrt_q_quantize_8bit(const etrt_q_linear_job *j, int64_t begin, int64_t end) {
+  if (j->layout.mode != ETRT_QUANT_PER_TENSOR || j->x->dtype != ETRT_DTYPE_FLOAT32 ||
+      j->scale->dtype != ETRT_DTYPE_FLOAT32)
+    return 0;
+  const float *restrict x = j->x->data;
+  float scale = *(const float *)j->scale->data;
+  int32_t zp = etrt_q_zp(j->zp, 0);
+  if (j->y->dtype == ETRT_DTYPE_UINT8) {
+    uint8_t *restrict y = j->y->data;
+    for (int64_t e = begin; e < end; ++e)
+      y[e] = (uint8_t)etrt_quant_round(x[e] / scale, zp, j->lo, j->hi);
+    return 1;
+  }
+  if (j->y->dtype == ETRT_DTYPE_INT8) {
+    int8_t *restrict y = j->y->data;
+    for (int64_t e = begin; e < end; ++e)
+      y[e] = (int8_t)etrt_quant_round(x[e] / scale, zp, j->lo, j->hi);
+    return 1;
+  }
+  return 0;
+}
+
 static void etrt_q_quantize_range(void *ctx, int64_t begin, int64_t end) {
   const etrt_q_linear_job *j = ctx;
+  if (etrt_q_quantize_8bit(j, begin, end)) return;
   for (int64_t e = begin; e < end; ++e) {
     int64_t s = etrt_quant_scale_index(&j->layout, e);
     float v = etrt_q_load_float(j->x->data, j->x->dtype, e) /
@@ -55,8 +80,30 @@ static void etrt_q_quantize_range(void *ctx, int64_t begin, int64_t end) {
   }
 }
 
+/* Per tensor, 8 bits to float32 (as the general loop computes it). */
+static int etrt_q_dequantize_8bit(const etrt_q_linear_job *j, int64_t begin, int64_t end) {
+  if (j->layout.mode != ETRT_QUANT_PER_TENSOR || j->y->dtype != ETRT_DTYPE_FLOAT32 ||
+      j->scale->dtype != ETRT_DTYPE_FLOAT32)
+    return 0;
+  float *restrict y = j->y->data;
+  float scale = *(const float *)j->scale->data;
+  int32_t zp = etrt_q_zp(j->zp, 0);
+  if (j->x->dtype == ETRT_DTYPE_UINT8) {
+    const uint8_t *restrict x = j->x->data;
+    for (int64_t e = begin; e < end; ++e) y[e] = (float)((int32_t)x[e] - zp) * scale;
+    return 1;
+  }
+  if (j->x->dtype == ETRT_DTYPE_INT8) {
+    const int8_t *restrict x = j->x->data;
+    for (int64_t e = begin; e < end; ++e) y[e] = (float)((int32_t)x[e] - zp) * scale;
+    return 1;
+  }
+  return 0;
+}
+
 static void etrt_q_dequantize_range(void *ctx, int64_t begin, int64_t end) {
   const etrt_q_linear_job *j = ctx;
+  if (etrt_q_dequantize_8bit(j, begin, end)) return;
   for (int64_t e = begin; e < end; ++e) {
     int64_t s = etrt_quant_scale_index(&j->layout, e);
     int64_t q = (int64_t)etrt_quant_load_int(j->x->data, j->x->dtype, e) - etrt_q_zp(j->zp, s);
@@ -260,7 +307,8 @@ static void etrt_q_matmul_tasks(void *ctx, int64_t begin, int64_t end) {
   const etrt_q_matmul_job *j = ctx;
   const etrt_matmul_shape *s = &j->p.shape;
   int16_t btile[ETRT_Q_KT * ETRT_Q_NT], arow[ETRT_Q_KT];
-  int32_t acc[ETRT_Q_MT][ETRT_Q_NT];
+  int32_t acc[ETRT_Q_MT][ETRT_Q_NT], bzp[ETRT_Q_NT];
+  int b_int8 = j->b->dtype == ETRT_DTYPE_INT8;
   for (int64_t t = begin; t < end; ++t) {
     int64_t batch = t / j->row_blocks, i0 = t % j->row_blocks * ETRT_Q_MT;
     int64_t mt = s->m - i0 < ETRT_Q_MT ? s->m - i0 : ETRT_Q_MT;
@@ -269,17 +317,20 @@ static void etrt_q_matmul_tasks(void *ctx, int64_t begin, int64_t end) {
     int64_t y_off = batch * s->m * s->n;
     for (int64_t j0 = 0; j0 < s->n; j0 += ETRT_Q_NT) {
       int64_t nt = s->n - j0 < ETRT_Q_NT ? s->n - j0 : ETRT_Q_NT;
+      for (int64_t jj = 0; jj < nt; ++jj)
+        bzp[jj] = etrt_q_zp(j->b_zp, j->p.b_zp_count > 1 ? j0 + jj : 0);
       memset(acc, 0, sizeof acc);
       for (int64_t k0 = 0; k0 < s->k; k0 += ETRT_Q_KT) {
         int64_t kt = s->k - k0 < ETRT_Q_KT ? s->k - k0 : ETRT_Q_KT;
         /* B's tile, one column at a time (its zero point is per column). */
         for (int64_t kk = 0; kk < kt; ++kk) {
-          const uint8_t *row = etrt_q_at(j->b, b_off + (k0 + kk) * s->n + j0);
-          for (int64_t jj = 0; jj < nt; ++jj) {
-            int32_t v = j->b->dtype == ETRT_DTYPE_INT8 ? (int32_t)(int8_t)row[jj] : row[jj];
-            btile[jj * ETRT_Q_KT + kk] =
-                (int16_t)(v - etrt_q_zp(j->b_zp, j->p.b_zp_count > 1 ? j0 + jj : 0));
-          }
+          const void *row = etrt_q_at(j->b, b_off + (k0 + kk) * s->n + j0);
+          if (b_int8)
+            for (int64_t jj = 0; jj < nt; ++jj)
+              btile[jj * ETRT_Q_KT + kk] = (int16_t)(((const int8_t *)row)[jj] - bzp[jj]);
+          else
+            for (int64_t jj = 0; jj < nt; ++jj)
+              btile[jj * ETRT_Q_KT + kk] = (int16_t)(((const uint8_t *)row)[jj] - bzp[jj]);
         }
         for (int64_t ii = 0; ii < mt; ++ii) {
           int64_t i = i0 + ii;
