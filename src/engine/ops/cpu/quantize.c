@@ -9,6 +9,7 @@
 
 #include "base/half.h"
 #include "base/thread_pool.h"
+#include "engine/ops/cpu/gemm_util.h"
 #include "engine/ops/op_check.h"
 #include "engine/ops/quantize.h"
 #include "engine/ops/shape_util.h"
@@ -167,8 +168,10 @@ static etrt_status etrt_cpu_dynamic_quantize_linear(const etrt_node *node,
 /* acc[jj] += the dot product of a[0..kt) and column jj of b, for jj in [0, nt): b holds
  * each column's kt values contiguously, ETRT_Q_KT apart, so the inner loop is a
  * contiguous int16 dot product that compilers turn into multiply-add instructions. */
-static void etrt_q_acc_row(int32_t *restrict acc, const int16_t *restrict a,
-                           const int16_t *restrict b, int64_t kt, int64_t nt) {
+static inline __attribute__((always_inline)) void etrt_q_acc_row_body(int32_t *restrict acc,
+                                                                      const int16_t *restrict a,
+                                                                      const int16_t *restrict b,
+                                                                      int64_t kt, int64_t nt) {
   int64_t jj = 0;
   /* Four columns at a time: each element of a is loaded once for four products. */
   for (; jj + 4 <= nt; jj += 4) {
@@ -193,6 +196,33 @@ static void etrt_q_acc_row(int32_t *restrict acc, const int16_t *restrict a,
     for (int64_t kk = 0; kk < kt; ++kk) sum += (int32_t)a[kk] * (int32_t)bc[kk];
     acc[jj] += sum;
   }
+}
+
+static void etrt_q_acc_row_base(int32_t *restrict acc, const int16_t *restrict a,
+                                const int16_t *restrict b, int64_t kt, int64_t nt) {
+  etrt_q_acc_row_body(acc, a, b, kt, nt);
+}
+
+typedef void (*etrt_q_acc_row_fn)(int32_t *restrict acc, const int16_t *restrict a,
+                                  const int16_t *restrict b, int64_t kt, int64_t nt);
+
+#if defined(__x86_64__) || defined(__i386__)
+/* The same loop compiled for AVX2: twice as many int16 multiply-adds per instruction.
+ * Integer sums, so the bits are those of the baseline build. */
+__attribute__((target("avx2"))) static void etrt_q_acc_row_avx2(int32_t *restrict acc,
+                                                                const int16_t *restrict a,
+                                                                const int16_t *restrict b,
+                                                                int64_t kt, int64_t nt) {
+  etrt_q_acc_row_body(acc, a, b, kt, nt);
+}
+#endif
+
+/* The float GEMM's choice (etrt_cpu_gemm_isa, which the tests can lower). */
+static etrt_q_acc_row_fn etrt_q_acc_row_for(void) {
+#if defined(__x86_64__) || defined(__i386__)
+  if (etrt_cpu_gemm_isa() >= ETRT_CPU_ISA_AVX2) return etrt_q_acc_row_avx2;
+#endif
+  return etrt_q_acc_row_base;
 }
 
 /* out[0..n) = p[i * stride] - zp for i in [0, n). */
@@ -290,6 +320,7 @@ typedef struct etrt_q_matmul_job {
   etrt_tensor *y;
   etrt_q_epilogue e;
   int64_t row_blocks;
+  etrt_q_acc_row_fn acc_row;
 } etrt_q_matmul_job;
 
 static int64_t etrt_q_batch_offset(const etrt_matmul_shape *s, int64_t batch,
@@ -336,7 +367,7 @@ static void etrt_q_matmul_tasks(void *ctx, int64_t begin, int64_t end) {
           int64_t i = i0 + ii;
           etrt_q_pack(etrt_q_at(j->a, a_off + i * s->k + k0), j->a->dtype, 1, kt,
                       etrt_q_zp(j->a_zp, j->p.a_zp_count > 1 ? i : 0), arow);
-          etrt_q_acc_row(acc[ii], arow, btile, kt, nt);
+          j->acc_row(acc[ii], arow, btile, kt, nt);
         }
       }
       for (int64_t ii = 0; ii < mt; ++ii)
@@ -348,6 +379,7 @@ static void etrt_q_matmul_tasks(void *ctx, int64_t begin, int64_t end) {
 static etrt_status etrt_cpu_qmatmul(const etrt_node *node, const etrt_tensor *inputs,
                                     etrt_tensor *outputs) {
   etrt_q_matmul_job j;
+  j.acc_row = etrt_q_acc_row_for();
   ETRT_RETURN_IF_ERROR(etrt_qmatmul_params_of(node, inputs, &j.p));
   int ql = etrt_quant_is_qlinear(node);
   j.a = &inputs[ql ? ETRT_QL_A : 0];
@@ -372,6 +404,7 @@ typedef struct etrt_q_conv_job {
   etrt_tensor *y;
   etrt_q_epilogue e;
   int64_t kernel_count, in_count, out_count, k_total, tiles;
+  etrt_q_acc_row_fn acc_row;
 } etrt_q_conv_job;
 
 /* Packs taps [k0, k0 + kt) of positions [p0, p0 + nt) of one group's input channels
@@ -438,7 +471,7 @@ static void etrt_q_conv_tasks(void *ctx, int64_t begin, int64_t end) {
           int64_t m = grp * mpg + m0 + mi;
           etrt_q_pack(etrt_q_at(j->w, m * j->k_total + k0), j->w->dtype, 1, kt,
                       etrt_q_zp(j->w_zp, p->w_zp_count > 1 ? m : 0), wrow);
-          etrt_q_acc_row(acc[mi], wrow, cols, kt, nt);
+          j->acc_row(acc[mi], wrow, cols, kt, nt);
         }
       }
       for (int64_t mi = 0; mi < mt; ++mi) {
@@ -452,6 +485,7 @@ static void etrt_q_conv_tasks(void *ctx, int64_t begin, int64_t end) {
 static etrt_status etrt_cpu_qconv(const etrt_node *node, const etrt_tensor *inputs,
                                   etrt_tensor *outputs) {
   etrt_q_conv_job j;
+  j.acc_row = etrt_q_acc_row_for();
   ETRT_RETURN_IF_ERROR(etrt_qconv_params_of(node, inputs, &j.p));
   int ql = etrt_quant_is_qlinear(node);
   j.x = &inputs[ql ? ETRT_QL_A : 0];
