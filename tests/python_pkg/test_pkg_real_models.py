@@ -10,6 +10,8 @@ with onnxruntime on the same inputs (CPU, and a simulated GPU for cuda:0).
 - A CRNN text recogniser exported from PyTorch: convolutions, then a bidirectional LSTM
   or GRU over the columns and a per-column classifier."""
 
+import os
+
 import numpy as np
 import pytest
 
@@ -111,8 +113,12 @@ def _run(run_tool, pte, feeds, folder):
 
 @pytest.fixture
 def device_env(request, monkeypatch):
+    """cuda:0 runs on one simulated GPU, or on the real one with ETRT_TEST_REAL_GPU=1."""
     if request.param == "cuda:0":
-        monkeypatch.setenv("ETRT_DEVICE", "sim:1")
+        if os.environ.get("ETRT_TEST_REAL_GPU") == "1":
+            monkeypatch.delenv("ETRT_DEVICE", raising=False)
+        else:
+            monkeypatch.setenv("ETRT_DEVICE", "sim:1")
     else:
         monkeypatch.setenv("ETRT_DEVICE", "cpu")
     return request.param
