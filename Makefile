@@ -20,6 +20,9 @@
 #   make bench-cpu  real models (torchvision, a BERT-base encoder, the OCR and NudeNet models that
 #                   PyPI packages ship) through etrt and onnxruntime on the CPU, 1 thread and
 #                   default threads: medians, ratios, peak memory
+#   make bench-real  issue 14's real models (silero VAD, ddddocr's LSTM recogniser, Swin-T, ResNet-50
+#                   and BERT quantized by onnxruntime) built and run against onnxruntime: one table
+#                   (BENCH_REAL_FLAGS="--device cuda:0" for the GPU; ETRT_DEVICE=sim:1 without one)
 #   make bench-cpu-kernels  conv/matmul shapes: etrt's CPU kernels vs oneDNN and XNNPACK (those
 #                   whose Debian -dev packages are installed: make bench-deps)
 # Options: ETRT_CUDA=AUTO|ON|OFF, JOBS=N, FUZZ_SECONDS=N; CMAKE_FLAGS=-DETRT_CPU_KERNELS=etrt|onednn
@@ -39,7 +42,7 @@ BUILD_FUZZ := build-fuzz
 BUILD_TSAN := build-tsan
 CLANG_FORMAT ?= clang-format
 
-.PHONY: venv-executorch test-executorch bench-executorch bench-models bench-cpu bench-cpu-kernels bench-deps bench-build all build run test test-tsan format format-check test-gpu test-gpu-sanitize fuzz fuzz-build fuzz-brief conformance deps clean bench
+.PHONY: venv-executorch test-executorch bench-executorch bench-models bench-cpu bench-real bench-cpu-kernels bench-deps bench-build all build run test test-tsan format format-check test-gpu test-gpu-sanitize fuzz fuzz-build fuzz-brief conformance deps clean bench
 
 all: build
 
@@ -227,6 +230,11 @@ $(BENCH_VENV_PYTHON):
 
 bench-cpu: build $(filter $(BENCH_VENV_PYTHON),$(BENCH_PYTHON))
 	$(BENCH_PYTHON) bench/cpu_models.py --etrt $(BUILD)/bin/etrt --cache $(BENCH_DIR) --iterations $(BENCH_CPU_ITERATIONS)
+
+# The same environment as bench-cpu; its models are cached under build-bench/real.
+BENCH_REAL_FLAGS ?=
+bench-real: build $(filter $(BENCH_VENV_PYTHON),$(BENCH_PYTHON))
+	$(BENCH_PYTHON) bench/real_models.py --etrt $(BUILD)/bin/etrt --cache $(BENCH_DIR)/real $(BENCH_REAL_FLAGS)
 
 bench-deps:
 	@$(MAKE) deps DEBIAN_PACKAGES="$(BENCH_DEBIAN_PACKAGES)"

@@ -782,7 +782,8 @@ etrt_status etrt_import_node_add(etrt_import *im, const etrt_onnx_node *node, si
                           "%s: operator '%s' of domain 'com.microsoft' is not supported (etrt "
                           "imports the com.microsoft operators Gelu, FastGelu, BiasGelu, "
                           "SkipLayerNormalization, Attention, QGemm, QLinearAdd, QLinearMul, "
-                          "QLinearGlobalAveragePool, DynamicQuantizeMatMul, QuantizeLinear and "
+                          "QLinearGlobalAveragePool, QLinearSoftmax, DynamicQuantizeMatMul, "
+                          "QuantizeLinear and "
                           "DequantizeLinear)",
                           n->label, op);
       goto done;

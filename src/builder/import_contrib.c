@@ -4,6 +4,8 @@
  *   SkipLayerNormalization          Add(input, skip[, bias]) + LayerNormalization
  *   QLinearAdd, QLinearMul          DequantizeLinear x2 + Add/Mul + QuantizeLinear
  *   QLinearGlobalAveragePool        DequantizeLinear + GlobalAveragePool + QuantizeLinear
+ *   QLinearSoftmax                  DequantizeLinear + Softmax (of the opset it names)
+ *                                   + QuantizeLinear
  *   QGemm                           DequantizeLinear (A, B, C at a_scale * b_scale) + Gemm
  *                                   [+ QuantizeLinear]
  *   DynamicQuantizeMatMul           DynamicQuantizeLinear + MatMulInteger (int32) + Cast
@@ -40,6 +42,7 @@ static const char *const etrt_contrib_ops[] = {"Gelu",
                                                "QLinearAdd",
                                                "QLinearMul",
                                                "QLinearGlobalAveragePool",
+                                               "QLinearSoftmax",
                                                "QGemm",
                                                "DynamicQuantizeMatMul",
                                                "Attention",
@@ -213,6 +216,24 @@ static etrt_status etrt_contrib_qlinear_gap(etrt_contrib *c) {
   ETRT_RETURN_IF_ERROR(etrt_contrib_dequantize(c, etrt_contrib_in(c, 0), etrt_contrib_in(c, 1),
                                                etrt_contrib_in(c, 2), 1, &x));
   ETRT_RETURN_IF_ERROR(etrt_contrib_node(c, "GlobalAveragePool", 1, &x, 0, NULL, -1, &y));
+  return etrt_contrib_quantize(c, y, etrt_contrib_in(c, 3), etrt_contrib_in(c, 4),
+                               etrt_contrib_out(c, 0));
+}
+
+/* QLinearSoftmax's `opset` attribute says which Softmax it is (before 13, the input
+ * coerced to 2-D at `axis`); the engine's Softmax takes that as "_opset". */
+static etrt_status etrt_contrib_qlinear_softmax(etrt_contrib *c) {
+  ETRT_RETURN_IF_ERROR(etrt_contrib_need(c, (const uint32_t[]){0, 1, 3}, 3));
+  const etrt_attribute *opset = etrt_contrib_attr(c, "opset");
+  if (opset == NULL || opset->kind != ETRT_ATTRIBUTE_INT)
+    return etrt_contrib_refuse(c, "takes an int attribute 'opset' (the Softmax it computes)");
+  etrt_attribute attrs[2] = {
+      {.name = "axis", .kind = ETRT_ATTRIBUTE_INT, .i = etrt_contrib_int(c, "axis", -1)},
+      {.name = "_opset", .kind = ETRT_ATTRIBUTE_INT, .i = opset->i}};
+  int32_t x, y;
+  ETRT_RETURN_IF_ERROR(etrt_contrib_dequantize(c, etrt_contrib_in(c, 0), etrt_contrib_in(c, 1),
+                                               etrt_contrib_in(c, 2), 1, &x));
+  ETRT_RETURN_IF_ERROR(etrt_contrib_node(c, "Softmax", 1, &x, 2, attrs, -1, &y));
   return etrt_contrib_quantize(c, y, etrt_contrib_in(c, 3), etrt_contrib_in(c, 4),
                                etrt_contrib_out(c, 0));
 }
@@ -430,6 +451,7 @@ etrt_status etrt_import_contrib(etrt_ir_graph *graph, const char *label, const c
   if (strcmp(op_type, "QLinearAdd") == 0) return etrt_contrib_qlinear_binary(&c, "Add");
   if (strcmp(op_type, "QLinearMul") == 0) return etrt_contrib_qlinear_binary(&c, "Mul");
   if (strcmp(op_type, "QLinearGlobalAveragePool") == 0) return etrt_contrib_qlinear_gap(&c);
+  if (strcmp(op_type, "QLinearSoftmax") == 0) return etrt_contrib_qlinear_softmax(&c);
   if (strcmp(op_type, "QGemm") == 0) return etrt_contrib_qgemm(&c);
   if (strcmp(op_type, "DynamicQuantizeMatMul") == 0)
     return etrt_contrib_dynamic_quantize_matmul(&c);

@@ -420,7 +420,9 @@ static etrt_status etrt_ir_sort_readers(const etrt_ir_graph *graph, uint32_t *pe
       if (v < 0) continue;
       const etrt_ir_value *value = &graph->values[v];
       if (value->producer < 0) {
-        if (!value->is_constant && value->input_index < 0)
+        /* A dead node may read what a pass rewired away (an Identity dropped into its
+         * producer, then that producer folded): it never runs. */
+        if (!node->dead && !value->is_constant && value->input_index < 0)
           return etrt_error(ETRT_ERROR_INVALID_FORMAT,
                             "graph: node '%s' (%s) reads '%s', which no node, input or "
                             "initializer defines",

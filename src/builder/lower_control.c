@@ -6,6 +6,7 @@
 
 #include "builder/host_values.h"
 #include "builder/lower.h"
+#include "builder/passes.h"
 #include "engine/engine.h"
 #include "engine/network.h"
 
@@ -142,6 +143,12 @@ static etrt_status etrt_lower_body_plan(const etrt_ir_node *node, uint32_t b,
   for (int round = 0;; ++round) {
     for (uint32_t i = 0; i < body->num_inputs && status == ETRT_OK; ++i)
       status = etrt_lower_set_input(body, i, &bounds[i], uses);
+    /* An If inside the body whose condition its inputs' shapes decide (exported models
+     * test a captured value's rank or size in every branch) is folded as at the top
+     * level. Only where nothing is carried: there the bounds are final, while a carried
+     * value's may widen in the next round and undo what the fold assumed. */
+    uint32_t folded = 0;
+    if (status == ETRT_OK && carried == 0) status = etrt_pass_fold_if(body, &folded);
     if (status == ETRT_OK) status = etrt_lower_body_network(body, &network, &net_ids);
     if (status != ETRT_OK) break;
     int widened = 0;

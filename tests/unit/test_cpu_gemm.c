@@ -1,7 +1,8 @@
 /* The blocked GEMM of the CPU kernels: every micro-kernel the processor has (the
  * portable one, AVX2 and AVX-512 where present) against a double-precision reference
  * over shapes that cross every blocking edge, with transposed operands, alpha and
- * accumulation; and the same bits with one thread and with several. */
+ * accumulation, and the few-row products that skip the packing; and the same bits with one thread
+ * and with several. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,10 +19,20 @@ typedef struct shape {
 } shape;
 
 static const shape shapes[] = {
-    {1, 1, 1, 0, 0, 0, 1.0f},      {5, 7, 3, 0, 0, 0, 1.0f},       {8, 32, 16, 0, 0, 1, 0.5f},
-    {49, 129, 257, 0, 0, 0, 1.0f}, {50, 130, 300, 1, 0, 1, -2.0f}, {97, 33, 513, 0, 1, 0, 1.0f},
-    {13, 300, 70, 1, 1, 1, 0.25f}, {128, 256, 64, 0, 0, 0, 1.0f},  {3, 1000, 27, 0, 0, 0, 1.0f},
+    {1, 1, 1, 0, 0, 0, 1.0f},
+    {5, 7, 3, 0, 0, 0, 1.0f},
+    {8, 32, 16, 0, 0, 1, 0.5f},
+    {49, 129, 257, 0, 0, 0, 1.0f},
+    {50, 130, 300, 1, 0, 1, -2.0f},
+    {97, 33, 513, 0, 1, 0, 1.0f},
+    {13, 300, 70, 1, 1, 1, 0.25f},
+    {128, 256, 64, 0, 0, 0, 1.0f},
+    {3, 1000, 27, 0, 0, 0, 1.0f},
     {200, 5, 600, 0, 1, 1, 1.5f},
+    /* A few rows, which skip the packing where B's rows are contiguous. */
+    {1, 2048, 512, 0, 0, 1, 0.5f},
+    {2, 77, 300, 1, 0, 0, 1.0f},
+    {1, 40, 33, 0, 1, 0, 1.0f},
 };
 
 static float *random_floats(size_t n, unsigned seed) {

@@ -1,6 +1,7 @@
 /* The quantized operators on the CPU executor: onnxruntime's rounding (half to even,
  * then saturation), per-axis and blocked scales, DynamicQuantizeLinear's range, the
  * integer products' zero points and requantization, and every refusal naming the op. */
+#include "engine/ops/cpu/gemm_util.h"
 #include "op_harness.h"
 
 #define OH_I16(rank, dims, ...) \
@@ -106,6 +107,14 @@ static void test_integer_products(void) {
   OH_CHECK_INTS((int8_t *)out8, ((int[]){7}), 1);
 }
 
+/* The integer products again with the baseline dot-product row instead of the AVX2 one
+ * (chosen like the float GEMM's micro-kernel): the same answers. */
+static void test_integer_products_baseline(void) {
+  etrt_cpu_gemm_isa_limit(ETRT_CPU_ISA_PORTABLE);
+  test_integer_products();
+  etrt_cpu_gemm_isa_limit(ETRT_CPU_ISA_AVX512);
+}
+
 static void test_refusals(void) {
   oh_value x23 = OH_F32(2, (2, 3), 1, 2, 3, 4, 5, 6);
   etrt_attribute axis5 = OH_INT("axis", 5);
@@ -204,6 +213,7 @@ int main(void) {
   RUN_TEST(test_per_axis_and_blocked);
   RUN_TEST(test_dynamic_quantize);
   RUN_TEST(test_integer_products);
+  RUN_TEST(test_integer_products_baseline);
   RUN_TEST(test_refusals);
   return TEST_EXIT();
 }

@@ -9,6 +9,7 @@
 
 #include "base/half.h"
 #include "base/thread_pool.h"
+#include "engine/ops/cpu/gemm_util.h"
 #include "engine/ops/op_check.h"
 #include "engine/ops/quantize.h"
 #include "engine/ops/shape_util.h"
@@ -16,6 +17,9 @@
 #define ETRT_Q_KT 256 /* reduction depth of a packed tile */
 #define ETRT_Q_NT 64  /* output columns (or positions) of a tile */
 #define ETRT_Q_MT 64  /* output rows (or channels) of a tile */
+/* Output channels of a convolution tile: its im2col panel is packed once per tile, so
+ * more channels share each packing (64 KiB of accumulators on the stack). */
+#define ETRT_Q_CONV_MT 256
 
 static inline float etrt_q_load_float(const void *p, etrt_dtype t, int64_t i) {
   if (t == ETRT_DTYPE_FLOAT16) return etrt_half_to_float(((const uint16_t *)p)[i]);
@@ -41,8 +45,33 @@ typedef struct etrt_q_linear_job {
   int32_t lo, hi;
 } etrt_q_linear_job;
 
+/* Per tensor, float32 to 8 bits: the usual QDQ activation, with the scale and zero point
+ * read once (the same arithmetic as the general loop). */
+static int etrt_q_quantize_8bit(const etrt_q_linear_job *j, int64_t begin, int64_t end) {
+  if (j->layout.mode != ETRT_QUANT_PER_TENSOR || j->x->dtype != ETRT_DTYPE_FLOAT32 ||
+      j->scale->dtype != ETRT_DTYPE_FLOAT32)
+    return 0;
+  const float *restrict x = j->x->data;
+  float scale = *(const float *)j->scale->data;
+  int32_t zp = etrt_q_zp(j->zp, 0);
+  if (j->y->dtype == ETRT_DTYPE_UINT8) {
+    uint8_t *restrict y = j->y->data;
+    for (int64_t e = begin; e < end; ++e)
+      y[e] = (uint8_t)etrt_quant_round(x[e] / scale, zp, j->lo, j->hi);
+    return 1;
+  }
+  if (j->y->dtype == ETRT_DTYPE_INT8) {
+    int8_t *restrict y = j->y->data;
+    for (int64_t e = begin; e < end; ++e)
+      y[e] = (int8_t)etrt_quant_round(x[e] / scale, zp, j->lo, j->hi);
+    return 1;
+  }
+  return 0;
+}
+
 static void etrt_q_quantize_range(void *ctx, int64_t begin, int64_t end) {
   const etrt_q_linear_job *j = ctx;
+  if (etrt_q_quantize_8bit(j, begin, end)) return;
   for (int64_t e = begin; e < end; ++e) {
     int64_t s = etrt_quant_scale_index(&j->layout, e);
     float v = etrt_q_load_float(j->x->data, j->x->dtype, e) /
@@ -52,8 +81,30 @@ static void etrt_q_quantize_range(void *ctx, int64_t begin, int64_t end) {
   }
 }
 
+/* Per tensor, 8 bits to float32 (as the general loop computes it). */
+static int etrt_q_dequantize_8bit(const etrt_q_linear_job *j, int64_t begin, int64_t end) {
+  if (j->layout.mode != ETRT_QUANT_PER_TENSOR || j->y->dtype != ETRT_DTYPE_FLOAT32 ||
+      j->scale->dtype != ETRT_DTYPE_FLOAT32)
+    return 0;
+  float *restrict y = j->y->data;
+  float scale = *(const float *)j->scale->data;
+  int32_t zp = etrt_q_zp(j->zp, 0);
+  if (j->x->dtype == ETRT_DTYPE_UINT8) {
+    const uint8_t *restrict x = j->x->data;
+    for (int64_t e = begin; e < end; ++e) y[e] = (float)((int32_t)x[e] - zp) * scale;
+    return 1;
+  }
+  if (j->x->dtype == ETRT_DTYPE_INT8) {
+    const int8_t *restrict x = j->x->data;
+    for (int64_t e = begin; e < end; ++e) y[e] = (float)((int32_t)x[e] - zp) * scale;
+    return 1;
+  }
+  return 0;
+}
+
 static void etrt_q_dequantize_range(void *ctx, int64_t begin, int64_t end) {
   const etrt_q_linear_job *j = ctx;
+  if (etrt_q_dequantize_8bit(j, begin, end)) return;
   for (int64_t e = begin; e < end; ++e) {
     int64_t s = etrt_quant_scale_index(&j->layout, e);
     int64_t q = (int64_t)etrt_quant_load_int(j->x->data, j->x->dtype, e) - etrt_q_zp(j->zp, s);
@@ -117,8 +168,10 @@ static etrt_status etrt_cpu_dynamic_quantize_linear(const etrt_node *node,
 /* acc[jj] += the dot product of a[0..kt) and column jj of b, for jj in [0, nt): b holds
  * each column's kt values contiguously, ETRT_Q_KT apart, so the inner loop is a
  * contiguous int16 dot product that compilers turn into multiply-add instructions. */
-static void etrt_q_acc_row(int32_t *restrict acc, const int16_t *restrict a,
-                           const int16_t *restrict b, int64_t kt, int64_t nt) {
+static inline __attribute__((always_inline)) void etrt_q_acc_row_body(int32_t *restrict acc,
+                                                                      const int16_t *restrict a,
+                                                                      const int16_t *restrict b,
+                                                                      int64_t kt, int64_t nt) {
   int64_t jj = 0;
   /* Four columns at a time: each element of a is loaded once for four products. */
   for (; jj + 4 <= nt; jj += 4) {
@@ -143,6 +196,33 @@ static void etrt_q_acc_row(int32_t *restrict acc, const int16_t *restrict a,
     for (int64_t kk = 0; kk < kt; ++kk) sum += (int32_t)a[kk] * (int32_t)bc[kk];
     acc[jj] += sum;
   }
+}
+
+static void etrt_q_acc_row_base(int32_t *restrict acc, const int16_t *restrict a,
+                                const int16_t *restrict b, int64_t kt, int64_t nt) {
+  etrt_q_acc_row_body(acc, a, b, kt, nt);
+}
+
+typedef void (*etrt_q_acc_row_fn)(int32_t *restrict acc, const int16_t *restrict a,
+                                  const int16_t *restrict b, int64_t kt, int64_t nt);
+
+#if defined(__x86_64__) || defined(__i386__)
+/* The same loop compiled for AVX2: twice as many int16 multiply-adds per instruction.
+ * Integer sums, so the bits are those of the baseline build. */
+__attribute__((target("avx2"))) static void etrt_q_acc_row_avx2(int32_t *restrict acc,
+                                                                const int16_t *restrict a,
+                                                                const int16_t *restrict b,
+                                                                int64_t kt, int64_t nt) {
+  etrt_q_acc_row_body(acc, a, b, kt, nt);
+}
+#endif
+
+/* The float GEMM's choice (etrt_cpu_gemm_isa, which the tests can lower). */
+static etrt_q_acc_row_fn etrt_q_acc_row_for(void) {
+#if defined(__x86_64__) || defined(__i386__)
+  if (etrt_cpu_gemm_isa() >= ETRT_CPU_ISA_AVX2) return etrt_q_acc_row_avx2;
+#endif
+  return etrt_q_acc_row_base;
 }
 
 /* out[0..n) = p[i * stride] - zp for i in [0, n). */
@@ -240,6 +320,7 @@ typedef struct etrt_q_matmul_job {
   etrt_tensor *y;
   etrt_q_epilogue e;
   int64_t row_blocks;
+  etrt_q_acc_row_fn acc_row;
 } etrt_q_matmul_job;
 
 static int64_t etrt_q_batch_offset(const etrt_matmul_shape *s, int64_t batch,
@@ -257,7 +338,8 @@ static void etrt_q_matmul_tasks(void *ctx, int64_t begin, int64_t end) {
   const etrt_q_matmul_job *j = ctx;
   const etrt_matmul_shape *s = &j->p.shape;
   int16_t btile[ETRT_Q_KT * ETRT_Q_NT], arow[ETRT_Q_KT];
-  int32_t acc[ETRT_Q_MT][ETRT_Q_NT];
+  int32_t acc[ETRT_Q_MT][ETRT_Q_NT], bzp[ETRT_Q_NT];
+  int b_int8 = j->b->dtype == ETRT_DTYPE_INT8;
   for (int64_t t = begin; t < end; ++t) {
     int64_t batch = t / j->row_blocks, i0 = t % j->row_blocks * ETRT_Q_MT;
     int64_t mt = s->m - i0 < ETRT_Q_MT ? s->m - i0 : ETRT_Q_MT;
@@ -266,23 +348,26 @@ static void etrt_q_matmul_tasks(void *ctx, int64_t begin, int64_t end) {
     int64_t y_off = batch * s->m * s->n;
     for (int64_t j0 = 0; j0 < s->n; j0 += ETRT_Q_NT) {
       int64_t nt = s->n - j0 < ETRT_Q_NT ? s->n - j0 : ETRT_Q_NT;
+      for (int64_t jj = 0; jj < nt; ++jj)
+        bzp[jj] = etrt_q_zp(j->b_zp, j->p.b_zp_count > 1 ? j0 + jj : 0);
       memset(acc, 0, sizeof acc);
       for (int64_t k0 = 0; k0 < s->k; k0 += ETRT_Q_KT) {
         int64_t kt = s->k - k0 < ETRT_Q_KT ? s->k - k0 : ETRT_Q_KT;
         /* B's tile, one column at a time (its zero point is per column). */
         for (int64_t kk = 0; kk < kt; ++kk) {
-          const uint8_t *row = etrt_q_at(j->b, b_off + (k0 + kk) * s->n + j0);
-          for (int64_t jj = 0; jj < nt; ++jj) {
-            int32_t v = j->b->dtype == ETRT_DTYPE_INT8 ? (int32_t)(int8_t)row[jj] : row[jj];
-            btile[jj * ETRT_Q_KT + kk] =
-                (int16_t)(v - etrt_q_zp(j->b_zp, j->p.b_zp_count > 1 ? j0 + jj : 0));
-          }
+          const void *row = etrt_q_at(j->b, b_off + (k0 + kk) * s->n + j0);
+          if (b_int8)
+            for (int64_t jj = 0; jj < nt; ++jj)
+              btile[jj * ETRT_Q_KT + kk] = (int16_t)(((const int8_t *)row)[jj] - bzp[jj]);
+          else
+            for (int64_t jj = 0; jj < nt; ++jj)
+              btile[jj * ETRT_Q_KT + kk] = (int16_t)(((const uint8_t *)row)[jj] - bzp[jj]);
         }
         for (int64_t ii = 0; ii < mt; ++ii) {
           int64_t i = i0 + ii;
           etrt_q_pack(etrt_q_at(j->a, a_off + i * s->k + k0), j->a->dtype, 1, kt,
                       etrt_q_zp(j->a_zp, j->p.a_zp_count > 1 ? i : 0), arow);
-          etrt_q_acc_row(acc[ii], arow, btile, kt, nt);
+          j->acc_row(acc[ii], arow, btile, kt, nt);
         }
       }
       for (int64_t ii = 0; ii < mt; ++ii)
@@ -294,6 +379,7 @@ static void etrt_q_matmul_tasks(void *ctx, int64_t begin, int64_t end) {
 static etrt_status etrt_cpu_qmatmul(const etrt_node *node, const etrt_tensor *inputs,
                                     etrt_tensor *outputs) {
   etrt_q_matmul_job j;
+  j.acc_row = etrt_q_acc_row_for();
   ETRT_RETURN_IF_ERROR(etrt_qmatmul_params_of(node, inputs, &j.p));
   int ql = etrt_quant_is_qlinear(node);
   j.a = &inputs[ql ? ETRT_QL_A : 0];
@@ -318,6 +404,7 @@ typedef struct etrt_q_conv_job {
   etrt_tensor *y;
   etrt_q_epilogue e;
   int64_t kernel_count, in_count, out_count, k_total, tiles;
+  etrt_q_acc_row_fn acc_row;
 } etrt_q_conv_job;
 
 /* Packs taps [k0, k0 + kt) of positions [p0, p0 + nt) of one group's input channels
@@ -366,7 +453,7 @@ static void etrt_q_conv_tasks(void *ctx, int64_t begin, int64_t end) {
   const etrt_q_conv_job *j = ctx;
   const etrt_qconv_params *p = &j->p;
   int16_t cols[ETRT_Q_KT * ETRT_Q_NT], wrow[ETRT_Q_KT];
-  int32_t acc[ETRT_Q_MT][ETRT_Q_NT];
+  int32_t acc[ETRT_Q_CONV_MT][ETRT_Q_NT];
   int64_t cpg = p->channels / p->group, mpg = p->maps / p->group;
   int32_t xzp = etrt_q_zp(j->x_zp, 0);
   for (int64_t t = begin; t < end; ++t) {
@@ -374,9 +461,9 @@ static void etrt_q_conv_tasks(void *ctx, int64_t begin, int64_t end) {
     const uint8_t *xg = etrt_q_at(j->x, (n * p->channels + grp * cpg) * j->in_count);
     int64_t p0 = tile * ETRT_Q_NT;
     int64_t nt = j->out_count - p0 < ETRT_Q_NT ? j->out_count - p0 : ETRT_Q_NT;
-    for (int64_t m0 = 0; m0 < mpg; m0 += ETRT_Q_MT) {
-      int64_t mt = mpg - m0 < ETRT_Q_MT ? mpg - m0 : ETRT_Q_MT;
-      memset(acc, 0, sizeof acc);
+    for (int64_t m0 = 0; m0 < mpg; m0 += ETRT_Q_CONV_MT) {
+      int64_t mt = mpg - m0 < ETRT_Q_CONV_MT ? mpg - m0 : ETRT_Q_CONV_MT;
+      memset(acc, 0, (size_t)mt * sizeof acc[0]);
       for (int64_t k0 = 0; k0 < j->k_total; k0 += ETRT_Q_KT) {
         int64_t kt = j->k_total - k0 < ETRT_Q_KT ? j->k_total - k0 : ETRT_Q_KT;
         etrt_q_conv_pack(j, xg, xzp, k0, kt, p0, nt, cols);
@@ -384,7 +471,7 @@ static void etrt_q_conv_tasks(void *ctx, int64_t begin, int64_t end) {
           int64_t m = grp * mpg + m0 + mi;
           etrt_q_pack(etrt_q_at(j->w, m * j->k_total + k0), j->w->dtype, 1, kt,
                       etrt_q_zp(j->w_zp, p->w_zp_count > 1 ? m : 0), wrow);
-          etrt_q_acc_row(acc[mi], wrow, cols, kt, nt);
+          j->acc_row(acc[mi], wrow, cols, kt, nt);
         }
       }
       for (int64_t mi = 0; mi < mt; ++mi) {
@@ -398,6 +485,7 @@ static void etrt_q_conv_tasks(void *ctx, int64_t begin, int64_t end) {
 static etrt_status etrt_cpu_qconv(const etrt_node *node, const etrt_tensor *inputs,
                                   etrt_tensor *outputs) {
   etrt_q_conv_job j;
+  j.acc_row = etrt_q_acc_row_for();
   ETRT_RETURN_IF_ERROR(etrt_qconv_params_of(node, inputs, &j.p));
   int ql = etrt_quant_is_qlinear(node);
   j.x = &inputs[ql ? ETRT_QL_A : 0];
