@@ -95,7 +95,9 @@ def vad_model():
          helper.make_tensor_value_info("sr", TensorProto.INT64, [])],
         [helper.make_tensor_value_info("output", TensorProto.FLOAT, [1, 1]),
          helper.make_tensor_value_info("stateN", TensorProto.FLOAT, [2, 1, HIDDEN])])
-    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)])
+    # IR version 8 is opset 17's: a newer onnx would stamp its own, which an older
+    # onnxruntime refuses to load.
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)], ir_version=8)
 
 
 def _run(run_tool, pte, feeds, folder):
