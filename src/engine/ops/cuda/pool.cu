@@ -93,6 +93,39 @@ __global__ void etrt_pool_kernel(const T *x, T *y, int64_t *indices, int64_t pla
   }
 }
 
+/* MaxPool of a channels-last 2-D input without indices (the stem of convolutional
+ * networks): 32-bit index arithmetic and neighbouring threads on neighbouring
+ * channels. The first tap inside the input starts the maximum, as above. */
+template <typename T>
+__global__ void etrt_max_pool_nhwc2d_kernel(const T *x, T *y, int total, int channels,
+                                            etrt_conv_geometry g) {
+  typedef typename etrt_math<T>::type M;
+  const int in_h = (int)g.in[0], in_w = (int)g.in[1], out_h = (int)g.out[0], out_w = (int)g.out[1];
+  for (int t = blockIdx.x * blockDim.x + threadIdx.x; t < total; t += blockDim.x * gridDim.x) {
+    int c = t % channels, rest = t / channels;
+    int ow = rest % out_w;
+    rest /= out_w;
+    int oh = rest % out_h, n = rest / out_h;
+    const T *xn = x + (int64_t)n * in_h * in_w * channels + c;
+    int top = oh * (int)g.stride[0] - (int)g.pad_begin[0];
+    int left = ow * (int)g.stride[1] - (int)g.pad_begin[1];
+    M best = M(0);
+    bool any = false;
+    for (int i = 0; i < (int)g.kernel[0]; ++i) {
+      int ih = top + i * (int)g.dilation[0];
+      if (ih < 0 || ih >= in_h) continue;
+      for (int j = 0; j < (int)g.kernel[1]; ++j) {
+        int iw = left + j * (int)g.dilation[1];
+        if (iw < 0 || iw >= in_w) continue;
+        M v = etrt_cvt<M>(xn[((int64_t)ih * in_w + iw) * channels]);
+        if (!any || v > best) best = v;
+        any = true;
+      }
+    }
+    y[t] = etrt_cvt<T>(best);
+  }
+}
+
 extern "C" ETRT_CUDA_RUN(etrt_cuda_pool) {
   const etrt_pool_state *state = (const etrt_pool_state *)node->state;
   etrt_tensor x = state->params.channels_last ? etrt_conv_nchw_view(&inputs[0]) : inputs[0];
@@ -105,6 +138,15 @@ extern "C" ETRT_CUDA_RUN(etrt_cuda_pool) {
       state->kind == ETRT_POOL_MAX && node->num_outputs > 1 ? (int64_t *)outputs[1].data : NULL;
   unsigned blocks = etrt_cuda_blocks(planes * out_count, ETRT_CUDA_THREADS);
   cudaStream_t stream = etrt_cuda_stream(launch);
+  if (state->params.channels_last && state->kind == ETRT_POOL_MAX && indices == NULL &&
+      g.spatial == 2 && planes * out_count <= INT32_MAX &&
+      etrt_conv_geometry_in_count(&g) * x.dims[1] <= INT32_MAX) {
+    ETRT_CUDA_FLOAT_SWITCH(inputs[0].dtype, T, return etrt_cuda_no_kernel(node, inputs[0].dtype),
+                           etrt_max_pool_nhwc2d_kernel<T><<<blocks, ETRT_CUDA_THREADS, 0, stream>>>(
+                               (const T *)inputs[0].data, (T *)outputs[0].data,
+                               (int)(planes * out_count), (int)x.dims[1], g));
+    return etrt_cuda_check(node, "max_pool_nhwc");
+  }
   ETRT_CUDA_FLOAT_SWITCH(
       inputs[0].dtype, T, return etrt_cuda_no_kernel(node, inputs[0].dtype),
       etrt_pool_kernel<T><<<blocks, ETRT_CUDA_THREADS, 0, stream>>>(
