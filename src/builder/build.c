@@ -132,10 +132,11 @@ static etrt_status etrt_build_graph(etrt_build *b, const etrt_onnx_model *model,
       b,
       "shapes and passes: %u identities dropped, %u Ifs folded, %u QDQ groups made integer, %u "
       "nodes folded, %u batch norms folded, %u scales and shifts folded, %u GEMMs fused, %u "
-      "convolutions fused, %u GELUs fused, %u HardSwishes fused, %u dead nodes removed: %u "
+      "convolutions fused, %u GELUs fused, %u HardSwishes fused, %u residual LayerNorms fused, %u "
+      "dead nodes removed: %u "
       "nodes left (%.2f s)",
       stats.identities, stats.ifs, stats.qdq, stats.folded, stats.batchnorms, stats.scales,
-      stats.gemms, stats.convs, stats.gelus, stats.hardswishes, stats.dead,
+      stats.gemms, stats.convs, stats.gelus, stats.hardswishes, stats.add_norms, stats.dead,
       etrt_ir_live_node_count(g), etrt_build_seconds(&b->started));
   return ETRT_OK;
 }

@@ -47,5 +47,6 @@ etrt_status etrt_passes_run(etrt_ir_graph *graph, size_t fold_limit_bytes, etrt_
   ETRT_RETURN_IF_ERROR(etrt_pass_fuse_gemm(graph, &stats->gemms));
   ETRT_RETURN_IF_ERROR(etrt_pass_fuse_gelu(graph, &stats->gelus));
   ETRT_RETURN_IF_ERROR(etrt_pass_fuse_hardswish(graph, &stats->hardswishes));
+  ETRT_RETURN_IF_ERROR(etrt_pass_fuse_add_layer_norm(graph, &stats->add_norms));
   return etrt_pass_eliminate_dead(graph, &stats->dead);
 }
