@@ -71,8 +71,8 @@ etrt_status etrt_pass_fuse_qdq(etrt_ir_graph *graph, uint32_t *fused);
 etrt_status etrt_pass_eliminate_dead(etrt_ir_graph *graph, uint32_t *removed);
 
 typedef struct etrt_pass_stats {
-  uint32_t identities, ifs, qdq, folded, batchnorms, scales, gemms, convs, gelus, hardswishes, add_norms,
-      dead;
+  uint32_t identities, ifs, qdq, folded, batchnorms, scales, gemms, convs, gelus, hardswishes,
+      add_norms, dead;
 } etrt_pass_stats;
 
 /* All of the above in order: identities, Ifs with known conditions, then shape inference

@@ -236,7 +236,8 @@ static void test_add_layer_norm(void) {
   oh_value bad[4] = {in[0], {ETRT_DTYPE_FLOAT32, 2, {3, 4}, b, OH_INPUT}, in[2], in[3]};
   OH_CHECK_REFUSED(oh_run("EtrtAddLayerNorm", 4, bad, 0, NULL, 1, NULL, NULL), "EtrtAddLayerNorm",
                    "shape of input 0");
-  oh_value wide[3] = {in[0], in[1], {ETRT_DTYPE_FLOAT32, 1, {5}, scale, OH_CONSTANT}};
+  float scale5[5] = {1, 2, 3, 4, 5};
+  oh_value wide[3] = {in[0], in[1], {ETRT_DTYPE_FLOAT32, 1, {5}, scale5, OH_CONSTANT}};
   OH_CHECK_REFUSED(oh_run("EtrtAddLayerNorm", 3, wide, 0, NULL, 1, NULL, NULL), "EtrtAddLayerNorm",
                    "trailing dims");
   OH_CHECK_REFUSED(

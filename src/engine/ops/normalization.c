@@ -232,6 +232,10 @@ ETRT_NORM_DEF(lp_norm, "LpNormalization", etrt_lp_norm_infer)
 ETRT_NORM_DEF(add_layer_norm, "EtrtAddLayerNorm", etrt_add_layer_norm_infer)
 #undef ETRT_NORM_DEF
 
-const etrt_op_def *const etrt_ops_normalization[] = {
-    &etrt_op_def_batch_norm, &etrt_op_def_instance_norm, &etrt_op_def_layer_norm,
-    &etrt_op_def_group_norm, &etrt_op_def_lp_norm,       &etrt_op_def_add_layer_norm, NULL};
+const etrt_op_def *const etrt_ops_normalization[] = {&etrt_op_def_batch_norm,
+                                                     &etrt_op_def_instance_norm,
+                                                     &etrt_op_def_layer_norm,
+                                                     &etrt_op_def_group_norm,
+                                                     &etrt_op_def_lp_norm,
+                                                     &etrt_op_def_add_layer_norm,
+                                                     NULL};

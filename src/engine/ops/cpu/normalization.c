@@ -137,9 +137,9 @@ static void etrt_layer_norm_rows(void *ctx, int64_t begin, int64_t end) {
     /* The sum is rounded to its type as the unfused Add would round it, and the row
      * is then normalised from the stored sum, so fused and unfused plans agree. */
     for (int64_t i = 0; j->addend && i < inner; ++i)
-      etrt_norm_store(j->sum, o * inner + i,
-                      etrt_norm_load(j->x, o * inner + i) +
-                          etrt_norm_load(j->addend, o * inner + i));
+      etrt_norm_store(
+          j->sum, o * inner + i,
+          etrt_norm_load(j->x, o * inner + i) + etrt_norm_load(j->addend, o * inner + i));
     double mean, inv_std;
     etrt_norm_moments(x, o * inner, inner, j->epsilon, &mean, &inv_std);
     if (j->mean_out) j->mean_out[o] = (float)mean;
@@ -183,8 +183,7 @@ etrt_status etrt_cpu_add_layer_norm(const etrt_node *node, const etrt_tensor *in
   int32_t axis = etrt_norm_axis(s, x->rank);
   int64_t outer = etrt_shape_numel(axis, x->dims);
   const etrt_tensor *bias = node->num_inputs > 3 && inputs[3].rank >= 0 ? &inputs[3] : NULL;
-  etrt_tensor *sum =
-      node->num_outputs > 1 && outputs[1].data != NULL ? &outputs[1] : &outputs[0];
+  etrt_tensor *sum = node->num_outputs > 1 && outputs[1].data != NULL ? &outputs[1] : &outputs[0];
   etrt_layer_norm_job job = {.x = x,
                              .addend = &inputs[1],
                              .sum = sum,
@@ -225,8 +224,11 @@ etrt_status etrt_cpu_lp_norm(const etrt_node *node, const etrt_tensor *inputs,
 
 /* The CPU rows of the family (ops/cpu/table.c). */
 const etrt_op_cpu_row etrt_cpu_rows_normalization[] = {
-    {"BatchNormalization", etrt_cpu_batch_norm}, {"InstanceNormalization", etrt_cpu_instance_norm},
-    {"LayerNormalization", etrt_cpu_layer_norm}, {"GroupNormalization", etrt_cpu_group_norm},
-    {"LpNormalization", etrt_cpu_lp_norm},       {"EtrtAddLayerNorm", etrt_cpu_add_layer_norm},
+    {"BatchNormalization", etrt_cpu_batch_norm},
+    {"InstanceNormalization", etrt_cpu_instance_norm},
+    {"LayerNormalization", etrt_cpu_layer_norm},
+    {"GroupNormalization", etrt_cpu_group_norm},
+    {"LpNormalization", etrt_cpu_lp_norm},
+    {"EtrtAddLayerNorm", etrt_cpu_add_layer_norm},
     {NULL, NULL},
 };

@@ -22,10 +22,10 @@ __device__ __forceinline__ int64_t etrt_norm_index(const etrt_norm_param &p, int
 }
 
 template <typename T>
-__global__ void etrt_norm_segments_kernel(const T *x, const T *addend, T *sum_out,
-                                          const T *scale, const T *bias, T *y, int64_t segments,
-                                          int64_t size, double epsilon, etrt_norm_param sp,
-                                          etrt_norm_param bp, float *mean_out, float *inv_std_out) {
+__global__ void etrt_norm_segments_kernel(const T *x, const T *addend, T *sum_out, const T *scale,
+                                          const T *bias, T *y, int64_t segments, int64_t size,
+                                          double epsilon, etrt_norm_param sp, etrt_norm_param bp,
+                                          float *mean_out, float *inv_std_out) {
   typedef typename etrt_math<T>::type M;
   __shared__ double shared[32];
   for (int64_t seg = blockIdx.x; seg < segments; seg += gridDim.x) {
@@ -82,8 +82,8 @@ static etrt_status etrt_norm_segments(const etrt_node *node, const etrt_tensor *
   int threads = size >= 256 ? 256 : (int)((size + 31) / 32 * 32);
   if (threads == 0) threads = 32;
   const etrt_tensor *x = &inputs[0];
-  void *sum_out = add && node->num_outputs > 1 && outputs[1].data != NULL ? outputs[1].data
-                                                                          : outputs[0].data;
+  void *sum_out =
+      add && node->num_outputs > 1 && outputs[1].data != NULL ? outputs[1].data : outputs[0].data;
   cudaStream_t stream = etrt_cuda_stream(launch);
   ETRT_CUDA_FLOAT_SWITCH(
       x->dtype, T, return etrt_cuda_no_kernel(node, x->dtype),
