@@ -655,6 +655,56 @@ static void test_fuse_add_layer_norm(void) {
   }
 }
 
+/* com.microsoft SkipLayerNormalization with a bias imports as Add(input + bias, skip) and
+ * LayerNormalization, which fuse into one EtrtAddLayerNorm computing
+ * LayerNorm(input + skip + bias) (reference computed here). */
+static void test_fuse_skip_layer_norm(void) {
+  float x[48], gamma[8], beta[8], bias[8], out[48];
+  for (int i = 0; i < 48; ++i) x[i] = (float)((i * 7) % 19) * 0.15f - 1.3f;
+  for (int i = 0; i < 8; ++i) {
+    gamma[i] = 1.0f - 0.05f * (float)i;
+    beta[i] = 0.1f * (float)i;
+    bias[i] = 0.3f - 0.07f * (float)i;
+  }
+  tm_model m;
+  tm_init(&m);
+  const char *dims[3] = {"2", "3", "8"};
+  tm_input(&m, "x", 3, dims);
+  tm_initializer_f32(&m, "g", 1, (int64_t[]){8}, gamma);
+  tm_initializer_f32(&m, "be", 1, (int64_t[]){8}, beta);
+  tm_initializer_f32(&m, "bi", 1, (int64_t[]){8}, bias);
+  tm_node(&m, "Sigmoid", "skip", "x", "s", 0);
+  etrt_pb_writer n;
+  etrt_pb_writer_init(&n);
+  const char *ins[5] = {"x", "s", "g", "be", "bi"};
+  for (int i = 0; i < 5; ++i) etrt_pb_write_string_field(&n, 1, ins[i]);
+  etrt_pb_write_string_field(&n, 2, "y");
+  etrt_pb_write_string_field(&n, 3, "sln");
+  etrt_pb_write_string_field(&n, 4, "SkipLayerNormalization");
+  etrt_pb_write_string_field(&n, 7, "com.microsoft");
+  tm_put(&m.graph, 1, &n);
+  tm_output(&m, "y");
+  loaded l;
+  load(&m, 17, &l);
+  uint32_t fused;
+  CHECK_OK(etrt_pass_fuse_add_layer_norm(l.graph, &fused));
+  CHECK_EQ_INT(fused, 1);
+  CHECK_EQ_INT(count_live(l.graph, "LayerNormalization"), 0);
+  run_cpu(l.graph, x, out, 48);
+  for (int r = 0; r < 6; ++r) {
+    double v[8], mean = 0, var = 0;
+    for (int i = 0; i < 8; ++i) {
+      double xi = x[r * 8 + i];
+      v[i] = xi + 1.0 / (1.0 + exp(-xi)) + bias[i];
+      mean += v[i] / 8;
+    }
+    for (int i = 0; i < 8; ++i) var += (v[i] - mean) * (v[i] - mean) / 8;
+    for (int i = 0; i < 8; ++i)
+      CHECK_NEAR(out[r * 8 + i], (v[i] - mean) / sqrt(var + 1e-12) * gamma[i] + beta[i], 1e-5);
+  }
+  unload(&l);
+}
+
 /* DequantizeLinear -> Conv -> QuantizeLinear with a constant int8 weight (per output
  * channel) and an int32 bias becomes one QLinearConv whose integer result matches the
  * float path within one output step; a bias at another scale keeps the float path. */
@@ -793,6 +843,7 @@ int main(void) {
   RUN_TEST(test_fuse_conv_relu_only);
   RUN_TEST(test_fuse_gelu);
   RUN_TEST(test_fuse_add_layer_norm);
+  RUN_TEST(test_fuse_skip_layer_norm);
   RUN_TEST(test_fuse_qdq);
   RUN_TEST(test_fuse_qdq_gemm);
   RUN_TEST(test_dead_code_and_pipeline);
