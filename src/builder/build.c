@@ -138,6 +138,15 @@ static etrt_status etrt_build_graph(etrt_build *b, const etrt_onnx_model *model,
   /* Every activation only where no node may land on a GPU (whose kernels fuse Relu). */
   bool whole_cpu = b->device.type == ETRT_DEVICE_CPU && b->options->num_placements == 0;
   ETRT_RETURN_IF_ERROR(etrt_pass_fuse_conv(g, whole_cpu, &stats.convs));
+  /* Residual Add + LayerNormalization as one node where the whole graph runs on the CPU:
+   * EtrtAddLayerNorm has no CUDA kernel yet, and on a GPU the warp-per-row LayerNorm
+   * kernel would give way to it. */
+  if (whole_cpu) {
+    ETRT_RETURN_IF_ERROR(etrt_pass_fuse_add_layer_norm(g, &stats.add_norms));
+    uint32_t dead = 0;
+    if (stats.add_norms > 0) ETRT_RETURN_IF_ERROR(etrt_pass_eliminate_dead(g, &dead));
+    stats.dead += dead;
+  }
   /* Channels-last regions where the target is a GPU (cuDNN's NHWC kernels); a node that
    * a placement keeps on the CPU still computes right (the CPU kernels take the layout).
    * ETRT_CHANNELS_LAST=0 keeps NCHW, to measure one against the other. */
@@ -153,10 +162,11 @@ static etrt_status etrt_build_graph(etrt_build *b, const etrt_onnx_model *model,
       b,
       "shapes and passes: %u identities dropped, %u Ifs folded, %u QDQ groups made integer, %u "
       "nodes folded, %u batch norms folded, %u scales and shifts folded, %u GEMMs fused, %u "
-      "convolutions fused, %u GELUs fused, %u HardSwishes fused, %u dead nodes removed: %u "
+      "convolutions fused, %u GELUs fused, %u HardSwishes fused, %u residual LayerNorms fused, %u "
+      "dead nodes removed: %u "
       "nodes left (%.2f s)",
       stats.identities, stats.ifs, stats.qdq, stats.folded, stats.batchnorms, stats.scales,
-      stats.gemms, stats.convs, stats.gelus, stats.hardswishes, stats.dead,
+      stats.gemms, stats.convs, stats.gelus, stats.hardswishes, stats.add_norms, stats.dead,
       etrt_ir_live_node_count(g), etrt_build_seconds(&b->started));
   if (b->device.type == ETRT_DEVICE_CUDA && channels_last)
     etrt_build_progress(b,

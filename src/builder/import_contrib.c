@@ -1,7 +1,7 @@
 /* com.microsoft operators as engine operations (import_contrib.h). Each is rewritten
  * into the operators whose composition onnxruntime's contrib documentation gives:
  *   Gelu, FastGelu, BiasGelu        [Add] + Gelu (exact, or tanh for FastGelu)
- *   SkipLayerNormalization          Add(input, skip[, bias]) + LayerNormalization
+ *   SkipLayerNormalization          Add(input[ + bias], skip) + LayerNormalization
  *   QLinearAdd, QLinearMul          DequantizeLinear x2 + Add/Mul + QuantizeLinear
  *   QLinearGlobalAveragePool        DequantizeLinear + GlobalAveragePool + QuantizeLinear
  *   QLinearSoftmax                  DequantizeLinear + Softmax (of the opset it names)
@@ -182,10 +182,13 @@ static etrt_status etrt_contrib_skip_layer_norm(etrt_contrib *c) {
   ETRT_RETURN_IF_ERROR(etrt_contrib_need(c, (const uint32_t[]){0, 1, 2}, 3));
   if (etrt_contrib_out(c, 1) >= 0 || etrt_contrib_out(c, 2) >= 0)
     return etrt_contrib_refuse(c, "the mean and inv_std_var outputs (1 and 2) are not supported");
+  /* The bias is added to the input first, so that the last Add (input + skip) is of two
+   * values of one shape, which pass_addnorm.c fuses with the normalization into one
+   * EtrtAddLayerNorm. */
   int32_t bias = etrt_contrib_in(c, 4), sum_out = etrt_contrib_out(c, 3), sum;
-  ETRT_RETURN_IF_ERROR(etrt_contrib_binary(c, "Add", etrt_contrib_in(c, 0), etrt_contrib_in(c, 1),
-                                           bias >= 0 ? -1 : sum_out, &sum));
-  if (bias >= 0) ETRT_RETURN_IF_ERROR(etrt_contrib_binary(c, "Add", sum, bias, sum_out, &sum));
+  int32_t input = etrt_contrib_in(c, 0);
+  if (bias >= 0) ETRT_RETURN_IF_ERROR(etrt_contrib_binary(c, "Add", input, bias, -1, &input));
+  ETRT_RETURN_IF_ERROR(etrt_contrib_binary(c, "Add", input, etrt_contrib_in(c, 1), sum_out, &sum));
   etrt_attribute attrs[2] = {{.name = "axis", .kind = ETRT_ATTRIBUTE_INT, .i = -1},
                              {.name = "epsilon",
                               .kind = ETRT_ATTRIBUTE_FLOAT,

@@ -51,6 +51,12 @@ etrt_status etrt_pass_fuse_conv(etrt_ir_graph *graph, bool any_activation, uint3
  * node read only by the next, becomes one Gelu in the place of the last Mul. */
 etrt_status etrt_pass_fuse_gelu(etrt_ir_graph *graph, uint32_t *fused);
 
+/* LayerNormalization (without Mean/InvStdDev outputs) of an Add of two values of the
+ * sum's shape, with parameters available where the Add runs, becomes one
+ * EtrtAddLayerNorm in the place of the Add; it also writes the sum when anything else
+ * reads it (pass_addnorm.c). */
+etrt_status etrt_pass_fuse_add_layer_norm(etrt_ir_graph *graph, uint32_t *fused);
+
 /* HardSwish spelt as x * Clip(x + 3, 0, 6) / 6 (or * 1/6) or as x * HardSigmoid(x) (alpha
  * 1/6, beta 1/2), each node read only by the next, becomes one HardSwish in the place of
  * the last node. */
@@ -79,7 +85,8 @@ etrt_status etrt_pass_channels_last(etrt_ir_graph *graph, etrt_pass_channels_las
 etrt_status etrt_pass_eliminate_dead(etrt_ir_graph *graph, uint32_t *removed);
 
 typedef struct etrt_pass_stats {
-  uint32_t identities, ifs, qdq, folded, batchnorms, scales, gemms, convs, gelus, hardswishes, dead;
+  uint32_t identities, ifs, qdq, folded, batchnorms, scales, gemms, convs, gelus, hardswishes,
+      add_norms, dead;
 } etrt_pass_stats;
 
 /* All of the above in order: identities, Ifs with known conditions, then shape inference

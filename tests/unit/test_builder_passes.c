@@ -606,6 +606,105 @@ static void test_fuse_gelu(void) {
   }
 }
 
+/* Two residual blocks: Add + LayerNormalization become EtrtAddLayerNorm, the second also
+ * writing its sum (read again after the normalization) and keeping its epsilon; the
+ * result is the unfused graph's. An Add that broadcasts its bias stays apart. */
+static void test_fuse_add_layer_norm(void) {
+  float x[48], gamma[8], beta[8], reference[48], fused_out[48];
+  for (int i = 0; i < 48; ++i) x[i] = (float)((i * 13) % 17) * 0.2f - 1.6f;
+  for (int i = 0; i < 8; ++i) {
+    gamma[i] = 0.5f + 0.1f * (float)i;
+    beta[i] = 0.05f * (float)i - 0.2f;
+  }
+  for (int variant = 0; variant < 2; ++variant) {
+    for (int pass = 0; pass < 2; ++pass) {
+      tm_model m;
+      tm_init(&m);
+      const char *dims[3] = {"2", "3", "8"};
+      tm_input(&m, "x", 3, dims);
+      tm_initializer_f32(&m, "g", 1, (int64_t[]){8}, gamma);
+      tm_initializer_f32(&m, "b", 1, (int64_t[]){8}, beta);
+      if (variant == 0) {
+        tm_node(&m, "Sigmoid", "act1", "x", "t", 0);
+        tm_node(&m, "Add", "res1", "x,t", "s1", 0);
+        tm_node(&m, "LayerNormalization", "ln1", "s1,g,b", "y1", 0);
+        tm_node(&m, "Tanh", "act2", "y1", "u", 0);
+        tm_node(&m, "Add", "res2", "u,y1", "s2", 0);
+        tm_node(&m, "LayerNormalization", "ln2", "s2,g", "y2", 1, tm_attr_float("epsilon", 0.5f));
+        tm_node(&m, "Add", "out", "y2,s2", "y", 0);
+      } else {
+        tm_node(&m, "Add", "bias", "x,b", "s", 0);
+        tm_node(&m, "LayerNormalization", "ln", "s,g", "y", 0);
+      }
+      tm_output(&m, "y");
+      loaded l;
+      load(&m, 17, &l);
+      if (pass == 0) {
+        run_cpu(l.graph, x, reference, 48);
+      } else {
+        uint32_t fused;
+        CHECK_OK(etrt_pass_fuse_add_layer_norm(l.graph, &fused));
+        CHECK_EQ_INT(fused, variant == 0 ? 2 : 0);
+        CHECK_EQ_INT(count_live(l.graph, "EtrtAddLayerNorm"), variant == 0 ? 2 : 0);
+        CHECK_EQ_INT(count_live(l.graph, "LayerNormalization"), variant == 0 ? 0 : 1);
+        run_cpu(l.graph, x, fused_out, 48);
+        check_same(reference, fused_out, 48, 1e-6);
+      }
+      unload(&l);
+    }
+  }
+}
+
+/* com.microsoft SkipLayerNormalization with a bias imports as Add(input + bias, skip) and
+ * LayerNormalization, which fuse into one EtrtAddLayerNorm computing
+ * LayerNorm(input + skip + bias) (reference computed here). */
+static void test_fuse_skip_layer_norm(void) {
+  float x[48], gamma[8], beta[8], bias[8], out[48];
+  for (int i = 0; i < 48; ++i) x[i] = (float)((i * 7) % 19) * 0.15f - 1.3f;
+  for (int i = 0; i < 8; ++i) {
+    gamma[i] = 1.0f - 0.05f * (float)i;
+    beta[i] = 0.1f * (float)i;
+    bias[i] = 0.3f - 0.07f * (float)i;
+  }
+  tm_model m;
+  tm_init(&m);
+  const char *dims[3] = {"2", "3", "8"};
+  tm_input(&m, "x", 3, dims);
+  tm_initializer_f32(&m, "g", 1, (int64_t[]){8}, gamma);
+  tm_initializer_f32(&m, "be", 1, (int64_t[]){8}, beta);
+  tm_initializer_f32(&m, "bi", 1, (int64_t[]){8}, bias);
+  tm_node(&m, "Sigmoid", "skip", "x", "s", 0);
+  etrt_pb_writer n;
+  etrt_pb_writer_init(&n);
+  const char *ins[5] = {"x", "s", "g", "be", "bi"};
+  for (int i = 0; i < 5; ++i) etrt_pb_write_string_field(&n, 1, ins[i]);
+  etrt_pb_write_string_field(&n, 2, "y");
+  etrt_pb_write_string_field(&n, 3, "sln");
+  etrt_pb_write_string_field(&n, 4, "SkipLayerNormalization");
+  etrt_pb_write_string_field(&n, 7, "com.microsoft");
+  tm_put(&m.graph, 1, &n);
+  tm_output(&m, "y");
+  loaded l;
+  load(&m, 17, &l);
+  uint32_t fused;
+  CHECK_OK(etrt_pass_fuse_add_layer_norm(l.graph, &fused));
+  CHECK_EQ_INT(fused, 1);
+  CHECK_EQ_INT(count_live(l.graph, "LayerNormalization"), 0);
+  run_cpu(l.graph, x, out, 48);
+  for (int r = 0; r < 6; ++r) {
+    double v[8], mean = 0, var = 0;
+    for (int i = 0; i < 8; ++i) {
+      double xi = x[r * 8 + i];
+      v[i] = xi + 1.0 / (1.0 + exp(-xi)) + bias[i];
+      mean += v[i] / 8;
+    }
+    for (int i = 0; i < 8; ++i) var += (v[i] - mean) * (v[i] - mean) / 8;
+    for (int i = 0; i < 8; ++i)
+      CHECK_NEAR(out[r * 8 + i], (v[i] - mean) / sqrt(var + 1e-12) * gamma[i] + beta[i], 1e-5);
+  }
+  unload(&l);
+}
+
 /* DequantizeLinear -> Conv -> QuantizeLinear with a constant int8 weight (per output
  * channel) and an int32 bias becomes one QLinearConv whose integer result matches the
  * float path within one output step; a bias at another scale keeps the float path. */
@@ -743,6 +842,8 @@ int main(void) {
   RUN_TEST(test_fuse_conv);
   RUN_TEST(test_fuse_conv_relu_only);
   RUN_TEST(test_fuse_gelu);
+  RUN_TEST(test_fuse_add_layer_norm);
+  RUN_TEST(test_fuse_skip_layer_norm);
   RUN_TEST(test_fuse_qdq);
   RUN_TEST(test_fuse_qdq_gemm);
   RUN_TEST(test_dead_code_and_pipeline);

@@ -202,6 +202,51 @@ static void test_layer_norm(void) {
                    "LayerNormalization", "trailing dims");
 }
 
+/* EtrtAddLayerNorm: LayerNormalization of A + B, with and without the Sum output and the
+ * bias, against the reference; and its refusals. */
+static void test_add_layer_norm(void) {
+  float a[24], b[24], scale[4], bias[4], sum_in[24];
+  fill(a, 24, 11);
+  fill(b, 24, 12);
+  fill(scale, 4, 13);
+  fill(bias, 4, 14);
+  for (int i = 0; i < 24; ++i) sum_in[i] = a[i] + b[i];
+  oh_value in[4] = {{ETRT_DTYPE_FLOAT32, 3, {2, 3, 4}, a, OH_INPUT},
+                    {ETRT_DTYPE_FLOAT32, 3, {2, 3, 4}, b, OH_INPUT},
+                    {ETRT_DTYPE_FLOAT32, 1, {4}, scale, OH_CONSTANT},
+                    {ETRT_DTYPE_FLOAT32, 1, {4}, bias, OH_CONSTANT}};
+  float y[24], sum[24];
+  double want[24];
+  for (int o = 0; o < 6; ++o) {
+    ref_block(sum_in, want, o * 4, 4, (double)0.01f, 1.0, 0.0);
+    for (int i = 0; i < 4; ++i) want[o * 4 + i] = want[o * 4 + i] * scale[i] + bias[i];
+  }
+  CHECK_OK(oh_run("EtrtAddLayerNorm", 4, in, 1, (etrt_attribute[]){OH_FLOAT("epsilon", 0.01f)}, 2,
+                  (void *[]){y, sum}, NULL));
+  OH_CHECK_FLOATS(y, want, 24, 1e-5);
+  for (int i = 0; i < 24; ++i) CHECK_EQ_INT(sum[i] == sum_in[i], 1);
+  /* without Sum and bias: the sum goes through Y in place */
+  CHECK_OK(oh_run("EtrtAddLayerNorm", 3, in, 1, (etrt_attribute[]){OH_FLOAT("epsilon", 0.01f)}, 1,
+                  (void *[]){y}, NULL));
+  for (int o = 0; o < 6; ++o) {
+    ref_block(sum_in, want, o * 4, 4, (double)0.01f, 1.0, 0.0);
+    for (int i = 0; i < 4; ++i) want[o * 4 + i] *= scale[i];
+  }
+  OH_CHECK_FLOATS(y, want, 24, 1e-5);
+  oh_value bad[4] = {in[0], {ETRT_DTYPE_FLOAT32, 2, {3, 4}, b, OH_INPUT}, in[2], in[3]};
+  OH_CHECK_REFUSED(oh_run("EtrtAddLayerNorm", 4, bad, 0, NULL, 1, NULL, NULL), "EtrtAddLayerNorm",
+                   "shape of input 0");
+  float scale5[5] = {1, 2, 3, 4, 5};
+  oh_value wide[3] = {in[0], in[1], {ETRT_DTYPE_FLOAT32, 1, {5}, scale5, OH_CONSTANT}};
+  OH_CHECK_REFUSED(oh_run("EtrtAddLayerNorm", 3, wide, 0, NULL, 1, NULL, NULL), "EtrtAddLayerNorm",
+                   "trailing dims");
+  OH_CHECK_REFUSED(
+      oh_run("EtrtAddLayerNorm", 3, in, 1, (etrt_attribute[]){OH_INT("axis", 3)}, 1, NULL, NULL),
+      "EtrtAddLayerNorm", "axis");
+  OH_CHECK_REFUSED(oh_run("EtrtAddLayerNorm", 2, in, 0, NULL, 1, NULL, NULL), "EtrtAddLayerNorm",
+                   "takes 3 to 4 inputs");
+}
+
 static void test_lp_norm(void) {
   oh_value x = OH_F64(2, (2, 2), 3.0, -4.0, 6.0, 8.0);
   double y[4];
@@ -226,6 +271,7 @@ int main(void) {
   RUN_TEST(test_batch_norm_cuda_placement);
   RUN_TEST(test_instance_and_group_norm);
   RUN_TEST(test_layer_norm);
+  RUN_TEST(test_add_layer_norm);
   RUN_TEST(test_lp_norm);
   return TEST_EXIT();
 }

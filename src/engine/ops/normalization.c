@@ -164,6 +164,36 @@ static etrt_status etrt_layer_norm_infer(const etrt_node *node, const etrt_tenso
   return ETRT_OK;
 }
 
+/* EtrtAddLayerNorm(A, B, scale[, bias]) -> Y[, Sum]: LayerNormalization of A + B,
+ * the residual connection of a transformer block in one pass; Sum is A + B for
+ * the readers of the residual stream. A and B have one shape: the builder fuses
+ * only an Add that does not broadcast. */
+static etrt_status etrt_add_layer_norm_infer(const etrt_node *node, const etrt_tensor *inputs,
+                                             etrt_tensor *outputs) {
+  etrt_norm_state s;
+  ETRT_RETURN_IF_ERROR(etrt_norm_parse(node, &s));
+  ETRT_RETURN_IF_ERROR(etrt_norm_common(node, inputs, outputs, 3, 4, 2, 1));
+  const etrt_tensor *x = &inputs[0];
+  int same = inputs[1].rank == x->rank;
+  for (int32_t i = 0; same && i < x->rank; ++i) same = inputs[1].dims[i] == x->dims[i];
+  if (!same)
+    return etrt_op_error(node, ETRT_ERROR_INVALID_ARGUMENT,
+                         "input 1 (B) must have the shape of input 0 (A)");
+  if (s.axis < -x->rank || s.axis >= x->rank)
+    return etrt_op_error(node, ETRT_ERROR_INVALID_ARGUMENT, "axis %lld is out of range for rank %d",
+                         (long long)s.axis, (int)x->rank);
+  int32_t axis = etrt_norm_axis(&s, x->rank);
+  ETRT_RETURN_IF_ERROR(etrt_layer_norm_check_param(node, x, axis, &inputs[2], 2));
+  if (etrt_op_has_input(node, inputs, 3))
+    ETRT_RETURN_IF_ERROR(etrt_layer_norm_check_param(node, x, axis, &inputs[3], 3));
+  if (node->num_outputs > 1) {
+    outputs[1].dtype = x->dtype;
+    outputs[1].rank = x->rank;
+    memcpy(outputs[1].dims, x->dims, sizeof outputs[1].dims);
+  }
+  return ETRT_OK;
+}
+
 static etrt_status etrt_lp_norm_infer(const etrt_node *node, const etrt_tensor *inputs,
                                       etrt_tensor *outputs) {
   etrt_norm_state s;
@@ -199,8 +229,13 @@ ETRT_NORM_DEF(instance_norm, "InstanceNormalization", etrt_instance_norm_infer)
 ETRT_NORM_DEF(layer_norm, "LayerNormalization", etrt_layer_norm_infer)
 ETRT_NORM_DEF(group_norm, "GroupNormalization", etrt_group_norm_infer)
 ETRT_NORM_DEF(lp_norm, "LpNormalization", etrt_lp_norm_infer)
+ETRT_NORM_DEF(add_layer_norm, "EtrtAddLayerNorm", etrt_add_layer_norm_infer)
 #undef ETRT_NORM_DEF
 
-const etrt_op_def *const etrt_ops_normalization[] = {
-    &etrt_op_def_batch_norm, &etrt_op_def_instance_norm, &etrt_op_def_layer_norm,
-    &etrt_op_def_group_norm, &etrt_op_def_lp_norm,       NULL};
+const etrt_op_def *const etrt_ops_normalization[] = {&etrt_op_def_batch_norm,
+                                                     &etrt_op_def_instance_norm,
+                                                     &etrt_op_def_layer_norm,
+                                                     &etrt_op_def_group_norm,
+                                                     &etrt_op_def_lp_norm,
+                                                     &etrt_op_def_add_layer_norm,
+                                                     NULL};

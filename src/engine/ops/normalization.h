@@ -1,5 +1,6 @@
 /* Normalizations: BatchNormalization, InstanceNormalization,
- * LayerNormalization, GroupNormalization, LpNormalization. State shared by the
+ * LayerNormalization, GroupNormalization, LpNormalization, and EtrtAddLayerNorm
+ * (LayerNormalization of a residual sum). State shared by the
  * definitions (normalization.c) and the CPU kernels (cpu/normalization.c). */
 #ifndef ETRT_ENGINE_OPS_NORMALIZATION_H
 #define ETRT_ENGINE_OPS_NORMALIZATION_H
@@ -26,6 +27,8 @@ etrt_status etrt_cpu_layer_norm(const etrt_node *node, const etrt_tensor *inputs
                                 etrt_tensor *outputs);
 etrt_status etrt_cpu_group_norm(const etrt_node *node, const etrt_tensor *inputs,
                                 etrt_tensor *outputs);
+etrt_status etrt_cpu_add_layer_norm(const etrt_node *node, const etrt_tensor *inputs,
+                                    etrt_tensor *outputs);
 etrt_status etrt_cpu_lp_norm(const etrt_node *node, const etrt_tensor *inputs,
                              etrt_tensor *outputs);
 

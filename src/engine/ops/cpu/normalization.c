@@ -120,6 +120,8 @@ etrt_status etrt_cpu_group_norm(const etrt_node *node, const etrt_tensor *inputs
 
 typedef struct etrt_layer_norm_job {
   const etrt_tensor *x, *scale, *bias;
+  const etrt_tensor *addend; /* EtrtAddLayerNorm's B: x is then A + B, held in sum */
+  etrt_tensor *sum;
   etrt_tensor *y;
   double epsilon;
   int64_t inner, scale_count, bias_count;
@@ -130,13 +132,20 @@ typedef struct etrt_layer_norm_job {
 static void etrt_layer_norm_rows(void *ctx, int64_t begin, int64_t end) {
   const etrt_layer_norm_job *j = ctx;
   const int64_t inner = j->inner;
+  const etrt_tensor *x = j->addend ? j->sum : j->x;
   for (int64_t o = begin; o < end; ++o) {
+    /* The sum is rounded to its type as the unfused Add would round it, and the row
+     * is then normalised from the stored sum, so fused and unfused plans agree. */
+    for (int64_t i = 0; j->addend && i < inner; ++i)
+      etrt_norm_store(
+          j->sum, o * inner + i,
+          etrt_norm_load(j->x, o * inner + i) + etrt_norm_load(j->addend, o * inner + i));
     double mean, inv_std;
-    etrt_norm_moments(j->x, o * inner, inner, j->epsilon, &mean, &inv_std);
+    etrt_norm_moments(x, o * inner, inner, j->epsilon, &mean, &inv_std);
     if (j->mean_out) j->mean_out[o] = (float)mean;
     if (j->inv_std_out) j->inv_std_out[o] = (float)inv_std;
     for (int64_t i = 0; i < inner; ++i) {
-      double v = (etrt_norm_load(j->x, o * inner + i) - mean) * inv_std *
+      double v = (etrt_norm_load(x, o * inner + i) - mean) * inv_std *
                  etrt_norm_load(j->scale, i % j->scale_count);
       if (j->bias) v += etrt_norm_load(j->bias, i % j->bias_count);
       etrt_norm_store(j->y, o * inner + i, v);
@@ -161,6 +170,30 @@ etrt_status etrt_cpu_layer_norm(const etrt_node *node, const etrt_tensor *inputs
                              .bias_count = bias ? etrt_shape_numel(bias->rank, bias->dims) : 1,
                              .mean_out = node->num_outputs > 1 ? outputs[1].data : NULL,
                              .inv_std_out = node->num_outputs > 2 ? outputs[2].data : NULL};
+  etrt_parallel_for(outer, 1 + 8192 / (job.inner + 1), etrt_layer_norm_rows, &job);
+  return ETRT_OK;
+}
+
+/* Without a Sum output the sum is written into Y, which is then normalised in
+ * place row by row (each element is read before it is overwritten). */
+etrt_status etrt_cpu_add_layer_norm(const etrt_node *node, const etrt_tensor *inputs,
+                                    etrt_tensor *outputs) {
+  const etrt_norm_state *s = node->state;
+  const etrt_tensor *x = &inputs[0];
+  int32_t axis = etrt_norm_axis(s, x->rank);
+  int64_t outer = etrt_shape_numel(axis, x->dims);
+  const etrt_tensor *bias = node->num_inputs > 3 && inputs[3].rank >= 0 ? &inputs[3] : NULL;
+  etrt_tensor *sum = node->num_outputs > 1 && outputs[1].data != NULL ? &outputs[1] : &outputs[0];
+  etrt_layer_norm_job job = {.x = x,
+                             .addend = &inputs[1],
+                             .sum = sum,
+                             .scale = &inputs[2],
+                             .bias = bias,
+                             .y = &outputs[0],
+                             .epsilon = s->epsilon,
+                             .inner = etrt_shape_numel(x->rank - axis, x->dims + axis),
+                             .scale_count = etrt_shape_numel(inputs[2].rank, inputs[2].dims),
+                             .bias_count = bias ? etrt_shape_numel(bias->rank, bias->dims) : 1};
   etrt_parallel_for(outer, 1 + 8192 / (job.inner + 1), etrt_layer_norm_rows, &job);
   return ETRT_OK;
 }
@@ -191,7 +224,11 @@ etrt_status etrt_cpu_lp_norm(const etrt_node *node, const etrt_tensor *inputs,
 
 /* The CPU rows of the family (ops/cpu/table.c). */
 const etrt_op_cpu_row etrt_cpu_rows_normalization[] = {
-    {"BatchNormalization", etrt_cpu_batch_norm}, {"InstanceNormalization", etrt_cpu_instance_norm},
-    {"LayerNormalization", etrt_cpu_layer_norm}, {"GroupNormalization", etrt_cpu_group_norm},
-    {"LpNormalization", etrt_cpu_lp_norm},       {NULL, NULL},
+    {"BatchNormalization", etrt_cpu_batch_norm},
+    {"InstanceNormalization", etrt_cpu_instance_norm},
+    {"LayerNormalization", etrt_cpu_layer_norm},
+    {"GroupNormalization", etrt_cpu_group_norm},
+    {"LpNormalization", etrt_cpu_lp_norm},
+    {"EtrtAddLayerNorm", etrt_cpu_add_layer_norm},
+    {NULL, NULL},
 };
