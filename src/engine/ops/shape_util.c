@@ -131,13 +131,20 @@ etrt_status etrt_broadcast_iter_init(etrt_broadcast_iter *it, const etrt_tensor 
     etrt_shape_broadcast_strides(operands[k]->rank, operands[k]->dims, output->rank, output->dims,
                                  strides[k]);
   }
+  etrt_broadcast_iter_compact(it, output->rank, output->dims, count,
+                              (const int64_t(*)[ETRT_MAX_RANK])strides);
+  return ETRT_OK;
+}
+
+void etrt_broadcast_iter_compact(etrt_broadcast_iter *it, int32_t rank, const int64_t *dims,
+                                 uint32_t count, const int64_t (*strides)[ETRT_MAX_RANK]) {
   it->count = count;
-  it->numel = etrt_shape_numel(output->rank, output->dims);
+  it->numel = etrt_shape_numel(rank, dims);
   /* Drop size-1 axes (their strides never matter), then merge axis a into the axis
    * kept before it when every operand continues contiguously across the boundary. */
   int32_t r = 0;
-  for (int32_t a = 0; a < output->rank; ++a) {
-    int64_t d = output->dims[a];
+  for (int32_t a = 0; a < rank; ++a) {
+    int64_t d = dims[a];
     if (d == 1) continue;
     int merge = r > 0;
     for (uint32_t k = 0; k < count && merge; ++k)
@@ -157,7 +164,6 @@ etrt_status etrt_broadcast_iter_init(etrt_broadcast_iter *it, const etrt_tensor 
     r = 1;
   }
   it->rank = r;
-  return ETRT_OK;
 }
 
 static int etrt_aligned(const void *p, uint64_t bytes) {

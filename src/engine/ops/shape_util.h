@@ -94,6 +94,12 @@ int etrt_broadcast_iter_runs_of(const etrt_broadcast_iter *it, int64_t width,
  * from its base, within INT32_MAX. */
 int etrt_broadcast_iter_fits_int32(const etrt_broadcast_iter *it);
 
+/* The plan of `count` operands read with element strides[k] over an output of (rank,
+ * dims), size-1 axes dropped and contiguous neighbours merged: what
+ * etrt_broadcast_iter_init ends with, also for strided views (a Transpose's input). */
+void etrt_broadcast_iter_compact(etrt_broadcast_iter *it, int32_t rank, const int64_t *dims,
+                                 uint32_t count, const int64_t (*strides)[ETRT_MAX_RANK]);
+
 /* Walking the rows of an iteration plan (a row is the innermost axis). */
 typedef struct etrt_broadcast_cursor {
   int64_t index[ETRT_MAX_RANK];

@@ -27,33 +27,14 @@ extern "C" ETRT_CUDA_RUN(etrt_cuda_copy) {
 /* ---- strided views --------------------------------------------------------------- */
 
 /* Copies the view of `in` into the contiguous `out`. Adjacent axes that stay
- * contiguous in the view are merged, as etrt_broadcast_iter_init does, so a Transpose
- * that keeps the last axis moves whole rows with wide accesses. */
+ * contiguous in the view are merged, so a Transpose that keeps the last axis moves
+ * whole rows with wide accesses. */
 static etrt_status etrt_view_copy(const etrt_node *node, const etrt_layout_view *view,
                                   const etrt_tensor *in, etrt_tensor *out, cudaStream_t stream) {
   int64_t n = etrt_tensor_numel(out);
   if (n == 0) return ETRT_OK;
   etrt_broadcast_iter it;
-  memset(&it, 0, sizeof it);
-  it.count = 1;
-  it.numel = n;
-  it.rank = 0;
-  for (int32_t d = 0; d < view->rank; ++d) {
-    if (view->dims[d] == 1) continue;
-    if (it.rank > 0 && it.strides[0][it.rank - 1] == view->strides[d] * view->dims[d]) {
-      it.dims[it.rank - 1] *= view->dims[d];
-      it.strides[0][it.rank - 1] = view->strides[d];
-      continue;
-    }
-    it.dims[it.rank] = view->dims[d];
-    it.strides[0][it.rank] = view->strides[d];
-    ++it.rank;
-  }
-  if (it.rank == 0) {
-    it.rank = 1;
-    it.dims[0] = 1;
-    it.strides[0][0] = 0;
-  }
+  etrt_broadcast_iter_compact(&it, view->rank, view->dims, 1, &view->strides);
   size_t elem = etrt_dtype_size(in->dtype);
   const char *base = (const char *)in->data + (size_t)view->offset * elem;
   return etrt_cuda_plan_copy(node, it, base, out->data, elem, stream);
