@@ -237,13 +237,20 @@ etrt_status etrt_engine_memory_peak(etrt_engine *engine, etrt_engine_memory *out
   return ETRT_OK;
 }
 
-int etrt_engine_plan_memory(const void *plan, size_t size, etrt_engine_memory *out) {
+/* The engine of a delegate payload that is an etrt plan; NULL for anything else. */
+static etrt_engine *etrt_engine_plan_open(const void *plan, size_t size) {
   etrt_engine *engine = NULL;
   if (size < sizeof ETRT_PLAN_MAGIC - 1 ||
       memcmp(plan, ETRT_PLAN_MAGIC, sizeof ETRT_PLAN_MAGIC - 1))
-    return 0;
-  int known = etrt_engine_deserialize(plan, size, &engine) == ETRT_OK &&
-              etrt_engine_memory_peak(engine, out) == ETRT_OK;
+    return NULL;
+  if (etrt_engine_deserialize(plan, size, &engine) != ETRT_OK) return NULL;
+  return engine;
+}
+
+int etrt_engine_plan_memory(const void *plan, size_t size, etrt_engine_memory *out) {
+  etrt_engine *engine = etrt_engine_plan_open(plan, size);
+  if (engine == NULL) return 0;
+  int known = etrt_engine_memory_peak(engine, out) == ETRT_OK;
   etrt_engine_destroy(engine);
   return known;
 }
@@ -258,11 +265,8 @@ static int etrt_engine_float_slot(etrt_dtype dtype) {
 
 int etrt_engine_plan_types(const void *plan, size_t size, etrt_engine_types *out) {
   memset(out, 0, sizeof *out);
-  etrt_engine *engine = NULL;
-  if (size < sizeof ETRT_PLAN_MAGIC - 1 ||
-      memcmp(plan, ETRT_PLAN_MAGIC, sizeof ETRT_PLAN_MAGIC - 1))
-    return 0;
-  if (etrt_engine_deserialize(plan, size, &engine) != ETRT_OK) return 0;
+  etrt_engine *engine = etrt_engine_plan_open(plan, size);
+  if (engine == NULL) return 0;
   const etrt_graph *g = &engine->graph;
   out->precision = engine->info.precision;
   for (uint32_t v = 0; v < g->value_count; ++v) {
@@ -299,11 +303,8 @@ int etrt_engine_plan_types(const void *plan, size_t size, etrt_engine_types *out
 
 int etrt_engine_plan_channels_last(const void *plan, size_t size, char *text, size_t text_size) {
   if (text_size > 0) text[0] = '\0';
-  etrt_engine *engine = NULL;
-  if (size < sizeof ETRT_PLAN_MAGIC - 1 ||
-      memcmp(plan, ETRT_PLAN_MAGIC, sizeof ETRT_PLAN_MAGIC - 1))
-    return 0;
-  if (etrt_engine_deserialize(plan, size, &engine) != ETRT_OK) return 0;
+  etrt_engine *engine = etrt_engine_plan_open(plan, size);
+  if (engine == NULL) return 0;
   const etrt_graph *g = &engine->graph;
   size_t used = 0;
   for (uint32_t n = 0; n < g->node_count && text_size > 0; ++n) {
