@@ -30,6 +30,8 @@ import time
 
 import numpy as np
 
+import kernel_profile  # beside this script, which Python puts first on the path
+
 SEQ = 128
 
 
@@ -201,8 +203,6 @@ def main():
                         log("  etrt run %s --io %s failed (%d):\n%s" % (prec, io, code, out[-2000:]))
                     row["%s_%s" % (prec, io)] = ms
                 if args.profile and prec == "fp16":
-                    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-                    import kernel_profile
                     try:
                         top = kernel_profile.format_top(*kernel_profile.profile(etrt, pte, in_path))
                         row["profile"] = top
