@@ -204,8 +204,10 @@ def main():
                     row["%s_%s" % (prec, io)] = ms
                 if args.profile and prec == "fp16":
                     try:
-                        top = kernel_profile.format_top(*kernel_profile.profile(etrt, pte, in_path))
+                        prof = kernel_profile.profile(etrt, pte, in_path)
+                        top = kernel_profile.format_top(*prof)
                         row["profile"] = top
+                        row["launches"] = prof[2]
                         log("  etrt fp16 kernels (ncu):\n" + top)
                     except (RuntimeError, subprocess.TimeoutExpired, FileNotFoundError) as e:
                         log("  ncu profile failed: %s" % e)
@@ -270,21 +272,21 @@ def main():
     log("")
     log("| model | batch | etrt fp32 | etrt fp16 | etrt bf16 | fp16 pinned | fp16 no graphs | eager "
         "fp16 | compile fp16 | fp16 / compile | peak MiB etrt fp16 / torch | err fp32 / fp16 / bf16 "
-        "| top-1 fp16 |")
-    log("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+        "| top-1 fp16 | launches fp16 |")
+    log("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for r in rows:
         comp = r.get("compile")
         ratio = (r["fp16_device"] / comp) if isinstance(r.get("fp16_device"), float) and comp else None
-        log("| %s | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s / %s | %s / %s / %s | %s |" % (
+        log("| %s | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s / %s | %s / %s / %s | %s | %s |" % (
             r["model"], r["batch"], f(r.get("fp32_device")), f(r.get("fp16_device")),
             f(r.get("bf16_device")), f(r.get("fp16_pinned")), f(r.get("fp16_nographs")),
             f(r.get("eager")),
             f(comp) + (" (%s)" % r["compile_mode"] if comp else ""),
             f(ratio, "%.2fx"), mib(r.get("peak_fp16")), mib(r.get("peak_torch")),
             f(r.get("err_fp32"), "%.1e"), f(r.get("err_fp16"), "%.1e"), f(r.get("err_bf16"), "%.1e"),
-            f(r.get("top1_fp16"), "%.2f")))
-    log("(times: median ms per inference over %d runs; etrt with device I/O unless 'pinned')" %
-        args.runs)
+            f(r.get("top1_fp16"), "%.2f"), f(r.get("launches"), "%.0f")))
+    log("(times: median ms per inference over %d runs; etrt with device I/O unless 'pinned'; "
+        "launches per inference from the kernel profile, with --profile)" % args.runs)
     with open(os.path.join(work, "bench_models.json"), "w") as fh:
         json.dump(rows, fh, indent=1)
     return 0
