@@ -181,10 +181,9 @@ def build(etrt, onnx_path, pte, name, device):
         for input_name, shape, _ in input_specs(name):
             if shape:
                 flags += ["--shape", "%s:%s" % (input_name, "x".join(str(d) for d in shape))]
-    if name == "silero_vad":
-        # The sample rate picks the 16 kHz or the 8 kHz network (an If on sr); the 8 kHz
-        # one does not fit a 576-sample chunk, so the rate the chunks have is given.
-        flags += ["--shape-values", "sr:16000"]
+    # silero VAD needs nothing more: its If on the sample rate stays, and the 8 kHz
+    # network, which does not fit a 576-sample chunk, is planned as a branch that fails
+    # if taken (onnxruntime fails there too).
     r = subprocess.run([etrt, "build", onnx_path, "-o", pte, "--device", device, "--quiet"] + flags,
                        capture_output=True, text=True)
     if r.returncode != 0:

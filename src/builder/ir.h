@@ -77,6 +77,9 @@ typedef struct etrt_ir_graph {
   const char **output_names; /* the model's names of the outputs */
   uint32_t num_outputs;
   int64_t opset; /* the default domain's opset version */
+  /* An If branch that cannot be built for the plan's shapes (lower_control.c) is lowered
+   * each time the graph around it is: the build warns about it once. */
+  bool refusal_warned;
   struct etrt_arena *arena_;
   etrt_ir_index *index_; /* name -> value id */
 } etrt_ir_graph;

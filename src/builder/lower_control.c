@@ -4,9 +4,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/log.h"
 #include "builder/host_values.h"
 #include "builder/lower.h"
 #include "builder/passes.h"
+#include "engine/bounds.h"
 #include "engine/engine.h"
 #include "engine/network.h"
 
@@ -119,11 +121,12 @@ static int etrt_lower_widen(etrt_lower_bound *in, const etrt_lower_bound *out) {
 }
 
 /* One body as a plan (malloc'd), for input bounds `bounds` (one per body input);
- * carried input first_in + j returns as output first_out + j. */
+ * carried input first_in + j returns as output first_out + j. Where `outs` is given it
+ * receives the bounds of the body's outputs (one per output). */
 static etrt_status etrt_lower_body_plan(const etrt_ir_node *node, uint32_t b,
                                         etrt_lower_bound *bounds, uint32_t carried,
-                                        uint32_t first_in, uint32_t first_out, uint8_t **plan,
-                                        size_t *plan_size) {
+                                        uint32_t first_in, uint32_t first_out,
+                                        etrt_lower_bound *outs, uint8_t **plan, size_t *plan_size) {
   etrt_ir_graph *body = node->bodies[b];
   /* Each carried value is a body input and a body output (import checks the counts of
    * well-formed nodes; a hostile model can still declare more carried values). */
@@ -170,6 +173,8 @@ static etrt_status etrt_lower_body_plan(const etrt_ir_node *node, uint32_t b,
       break;
     }
   }
+  for (uint32_t o = 0; status == ETRT_OK && outs != NULL && o < body->num_outputs; ++o)
+    status = etrt_lower_net_bound(network, net_ids[body->outputs[o]], &outs[o]);
   if (status == ETRT_OK) {
     char name[112];
     snprintf(name, sizeof name, "%.60s/%s", node->name, node->body_names[b]);
@@ -186,6 +191,68 @@ static etrt_status etrt_lower_body_plan(const etrt_ir_node *node, uint32_t b,
   return status;
 }
 
+/* In place of If branch b, which cannot be built for these bounds (`reason`): a plan
+ * of one EtrtRefusedBranch node (engine/ops/control.c), which fails with the reason if
+ * the branch is taken, with the branch's inputs (`bounds`) and outputs of the other
+ * branch's types and bounds (`outs`), so the If's bounds are the other branch's. */
+static etrt_status etrt_lower_refused_plan(const etrt_ir_node *node, uint32_t b,
+                                           const etrt_lower_bound *bounds,
+                                           const etrt_lower_bound *outs, uint32_t num_outs,
+                                           const char *reason, uint8_t **plan, size_t *plan_size) {
+  const etrt_ir_graph *body = node->bodies[b];
+  if (body->num_outputs != num_outs || num_outs > ETRT_BOUNDS_MAX_OUTPUTS)
+    return etrt_error(ETRT_ERROR_INVALID_ARGUMENT,
+                      "If '%s': %s has %u outputs, the other branch %u (and it cannot be built: "
+                      "%s)",
+                      node->name, node->body_names[b], body->num_outputs, num_outs, reason);
+  uint32_t n_in = body->num_inputs;
+  int32_t *ids = malloc(((size_t)n_in + num_outs + 1) * sizeof *ids);
+  int64_t *ints = malloc(((size_t)num_outs * (2 + 2 * ETRT_MAX_RANK) + 1) * sizeof *ints);
+  etrt_network *network = NULL;
+  etrt_status status = ids != NULL && ints != NULL
+                           ? etrt_network_create(&network)
+                           : etrt_error(ETRT_ERROR_OUT_OF_MEMORY, "lowering: out of memory");
+  for (uint32_t i = 0; status == ETRT_OK && i < n_in; ++i)
+    status = etrt_network_add_input(network, body->values[body->inputs[i]].name, bounds[i].dtype,
+                                    bounds[i].rank, bounds[i].min, bounds[i].max, &ids[i]);
+  if (status == ETRT_OK) {
+    int64_t *dtypes = ints, *ranks = ints + num_outs, *mins = ints + 2 * num_outs;
+    int64_t dims = 0;
+    for (uint32_t o = 0; o < num_outs; ++o) dims += outs[o].rank;
+    int64_t *maxs = mins + dims;
+    for (uint32_t o = 0, at = 0; o < num_outs; ++o) {
+      dtypes[o] = outs[o].dtype;
+      ranks[o] = outs[o].rank;
+      for (int32_t a = 0; a < outs[o].rank; ++a, ++at) {
+        mins[at] = outs[o].min[a];
+        maxs[at] = outs[o].max[a];
+      }
+    }
+    const etrt_attribute attributes[] = {
+        {.name = "message", .kind = ETRT_ATTRIBUTE_STRING, .s = reason},
+        {.name = "dtypes", .kind = ETRT_ATTRIBUTE_INTS, .count = num_outs, .ints = dtypes},
+        {.name = "ranks", .kind = ETRT_ATTRIBUTE_INTS, .count = num_outs, .ints = ranks},
+        {.name = "min_dims", .kind = ETRT_ATTRIBUTE_INTS, .count = dims, .ints = mins},
+        {.name = "max_dims", .kind = ETRT_ATTRIBUTE_INTS, .count = dims, .ints = maxs},
+    };
+    status = etrt_network_add_op(network, "EtrtRefusedBranch", node->body_names[b], n_in, ids,
+                                 num_outs, ids + n_in, 5, attributes);
+  }
+  for (uint32_t o = 0; status == ETRT_OK && o < num_outs; ++o)
+    status = etrt_network_mark_output(network, ids[n_in + o], body->values[body->outputs[o]].name);
+  if (status == ETRT_OK) {
+    char name[112];
+    snprintf(name, sizeof name, "%.60s/%s", node->name, node->body_names[b]);
+    etrt_plan_options options = {
+        .device = {ETRT_DEVICE_CPU, 0}, .precision = ETRT_PRECISION_FP32, .name = name};
+    status = etrt_plan_build(network, &options, plan, plan_size);
+  }
+  etrt_network_destroy(network);
+  free(ints);
+  free(ids);
+  return status;
+}
+
 static int64_t etrt_lower_axis(const etrt_ir_node *node, const char *name, uint32_t k,
                                int32_t rank) {
   const etrt_attribute *a = etrt_ir_node_attribute(node, name);
@@ -194,10 +261,29 @@ static int64_t etrt_lower_axis(const etrt_ir_node *node, const char *name, uint3
   return axis < 0 ? axis + rank : axis;
 }
 
+/* Body b's plan as the node's GRAPH attribute. */
+static void etrt_lower_set_body(const etrt_ir_node *node, uint32_t b, size_t plan_size,
+                                etrt_lower_bodies *out) {
+  etrt_attribute *a = &out->attributes[node->num_attributes + b];
+  a->name = node->body_names[b];
+  a->kind = ETRT_ATTRIBUTE_GRAPH;
+  a->tensor.data = out->plans[b];
+  a->tensor.dtype = ETRT_DTYPE_UINT8;
+  a->tensor.rank = 1;
+  a->tensor.sizes[0] = (int64_t)plan_size;
+}
+
 etrt_status etrt_lower_bodies_make(const etrt_ir_node *node, etrt_network *network,
                                    const int32_t *net_inputs, etrt_lower_bodies *out) {
   memset(out, 0, sizeof *out);
   bool is_loop = strcmp(node->op_type, "Loop") == 0, is_scan = strcmp(node->op_type, "Scan") == 0;
+  bool is_if = !is_loop && !is_scan && node->num_bodies == 2;
+  /* An If branch that cannot be built for these bounds (the other sample rate's network,
+   * say) is replaced by one that fails when taken, as onnxruntime looks at a branch only
+   * when it runs; the other branch must build. */
+  int refused = -1;
+  char reason[512] = "";
+  etrt_lower_bound *outs[2] = {NULL, NULL};
   bool batched = is_scan && etrt_ir_node_attribute_int(node, "_batched", 0) != 0;
   uint32_t first = is_loop ? 2 : is_scan ? (batched ? 1 : 0) : 1; /* node input of body input 0 */
   uint32_t n_in = node->num_inputs;
@@ -262,18 +348,43 @@ etrt_status etrt_lower_bodies_make(const etrt_ir_node *node, etrt_network *netwo
       }
     }
     size_t plan_size = 0;
+    if (status == ETRT_OK && is_if) {
+      outs[b] = calloc((size_t)body->num_outputs + 1, sizeof *outs[b]);
+      if (outs[b] == NULL) status = etrt_error(ETRT_ERROR_OUT_OF_MEMORY, "lowering: out of memory");
+    }
     if (status == ETRT_OK)
       status = etrt_lower_body_plan(node, b, bounds, carried, is_loop ? 2 : 0, is_loop ? 1 : 0,
-                                    &out->plans[b], &plan_size);
-    if (status == ETRT_OK) {
-      etrt_attribute *a = &out->attributes[node->num_attributes + b];
-      a->name = node->body_names[b];
-      a->kind = ETRT_ATTRIBUTE_GRAPH;
-      a->tensor.data = out->plans[b];
-      a->tensor.dtype = ETRT_DTYPE_UINT8;
-      a->tensor.rank = 1;
-      a->tensor.sizes[0] = (int64_t)plan_size;
+                                    outs[b], &out->plans[b], &plan_size);
+    if (status != ETRT_OK && status != ETRT_ERROR_OUT_OF_MEMORY && is_if && refused >= 0) {
+      status =
+          etrt_error_context(status,
+                             "If '%s': neither branch can be built for the shapes of this "
+                             "plan (%s: %s); %s: ",
+                             node->name, node->body_names[refused], reason, node->body_names[b]);
+      break;
     }
+    if (status != ETRT_OK && status != ETRT_ERROR_OUT_OF_MEMORY && is_if) {
+      snprintf(reason, sizeof reason, "%s", etrt_last_error());
+      etrt_clear_error();
+      refused = (int)b;
+      status = ETRT_OK;
+      continue;
+    }
+    if (status == ETRT_OK) etrt_lower_set_body(node, b, plan_size, out);
+  }
+  if (status == ETRT_OK && refused >= 0) {
+    /* the other branch built: the refused one takes its outputs' types and bounds */
+    uint32_t r = (uint32_t)refused, other = 1 - r;
+    if (!node->bodies[r]->refusal_warned)
+      etrt_log(ETRT_LOG_WARN,
+               "If '%s': %s cannot be built for the shapes of this plan; it fails if it is "
+               "taken: %s",
+               node->name, node->body_names[r], reason);
+    node->bodies[r]->refusal_warned = true;
+    size_t plan_size = 0;
+    status = etrt_lower_refused_plan(node, r, bounds, outs[other], node->bodies[other]->num_outputs,
+                                     reason, &out->plans[r], &plan_size);
+    if (status == ETRT_OK) etrt_lower_set_body(node, r, plan_size, out);
   }
   if (status == ETRT_OK) {
     if (node->num_attributes)
@@ -281,6 +392,8 @@ etrt_status etrt_lower_bodies_make(const etrt_ir_node *node, etrt_network *netwo
     out->count = node->num_attributes + node->num_bodies;
   }
   free(bounds);
+  free(outs[0]);
+  free(outs[1]);
   if (status != ETRT_OK) etrt_lower_bodies_release(out);
   return status;
 }

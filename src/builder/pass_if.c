@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "builder/lower.h"
+#include "base/status.h"
 #include "builder/passes.h"
 #include "engine/network.h"
 
@@ -177,7 +178,14 @@ etrt_status etrt_pass_fold_if(etrt_ir_graph *graph, uint32_t *folded) {
   uint32_t count = graph->num_nodes;
   for (uint32_t n = 0; n < count && status == ETRT_OK; ++n)
     if (!graph->nodes[n].dead) status = etrt_fold_if_visit(&f, n);
-  if (status == ETRT_OK && f.folded > 0) status = etrt_ir_sort(graph);
+  /* Sorted even after a failure: the inlined nodes stay (the If is dead), and the graph
+   * may be lowered again (an If branch that cannot be built is lowered once more, as a
+   * branch that fails when taken, and an enclosing body each time it is built). */
+  if (f.folded > 0) {
+    etrt_error_keep keep = etrt_error_keep_first(status);
+    status = etrt_status_first(status, etrt_ir_sort(graph));
+    etrt_error_keep_end(keep);
+  }
   *folded = f.folded;
   free(f.net_ids);
   etrt_network_destroy(f.network);

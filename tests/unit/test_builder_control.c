@@ -1,7 +1,8 @@
 /* Control flow in the builder: an If whose condition is known at build time is
  * replaced by the branch it takes (values renamed, outer-scope names resolved, nested
  * Ifs folded too) and the result computes what the branch does; an If on a run-time
- * condition stays; constant work in a Loop body is done at build time; and the refusals name the
+ * condition stays, and a branch of it that cannot be built for the plan's shapes fails only
+ * when taken; constant work in a Loop body is done at build time; and the refusals name the
  * node: branch outputs of different counts or types, a missing subgraph attribute, subgraphs nested
  * too deep. */
 #include <math.h>
@@ -200,6 +201,92 @@ static void test_runtime_if_kept(void) {
   release(bytes, model, g);
 }
 
+/* Plans graph g (inputs x[4] and bool c, output y[4]) for the CPU and runs it with
+ * c = cond; returns the first failure (the plan's or the run's). */
+static etrt_status plan_and_run(const etrt_ir_graph *g, int cond, float *y) {
+  etrt_partition_options options = {.target = {ETRT_DEVICE_CPU, 0}};
+  etrt_partitioning *parts = NULL;
+  uint8_t *plan = NULL;
+  size_t plan_size = 0;
+  etrt_engine *engine = NULL;
+  etrt_exec_context *context = NULL;
+  uint8_t c = (uint8_t)cond;
+  etrt_plan_options plan_options = {.device = {ETRT_DEVICE_CPU, 0}, .name = "control"};
+  etrt_status s = etrt_partition_graph(g, &options, &parts);
+  if (s == ETRT_OK)
+    s = etrt_lower_partition_plan(g, &parts->parts[0], &plan_options, NULL, &plan, &plan_size);
+  if (s == ETRT_OK) s = etrt_engine_deserialize(plan, plan_size, &engine);
+  if (s == ETRT_OK) s = etrt_exec_context_create(engine, NULL, &context);
+  for (uint32_t i = 0; s == ETRT_OK && i < etrt_engine_io_count(engine); ++i) {
+    const char *name = etrt_engine_io_at(engine, i)->name;
+    void *at = strcmp(name, "x") == 0 ? (void *)X : strcmp(name, "c") == 0 ? (void *)&c : y;
+    s = etrt_exec_context_set_address(context, i, at);
+  }
+  if (s == ETRT_OK) s = etrt_exec_context_enqueue(context, NULL);
+  etrt_exec_context_destroy(context);
+  etrt_engine_destroy(engine);
+  free(plan);
+  etrt_partitioning_destroy(parts);
+  return s;
+}
+
+/* A branch reshaping the outer x[4] to [3]: it cannot be built for any x. */
+static etrt_pb_writer unbuildable_branch(const char *attribute, const char *out) {
+  tm_model b;
+  tm_init(&b);
+  int64_t three = 3;
+  tm_initializer(&b, "three", ETRT_ONNX_INT64, 1, (int64_t[]){1}, &three, sizeof three);
+  tm_node(&b, "Reshape", "to_three", "x,three", out, 0);
+  tm_output(&b, out);
+  return tm_attr_graph(attribute, &b);
+}
+
+static void test_unbuildable_branch_fails_when_taken(void) {
+  /* The else branch cannot be built for x[4] (as an 8 kHz network cannot take a 16 kHz
+   * chunk): the plan builds, the then branch runs, and taking the else branch fails
+   * with the reason the build found. */
+  tm_model m;
+  main_graph(&m);
+  etrt_pb_writer vi = tm_value_info("c", ETRT_ONNX_BOOL, 0, NULL);
+  tm_put(&m.graph, 11, &vi);
+  tm_node(&m, "If", "by_rate", "c", "y", 2, branch("then_branch", "Relu", "relu", "t"),
+          unbuildable_branch("else_branch", "e"));
+  tm_output(&m, "y");
+  uint8_t *bytes;
+  etrt_onnx_model *model = NULL;
+  etrt_ir_graph *g = NULL;
+  CHECK_OK(build_graph(&m, &bytes, &model, &g));
+  if (g != NULL) {
+    float y[4] = {0};
+    CHECK_OK(plan_and_run(g, 1, y));
+    for (int i = 0; i < 4; ++i) CHECK(y[i] == (X[i] > 0 ? X[i] : 0.0f));
+    CHECK(plan_and_run(g, 0, y) == ETRT_ERROR_UNSUPPORTED);
+    CHECK_STR_CONTAINS(etrt_last_error(), "'by_rate' (If): else_branch");
+    CHECK_STR_CONTAINS(etrt_last_error(),
+                       "this branch cannot run with the shapes the plan was "
+                       "built for");
+    CHECK_STR_CONTAINS(etrt_last_error(), "to_three");
+  }
+  release(bytes, model, g);
+
+  /* Neither branch builds: the plan is refused, naming the If. */
+  main_graph(&m);
+  vi = tm_value_info("c", ETRT_ONNX_BOOL, 0, NULL);
+  tm_put(&m.graph, 11, &vi);
+  tm_node(&m, "If", "neither", "c", "y", 2, unbuildable_branch("then_branch", "t"),
+          unbuildable_branch("else_branch", "e"));
+  tm_output(&m, "y");
+  etrt_status s = build_graph(&m, &bytes, &model, &g);
+  if (s == ETRT_OK) {
+    float y[4] = {0};
+    s = plan_and_run(g, 1, y);
+  }
+  CHECK(s != ETRT_OK);
+  CHECK_STR_CONTAINS(etrt_last_error(), "If 'neither'");
+  CHECK_STR_CONTAINS(etrt_last_error(), "to_three");
+  release(bytes, model, g);
+}
+
 static void test_body_constants_folded(void) {
   /* The body adds k = 1 + w (w from the enclosing graph) to the carried value: k is
    * worked out when the plan is built, once, not at every iteration. */
@@ -353,6 +440,7 @@ int main(void) {
   test_nested_if_folded();
   test_shape_condition_folded();
   test_runtime_if_kept();
+  test_unbuildable_branch_fails_when_taken();
   test_body_constants_folded();
   test_refusals();
   test_nesting_limit();

@@ -405,6 +405,75 @@ ETRT_CONTROL_INFER(etrt_if_infer, etrt_if_bound)
 ETRT_CONTROL_INFER(etrt_loop_infer, etrt_loop_bound)
 ETRT_CONTROL_INFER(etrt_scan_infer, etrt_scan_bound)
 
+/* EtrtRefusedBranch: what the builder puts in place of an If branch it could not build
+ * for the shapes the plan allows (the branch of another sample rate, say, whose
+ * operators refuse these inputs), so that the plan builds and runs as onnxruntime runs
+ * the model, which looks at a branch only when it is taken. Its inputs are the
+ * branch's (unread); its outputs have the other branch's types and bounds (attributes
+ * dtypes, ranks, min_dims and max_dims, the dims of every output in turn), so that the
+ * If's bounds are the other branch's; running it fails with the build's reason
+ * (attribute message). */
+static etrt_status etrt_refused_branch_bound(const etrt_node *node, const etrt_tensor *inputs,
+                                             etrt_tensor *lo, etrt_tensor *hi) {
+  (void)inputs;
+  if (etrt_node_attribute_string(node, "message", NULL) == NULL)
+    return etrt_op_error(node, ETRT_ERROR_INVALID_ARGUMENT,
+                         "the string attribute 'message' is "
+                         "missing");
+  uint32_t n = node->num_outputs;
+  int64_t dtypes[ETRT_BOUNDS_MAX_OUTPUTS], ranks[ETRT_BOUNDS_MAX_OUTPUTS];
+  int64_t min_dims[ETRT_BOUNDS_MAX_OUTPUTS * ETRT_MAX_RANK];
+  int64_t max_dims[ETRT_BOUNDS_MAX_OUTPUTS * ETRT_MAX_RANK];
+  int64_t count[4] = {0, 0, 0, 0};
+  if (n > ETRT_BOUNDS_MAX_OUTPUTS)
+    return etrt_op_error(node, ETRT_ERROR_UNSUPPORTED, "more than %d outputs",
+                         ETRT_BOUNDS_MAX_OUTPUTS);
+  ETRT_RETURN_IF_ERROR(
+      etrt_op_attribute_ints(node, "dtypes", dtypes, ETRT_BOUNDS_MAX_OUTPUTS, &count[0]));
+  ETRT_RETURN_IF_ERROR(
+      etrt_op_attribute_ints(node, "ranks", ranks, ETRT_BOUNDS_MAX_OUTPUTS, &count[1]));
+  ETRT_RETURN_IF_ERROR(etrt_op_attribute_ints(node, "min_dims", min_dims,
+                                              ETRT_BOUNDS_MAX_OUTPUTS * ETRT_MAX_RANK, &count[2]));
+  ETRT_RETURN_IF_ERROR(etrt_op_attribute_ints(node, "max_dims", max_dims,
+                                              ETRT_BOUNDS_MAX_OUTPUTS * ETRT_MAX_RANK, &count[3]));
+  if (count[0] != (int64_t)n || count[1] != (int64_t)n)
+    return etrt_op_error(node, ETRT_ERROR_INVALID_ARGUMENT,
+                         "'dtypes' and 'ranks' have %lld and %lld values for %u outputs",
+                         (long long)count[0], (long long)count[1], n);
+  int64_t at = 0;
+  for (uint32_t k = 0; k < n; ++k) {
+    if (dtypes[k] < 0 || dtypes[k] > 64 || etrt_dtype_size((etrt_dtype)dtypes[k]) == 0 ||
+        ranks[k] < 0 || ranks[k] > ETRT_MAX_RANK || at + ranks[k] > count[2] ||
+        at + ranks[k] > count[3])
+      return etrt_op_error(node, ETRT_ERROR_INVALID_ARGUMENT,
+                           "output %u: dtype %lld, rank %lld, with %lld and %lld dims given", k,
+                           (long long)dtypes[k], (long long)ranks[k], (long long)count[2],
+                           (long long)count[3]);
+    lo[k].dtype = hi[k].dtype = (etrt_dtype)dtypes[k];
+    lo[k].rank = hi[k].rank = (int32_t)ranks[k];
+    for (int32_t a = 0; a < lo[k].rank; ++a, ++at) {
+      if (min_dims[at] < 0 || min_dims[at] > max_dims[at] || max_dims[at] > ETRT_OP_DIM_UNBOUNDED)
+        return etrt_op_error(node, ETRT_ERROR_INVALID_ARGUMENT,
+                             "output %u axis %d: bounds [%lld, %lld]", k, (int)a,
+                             (long long)min_dims[at], (long long)max_dims[at]);
+      lo[k].dims[a] = min_dims[at];
+      hi[k].dims[a] = max_dims[at];
+    }
+  }
+  if (at != count[2] || at != count[3])
+    return etrt_op_error(node, ETRT_ERROR_INVALID_ARGUMENT,
+                         "%lld and %lld dims given for outputs of %lld axes in all",
+                         (long long)count[2], (long long)count[3], (long long)at);
+  return ETRT_OK;
+}
+
+ETRT_CONTROL_INFER(etrt_refused_branch_infer, etrt_refused_branch_bound)
+
+static const etrt_op_def etrt_op_def_refused_branch = {.op_type = "EtrtRefusedBranch",
+                                                       .infer = etrt_refused_branch_infer,
+                                                       .bound = etrt_refused_branch_bound,
+                                                       .dims_from_kernel = 1};
+
 static const etrt_op_def etrt_op_def_if = {.op_type = "If",
                                            .state_size = sizeof(etrt_control_state),
                                            .prepare = etrt_if_prepare,
@@ -434,5 +503,5 @@ static const etrt_op_def etrt_op_def_scan = {.op_type = "Scan",
                                              .control = 1,
                                              .release = etrt_control_release};
 
-const etrt_op_def *const etrt_ops_control[] = {&etrt_op_def_if, &etrt_op_def_loop,
-                                               &etrt_op_def_scan, NULL};
+const etrt_op_def *const etrt_ops_control[] = {
+    &etrt_op_def_if, &etrt_op_def_loop, &etrt_op_def_scan, &etrt_op_def_refused_branch, NULL};

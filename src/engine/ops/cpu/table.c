@@ -38,6 +38,7 @@ extern const etrt_op_cpu_row etrt_cpu_rows_nms[];
 extern const etrt_op_cpu_row etrt_cpu_rows_signal[];
 extern const etrt_op_cpu_row etrt_cpu_rows_random[];
 extern const etrt_op_cpu_row etrt_cpu_rows_quantize[];
+extern const etrt_op_cpu_row etrt_cpu_rows_control[];
 
 static const etrt_op_cpu_row *const etrt_cpu_families[] = {
     etrt_cpu_rows_cast,        etrt_cpu_rows_conv,    etrt_cpu_rows_cumsum,
@@ -51,6 +52,7 @@ static const etrt_op_cpu_row *const etrt_cpu_families[] = {
     etrt_cpu_rows_unpool,      etrt_cpu_rows_crop,    etrt_cpu_rows_col2im,
     etrt_cpu_rows_vision,      etrt_cpu_rows_text,    etrt_cpu_rows_nms,
     etrt_cpu_rows_signal,      etrt_cpu_rows_random,  etrt_cpu_rows_quantize,
+    etrt_cpu_rows_control,
 };
 
 #define ETRT_CPU_FAMILY_COUNT (sizeof etrt_cpu_families / sizeof etrt_cpu_families[0])
