@@ -138,10 +138,9 @@ static etrt_status etrt_build_graph(etrt_build *b, const etrt_onnx_model *model,
   /* Every activation only where no node may land on a GPU (whose kernels fuse Relu). */
   bool whole_cpu = b->device.type == ETRT_DEVICE_CPU && b->options->num_placements == 0;
   ETRT_RETURN_IF_ERROR(etrt_pass_fuse_conv(g, whole_cpu, &stats.convs));
-  /* Residual Add + LayerNormalization as one node where the whole graph runs on the CPU:
-   * EtrtAddLayerNorm has no CUDA kernel yet, and on a GPU the warp-per-row LayerNorm
-   * kernel would give way to it. */
-  if (whole_cpu) {
+  /* Residual Add + LayerNormalization as one node, on every executor: the sum is read
+   * once instead of written by the Add and read back. */
+  {
     ETRT_RETURN_IF_ERROR(etrt_pass_fuse_add_layer_norm(g, &stats.add_norms));
     uint32_t dead = 0;
     if (stats.add_norms > 0) ETRT_RETURN_IF_ERROR(etrt_pass_eliminate_dead(g, &dead));

@@ -229,13 +229,8 @@ ETRT_NORM_DEF(instance_norm, "InstanceNormalization", etrt_instance_norm_infer)
 ETRT_NORM_DEF(layer_norm, "LayerNormalization", etrt_layer_norm_infer)
 ETRT_NORM_DEF(group_norm, "GroupNormalization", etrt_group_norm_infer)
 ETRT_NORM_DEF(lp_norm, "LpNormalization", etrt_lp_norm_infer)
+ETRT_NORM_DEF(add_layer_norm, "EtrtAddLayerNorm", etrt_add_layer_norm_infer)
 #undef ETRT_NORM_DEF
-/* CPU only for now: no CUDA predicate, so a GPU partition never takes it (the builder
- * makes it only for CPU plans). */
-static const etrt_op_def etrt_op_def_add_layer_norm = {.op_type = "EtrtAddLayerNorm",
-                                                       .state_size = sizeof(etrt_norm_state),
-                                                       .prepare = etrt_norm_prepare,
-                                                       .infer = etrt_add_layer_norm_infer};
 
 const etrt_op_def *const etrt_ops_normalization[] = {&etrt_op_def_batch_norm,
                                                      &etrt_op_def_instance_norm,

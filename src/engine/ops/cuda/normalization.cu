@@ -54,13 +54,37 @@ __global__ void etrt_norm_segments_kernel(const T *x, const T *scale, const T *b
   }
 }
 
+/* EtrtAddLayerNorm's row: a + b rounded to T, as the unfused Add would store it (and
+ * stored into `sum` where the sum has other readers), into the lane's registers. */
+template <typename T, int V, int R, typename M>
+__device__ __forceinline__ void etrt_layer_norm_load_sum(const T *a, const T *b, T *sum, int lane,
+                                                         int chunks, M (&v)[R][V]) {
+#pragma unroll
+  for (int r = 0; r < R; ++r) {
+    int c = r * 32 + lane;
+    if (c < chunks) {
+      T ta[V], tb[V];
+      etrt_cuda_load_run<V>(a, (int64_t)c * V, 1, ta);
+      etrt_cuda_load_run<V>(b, (int64_t)c * V, 1, tb);
+#pragma unroll
+      for (int k = 0; k < V; ++k) {
+        ta[k] = etrt_cvt<T>(etrt_cvt<M>(ta[k]) + etrt_cvt<M>(tb[k]));
+        v[r][k] = etrt_cvt<M>(ta[k]);
+      }
+      if (sum != NULL) etrt_cuda_store_run<V>(sum, (int64_t)c * V, ta);
+    }
+  }
+}
+
 /* LayerNormalization over rows of at most 1024 elements with per-element scale and
  * bias: one warp per row, the row read once into registers; sums in double as the
- * segment kernel's, the normalisation itself in the compute type. */
+ * segment kernel's, the normalisation itself in the compute type. With `addend` the
+ * row is x + addend (EtrtAddLayerNorm: the residual Add read once, never stored
+ * unless `sum_out` asks for it). */
 template <typename T, int V, int R>
-__global__ void etrt_layer_norm_rows_kernel(const T *x, const T *scale, const T *bias, T *y,
-                                            int64_t rows, int n, double epsilon, float *mean_out,
-                                            float *inv_std_out) {
+__global__ void etrt_layer_norm_rows_kernel(const T *x, const T *addend, const T *scale,
+                                            const T *bias, T *y, T *sum_out, int64_t rows, int n,
+                                            double epsilon, float *mean_out, float *inv_std_out) {
   typedef typename etrt_math<T>::type M;
   int lane;
   int64_t row = etrt_cuda_warp_row(&lane);
@@ -69,7 +93,12 @@ __global__ void etrt_layer_norm_rows_kernel(const T *x, const T *scale, const T 
   T *yr = y + row * n;
   const int chunks = n / V;
   M v[R][V];
-  etrt_cuda_row_load<T, V, R>(xr, lane, chunks, v);
+  if (addend == NULL)
+    etrt_cuda_row_load<T, V, R>(xr, lane, chunks, v);
+  else
+    etrt_layer_norm_load_sum<T, V, R>(xr, addend + row * n,
+                                      sum_out != NULL ? sum_out + row * n : sum_out, lane, chunks,
+                                      v);
   double sum = 0.0;
 #pragma unroll
   for (int r = 0; r < R; ++r) {
@@ -117,8 +146,8 @@ __global__ void etrt_layer_norm_rows_kernel(const T *x, const T *scale, const T 
 
 template <typename T>
 struct etrt_layer_norm_rows_launch {
-  const T *x, *scale, *bias;
-  T *y;
+  const T *x, *addend, *scale, *bias;
+  T *y, *sum;
   int64_t rows;
   int n;
   double epsilon;
@@ -128,30 +157,30 @@ struct etrt_layer_norm_rows_launch {
   void run() const {
     etrt_layer_norm_rows_kernel<T, V, R>
         <<<etrt_cuda_row_blocks(rows), ETRT_CUDA_ROW_THREADS, 0, stream>>>(
-            x, scale, bias, y, rows, n, epsilon, mean_out, inv_std_out);
+            x, addend, scale, bias, y, sum, rows, n, epsilon, mean_out, inv_std_out);
   }
 };
 
+/* The tensors of one row-wise normalisation: x (+ addend) normalised with scale and
+ * bias into y (the sum into `sum`); NULL where absent. */
+typedef struct etrt_layer_norm_io {
+  const void *x, *addend, *scale, *bias;
+  void *y, *sum;
+} etrt_layer_norm_io;
+
 /* The one-warp-per-row LayerNormalization where it applies; false otherwise. */
 template <typename T>
-static bool etrt_layer_norm_rows(const etrt_tensor *inputs, etrt_tensor *outputs, int has_bias,
-                                 int64_t rows, int64_t n, double epsilon, float *mean_out,
-                                 float *inv_std_out, cudaStream_t stream) {
-  const void *pointers[4] = {inputs[0].data, inputs[1].data, has_bias ? inputs[2].data : NULL,
-                             outputs[0].data};
+static bool etrt_layer_norm_rows(const etrt_layer_norm_io &io, int64_t rows, int64_t n,
+                                 double epsilon, float *mean_out, float *inv_std_out,
+                                 cudaStream_t stream) {
+  const void *pointers[6] = {io.x, io.addend, io.scale, io.bias, io.y, io.sum};
   etrt_cuda_row_plan plan;
-  if (rows < 1 || rows > ((int64_t)1 << 36) || !etrt_cuda_row_plan_of<T>(n, pointers, 4, &plan))
+  if (rows < 1 || rows > ((int64_t)1 << 36) || !etrt_cuda_row_plan_of<T>(n, pointers, 6, &plan))
     return false;
-  etrt_layer_norm_rows_launch<T> launch = {(const T *)inputs[0].data,
-                                           (const T *)inputs[1].data,
-                                           has_bias ? (const T *)inputs[2].data : (const T *)NULL,
-                                           (T *)outputs[0].data,
-                                           rows,
-                                           (int)n,
-                                           epsilon,
-                                           mean_out,
-                                           inv_std_out,
-                                           stream};
+  etrt_layer_norm_rows_launch<T> launch = {
+      (const T *)io.x, (const T *)io.addend, (const T *)io.scale, (const T *)io.bias,
+      (T *)io.y,       (T *)io.sum,          rows,                (int)n,
+      epsilon,         mean_out,             inv_std_out,         stream};
   etrt_cuda_row_dispatch<T>(plan, launch);
   return true;
 }
@@ -225,15 +254,68 @@ extern "C" ETRT_CUDA_RUN(etrt_cuda_layer_norm) {
   float *mean_out = node->num_outputs > 1 ? (float *)outputs[1].data : NULL;
   float *inv_std_out = node->num_outputs > 2 ? (float *)outputs[2].data : NULL;
   if (scale_count == inner && (!has_bias || bias_count == inner)) {
+    etrt_layer_norm_io io = {x->data, NULL, inputs[1].data, has_bias ? inputs[2].data : NULL,
+                             outputs[0].data, NULL};
     bool done = false;
-    ETRT_CUDA_FLOAT_SWITCH(
-        x->dtype, T, return etrt_cuda_no_kernel(node, x->dtype),
-        done = etrt_layer_norm_rows<T>(inputs, outputs, has_bias, outer, inner, (double)s->epsilon,
-                                       mean_out, inv_std_out, etrt_cuda_stream(launch)));
+    ETRT_CUDA_FLOAT_SWITCH(x->dtype, T, return etrt_cuda_no_kernel(node, x->dtype),
+                           done = etrt_layer_norm_rows<T>(io, outer, inner, (double)s->epsilon,
+                                                          mean_out, inv_std_out,
+                                                          etrt_cuda_stream(launch)));
     if (done) return etrt_cuda_check(node, "layer_norm_rows");
   }
   return etrt_norm_segments(node, inputs, outputs, launch, outer, inner, sp, bp, has_bias, mean_out,
                             inv_std_out);
+}
+
+/* a + b rounded to T into y (and `sum` where asked): EtrtAddLayerNorm's Add, for
+ * rows the warp kernel does not take, which are then normalised in place. */
+template <typename T>
+__global__ void etrt_add_round_kernel(const T *a, const T *b, T *y, T *sum, int64_t count) {
+  typedef typename etrt_math<T>::type M;
+  ETRT_CUDA_LOOP(i, count) {
+    T v = etrt_cvt<T>(etrt_cvt<M>(a[i]) + etrt_cvt<M>(b[i]));
+    y[i] = v;
+    if (sum != NULL) sum[i] = v;
+  }
+}
+
+/* EtrtAddLayerNorm(A, B, scale[, bias]) -> Y[, Sum] (ops/normalization.c): the
+ * residual Add read once by the warp-per-row kernel; other rows add into Y first. */
+extern "C" ETRT_CUDA_RUN(etrt_cuda_add_layer_norm) {
+  const etrt_norm_state *s = (const etrt_norm_state *)node->state;
+  const etrt_tensor *a = &inputs[0];
+  int32_t axis = etrt_norm_axis(s, a->rank);
+  if (axis < 0 || axis >= a->rank) {
+    return etrt_error(ETRT_ERROR_INVALID_ARGUMENT, "EtrtAddLayerNorm node '%s': axis %lld",
+                      etrt_cuda_name(node), (long long)s->axis);
+  }
+  int64_t outer = etrt_cuda_span(a, 0, axis), inner = etrt_cuda_span(a, axis, a->rank);
+  int has_bias = node->num_inputs > 3 && inputs[3].rank >= 0;
+  int64_t scale_count = etrt_tensor_numel(&inputs[2]);
+  int64_t bias_count = has_bias ? etrt_tensor_numel(&inputs[3]) : 1;
+  void *sum = node->num_outputs > 1 ? outputs[1].data : NULL;
+  int64_t count = etrt_tensor_numel(a);
+  if (count == 0 || scale_count < 1 || bias_count < 1) return ETRT_OK;
+  cudaStream_t stream = etrt_cuda_stream(launch);
+  if (scale_count == inner && (!has_bias || bias_count == inner)) {
+    etrt_layer_norm_io io = {a->data,         inputs[1].data, inputs[2].data,
+                             has_bias ? inputs[3].data : NULL, outputs[0].data, sum};
+    bool done = false;
+    ETRT_CUDA_FLOAT_SWITCH(
+        a->dtype, T, return etrt_cuda_no_kernel(node, a->dtype),
+        done = etrt_layer_norm_rows<T>(io, outer, inner, (double)s->epsilon, NULL, NULL, stream));
+    if (done) return etrt_cuda_check(node, "add_layer_norm_rows");
+  }
+  ETRT_CUDA_FLOAT_SWITCH(a->dtype, T, return etrt_cuda_no_kernel(node, a->dtype),
+                         etrt_add_round_kernel<T>
+                         <<<etrt_cuda_blocks(count, ETRT_CUDA_THREADS), ETRT_CUDA_THREADS, 0,
+                            stream>>>((const T *)a->data, (const T *)inputs[1].data,
+                                      (T *)outputs[0].data, (T *)sum, count));
+  ETRT_RETURN_IF_ERROR(etrt_cuda_check(node, "add_round"));
+  etrt_tensor norm_inputs[3] = {outputs[0], inputs[2], has_bias ? inputs[3] : inputs[2]};
+  etrt_norm_param sp = {1, 0, 1, scale_count}, bp = {1, 0, 1, bias_count};
+  return etrt_norm_segments(node, norm_inputs, outputs, launch, outer, inner, sp, bp, has_bias,
+                            NULL, NULL);
 }
 
 /* BatchNormalization (inference): y = x * scale' + shift' per channel. */
@@ -312,6 +394,7 @@ extern "C" const etrt_op_cuda_row etrt_cuda_rows_normalization[] = {
     {"BatchNormalization", etrt_cuda_batch_norm, NULL},
     {"InstanceNormalization", etrt_cuda_instance_norm, NULL},
     {"LayerNormalization", etrt_cuda_layer_norm, NULL},
+    {"EtrtAddLayerNorm", etrt_cuda_add_layer_norm, NULL},
     {"GroupNormalization", etrt_cuda_group_norm, NULL},
     {"LpNormalization", etrt_cuda_lp_norm, NULL},
     {NULL, NULL, NULL},
