@@ -20,10 +20,13 @@ typedef struct etrt_unary_args {
   int flags;
 } etrt_unary_args;
 
-template <typename M>
+/* Kind: the operation where the launcher fixed it at compile time (the kinds
+ * transformers and convolutional nets run on large tensors), -1 where a.kind decides:
+ * a fixed kind leaves no switch in the element loop. */
+template <typename M, int Kind = -1>
 __device__ __forceinline__ M etrt_unary_float(const etrt_unary_args &a, M v) {
   const M one = M(1), zero = M(0);
-  switch (a.kind) {
+  switch (Kind >= 0 ? Kind : a.kind) {
     case ETRT_UNARY_ABS:
       return fabs(v);
     case ETRT_UNARY_NEG:
@@ -139,7 +142,7 @@ __device__ __forceinline__ M etrt_unary_integer(const etrt_unary_args &a, M v) {
 
 /* V consecutive elements per thread (16-byte accesses where the launcher found the
  * tensors aligned and the count a multiple of V). */
-template <typename T, int V>
+template <typename T, int V, int Kind>
 __global__ void etrt_unary_kernel(const T *x, T *y, int64_t runs, etrt_unary_args a) {
   typedef typename etrt_math<T>::type M;
   ETRT_CUDA_LOOP(r, runs) {
@@ -151,25 +154,47 @@ __global__ void etrt_unary_kernel(const T *x, T *y, int64_t runs, etrt_unary_arg
       if constexpr (std::is_integral<M>::value) {
         v[k] = etrt_unary_integer<M>(a, m);
       } else {
-        v[k] = etrt_cvt<T>(etrt_unary_float<M>(a, m));
+        v[k] = etrt_cvt<T>(etrt_unary_float<M, Kind>(a, m));
       }
     }
     etrt_cuda_store_run<V>(y, r * V, v);
   }
 }
 
-template <typename T>
-static void etrt_unary_start(const T *x, T *y, int64_t n, const etrt_unary_args &a,
-                             cudaStream_t stream) {
+template <typename T, int Kind>
+static void etrt_unary_start_kind(const T *x, T *y, int64_t n, const etrt_unary_args &a,
+                                  cudaStream_t stream) {
   constexpr int W = etrt_cuda_width<T>();
   if (n % W == 0 && (uintptr_t)x % (W * sizeof(T)) == 0 && (uintptr_t)y % (W * sizeof(T)) == 0) {
-    etrt_unary_kernel<T, W>
+    etrt_unary_kernel<T, W, Kind>
         <<<etrt_cuda_blocks(n / W, ETRT_CUDA_THREADS), ETRT_CUDA_THREADS, 0, stream>>>(x, y, n / W,
                                                                                        a);
   } else {
-    etrt_unary_kernel<T, 1>
+    etrt_unary_kernel<T, 1, Kind>
         <<<etrt_cuda_blocks(n, ETRT_CUDA_THREADS), ETRT_CUDA_THREADS, 0, stream>>>(x, y, n, a);
   }
+}
+
+template <typename T>
+static void etrt_unary_start(const T *x, T *y, int64_t n, const etrt_unary_args &a,
+                             cudaStream_t stream) {
+  if constexpr (!std::is_integral<typename etrt_math<T>::type>::value) {
+    switch (a.kind) {
+      case ETRT_UNARY_GELU:
+        return etrt_unary_start_kind<T, ETRT_UNARY_GELU>(x, y, n, a, stream);
+      case ETRT_UNARY_SIGMOID:
+        return etrt_unary_start_kind<T, ETRT_UNARY_SIGMOID>(x, y, n, a, stream);
+      case ETRT_UNARY_TANH:
+        return etrt_unary_start_kind<T, ETRT_UNARY_TANH>(x, y, n, a, stream);
+      case ETRT_UNARY_HARD_SWISH:
+        return etrt_unary_start_kind<T, ETRT_UNARY_HARD_SWISH>(x, y, n, a, stream);
+      case ETRT_CUDA_UNARY_RELU:
+        return etrt_unary_start_kind<T, ETRT_CUDA_UNARY_RELU>(x, y, n, a, stream);
+      default:
+        break;
+    }
+  }
+  etrt_unary_start_kind<T, -1>(x, y, n, a, stream);
 }
 
 /* IsNaN, IsInf: bool results. */
