@@ -114,7 +114,7 @@ format-check:
 # The GPU suite: every test labelled gpu, then the conformance cases built for cuda:0.
 test-gpu: build
 	cd $(BUILD) && ctest --output-on-failure -L gpu
-	cd $(BUILD) && ETRT_TEST_REAL_GPU=1 ctest --output-on-failure -R 'python/test_build_(mlp|cnn|transformer|shape_values)'
+	cd $(BUILD) && ETRT_TEST_REAL_GPU=1 ctest --output-on-failure -R 'python/test_build_(mlp|cnn|transformer|attention|shape_values)'
 	$(MAKE) conformance CONFORMANCE_FLAGS="--device cuda:0 $(CONFORMANCE_FLAGS)"
 	$(MAKE) test-python-gpu
 

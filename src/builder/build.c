@@ -139,11 +139,15 @@ static etrt_status etrt_build_graph(etrt_build *b, const etrt_onnx_model *model,
   bool whole_cpu = b->device.type == ETRT_DEVICE_CPU && b->options->num_placements == 0;
   ETRT_RETURN_IF_ERROR(etrt_pass_fuse_conv(g, whole_cpu, &stats.convs));
   /* Residual Add + LayerNormalization as one node, on every executor: the sum is read
-   * once instead of written by the Add and read back. */
-  {
-    ETRT_RETURN_IF_ERROR(etrt_pass_fuse_add_layer_norm(g, &stats.add_norms));
+   * once instead of written by the Add and read back. Attention as one node where the
+   * target is a GPU and no placement pins a node (the CPU runs the products through its
+   * GEMM library, which the fused kernel would give up). */
+  ETRT_RETURN_IF_ERROR(etrt_pass_fuse_add_layer_norm(g, &stats.add_norms));
+  if (b->device.type == ETRT_DEVICE_CUDA && b->options->num_placements == 0)
+    ETRT_RETURN_IF_ERROR(etrt_pass_fuse_attention(g, &stats.attentions));
+  if (stats.add_norms + stats.attentions > 0) {
     uint32_t dead = 0;
-    if (stats.add_norms > 0) ETRT_RETURN_IF_ERROR(etrt_pass_eliminate_dead(g, &dead));
+    ETRT_RETURN_IF_ERROR(etrt_pass_eliminate_dead(g, &dead));
     stats.dead += dead;
   }
   /* Channels-last regions where the target is a GPU (cuDNN's NHWC kernels); a node that
@@ -162,11 +166,11 @@ static etrt_status etrt_build_graph(etrt_build *b, const etrt_onnx_model *model,
       "shapes and passes: %u identities dropped, %u Ifs folded, %u QDQ groups made integer, %u "
       "nodes folded, %u batch norms folded, %u scales and shifts folded, %u GEMMs fused, %u "
       "convolutions fused, %u GELUs fused, %u HardSwishes fused, %u residual LayerNorms fused, %u "
-      "dead nodes removed: %u "
+      "attentions fused, %u dead nodes removed: %u "
       "nodes left (%.2f s)",
       stats.identities, stats.ifs, stats.qdq, stats.folded, stats.batchnorms, stats.scales,
-      stats.gemms, stats.convs, stats.gelus, stats.hardswishes, stats.add_norms, stats.dead,
-      etrt_ir_live_node_count(g), etrt_build_seconds(&b->started));
+      stats.gemms, stats.convs, stats.gelus, stats.hardswishes, stats.add_norms, stats.attentions,
+      stats.dead, etrt_ir_live_node_count(g), etrt_build_seconds(&b->started));
   if (b->device.type == ETRT_DEVICE_CUDA && channels_last)
     etrt_build_progress(b,
                         "layouts: %u nodes channels-last (%u nodes in %u NHWC regions), %u layout "

@@ -57,6 +57,12 @@ etrt_status etrt_pass_fuse_gelu(etrt_ir_graph *graph, uint32_t *fused);
  * reads it (pass_addnorm.c). */
 etrt_status etrt_pass_fuse_add_layer_norm(etrt_ir_graph *graph, uint32_t *fused);
 
+/* Scaled dot-product attention spelt as Reshapes, Transposes, two MatMuls, a scale, an
+ * optional additive mask and a Softmax becomes one EtrtAttention (pass_attention.c);
+ * for GPU targets, where its kernel replaces seven to ten launches and the copies of
+ * the heads. */
+etrt_status etrt_pass_fuse_attention(etrt_ir_graph *graph, uint32_t *fused);
+
 /* HardSwish spelt as x * Clip(x + 3, 0, 6) / 6 (or * 1/6) or as x * HardSigmoid(x) (alpha
  * 1/6, beta 1/2), each node read only by the next, becomes one HardSwish in the place of
  * the last node. */
@@ -86,7 +92,7 @@ etrt_status etrt_pass_eliminate_dead(etrt_ir_graph *graph, uint32_t *removed);
 
 typedef struct etrt_pass_stats {
   uint32_t identities, ifs, qdq, folded, batchnorms, scales, gemms, convs, gelus, hardswishes,
-      add_norms, dead;
+      add_norms, attentions, dead;
 } etrt_pass_stats;
 
 /* All of the above in order: identities, Ifs with known conditions, then shape inference

@@ -25,8 +25,8 @@ static void test_runs_into_its_reason(void) {
 
 static void test_refusals(void) {
   oh_value x = {.dtype = ETRT_DTYPE_FLOAT32, .rank = 1, .dims = {4}, .data = kX};
-  OH_CHECK_REFUSED(oh_run("EtrtRefusedBranch", 1, &x, 0, NULL, 1, NULL, NULL),
-                   "EtrtRefusedBranch", "'message' is missing");
+  OH_CHECK_REFUSED(oh_run("EtrtRefusedBranch", 1, &x, 0, NULL, 1, NULL, NULL), "EtrtRefusedBranch",
+                   "'message' is missing");
   etrt_attribute counts[] = {
       OH_STRING("message", "why"), OH_INTS("dtypes", 2, 6, 6), OH_INTS("ranks", 1, 1),
       OH_INTS("min_dims", 1, 4),   OH_INTS("max_dims", 1, 4),
@@ -34,25 +34,25 @@ static void test_refusals(void) {
   OH_CHECK_REFUSED(oh_run("EtrtRefusedBranch", 1, &x, 5, counts, 1, NULL, NULL),
                    "'dtypes' and 'ranks' have 2 and 1 values", "for 1 outputs");
   etrt_attribute dtype[] = {
-      OH_STRING("message", "why"), OH_INTS("dtypes", 1, 99), OH_INTS("ranks", 1, 1),
+      OH_STRING("message", "why"), OH_INTS("dtypes", 1, 99),  OH_INTS("ranks", 1, 1),
       OH_INTS("min_dims", 1, 4),   OH_INTS("max_dims", 1, 4),
   };
   OH_CHECK_REFUSED(oh_run("EtrtRefusedBranch", 1, &x, 5, dtype, 1, NULL, NULL), "output 0",
                    "dtype 99");
   etrt_attribute few[] = {
-      OH_STRING("message", "why"), OH_INTS("dtypes", 1, 6), OH_INTS("ranks", 1, 2),
+      OH_STRING("message", "why"), OH_INTS("dtypes", 1, 6),   OH_INTS("ranks", 1, 2),
       OH_INTS("min_dims", 1, 4),   OH_INTS("max_dims", 1, 4),
   };
   OH_CHECK_REFUSED(oh_run("EtrtRefusedBranch", 1, &x, 5, few, 1, NULL, NULL), "output 0",
                    "rank 2, with 1 and 1 dims given");
   etrt_attribute order[] = {
-      OH_STRING("message", "why"), OH_INTS("dtypes", 1, 6), OH_INTS("ranks", 1, 1),
+      OH_STRING("message", "why"), OH_INTS("dtypes", 1, 6),   OH_INTS("ranks", 1, 1),
       OH_INTS("min_dims", 1, 5),   OH_INTS("max_dims", 1, 4),
   };
-  OH_CHECK_REFUSED(oh_run("EtrtRefusedBranch", 1, &x, 5, order, 1, NULL, NULL),
-                   "output 0 axis 0", "bounds [5, 4]");
+  OH_CHECK_REFUSED(oh_run("EtrtRefusedBranch", 1, &x, 5, order, 1, NULL, NULL), "output 0 axis 0",
+                   "bounds [5, 4]");
   etrt_attribute extra[] = {
-      OH_STRING("message", "why"),   OH_INTS("dtypes", 1, 6),      OH_INTS("ranks", 1, 1),
+      OH_STRING("message", "why"),  OH_INTS("dtypes", 1, 6),      OH_INTS("ranks", 1, 1),
       OH_INTS("min_dims", 2, 4, 4), OH_INTS("max_dims", 2, 4, 4),
   };
   OH_CHECK_REFUSED(oh_run("EtrtRefusedBranch", 1, &x, 5, extra, 1, NULL, NULL),

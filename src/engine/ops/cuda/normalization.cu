@@ -96,9 +96,8 @@ __global__ void etrt_layer_norm_rows_kernel(const T *x, const T *addend, const T
   if (addend == NULL)
     etrt_cuda_row_load<T, V, R>(xr, lane, chunks, v);
   else
-    etrt_layer_norm_load_sum<T, V, R>(xr, addend + row * n,
-                                      sum_out != NULL ? sum_out + row * n : sum_out, lane, chunks,
-                                      v);
+    etrt_layer_norm_load_sum<T, V, R>(
+        xr, addend + row * n, sum_out != NULL ? sum_out + row * n : sum_out, lane, chunks, v);
   double sum = 0.0;
 #pragma unroll
   for (int r = 0; r < R; ++r) {
@@ -177,10 +176,18 @@ static bool etrt_layer_norm_rows(const etrt_layer_norm_io &io, int64_t rows, int
   etrt_cuda_row_plan plan;
   if (rows < 1 || rows > ((int64_t)1 << 36) || !etrt_cuda_row_plan_of<T>(n, pointers, 6, &plan))
     return false;
-  etrt_layer_norm_rows_launch<T> launch = {
-      (const T *)io.x, (const T *)io.addend, (const T *)io.scale, (const T *)io.bias,
-      (T *)io.y,       (T *)io.sum,          rows,                (int)n,
-      epsilon,         mean_out,             inv_std_out,         stream};
+  etrt_layer_norm_rows_launch<T> launch = {(const T *)io.x,
+                                           (const T *)io.addend,
+                                           (const T *)io.scale,
+                                           (const T *)io.bias,
+                                           (T *)io.y,
+                                           (T *)io.sum,
+                                           rows,
+                                           (int)n,
+                                           epsilon,
+                                           mean_out,
+                                           inv_std_out,
+                                           stream};
   etrt_cuda_row_dispatch<T>(plan, launch);
   return true;
 }
@@ -254,13 +261,13 @@ extern "C" ETRT_CUDA_RUN(etrt_cuda_layer_norm) {
   float *mean_out = node->num_outputs > 1 ? (float *)outputs[1].data : NULL;
   float *inv_std_out = node->num_outputs > 2 ? (float *)outputs[2].data : NULL;
   if (scale_count == inner && (!has_bias || bias_count == inner)) {
-    etrt_layer_norm_io io = {x->data, NULL, inputs[1].data, has_bias ? inputs[2].data : NULL,
-                             outputs[0].data, NULL};
+    etrt_layer_norm_io io = {
+        x->data, NULL, inputs[1].data, has_bias ? inputs[2].data : NULL, outputs[0].data, NULL};
     bool done = false;
-    ETRT_CUDA_FLOAT_SWITCH(x->dtype, T, return etrt_cuda_no_kernel(node, x->dtype),
-                           done = etrt_layer_norm_rows<T>(io, outer, inner, (double)s->epsilon,
-                                                          mean_out, inv_std_out,
-                                                          etrt_cuda_stream(launch)));
+    ETRT_CUDA_FLOAT_SWITCH(
+        x->dtype, T, return etrt_cuda_no_kernel(node, x->dtype),
+        done = etrt_layer_norm_rows<T>(io, outer, inner, (double)s->epsilon, mean_out, inv_std_out,
+                                       etrt_cuda_stream(launch)));
     if (done) return etrt_cuda_check(node, "layer_norm_rows");
   }
   return etrt_norm_segments(node, inputs, outputs, launch, outer, inner, sp, bp, has_bias, mean_out,
@@ -298,19 +305,20 @@ extern "C" ETRT_CUDA_RUN(etrt_cuda_add_layer_norm) {
   if (count == 0 || scale_count < 1 || bias_count < 1) return ETRT_OK;
   cudaStream_t stream = etrt_cuda_stream(launch);
   if (scale_count == inner && (!has_bias || bias_count == inner)) {
-    etrt_layer_norm_io io = {a->data,         inputs[1].data, inputs[2].data,
-                             has_bias ? inputs[3].data : NULL, outputs[0].data, sum};
+    etrt_layer_norm_io io = {a->data,         inputs[1].data,
+                             inputs[2].data,  has_bias ? inputs[3].data : NULL,
+                             outputs[0].data, sum};
     bool done = false;
     ETRT_CUDA_FLOAT_SWITCH(
         a->dtype, T, return etrt_cuda_no_kernel(node, a->dtype),
         done = etrt_layer_norm_rows<T>(io, outer, inner, (double)s->epsilon, NULL, NULL, stream));
     if (done) return etrt_cuda_check(node, "add_layer_norm_rows");
   }
-  ETRT_CUDA_FLOAT_SWITCH(a->dtype, T, return etrt_cuda_no_kernel(node, a->dtype),
-                         etrt_add_round_kernel<T>
-                         <<<etrt_cuda_blocks(count, ETRT_CUDA_THREADS), ETRT_CUDA_THREADS, 0,
-                            stream>>>((const T *)a->data, (const T *)inputs[1].data,
-                                      (T *)outputs[0].data, (T *)sum, count));
+  ETRT_CUDA_FLOAT_SWITCH(
+      a->dtype, T, return etrt_cuda_no_kernel(node, a->dtype),
+      etrt_add_round_kernel<T>
+      <<<etrt_cuda_blocks(count, ETRT_CUDA_THREADS), ETRT_CUDA_THREADS, 0, stream>>>(
+          (const T *)a->data, (const T *)inputs[1].data, (T *)outputs[0].data, (T *)sum, count));
   ETRT_RETURN_IF_ERROR(etrt_cuda_check(node, "add_round"));
   etrt_tensor norm_inputs[3] = {outputs[0], inputs[2], has_bias ? inputs[3] : inputs[2]};
   etrt_norm_param sp = {1, 0, 1, scale_count}, bp = {1, 0, 1, bias_count};

@@ -37,6 +37,7 @@ extern const etrt_op_cuda_row etrt_cuda_rows_text[];
 extern const etrt_op_cuda_row etrt_cuda_rows_signal[];
 extern const etrt_op_cuda_row etrt_cuda_rows_random[];
 extern const etrt_op_cuda_row etrt_cuda_rows_quantize[];
+extern const etrt_op_cuda_row etrt_cuda_rows_attention[];
 
 static const etrt_op_cuda_row *const etrt_cuda_families[] = {
     etrt_cuda_rows_binary,    etrt_cuda_rows_conv,          etrt_cuda_rows_cumsum,
@@ -48,6 +49,7 @@ static const etrt_op_cuda_row *const etrt_cuda_families[] = {
     etrt_cuda_rows_compress,  etrt_cuda_rows_unpool,        etrt_cuda_rows_crop,
     etrt_cuda_rows_col2im,    etrt_cuda_rows_vision,        etrt_cuda_rows_text,
     etrt_cuda_rows_signal,    etrt_cuda_rows_random,        etrt_cuda_rows_quantize,
+    etrt_cuda_rows_attention,
 };
 
 #define ETRT_CUDA_FAMILY_COUNT (sizeof etrt_cuda_families / sizeof etrt_cuda_families[0])
@@ -73,8 +75,10 @@ const etrt_op_cuda_row *const *etrt_op_cuda_all(size_t *count) {
 
 /* The few operators with per-context state (op.h). */
 extern const etrt_op_cuda_setup_row etrt_cuda_setups_conv[];
+extern const etrt_op_cuda_setup_row etrt_cuda_setups_attention[];
 
-static const etrt_op_cuda_setup_row *const etrt_cuda_setup_families[] = {etrt_cuda_setups_conv};
+static const etrt_op_cuda_setup_row *const etrt_cuda_setup_families[] = {
+    etrt_cuda_setups_conv, etrt_cuda_setups_attention};
 
 const etrt_op_cuda_setup_row *etrt_op_cuda_setup_find(const char *op_type) {
   for (size_t f = 0; f < sizeof etrt_cuda_setup_families / sizeof etrt_cuda_setup_families[0];

@@ -1,0 +1,95 @@
+"""`etrt build` of self-attention as exporters write it, for a GPU target: a packed
+Q/K/V projection Split in three, K transposed by two Transposes, the scores divided by
+sqrt(d) and an additive mask from a graph input. The builder replaces the chain with
+one EtrtAttention reading the packed projection (no Split, Reshape or Transpose left),
+in float32 and float16 plans, and the results match NumPy. Where the scores have another
+reader the chain stays as it is. ETRT_TEST_REAL_GPU=1 runs the plans on the real GPU
+(the float16 one on the tensor-core kernel)."""
+import math
+import os
+import sys
+
+import numpy as np
+from onnx import TensorProto, helper, numpy_helper
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import build_testing as bt  # noqa: E402
+
+rng = np.random.default_rng(11)
+B, S, H, HD = 2, 70, 4, 16
+D = H * HD
+W = (rng.standard_normal((D, 3 * D)) * 0.2).astype(np.float32)
+BIAS = (rng.standard_normal(3 * D) * 0.1).astype(np.float32)
+
+
+def attention_model(scores_read_twice):
+    n = [
+        helper.make_node("MatMul", ["x", "w"], ["qkv_mm"], name="qkv_mm"),
+        helper.make_node("Add", ["qkv_mm", "bias"], ["qkv"], name="qkv_bias"),
+        helper.make_node("Split", ["qkv", "thirds"], ["q", "k", "v"], name="split", axis=-1),
+    ]
+    for name in ("q", "k", "v"):
+        n.append(helper.make_node("Reshape", [name, "heads_shape"], [name + "_h"], name=name + "_heads"))
+    n += [
+        helper.make_node("Transpose", ["q_h"], ["qt"], name="q_t", perm=[0, 2, 1, 3]),
+        helper.make_node("Transpose", ["k_h"], ["k_t1"], name="k_t1", perm=[0, 2, 1, 3]),
+        helper.make_node("Transpose", ["k_t1"], ["kt"], name="k_t2", perm=[0, 1, 3, 2]),
+        helper.make_node("Transpose", ["v_h"], ["vt"], name="v_t", perm=[0, 2, 1, 3]),
+        helper.make_node("MatMul", ["qt", "kt"], ["scores"], name="scores"),
+        helper.make_node("Div", ["scores", "root_d"], ["scaled"], name="scale"),
+        helper.make_node("Add", ["mask", "scaled"], ["masked"], name="mask_add"),
+        helper.make_node("Softmax", ["masked"], ["probs"], name="softmax", axis=-1),
+        helper.make_node("MatMul", ["probs", "vt"], ["ctx"], name="context"),
+        helper.make_node("Transpose", ["ctx"], ["ctx_t"], name="ctx_t", perm=[0, 2, 1, 3]),
+        helper.make_node("Reshape", ["ctx_t", "merge_shape"], ["y"], name="merge"),
+    ]
+    outputs = [helper.make_tensor_value_info("y", TensorProto.FLOAT, [B, S, D])]
+    if scores_read_twice:
+        outputs.append(helper.make_tensor_value_info("scores", TensorProto.FLOAT, [B, H, S, S]))
+    inits = [numpy_helper.from_array(W, "w"), numpy_helper.from_array(BIAS, "bias"),
+             numpy_helper.from_array(np.array([D, D, D], np.int64), "thirds"),
+             numpy_helper.from_array(np.array([B, S, H, HD], np.int64), "heads_shape"),
+             numpy_helper.from_array(np.array([B, S, D], np.int64), "merge_shape"),
+             numpy_helper.from_array(np.array(math.sqrt(HD), np.float32), "root_d")]
+    graph = helper.make_graph(n, "attention",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [B, S, D]),
+                               helper.make_tensor_value_info("mask", TensorProto.FLOAT, [B, 1, 1, S])],
+                              outputs, inits)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+
+def reference(x, mask):
+    qkv = x.astype(np.float64) @ W + BIAS
+    heads = lambda t: t.reshape(B, S, H, HD).transpose(0, 2, 1, 3)  # noqa: E731
+    q, k, v = (heads(qkv[..., i * D:(i + 1) * D]) for i in range(3))
+    s = q @ k.transpose(0, 1, 3, 2) / math.sqrt(HD) + mask
+    p = np.exp(s - s.max(-1, keepdims=True))
+    p /= p.sum(-1, keepdims=True)
+    return (p @ v).transpose(0, 2, 1, 3).reshape(B, S, D).astype(np.float32)
+
+
+def main():
+    x = rng.standard_normal((B, S, D)).astype(np.float32)
+    mask = np.where(rng.random((B, 1, 1, S)) < 0.2, -1e4, 0).astype(np.float32)
+    model = bt.save_model(attention_model(False), "attention.onnx")
+    for precision in ("fp32", "fp16"):
+        pte, err = bt.build(model, "attention_%s.pte" % precision, "--device", "cuda:0",
+                            "--precision", precision, env=bt.gpu_env())
+        bt.check("1 attentions fused" in err, "%s: the attention was not fused: %s" % (precision, err[-800:]))
+        bt.check("2 ops (EtrtMatMulBias, EtrtAttention)" in err,
+                 "%s: the partition keeps more than the attention: %s" % (precision, err[-800:]))
+        outs = bt.run(pte, [x, mask], env=bt.gpu_env(), tag="attention_%s" % precision)
+        if outs:
+            bt.compare(outs[0], reference(x, mask), precision, "attention (%s)" % precision)
+    # The scores are an output too: nothing may be fused away.
+    model = bt.save_model(attention_model(True), "attention_scores_read.onnx")
+    pte, err = bt.build(model, "attention_scores_read.pte", "--device", "cuda:0", env=bt.gpu_env())
+    bt.check("0 attentions fused" in err, "fused although the scores are read: %s" % err[-800:])
+    outs = bt.run(pte, [x, mask], env=bt.gpu_env(), tag="attention_scores_read")
+    if outs:
+        bt.compare(outs[0], reference(x, mask), "fp32", "attention with its scores read")
+    bt.finish("test_build_attention")
+
+
+if __name__ == "__main__":
+    main()
