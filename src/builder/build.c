@@ -139,11 +139,17 @@ static etrt_status etrt_build_graph(etrt_build *b, const etrt_onnx_model *model,
   bool whole_cpu = b->device.type == ETRT_DEVICE_CPU && b->options->num_placements == 0;
   ETRT_RETURN_IF_ERROR(etrt_pass_fuse_conv(g, whole_cpu, &stats.convs));
   /* Residual Add + LayerNormalization as one node, on every executor: the sum is read
-   * once instead of written by the Add and read back. Attention as one node where the
-   * target is a GPU and no placement pins a node (the CPU runs the products through its
-   * GEMM library, which the fused kernel would give up). */
+   * once instead of written by the Add and read back. Attention as one node where its
+   * tensor-core kernel runs it: a GPU target with a half precision, and no placement
+   * pinning a node (in float32 cuBLASLt's products beat the fused warp kernel, and the
+   * CPU runs them through its GEMM library). ETRT_FUSE_ATTENTION=0 keeps the chain, to
+   * measure one against the other. */
   ETRT_RETURN_IF_ERROR(etrt_pass_fuse_add_layer_norm(g, &stats.add_norms));
-  if (b->device.type == ETRT_DEVICE_CUDA && b->options->num_placements == 0)
+  const char *fuse_attention = getenv("ETRT_FUSE_ATTENTION");
+  bool half =
+      b->options->precision == ETRT_PRECISION_FP16 || b->options->precision == ETRT_PRECISION_BF16;
+  if (b->device.type == ETRT_DEVICE_CUDA && half && b->options->num_placements == 0 &&
+      (fuse_attention == NULL || strcmp(fuse_attention, "0") != 0))
     ETRT_RETURN_IF_ERROR(etrt_pass_fuse_attention(g, &stats.attentions));
   if (stats.add_norms + stats.attentions > 0) {
     uint32_t dead = 0;

@@ -9,7 +9,8 @@
  * projections wrote them; where the three are the thirds of one Split, it reads the
  * Split's input at three column offsets and the Split goes too. The EtrtAttention takes
  * the place of the last Reshape, after every node it replaces, so the order stays
- * topological. Every intermediate must have no other reader. */
+ * topological. Every intermediate must have no other reader, and the heads must suit
+ * the tensor-core kernel (a multiple of 16, at most 128). */
 #include <string.h>
 
 #include "builder/pass_match.h"
@@ -154,8 +155,8 @@ static bool etrt_attention_mask_fits(const etrt_ir_graph *g, int32_t mask, int32
 
 /* Where Xq, Xk and Xv are the three outputs of one Split along the last axis, read by
  * nothing else: its input and the column offset of each; else the Split stays. */
-static int32_t etrt_attention_packed(const etrt_ir_graph *g, const int32_t x[3],
-                                     int64_t offsets[3], int32_t *split) {
+static int32_t etrt_attention_packed(const etrt_ir_graph *g, const int32_t x[3], int64_t offsets[3],
+                                     int32_t *split) {
   int32_t s = g->values[x[0]].producer;
   if (s < 0 || g->nodes[s].dead || strcmp(g->nodes[s].op_type, "Split") != 0 ||
       g->nodes[s].num_outputs != 3 || g->nodes[s].inputs[0] < 0)
@@ -213,7 +214,8 @@ static etrt_status etrt_attention_try(etrt_ir_graph *g, uint32_t n, bool *fused)
     }
   }
   if (!found) found = etrt_attention_scores(g, scores, (int32_t)n, &m, &scale, &q, &k);
-  if (!found || m.head_size > ETRT_ATTENTION_MAX_HEAD) return ETRT_OK;
+  /* Heads the tensor-core kernel takes (engine/ops/attention.h). */
+  if (!found || m.head_size % 16 != 0 || m.head_size > ETRT_ATTENTION_TC_MAX_HEAD) return ETRT_OK;
   /* Softmax(...) . V, then the heads joined again. */
   int32_t pv = etrt_ir_single_consumer(g, softmax->outputs[0]);
   if (pv < 0 || g->nodes[pv].dead || strcmp(g->nodes[pv].op_type, "MatMul") != 0 ||

@@ -59,8 +59,8 @@ etrt_status etrt_pass_fuse_add_layer_norm(etrt_ir_graph *graph, uint32_t *fused)
 
 /* Scaled dot-product attention spelt as Reshapes, Transposes, two MatMuls, a scale, an
  * optional additive mask and a Softmax becomes one EtrtAttention (pass_attention.c);
- * for GPU targets, where its kernel replaces seven to ten launches and the copies of
- * the heads. */
+ * the build runs it for half-precision GPU plans, where its tensor-core kernel replaces
+ * seven to ten launches and the copies of the heads. */
 etrt_status etrt_pass_fuse_attention(etrt_ir_graph *graph, uint32_t *fused);
 
 /* HardSwish spelt as x * Clip(x + 3, 0, 6) / 6 (or * 1/6) or as x * HardSigmoid(x) (alpha

@@ -86,16 +86,15 @@ static void test_refusals(void) {
                    "not 3");
   etrt_attribute past[] = {OH_INT("num_heads", H), OH_INT("head_size", D),
                            OH_INTS("offsets", 3, 0, 0, 20)};
-  OH_CHECK_REFUSED(oh_run("EtrtAttention", 3, in, 3, past, 1, NULL, NULL),
-                   "V has 24 columns", "offset 20 + 2 heads of 4");
+  OH_CHECK_REFUSED(oh_run("EtrtAttention", 3, in, 3, past, 1, NULL, NULL), "V has 24 columns",
+                   "offset 20 + 2 heads of 4");
   OH_CHECK_REFUSED(oh_run("EtrtAttention", 4, in, 2, ok, 1, NULL, NULL), "the mask's axis 1",
                    "not 1 or 5");
   oh_value flat[3] = {{ETRT_DTYPE_FLOAT32, 2, {SQ, W}, x, OH_INPUT}, in[1], in[2]};
   OH_CHECK_REFUSED(oh_run("EtrtAttention", 3, flat, 2, ok, 1, NULL, NULL), "Q must have rank 3",
                    "got 2");
   oh_value rows[3] = {in[0], in[1], {ETRT_DTYPE_FLOAT32, 3, {B, SQ, W}, x, OH_INPUT}};
-  OH_CHECK_REFUSED(oh_run("EtrtAttention", 3, rows, 2, ok, 1, NULL, NULL), "K has 5 rows",
-                   "V 3");
+  OH_CHECK_REFUSED(oh_run("EtrtAttention", 3, rows, 2, ok, 1, NULL, NULL), "K has 5 rows", "V 3");
   OH_CHECK_REFUSED(oh_run("EtrtAttention", 2, in, 2, ok, 1, NULL, NULL), "EtrtAttention",
                    "takes 3 or 4 inputs");
 }

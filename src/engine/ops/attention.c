@@ -50,8 +50,8 @@ etrt_status etrt_attention_geometry_of(const etrt_node *node, const etrt_tensor 
                            names[k], (long long)t->dims[2], (long long)p->offsets[k],
                            (long long)p->heads, (long long)p->head_size);
     if (t->dims[0] != inputs[0].dims[0])
-      return etrt_op_error(node, ETRT_ERROR_INVALID_ARGUMENT, "%s has batch %lld, Q %lld",
-                           names[k], (long long)t->dims[0], (long long)inputs[0].dims[0]);
+      return etrt_op_error(node, ETRT_ERROR_INVALID_ARGUMENT, "%s has batch %lld, Q %lld", names[k],
+                           (long long)t->dims[0], (long long)inputs[0].dims[0]);
     g->offsets[k] = p->offsets[k];
   }
   if (inputs[1].dims[1] != inputs[2].dims[1])

@@ -18,8 +18,11 @@
 
 #include "engine/op.h"
 
-/* Largest head the kernels take (the CUDA kernels keep a row of it per lane). */
+/* Largest head the kernels take (the CUDA warp kernel keeps a row of it per lane). */
 #define ETRT_ATTENTION_MAX_HEAD 256
+/* Heads the CUDA tensor-core kernel takes (float16, bfloat16): multiples of 16 up to
+ * this; the builder fuses only those (pass_attention.c). */
+#define ETRT_ATTENTION_TC_MAX_HEAD 128
 
 typedef struct etrt_attention_params {
   int64_t heads, head_size;

@@ -25,45 +25,91 @@ extern "C" {
 #define ETRT_ATTENTION_ROWS 64 /* query rows of a block, 16 per warp */
 #define ETRT_ATTENTION_KEYS 64 /* keys of a tile */
 #define ETRT_ATTENTION_THREADS 128
-#define ETRT_ATTENTION_TC_MAX_HEAD 128
 
 /* The float value of mask element (b, h, i, j), 0 without a mask. */
 template <typename T>
-__device__ __forceinline__ float etrt_attention_mask(const T *mask, const etrt_attention_geometry &g,
-                                                     int64_t b, int64_t h, int64_t i, int64_t j) {
+__device__ __forceinline__ float etrt_attention_mask(const T *mask,
+                                                     const etrt_attention_geometry &g, int64_t b,
+                                                     int64_t h, int64_t i, int64_t j) {
   if (mask == NULL) return 0.0f;
   return etrt_cvt<float>(mask[b * g.mask_stride[0] + h * g.mask_stride[1] + i * g.mask_stride[2] +
                               j * g.mask_stride[3]]);
 }
 
+/* Row pitches in shared memory, padded past a multiple of 128 bytes so that the rows a
+ * wmma load or store touches fall in different banks (and still start on the 32-byte
+ * boundaries wmma needs): head rows and probability rows in T, score and accumulator
+ * rows in float32. */
+#define ETRT_ATTENTION_HEAD_PITCH(d) ((d) + 8)
+#define ETRT_ATTENTION_P_PITCH (ETRT_ATTENTION_KEYS + 8)
+#define ETRT_ATTENTION_S_PITCH (ETRT_ATTENTION_KEYS + 4)
+#define ETRT_ATTENTION_O_PITCH(d) ((d) + 4)
+
 /* Shared memory of the tensor-core kernel for head size d: Q, K and V tiles and the
  * probabilities in T; scores, the output accumulator and each row's maximum and sum in
- * float32. Every part starts on a 32-byte boundary, as wmma's loads and stores need. */
+ * float32. */
 template <typename T>
 static size_t etrt_attention_tc_smem(int d) {
-  return (size_t)(ETRT_ATTENTION_ROWS * d + 2 * ETRT_ATTENTION_KEYS * d +
-                  ETRT_ATTENTION_ROWS * ETRT_ATTENTION_KEYS) *
+  return (size_t)((ETRT_ATTENTION_ROWS + 2 * ETRT_ATTENTION_KEYS) * ETRT_ATTENTION_HEAD_PITCH(d) +
+                  ETRT_ATTENTION_ROWS * ETRT_ATTENTION_P_PITCH) *
              sizeof(T) +
-         (size_t)(ETRT_ATTENTION_ROWS * ETRT_ATTENTION_KEYS + ETRT_ATTENTION_ROWS * d +
+         (size_t)(ETRT_ATTENTION_ROWS * (ETRT_ATTENTION_S_PITCH + ETRT_ATTENTION_O_PITCH(d)) +
                   2 * ETRT_ATTENTION_ROWS) *
              sizeof(float);
+}
+
+/* Rows [first, first + ROWS) of a head (row r at src + r * stride, d_size elements)
+ * into dst (rows `pitch` apart), zeros past `count` rows. With `wide` (rows, strides and
+ * pointers 16-byte aligned) every thread first issues all its 16-byte loads, then
+ * stores them: the loads of a tile are in flight together instead of one after another. */
+template <typename T, int ROWS>
+__device__ __forceinline__ void etrt_attention_load_rows(T *dst, int pitch, const T *src,
+                                                         int64_t stride, int64_t first,
+                                                         int64_t count, int d_size, bool wide) {
+  if (wide) {
+    constexpr int PER = 8; /* elements of a 16-byte load */
+    constexpr int MOST = ROWS * ETRT_ATTENTION_TC_MAX_HEAD / PER / ETRT_ATTENTION_THREADS;
+    const int per_row = d_size / PER, total = ROWS * per_row;
+    uint4 held[MOST];
+#pragma unroll
+    for (int t = 0; t < MOST; ++t) {
+      const int e = threadIdx.x + t * ETRT_ATTENTION_THREADS;
+      const int64_t j = first + e / per_row;
+      held[t] = make_uint4(0, 0, 0, 0);
+      if (e < total && j < count)
+        held[t] = *(const uint4 *)(src + j * stride + (e % per_row) * PER);
+    }
+#pragma unroll
+    for (int t = 0; t < MOST; ++t) {
+      const int e = threadIdx.x + t * ETRT_ATTENTION_THREADS;
+      if (e < total) *(uint4 *)(dst + (e / per_row) * pitch + (e % per_row) * PER) = held[t];
+    }
+    return;
+  }
+  const T zero = etrt_cvt<T>(0.0f);
+  for (int e = threadIdx.x; e < ROWS * d_size; e += ETRT_ATTENTION_THREADS) {
+    const int64_t j = first + e / d_size;
+    dst[(e / d_size) * pitch + e % d_size] = j < count ? src[j * stride + e % d_size] : zero;
+  }
 }
 
 template <typename T>
 __global__ void __launch_bounds__(ETRT_ATTENTION_THREADS)
     etrt_attention_tc_kernel(const T *q, const T *k, const T *v, const T *mask, T *out,
-                             etrt_attention_geometry g) {
+                             etrt_attention_geometry g, bool wide) {
   using namespace nvcuda;
   constexpr int BQ = ETRT_ATTENTION_ROWS, BK = ETRT_ATTENTION_KEYS;
+  constexpr int PP = ETRT_ATTENTION_P_PITCH, SP = ETRT_ATTENTION_S_PITCH;
   extern __shared__ __align__(32) unsigned char etrt_attention_smem[];
   const int d_size = (int)g.head_size;
+  const int hp = ETRT_ATTENTION_HEAD_PITCH(d_size), op = ETRT_ATTENTION_O_PITCH(d_size);
   T *qs = (T *)etrt_attention_smem;
-  T *ks = qs + BQ * d_size;
-  T *vs = ks + BK * d_size;
-  T *ps = vs + BK * d_size;
-  float *sf = (float *)(ps + BQ * BK);
-  float *of = sf + BQ * BK;
-  float *row_max = of + BQ * d_size;
+  T *ks = qs + BQ * hp;
+  T *vs = ks + BK * hp;
+  T *ps = vs + BK * hp;
+  float *sf = (float *)(ps + BQ * PP);
+  float *of = sf + BQ * SP;
+  float *row_max = of + BQ * op;
   float *row_sum = row_max + BQ;
 
   const int64_t tiles = (g.q_len + BQ - 1) / BQ;
@@ -74,27 +120,22 @@ __global__ void __launch_bounds__(ETRT_ATTENTION_THREADS)
   const T *q_base = q + b * g.q_batch + g.offsets[0] + h * d_size;
   const T *k_base = k + b * g.k_batch + g.offsets[1] + h * d_size;
   const T *v_base = v + b * g.v_batch + g.offsets[2] + h * d_size;
-  const T zero = etrt_cvt<T>(0.0f);
 
-  for (int e = threadIdx.x; e < BQ * d_size; e += ETRT_ATTENTION_THREADS) {
-    int64_t i = q0 + e / d_size;
-    qs[e] = i < g.q_len ? q_base[i * g.q_row + e % d_size] : zero;
-    of[e] = 0.0f;
-  }
+  etrt_attention_load_rows<T, BQ>(qs, hp, q_base, g.q_row, q0, g.q_len, d_size, wide);
+  for (int e = threadIdx.x; e < BQ * op; e += ETRT_ATTENTION_THREADS) of[e] = 0.0f;
   for (int r = threadIdx.x; r < BQ; r += ETRT_ATTENTION_THREADS) {
     row_max[r] = -INFINITY;
     row_sum[r] = 0.0f;
   }
 
   const int own = warp * 16; /* this warp's first row in the tile */
+  /* In the softmax each of the warp's rows has two lanes, each with half the keys. */
+  const int my_row = own + (lane >> 1), half = lane & 1;
+  const int64_t my_i = q0 + my_row;
   for (int64_t k0 = 0; k0 < g.kv_len; k0 += BK) {
     __syncthreads(); /* the previous tile's K and V are no longer read */
-    for (int e = threadIdx.x; e < BK * d_size; e += ETRT_ATTENTION_THREADS) {
-      int64_t j = k0 + e / d_size;
-      int c = e % d_size;
-      ks[e] = j < g.kv_len ? k_base[j * g.k_row + c] : zero;
-      vs[e] = j < g.kv_len ? v_base[j * g.v_row + c] : zero;
-    }
+    etrt_attention_load_rows<T, BK>(ks, hp, k_base, g.k_row, k0, g.kv_len, d_size, wide);
+    etrt_attention_load_rows<T, BK>(vs, hp, v_base, g.v_row, k0, g.kv_len, d_size, wide);
     __syncthreads();
     /* The warp's 16 rows of Q.K^T: K's rows are the columns of the product, so the tile
      * read column-major is K^T. */
@@ -104,57 +145,62 @@ __global__ void __launch_bounds__(ETRT_ATTENTION_THREADS)
       for (int kk = 0; kk < d_size; kk += 16) {
         wmma::fragment<wmma::matrix_a, 16, 16, 16, T, wmma::row_major> fa;
         wmma::fragment<wmma::matrix_b, 16, 16, 16, T, wmma::col_major> fb;
-        wmma::load_matrix_sync(fa, qs + own * d_size + kk, d_size);
-        wmma::load_matrix_sync(fb, ks + cb * 16 * d_size + kk, d_size);
+        wmma::load_matrix_sync(fa, qs + own * hp + kk, hp);
+        wmma::load_matrix_sync(fb, ks + cb * 16 * hp + kk, hp);
         wmma::mma_sync(acc, fa, fb, acc);
       }
-      wmma::store_matrix_sync(sf + own * BK + cb * 16, acc, BK, wmma::mem_row_major);
+      wmma::store_matrix_sync(sf + own * SP + cb * 16, acc, SP, wmma::mem_row_major);
     }
     __syncwarp();
-    /* Online softmax of the warp's rows: two keys per lane. */
-    for (int rr = 0; rr < 16; ++rr) {
-      const int r = own + rr;
-      const int64_t i = q0 + r;
-      float s[2];
+    /* Online softmax: the row's maximum and sum over both lanes' keys. */
+    {
+      constexpr int HALF = BK / 2;
+      float s[HALF];
+      float top = -INFINITY;
 #pragma unroll
-      for (int t = 0; t < 2; ++t) {
-        const int c = lane + 32 * t;
+      for (int t = 0; t < HALF; ++t) {
+        const int c = half * HALF + t;
         const int64_t j = k0 + c;
-        s[t] = j < g.kv_len ? sf[r * BK + c] * g.scale : -INFINITY;
-        if (j < g.kv_len && i < g.q_len) s[t] += etrt_attention_mask(mask, g, b, h, i, j);
+        float x = -INFINITY;
+        if (j < g.kv_len) {
+          x = sf[my_row * SP + c] * g.scale;
+          if (my_i < g.q_len) x += etrt_attention_mask(mask, g, b, h, my_i, j);
+        }
+        s[t] = x;
+        top = fmaxf(top, x);
       }
-      float top = etrt_cuda_warp_reduce(fmaxf(s[0], s[1]), etrt_cuda_max_op());
-      const float old_max = row_max[r];
+      top = fmaxf(top, __shfl_xor_sync(0xffffffffu, top, 1));
+      const float old_max = row_max[my_row];
       const float new_max = fmaxf(old_max, top);
       float sum = 0.0f;
 #pragma unroll
-      for (int t = 0; t < 2; ++t) {
-        float p = new_max == -INFINITY ? 0.0f : expf(s[t] - new_max);
+      for (int t = 0; t < HALF; ++t) {
+        const float p = new_max == -INFINITY ? 0.0f : expf(s[t] - new_max);
         sum += p;
-        ps[r * BK + lane + 32 * t] = etrt_cvt<T>(p);
+        ps[my_row * PP + half * HALF + t] = etrt_cvt<T>(p);
       }
-      sum = etrt_cuda_warp_reduce(sum, etrt_cuda_sum_op());
+      sum += __shfl_xor_sync(0xffffffffu, sum, 1);
       const float alpha = new_max == -INFINITY ? 1.0f : expf(old_max - new_max);
-      for (int c = lane; c < d_size; c += 32) of[r * d_size + c] *= alpha;
-      __syncwarp();
-      if (lane == 0) {
-        row_max[r] = new_max;
-        row_sum[r] = row_sum[r] * alpha + sum;
+      for (int c = half; c < d_size; c += 2) of[my_row * op + c] *= alpha;
+      __syncwarp(); /* both lanes have read the row's old maximum */
+      if (half == 0) {
+        row_max[my_row] = new_max;
+        row_sum[my_row] = row_sum[my_row] * alpha + sum;
       }
     }
     __syncwarp();
     /* The warp's rows of the accumulator += P.V. */
     for (int cb = 0; cb < d_size / 16; ++cb) {
       wmma::fragment<wmma::accumulator, 16, 16, 16, float> acc;
-      wmma::load_matrix_sync(acc, of + own * d_size + cb * 16, d_size, wmma::mem_row_major);
+      wmma::load_matrix_sync(acc, of + own * op + cb * 16, op, wmma::mem_row_major);
       for (int kk = 0; kk < BK; kk += 16) {
         wmma::fragment<wmma::matrix_a, 16, 16, 16, T, wmma::row_major> fa;
         wmma::fragment<wmma::matrix_b, 16, 16, 16, T, wmma::row_major> fb;
-        wmma::load_matrix_sync(fa, ps + own * BK + kk, BK);
-        wmma::load_matrix_sync(fb, vs + kk * d_size + cb * 16, d_size);
+        wmma::load_matrix_sync(fa, ps + own * PP + kk, PP);
+        wmma::load_matrix_sync(fb, vs + kk * hp + cb * 16, hp);
         wmma::mma_sync(acc, fa, fb, acc);
       }
-      wmma::store_matrix_sync(of + own * d_size + cb * 16, acc, d_size, wmma::mem_row_major);
+      wmma::store_matrix_sync(of + own * op + cb * 16, acc, op, wmma::mem_row_major);
     }
   }
   __syncthreads();
@@ -163,7 +209,8 @@ __global__ void __launch_bounds__(ETRT_ATTENTION_THREADS)
     const int r = e / d_size;
     const int64_t i = q0 + r;
     if (i < g.q_len)
-      out[(b * g.q_len + i) * width + h * d_size + e % d_size] = etrt_cvt<T>(of[e] / row_sum[r]);
+      out[(b * g.q_len + i) * width + h * d_size + e % d_size] =
+          etrt_cvt<T>(of[r * op + e % d_size] / row_sum[r]);
   }
 }
 
@@ -260,24 +307,32 @@ extern "C" ETRT_CUDA_RUN(etrt_cuda_attention) {
   const bool tc = launch->node_state != NULL && launch->node_state[launch->node] != NULL &&
                   etrt_attention_tc_fits(inputs[0].dtype, g.head_size);
   if (tc) {
-    const int64_t blocks = g.batch * g.heads * ((g.q_len + ETRT_ATTENTION_ROWS - 1) /
-                                                ETRT_ATTENTION_ROWS);
+    const int64_t blocks =
+        g.batch * g.heads * ((g.q_len + ETRT_ATTENTION_ROWS - 1) / ETRT_ATTENTION_ROWS);
     if (blocks > INT32_MAX)
       return etrt_error(ETRT_ERROR_UNSUPPORTED, "EtrtAttention node '%s': %lld blocks",
                         etrt_cuda_name(node), (long long)blocks);
+    /* 16-byte loads where every head row starts on a 16-byte boundary. */
+    bool wide = true;
+    for (int k = 0; k < 3; ++k) {
+      const int64_t stride = k == 0 ? g.q_row : k == 1 ? g.k_row : g.v_row;
+      wide =
+          wide && stride % 8 == 0 && g.offsets[k] % 8 == 0 && (uintptr_t)inputs[k].data % 16 == 0;
+    }
     if (inputs[0].dtype == ETRT_DTYPE_FLOAT16)
       etrt_attention_tc_kernel<__half>
           <<<(unsigned)blocks, ETRT_ATTENTION_THREADS,
              etrt_attention_tc_smem<__half>((int)g.head_size), stream>>>(
               (const __half *)inputs[0].data, (const __half *)inputs[1].data,
-              (const __half *)inputs[2].data, (const __half *)mask, (__half *)outputs[0].data, g);
+              (const __half *)inputs[2].data, (const __half *)mask, (__half *)outputs[0].data, g,
+              wide);
     else
       etrt_attention_tc_kernel<__nv_bfloat16>
           <<<(unsigned)blocks, ETRT_ATTENTION_THREADS,
              etrt_attention_tc_smem<__nv_bfloat16>((int)g.head_size), stream>>>(
               (const __nv_bfloat16 *)inputs[0].data, (const __nv_bfloat16 *)inputs[1].data,
               (const __nv_bfloat16 *)inputs[2].data, (const __nv_bfloat16 *)mask,
-              (__nv_bfloat16 *)outputs[0].data, g);
+              (__nv_bfloat16 *)outputs[0].data, g, wide);
     return etrt_cuda_check(node, "attention_tc");
   }
   switch (inputs[0].dtype) {
@@ -287,9 +342,10 @@ extern "C" ETRT_CUDA_RUN(etrt_cuda_attention) {
                                        (float *)outputs[0].data, g, stream);
       break;
     case ETRT_DTYPE_FLOAT16:
-      etrt_attention_rows_start<__half>(
-          (const __half *)inputs[0].data, (const __half *)inputs[1].data,
-          (const __half *)inputs[2].data, (const __half *)mask, (__half *)outputs[0].data, g, stream);
+      etrt_attention_rows_start<__half>((const __half *)inputs[0].data,
+                                        (const __half *)inputs[1].data,
+                                        (const __half *)inputs[2].data, (const __half *)mask,
+                                        (__half *)outputs[0].data, g, stream);
       break;
     case ETRT_DTYPE_BFLOAT16:
       etrt_attention_rows_start<__nv_bfloat16>(
@@ -314,7 +370,8 @@ static etrt_status etrt_attention_setup(const etrt_node *node, const etrt_tensor
   *state = NULL;
   const char *env = getenv("ETRT_CUDA_ATTENTION_TC");
   const etrt_attention_params *p = (const etrt_attention_params *)node->state;
-  if ((env != NULL && strcmp(env, "0") == 0) || !etrt_attention_tc_fits(inputs[0].dtype, p->head_size))
+  if ((env != NULL && strcmp(env, "0") == 0) ||
+      !etrt_attention_tc_fits(inputs[0].dtype, p->head_size))
     return ETRT_OK;
   cudaError_t e;
   if (inputs[0].dtype == ETRT_DTYPE_FLOAT16)
@@ -322,9 +379,9 @@ static etrt_status etrt_attention_setup(const etrt_node *node, const etrt_tensor
                              cudaFuncAttributeMaxDynamicSharedMemorySize,
                              (int)etrt_attention_tc_smem<__half>(ETRT_ATTENTION_TC_MAX_HEAD));
   else
-    e = cudaFuncSetAttribute(etrt_attention_tc_kernel<__nv_bfloat16>,
-                             cudaFuncAttributeMaxDynamicSharedMemorySize,
-                             (int)etrt_attention_tc_smem<__nv_bfloat16>(ETRT_ATTENTION_TC_MAX_HEAD));
+    e = cudaFuncSetAttribute(
+        etrt_attention_tc_kernel<__nv_bfloat16>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+        (int)etrt_attention_tc_smem<__nv_bfloat16>(ETRT_ATTENTION_TC_MAX_HEAD));
   if (e != cudaSuccess) {
     (void)cudaGetLastError();
     return ETRT_OK; /* the warp kernel runs it */
