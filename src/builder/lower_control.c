@@ -120,6 +120,17 @@ static int etrt_lower_widen(etrt_lower_bound *in, const etrt_lower_bound *out) {
   return widened;
 }
 
+/* Body b's network as a CPU plan named after the node and the body (bodies run on the
+ * host). */
+static etrt_status etrt_lower_body_build(const etrt_ir_node *node, uint32_t b,
+                                         etrt_network *network, uint8_t **plan, size_t *plan_size) {
+  char name[112];
+  snprintf(name, sizeof name, "%.60s/%s", node->name, node->body_names[b]);
+  etrt_plan_options options = {
+      .device = {ETRT_DEVICE_CPU, 0}, .precision = ETRT_PRECISION_FP32, .name = name};
+  return etrt_plan_build(network, &options, plan, plan_size);
+}
+
 /* One body as a plan (malloc'd), for input bounds `bounds` (one per body input);
  * carried input first_in + j returns as output first_out + j. Where `outs` is given it
  * receives the bounds of the body's outputs (one per output). */
@@ -175,13 +186,7 @@ static etrt_status etrt_lower_body_plan(const etrt_ir_node *node, uint32_t b,
   }
   for (uint32_t o = 0; status == ETRT_OK && outs != NULL && o < body->num_outputs; ++o)
     status = etrt_lower_net_bound(network, net_ids[body->outputs[o]], &outs[o]);
-  if (status == ETRT_OK) {
-    char name[112];
-    snprintf(name, sizeof name, "%.60s/%s", node->name, node->body_names[b]);
-    etrt_plan_options options = {
-        .device = {ETRT_DEVICE_CPU, 0}, .precision = ETRT_PRECISION_FP32, .name = name};
-    status = etrt_plan_build(network, &options, plan, plan_size);
-  }
+  if (status == ETRT_OK) status = etrt_lower_body_build(node, b, network, plan, plan_size);
   if (status != ETRT_OK && network != NULL)
     status =
         etrt_error_context(status, "%s '%s': %s: ", node->op_type, node->name, node->body_names[b]);
@@ -240,13 +245,7 @@ static etrt_status etrt_lower_refused_plan(const etrt_ir_node *node, uint32_t b,
   }
   for (uint32_t o = 0; status == ETRT_OK && o < num_outs; ++o)
     status = etrt_network_mark_output(network, ids[n_in + o], body->values[body->outputs[o]].name);
-  if (status == ETRT_OK) {
-    char name[112];
-    snprintf(name, sizeof name, "%.60s/%s", node->name, node->body_names[b]);
-    etrt_plan_options options = {
-        .device = {ETRT_DEVICE_CPU, 0}, .precision = ETRT_PRECISION_FP32, .name = name};
-    status = etrt_plan_build(network, &options, plan, plan_size);
-  }
+  if (status == ETRT_OK) status = etrt_lower_body_build(node, b, network, plan, plan_size);
   etrt_network_destroy(network);
   free(ints);
   free(ids);

@@ -244,36 +244,6 @@ extern "C" ETRT_CUDA_RUN(etrt_cuda_group_norm) {
                             NULL);
 }
 
-extern "C" ETRT_CUDA_RUN(etrt_cuda_layer_norm) {
-  const etrt_norm_state *s = (const etrt_norm_state *)node->state;
-  const etrt_tensor *x = &inputs[0];
-  int32_t axis = etrt_norm_axis(s, x->rank);
-  if (axis < 0 || axis >= x->rank) {
-    return etrt_error(ETRT_ERROR_INVALID_ARGUMENT, "LayerNormalization node '%s': axis %lld",
-                      etrt_cuda_name(node), (long long)s->axis);
-  }
-  int64_t outer = etrt_cuda_span(x, 0, axis), inner = etrt_cuda_span(x, axis, x->rank);
-  int has_bias = node->num_inputs > 2 && inputs[2].rank >= 0;
-  int64_t scale_count = etrt_tensor_numel(&inputs[1]);
-  int64_t bias_count = has_bias ? etrt_tensor_numel(&inputs[2]) : 1;
-  if (scale_count < 1 || bias_count < 1) return ETRT_OK;
-  etrt_norm_param sp = {1, 0, 1, scale_count}, bp = {1, 0, 1, bias_count};
-  float *mean_out = node->num_outputs > 1 ? (float *)outputs[1].data : NULL;
-  float *inv_std_out = node->num_outputs > 2 ? (float *)outputs[2].data : NULL;
-  if (scale_count == inner && (!has_bias || bias_count == inner)) {
-    etrt_layer_norm_io io = {
-        x->data, NULL, inputs[1].data, has_bias ? inputs[2].data : NULL, outputs[0].data, NULL};
-    bool done = false;
-    ETRT_CUDA_FLOAT_SWITCH(
-        x->dtype, T, return etrt_cuda_no_kernel(node, x->dtype),
-        done = etrt_layer_norm_rows<T>(io, outer, inner, (double)s->epsilon, mean_out, inv_std_out,
-                                       etrt_cuda_stream(launch)));
-    if (done) return etrt_cuda_check(node, "layer_norm_rows");
-  }
-  return etrt_norm_segments(node, inputs, outputs, launch, outer, inner, sp, bp, has_bias, mean_out,
-                            inv_std_out);
-}
-
 /* a + b rounded to T into y (and `sum` where asked): EtrtAddLayerNorm's Add, for
  * rows the warp kernel does not take, which are then normalised in place. */
 template <typename T>
@@ -286,44 +256,65 @@ __global__ void etrt_add_round_kernel(const T *a, const T *b, T *y, T *sum, int6
   }
 }
 
-/* EtrtAddLayerNorm(A, B, scale[, bias]) -> Y[, Sum] (ops/normalization.c): the
- * residual Add read once by the warp-per-row kernel; other rows add into Y first. */
-extern "C" ETRT_CUDA_RUN(etrt_cuda_add_layer_norm) {
+/* LayerNormalization(X, scale[, bias]) -> Y[, Mean, InvStdDev], and EtrtAddLayerNorm(A, B,
+ * scale[, bias]) -> Y[, Sum] (ops/normalization.c) with `add`: the residual Add read once
+ * by the warp-per-row kernel; rows it does not take add into Y first and are normalised
+ * there in place. */
+static etrt_status etrt_layer_norm_run(const etrt_node *node, const etrt_tensor *inputs,
+                                       etrt_tensor *outputs, const etrt_cuda_launch *launch,
+                                       bool add) {
   const etrt_norm_state *s = (const etrt_norm_state *)node->state;
-  const etrt_tensor *a = &inputs[0];
-  int32_t axis = etrt_norm_axis(s, a->rank);
-  if (axis < 0 || axis >= a->rank) {
-    return etrt_error(ETRT_ERROR_INVALID_ARGUMENT, "EtrtAddLayerNorm node '%s': axis %lld",
+  const etrt_tensor *x = &inputs[0];
+  const uint32_t first = add ? 2 : 1; /* the scale's input */
+  int32_t axis = etrt_norm_axis(s, x->rank);
+  if (axis < 0 || axis >= x->rank) {
+    return etrt_error(ETRT_ERROR_INVALID_ARGUMENT, "%s node '%s': axis %lld", node->op_type,
                       etrt_cuda_name(node), (long long)s->axis);
   }
-  int64_t outer = etrt_cuda_span(a, 0, axis), inner = etrt_cuda_span(a, axis, a->rank);
-  int has_bias = node->num_inputs > 3 && inputs[3].rank >= 0;
-  int64_t scale_count = etrt_tensor_numel(&inputs[2]);
-  int64_t bias_count = has_bias ? etrt_tensor_numel(&inputs[3]) : 1;
-  void *sum = node->num_outputs > 1 ? outputs[1].data : NULL;
-  int64_t count = etrt_tensor_numel(a);
-  if (count == 0 || scale_count < 1 || bias_count < 1) return ETRT_OK;
+  int64_t outer = etrt_cuda_span(x, 0, axis), inner = etrt_cuda_span(x, axis, x->rank);
+  int has_bias = node->num_inputs > first + 1 && inputs[first + 1].rank >= 0;
+  int64_t scale_count = etrt_tensor_numel(&inputs[first]);
+  int64_t bias_count = has_bias ? etrt_tensor_numel(&inputs[first + 1]) : 1;
+  if (etrt_tensor_numel(x) == 0 || scale_count < 1 || bias_count < 1) return ETRT_OK;
+  etrt_norm_param sp = {1, 0, 1, scale_count}, bp = {1, 0, 1, bias_count};
+  float *mean_out = !add && node->num_outputs > 1 ? (float *)outputs[1].data : NULL;
+  float *inv_std_out = !add && node->num_outputs > 2 ? (float *)outputs[2].data : NULL;
+  void *sum = add && node->num_outputs > 1 ? outputs[1].data : NULL;
   cudaStream_t stream = etrt_cuda_stream(launch);
   if (scale_count == inner && (!has_bias || bias_count == inner)) {
-    etrt_layer_norm_io io = {a->data,         inputs[1].data,
-                             inputs[2].data,  has_bias ? inputs[3].data : NULL,
-                             outputs[0].data, sum};
+    etrt_layer_norm_io io = {x->data,
+                             add ? inputs[1].data : NULL,
+                             inputs[first].data,
+                             has_bias ? inputs[first + 1].data : NULL,
+                             outputs[0].data,
+                             sum};
     bool done = false;
-    ETRT_CUDA_FLOAT_SWITCH(
-        a->dtype, T, return etrt_cuda_no_kernel(node, a->dtype),
-        done = etrt_layer_norm_rows<T>(io, outer, inner, (double)s->epsilon, NULL, NULL, stream));
-    if (done) return etrt_cuda_check(node, "add_layer_norm_rows");
+    ETRT_CUDA_FLOAT_SWITCH(x->dtype, T, return etrt_cuda_no_kernel(node, x->dtype),
+                           done = etrt_layer_norm_rows<T>(io, outer, inner, (double)s->epsilon,
+                                                          mean_out, inv_std_out, stream));
+    if (done) return etrt_cuda_check(node, "layer_norm_rows");
   }
+  if (!add)
+    return etrt_norm_segments(node, inputs, outputs, launch, outer, inner, sp, bp, has_bias,
+                              mean_out, inv_std_out);
+  int64_t count = etrt_tensor_numel(x);
   ETRT_CUDA_FLOAT_SWITCH(
-      a->dtype, T, return etrt_cuda_no_kernel(node, a->dtype),
+      x->dtype, T, return etrt_cuda_no_kernel(node, x->dtype),
       etrt_add_round_kernel<T>
       <<<etrt_cuda_blocks(count, ETRT_CUDA_THREADS), ETRT_CUDA_THREADS, 0, stream>>>(
-          (const T *)a->data, (const T *)inputs[1].data, (T *)outputs[0].data, (T *)sum, count));
+          (const T *)x->data, (const T *)inputs[1].data, (T *)outputs[0].data, (T *)sum, count));
   ETRT_RETURN_IF_ERROR(etrt_cuda_check(node, "add_round"));
   etrt_tensor norm_inputs[3] = {outputs[0], inputs[2], has_bias ? inputs[3] : inputs[2]};
-  etrt_norm_param sp = {1, 0, 1, scale_count}, bp = {1, 0, 1, bias_count};
   return etrt_norm_segments(node, norm_inputs, outputs, launch, outer, inner, sp, bp, has_bias,
                             NULL, NULL);
+}
+
+extern "C" ETRT_CUDA_RUN(etrt_cuda_layer_norm) {
+  return etrt_layer_norm_run(node, inputs, outputs, launch, false);
+}
+
+extern "C" ETRT_CUDA_RUN(etrt_cuda_add_layer_norm) {
+  return etrt_layer_norm_run(node, inputs, outputs, launch, true);
 }
 
 /* BatchNormalization (inference): y = x * scale' + shift' per channel. */
