@@ -72,30 +72,10 @@ static int has_live_node(const etrt_ir_graph *g, const char *name) {
   return 0;
 }
 
+static etrt_status plan_and_run(const etrt_ir_graph *g, int cond, float *y);
+
 /* Runs a graph of input x[4] and output y[4] as one CPU plan. */
-static void run(const etrt_ir_graph *g, float *y) {
-  etrt_partition_options options = {.target = {ETRT_DEVICE_CPU, 0}};
-  etrt_partitioning *parts = NULL;
-  CHECK_OK(etrt_partition_graph(g, &options, &parts));
-  if (parts == NULL) return;
-  uint8_t *plan = NULL;
-  size_t plan_size = 0;
-  etrt_plan_options plan_options = {.device = {ETRT_DEVICE_CPU, 0}, .name = "control"};
-  CHECK_OK(etrt_lower_partition_plan(g, &parts->parts[0], &plan_options, NULL, &plan, &plan_size));
-  etrt_engine *engine = NULL;
-  etrt_exec_context *context = NULL;
-  if (plan != NULL) CHECK_OK(etrt_engine_deserialize(plan, plan_size, &engine));
-  if (engine != NULL) CHECK_OK(etrt_exec_context_create(engine, NULL, &context));
-  if (context != NULL) {
-    CHECK_OK(etrt_exec_context_set_address(context, 0, (void *)X));
-    CHECK_OK(etrt_exec_context_set_address(context, 1, y));
-    CHECK_OK(etrt_exec_context_enqueue(context, NULL));
-  }
-  etrt_exec_context_destroy(context);
-  etrt_engine_destroy(engine);
-  free(plan);
-  etrt_partitioning_destroy(parts);
-}
+static void run(const etrt_ir_graph *g, float *y) { CHECK_OK(plan_and_run(g, 0, y)); }
 
 static void test_constant_if_inlined(void) {
   tm_model m;
@@ -201,8 +181,8 @@ static void test_runtime_if_kept(void) {
   release(bytes, model, g);
 }
 
-/* Plans graph g (inputs x[4] and bool c, output y[4]) for the CPU and runs it with
- * c = cond; returns the first failure (the plan's or the run's). */
+/* Plans graph g (input x[4], bool c if it has one, output y[4]) for the CPU and runs
+ * it with c = cond; returns the first failure (the plan's or the run's). */
 static etrt_status plan_and_run(const etrt_ir_graph *g, int cond, float *y) {
   etrt_partition_options options = {.target = {ETRT_DEVICE_CPU, 0}};
   etrt_partitioning *parts = NULL;
