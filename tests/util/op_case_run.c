@@ -38,7 +38,8 @@ static void *co_generate(const co_value *v) {
     double f = v->fill == CO_POSITIVE ? 0.1 + 3.9 * u
                : v->fill == CO_UNIT   ? 1.8 * u - 0.9
                                       : 4.0 * u - 2.0;
-    int64_t k = (int64_t)(u * 16.0) - 8;
+    /* Small integers, or (CO_FULL) every value of an 8-bit type. */
+    int64_t k = v->fill == CO_FULL ? (int64_t)(u * 256.0) - 128 : (int64_t)(u * 16.0) - 8;
     switch (v->dtype) {
       case ETRT_DTYPE_FLOAT32:
         ((float *)p)[i] = (float)f;
@@ -56,7 +57,7 @@ static void *co_generate(const co_value *v) {
         ((int8_t *)p)[i] = (int8_t)k;
         break;
       case ETRT_DTYPE_UINT8:
-        ((uint8_t *)p)[i] = (uint8_t)(k + 8);
+        ((uint8_t *)p)[i] = (uint8_t)(k + (v->fill == CO_FULL ? 128 : 8));
         break;
       case ETRT_DTYPE_INT32:
         ((int32_t *)p)[i] = (int32_t)k;

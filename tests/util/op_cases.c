@@ -19,6 +19,11 @@
   {                                                              \
     .dtype = dtype_, .rank = rank_, .dims = { CO_UNPAREN dims_ } \
   }
+/* 8-bit integers over their whole range: an input, or a constant (a quantized weight). */
+#define CO_FULL_TYPED(dtype_, rank_, dims_) \
+  { .dtype = dtype_, .rank = rank_, .dims = {CO_UNPAREN dims_}, .fill = CO_FULL }
+#define CO_CONST_TYPED(dtype_, rank_, dims_) \
+  { .dtype = dtype_, .rank = rank_, .dims = {CO_UNPAREN dims_}, .constant = 1, .fill = CO_FULL }
 #define CO_CONST_F32(rank_, dims_) \
   { .dtype = ETRT_DTYPE_FLOAT32, .rank = rank_, .dims = {CO_UNPAREN dims_}, .constant = 1 }
 #define CO_CONST_POS(rank_, dims_)                                                         \
@@ -967,6 +972,52 @@ static const co_case co_list[] = {
            CO_CONST_VALUES(ETRT_DTYPE_UINT8, uint8_t, 0, (1), 128),
            CO_CONST_VALUES(ETRT_DTYPE_INT32, int32_t, 1, (2), 40, -25)),
      0, NULL, 1, 0, FP32},
+    /* A constant weight: the int8 tensor-core path (packed weight, gathered rows, zero
+     * points applied after the product); the cases above take the per-output kernels. */
+    {"MatMulInteger constant weight, per-row and per-column zero points", "MatMulInteger", 4,
+     CO_IN(CO_FULL_TYPED(ETRT_DTYPE_UINT8, 3, (2, 12, 64)),
+           CO_CONST_TYPED(ETRT_DTYPE_INT8, 2, (64, 40)),
+           CO_VALUES(ETRT_DTYPE_UINT8, uint8_t, 1, (12), 0, 1, 2, 3, 127, 128, 129, 200, 250, 255,
+                     7, 9),
+           CO_FULL_TYPED(ETRT_DTYPE_INT8, 1, (40))),
+     0, NULL, 1, 0, FP32},
+    {"MatMulInteger constant weight, int8 rows read in place", "MatMulInteger", 2,
+     CO_IN(CO_FULL_TYPED(ETRT_DTYPE_INT8, 2, (16, 32)),
+           CO_CONST_TYPED(ETRT_DTYPE_INT8, 2, (32, 24))),
+     0, NULL, 1, 0, FP32},
+    {"MatMulInteger constant uint8 weight, k and columns padded", "MatMulInteger", 4,
+     CO_IN(CO_FULL_TYPED(ETRT_DTYPE_UINT8, 2, (5, 33)),
+           CO_CONST_TYPED(ETRT_DTYPE_UINT8, 2, (33, 7)),
+           CO_VALUES(ETRT_DTYPE_UINT8, uint8_t, 0, (1), 131),
+           CO_CONST_VALUES(ETRT_DTYPE_UINT8, uint8_t, 0, (1), 3)),
+     0, NULL, 1, 0, FP32},
+    {"QLinearMatMul constant weight, bias, rows in two chunks", "QLinearMatMul", 9,
+     CO_IN(CO_FULL_TYPED(ETRT_DTYPE_UINT8, 2, (8200, 16)),
+           CO_CONST_VALUES(ETRT_DTYPE_FLOAT32, float, 0, (1), 0.05f),
+           CO_CONST_VALUES(ETRT_DTYPE_UINT8, uint8_t, 0, (1), 120),
+           CO_CONST_TYPED(ETRT_DTYPE_INT8, 2, (16, 1024)),
+           CO_CONST_VALUES(ETRT_DTYPE_FLOAT32, float, 0, (1), 0.02f),
+           CO_CONST_VALUES(ETRT_DTYPE_INT8, int8_t, 0, (1), 2),
+           CO_CONST_VALUES(ETRT_DTYPE_FLOAT32, float, 0, (1), 1.0f),
+           CO_CONST_VALUES(ETRT_DTYPE_UINT8, uint8_t, 0, (1), 128),
+           CO_TYPED(ETRT_DTYPE_INT32, 1, (1024))),
+     0, NULL, 1, 0, FP32},
+    {"ConvInteger constant weight, 3x3 pad and stride", "ConvInteger", 4,
+     CO_IN(CO_FULL_TYPED(ETRT_DTYPE_UINT8, 4, (2, 5, 9, 8)),
+           CO_CONST_TYPED(ETRT_DTYPE_INT8, 4, (12, 5, 3, 3)),
+           CO_VALUES(ETRT_DTYPE_UINT8, uint8_t, 0, (1), 9),
+           CO_CONST_TYPED(ETRT_DTYPE_INT8, 1, (12))),
+     2, CO_ATTR(CO_INTS("pads", 4, 1, 1, 1, 1), CO_INTS("strides", 2, 2, 1)), 1, 0, FP32},
+    {"QLinearConv constant weight, per-channel scales and bias", "QLinearConv", 9,
+     CO_IN(CO_FULL_TYPED(ETRT_DTYPE_UINT8, 4, (2, 8, 7, 7)),
+           CO_CONST_VALUES(ETRT_DTYPE_FLOAT32, float, 0, (1), 0.1f),
+           CO_CONST_VALUES(ETRT_DTYPE_UINT8, uint8_t, 0, (1), 100),
+           CO_CONST_TYPED(ETRT_DTYPE_INT8, 4, (16, 8, 3, 3)), CO_CONST_POS(1, (16)),
+           CO_CONST_VALUES(ETRT_DTYPE_INT8, int8_t, 0, (1), 0),
+           CO_CONST_VALUES(ETRT_DTYPE_FLOAT32, float, 0, (1), 500.0f),
+           CO_CONST_VALUES(ETRT_DTYPE_INT8, int8_t, 0, (1), -3),
+           CO_TYPED(ETRT_DTYPE_INT32, 1, (16))),
+     1, CO_ATTR(CO_INTS("pads", 4, 1, 0, 1, 0)), 1, 0, FP32},
     {"ConvInteger 3x3 pad", "ConvInteger", 4,
      CO_IN(CO_TYPED(ETRT_DTYPE_UINT8, 4, (2, 4, 7, 6)), CO_TYPED(ETRT_DTYPE_INT8, 4, (6, 2, 3, 3)),
            CO_VALUES(ETRT_DTYPE_UINT8, uint8_t, 0, (1), 7),

@@ -23,14 +23,16 @@
 #define CO_MAX_IO 12
 
 /* Data kinds for generated inputs. */
-enum { CO_RANDOM = 0, CO_POSITIVE = 1, CO_GIVEN = 2, CO_UNIT = 3 };
+enum { CO_RANDOM = 0, CO_POSITIVE = 1, CO_GIVEN = 2, CO_UNIT = 3, CO_FULL = 4 };
 
 typedef struct co_value {
   etrt_dtype dtype;
   int32_t rank;
   int64_t dims[ETRT_MAX_RANK];
   int constant; /* a constant of the network rather than an input */
-  int fill; /* CO_RANDOM, CO_POSITIVE (floats in [0.1, 4)), CO_UNIT (in [-0.9, 0.9)), CO_GIVEN */
+  /* CO_RANDOM, CO_POSITIVE (floats in [0.1, 4)), CO_UNIT (in [-0.9, 0.9)), CO_GIVEN, CO_FULL
+   * (8-bit integers over their whole range; other integers are small) */
+  int fill;
   const void *data; /* CO_GIVEN */
 } co_value;
 

@@ -12,6 +12,8 @@ static cudaDataType_t etrt_gemm_data_type(etrt_dtype dtype) {
       return CUDA_R_16F;
     case ETRT_DTYPE_BFLOAT16:
       return CUDA_R_16BF;
+    case ETRT_DTYPE_INT8:
+      return CUDA_R_8I;
     default:
       return CUDA_R_32F;
   }
@@ -20,6 +22,7 @@ static cudaDataType_t etrt_gemm_data_type(etrt_dtype dtype) {
 /* float32 data computes as the plan's precision allows (TF32, or down-conversion to
  * half types on tensor cores); half-type data always accumulates in float. */
 static cublasComputeType_t etrt_gemm_compute_type(etrt_dtype dtype, etrt_precision precision) {
+  if (dtype == ETRT_DTYPE_INT8) return CUBLAS_COMPUTE_32I;
   if (dtype != ETRT_DTYPE_FLOAT32) return CUBLAS_COMPUTE_32F;
   switch (precision) {
     case ETRT_PRECISION_TF32:
@@ -78,11 +81,15 @@ static etrt_status etrt_gemm_try(const etrt_cublaslt_api *lt, const etrt_node *n
   cublasLtHandle_t handle = (cublasLtHandle_t)launch->cublaslt;
   cudaDataType_t type = etrt_gemm_data_type(g->dtype);
   size_t elem = etrt_dtype_size(g->dtype);
+  /* Integer products: int8 operands, int32 sums and scale factors. */
+  int integer = g->dtype == ETRT_DTYPE_INT8;
+  cudaDataType_t y_type = integer ? CUDA_R_32I : type;
+  size_t y_elem = integer ? sizeof(int32_t) : elem;
   *no_algorithm = 0;
 
   cublasLtMatmulDescOpaque_t desc;
   ETRT_LT_TRY(node, "cublasLtMatmulDescInit",
-              lt->matmul_desc_init(&desc, sizeof desc, compute, CUDA_R_32F));
+              lt->matmul_desc_init(&desc, sizeof desc, compute, integer ? CUDA_R_32I : CUDA_R_32F));
   /* cuBLASLt's A is our B and its B is our A (see the file comment). */
   cublasOperation_t op_a = g->trans_b ? CUBLAS_OP_T : CUBLAS_OP_N;
   cublasOperation_t op_b = g->trans_a ? CUBLAS_OP_T : CUBLAS_OP_N;
@@ -112,7 +119,7 @@ static etrt_status etrt_gemm_try(const etrt_cublaslt_api *lt, const etrt_node *n
   ETRT_RETURN_IF_ERROR(
       etrt_gemm_layout(lt, node, &lt_b, type, a_cols, a_rows, g->lda, g->batch, g->stride_a));
   ETRT_RETURN_IF_ERROR(
-      etrt_gemm_layout(lt, node, &lt_d, type, g->n, g->m, g->ldy, g->batch, g->stride_y));
+      etrt_gemm_layout(lt, node, &lt_d, y_type, g->n, g->m, g->ldy, g->batch, g->stride_y));
 
   cublasLtMatmulPreferenceOpaque_t pref;
   ETRT_LT_TRY(node, "cublasLtMatmulPreferenceInit", lt->preference_init(&pref, sizeof pref));
@@ -122,7 +129,7 @@ static etrt_status etrt_gemm_try(const etrt_cublaslt_api *lt, const etrt_node *n
                                            sizeof ws));
   uint32_t align_a = etrt_gemm_alignment(g->b, g->stride_b, elem, g->batch);
   uint32_t align_b = etrt_gemm_alignment(g->a, g->stride_a, elem, g->batch);
-  uint32_t align_d = etrt_gemm_alignment(g->y, g->stride_y, elem, g->batch);
+  uint32_t align_d = etrt_gemm_alignment(g->y, g->stride_y, y_elem, g->batch);
   ETRT_LT_TRY(node, "cublasLtMatmulPreferenceSetAttribute",
               lt->preference_set_attribute(&pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES,
                                            &align_a, sizeof align_a));
@@ -152,10 +159,13 @@ static etrt_status etrt_gemm_try(const etrt_cublaslt_api *lt, const etrt_node *n
     return etrt_gemm_failed(lt, node, "cublasLtMatmulAlgoGetHeuristic", st);
 
   float alpha = g->alpha, beta = g->beta;
+  int32_t alpha_i = (int32_t)g->alpha, beta_i = (int32_t)g->beta;
   ETRT_LT_TRY(
       node, "cublasLtMatmul",
-      lt->matmul(handle, &desc, &alpha, g->b, &lt_a, g->a, &lt_b, &beta, g->y, &lt_d, g->y, &lt_d,
-                 &result.algo, workspace, result.workspaceSize, etrt_cuda_stream(launch)));
+      lt->matmul(handle, &desc, integer ? (const void *)&alpha_i : (const void *)&alpha, g->b,
+                 &lt_a, g->a, &lt_b, integer ? (const void *)&beta_i : (const void *)&beta, g->y,
+                 &lt_d, g->y, &lt_d, &result.algo, workspace, result.workspaceSize,
+                 etrt_cuda_stream(launch)));
   return ETRT_OK;
 }
 
@@ -180,7 +190,7 @@ etrt_status etrt_cuda_gemm_run(const etrt_node *node, const etrt_cuda_gemm_args 
       return etrt_error(ETRT_ERROR_UNSUPPORTED, "%s: k = 0 with a scaled bias", node->op_type);
     }
     cudaStream_t stream = etrt_cuda_stream(launch);
-    size_t elem = etrt_dtype_size(gemm->dtype);
+    size_t elem = gemm->dtype == ETRT_DTYPE_INT8 ? sizeof(int32_t) : etrt_dtype_size(gemm->dtype);
     for (int64_t b = 0; b < gemm->batch; ++b) {
       cudaError_t err =
           cudaMemset2DAsync((char *)gemm->y + b * gemm->stride_y * elem, (size_t)gemm->ldy * elem,

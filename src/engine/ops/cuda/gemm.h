@@ -13,7 +13,10 @@
  * A stored [m][k] (or [k][m] with trans_a) with leading dimension lda; likewise B;
  * matrix b of each operand starts at b * stride (elements; 0 repeats one matrix). */
 typedef struct etrt_cuda_gemm {
-  etrt_dtype dtype; /* float32, float16 or bfloat16, for A, B and Y */
+  /* float32, float16 or bfloat16, for A, B and Y; or int8 for A and B with an int32 Y,
+   * summed exactly (alpha 1, beta 0, no bias; cuBLASLt's integer kernels also want
+   * trans_b, k and n multiples of 4 and 4-byte aligned rows). */
+  etrt_dtype dtype;
   int trans_a, trans_b;
   int64_t m, n, k, batch;
   const void *a;
