@@ -402,3 +402,42 @@ def test_qlinear_softmax_without_opset_refused(tmp_path, run_tool):
     assert result.returncode != 0
     assert "QLinearSoftmax" in result.stderr
     assert "takes an int attribute 'opset' (the Softmax it computes)" in result.stderr
+
+
+@pytest.mark.parametrize("trans_b,alpha", [(0, 1.0), (1, 0.5)])
+def test_qgemm_runs_on_integers_like_onnxruntime(trans_b, alpha, tmp_path, run_tool):
+    """A quantized QGemm becomes one integer product requantized once with alpha * a_scale *
+    b_scale / y_scale, as onnxruntime computes it, not a float Gemm between dequantized
+    operands (whose different rounding moves outputs on a step's edge by a step): no Gemm
+    in the plan, and every output equal to onnxruntime's."""
+    rng = np.random.default_rng(9)
+    m, k, n = 64, 96, 48
+    a = rng.integers(0, 256, (m, k)).astype(np.uint8)
+    b = rng.integers(-64, 64, (n, k) if trans_b else (k, n)).astype(np.int8)
+    inits = [numpy_helper.from_array(np.array(0.021, np.float32), "a_scale"),
+             numpy_helper.from_array(np.array(131, np.uint8), "a_zp"),
+             numpy_helper.from_array(b, "b"),
+             numpy_helper.from_array((rng.random(n) * 0.01 + 0.001).astype(np.float32), "b_scale"),
+             numpy_helper.from_array(np.zeros(n, np.int8), "b_zp"),
+             numpy_helper.from_array(rng.integers(-3000, 3000, n).astype(np.int32), "bias"),
+             numpy_helper.from_array(np.array(0.013, np.float32), "y_scale"),
+             numpy_helper.from_array(np.array(120, np.uint8), "y_zp")]
+    node = helper.make_node("QGemm", ["a", "a_scale", "a_zp", "b", "b_scale", "b_zp", "bias",
+                                      "y_scale", "y_zp"], ["y"], domain="com.microsoft",
+                            transB=trans_b, alpha=alpha)
+    graph = helper.make_graph([node], "g",
+                              [helper.make_tensor_value_info("a", TensorProto.UINT8, [m, k])],
+                              [helper.make_tensor_value_info("y", TensorProto.UINT8, [m, n])], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET),
+                                                    helper.make_opsetid("com.microsoft", 1)])
+    path = str(tmp_path / "m.onnx")
+    onnx.save(model, path)
+    want = ort.InferenceSession(path, providers=["CPUExecutionProvider"]).run(None, {"a": a})[0]
+
+    built = run_tool("build", path, "-o", tmp_path / "m.pte", "--device", "cpu")
+    partition = [line for line in (built.stdout + built.stderr).splitlines() if "partition 0" in line]
+    assert partition and "QLinearMatMul" in partition[0] and "Gemm" not in partition[0], partition
+    np.save(tmp_path / "a.npy", a)
+    run_tool("run", tmp_path / "m.pte", "--input", tmp_path / "a.npy", "--output-dir", tmp_path / "out")
+    got = np.load(tmp_path / "out" / "output_0.npy")
+    assert got.dtype == np.uint8 and np.array_equal(got, want), int(np.sum(got != want))
