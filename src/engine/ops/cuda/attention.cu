@@ -131,7 +131,6 @@ __global__ void __launch_bounds__(ETRT_ATTENTION_THREADS)
   const int own = warp * 16; /* this warp's first row in the tile */
   /* In the softmax each of the warp's rows has two lanes, each with half the keys. */
   const int my_row = own + (lane >> 1), half = lane & 1;
-  const int64_t my_i = q0 + my_row;
   for (int64_t k0 = 0; k0 < g.kv_len; k0 += BK) {
     __syncthreads(); /* the previous tile's K and V are no longer read */
     etrt_attention_load_rows<T, BK>(ks, hp, k_base, g.k_row, k0, g.kv_len, d_size, wide);
@@ -151,6 +150,20 @@ __global__ void __launch_bounds__(ETRT_ATTENTION_THREADS)
       }
       wmma::store_matrix_sync(sf + own * SP + cb * 16, acc, SP, wmma::mem_row_major);
     }
+    /* The mask tile of the warp's rows goes where the probabilities will be, read with
+     * the lanes along the keys: the softmax below has its lanes along the rows, which
+     * would read a different mask row (a sector for two bytes) per lane. Each lane then
+     * reads the mask entries it replaces with probabilities. */
+    if (mask != NULL) {
+      for (int rr = 0; rr < 16; ++rr) {
+        const int64_t i = q0 + own + rr;
+        for (int c = lane; c < BK; c += 32) {
+          const int64_t j = k0 + c;
+          ps[(own + rr) * PP + c] = etrt_cvt<T>(
+              i < g.q_len && j < g.kv_len ? etrt_attention_mask(mask, g, b, h, i, j) : 0.0f);
+        }
+      }
+    }
     __syncwarp();
     /* Online softmax: the row's maximum and sum over both lanes' keys. */
     {
@@ -159,12 +172,12 @@ __global__ void __launch_bounds__(ETRT_ATTENTION_THREADS)
       float top = -INFINITY;
 #pragma unroll
       for (int t = 0; t < HALF; ++t) {
-        const int c = half * HALF + t;
+        const int c = 2 * t + half;
         const int64_t j = k0 + c;
         float x = -INFINITY;
         if (j < g.kv_len) {
           x = sf[my_row * SP + c] * g.scale;
-          if (my_i < g.q_len) x += etrt_attention_mask(mask, g, b, h, my_i, j);
+          if (mask != NULL) x += etrt_cvt<float>(ps[my_row * PP + c]);
         }
         s[t] = x;
         top = fmaxf(top, x);
@@ -175,12 +188,12 @@ __global__ void __launch_bounds__(ETRT_ATTENTION_THREADS)
       float sum = 0.0f;
 #pragma unroll
       for (int t = 0; t < HALF; ++t) {
-        const float p = new_max == -INFINITY ? 0.0f : expf(s[t] - new_max);
+        const float p = new_max == -INFINITY ? 0.0f : __expf(s[t] - new_max);
         sum += p;
-        ps[my_row * PP + half * HALF + t] = etrt_cvt<T>(p);
+        ps[my_row * PP + 2 * t + half] = etrt_cvt<T>(p);
       }
       sum += __shfl_xor_sync(0xffffffffu, sum, 1);
-      const float alpha = new_max == -INFINITY ? 1.0f : expf(old_max - new_max);
+      const float alpha = new_max == -INFINITY ? 1.0f : __expf(old_max - new_max);
       for (int c = half; c < d_size; c += 2) of[my_row * op + c] *= alpha;
       __syncwarp(); /* both lanes have read the row's old maximum */
       if (half == 0) {
