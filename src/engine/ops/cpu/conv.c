@@ -152,30 +152,13 @@ typedef struct etrt_conv_job {
  * Add and activation operators, so fused and unfused plans give the same bits. */
 void etrt_cpu_conv_activate(float *y, const float *z, int64_t n, etrt_conv_activation activation,
                             float min, float max) {
-  if (z != NULL)
-    for (int64_t i = 0; i < n; ++i) y[i] += z[i];
   switch (activation) {
-    case ETRT_CONV_ACT_NONE:
-      break;
-    case ETRT_CONV_ACT_RELU:
-      for (int64_t i = 0; i < n; ++i) y[i] = y[i] > 0.0f ? y[i] : 0.0f;
-      break;
-    case ETRT_CONV_ACT_CLIP:
-      for (int64_t i = 0; i < n; ++i) {
-        float v = y[i];
-        y[i] = v < min ? (min > max ? max : min) : v > max ? max : v;
-      }
-      break;
-    case ETRT_CONV_ACT_HARD_SWISH:
-      for (int64_t i = 0; i < n; ++i) {
-        float t = y[i] * (float)(1.0 / 6.0) + 0.5f;
-        y[i] *= t < 0.0f ? 0.0f : t > 1.0f ? 1.0f : t;
-      }
-      break;
     case ETRT_CONV_ACT_SIGMOID:
+      etrt_cpu_activate_f32(y, z, n, ETRT_CPU_ACTIVATION_NONE, 0.0f, 0.0f);
       etrt_cpu_sigmoid_f32(y, y, n);
       break;
     case ETRT_CONV_ACT_SILU: {
+      etrt_cpu_activate_f32(y, z, n, ETRT_CPU_ACTIVATION_NONE, 0.0f, 0.0f);
       float s[256];
       for (int64_t i0 = 0; i0 < n; i0 += 256) {
         int64_t m = n - i0 < 256 ? n - i0 : 256;
@@ -184,6 +167,18 @@ void etrt_cpu_conv_activate(float *y, const float *z, int64_t n, etrt_conv_activ
       }
       break;
     }
+    case ETRT_CONV_ACT_RELU:
+      etrt_cpu_activate_f32(y, z, n, ETRT_CPU_ACTIVATION_RELU, 0.0f, 0.0f);
+      break;
+    case ETRT_CONV_ACT_CLIP:
+      etrt_cpu_activate_f32(y, z, n, ETRT_CPU_ACTIVATION_CLIP, min, max);
+      break;
+    case ETRT_CONV_ACT_HARD_SWISH:
+      etrt_cpu_activate_f32(y, z, n, ETRT_CPU_ACTIVATION_HARD_SWISH, 0.0f, 0.0f);
+      break;
+    default:
+      etrt_cpu_activate_f32(y, z, n, ETRT_CPU_ACTIVATION_NONE, 0.0f, 0.0f);
+      break;
   }
 }
 

@@ -12,7 +12,25 @@
 /* y[i] = 1 / (1 + exp(-x[i])); NaN stays NaN, results below 1.2e-38 become 0. */
 void etrt_cpu_sigmoid_f32(const float *x, float *y, int64_t n);
 
+/* y[i] = exp(x[i] - shift) for x[i] <= shift (Softmax's numerators; larger ones give
+ * garbage); NaN stays NaN. x and y may be the same array. */
+void etrt_cpu_exp_shifted_f32(const float *x, float *y, int64_t n, float shift);
+
 /* y[i] += a * x[i] (a multiply, then an add: the same bits on every instruction set). */
 void etrt_cpu_axpy_f32(float *y, const float *x, float a, int64_t n);
+
+/* y[i] = act(y[i] + z[i]) (z NULL: act(y[i])) for the activations a convolution's
+ * epilogue applies in place (the others are none here: NONE just adds z). Relu maps NaN
+ * to 0; Clip to [lo, hi] keeps NaN and gives hi when lo > hi; HardSwish is
+ * y * clamp(y / 6 + 0.5, 0, 1). */
+typedef enum etrt_cpu_activation {
+  ETRT_CPU_ACTIVATION_NONE = 0,
+  ETRT_CPU_ACTIVATION_RELU,
+  ETRT_CPU_ACTIVATION_CLIP,
+  ETRT_CPU_ACTIVATION_HARD_SWISH
+} etrt_cpu_activation;
+
+void etrt_cpu_activate_f32(float *y, const float *z, int64_t n, etrt_cpu_activation kind, float lo,
+                           float hi);
 
 #endif
