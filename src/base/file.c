@@ -106,3 +106,14 @@ etrt_status etrt_file_read_all(const char *path, uint8_t **data, size_t *size) {
   etrt_file_map_close(&map);
   return ETRT_OK;
 }
+
+void etrt_file_pages_release(const void *data, size_t size) {
+#ifdef MADV_PAGEOUT
+  uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+  uintptr_t begin = ((uintptr_t)data + page - 1) / page * page;
+  uintptr_t end = ((uintptr_t)data + size) / page * page;
+  if (end > begin) (void)madvise((void *)begin, end - begin, MADV_PAGEOUT);
+#else
+  (void)data, (void)size;
+#endif
+}

@@ -46,6 +46,7 @@ uint32_t etrt_cpu_onednn_chained_count(const etrt_cpu_onednn *state) {
 
 #include <oneapi/dnnl/dnnl.h>
 
+#include "base/file.h"
 #include "base/thread_pool.h"
 #include "engine/ops/conv.h"
 
@@ -397,23 +398,6 @@ static int etrt_dnnl_memory(etrt_cpu_onednn *s, etrt_dnnl_node *dn, etrt_dnnl_sl
   return 1;
 }
 
-/* Hints the kernel to reclaim the whole pages of constant bytes that were just reordered
- * (only etrt's kernels, for other shapes, read them again). Plans are mapped from the
- * .pte file, so those pages are clean file pages: dropped from the resident set, read
- * back from the file if ever touched. Nothing is lost for any other memory either
- * (MADV_PAGEOUT never discards data), so the reordered copy does not double the
- * weights' resident size. */
-static void etrt_dnnl_page_out(const void *data, size_t size) {
-#ifdef MADV_PAGEOUT
-  uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
-  uintptr_t begin = ((uintptr_t)data + page - 1) / page * page;
-  uintptr_t end = ((uintptr_t)data + size) / page * page;
-  if (end > begin) (void)madvise((void *)begin, end - begin, MADV_PAGEOUT);
-#else
-  (void)data, (void)size;
-#endif
-}
-
 /* A reorder primitive between two memory objects of the node. */
 static int etrt_dnnl_reorder_make(etrt_cpu_onednn *s, etrt_dnnl_node *dn, etrt_dnnl_reorder r,
                                   etrt_dnnl_slot from, etrt_dnnl_slot to) {
@@ -475,7 +459,7 @@ static int etrt_dnnl_weights(etrt_cpu_onednn *s, etrt_dnnl_node *dn, const dnnl_
   if (reorder) d->dnnl_primitive_destroy(reorder);
   if (rpd) d->dnnl_primitive_desc_destroy(rpd);
   if (from) d->dnnl_memory_destroy(from);
-  if (ok) etrt_dnnl_page_out(data, d->dnnl_memory_desc_get_size(plain));
+  if (ok) etrt_file_pages_release(data, d->dnnl_memory_desc_get_size(plain));
   return ok;
 }
 

@@ -9,6 +9,7 @@
 #include "engine/bounds.h"
 #include "engine/control.h"
 #include "engine/cpu_onednn.h"
+#include "engine/cpu_packed.h"
 #include "engine/executor.h"
 
 /* A node whose dims are known only at execute (op.h): its inputs take the dims (and
@@ -117,6 +118,7 @@ static etrt_status etrt_executor_record_dims(const etrt_exec_run *run, uint32_t 
 /* The nodes of a run; those `onednn` has a primitive for (NULL: none) run there, and
  * control nodes with their state in `control` (per node; NULL: none may run). */
 static etrt_status etrt_executor_run_nodes_with(const etrt_exec_run *run, etrt_tensor *args,
+                                                const etrt_cpu_packed *packed,
                                                 etrt_cpu_onednn *onednn,
                                                 etrt_control *const *control) {
   for (uint32_t n = 0; n < run->node_count; ++n) {
@@ -124,8 +126,9 @@ static etrt_status etrt_executor_run_nodes_with(const etrt_exec_run *run, etrt_t
     etrt_tensor *in = args + run->arg_offsets[n];
     etrt_status s;
     int at_execute = node->dims_at_execute != ETRT_NODE_DIMS_PLANNED;
-    /* oneDNN's primitives were made for the planned dims. */
-    if (!at_execute && etrt_cpu_onednn_run(onednn, n, in, in + node->num_inputs, &s)) {
+    /* Packed weights and oneDNN's primitives were made for the planned dims. */
+    if (!at_execute && (etrt_cpu_packed_run(packed, n, in, in + node->num_inputs, &s) ||
+                        etrt_cpu_onednn_run(onednn, n, in, in + node->num_inputs, &s))) {
       if (s != ETRT_OK)
         return etrt_error_context(s, "engine '%s', node %u '%s' (%s): ", run->engine->info.name, n,
                                   node->name, node->op_type);
@@ -153,12 +156,13 @@ static etrt_status etrt_executor_run_nodes_with(const etrt_exec_run *run, etrt_t
 }
 
 etrt_status etrt_executor_run_nodes(const etrt_exec_run *run, etrt_tensor *args) {
-  return etrt_executor_run_nodes_with(run, args, NULL, NULL);
+  return etrt_executor_run_nodes_with(run, args, NULL, NULL, NULL);
 }
 
 typedef struct etrt_cpu_state {
   const etrt_engine *engine;
   etrt_cpu_onednn *onednn; /* NULL: etrt's kernels only */
+  etrt_cpu_packed *packed; /* NULL: no weight packed ahead */
   etrt_control **control;  /* per node: the state of a control node, else NULL */
 } etrt_cpu_state;
 
@@ -176,8 +180,9 @@ static etrt_status etrt_cpu_create(etrt_engine *engine, const etrt_device_driver
     free(s);
     return status;
   }
+  status = etrt_cpu_packed_create(engine, s->onednn != NULL, &s->packed);
   const etrt_graph *g = &engine->graph;
-  for (uint32_t n = 0; n < g->node_count && status == ETRT_OK; ++n) {
+  for (uint32_t n = 0; status == ETRT_OK && n < g->node_count; ++n) {
     if (!g->nodes[n].def->control) continue;
     if (s->control == NULL) s->control = calloc(g->node_count, sizeof *s->control);
     status = s->control != NULL ? etrt_control_create(&g->nodes[n], &s->control[n])
@@ -201,6 +206,7 @@ static void etrt_cpu_destroy(void *state) {
     for (uint32_t n = 0; n < s->engine->graph.node_count; ++n) etrt_control_destroy(s->control[n]);
   free(s->control);
   etrt_cpu_onednn_destroy(s->onednn);
+  etrt_cpu_packed_destroy(s->packed);
   free(s);
 }
 
@@ -228,7 +234,7 @@ static etrt_status etrt_cpu_enqueue(void *state, const etrt_exec_run *run, etrt_
     if (run->uploads[u].size > 0)
       memcpy(run->uploads[u].dst, run->uploads[u].src, run->uploads[u].size);
   const etrt_cpu_state *s = state;
-  return etrt_executor_run_nodes_with(run, run->args, s->onednn, s->control);
+  return etrt_executor_run_nodes_with(run, run->args, s->packed, s->onednn, s->control);
 }
 
 static etrt_status etrt_cpu_quiesce(void *state) {

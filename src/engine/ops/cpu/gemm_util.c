@@ -193,144 +193,217 @@ static etrt_gemm_kernel_f64 etrt_gemm_kernel_for_f64(void) {
  * the packing. */
 #define ETRT_GEMM_ROWS_UNPACKED 4
 
-#define ETRT_GEMM_DEFINE(NAME, T, KC)                                                             \
-  typedef struct etrt_gemm_job_##NAME {                                                           \
-    etrt_gemm_kernel_##NAME kernel;                                                               \
-    int64_t m, n, k_count;                                                                        \
-    T alpha;                                                                                      \
-    const T *a;                                                                                   \
-    int64_t a_row, a_col;                                                                         \
-    const T *b;                                                                                   \
-    int64_t b_row, b_col;                                                                         \
-    T *c;                                                                                         \
-    int64_t ldc;                                                                                  \
-    int accumulate;                                                                               \
-    int64_t col_blocks, task_rows;                                                                \
-  } etrt_gemm_job_##NAME;                                                                         \
-                                                                                                  \
-  /* C rows [i0, i1) by columns [j0, j1). */                                                      \
-  static void etrt_gemm_block_##NAME(const etrt_gemm_job_##NAME *g, int64_t i0, int64_t i1,       \
-                                     int64_t j0, int64_t j1) {                                    \
-    const int mr = g->kernel.mr, nr = g->kernel.nr;                                               \
-    T apack[ETRT_GEMM_MC * KC], bpack[KC * ETRT_GEMM_NC];                                         \
-    T tile[ETRT_GEMM_MAX_MR * ETRT_GEMM_MAX_NR];                                                  \
-    for (int64_t k0 = 0; k0 < g->k_count; k0 += KC) {                                             \
-      int64_t kc = g->k_count - k0 < KC ? g->k_count - k0 : KC;                                   \
-      int load = g->accumulate || k0 > 0;                                                         \
-      for (int64_t js = j0; js < j1; js += nr) {                                                  \
-        T *bs = bpack + (js - j0) * kc;                                                           \
-        int64_t cols = j1 - js < nr ? j1 - js : nr;                                               \
-        for (int64_t k = 0; k < kc; ++k) {                                                        \
-          const T *brow = g->b + (k0 + k) * g->b_row + js * g->b_col;                             \
-          T *dst = bs + k * nr;                                                                   \
-          int64_t j = 0;                                                                          \
-          if (g->b_col == 1)                                                                      \
-            for (; j < cols; ++j) dst[j] = brow[j];                                               \
-          else                                                                                    \
-            for (; j < cols; ++j) dst[j] = brow[j * g->b_col];                                    \
-          for (; j < nr; ++j) dst[j] = 0;                                                         \
-        }                                                                                         \
-      }                                                                                           \
-      for (int64_t ii = i0; ii < i1; ii += ETRT_GEMM_MC) {                                        \
-        int64_t mc = i1 - ii < ETRT_GEMM_MC ? i1 - ii : ETRT_GEMM_MC;                             \
-        for (int64_t is = 0; is < mc; is += mr) {                                                 \
-          T *as = apack + is * kc;                                                                \
-          int64_t rows = mc - is < mr ? mc - is : mr;                                             \
-          for (int64_t r = 0; r < mr; ++r) {                                                      \
-            const T *arow = g->a + (ii + is + r) * g->a_row + k0 * g->a_col;                      \
-            if (r < rows)                                                                         \
-              for (int64_t k = 0; k < kc; ++k) as[k * mr + r] = g->alpha * arow[k * g->a_col];    \
-            else                                                                                  \
-              for (int64_t k = 0; k < kc; ++k) as[k * mr + r] = 0;                                \
-          }                                                                                       \
-        }                                                                                         \
-        for (int64_t js = j0; js < j1; js += nr) {                                                \
-          const T *bs = bpack + (js - j0) * kc;                                                   \
-          int64_t cols = j1 - js < nr ? j1 - js : nr;                                             \
-          for (int64_t is = 0; is < mc; is += mr) {                                               \
-            int64_t rows = mc - is < mr ? mc - is : mr;                                           \
-            T *ct = g->c + (ii + is) * g->ldc + js;                                               \
-            if (rows == mr && cols == nr) {                                                       \
-              g->kernel.run(kc, apack + is * kc, bs, ct, g->ldc, load);                           \
-              continue;                                                                           \
-            }                                                                                     \
-            for (int64_t r = 0; r < rows && load; ++r)                                            \
-              memcpy(tile + r * nr, ct + r * g->ldc, (size_t)cols * sizeof(T));                   \
-            g->kernel.run(kc, apack + is * kc, bs, tile, nr, load);                               \
-            for (int64_t r = 0; r < rows; ++r)                                                    \
-              memcpy(ct + r * g->ldc, tile + r * nr, (size_t)cols * sizeof(T));                   \
-          }                                                                                       \
-        }                                                                                         \
-      }                                                                                           \
-    }                                                                                             \
-  }                                                                                               \
-                                                                                                  \
-  /* A few rows (a recurrent step of one sequence, a batch-1 classifier): each row of B           \
-   * is read once per row of A, where packing B would cost as much as the products and            \
-   * the micro-kernel would compute mr - m rows of zeros. Same order of k per element. */         \
-  static void etrt_gemm_rows_##NAME(int64_t m, int64_t n, int64_t k_count, T alpha, const T *a,   \
-                                    int64_t a_row, int64_t a_col, const T *b, int64_t ldb, T *c,  \
-                                    int64_t ldc, int accumulate) {                                \
-    for (int64_t i = 0; i < m; ++i) {                                                             \
-      T *restrict ci = c + i * ldc;                                                               \
-      if (!accumulate) memset(ci, 0, (size_t)n * sizeof(T));                                      \
-      for (int64_t k = 0; k < k_count; ++k) {                                                     \
-        T av = alpha * a[i * a_row + k * a_col];                                                  \
-        const T *restrict bk = b + k * ldb;                                                       \
-        for (int64_t j = 0; j < n; ++j) ci[j] += av * bk[j];                                      \
-      }                                                                                           \
-    }                                                                                             \
-  }                                                                                               \
-                                                                                                  \
-  static void etrt_gemm_tasks_##NAME(void *ctx, int64_t begin, int64_t end) {                     \
-    const etrt_gemm_job_##NAME *g = ctx;                                                          \
-    for (int64_t t = begin; t < end; ++t) {                                                       \
-      int64_t i0 = t / g->col_blocks * g->task_rows, j0 = t % g->col_blocks * ETRT_GEMM_NC;       \
-      int64_t i1 = g->m - i0 < g->task_rows ? g->m : i0 + g->task_rows;                           \
-      int64_t j1 = g->n - j0 < ETRT_GEMM_NC ? g->n : j0 + ETRT_GEMM_NC;                           \
-      etrt_gemm_block_##NAME(g, i0, i1, j0, j1);                                                  \
-    }                                                                                             \
-  }                                                                                               \
-                                                                                                  \
-  void etrt_cpu_gemm_strided_##NAME(int64_t m, int64_t n, int64_t k_count, T alpha, const T *a,   \
-                                    int64_t a_row, int64_t a_col, const T *b, int64_t b_row,      \
-                                    int64_t b_col, T *c, int64_t ldc, int accumulate) {           \
-    if (m <= 0 || n <= 0) return;                                                                 \
-    if (k_count <= 0) { /* no products: C becomes 0, or stays */                                  \
-      for (int64_t i = 0; i < m && !accumulate; ++i)                                              \
-        memset(c + i * ldc, 0, (size_t)n * sizeof(T));                                            \
-      return;                                                                                     \
-    }                                                                                             \
-    etrt_gemm_kernel_##NAME kernel = etrt_gemm_kernel_for_##NAME();                               \
-    if (m < kernel.mr && m <= ETRT_GEMM_ROWS_UNPACKED && b_col == 1) {                            \
-      etrt_gemm_rows_##NAME(m, n, k_count, alpha, a, a_row, a_col, b, b_row, c, ldc, accumulate); \
-      return;                                                                                     \
-    }                                                                                             \
-    etrt_gemm_job_##NAME g = {                                                                    \
-        kernel,      m,     n,     k_count,    alpha,                                             \
-        a,           a_row, a_col, b,          b_row,                                             \
-        b_col,       c,     ldc,   accumulate, (n + ETRT_GEMM_NC - 1) / ETRT_GEMM_NC,             \
-        ETRT_GEMM_MC};                                                                            \
-    /* A task takes as many row blocks as the split allows: its packed B panel then               \
-     * serves more rows. */                                                                       \
-    int64_t row_blocks = (m + ETRT_GEMM_MC - 1) / ETRT_GEMM_MC;                                   \
-    int64_t width = m * n * k_count < ETRT_GEMM_PARALLEL_MIN ? 1 : etrt_thread_pool_width();      \
-    int64_t row_tasks = width == 1 ? 1 : (4 * width + g.col_blocks - 1) / g.col_blocks;           \
-    if (row_tasks > row_blocks) row_tasks = row_blocks;                                           \
-    g.task_rows = (row_blocks + row_tasks - 1) / row_tasks * ETRT_GEMM_MC;                        \
-    int64_t tasks = (m + g.task_rows - 1) / g.task_rows * g.col_blocks;                           \
-    if (tasks == 1 || width == 1)                                                                 \
-      etrt_gemm_tasks_##NAME(&g, 0, tasks);                                                       \
-    else                                                                                          \
-      etrt_parallel_for(tasks, 1, etrt_gemm_tasks_##NAME, &g);                                    \
-  }                                                                                               \
-                                                                                                  \
-  void etrt_cpu_gemm_##NAME(int64_t m, int64_t n, int64_t k_count, T alpha, const T *a,           \
-                            int64_t a_row, int64_t a_col, const T *b, int64_t ldb, T *c,          \
-                            int64_t ldc, int accumulate) {                                        \
-    etrt_cpu_gemm_strided_##NAME(m, n, k_count, alpha, a, a_row, a_col, b, ldb, 1, c, ldc,        \
-                                 accumulate);                                                     \
+#define ETRT_GEMM_DEFINE(NAME, T, KC)                                                              \
+  typedef struct etrt_gemm_job_##NAME {                                                            \
+    etrt_gemm_kernel_##NAME kernel;                                                                \
+    int64_t m, n, k_count;                                                                         \
+    T alpha;                                                                                       \
+    const T *a;                                                                                    \
+    int64_t a_row, a_col;                                                                          \
+    const T *b;                                                                                    \
+    int64_t b_row, b_col;                                                                          \
+    T *c;                                                                                          \
+    int64_t ldc;                                                                                   \
+    int accumulate;                                                                                \
+    int64_t col_blocks, task_rows;                                                                 \
+    const T *packed_b; /* B packed ahead (etrt_cpu_gemm_pack_b), or NULL */                        \
+  } etrt_gemm_job_##NAME;                                                                          \
+                                                                                                   \
+  /* Columns [j0, j1) of B's rows [k0, k0 + kc) as the micro-kernel reads them: panels of nr       \
+   * columns (zeros past j1), each kc rows of nr. */                                               \
+  static void etrt_gemm_pack_panel_##NAME(const T *b, int64_t b_row, int64_t b_col, int64_t k0,    \
+                                          int64_t kc, int64_t j0, int64_t j1, int nr, T *out) {    \
+    for (int64_t js = j0; js < j1; js += nr) {                                                     \
+      T *bs = out + (js - j0) * kc;                                                                \
+      int64_t cols = j1 - js < nr ? j1 - js : nr;                                                  \
+      for (int64_t k = 0; k < kc; ++k) {                                                           \
+        const T *brow = b + (k0 + k) * b_row + js * b_col;                                         \
+        T *dst = bs + k * nr;                                                                      \
+        int64_t j = 0;                                                                             \
+        if (b_col == 1)                                                                            \
+          for (; j < cols; ++j) dst[j] = brow[j];                                                  \
+        else                                                                                       \
+          for (; j < cols; ++j) dst[j] = brow[j * b_col];                                          \
+        for (; j < nr; ++j) dst[j] = 0;                                                            \
+      }                                                                                            \
+    }                                                                                              \
+  }                                                                                                \
+                                                                                                   \
+  /* C rows [i0, i1) by columns [j0, j1). */                                                       \
+  static void etrt_gemm_block_##NAME(const etrt_gemm_job_##NAME *g, int64_t i0, int64_t i1,        \
+                                     int64_t j0, int64_t j1) {                                     \
+    const int mr = g->kernel.mr, nr = g->kernel.nr;                                                \
+    T apack[ETRT_GEMM_MC * KC], bpack[KC * ETRT_GEMM_NC];                                          \
+    T tile[ETRT_GEMM_MAX_MR * ETRT_GEMM_MAX_NR];                                                   \
+    for (int64_t k0 = 0; k0 < g->k_count; k0 += KC) {                                              \
+      int64_t kc = g->k_count - k0 < KC ? g->k_count - k0 : KC;                                    \
+      int load = g->accumulate || k0 > 0;                                                          \
+      /* Packed ahead: column block j0 / NC holds its slices one after another. */                 \
+      const T *panel = bpack;                                                                      \
+      if (g->packed_b != NULL)                                                                     \
+        panel = g->packed_b + j0 * g->k_count + k0 * ((j1 - j0 + nr - 1) / nr * nr);               \
+      else                                                                                         \
+        etrt_gemm_pack_panel_##NAME(g->b, g->b_row, g->b_col, k0, kc, j0, j1, nr, bpack);          \
+      for (int64_t ii = i0; ii < i1; ii += ETRT_GEMM_MC) {                                         \
+        int64_t mc = i1 - ii < ETRT_GEMM_MC ? i1 - ii : ETRT_GEMM_MC;                              \
+        for (int64_t is = 0; is < mc; is += mr) {                                                  \
+          T *as = apack + is * kc;                                                                 \
+          int64_t rows = mc - is < mr ? mc - is : mr;                                              \
+          for (int64_t r = 0; r < mr; ++r) {                                                       \
+            const T *arow = g->a + (ii + is + r) * g->a_row + k0 * g->a_col;                       \
+            if (r < rows)                                                                          \
+              for (int64_t k = 0; k < kc; ++k) as[k * mr + r] = g->alpha * arow[k * g->a_col];     \
+            else                                                                                   \
+              for (int64_t k = 0; k < kc; ++k) as[k * mr + r] = 0;                                 \
+          }                                                                                        \
+        }                                                                                          \
+        for (int64_t js = j0; js < j1; js += nr) {                                                 \
+          const T *bs = panel + (js - j0) * kc;                                                    \
+          int64_t cols = j1 - js < nr ? j1 - js : nr;                                              \
+          for (int64_t is = 0; is < mc; is += mr) {                                                \
+            int64_t rows = mc - is < mr ? mc - is : mr;                                            \
+            T *ct = g->c + (ii + is) * g->ldc + js;                                                \
+            if (rows == mr && cols == nr) {                                                        \
+              g->kernel.run(kc, apack + is * kc, bs, ct, g->ldc, load);                            \
+              continue;                                                                            \
+            }                                                                                      \
+            for (int64_t r = 0; r < rows && load; ++r)                                             \
+              memcpy(tile + r * nr, ct + r * g->ldc, (size_t)cols * sizeof(T));                    \
+            g->kernel.run(kc, apack + is * kc, bs, tile, nr, load);                                \
+            for (int64_t r = 0; r < rows; ++r)                                                     \
+              memcpy(ct + r * g->ldc, tile + r * nr, (size_t)cols * sizeof(T));                    \
+          }                                                                                        \
+        }                                                                                          \
+      }                                                                                            \
+    }                                                                                              \
+  }                                                                                                \
+                                                                                                   \
+  /* A few rows (a recurrent step of one sequence, a batch-1 classifier): each row of B            \
+   * is read once per row of A, where packing B would cost as much as the products and             \
+   * the micro-kernel would compute mr - m rows of zeros. Same order of k per element. */          \
+  static void etrt_gemm_rows_##NAME(int64_t m, int64_t n, int64_t k_count, T alpha, const T *a,    \
+                                    int64_t a_row, int64_t a_col, const T *b, int64_t ldb, T *c,   \
+                                    int64_t ldc, int accumulate) {                                 \
+    for (int64_t i = 0; i < m; ++i) {                                                              \
+      T *restrict ci = c + i * ldc;                                                                \
+      if (!accumulate) memset(ci, 0, (size_t)n * sizeof(T));                                       \
+      for (int64_t k = 0; k < k_count; ++k) {                                                      \
+        T av = alpha * a[i * a_row + k * a_col];                                                   \
+        const T *restrict bk = b + k * ldb;                                                        \
+        for (int64_t j = 0; j < n; ++j) ci[j] += av * bk[j];                                       \
+      }                                                                                            \
+    }                                                                                              \
+  }                                                                                                \
+                                                                                                   \
+  static void etrt_gemm_tasks_##NAME(void *ctx, int64_t begin, int64_t end) {                      \
+    const etrt_gemm_job_##NAME *g = ctx;                                                           \
+    for (int64_t t = begin; t < end; ++t) {                                                        \
+      int64_t i0 = t / g->col_blocks * g->task_rows, j0 = t % g->col_blocks * ETRT_GEMM_NC;        \
+      int64_t i1 = g->m - i0 < g->task_rows ? g->m : i0 + g->task_rows;                            \
+      int64_t j1 = g->n - j0 < ETRT_GEMM_NC ? g->n : j0 + ETRT_GEMM_NC;                            \
+      etrt_gemm_block_##NAME(g, i0, i1, j0, j1);                                                   \
+    }                                                                                              \
+  }                                                                                                \
+                                                                                                   \
+  /* The tasks over the thread pool: a task takes as many row blocks as the split allows,          \
+   * so that its packed B panel serves more rows. */                                               \
+  static void etrt_gemm_split_##NAME(etrt_gemm_job_##NAME *g) {                                    \
+    int64_t m = g->m, row_blocks = (m + ETRT_GEMM_MC - 1) / ETRT_GEMM_MC;                          \
+    int64_t width = m * g->n * g->k_count < ETRT_GEMM_PARALLEL_MIN ? 1 : etrt_thread_pool_width(); \
+    int64_t row_tasks = width == 1 ? 1 : (4 * width + g->col_blocks - 1) / g->col_blocks;          \
+    if (row_tasks > row_blocks) row_tasks = row_blocks;                                            \
+    g->task_rows = (row_blocks + row_tasks - 1) / row_tasks * ETRT_GEMM_MC;                        \
+    int64_t tasks = (m + g->task_rows - 1) / g->task_rows * g->col_blocks;                         \
+    if (tasks == 1 || width == 1)                                                                  \
+      etrt_gemm_tasks_##NAME(g, 0, tasks);                                                         \
+    else                                                                                           \
+      etrt_parallel_for(tasks, 1, etrt_gemm_tasks_##NAME, g);                                      \
+  }                                                                                                \
+                                                                                                   \
+  void etrt_cpu_gemm_strided_##NAME(int64_t m, int64_t n, int64_t k_count, T alpha, const T *a,    \
+                                    int64_t a_row, int64_t a_col, const T *b, int64_t b_row,       \
+                                    int64_t b_col, T *c, int64_t ldc, int accumulate) {            \
+    if (m <= 0 || n <= 0) return;                                                                  \
+    if (k_count <= 0) { /* no products: C becomes 0, or stays */                                   \
+      for (int64_t i = 0; i < m && !accumulate; ++i)                                               \
+        memset(c + i * ldc, 0, (size_t)n * sizeof(T));                                             \
+      return;                                                                                      \
+    }                                                                                              \
+    etrt_gemm_kernel_##NAME kernel = etrt_gemm_kernel_for_##NAME();                                \
+    if (m < kernel.mr && m <= ETRT_GEMM_ROWS_UNPACKED && b_col == 1) {                             \
+      etrt_gemm_rows_##NAME(m, n, k_count, alpha, a, a_row, a_col, b, b_row, c, ldc, accumulate);  \
+      return;                                                                                      \
+    }                                                                                              \
+    etrt_gemm_job_##NAME g = {kernel,       m,          n,                                         \
+                              k_count,      alpha,      a,                                         \
+                              a_row,        a_col,      b,                                         \
+                              b_row,        b_col,      c,                                         \
+                              ldc,          accumulate, (n + ETRT_GEMM_NC - 1) / ETRT_GEMM_NC,     \
+                              ETRT_GEMM_MC, NULL};                                                 \
+    etrt_gemm_split_##NAME(&g);                                                                    \
+  }                                                                                                \
+                                                                                                   \
+  size_t etrt_cpu_gemm_packed_b_count_##NAME(int64_t k_count, int64_t n) {                         \
+    int nr = etrt_gemm_kernel_for_##NAME().nr;                                                     \
+    return (size_t)(k_count * ((n + nr - 1) / nr * nr));                                           \
+  }                                                                                                \
+                                                                                                   \
+  int etrt_cpu_gemm_pack_b_##NAME(int64_t k_count, int64_t n, const T *b, int64_t ldb, T *out) {   \
+    int nr = etrt_gemm_kernel_for_##NAME().nr;                                                     \
+    for (int64_t j0 = 0; j0 < n; j0 += ETRT_GEMM_NC) {                                             \
+      int64_t j1 = n - j0 < ETRT_GEMM_NC ? n : j0 + ETRT_GEMM_NC;                                  \
+      int64_t width = (j1 - j0 + nr - 1) / nr * nr;                                                \
+      for (int64_t k0 = 0; k0 < k_count; k0 += KC) {                                               \
+        int64_t kc = k_count - k0 < KC ? k_count - k0 : KC;                                        \
+        etrt_gemm_pack_panel_##NAME(b, ldb, 1, k0, kc, j0, j1, nr,                                 \
+                                    out + j0 * k_count + k0 * width);                              \
+      }                                                                                            \
+    }                                                                                              \
+    return nr;                                                                                     \
+  }                                                                                                \
+                                                                                                   \
+  int etrt_cpu_gemm_packed_##NAME(int64_t m, int64_t n, int64_t k_count, T alpha, const T *a,      \
+                                  int64_t a_row, int64_t a_col, const T *packed_b, int packed_nr,  \
+                                  T *c, int64_t ldc, int accumulate) {                             \
+    etrt_gemm_kernel_##NAME kernel = etrt_gemm_kernel_for_##NAME();                                \
+    if (kernel.nr != packed_nr) return 0;                                                          \
+    if (m <= 0 || n <= 0 || k_count <= 0) {                                                        \
+      etrt_cpu_gemm_strided_##NAME(m, n, k_count, alpha, a, a_row, a_col, NULL, 0, 1, c, ldc,      \
+                                   accumulate);                                                    \
+      return 1;                                                                                    \
+    }                                                                                              \
+    etrt_gemm_job_##NAME g = {kernel,                                                              \
+                              m,                                                                   \
+                              n,                                                                   \
+                              k_count,                                                             \
+                              alpha,                                                               \
+                              a,                                                                   \
+                              a_row,                                                               \
+                              a_col,                                                               \
+                              NULL,                                                                \
+                              0,                                                                   \
+                              1,                                                                   \
+                              c,                                                                   \
+                              ldc,                                                                 \
+                              accumulate,                                                          \
+                              (n + ETRT_GEMM_NC - 1) / ETRT_GEMM_NC,                               \
+                              ETRT_GEMM_MC,                                                        \
+                              packed_b};                                                           \
+    etrt_gemm_split_##NAME(&g);                                                                    \
+    return 1;                                                                                      \
+  }                                                                                                \
+                                                                                                   \
+  void etrt_cpu_gemm_##NAME(int64_t m, int64_t n, int64_t k_count, T alpha, const T *a,            \
+                            int64_t a_row, int64_t a_col, const T *b, int64_t ldb, T *c,           \
+                            int64_t ldc, int accumulate) {                                         \
+    etrt_cpu_gemm_strided_##NAME(m, n, k_count, alpha, a, a_row, a_col, b, ldb, 1, c, ldc,         \
+                                 accumulate);                                                      \
   }
 
 ETRT_GEMM_DEFINE(f32, float, 256)
 ETRT_GEMM_DEFINE(f64, double, 128)
+
+void etrt_cpu_gemm_add_bias_f32(float *c, const float *bias, int64_t rows, int64_t n) {
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t j = 0; j < n; ++j) c[r * n + j] += bias[j];
+}

@@ -9,6 +9,7 @@
 #ifndef ETRT_ENGINE_OPS_CPU_GEMM_UTIL_H
 #define ETRT_ENGINE_OPS_CPU_GEMM_UTIL_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 /* C[i, j] = (accumulate ? C[i, j] : 0) + sum_k (alpha * A[i * a_row + k * a_col]) *
@@ -28,6 +29,27 @@ void etrt_cpu_gemm_f32(int64_t m, int64_t n, int64_t k_count, float alpha, const
 void etrt_cpu_gemm_f64(int64_t m, int64_t n, int64_t k_count, double alpha, const double *a,
                        int64_t a_row, int64_t a_col, const double *b, int64_t ldb, double *c,
                        int64_t ldc, int accumulate);
+
+/* B packed ahead (a constant weight, once per context), for products by it of any A:
+ * the panels the GEMM would otherwise pack from B on every call, in its order. The
+ * count is in elements; pack returns the micro-kernel width the panels were made for,
+ * and the packed product runs only while that kernel is the current one (returns 0
+ * otherwise: the caller multiplies by B itself). Same sums, same order, same bits as
+ * the unpacked product, except for products of at most four rows, which the unpacked
+ * product sums row by row without the micro-kernel's fused multiply-adds. */
+size_t etrt_cpu_gemm_packed_b_count_f32(int64_t k_count, int64_t n);
+int etrt_cpu_gemm_pack_b_f32(int64_t k_count, int64_t n, const float *b, int64_t ldb, float *out);
+int etrt_cpu_gemm_packed_f32(int64_t m, int64_t n, int64_t k_count, float alpha, const float *a,
+                             int64_t a_row, int64_t a_col, const float *packed_b, int packed_nr,
+                             float *c, int64_t ldc, int accumulate);
+size_t etrt_cpu_gemm_packed_b_count_f64(int64_t k_count, int64_t n);
+int etrt_cpu_gemm_pack_b_f64(int64_t k_count, int64_t n, const double *b, int64_t ldb, double *out);
+int etrt_cpu_gemm_packed_f64(int64_t m, int64_t n, int64_t k_count, double alpha, const double *a,
+                             int64_t a_row, int64_t a_col, const double *packed_b, int packed_nr,
+                             double *c, int64_t ldc, int accumulate);
+
+/* C[i, j] += bias[j] for i < rows, j < n (C rows of n): EtrtMatMulBias's epilogue. */
+void etrt_cpu_gemm_add_bias_f32(float *c, const float *bias, int64_t rows, int64_t n);
 
 /* The instruction sets of the float32 micro-kernel, best last. */
 typedef enum etrt_cpu_isa {

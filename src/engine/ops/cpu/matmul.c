@@ -135,11 +135,8 @@ etrt_status etrt_cpu_matmul_bias(const etrt_node *node, const etrt_tensor *input
   etrt_node product = *node;
   product.num_inputs = 2;
   ETRT_RETURN_IF_ERROR(etrt_cpu_matmul(&product, inputs, outputs));
-  const float *bias = inputs[2].data;
-  float *y = outputs[0].data;
   int64_t n = inputs[2].dims[0], rows = n > 0 ? etrt_tensor_numel(&outputs[0]) / n : 0;
-  for (int64_t r = 0; r < rows; ++r)
-    for (int64_t j = 0; j < n; ++j) y[r * n + j] += bias[j];
+  etrt_cpu_gemm_add_bias_f32(outputs[0].data, inputs[2].data, rows, n);
   return ETRT_OK;
 }
 

@@ -128,11 +128,48 @@ typedef struct etrt_layer_norm_job {
   float *mean_out, *inv_std_out;
 } etrt_layer_norm_job;
 
+/* A float32 row whose scale and bias are whole rows: the arithmetic of the general loop
+ * below (double throughout), without its per-element type dispatch and index modulo, so
+ * that the compiler vectorises it; the same bits. */
+static void etrt_layer_norm_row_f32(const etrt_layer_norm_job *j, int64_t o) {
+  const int64_t n = j->inner;
+  const float *x = (const float *)(j->addend ? j->sum : j->x)->data + o * n;
+  const float *scale = j->scale->data, *bias = j->bias != NULL ? j->bias->data : NULL;
+  float *y = (float *)j->y->data + o * n;
+  if (j->addend) {
+    const float *a = (const float *)j->x->data + o * n, *b = (const float *)j->addend->data + o * n;
+    float *sum = (float *)j->sum->data + o * n;
+    for (int64_t i = 0; i < n; ++i) sum[i] = (float)((double)a[i] + (double)b[i]);
+  }
+  double mean, inv_std;
+  etrt_norm_moments(j->addend ? j->sum : j->x, o * n, n, j->epsilon, &mean, &inv_std);
+  if (j->mean_out) j->mean_out[o] = (float)mean;
+  if (j->inv_std_out) j->inv_std_out[o] = (float)inv_std;
+  if (bias != NULL)
+    for (int64_t i = 0; i < n; ++i)
+      y[i] = (float)(((double)x[i] - mean) * inv_std * (double)scale[i] + (double)bias[i]);
+  else
+    for (int64_t i = 0; i < n; ++i)
+      y[i] = (float)(((double)x[i] - mean) * inv_std * (double)scale[i]);
+}
+
+static int etrt_layer_norm_is_f32(const etrt_layer_norm_job *j) {
+  return j->x->dtype == ETRT_DTYPE_FLOAT32 && j->y->dtype == ETRT_DTYPE_FLOAT32 &&
+         j->scale->dtype == ETRT_DTYPE_FLOAT32 && j->scale_count == j->inner &&
+         (j->bias == NULL || (j->bias->dtype == ETRT_DTYPE_FLOAT32 && j->bias_count == j->inner)) &&
+         (j->addend == NULL ||
+          (j->addend->dtype == ETRT_DTYPE_FLOAT32 && j->sum->dtype == ETRT_DTYPE_FLOAT32));
+}
+
 /* Rows [begin, end): each normalised alone, so the split does not change results. */
 static void etrt_layer_norm_rows(void *ctx, int64_t begin, int64_t end) {
   const etrt_layer_norm_job *j = ctx;
   const int64_t inner = j->inner;
   const etrt_tensor *x = j->addend ? j->sum : j->x;
+  if (etrt_layer_norm_is_f32(j)) {
+    for (int64_t o = begin; o < end; ++o) etrt_layer_norm_row_f32(j, o);
+    return;
+  }
   for (int64_t o = begin; o < end; ++o) {
     /* The sum is rounded to its type as the unfused Add would round it, and the row
      * is then normalised from the stored sum, so fused and unfused plans agree. */
