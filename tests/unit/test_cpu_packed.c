@@ -33,14 +33,15 @@ static int same(const float *want, const float *got, int64_t count, int rounding
 }
 
 static void test_packed_product_bits(void) {
-  static const int64_t shapes[][3] = {{1, 1, 1}, {3, 17, 5}, {7, 33, 300}, {50, 129, 257},
-                                      {130, 300, 600}, {6, 16, 256}};
+  static const int64_t shapes[][3] = {{1, 1, 1},      {3, 17, 5},      {7, 33, 300},
+                                      {50, 129, 257}, {130, 300, 600}, {6, 16, 256}};
   static const etrt_cpu_isa isas[] = {ETRT_CPU_ISA_AVX512, ETRT_CPU_ISA_AVX2,
                                       ETRT_CPU_ISA_PORTABLE};
   for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; ++s) {
     int64_t m = shapes[s][0], n = shapes[s][1], k = shapes[s][2];
     float *a = malloc((size_t)(m * k) * sizeof *a), *b = malloc((size_t)(k * n) * sizeof *b);
-    float *want = malloc((size_t)(m * n) * sizeof *want), *got = malloc((size_t)(m * n) * sizeof *got);
+    float *want = malloc((size_t)(m * n) * sizeof *want),
+          *got = malloc((size_t)(m * n) * sizeof *got);
     fill(a, m * k, 1u + (uint32_t)s);
     fill(b, k * n, 7u + (uint32_t)s);
     for (size_t i = 0; i < sizeof isas / sizeof isas[0]; ++i) {
@@ -80,8 +81,8 @@ static void build(uint8_t **plan, size_t *size) {
   CHECK_OK(etrt_network_add_input(net, "x", ETRT_DTYPE_FLOAT32, 3, lo, hi, &x));
   float *data = malloc(sizeof(float) * K * N);
   fill(data, K * N, 3);
-  CHECK_OK(etrt_network_add_constant(net, "w", ETRT_DTYPE_FLOAT32, 2, (const int64_t[]){K, N},
-                                     data, &w));
+  CHECK_OK(etrt_network_add_constant(net, "w", ETRT_DTYPE_FLOAT32, 2, (const int64_t[]){K, N}, data,
+                                     &w));
   fill(data, N * N2, 4);
   CHECK_OK(etrt_network_add_constant(net, "v", ETRT_DTYPE_FLOAT32, 2, (const int64_t[]){N, N2},
                                      data, &v));
@@ -151,8 +152,9 @@ static void test_plan_runs_packed(void) {
         bad += kernels[kset] != NULL ? memcmp(&with[i], &without[i], sizeof with[i]) != 0
                                      : !(d <= 1e-4f && d >= -1e-4f);
       }
-      if (bad) etrt_test_fail(__FILE__, __LINE__, "kernels %s batch %lld: %d outputs differ",
-                              kernels[kset] ? kernels[kset] : "default", (long long)batch, bad);
+      if (bad)
+        etrt_test_fail(__FILE__, __LINE__, "kernels %s batch %lld: %d outputs differ",
+                       kernels[kset] ? kernels[kset] : "default", (long long)batch, bad);
       free(with);
       free(without);
     }

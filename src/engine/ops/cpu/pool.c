@@ -139,8 +139,45 @@ typedef struct etrt_pool_job {
   int64_t size; /* global pooling: elements per plane */
 } etrt_pool_job;
 
+/* MaxPool of float32 planes with two spatial axes, no dilation and no indices: the
+ * general loop's comparisons in its order (the first position inside the input starts
+ * the maximum, a later one replaces it only when greater; a window wholly in the padding
+ * gives 0), with each window's rows and columns clipped to the input once instead of an
+ * odometer and a bounds test per position: ResNet-50's MaxPool took a tenth of its run. */
+static void etrt_pool_max_2d_f32(const etrt_conv_geometry *g, int64_t first, int64_t planes,
+                                 const float *x, float *y) {
+  const int64_t h = g->in[0], w = g->in[1], oh_count = g->out[0], ow_count = g->out[1];
+  for (int64_t plane = first; plane < planes; ++plane) {
+    const float *xp = x + plane * h * w;
+    float *yp = y + plane * oh_count * ow_count;
+    for (int64_t oh = 0; oh < oh_count; ++oh) {
+      int64_t r0 = oh * g->stride[0] - g->pad_begin[0], r1 = r0 + g->kernel[0];
+      if (r0 < 0) r0 = 0;
+      if (r1 > h) r1 = h;
+      for (int64_t ow = 0; ow < ow_count; ++ow) {
+        int64_t c0 = ow * g->stride[1] - g->pad_begin[1], c1 = c0 + g->kernel[1];
+        if (c0 < 0) c0 = 0;
+        if (c1 > w) c1 = w;
+        float best = 0.0f;
+        if (r0 < r1 && c0 < c1) {
+          best = xp[r0 * w + c0];
+          for (int64_t r = r0; r < r1; ++r)
+            for (int64_t c = (r == r0 ? c0 + 1 : c0); c < c1; ++c)
+              if (xp[r * w + c] > best) best = xp[r * w + c];
+        }
+        yp[oh * ow_count + ow] = best;
+      }
+    }
+  }
+}
+
 static void etrt_pool_planes(void *ctx, int64_t first, int64_t end) {
   const etrt_pool_job *j = ctx;
+  if (j->state->kind == ETRT_POOL_MAX && j->dtype == ETRT_DTYPE_FLOAT32 && j->indices == NULL &&
+      j->g->spatial == 2 && j->g->dilation[0] == 1 && j->g->dilation[1] == 1) {
+    etrt_pool_max_2d_f32(j->g, first, end, j->x, j->y);
+    return;
+  }
   if (j->state->kind == ETRT_POOL_MAX) {
     int column_major = j->state->params.storage_order == 1;
     switch (j->dtype) {
