@@ -167,10 +167,7 @@ void etrt_cpu_conv_activate(float *y, const float *z, int64_t n, etrt_conv_activ
       }
       break;
     case ETRT_CONV_ACT_HARD_SWISH:
-      for (int64_t i = 0; i < n; ++i) {
-        float t = y[i] * (float)(1.0 / 6.0) + 0.5f;
-        y[i] *= t < 0.0f ? 0.0f : t > 1.0f ? 1.0f : t;
-      }
+      etrt_cpu_hard_swish_f32(y, y, n);
       break;
     case ETRT_CONV_ACT_SIGMOID:
       etrt_cpu_sigmoid_f32(y, y, n);

@@ -1,5 +1,6 @@
 #include "engine/ops/cpu/vector_math.h"
 
+#include <math.h>
 #include <string.h>
 
 /* exp(x) for x <= 0; 0 below -87.33 (where the result leaves the normal range). */
@@ -21,8 +22,37 @@ static inline float etrt_vm_exp_nonpositive(float x) {
   return x > -87.33f ? y * scale : 0.0f;
 }
 
-/* The loop, compiled once per instruction set below. Written without contraction or
- * reordering, so every copy gives the same bits. */
+/* exp(x) for x <= 0 that keeps NaN (the plain one above maps it to 0). */
+static inline float etrt_vm_exp_nonpositive_nan(float x) {
+  float e = etrt_vm_exp_nonpositive(x);
+  return x != x ? x : e;
+}
+
+/* Each function below is a loop written once and compiled once per instruction set:
+ * chosen per call with __builtin_cpu_supports rather than target_clones, since an ifunc
+ * resolver runs before the sanitizer runtimes are ready. The loops are written without
+ * contraction or reordering, so every copy gives the same bits. */
+#if defined(__x86_64__) || defined(__i386__)
+#define ETRT_VM_DISPATCH(NAME, LOOP, PARAMS, ARGS)                 \
+  __attribute__((target("avx512f"))) static void NAME##_avx512 PARAMS { \
+    LOOP ARGS;                                                     \
+  }                                                                \
+  __attribute__((target("avx2"))) static void NAME##_avx2 PARAMS { \
+    LOOP ARGS;                                                     \
+  }                                                                \
+  void NAME PARAMS {                                               \
+    if (__builtin_cpu_supports("avx512f"))                         \
+      NAME##_avx512 ARGS;                                          \
+    else if (__builtin_cpu_supports("avx2"))                       \
+      NAME##_avx2 ARGS;                                            \
+    else                                                           \
+      LOOP ARGS;                                                   \
+  }
+#else
+#define ETRT_VM_DISPATCH(NAME, LOOP, PARAMS, ARGS) \
+  void NAME PARAMS { LOOP ARGS; }
+#endif
+
 static inline void etrt_vm_sigmoid_loop(const float *x, float *y, int64_t n) {
   for (int64_t i = 0; i < n; ++i) {
     float v = x[i];
@@ -31,60 +61,161 @@ static inline void etrt_vm_sigmoid_loop(const float *x, float *y, int64_t n) {
     y[i] = v != v ? v : s;
   }
 }
-
-#if defined(__x86_64__) || defined(__i386__)
-/* Chosen per call with __builtin_cpu_supports rather than target_clones: an ifunc
- * resolver runs before the sanitizer runtimes are ready. */
-__attribute__((target("avx512f"))) static void etrt_vm_sigmoid_avx512(const float *x, float *y,
-                                                                      int64_t n) {
-  etrt_vm_sigmoid_loop(x, y, n);
-}
-__attribute__((target("avx2"))) static void etrt_vm_sigmoid_avx2(const float *x, float *y,
-                                                                 int64_t n) {
-  etrt_vm_sigmoid_loop(x, y, n);
-}
-#endif
-
-void etrt_cpu_sigmoid_f32(const float *x, float *y, int64_t n) {
-#if defined(__x86_64__) || defined(__i386__)
-  if (__builtin_cpu_supports("avx512f")) {
-    etrt_vm_sigmoid_avx512(x, y, n);
-    return;
-  }
-  if (__builtin_cpu_supports("avx2")) {
-    etrt_vm_sigmoid_avx2(x, y, n);
-    return;
-  }
-#endif
-  etrt_vm_sigmoid_loop(x, y, n);
-}
+ETRT_VM_DISPATCH(etrt_cpu_sigmoid_f32, etrt_vm_sigmoid_loop, (const float *x, float *y, int64_t n),
+                 (x, y, n))
 
 static inline void etrt_vm_axpy_loop(float *restrict y, const float *restrict x, float a,
                                      int64_t n) {
   for (int64_t i = 0; i < n; ++i) y[i] += a * x[i];
 }
+ETRT_VM_DISPATCH(etrt_cpu_axpy_f32, etrt_vm_axpy_loop, (float *y, const float *x, float a, int64_t n),
+                 (y, x, a, n))
 
-#if defined(__x86_64__) || defined(__i386__)
-__attribute__((target("avx512f"))) static void etrt_vm_axpy_avx512(float *y, const float *x,
-                                                                   float a, int64_t n) {
-  etrt_vm_axpy_loop(y, x, a, n);
+/* erf in float32 within about 1.2 ulp: below |a| = 0.9277 an odd polynomial, above it
+ * 1 - exp(p(|a|)), both branches computed so that the loop vectorises (the faithfully
+ * rounded erff published by N. Juffa, evaluated without fused multiply-adds). */
+static inline float etrt_vm_erf(float a) {
+  float t = a < 0 ? -a : a, s = a * a;
+  float r = -1.72853470e-5f * t + 3.83197126e-4f;
+  float u = -3.88396438e-3f * t + 2.42546219e-2f;
+  r = r * s + u;
+  r = r * t + -1.06777877e-1f;
+  r = r * t + -6.34846687e-1f;
+  r = r * t + -1.28717512e-1f;
+  r = r * t - t; /* <= 0; -inf at infinity, giving 1 */
+  float big = 1.0f - etrt_vm_exp_nonpositive(r);
+  big = a < 0 ? -big : big;
+  float q = -5.96761703e-4f;
+  q = q * s + 4.99119423e-3f;
+  q = q * s + -2.67681349e-2f;
+  q = q * s + 1.12819925e-1f;
+  q = q * s + -3.76125336e-1f;
+  q = q * s + 1.28379166e-1f;
+  float small = q * a + a; /* NaN stays NaN here */
+  return t > 0.927734375f ? big : small;
 }
-__attribute__((target("avx2"))) static void etrt_vm_axpy_avx2(float *y, const float *x, float a,
-                                                              int64_t n) {
-  etrt_vm_axpy_loop(y, x, a, n);
-}
-#endif
 
-void etrt_cpu_axpy_f32(float *y, const float *x, float a, int64_t n) {
-#if defined(__x86_64__) || defined(__i386__)
-  if (__builtin_cpu_supports("avx512f")) {
-    etrt_vm_axpy_avx512(y, x, a, n);
-    return;
-  }
-  if (__builtin_cpu_supports("avx2")) {
-    etrt_vm_axpy_avx2(y, x, a, n);
-    return;
-  }
-#endif
-  etrt_vm_axpy_loop(y, x, a, n);
+static inline void etrt_vm_erf_loop(const float *x, float *y, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) y[i] = etrt_vm_erf(x[i]);
 }
+ETRT_VM_DISPATCH(etrt_cpu_erf_f32, etrt_vm_erf_loop, (const float *x, float *y, int64_t n),
+                 (x, y, n))
+
+static inline void etrt_vm_gelu_loop(const float *x, float *y, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) {
+    float v = x[i];
+    y[i] = 0.5f * v * (1.0f + etrt_vm_erf(v * 0.70710678118654752f));
+  }
+}
+ETRT_VM_DISPATCH(etrt_cpu_gelu_f32, etrt_vm_gelu_loop, (const float *x, float *y, int64_t n),
+                 (x, y, n))
+
+/* min(max(v / 6 + 0.5, 0), 1) as comparisons that vectorise; NaN stays NaN. */
+static inline void etrt_vm_hard_swish_loop(const float *x, float *y, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) {
+    float v = x[i], t = v * (float)(1.0 / 6.0) + 0.5f;
+    t = t < 1.0f ? t : 1.0f;
+    y[i] = v * (t > 0.0f ? t : 0.0f);
+  }
+}
+ETRT_VM_DISPATCH(etrt_cpu_hard_swish_f32, etrt_vm_hard_swish_loop,
+                 (const float *x, float *y, int64_t n), (x, y, n))
+
+static inline void etrt_vm_add_loop(const float *a, const float *b, float *y, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) y[i] = a[i] + b[i];
+}
+ETRT_VM_DISPATCH(etrt_cpu_add_f32, etrt_vm_add_loop,
+                 (const float *a, const float *b, float *y, int64_t n), (a, b, y, n))
+
+/* Reductions keep ETRT_VM_LANES partial results, one per lane, so that the compiler
+ * vectorises them without reassociating: the order, hence the result, is the same on
+ * every instruction set. */
+#define ETRT_VM_LANES 16
+
+static inline float etrt_vm_lanes_sum(const float *acc) {
+  float s = 0.0f;
+  for (int k = 0; k < ETRT_VM_LANES; ++k) s += acc[k];
+  return s;
+}
+
+static inline void etrt_vm_softmax_loop(const float *x, float *y, int64_t rows, int64_t n,
+                                        int log_softmax) {
+  for (int64_t row = 0; row < rows; ++row) {
+    const float *xr = x + row * n;
+    float *yr = y + row * n;
+    float lanes[ETRT_VM_LANES];
+    for (int k = 0; k < ETRT_VM_LANES; ++k) lanes[k] = xr[0];
+    int64_t i = 0;
+    for (; i + ETRT_VM_LANES <= n; i += ETRT_VM_LANES)
+      for (int k = 0; k < ETRT_VM_LANES; ++k)
+        lanes[k] = xr[i + k] > lanes[k] ? xr[i + k] : lanes[k];
+    float m = xr[0];
+    for (int k = 0; k < ETRT_VM_LANES; ++k) m = lanes[k] > m ? lanes[k] : m;
+    for (; i < n; ++i) m = xr[i] > m ? xr[i] : m;
+    /* exp(x - max) is in (0, 1]; a NaN (or an infinite maximum) gives NaN throughout.
+     * The sum is kept in double, as the general kernel keeps it: float32 lanes lose
+     * 1e-6 of it over rows of thousands (a recogniser's classes). */
+    double sums[ETRT_VM_LANES] = {0}, tail = 0.0;
+    for (i = 0; i + ETRT_VM_LANES <= n; i += ETRT_VM_LANES)
+      for (int k = 0; k < ETRT_VM_LANES; ++k) {
+        float e = etrt_vm_exp_nonpositive_nan(xr[i + k] - m);
+        if (!log_softmax) yr[i + k] = e;
+        sums[k] += e;
+      }
+    for (; i < n; ++i) {
+      float e = etrt_vm_exp_nonpositive_nan(xr[i] - m);
+      if (!log_softmax) yr[i] = e;
+      tail += e;
+    }
+    for (int k = 0; k < ETRT_VM_LANES; ++k) tail += sums[k];
+    float sum = (float)tail;
+    if (log_softmax) {
+      /* x - max first: exact for the large values near the maximum, where rounding
+       * max + log(sum) would cost up to half an ulp of max */
+      float log_sum = logf(sum);
+      for (i = 0; i < n; ++i) yr[i] = (xr[i] - m) - log_sum;
+    } else {
+      float scale = 1.0f / sum;
+      for (i = 0; i < n; ++i) yr[i] *= scale;
+    }
+  }
+}
+ETRT_VM_DISPATCH(etrt_cpu_softmax_f32, etrt_vm_softmax_loop,
+                 (const float *x, float *y, int64_t rows, int64_t n, int log_softmax),
+                 (x, y, rows, n, log_softmax))
+
+/* Two passes for the statistics (the mean, then the squared deviations from it), which
+ * keeps the variance accurate where the mean is large against the spread. */
+static inline void etrt_vm_layer_norm_loop(const float *x, const float *scale, const float *bias,
+                                           float *y, int64_t n, float epsilon,
+                                           float *mean_inv_std) {
+  float lanes[ETRT_VM_LANES] = {0};
+  float tail = 0.0f;
+  int64_t i = 0;
+  for (; i + ETRT_VM_LANES <= n; i += ETRT_VM_LANES)
+    for (int k = 0; k < ETRT_VM_LANES; ++k) lanes[k] += x[i + k];
+  for (; i < n; ++i) tail += x[i];
+  float mean = (etrt_vm_lanes_sum(lanes) + tail) / (float)n;
+  for (int k = 0; k < ETRT_VM_LANES; ++k) lanes[k] = 0.0f;
+  tail = 0.0f;
+  for (i = 0; i + ETRT_VM_LANES <= n; i += ETRT_VM_LANES)
+    for (int k = 0; k < ETRT_VM_LANES; ++k) {
+      float d = x[i + k] - mean;
+      lanes[k] += d * d;
+    }
+  for (; i < n; ++i) {
+    float d = x[i] - mean;
+    tail += d * d;
+  }
+  float inv_std = 1.0f / sqrtf((etrt_vm_lanes_sum(lanes) + tail) / (float)n + epsilon);
+  if (bias != NULL)
+    for (i = 0; i < n; ++i) y[i] = (x[i] - mean) * inv_std * scale[i] + bias[i];
+  else
+    for (i = 0; i < n; ++i) y[i] = (x[i] - mean) * inv_std * scale[i];
+  mean_inv_std[0] = mean;
+  mean_inv_std[1] = inv_std;
+}
+ETRT_VM_DISPATCH(etrt_cpu_layer_norm_f32, etrt_vm_layer_norm_loop,
+                 (const float *x, const float *scale, const float *bias, float *y, int64_t n,
+                  float epsilon, float *mean_inv_std),
+                 (x, scale, bias, y, n, epsilon, mean_inv_std))
