@@ -309,6 +309,19 @@ static void test_transformer_products(void) {
   build(net, &p);
   compare("EtrtMatMulBias 3-D", &p, a_dims, 3, 0, 1);
 
+  /* N = 1024: rows 4 KiB apart, which the weights' copy pads (the tail of each padded
+   * row must never be read as a weight). */
+  CHECK_OK(etrt_network_create(&net));
+  int64_t wide_dims[3] = {1, 5, 12};
+  CHECK_OK(etrt_network_add_input(net, "a", ETRT_DTYPE_FLOAT32, 3, wide_dims, wide_dims, &a));
+  int32_t wide[3] = {a, constant(net, "w", 2, (int64_t[]){12, 1024}, 13),
+                     constant(net, "bias", 1, (int64_t[]){1024}, 15)};
+  CHECK_OK(etrt_network_add_op(net, "EtrtMatMulBias", "linear", 3, wide, 1, &y, 0, NULL));
+  CHECK_OK(etrt_network_mark_output(net, y, "y"));
+  plan_case padded = {.x_count = 5 * 12, .y_count = 5 * 1024};
+  build(net, &padded);
+  compare("EtrtMatMulBias N 1024", &padded, wide_dims, 3, 0, 1);
+
   /* [2, 3, 5, 8] x [2, 3, 8, 6]: both operands are inputs. */
   CHECK_OK(etrt_network_create(&net));
   int64_t q_dims[4] = {2, 3, 5, 8}, k_dims[4] = {2, 3, 8, 6};
