@@ -379,9 +379,9 @@ static int etrt_dnnl_matmul_desc(const etrt_engine *engine, const etrt_node *nod
          ETRT_DNNL_OK(
              d->dnnl_memory_desc_init_by_strides(weights_md, 2, wd, dnnl_f32, w_strides)) &&
          ETRT_DNNL_OK(n_stride == n ? d->dnnl_memory_desc_init_by_tag(&packed_md, 2, wd, dnnl_f32,
-                                                                     dnnl_format_tag_any)
-                                    : d->dnnl_memory_desc_init_by_strides(&packed_md, 2, wd,
-                                                                          dnnl_f32, packed_strides)) &&
+                                                                      dnnl_format_tag_any)
+                                    : d->dnnl_memory_desc_init_by_strides(
+                                          &packed_md, 2, wd, dnnl_f32, packed_strides)) &&
          ETRT_DNNL_OK(d->dnnl_matmul_desc_init(md, &src_md, &packed_md, has_bias ? &bias_md : NULL,
                                                &dst_md));
 }

@@ -75,7 +75,8 @@ static void test_erf_accuracy(void) {
   int bad = 0;
   for (int i = 0; i < N; ++i) {
     double e = ulps(y[i], erf((double)x[i]));
-    if (e > 1.5 && bad++ < 5) fprintf(stderr, "erf(%.9g) = %.9g, want %.9g\n", x[i], y[i], erf(x[i]));
+    if (e > 1.5 && bad++ < 5)
+      fprintf(stderr, "erf(%.9g) = %.9g, want %.9g\n", x[i], y[i], erf(x[i]));
     if (e > worst) worst = e;
   }
   /* tiny arguments, where erf(x) is about 1.128 x, down to the subnormals */
@@ -84,7 +85,8 @@ static void test_erf_accuracy(void) {
   etrt_cpu_erf_f32(x, y, tiny);
   for (int i = 0; i < tiny; ++i) {
     double e = ulps(y[i], erf((double)x[i]));
-    if (e > 1.5 && bad++ < 10) fprintf(stderr, "erf(%.9g) = %.9g, want %.9g\n", x[i], y[i], erf(x[i]));
+    if (e > 1.5 && bad++ < 10)
+      fprintf(stderr, "erf(%.9g) = %.9g, want %.9g\n", x[i], y[i], erf(x[i]));
   }
   printf("  largest error %.3g ulp\n", worst);
   CHECK_EQ_INT(bad, 0);
@@ -141,7 +143,7 @@ static void test_hard_swish(void) {
   }
   CHECK_EQ_INT(bad, 0);
   CHECK(isnan(y[7]));
-  CHECK(y[N - 1] == 0.0f); /* past n: untouched */
+  CHECK(y[N - 1] == 0.0f);          /* past n: untouched */
   etrt_cpu_hard_swish_f32(x, x, N); /* in place */
   CHECK(x[N - 1] == y[N - 1] || x[N - 1] > 4.9f);
 }
@@ -174,8 +176,7 @@ static void test_softmax_rows(void) {
         for (int i = 0; i < n; ++i) {
           double want = logs ? (double)xr[i] - m - log(sum) : exp((double)xr[i] - m) / sum;
           double err = fabs(y[r * n + i] - want);
-          int ok = logs ? err <= 3e-7 * fabs(want) + 1e-6
-                        : err <= 1e-6 * want + 1e-38;
+          int ok = logs ? err <= 3e-7 * fabs(want) + 1e-6 : err <= 1e-6 * want + 1e-38;
           if (!ok && bad++ < 5)
             fprintf(stderr, "%s n %d row %d [%d] = %.9g, want %.9g\n",
                     logs ? "logsoftmax" : "softmax", n, r, i, y[r * n + i], want);

@@ -135,7 +135,8 @@ static int etrt_layer_norm_fast(const etrt_layer_norm_job *j) {
   const etrt_tensor *t[] = {j->x, j->scale, j->bias, j->addend, j->sum, j->y};
   for (size_t i = 0; i < sizeof t / sizeof t[0]; ++i)
     if (t[i] != NULL && t[i]->dtype != ETRT_DTYPE_FLOAT32) return 0;
-  return j->inner > 0 && j->scale_count == j->inner && (j->bias == NULL || j->bias_count == j->inner);
+  return j->inner > 0 && j->scale_count == j->inner &&
+         (j->bias == NULL || j->bias_count == j->inner);
 }
 
 static void etrt_layer_norm_rows_f32(const etrt_layer_norm_job *j, int64_t begin, int64_t end) {
@@ -144,8 +145,8 @@ static void etrt_layer_norm_rows_f32(const etrt_layer_norm_job *j, int64_t begin
   for (int64_t o = begin; o < end; ++o) {
     if (j->addend)
       etrt_cpu_add_f32((const float *)j->x->data + o * inner,
-                       (const float *)j->addend->data + o * inner, (float *)j->sum->data + o * inner,
-                       inner);
+                       (const float *)j->addend->data + o * inner,
+                       (float *)j->sum->data + o * inner, inner);
     float stats[2];
     etrt_cpu_layer_norm_f32(x + o * inner, j->scale->data, j->bias ? j->bias->data : NULL,
                             (float *)j->y->data + o * inner, inner, (float)j->epsilon, stats);

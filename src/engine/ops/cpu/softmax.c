@@ -53,11 +53,11 @@ ETRT_SOFTMAX_FN(etrt_softmax_f64, double, double, ETRT_LOAD_SAME, (double))
 ETRT_SOFTMAX_FN(etrt_softmax_f16, uint16_t, float, etrt_half_to_float, etrt_float_to_half)
 ETRT_SOFTMAX_FN(etrt_softmax_bf16, uint16_t, float, etrt_bfloat16_to_float, etrt_float_to_bfloat16)
 
-static void etrt_softmax_f32_rows(etrt_softmax_kind kind, int64_t o_begin, int64_t o_end,
-                                  int64_t n, int64_t inner, const void *x, void *y) {
+static void etrt_softmax_f32_rows(etrt_softmax_kind kind, int64_t o_begin, int64_t o_end, int64_t n,
+                                  int64_t inner, const void *x, void *y) {
   if (n == 0) return;
-  etrt_cpu_softmax_f32((const float *)x + o_begin * n, (float *)y + o_begin * n, o_end - o_begin,
-                       n, kind == ETRT_SOFTMAX_LOG);
+  etrt_cpu_softmax_f32((const float *)x + o_begin * n, (float *)y + o_begin * n, o_end - o_begin, n,
+                       kind == ETRT_SOFTMAX_LOG);
 }
 
 typedef struct etrt_softmax_job {
@@ -81,7 +81,8 @@ etrt_status etrt_cpu_softmax(const etrt_node *node, const etrt_tensor *inputs,
   etrt_softmax_job job = {NULL, s->kind, n, inner, inputs[0].data, outputs[0].data};
   switch (inputs[0].dtype) {
     case ETRT_DTYPE_FLOAT32:
-      job.fn = inner == 1 && s->kind != ETRT_SOFTMAX_HARD ? etrt_softmax_f32_rows : etrt_softmax_f32;
+      job.fn =
+          inner == 1 && s->kind != ETRT_SOFTMAX_HARD ? etrt_softmax_f32_rows : etrt_softmax_f32;
       break;
     case ETRT_DTYPE_FLOAT64:
       job.fn = etrt_softmax_f64;

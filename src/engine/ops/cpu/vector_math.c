@@ -33,20 +33,16 @@ static inline float etrt_vm_exp_nonpositive_nan(float x) {
  * resolver runs before the sanitizer runtimes are ready. The loops are written without
  * contraction or reordering, so every copy gives the same bits. */
 #if defined(__x86_64__) || defined(__i386__)
-#define ETRT_VM_DISPATCH(NAME, LOOP, PARAMS, ARGS)                 \
-  __attribute__((target("avx512f"))) static void NAME##_avx512 PARAMS { \
-    LOOP ARGS;                                                     \
-  }                                                                \
-  __attribute__((target("avx2"))) static void NAME##_avx2 PARAMS { \
-    LOOP ARGS;                                                     \
-  }                                                                \
-  void NAME PARAMS {                                               \
-    if (__builtin_cpu_supports("avx512f"))                         \
-      NAME##_avx512 ARGS;                                          \
-    else if (__builtin_cpu_supports("avx2"))                       \
-      NAME##_avx2 ARGS;                                            \
-    else                                                           \
-      LOOP ARGS;                                                   \
+#define ETRT_VM_DISPATCH(NAME, LOOP, PARAMS, ARGS)                                   \
+  __attribute__((target("avx512f"))) static void NAME##_avx512 PARAMS { LOOP ARGS; } \
+  __attribute__((target("avx2"))) static void NAME##_avx2 PARAMS { LOOP ARGS; }      \
+  void NAME PARAMS {                                                                 \
+    if (__builtin_cpu_supports("avx512f"))                                           \
+      NAME##_avx512 ARGS;                                                            \
+    else if (__builtin_cpu_supports("avx2"))                                         \
+      NAME##_avx2 ARGS;                                                              \
+    else                                                                             \
+      LOOP ARGS;                                                                     \
   }
 #else
 #define ETRT_VM_DISPATCH(NAME, LOOP, PARAMS, ARGS) \
@@ -68,8 +64,8 @@ static inline void etrt_vm_axpy_loop(float *restrict y, const float *restrict x,
                                      int64_t n) {
   for (int64_t i = 0; i < n; ++i) y[i] += a * x[i];
 }
-ETRT_VM_DISPATCH(etrt_cpu_axpy_f32, etrt_vm_axpy_loop, (float *y, const float *x, float a, int64_t n),
-                 (y, x, a, n))
+ETRT_VM_DISPATCH(etrt_cpu_axpy_f32, etrt_vm_axpy_loop,
+                 (float *y, const float *x, float a, int64_t n), (y, x, a, n))
 
 /* erf in float32 within about 1.2 ulp: below |a| = 0.9277 an odd polynomial, above it
  * 1 - exp(p(|a|)), both branches computed so that the loop vectorises (the faithfully
