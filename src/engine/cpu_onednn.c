@@ -205,17 +205,13 @@ static int etrt_dnnl_is_constant(const etrt_engine *engine, const etrt_node *nod
          engine->graph.values[node->inputs[i]].kind == ETRT_VALUE_KIND_CONSTANT;
 }
 
-static dnnl_status_t etrt_dnnl_post_ops(const etrt_fused_conv_params *fused,
-                                        const dnnl_memory_desc_t *residual, dnnl_post_ops_t ops) {
+/* EtrtFusedConv's activation as an eltwise post-op. */
+static dnnl_status_t etrt_dnnl_activation_post_op(const etrt_fused_conv_params *fused,
+                                                  dnnl_post_ops_t ops) {
   const etrt_dnnl_api *d = &etrt_dnnl;
-  dnnl_status_t s = dnnl_success;
-  /* The residual as a sum post-op: the run copies it into the output first. (A
-   * binary-add post-op reads it in place but is many times slower on NCHW outputs.) */
-  if (residual != NULL) s = d->dnnl_post_ops_append_sum(ops, 1.0f);
-  if (s != dnnl_success || fused == NULL) return s;
   switch (fused->activation) {
     case ETRT_CONV_ACT_NONE:
-      return s;
+      return dnnl_success;
     case ETRT_CONV_ACT_RELU:
       return d->dnnl_post_ops_append_eltwise(ops, 1.0f, dnnl_eltwise_relu, 0.0f, 0.0f);
     case ETRT_CONV_ACT_CLIP: {
@@ -232,6 +228,21 @@ static dnnl_status_t etrt_dnnl_post_ops(const etrt_fused_conv_params *fused,
       return d->dnnl_post_ops_append_eltwise(ops, 1.0f, dnnl_eltwise_swish, 1.0f, 0.0f);
   }
   return dnnl_unimplemented;
+}
+
+static dnnl_status_t etrt_dnnl_post_ops(const etrt_fused_conv_params *fused,
+                                        const dnnl_memory_desc_t *residual, dnnl_post_ops_t ops) {
+  const etrt_dnnl_api *d = &etrt_dnnl;
+  dnnl_status_t s = dnnl_success;
+  /* The residual as a sum post-op: the run copies it into the output first. (A
+   * binary-add post-op reads it in place but is many times slower on NCHW outputs.) */
+  if (residual != NULL) s = d->dnnl_post_ops_append_sum(ops, 1.0f);
+  if (s != dnnl_success || fused == NULL) return s;
+  s = etrt_dnnl_activation_post_op(fused, ops);
+  /* A folded affine block (PaddlePaddle's after every activation of its recognisers). */
+  if (s == dnnl_success && (fused->scale != 1.0f || fused->shift != 0.0f))
+    s = d->dnnl_post_ops_append_eltwise(ops, 1.0f, dnnl_eltwise_linear, fused->scale, fused->shift);
+  return s;
 }
 
 /* The descriptors of a Conv or EtrtFusedConv node at its largest shapes; 0 when oneDNN
