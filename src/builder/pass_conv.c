@@ -51,11 +51,12 @@ static float etrt_conv_scalar(const etrt_ir_graph *graph, const etrt_ir_node *no
 
 typedef struct etrt_conv_chain {
   int32_t last;    /* node that becomes the EtrtFusedConv */
-  int32_t dead[3]; /* nodes the fusion removes besides the Conv */
+  int32_t dead[5]; /* nodes the fusion removes besides the Conv */
   uint32_t dead_count;
   int32_t residual; /* -1: none */
   const char *activation;
   float min, max;
+  float scale, shift; /* the affine block after the activation */
 } etrt_conv_chain;
 
 /* The activation reading `value` alone (or, for Silu, with the Mul), if any. */
@@ -110,6 +111,34 @@ static void etrt_conv_match_activation(const etrt_ir_graph *graph, int32_t value
   }
 }
 
+/* Mul by a constant scalar, then Add of one (either may be missing), reading the
+ * activation's output alone: PaddlePaddle's learnable affine block after every
+ * activation of its OCR recognisers, which also kept the convolutions around it from
+ * chaining their blocked layouts. */
+static void etrt_conv_match_affine(const etrt_ir_graph *graph, etrt_conv_chain *c) {
+  static const char *const ops[2] = {"Mul", "Add"};
+  for (int step = 0; step < 2; ++step) {
+    int32_t value = graph->nodes[c->last].outputs[0];
+    int32_t reader = etrt_ir_single_consumer(graph, value);
+    if (reader < 0) return;
+    const etrt_ir_node *a = &graph->nodes[reader];
+    if (strcmp(a->op_type, ops[step]) != 0 || a->domain[0] != '\0' || a->num_inputs != 2 ||
+        a->num_outputs != 1 || a->outputs[0] < 0 ||
+        !etrt_conv_same_shape(graph, a->outputs[0], value))
+      continue;
+    uint32_t other = a->inputs[0] == value ? 1 : 0;
+    if (a->inputs[1 - other] != value || a->inputs[other] == value) continue;
+    float f = etrt_conv_scalar(graph, a, other, NAN);
+    if (!isfinite(f)) continue;
+    if (step == 0)
+      c->scale = f;
+    else
+      c->shift = f;
+    c->dead[c->dead_count++] = c->last;
+    c->last = reader;
+  }
+}
+
 static etrt_status etrt_conv_fuse(etrt_ir_graph *graph, uint32_t n, const etrt_conv_chain *c) {
   etrt_ir_node *conv = &graph->nodes[n], *last = &graph->nodes[c->last];
   int32_t x = conv->inputs[0], w = conv->inputs[1];
@@ -134,6 +163,14 @@ static etrt_status etrt_conv_fuse(etrt_ir_graph *graph, uint32_t n, const etrt_c
     ETRT_RETURN_IF_ERROR(etrt_ir_node_set_attribute(graph, last, &lo));
     ETRT_RETURN_IF_ERROR(etrt_ir_node_set_attribute(graph, last, &hi));
   }
+  if (c->scale != 1.0f) {
+    etrt_attribute a = {.name = "activation_scale", .kind = ETRT_ATTRIBUTE_FLOAT, .f = c->scale};
+    ETRT_RETURN_IF_ERROR(etrt_ir_node_set_attribute(graph, last, &a));
+  }
+  if (c->shift != 0.0f) {
+    etrt_attribute a = {.name = "activation_shift", .kind = ETRT_ATTRIBUTE_FLOAT, .f = c->shift};
+    ETRT_RETURN_IF_ERROR(etrt_ir_node_set_attribute(graph, last, &a));
+  }
   graph->values[conv->outputs[0]].producer = -1;
   graph->values[y].producer = c->last;
   conv->dead = true;
@@ -156,7 +193,8 @@ etrt_status etrt_pass_fuse_conv(etrt_ir_graph *graph, bool any_activation, uint3
         conv->outputs[0] < 0 || graph->values[conv->outputs[0]].dtype != ETRT_DTYPE_FLOAT32)
       continue;
     int32_t y = conv->outputs[0];
-    etrt_conv_chain c = {.last = -1, .residual = -1, .activation = "NONE"};
+    etrt_conv_chain c = {
+        .last = -1, .residual = -1, .activation = "NONE", .scale = 1.0f, .shift = 0.0f};
     int32_t reader = etrt_ir_single_consumer(graph, y);
     if (reader >= 0) {
       const etrt_ir_node *add = &graph->nodes[reader];
@@ -174,6 +212,7 @@ etrt_status etrt_pass_fuse_conv(etrt_ir_graph *graph, bool any_activation, uint3
     }
     etrt_conv_match_activation(graph, y, any_activation, &c);
     if (c.last < 0) continue;
+    if (any_activation && strcmp(c.activation, "NONE") != 0) etrt_conv_match_affine(graph, &c);
     ETRT_RETURN_IF_ERROR(etrt_conv_fuse(graph, n, &c));
     ++*fused;
   }

@@ -43,8 +43,9 @@ etrt_status etrt_pass_fuse_gemm(etrt_ir_graph *graph, uint32_t *fused);
  * the same shape and/or only by an activation becomes one EtrtFusedConv in the place
  * of the last node of the chain. The activations are those every executor of the plan
  * takes: with `any_activation` (a plan wholly on the CPU) Relu, Clip with constant
- * bounds, HardSwish, Sigmoid, or Sigmoid and Mul forming SiLU; otherwise Relu alone,
- * which cuDNN's fused convolution applies. */
+ * bounds, HardSwish, Sigmoid, or Sigmoid and Mul forming SiLU, and after the activation
+ * a Mul and/or an Add of constant scalars (activation_scale, activation_shift);
+ * otherwise Relu alone, which cuDNN's fused convolution applies. */
 etrt_status etrt_pass_fuse_conv(etrt_ir_graph *graph, bool any_activation, uint32_t *fused);
 
 /* The exact GELU spelt as Div, Erf, Add and two Muls (exports before opset 20), each

@@ -479,6 +479,59 @@ static void test_fuse_conv(void) {
   }
 }
 
+/* In a CPU plan, Mul and Add of constant scalars after a fused activation (PaddlePaddle's
+ * affine blocks) join the EtrtFusedConv with the same results; a Mul by a tensor, an Add
+ * with a second reader's input and a plan that may use a GPU keep them. */
+static void test_fuse_conv_affine(void) {
+  float w[16], scale = 1.75f, shift = -0.375f, per_channel[4] = {1, 2, 3, 4};
+  for (int i = 0; i < 16; ++i) w[i] = (float)((i * 5) % 7) * 0.3f - 0.9f;
+  float x[100], reference[300], fused_out[300];
+  for (int i = 0; i < 100; ++i) x[i] = (float)(i % 13) * 0.5f - 3.0f;
+  for (int pass = 0; pass < 3; ++pass) {
+    tm_model m;
+    tm_init(&m);
+    const char *dims[4] = {"1", "4", "5", "5"};
+    tm_input(&m, "x", 4, dims);
+    tm_initializer_f32(&m, "W", 4, (int64_t[]){4, 4, 1, 1}, w);
+    tm_initializer_f32(&m, "scale", 0, NULL, &scale);
+    tm_initializer_f32(&m, "shift", 1, (int64_t[]){1}, &shift);
+    tm_initializer_f32(&m, "per_channel", 4, (int64_t[]){1, 4, 1, 1}, per_channel);
+    /* HardSwish, scale, shift: all one node */
+    tm_node(&m, "Conv", "conv1", "x,W", "c1", 0);
+    tm_node(&m, "HardSwish", "hs1", "c1", "h1", 0);
+    tm_node(&m, "Mul", "mul1", "scale,h1", "m1", 0);
+    tm_node(&m, "Add", "add1", "m1,shift", "y1", 0);
+    /* Relu then only an Add; a Mul by a per-channel tensor stays */
+    tm_node(&m, "Conv", "conv2", "y1,W", "c2", 0);
+    tm_node(&m, "Relu", "relu2", "c2", "r2", 0);
+    tm_node(&m, "Add", "add2", "r2,shift", "y2", 0);
+    tm_node(&m, "Mul", "mul2", "y2,per_channel", "y3", 0);
+    tm_node(&m, "Concat", "cat", "y1,y2,y3", "y", 1, tm_attr_int("axis", 1));
+    tm_output(&m, "y");
+    loaded l;
+    load(&m, 14, &l);
+    etrt_ir_graph *g = l.graph;
+    uint32_t fused;
+    if (pass == 0) {
+      run_cpu(g, x, reference, 300);
+    } else if (pass == 1) {
+      CHECK_OK(etrt_pass_fuse_conv(g, true, &fused));
+      CHECK_EQ_INT(fused, 2);
+      CHECK_EQ_INT(count_live(g, "EtrtFusedConv"), 2);
+      CHECK_EQ_INT(count_live(g, "Add"), 0);
+      CHECK_EQ_INT(count_live(g, "Mul"), 1);
+      run_cpu(g, x, fused_out, 300);
+      check_same(reference, fused_out, 300, 1e-5); /* oneDNN may fuse the multiply-add */
+    } else {
+      CHECK_OK(etrt_pass_fuse_conv(g, false, &fused)); /* Relu alone */
+      CHECK_EQ_INT(fused, 1);
+      CHECK_EQ_INT(count_live(g, "Add"), 2);
+      CHECK_EQ_INT(count_live(g, "Mul"), 2);
+    }
+    unload(&l);
+  }
+}
+
 /* For a plan that may use a GPU: Conv -> Add(residual) -> Relu becomes one
  * EtrtFusedConv in the Relu's place, even though the residual's producer (another
  * Conv) comes after the first Conv; a Conv whose output is also a graph output is
@@ -840,6 +893,7 @@ int main(void) {
   RUN_TEST(test_fuse_hardswish);
   RUN_TEST(test_fuse_gemm);
   RUN_TEST(test_fuse_conv);
+  RUN_TEST(test_fuse_conv_affine);
   RUN_TEST(test_fuse_conv_relu_only);
   RUN_TEST(test_fuse_gelu);
   RUN_TEST(test_fuse_add_layer_norm);

@@ -126,25 +126,32 @@ typedef struct conv_shape {
   int bias;
   const char *activation; /* NULL: a plain Conv */
   int residual;
-  uint32_t expect; /* nodes oneDNN takes */
+  uint32_t expect;    /* nodes oneDNN takes */
+  float scale, shift; /* a folded affine block; 0 and 0: none */
 } conv_shape;
 
 static void test_convolutions(void) {
   static const conv_shape shapes[] = {
-      {"3x3 pad 1 bias", 1, 16, 12, 12, 32, 3, 1, 1, 1, 1, 1, 1, NULL, 0, 1},
-      {"1x1 no bias", 2, 24, 7, 9, 8, 1, 1, 0, 0, 1, 1, 0, NULL, 0, 1},
-      {"7x7 stride 2 asymmetric pads", 1, 3, 23, 23, 16, 7, 2, 3, 2, 1, 1, 1, NULL, 0, 1},
-      {"3x3 dilated 2", 1, 8, 15, 15, 8, 3, 1, 2, 2, 2, 1, 1, NULL, 0, 1},
-      {"grouped 4", 1, 16, 10, 10, 32, 3, 1, 1, 1, 1, 4, 1, NULL, 0, 1},
-      {"depthwise (etrt's kernel)", 1, 16, 10, 10, 16, 3, 1, 1, 1, 1, 16, 1, NULL, 0, 0},
-      {"fused Relu", 1, 16, 12, 12, 32, 3, 1, 1, 1, 1, 1, 1, "Relu", 0, 1},
-      {"fused residual + Relu", 1, 16, 12, 12, 16, 3, 1, 1, 1, 1, 1, 1, "Relu", 1, 1},
-      {"fused residual only", 1, 32, 6, 6, 32, 1, 1, 0, 0, 1, 1, 1, "NONE", 1, 1},
-      {"fused Clip", 1, 16, 12, 12, 32, 3, 2, 1, 1, 1, 1, 1, "Clip", 0, 1},
-      {"fused HardSwish", 1, 16, 12, 12, 32, 1, 1, 0, 0, 1, 1, 1, "HardSwish", 0, 1},
-      {"fused Sigmoid", 1, 16, 12, 12, 32, 1, 1, 0, 0, 1, 1, 0, "Sigmoid", 0, 1},
-      {"fused Silu grouped", 1, 16, 12, 12, 32, 3, 1, 1, 1, 1, 2, 1, "Silu", 0, 1},
-      {"fused depthwise residual Silu", 1, 8, 9, 9, 8, 3, 1, 1, 1, 1, 8, 1, "Silu", 1, 0},
+      {"3x3 pad 1 bias", 1, 16, 12, 12, 32, 3, 1, 1, 1, 1, 1, 1, NULL, 0, 1, 0.0f, 0.0f},
+      {"1x1 no bias", 2, 24, 7, 9, 8, 1, 1, 0, 0, 1, 1, 0, NULL, 0, 1, 0.0f, 0.0f},
+      {"7x7 stride 2 asymmetric pads", 1, 3, 23, 23, 16, 7, 2, 3, 2, 1, 1, 1, NULL, 0, 1, 0.0f,
+       0.0f},
+      {"3x3 dilated 2", 1, 8, 15, 15, 8, 3, 1, 2, 2, 2, 1, 1, NULL, 0, 1, 0.0f, 0.0f},
+      {"grouped 4", 1, 16, 10, 10, 32, 3, 1, 1, 1, 1, 4, 1, NULL, 0, 1, 0.0f, 0.0f},
+      {"depthwise (etrt's kernel)", 1, 16, 10, 10, 16, 3, 1, 1, 1, 1, 16, 1, NULL, 0, 0, 0.0f,
+       0.0f},
+      {"fused Relu", 1, 16, 12, 12, 32, 3, 1, 1, 1, 1, 1, 1, "Relu", 0, 1, 0.0f, 0.0f},
+      {"fused residual + Relu", 1, 16, 12, 12, 16, 3, 1, 1, 1, 1, 1, 1, "Relu", 1, 1, 0.0f, 0.0f},
+      {"fused residual only", 1, 32, 6, 6, 32, 1, 1, 0, 0, 1, 1, 1, "NONE", 1, 1, 0.0f, 0.0f},
+      {"fused Clip", 1, 16, 12, 12, 32, 3, 2, 1, 1, 1, 1, 1, "Clip", 0, 1, 0.0f, 0.0f},
+      {"fused HardSwish", 1, 16, 12, 12, 32, 1, 1, 0, 0, 1, 1, 1, "HardSwish", 0, 1, 0.0f, 0.0f},
+      {"fused HardSwish affine", 1, 16, 12, 12, 32, 1, 1, 0, 0, 1, 1, 1, "HardSwish", 0, 1, 1.5f,
+       -0.25f},
+      {"fused residual Relu shift", 1, 8, 9, 9, 8, 3, 1, 1, 1, 1, 1, 1, "Relu", 1, 1, 1.0f, 0.5f},
+      {"fused Sigmoid", 1, 16, 12, 12, 32, 1, 1, 0, 0, 1, 1, 0, "Sigmoid", 0, 1, 0.0f, 0.0f},
+      {"fused Silu grouped", 1, 16, 12, 12, 32, 3, 1, 1, 1, 1, 2, 1, "Silu", 0, 1, 0.0f, 0.0f},
+      {"fused depthwise residual Silu", 1, 8, 9, 9, 8, 3, 1, 1, 1, 1, 8, 1, "Silu", 1, 0, 0.0f,
+       0.0f},
   };
   for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; ++i) {
     const conv_shape *s = &shapes[i];
@@ -183,8 +190,12 @@ static void test_convolutions(void) {
         {.name = "activation", .kind = ETRT_ATTRIBUTE_STRING, .s = s->activation},
         {.name = "activation_min", .kind = ETRT_ATTRIBUTE_FLOAT, .f = -0.25f},
         {.name = "activation_max", .kind = ETRT_ATTRIBUTE_FLOAT, .f = 0.5f},
+        {.name = "activation_scale", .kind = ETRT_ATTRIBUTE_FLOAT, .f = s->scale},
+        {.name = "activation_shift", .kind = ETRT_ATTRIBUTE_FLOAT, .f = s->shift},
     };
-    uint32_t attribute_count = s->activation == NULL ? 5 : 8;
+    uint32_t attribute_count = s->activation == NULL                  ? 5
+                               : s->scale == 0.0f && s->shift == 0.0f ? 8
+                                                                      : 10;
     CHECK_OK(etrt_network_add_op(net, s->activation ? "EtrtFusedConv" : "Conv", "conv",
                                  s->residual ? 4 : 3, inputs, 1, &y, attribute_count, attributes));
     CHECK_OK(etrt_network_mark_output(net, y, "y"));
@@ -309,6 +320,19 @@ static void test_transformer_products(void) {
   build(net, &p);
   compare("EtrtMatMulBias 3-D", &p, a_dims, 3, 0, 1);
 
+  /* N = 1024: rows 4 KiB apart, which the weights' copy pads (the tail of each padded
+   * row must never be read as a weight). */
+  CHECK_OK(etrt_network_create(&net));
+  int64_t wide_dims[3] = {1, 5, 12};
+  CHECK_OK(etrt_network_add_input(net, "a", ETRT_DTYPE_FLOAT32, 3, wide_dims, wide_dims, &a));
+  int32_t wide[3] = {a, constant(net, "w", 2, (int64_t[]){12, 1024}, 13),
+                     constant(net, "bias", 1, (int64_t[]){1024}, 15)};
+  CHECK_OK(etrt_network_add_op(net, "EtrtMatMulBias", "linear", 3, wide, 1, &y, 0, NULL));
+  CHECK_OK(etrt_network_mark_output(net, y, "y"));
+  plan_case padded = {.x_count = 5 * 12, .y_count = 5 * 1024};
+  build(net, &padded);
+  compare("EtrtMatMulBias N 1024", &padded, wide_dims, 3, 0, 1);
+
   /* [2, 3, 5, 8] x [2, 3, 8, 6]: both operands are inputs. */
   CHECK_OK(etrt_network_create(&net));
   int64_t q_dims[4] = {2, 3, 5, 8}, k_dims[4] = {2, 3, 8, 6};
@@ -383,6 +407,11 @@ static void test_fused_conv_refusals(void) {
   CHECK_FAILS(
       etrt_network_add_op(net, "EtrtFusedConv", "f", 2, (int32_t[]){x, w}, 1, &y, 3, bounds),
       ETRT_ERROR_INVALID_ARGUMENT, "activation_min 2 is above activation_max 1");
+  etrt_attribute affine[] = {{.name = "activation", .kind = ETRT_ATTRIBUTE_STRING, .s = "Relu"},
+                             {.name = "activation_scale", .kind = ETRT_ATTRIBUTE_FLOAT, .f = NAN}};
+  CHECK_FAILS(
+      etrt_network_add_op(net, "EtrtFusedConv", "f", 2, (int32_t[]){x, w}, 1, &y, 2, affine),
+      ETRT_ERROR_INVALID_ARGUMENT, "activation_scale nan and activation_shift 0 must be finite");
   CHECK_FAILS(
       etrt_network_add_op(net, "EtrtFusedConv", "f", 4, (int32_t[]){x, w, -1, z}, 1, &y, 1, bounds),
       ETRT_ERROR_INVALID_ARGUMENT, "the residual Z must have the output's type and shape");

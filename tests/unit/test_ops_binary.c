@@ -30,6 +30,15 @@ static void test_pow(void) {
   CHECK_OK(binary("Pow", OH_I32(1, (3), 4, 2, 9), OH_F32(1, (3), 1.5f, 0.5f, 0.5f), yi, info));
   CHECK_EQ_INT(info[0].dtype, ETRT_DTYPE_INT32);
   OH_CHECK_INTS(yi, ((int32_t[]){8, 1, 3}), 3);
+  /* a square is a product, bit for bit pow's, special values included */
+  float sq[6];
+  CHECK_OK(binary("Pow", OH_F32(1, (6), -3.1f, 1e20f, 1e-30f, -INFINITY, NAN, 7.000001f),
+                  OH_F32(1, (1), 2.0f), sq, info));
+  const float base[6] = {-3.1f, 1e20f, 1e-30f, -INFINITY, NAN, 7.000001f};
+  for (int i = 0; i < 6; ++i) {
+    float want = (float)pow((double)base[i], 2.0);
+    CHECK(memcmp(&sq[i], &want, sizeof want) == 0 || (isnan(sq[i]) && isnan(want)));
+  }
 }
 
 static void test_mod(void) {

@@ -39,6 +39,12 @@ static etrt_status etrt_fused_conv_prepare(const etrt_node *node, void *state) {
     return etrt_op_error(node, ETRT_ERROR_INVALID_ARGUMENT,
                          "activation_min %g is above activation_max %g", (double)p->min,
                          (double)p->max);
+  p->scale = etrt_node_attribute_float(node, "activation_scale", 1.0f);
+  p->shift = etrt_node_attribute_float(node, "activation_shift", 0.0f);
+  if (!isfinite(p->scale) || !isfinite(p->shift))
+    return etrt_op_error(node, ETRT_ERROR_INVALID_ARGUMENT,
+                         "activation_scale %g and activation_shift %g must be finite",
+                         (double)p->scale, (double)p->shift);
   return ETRT_OK;
 }
 
@@ -156,10 +162,12 @@ static int etrt_conv_cuda_supports(const etrt_node *node, const etrt_tensor *inp
   return node->num_inputs < 3 || inputs[2].rank < 0 || inputs[2].dtype == t;
 }
 
-/* cuDNN's fused convolution (and the GEMM path's epilogue) applies Relu or nothing. */
+/* cuDNN's fused convolution (and the GEMM path's epilogue) applies Relu or nothing, and
+ * no affine block after it (the builder folds those in CPU plans only). */
 static int etrt_fused_conv_cuda_supports(const etrt_node *node, const etrt_tensor *inputs) {
   const etrt_fused_conv_params *p = node->state;
   if (p->activation != ETRT_CONV_ACT_NONE && p->activation != ETRT_CONV_ACT_RELU) return 0;
+  if (p->scale != 1.0f || p->shift != 0.0f) return 0;
   if (!etrt_conv_cuda_supports(node, inputs)) return 0;
   return node->num_inputs < 4 || inputs[3].rank < 0 || inputs[3].dtype == inputs[0].dtype;
 }

@@ -23,15 +23,16 @@ typedef enum etrt_conv_activation {
 typedef struct etrt_fused_conv_params {
   etrt_conv_params conv;
   etrt_conv_activation activation;
-  float min, max; /* Clip */
+  float min, max;     /* Clip */
+  float scale, shift; /* then y * scale + shift (a scalar affine block; 1 and 0: none) */
 } etrt_fused_conv_params;
 
 /* The activation named by a EtrtFusedConv "activation" string; -1 when unknown. */
 int etrt_conv_activation_parse(const char *name);
 
-/* EtrtFusedConv's epilogue after the bias: y = act(y + z) over n values (z may be NULL). */
-void etrt_cpu_conv_activate(float *y, const float *z, int64_t n, etrt_conv_activation activation,
-                            float min, float max);
+/* EtrtFusedConv's epilogue after the bias: y = act(y + z) * scale + shift over n values
+ * (z may be NULL; p NULL: a Conv, only z is added). */
+void etrt_cpu_conv_activate(float *y, const float *z, int64_t n, const etrt_fused_conv_params *p);
 
 etrt_status etrt_cpu_conv(const etrt_node *node, const etrt_tensor *inputs, etrt_tensor *outputs);
 etrt_status etrt_cpu_conv_transpose(const etrt_node *node, const etrt_tensor *inputs,

@@ -142,23 +142,32 @@ typedef struct etrt_conv_job {
   const float *x, *w, *bias;
   float *y;
   int64_t k_total, tiles; /* tiles: output tiles per (batch, group) */
-  /* EtrtFusedConv's epilogue: the residual (NULL: none) and the activation. */
+  /* EtrtFusedConv's epilogue: the residual (NULL: none), the activation and affine. */
   const float *z;
-  etrt_conv_activation activation;
-  float min, max;
+  const etrt_fused_conv_params *fused; /* NULL: a Conv */
 } etrt_conv_job;
 
 /* y = act(y + z) over n values, in the order and with the arithmetic of the separate
  * Add and activation operators, so fused and unfused plans give the same bits. */
-void etrt_cpu_conv_activate(float *y, const float *z, int64_t n, etrt_conv_activation activation,
-                            float min, float max) {
-  switch (activation) {
+void etrt_cpu_conv_activate(float *y, const float *z, int64_t n, const etrt_fused_conv_params *p) {
+  if (z != NULL) etrt_cpu_add_f32(y, z, y, n);
+  if (p == NULL) return;
+  switch (p->activation) {
+    case ETRT_CONV_ACT_NONE:
+      break;
+    case ETRT_CONV_ACT_RELU:
+      etrt_cpu_relu_f32(y, y, n);
+      break;
+    case ETRT_CONV_ACT_CLIP:
+      etrt_cpu_clip_f32(y, y, n, p->min, p->max);
+      break;
+    case ETRT_CONV_ACT_HARD_SWISH:
+      etrt_cpu_hard_swish_f32(y, y, n);
+      break;
     case ETRT_CONV_ACT_SIGMOID:
-      etrt_cpu_activate_f32(y, z, n, ETRT_CPU_ACTIVATION_NONE, 0.0f, 0.0f);
       etrt_cpu_sigmoid_f32(y, y, n);
       break;
     case ETRT_CONV_ACT_SILU: {
-      etrt_cpu_activate_f32(y, z, n, ETRT_CPU_ACTIVATION_NONE, 0.0f, 0.0f);
       float s[256];
       for (int64_t i0 = 0; i0 < n; i0 += 256) {
         int64_t m = n - i0 < 256 ? n - i0 : 256;
@@ -167,19 +176,12 @@ void etrt_cpu_conv_activate(float *y, const float *z, int64_t n, etrt_conv_activ
       }
       break;
     }
-    case ETRT_CONV_ACT_RELU:
-      etrt_cpu_activate_f32(y, z, n, ETRT_CPU_ACTIVATION_RELU, 0.0f, 0.0f);
-      break;
-    case ETRT_CONV_ACT_CLIP:
-      etrt_cpu_activate_f32(y, z, n, ETRT_CPU_ACTIVATION_CLIP, min, max);
-      break;
-    case ETRT_CONV_ACT_HARD_SWISH:
-      etrt_cpu_activate_f32(y, z, n, ETRT_CPU_ACTIVATION_HARD_SWISH, 0.0f, 0.0f);
-      break;
-    default:
-      etrt_cpu_activate_f32(y, z, n, ETRT_CPU_ACTIVATION_NONE, 0.0f, 0.0f);
-      break;
   }
+  /* the Mul and then the Add the builder folded, each rounded as they were */
+  if (p->scale != 1.0f)
+    for (int64_t i = 0; i < n; ++i) y[i] *= p->scale;
+  if (p->shift != 0.0f)
+    for (int64_t i = 0; i < n; ++i) y[i] += p->shift;
 }
 
 /* Adds the bias, then applies the epilogue, to planes [begin, end) of the output
@@ -193,12 +195,12 @@ static void etrt_conv_bias_planes(void *ctx, int64_t begin, int64_t end) {
       for (int64_t p = 0; p < c->d.out_count; ++p) yp[p] += b;
     }
     etrt_cpu_conv_activate(yp, c->z != NULL ? c->z + plane * c->d.out_count : NULL, c->d.out_count,
-                           c->activation, c->min, c->max);
+                           c->fused);
   }
 }
 
 static void etrt_conv_add_bias(etrt_conv_job *c) {
-  if (c->bias == NULL && c->z == NULL && c->activation == ETRT_CONV_ACT_NONE) return;
+  if (c->bias == NULL && c->z == NULL && c->fused == NULL) return;
   int64_t planes = c->d.batch * c->d.maps;
   etrt_parallel_for(planes, 1 + 16384 / (c->d.out_count + 1), etrt_conv_bias_planes, c);
 }
@@ -410,8 +412,7 @@ static void etrt_conv_nhwc_rows(void *ctx, int64_t begin, int64_t end) {
       int64_t at = r * j->maps + m;
       if (j->fused != NULL) {
         float z = j->z != NULL ? (float)etrt_scalar_load(j->z->data, j->z->dtype, at) : 0.0f;
-        etrt_cpu_conv_activate(&acc, j->z != NULL ? &z : NULL, 1, j->fused->activation,
-                               j->fused->min, j->fused->max);
+        etrt_cpu_conv_activate(&acc, j->z != NULL ? &z : NULL, 1, j->fused);
       }
       etrt_scalar_store(j->y->data, yt, at, acc);
     }
@@ -464,9 +465,7 @@ etrt_status etrt_cpu_conv(const etrt_node *node, const etrt_tensor *inputs, etrt
                      .y = outputs[0].data};
   if (fused != NULL) {
     c.z = node->num_inputs > 3 && inputs[3].rank >= 0 ? inputs[3].data : NULL;
-    c.activation = fused->activation;
-    c.min = fused->min;
-    c.max = fused->max;
+    c.fused = fused;
   }
   const etrt_conv_dims *d = &c.d;
   c.k_total = d->channels_per_group * d->kernel_count;

@@ -1,12 +1,14 @@
 /* CPU kernels of the normalizations (float32, float64, float16 and bfloat16, each
  * element widened as it is read). Every one normalizes contiguous blocks of X;
- * statistics are accumulated in double. */
+ * statistics are accumulated in double, but for LayerNormalization's float32 rows with a
+ * full-length scale, which take the vectorised row of vector_math.c. */
 #include "engine/ops/normalization.h"
 
 #include <math.h>
 
 #include "base/thread_pool.h"
 #include "engine/ops/cpu/scalar.h"
+#include "engine/ops/cpu/vector_math.h"
 #include "engine/ops/shape_util.h"
 
 /* float32 first: the type of every CPU plan. */
@@ -126,50 +128,42 @@ typedef struct etrt_layer_norm_job {
   double epsilon;
   int64_t inner, scale_count, bias_count;
   float *mean_out, *inv_std_out;
+  int fast; /* every tensor float32, scale and bias (if any) one value per element */
 } etrt_layer_norm_job;
 
-/* A float32 row whose scale and bias are whole rows: the arithmetic of the general loop
- * below (double throughout), without its per-element type dispatch and index modulo, so
- * that the compiler vectorises it; the same bits. */
-static void etrt_layer_norm_row_f32(const etrt_layer_norm_job *j, int64_t o) {
-  const int64_t n = j->inner;
-  const float *x = (const float *)(j->addend ? j->sum : j->x)->data + o * n;
-  const float *scale = j->scale->data, *bias = j->bias != NULL ? j->bias->data : NULL;
-  float *y = (float *)j->y->data + o * n;
-  if (j->addend) {
-    const float *a = (const float *)j->x->data + o * n, *b = (const float *)j->addend->data + o * n;
-    float *sum = (float *)j->sum->data + o * n;
-    for (int64_t i = 0; i < n; ++i) sum[i] = (float)((double)a[i] + (double)b[i]);
-  }
-  double mean, inv_std;
-  etrt_norm_moments(j->addend ? j->sum : j->x, o * n, n, j->epsilon, &mean, &inv_std);
-  if (j->mean_out) j->mean_out[o] = (float)mean;
-  if (j->inv_std_out) j->inv_std_out[o] = (float)inv_std;
-  if (bias != NULL)
-    for (int64_t i = 0; i < n; ++i)
-      y[i] = (float)(((double)x[i] - mean) * inv_std * (double)scale[i] + (double)bias[i]);
-  else
-    for (int64_t i = 0; i < n; ++i)
-      y[i] = (float)(((double)x[i] - mean) * inv_std * (double)scale[i]);
+static int etrt_layer_norm_fast(const etrt_layer_norm_job *j) {
+  const etrt_tensor *t[] = {j->x, j->scale, j->bias, j->addend, j->sum, j->y};
+  for (size_t i = 0; i < sizeof t / sizeof t[0]; ++i)
+    if (t[i] != NULL && t[i]->dtype != ETRT_DTYPE_FLOAT32) return 0;
+  return j->inner > 0 && j->scale_count == j->inner &&
+         (j->bias == NULL || j->bias_count == j->inner);
 }
 
-static int etrt_layer_norm_is_f32(const etrt_layer_norm_job *j) {
-  return j->x->dtype == ETRT_DTYPE_FLOAT32 && j->y->dtype == ETRT_DTYPE_FLOAT32 &&
-         j->scale->dtype == ETRT_DTYPE_FLOAT32 && j->scale_count == j->inner &&
-         (j->bias == NULL || (j->bias->dtype == ETRT_DTYPE_FLOAT32 && j->bias_count == j->inner)) &&
-         (j->addend == NULL ||
-          (j->addend->dtype == ETRT_DTYPE_FLOAT32 && j->sum->dtype == ETRT_DTYPE_FLOAT32));
+static void etrt_layer_norm_rows_f32(const etrt_layer_norm_job *j, int64_t begin, int64_t end) {
+  const int64_t inner = j->inner;
+  const float *x = j->addend ? j->sum->data : j->x->data;
+  for (int64_t o = begin; o < end; ++o) {
+    if (j->addend)
+      etrt_cpu_add_f32((const float *)j->x->data + o * inner,
+                       (const float *)j->addend->data + o * inner,
+                       (float *)j->sum->data + o * inner, inner);
+    float stats[2];
+    etrt_cpu_layer_norm_f32(x + o * inner, j->scale->data, j->bias ? j->bias->data : NULL,
+                            (float *)j->y->data + o * inner, inner, (float)j->epsilon, stats);
+    if (j->mean_out) j->mean_out[o] = stats[0];
+    if (j->inv_std_out) j->inv_std_out[o] = stats[1];
+  }
 }
 
 /* Rows [begin, end): each normalised alone, so the split does not change results. */
 static void etrt_layer_norm_rows(void *ctx, int64_t begin, int64_t end) {
   const etrt_layer_norm_job *j = ctx;
-  const int64_t inner = j->inner;
-  const etrt_tensor *x = j->addend ? j->sum : j->x;
-  if (etrt_layer_norm_is_f32(j)) {
-    for (int64_t o = begin; o < end; ++o) etrt_layer_norm_row_f32(j, o);
+  if (j->fast) {
+    etrt_layer_norm_rows_f32(j, begin, end);
     return;
   }
+  const int64_t inner = j->inner;
+  const etrt_tensor *x = j->addend ? j->sum : j->x;
   for (int64_t o = begin; o < end; ++o) {
     /* The sum is rounded to its type as the unfused Add would round it, and the row
      * is then normalised from the stored sum, so fused and unfused plans agree. */
@@ -207,6 +201,7 @@ etrt_status etrt_cpu_layer_norm(const etrt_node *node, const etrt_tensor *inputs
                              .bias_count = bias ? etrt_shape_numel(bias->rank, bias->dims) : 1,
                              .mean_out = node->num_outputs > 1 ? outputs[1].data : NULL,
                              .inv_std_out = node->num_outputs > 2 ? outputs[2].data : NULL};
+  job.fast = etrt_layer_norm_fast(&job);
   etrt_parallel_for(outer, 1 + 8192 / (job.inner + 1), etrt_layer_norm_rows, &job);
   return ETRT_OK;
 }
@@ -231,6 +226,7 @@ etrt_status etrt_cpu_add_layer_norm(const etrt_node *node, const etrt_tensor *in
                              .inner = etrt_shape_numel(x->rank - axis, x->dims + axis),
                              .scale_count = etrt_shape_numel(inputs[2].rank, inputs[2].dims),
                              .bias_count = bias ? etrt_shape_numel(bias->rank, bias->dims) : 1};
+  job.fast = etrt_layer_norm_fast(&job);
   etrt_parallel_for(outer, 1 + 8192 / (job.inner + 1), etrt_layer_norm_rows, &job);
   return ETRT_OK;
 }

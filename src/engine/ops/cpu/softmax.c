@@ -1,5 +1,6 @@
 /* CPU kernel of Softmax, LogSoftmax and Hardmax: per group, the maximum, then the
- * sum of exp(x - max) accumulated in double, then the outputs. */
+ * sum of exp(x - max) accumulated in double, then the outputs; float32 Softmax and
+ * LogSoftmax over the last axis take the vectorised rows of vector_math.c instead. */
 #include <tgmath.h>
 
 #include "base/half.h"
@@ -48,33 +49,16 @@
   }
 
 ETRT_SOFTMAX_FN(etrt_softmax_f32, float, float, ETRT_LOAD_SAME, (float))
-
-/* Softmax of float32 rows (the last axis): the numerators through the vector exp, written
- * straight into y (also when y is x), summed in double over four fixed chains, then
- * scaled; one exp per element instead of two libm calls. */
-static void etrt_softmax_rows_f32(etrt_softmax_kind kind, int64_t o_begin, int64_t o_end, int64_t n,
-                                  int64_t inner, const void *x_, void *y_) {
-  (void)kind;
-  (void)inner;
-  if (n == 0) return;
-  for (int64_t o = o_begin; o < o_end; ++o) {
-    const float *x = (const float *)x_ + o * n;
-    float *y = (float *)y_ + o * n;
-    float m = x[0];
-    for (int64_t k = 1; k < n; ++k) m = x[k] > m ? x[k] : m;
-    etrt_cpu_exp_shifted_f32(x, y, n, m);
-    double part[4] = {0, 0, 0, 0};
-    int64_t k = 0;
-    for (; k + 4 <= n; k += 4)
-      for (int c = 0; c < 4; ++c) part[c] += (double)y[k + c];
-    for (; k < n; ++k) part[0] += (double)y[k];
-    float scale = (float)(1.0 / ((part[0] + part[1]) + (part[2] + part[3])));
-    for (k = 0; k < n; ++k) y[k] *= scale;
-  }
-}
 ETRT_SOFTMAX_FN(etrt_softmax_f64, double, double, ETRT_LOAD_SAME, (double))
 ETRT_SOFTMAX_FN(etrt_softmax_f16, uint16_t, float, etrt_half_to_float, etrt_float_to_half)
 ETRT_SOFTMAX_FN(etrt_softmax_bf16, uint16_t, float, etrt_bfloat16_to_float, etrt_float_to_bfloat16)
+
+static void etrt_softmax_f32_rows(etrt_softmax_kind kind, int64_t o_begin, int64_t o_end, int64_t n,
+                                  int64_t inner, const void *x, void *y) {
+  if (n == 0) return;
+  etrt_cpu_softmax_f32((const float *)x + o_begin * n, (float *)y + o_begin * n, o_end - o_begin, n,
+                       kind == ETRT_SOFTMAX_LOG);
+}
 
 typedef struct etrt_softmax_job {
   void (*fn)(etrt_softmax_kind, int64_t, int64_t, int64_t, int64_t, const void *, void *);
@@ -97,7 +81,8 @@ etrt_status etrt_cpu_softmax(const etrt_node *node, const etrt_tensor *inputs,
   etrt_softmax_job job = {NULL, s->kind, n, inner, inputs[0].data, outputs[0].data};
   switch (inputs[0].dtype) {
     case ETRT_DTYPE_FLOAT32:
-      job.fn = s->kind == ETRT_SOFTMAX && inner == 1 ? etrt_softmax_rows_f32 : etrt_softmax_f32;
+      job.fn =
+          inner == 1 && s->kind != ETRT_SOFTMAX_HARD ? etrt_softmax_f32_rows : etrt_softmax_f32;
       break;
     case ETRT_DTYPE_FLOAT64:
       job.fn = etrt_softmax_f64;

@@ -93,6 +93,10 @@ static etrt_status etrt_cpu_unary_float(const etrt_unary_state *s, const etrt_te
       ETRT_MAP_FLOATS(atanh(v));
       break;
     case ETRT_UNARY_ERF:
+      if (in->dtype == ETRT_DTYPE_FLOAT32) {
+        etrt_cpu_erf_f32(in->data, out->data, n);
+        return ETRT_OK;
+      }
       ETRT_MAP_FLOATS(erf(v));
       break;
     case ETRT_UNARY_SIGN:
@@ -118,6 +122,10 @@ static etrt_status etrt_cpu_unary_float(const etrt_unary_state *s, const etrt_te
       break;
     }
     case ETRT_UNARY_HARD_SWISH:
+      if (in->dtype == ETRT_DTYPE_FLOAT32) {
+        etrt_cpu_hard_swish_f32(in->data, out->data, n);
+        return ETRT_OK;
+      }
       ETRT_MAP_FLOATS(v * ETRT_CLAMP01(v * (T)(1.0 / 6.0) + (T)0.5));
       break;
     case ETRT_UNARY_LEAKY_RELU: {
@@ -156,6 +164,9 @@ static etrt_status etrt_cpu_unary_float(const etrt_unary_state *s, const etrt_te
       if (s->flags & ETRT_UNARY_GELU_TANH) {
         ETRT_MAP_FLOATS((T)0.5 * v *
                         ((T)1 + tanh((T)0.7978845608028654 * (v + (T)0.044715 * v * v * v))));
+      } else if (in->dtype == ETRT_DTYPE_FLOAT32) {
+        etrt_cpu_gelu_f32(in->data, out->data, n);
+        return ETRT_OK;
       } else {
         ETRT_MAP_FLOATS((T)0.5 * v * ((T)1 + erf(v * (T)0.7071067811865476)));
       }

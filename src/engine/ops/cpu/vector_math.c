@@ -1,16 +1,9 @@
 #include "engine/ops/cpu/vector_math.h"
 
+#include <math.h>
 #include <string.h>
 
 #include "engine/ops/cpu/gemm_util.h"
-
-#if defined(__x86_64__) || defined(__i386__)
-#include <immintrin.h>
-#endif
-
-/* Whether the eight-lane paths below run: the processor has AVX2, and the tests' limit
- * (etrt_cpu_gemm_isa_limit) allows it, so that they can compare both paths' bits. */
-static int etrt_vm_wide(void) { return etrt_cpu_gemm_isa() >= ETRT_CPU_ISA_AVX2; }
 
 /* exp(x) for x <= 0; 0 below -87.33 (where the result leaves the normal range). */
 static inline float etrt_vm_exp_nonpositive(float x) {
@@ -31,8 +24,35 @@ static inline float etrt_vm_exp_nonpositive(float x) {
   return x > -87.33f ? y * scale : 0.0f;
 }
 
-/* The loop, compiled once per instruction set below. Written without contraction or
- * reordering, so every copy gives the same bits. */
+/* exp(x) for x <= 0 that keeps NaN (the plain one above maps it to 0). */
+static inline float etrt_vm_exp_nonpositive_nan(float x) {
+  float e = etrt_vm_exp_nonpositive(x);
+  return x != x ? x : e;
+}
+
+/* Each function below is a loop written once and compiled once per instruction set:
+ * chosen per call from what the processor has, within the GEMM's limit (gemm_util.h: the
+ * tests lower it to compare the copies), rather than with target_clones, since an ifunc
+ * resolver runs before the sanitizer runtimes are ready. The loops are written without
+ * contraction or reordering, so every copy gives the same bits. */
+#if defined(__x86_64__) || defined(__i386__)
+#define ETRT_VM_DISPATCH(NAME, LOOP, PARAMS, ARGS)                                   \
+  __attribute__((target("avx512f"))) static void NAME##_avx512 PARAMS { LOOP ARGS; } \
+  __attribute__((target("avx2"))) static void NAME##_avx2 PARAMS { LOOP ARGS; }      \
+  void NAME PARAMS {                                                                 \
+    etrt_cpu_isa isa = etrt_cpu_gemm_isa();                                          \
+    if (isa >= ETRT_CPU_ISA_AVX512)                                                  \
+      NAME##_avx512 ARGS;                                                            \
+    else if (isa >= ETRT_CPU_ISA_AVX2)                                               \
+      NAME##_avx2 ARGS;                                                              \
+    else                                                                             \
+      LOOP ARGS;                                                                     \
+  }
+#else
+#define ETRT_VM_DISPATCH(NAME, LOOP, PARAMS, ARGS) \
+  void NAME PARAMS { LOOP ARGS; }
+#endif
+
 static inline void etrt_vm_sigmoid_loop(const float *x, float *y, int64_t n) {
   for (int64_t i = 0; i < n; ++i) {
     float v = x[i];
@@ -41,200 +61,178 @@ static inline void etrt_vm_sigmoid_loop(const float *x, float *y, int64_t n) {
     y[i] = v != v ? v : s;
   }
 }
-
-#if defined(__x86_64__) || defined(__i386__)
-/* The compiler leaves the selects of the loops above scalar, so the x86 paths are
- * written with intrinsics, eight lanes at a time, each operation the scalar form's in the
- * same order (AVX2 without FMA: no contraction), hence the same bits; the tail runs the
- * scalar loop. Chosen per call (etrt_vm_wide) rather than with target_clones: an
- * ifunc resolver runs before the sanitizer runtimes are ready. */
-__attribute__((target("avx2"))) static inline __m256 etrt_vm_exp_nonpositive8(__m256 x) {
-  const __m256 floor = _mm256_set1_ps(-87.33f), magic = _mm256_set1_ps(12582912.0f);
-  __m256 keep = _mm256_cmp_ps(x, floor, _CMP_GT_OQ);
-  __m256 xc = _mm256_blendv_ps(floor, x, keep);
-  __m256 n = _mm256_sub_ps(
-      _mm256_add_ps(_mm256_mul_ps(xc, _mm256_set1_ps(1.44269504088896341f)), magic), magic);
-  __m256 r = _mm256_add_ps(_mm256_sub_ps(xc, _mm256_mul_ps(n, _mm256_set1_ps(0.693359375f))),
-                           _mm256_mul_ps(n, _mm256_set1_ps(2.12194440e-4f)));
-  __m256 p = _mm256_set1_ps(1.9875691500e-4f);
-  p = _mm256_add_ps(_mm256_mul_ps(p, r), _mm256_set1_ps(1.3981999507e-3f));
-  p = _mm256_add_ps(_mm256_mul_ps(p, r), _mm256_set1_ps(8.3334519073e-3f));
-  p = _mm256_add_ps(_mm256_mul_ps(p, r), _mm256_set1_ps(4.1665795894e-2f));
-  p = _mm256_add_ps(_mm256_mul_ps(p, r), _mm256_set1_ps(1.6666665459e-1f));
-  p = _mm256_add_ps(_mm256_mul_ps(p, r), _mm256_set1_ps(5.0000001201e-1f));
-  __m256 y =
-      _mm256_add_ps(_mm256_add_ps(_mm256_mul_ps(_mm256_mul_ps(p, r), r), r), _mm256_set1_ps(1.0f));
-  __m256i bits =
-      _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvttps_epi32(n), _mm256_set1_epi32(127)), 23);
-  return _mm256_and_ps(_mm256_mul_ps(y, _mm256_castsi256_ps(bits)), keep);
-}
-
-__attribute__((target("avx2"))) static void etrt_vm_sigmoid_avx2(const float *x, float *y,
-                                                                 int64_t n) {
-  const __m256 zero = _mm256_setzero_ps(), one = _mm256_set1_ps(1.0f);
-  const __m256 sign = _mm256_set1_ps(-0.0f);
-  int64_t i = 0;
-  for (; i + 8 <= n; i += 8) {
-    __m256 v = _mm256_loadu_ps(x + i);
-    __m256 negative = _mm256_cmp_ps(v, zero, _CMP_LT_OQ);
-    __m256 e = etrt_vm_exp_nonpositive8(_mm256_blendv_ps(_mm256_xor_ps(v, sign), v, negative));
-    __m256 d = _mm256_add_ps(one, e);
-    __m256 s = _mm256_blendv_ps(_mm256_div_ps(e, d), _mm256_div_ps(one, d),
-                                _mm256_cmp_ps(v, zero, _CMP_GE_OQ));
-    _mm256_storeu_ps(y + i, _mm256_blendv_ps(s, v, _mm256_cmp_ps(v, v, _CMP_UNORD_Q)));
-  }
-  etrt_vm_sigmoid_loop(x + i, y + i, n - i);
-}
-#endif
-
-void etrt_cpu_sigmoid_f32(const float *x, float *y, int64_t n) {
-#if defined(__x86_64__) || defined(__i386__)
-  if (etrt_vm_wide()) {
-    etrt_vm_sigmoid_avx2(x, y, n);
-    return;
-  }
-#endif
-  etrt_vm_sigmoid_loop(x, y, n);
-}
+ETRT_VM_DISPATCH(etrt_cpu_sigmoid_f32, etrt_vm_sigmoid_loop, (const float *x, float *y, int64_t n),
+                 (x, y, n))
 
 static inline void etrt_vm_axpy_loop(float *restrict y, const float *restrict x, float a,
                                      int64_t n) {
   for (int64_t i = 0; i < n; ++i) y[i] += a * x[i];
 }
+ETRT_VM_DISPATCH(etrt_cpu_axpy_f32, etrt_vm_axpy_loop,
+                 (float *y, const float *x, float a, int64_t n), (y, x, a, n))
 
-#if defined(__x86_64__) || defined(__i386__)
-__attribute__((target("avx512f"))) static void etrt_vm_axpy_avx512(float *y, const float *x,
-                                                                   float a, int64_t n) {
-  etrt_vm_axpy_loop(y, x, a, n);
-}
-__attribute__((target("avx2"))) static void etrt_vm_axpy_avx2(float *y, const float *x, float a,
-                                                              int64_t n) {
-  etrt_vm_axpy_loop(y, x, a, n);
-}
-#endif
-
-void etrt_cpu_axpy_f32(float *y, const float *x, float a, int64_t n) {
-#if defined(__x86_64__) || defined(__i386__)
-  if (__builtin_cpu_supports("avx512f")) {
-    etrt_vm_axpy_avx512(y, x, a, n);
-    return;
-  }
-  if (__builtin_cpu_supports("avx2")) {
-    etrt_vm_axpy_avx2(y, x, a, n);
-    return;
-  }
-#endif
-  etrt_vm_axpy_loop(y, x, a, n);
-}
-
-/* The convolution epilogue's activations. Each is a compare-and-select per element
- * (maxps / minps where the processor has them), the same bits as the scalar forms: Relu
- * maps NaN to 0, Clip keeps it, a Clip whose min exceeds its max gives max. */
-static inline void etrt_vm_activate_loop(float *restrict y, const float *restrict z, int64_t n,
-                                         etrt_cpu_activation kind, float lo, float hi) {
-  if (z != NULL)
-    for (int64_t i = 0; i < n; ++i) y[i] += z[i];
-  switch (kind) {
-    case ETRT_CPU_ACTIVATION_RELU:
-      for (int64_t i = 0; i < n; ++i) y[i] = y[i] > 0.0f ? y[i] : 0.0f;
-      break;
-    case ETRT_CPU_ACTIVATION_CLIP:
-      for (int64_t i = 0; i < n; ++i) {
-        float v = y[i] < lo ? lo : y[i];
-        y[i] = v > hi ? hi : v;
-      }
-      break;
-    case ETRT_CPU_ACTIVATION_HARD_SWISH:
-      for (int64_t i = 0; i < n; ++i) {
-        float t = y[i] * (float)(1.0 / 6.0) + 0.5f;
-        t = t < 0.0f ? 0.0f : t;
-        t = t > 1.0f ? 1.0f : t;
-        y[i] *= t;
-      }
-      break;
-    default:
-      break;
-  }
+/* erf in float32 within about 1.2 ulp: below |a| = 0.9277 an odd polynomial, above it
+ * 1 - exp(p(|a|)), both branches computed so that the loop vectorises (the faithfully
+ * rounded erff published by N. Juffa, evaluated without fused multiply-adds). */
+static inline float etrt_vm_erf(float a) {
+  float t = a < 0 ? -a : a, s = a * a;
+  float r = -1.72853470e-5f * t + 3.83197126e-4f;
+  float u = -3.88396438e-3f * t + 2.42546219e-2f;
+  r = r * s + u;
+  r = r * t + -1.06777877e-1f;
+  r = r * t + -6.34846687e-1f;
+  r = r * t + -1.28717512e-1f;
+  r = r * t - t; /* <= 0; -inf at infinity, giving 1 */
+  float big = 1.0f - etrt_vm_exp_nonpositive(r);
+  big = a < 0 ? -big : big;
+  float q = -5.96761703e-4f;
+  q = q * s + 4.99119423e-3f;
+  q = q * s + -2.67681349e-2f;
+  q = q * s + 1.12819925e-1f;
+  q = q * s + -3.76125336e-1f;
+  q = q * s + 1.28379166e-1f;
+  float small = q * a + a; /* NaN stays NaN here */
+  return t > 0.927734375f ? big : small;
 }
 
-#if defined(__x86_64__) || defined(__i386__)
-/* Written with intrinsics: the compiler keeps the selects above as branches (a select is
- * not a max where signed zeros and NaN matter). Ordered quiet compares give the scalar
- * forms' results for NaN and -0. */
-__attribute__((target("avx2"))) static void etrt_vm_activate_avx2(float *y, const float *z,
-                                                                  int64_t n,
-                                                                  etrt_cpu_activation kind,
-                                                                  float lo, float hi) {
-  const __m256 zero = _mm256_setzero_ps(), one = _mm256_set1_ps(1.0f);
-  const __m256 sixth = _mm256_set1_ps((float)(1.0 / 6.0)), half = _mm256_set1_ps(0.5f);
-  const __m256 low = _mm256_set1_ps(lo), high = _mm256_set1_ps(hi);
-  int64_t i = 0;
-  for (; i + 8 <= n; i += 8) {
-    __m256 v = _mm256_loadu_ps(y + i);
-    if (z != NULL) v = _mm256_add_ps(v, _mm256_loadu_ps(z + i));
-    switch (kind) {
-      case ETRT_CPU_ACTIVATION_RELU:
-        v = _mm256_and_ps(v, _mm256_cmp_ps(v, zero, _CMP_GT_OQ));
-        break;
-      case ETRT_CPU_ACTIVATION_CLIP:
-        v = _mm256_blendv_ps(v, low, _mm256_cmp_ps(v, low, _CMP_LT_OQ));
-        v = _mm256_blendv_ps(v, high, _mm256_cmp_ps(v, high, _CMP_GT_OQ));
-        break;
-      case ETRT_CPU_ACTIVATION_HARD_SWISH: {
-        __m256 t = _mm256_add_ps(_mm256_mul_ps(v, sixth), half);
-        t = _mm256_blendv_ps(t, zero, _mm256_cmp_ps(t, zero, _CMP_LT_OQ));
-        t = _mm256_blendv_ps(t, one, _mm256_cmp_ps(t, one, _CMP_GT_OQ));
-        v = _mm256_mul_ps(v, t);
-        break;
-      }
-      default:
-        break;
-    }
-    _mm256_storeu_ps(y + i, v);
-  }
-  etrt_vm_activate_loop(y + i, z != NULL ? z + i : NULL, n - i, kind, lo, hi);
+static inline void etrt_vm_erf_loop(const float *x, float *y, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) y[i] = etrt_vm_erf(x[i]);
 }
-#endif
+ETRT_VM_DISPATCH(etrt_cpu_erf_f32, etrt_vm_erf_loop, (const float *x, float *y, int64_t n),
+                 (x, y, n))
 
-void etrt_cpu_activate_f32(float *y, const float *z, int64_t n, etrt_cpu_activation kind, float lo,
-                           float hi) {
-#if defined(__x86_64__) || defined(__i386__)
-  if (etrt_vm_wide()) {
-    etrt_vm_activate_avx2(y, z, n, kind, lo, hi);
-    return;
-  }
-#endif
-  etrt_vm_activate_loop(y, z, n, kind, lo, hi);
-}
-
-/* exp(x - shift), NaN kept. */
-static inline void etrt_vm_exp_shifted_loop(const float *x, float *y, int64_t n, float shift) {
+static inline void etrt_vm_gelu_loop(const float *x, float *y, int64_t n) {
   for (int64_t i = 0; i < n; ++i) {
-    float d = x[i] - shift;
-    y[i] = d != d ? d : etrt_vm_exp_nonpositive(d);
+    float v = x[i];
+    y[i] = 0.5f * v * (1.0f + etrt_vm_erf(v * 0.70710678118654752f));
   }
 }
+ETRT_VM_DISPATCH(etrt_cpu_gelu_f32, etrt_vm_gelu_loop, (const float *x, float *y, int64_t n),
+                 (x, y, n))
 
-#if defined(__x86_64__) || defined(__i386__)
-__attribute__((target("avx2"))) static void etrt_vm_exp_shifted_avx2(const float *x, float *y,
-                                                                     int64_t n, float shift) {
-  const __m256 s = _mm256_set1_ps(shift);
+/* min(max(v / 6 + 0.5, 0), 1) as comparisons that vectorise; NaN stays NaN. */
+static inline void etrt_vm_hard_swish_loop(const float *x, float *y, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) {
+    float v = x[i], t = v * (float)(1.0 / 6.0) + 0.5f;
+    t = t < 1.0f ? t : 1.0f;
+    y[i] = v * (t > 0.0f ? t : 0.0f);
+  }
+}
+ETRT_VM_DISPATCH(etrt_cpu_hard_swish_f32, etrt_vm_hard_swish_loop,
+                 (const float *x, float *y, int64_t n), (x, y, n))
+
+/* The convolution epilogue's clamps, with the scalar forms' NaN rules: Relu maps NaN to 0,
+ * Clip keeps it and gives hi for every value when lo > hi. */
+static inline void etrt_vm_relu_loop(const float *x, float *y, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) y[i] = x[i] > 0.0f ? x[i] : 0.0f;
+}
+ETRT_VM_DISPATCH(etrt_cpu_relu_f32, etrt_vm_relu_loop, (const float *x, float *y, int64_t n),
+                 (x, y, n))
+
+static inline void etrt_vm_clip_loop(const float *x, float *y, int64_t n, float lo, float hi) {
+  for (int64_t i = 0; i < n; ++i) {
+    float v = x[i];
+    y[i] = v < lo ? (lo > hi ? hi : lo) : v > hi ? hi : v;
+  }
+}
+ETRT_VM_DISPATCH(etrt_cpu_clip_f32, etrt_vm_clip_loop,
+                 (const float *x, float *y, int64_t n, float lo, float hi), (x, y, n, lo, hi))
+
+static inline void etrt_vm_add_loop(const float *a, const float *b, float *y, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) y[i] = a[i] + b[i];
+}
+ETRT_VM_DISPATCH(etrt_cpu_add_f32, etrt_vm_add_loop,
+                 (const float *a, const float *b, float *y, int64_t n), (a, b, y, n))
+
+/* Reductions keep ETRT_VM_LANES partial results, one per lane, so that the compiler
+ * vectorises them without reassociating: the order, hence the result, is the same on
+ * every instruction set. */
+#define ETRT_VM_LANES 16
+
+static inline float etrt_vm_lanes_sum(const float *acc) {
+  float s = 0.0f;
+  for (int k = 0; k < ETRT_VM_LANES; ++k) s += acc[k];
+  return s;
+}
+
+static inline void etrt_vm_softmax_loop(const float *x, float *y, int64_t rows, int64_t n,
+                                        int log_softmax) {
+  for (int64_t row = 0; row < rows; ++row) {
+    const float *xr = x + row * n;
+    float *yr = y + row * n;
+    float lanes[ETRT_VM_LANES];
+    for (int k = 0; k < ETRT_VM_LANES; ++k) lanes[k] = xr[0];
+    int64_t i = 0;
+    for (; i + ETRT_VM_LANES <= n; i += ETRT_VM_LANES)
+      for (int k = 0; k < ETRT_VM_LANES; ++k)
+        lanes[k] = xr[i + k] > lanes[k] ? xr[i + k] : lanes[k];
+    float m = xr[0];
+    for (int k = 0; k < ETRT_VM_LANES; ++k) m = lanes[k] > m ? lanes[k] : m;
+    for (; i < n; ++i) m = xr[i] > m ? xr[i] : m;
+    /* exp(x - max) is in (0, 1]; a NaN (or an infinite maximum) gives NaN throughout.
+     * The sum is kept in double, as the general kernel keeps it: float32 lanes lose
+     * 1e-6 of it over rows of thousands (a recogniser's classes). */
+    double sums[ETRT_VM_LANES] = {0}, tail = 0.0;
+    for (i = 0; i + ETRT_VM_LANES <= n; i += ETRT_VM_LANES)
+      for (int k = 0; k < ETRT_VM_LANES; ++k) {
+        float e = etrt_vm_exp_nonpositive_nan(xr[i + k] - m);
+        if (!log_softmax) yr[i + k] = e;
+        sums[k] += e;
+      }
+    for (; i < n; ++i) {
+      float e = etrt_vm_exp_nonpositive_nan(xr[i] - m);
+      if (!log_softmax) yr[i] = e;
+      tail += e;
+    }
+    for (int k = 0; k < ETRT_VM_LANES; ++k) tail += sums[k];
+    float sum = (float)tail;
+    if (log_softmax) {
+      /* x - max first: exact for the large values near the maximum, where rounding
+       * max + log(sum) would cost up to half an ulp of max */
+      float log_sum = logf(sum);
+      for (i = 0; i < n; ++i) yr[i] = (xr[i] - m) - log_sum;
+    } else {
+      float scale = 1.0f / sum;
+      for (i = 0; i < n; ++i) yr[i] *= scale;
+    }
+  }
+}
+ETRT_VM_DISPATCH(etrt_cpu_softmax_f32, etrt_vm_softmax_loop,
+                 (const float *x, float *y, int64_t rows, int64_t n, int log_softmax),
+                 (x, y, rows, n, log_softmax))
+
+/* Two passes for the statistics (the mean, then the squared deviations from it), which
+ * keeps the variance accurate where the mean is large against the spread. */
+static inline void etrt_vm_layer_norm_loop(const float *x, const float *scale, const float *bias,
+                                           float *y, int64_t n, float epsilon,
+                                           float *mean_inv_std) {
+  float lanes[ETRT_VM_LANES] = {0};
+  float tail = 0.0f;
   int64_t i = 0;
-  for (; i + 8 <= n; i += 8) {
-    __m256 d = _mm256_sub_ps(_mm256_loadu_ps(x + i), s);
-    _mm256_storeu_ps(
-        y + i, _mm256_blendv_ps(etrt_vm_exp_nonpositive8(d), d, _mm256_cmp_ps(d, d, _CMP_UNORD_Q)));
+  for (; i + ETRT_VM_LANES <= n; i += ETRT_VM_LANES)
+    for (int k = 0; k < ETRT_VM_LANES; ++k) lanes[k] += x[i + k];
+  for (; i < n; ++i) tail += x[i];
+  float mean = (etrt_vm_lanes_sum(lanes) + tail) / (float)n;
+  for (int k = 0; k < ETRT_VM_LANES; ++k) lanes[k] = 0.0f;
+  tail = 0.0f;
+  for (i = 0; i + ETRT_VM_LANES <= n; i += ETRT_VM_LANES)
+    for (int k = 0; k < ETRT_VM_LANES; ++k) {
+      float d = x[i + k] - mean;
+      lanes[k] += d * d;
+    }
+  for (; i < n; ++i) {
+    float d = x[i] - mean;
+    tail += d * d;
   }
-  etrt_vm_exp_shifted_loop(x + i, y + i, n - i, shift);
+  float inv_std = 1.0f / sqrtf((etrt_vm_lanes_sum(lanes) + tail) / (float)n + epsilon);
+  if (bias != NULL)
+    for (i = 0; i < n; ++i) y[i] = (x[i] - mean) * inv_std * scale[i] + bias[i];
+  else
+    for (i = 0; i < n; ++i) y[i] = (x[i] - mean) * inv_std * scale[i];
+  mean_inv_std[0] = mean;
+  mean_inv_std[1] = inv_std;
 }
-#endif
-
-void etrt_cpu_exp_shifted_f32(const float *x, float *y, int64_t n, float shift) {
-#if defined(__x86_64__) || defined(__i386__)
-  if (etrt_vm_wide()) {
-    etrt_vm_exp_shifted_avx2(x, y, n, shift);
-    return;
-  }
-#endif
-  etrt_vm_exp_shifted_loop(x, y, n, shift);
-}
+ETRT_VM_DISPATCH(etrt_cpu_layer_norm_f32, etrt_vm_layer_norm_loop,
+                 (const float *x, const float *scale, const float *bias, float *y, int64_t n,
+                  float epsilon, float *mean_inv_std),
+                 (x, scale, bias, y, n, epsilon, mean_inv_std))

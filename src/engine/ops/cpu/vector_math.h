@@ -3,7 +3,8 @@
  * [-ln2/2, ln2/2] and a degree-6 polynomial (Cephes), within 2 ulp of the exact value
  * in the normal range. Used by the elementwise kernels where libm's scalar call per
  * element dominated a model's time (Sigmoid in SiLU), and the multiply-add pass of
- * the depthwise convolution, compiled for the widest vectors the processor has. */
+ * the depthwise convolution, and the float32 fast paths of Erf, Gelu, HardSwish, Softmax
+ * and LayerNormalization, compiled for the widest vectors the processor has. */
 #ifndef ETRT_ENGINE_OPS_CPU_VECTOR_MATH_H
 #define ETRT_ENGINE_OPS_CPU_VECTOR_MATH_H
 
@@ -12,25 +13,34 @@
 /* y[i] = 1 / (1 + exp(-x[i])); NaN stays NaN, results below 1.2e-38 become 0. */
 void etrt_cpu_sigmoid_f32(const float *x, float *y, int64_t n);
 
-/* y[i] = exp(x[i] - shift) for x[i] <= shift (Softmax's numerators; larger ones give
- * garbage); NaN stays NaN. x and y may be the same array. */
-void etrt_cpu_exp_shifted_f32(const float *x, float *y, int64_t n, float shift);
-
 /* y[i] += a * x[i] (a multiply, then an add: the same bits on every instruction set). */
 void etrt_cpu_axpy_f32(float *y, const float *x, float a, int64_t n);
 
-/* y[i] = act(y[i] + z[i]) (z NULL: act(y[i])) for the activations a convolution's
- * epilogue applies in place (the others are none here: NONE just adds z). Relu maps NaN
- * to 0; Clip to [lo, hi] keeps NaN and gives hi when lo > hi; HardSwish is
- * y * clamp(y / 6 + 0.5, 0, 1). */
-typedef enum etrt_cpu_activation {
-  ETRT_CPU_ACTIVATION_NONE = 0,
-  ETRT_CPU_ACTIVATION_RELU,
-  ETRT_CPU_ACTIVATION_CLIP,
-  ETRT_CPU_ACTIVATION_HARD_SWISH
-} etrt_cpu_activation;
+/* erf(x[i]) within 1.2 ulp of the exact value; NaN stays NaN, +-inf give +-1. */
+void etrt_cpu_erf_f32(const float *x, float *y, int64_t n);
 
-void etrt_cpu_activate_f32(float *y, const float *z, int64_t n, etrt_cpu_activation kind, float lo,
-                           float hi);
+/* Gelu in its erf form: y[i] = x[i] / 2 * (1 + erf(x[i] / sqrt(2))). */
+void etrt_cpu_gelu_f32(const float *x, float *y, int64_t n);
+
+/* HardSwish: y[i] = x[i] * min(max(x[i] / 6 + 1/2, 0), 1). y may be x. */
+void etrt_cpu_hard_swish_f32(const float *x, float *y, int64_t n);
+
+/* Relu (NaN gives 0) and Clip to [lo, hi] (NaN stays NaN; lo > hi gives hi); y may be x. */
+void etrt_cpu_relu_f32(const float *x, float *y, int64_t n);
+void etrt_cpu_clip_f32(const float *x, float *y, int64_t n, float lo, float hi);
+
+/* y[i] = a[i] + b[i]; y may be a or b. */
+void etrt_cpu_add_f32(const float *a, const float *b, float *y, int64_t n);
+
+/* Softmax (or LogSoftmax when log_softmax) of each of `rows` contiguous rows of n > 0
+ * elements (y may be x): the maximum, then exp(x - max) (within 2 ulp) summed in
+ * double over 16 lanes, then one scaling pass. A NaN in a row makes the row NaN. */
+void etrt_cpu_softmax_f32(const float *x, float *y, int64_t rows, int64_t n, int log_softmax);
+
+/* One row of LayerNormalization over n > 0 elements with float32 statistics: y[i] =
+ * (x[i] - mean) / sqrt(variance + epsilon) * scale[i] (+ bias[i] unless bias is NULL);
+ * y may be x. mean_inv_std receives the mean and 1 / sqrt(variance + epsilon). */
+void etrt_cpu_layer_norm_f32(const float *x, const float *scale, const float *bias, float *y,
+                             int64_t n, float epsilon, float *mean_inv_std);
 
 #endif
