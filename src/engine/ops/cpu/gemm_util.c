@@ -207,6 +207,7 @@ static etrt_gemm_kernel_f64 etrt_gemm_kernel_for_f64(void) {
     int accumulate;                                                                                \
     int64_t col_blocks, task_rows;                                                                 \
     const T *packed_b; /* B packed ahead (etrt_cpu_gemm_pack_b), or NULL */                        \
+    int64_t task_cols; /* columns of C per task: NC, or several blocks of packed B */              \
   } etrt_gemm_job_##NAME;                                                                          \
                                                                                                    \
   /* Columns [j0, j1) of B's rows [k0, k0 + kc) as the micro-kernel reads them: panels of nr       \
@@ -238,11 +239,7 @@ static etrt_gemm_kernel_f64 etrt_gemm_kernel_for_f64(void) {
     for (int64_t k0 = 0; k0 < g->k_count; k0 += KC) {                                              \
       int64_t kc = g->k_count - k0 < KC ? g->k_count - k0 : KC;                                    \
       int load = g->accumulate || k0 > 0;                                                          \
-      /* Packed ahead: column block j0 / NC holds its slices one after another. */                 \
-      const T *panel = bpack;                                                                      \
-      if (g->packed_b != NULL)                                                                     \
-        panel = g->packed_b + j0 * g->k_count + k0 * ((j1 - j0 + nr - 1) / nr * nr);               \
-      else                                                                                         \
+      if (g->packed_b == NULL)                                                                     \
         etrt_gemm_pack_panel_##NAME(g->b, g->b_row, g->b_col, k0, kc, j0, j1, nr, bpack);          \
       for (int64_t ii = i0; ii < i1; ii += ETRT_GEMM_MC) {                                         \
         int64_t mc = i1 - ii < ETRT_GEMM_MC ? i1 - ii : ETRT_GEMM_MC;                              \
@@ -258,7 +255,13 @@ static etrt_gemm_kernel_f64 etrt_gemm_kernel_for_f64(void) {
           }                                                                                        \
         }                                                                                          \
         for (int64_t js = j0; js < j1; js += nr) {                                                 \
-          const T *bs = panel + (js - j0) * kc;                                                    \
+          const T *bs = bpack + (js - j0) * kc;                                                    \
+          if (g->packed_b != NULL) {                                                               \
+            /* Packed ahead: column block jb holds its slices one after another. */                \
+            int64_t jb = js / ETRT_GEMM_NC * ETRT_GEMM_NC;                                         \
+            int64_t wb = g->n - jb < ETRT_GEMM_NC ? g->n - jb : ETRT_GEMM_NC;                      \
+            bs = g->packed_b + jb * g->k_count + k0 * ((wb + nr - 1) / nr * nr) + (js - jb) * kc;  \
+          }                                                                                        \
           int64_t cols = j1 - js < nr ? j1 - js : nr;                                              \
           for (int64_t is = 0; is < mc; is += mr) {                                                \
             int64_t rows = mc - is < mr ? mc - is : mr;                                            \
@@ -298,9 +301,9 @@ static etrt_gemm_kernel_f64 etrt_gemm_kernel_for_f64(void) {
   static void etrt_gemm_tasks_##NAME(void *ctx, int64_t begin, int64_t end) {                      \
     const etrt_gemm_job_##NAME *g = ctx;                                                           \
     for (int64_t t = begin; t < end; ++t) {                                                        \
-      int64_t i0 = t / g->col_blocks * g->task_rows, j0 = t % g->col_blocks * ETRT_GEMM_NC;        \
+      int64_t i0 = t / g->col_blocks * g->task_rows, j0 = t % g->col_blocks * g->task_cols;        \
       int64_t i1 = g->m - i0 < g->task_rows ? g->m : i0 + g->task_rows;                            \
-      int64_t j1 = g->n - j0 < ETRT_GEMM_NC ? g->n : j0 + ETRT_GEMM_NC;                            \
+      int64_t j1 = g->n - j0 < g->task_cols ? g->n : j0 + g->task_cols;                            \
       etrt_gemm_block_##NAME(g, i0, i1, j0, j1);                                                   \
     }                                                                                              \
   }                                                                                                \
@@ -310,6 +313,15 @@ static etrt_gemm_kernel_f64 etrt_gemm_kernel_for_f64(void) {
   static void etrt_gemm_split_##NAME(etrt_gemm_job_##NAME *g) {                                    \
     int64_t m = g->m, row_blocks = (m + ETRT_GEMM_MC - 1) / ETRT_GEMM_MC;                          \
     int64_t width = m * g->n * g->k_count < ETRT_GEMM_PARALLEL_MIN ? 1 : etrt_thread_pool_width(); \
+    if (g->packed_b != NULL) {                                                                     \
+      /* No B panel to pack per task: a task takes several column blocks (as many as leave         \
+       * four tasks per thread), so that each A panel it packs serves all of them. */              \
+      int64_t per_task = g->col_blocks / (4 * width);                                              \
+      if (per_task > 1) {                                                                          \
+        g->task_cols = per_task * ETRT_GEMM_NC;                                                    \
+        g->col_blocks = (g->n + g->task_cols - 1) / g->task_cols;                                  \
+      }                                                                                            \
+    }                                                                                              \
     int64_t row_tasks = width == 1 ? 1 : (4 * width + g->col_blocks - 1) / g->col_blocks;          \
     if (row_tasks > row_blocks) row_tasks = row_blocks;                                            \
     g->task_rows = (row_blocks + row_tasks - 1) / row_tasks * ETRT_GEMM_MC;                        \
@@ -339,7 +351,7 @@ static etrt_gemm_kernel_f64 etrt_gemm_kernel_for_f64(void) {
                               a_row,        a_col,      b,                                         \
                               b_row,        b_col,      c,                                         \
                               ldc,          accumulate, (n + ETRT_GEMM_NC - 1) / ETRT_GEMM_NC,     \
-                              ETRT_GEMM_MC, NULL};                                                 \
+                              ETRT_GEMM_MC, NULL,       ETRT_GEMM_NC};                             \
     etrt_gemm_split_##NAME(&g);                                                                    \
   }                                                                                                \
                                                                                                    \
@@ -388,7 +400,8 @@ static etrt_gemm_kernel_f64 etrt_gemm_kernel_for_f64(void) {
                               accumulate,                                                          \
                               (n + ETRT_GEMM_NC - 1) / ETRT_GEMM_NC,                               \
                               ETRT_GEMM_MC,                                                        \
-                              packed_b};                                                           \
+                              packed_b,                                                            \
+                              ETRT_GEMM_NC};                                                       \
     etrt_gemm_split_##NAME(&g);                                                                    \
     return 1;                                                                                      \
   }                                                                                                \
