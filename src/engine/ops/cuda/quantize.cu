@@ -1,7 +1,8 @@
 /* The quantized operators on the GPU (ops/quantize.h): QuantizeLinear and
  * DequantizeLinear with the definitions' scale layout, DynamicQuantizeLinear (one
- * block finds the range, then a grid quantizes), and the integer products with one
- * thread per output element accumulating in int32, requantized for the QLinear ops
+ * block finds the range, then a grid quantizes), and the integer products: with a
+ * constant weight one int8 cuBLASLt product on the tensor cores (below), otherwise one
+ * thread per output element accumulating in int32; both requantize for the QLinear ops
  * with the CPU's rounding (etrt_quant_round). Scales and zero points are read from
  * device memory, so values computed during the run (DynamicQuantizeLinear's) work. */
 #include <stdlib.h>
