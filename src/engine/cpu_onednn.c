@@ -25,6 +25,11 @@ int etrt_cpu_onednn_run(etrt_cpu_onednn *state, uint32_t n, const etrt_tensor *i
   return 0;
 }
 
+int etrt_cpu_onednn_takes(const etrt_cpu_onednn *state, uint32_t n) {
+  (void)state, (void)n;
+  return 0;
+}
+
 uint32_t etrt_cpu_onednn_node_count(const etrt_cpu_onednn *state) {
   (void)state;
   return 0;
@@ -855,6 +860,10 @@ int etrt_cpu_onednn_run(etrt_cpu_onednn *s, uint32_t n, const etrt_tensor *input
                 : etrt_error(ETRT_ERROR_INTERNAL,
                              "oneDNN failed to execute the primitive (status %d)", (int)r);
   return 1;
+}
+
+int etrt_cpu_onednn_takes(const etrt_cpu_onednn *s, uint32_t n) {
+  return s != NULL && n < s->node_count && s->nodes[n].primitive != NULL;
 }
 
 uint32_t etrt_cpu_onednn_node_count(const etrt_cpu_onednn *s) { return s != NULL ? s->used : 0; }

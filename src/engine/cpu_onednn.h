@@ -47,6 +47,9 @@ void etrt_cpu_onednn_destroy(etrt_cpu_onednn *state);
 int etrt_cpu_onednn_run(etrt_cpu_onednn *state, uint32_t n, const etrt_tensor *inputs,
                         etrt_tensor *outputs, etrt_status *status);
 
+/* Whether oneDNN has a primitive for node n (it runs the node at its planned dims). */
+int etrt_cpu_onednn_takes(const etrt_cpu_onednn *state, uint32_t n);
+
 /* Nodes of the context that oneDNN runs, and values it keeps in its own layouts between
  * convolutions (for tests). */
 uint32_t etrt_cpu_onednn_node_count(const etrt_cpu_onednn *state);

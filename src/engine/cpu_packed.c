@@ -38,18 +38,17 @@ static const etrt_graph_value *etrt_packed_weight(const etrt_graph *g, const etr
   return w;
 }
 
-etrt_status etrt_cpu_packed_create(const etrt_engine *engine, int with_onednn,
+etrt_status etrt_cpu_packed_create(const etrt_engine *engine, const etrt_cpu_onednn *onednn,
                                    etrt_cpu_packed **out) {
   *out = NULL;
   const char *env = getenv("ETRT_CPU_PACKED");
-  if ((env != NULL && strcmp(env, "0") == 0) ||
-      (with_onednn && etrt_cpu_gemm_isa() >= ETRT_CPU_ISA_AVX512))
-    return ETRT_OK;
+  if (env != NULL && strcmp(env, "0") == 0) return ETRT_OK;
   const etrt_graph *g = &engine->graph;
   etrt_cpu_packed *s = NULL;
   for (uint32_t n = 0; n < g->node_count; ++n) {
     const etrt_graph_value *w = etrt_packed_weight(g, &g->nodes[n]);
-    if (w == NULL || w->max_dims[0] == 0 || w->max_dims[1] == 0) continue;
+    if (w == NULL || w->max_dims[0] == 0 || w->max_dims[1] == 0 || etrt_cpu_onednn_takes(onednn, n))
+      continue;
     if (s == NULL) {
       s = calloc(1, sizeof *s);
       if (s != NULL) s->nodes = calloc(g->node_count, sizeof *s->nodes);

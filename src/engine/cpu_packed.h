@@ -1,24 +1,24 @@
 /* Constant float32 weights of matrix products packed once per CPU context: the panels
- * etrt's GEMM otherwise packs from B on every call (gemm_util.h). Taken for MatMul and
- * EtrtMatMulBias of a float32 input by a constant float32 [K, N] matrix, at the planned
- * dims, wherever etrt's GEMM runs them: with etrt's kernels, and in place of oneDNN where
- * the processor lacks AVX-512 (oneDNN 2.6's float32 matmul then runs its gemm:jit on the
- * weights as stored, which measured slower than etrt's GEMM on packed panels: BERT-base's
- * 128x768x3072 product 31 ms against 10.5 ms at one thread on an AVX2 server). Packing
- * moves no sums: the results are the unpacked GEMM's bits (gemm_util.h). The original pages are
- * handed back (base/file.h), so the copy does not double the weights' resident size. */
+ * etrt's GEMM otherwise packs from B on every call (gemm_util.h), reading the weight with
+ * the stride of its rows. Taken for MatMul and EtrtMatMulBias of a float32 input by a
+ * constant float32 [K, N] matrix, at the planned dims, wherever etrt's GEMM runs them:
+ * with etrt's kernels (ETRT_CPU_KERNELS=etrt, a build without oneDNN) and for the nodes
+ * oneDNN does not take. Packing moves no sums: the results are the unpacked GEMM's bits.
+ * The original pages are handed back (base/file.h), so the copy does not double the
+ * weights' resident size. ETRT_CPU_PACKED=0 turns it off. */
 #ifndef ETRT_ENGINE_CPU_PACKED_H
 #define ETRT_ENGINE_CPU_PACKED_H
 
 #include "base/status.h"
+#include "engine/cpu_onednn.h"
 #include "engine/engine_internal.h"
 #include "engine/op.h"
 
 typedef struct etrt_cpu_packed etrt_cpu_packed;
 
-/* The packed weights of a context of `engine`; *out is NULL when no node takes them.
- * `with_onednn`: oneDNN runs this context's products unless packing takes them. */
-etrt_status etrt_cpu_packed_create(const etrt_engine *engine, int with_onednn,
+/* The packed weights of a context of `engine`, for the nodes `onednn` (may be NULL) does
+ * not take; *out is NULL when no node is left. */
+etrt_status etrt_cpu_packed_create(const etrt_engine *engine, const etrt_cpu_onednn *onednn,
                                    etrt_cpu_packed **out);
 void etrt_cpu_packed_destroy(etrt_cpu_packed *state);
 

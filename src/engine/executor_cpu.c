@@ -180,7 +180,7 @@ static etrt_status etrt_cpu_create(etrt_engine *engine, const etrt_device_driver
     free(s);
     return status;
   }
-  status = etrt_cpu_packed_create(engine, s->onednn != NULL, &s->packed);
+  status = etrt_cpu_packed_create(engine, s->onednn, &s->packed);
   const etrt_graph *g = &engine->graph;
   for (uint32_t n = 0; status == ETRT_OK && n < g->node_count; ++n) {
     if (!g->nodes[n].def->control) continue;

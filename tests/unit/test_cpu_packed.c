@@ -3,12 +3,13 @@
  * products of at most four rows, which the unpacked product sums row by row without the
  * micro-kernel's fused multiply-adds), refuses panels
  * packed for another kernel, and a plan's MatMul and EtrtMatMulBias by constant weights
- * run packed with the same outputs as unpacked (ETRT_CPU_PACKED=0), with either
- * kernel set, at the largest and at a smaller batch. */
+ * run packed (where oneDNN does not take them) with the same outputs as unpacked
+ * (ETRT_CPU_PACKED=0), with either kernel set, at the largest and at a smaller batch. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/cpu_onednn.h"
 #include "engine/cpu_packed.h"
 #include "engine/engine.h"
 #include "engine/ops/cpu/gemm_util.h"
@@ -121,11 +122,20 @@ static void test_plan_runs_packed(void) {
   etrt_engine *engine = NULL;
   CHECK_OK(etrt_engine_deserialize(plan, size, &engine));
   etrt_cpu_packed *packed = NULL;
-  CHECK_OK(etrt_cpu_packed_create(engine, 0, &packed));
+  CHECK_OK(etrt_cpu_packed_create(engine, NULL, &packed));
   CHECK_EQ_INT((int)etrt_cpu_packed_node_count(packed), 2);
   etrt_cpu_packed_destroy(packed);
+  /* Nodes oneDNN takes (where the build and machine have it) are left to it. */
+  etrt_cpu_onednn *onednn = NULL;
+  CHECK_OK(etrt_cpu_onednn_create(engine, &onednn));
+  int taken = 0;
+  for (uint32_t n = 0; n < 2; ++n) taken += etrt_cpu_onednn_takes(onednn, n);
+  CHECK_OK(etrt_cpu_packed_create(engine, onednn, &packed));
+  CHECK_EQ_INT((int)etrt_cpu_packed_node_count(packed), 2 - taken);
+  etrt_cpu_packed_destroy(packed);
+  etrt_cpu_onednn_destroy(onednn);
   setenv("ETRT_CPU_PACKED", "0", 1);
-  CHECK_OK(etrt_cpu_packed_create(engine, 0, &packed));
+  CHECK_OK(etrt_cpu_packed_create(engine, NULL, &packed));
   CHECK(packed == NULL);
   unsetenv("ETRT_CPU_PACKED");
   etrt_engine_destroy(engine);
