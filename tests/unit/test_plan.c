@@ -382,6 +382,12 @@ static void test_tuning_record(void) {
   CHECK(t->choices[1].node == 1 && t->choices[1].algorithm == 7 && t->choices[1].math == 0);
   CHECK_EQ_INT(engine->graph.node_count, 2);
   etrt_engine_destroy(engine);
+  /* What `etrt inspect` shows. */
+  etrt_engine_types types;
+  CHECK(etrt_engine_plan_types(plan, size, &types) == 1);
+  CHECK(types.tuned == 1 && strcmp(types.tuned_gpu, "NVIDIA H200") == 0 && types.tuned_major == 9 &&
+        types.tuned_minor == 0 && types.tuned_cudnn == 91000 && types.tuned_convolutions == 2);
+  CHECK(etrt_engine_plan_types(plain, plain_size, &types) == 1 && types.tuned == 0);
   /* Attaching twice, or to a cpu plan, is refused. */
   uint8_t *again;
   size_t again_size;
