@@ -127,8 +127,8 @@ static void print_plan(const etrt_pte_program *prog, const etrt_pte_plan *p) {
       unsigned v = types.tuned_cudnn, scale = v >= 10000 ? 10000u : 1000u;
       if (types.tuned)
         printf("    tuned for %s (sm_%d%d, cuDNN %u.%u.%u): %" PRIu32 " convolutions\n",
-               types.tuned_gpu, types.tuned_major, types.tuned_minor, v / scale,
-               (v % scale) / 100, v % 100, types.tuned_convolutions);
+               types.tuned_gpu, types.tuned_major, types.tuned_minor, v / scale, (v % scale) / 100,
+               v % 100, types.tuned_convolutions);
     } else {
       etrt_clear_error();
     }
