@@ -269,6 +269,15 @@ int etrt_engine_plan_types(const void *plan, size_t size, etrt_engine_types *out
   if (engine == NULL) return 0;
   const etrt_graph *g = &engine->graph;
   out->precision = engine->info.precision;
+  const etrt_plan_tuning *tuning = &engine->info.tuning;
+  if (tuning->present) {
+    out->tuned = 1;
+    snprintf(out->tuned_gpu, sizeof out->tuned_gpu, "%s", tuning->gpu);
+    out->tuned_major = tuning->compute_major;
+    out->tuned_minor = tuning->compute_minor;
+    out->tuned_cudnn = tuning->cudnn_version;
+    out->tuned_convolutions = tuning->count;
+  }
   for (uint32_t v = 0; v < g->value_count; ++v) {
     const etrt_graph_value *value = &g->values[v];
     int slot = etrt_engine_float_slot(value->dtype);

@@ -81,6 +81,12 @@ typedef struct etrt_engine_types {
   /* Layouts: nodes carrying channels_last = 1 (NHWC activations), and the layout conversions
    * (4-D Transposes into or out of NHWC). */
   uint32_t channels_last_nodes, layout_conversions;
+  /* The tuning record (plan_format.h), when tuned is 1: what the convolution choices
+   * were timed on and how many there are. */
+  int tuned;
+  char tuned_gpu[256];
+  int tuned_major, tuned_minor;
+  uint32_t tuned_cudnn, tuned_convolutions;
 } etrt_engine_types;
 /* 1 and *out filled when `plan` is a plan, else 0 (the reason in etrt_last_error). */
 int etrt_engine_plan_types(const void *plan, size_t size, etrt_engine_types *out);

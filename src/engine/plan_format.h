@@ -10,7 +10,7 @@
  *   24   4  u32 compute capability major (cuda; 0 for cpu)
  *   28   4  u32 compute capability minor
  *   32   4  u32 precision (etrt_precision)
- *   36   4  u32 flags (0)
+ *   36   4  u32 flags: bit 0 (ETRT_PLAN_FLAG_TUNED) a tuning record follows the nodes
  *   40   8  u64 body size: plan size - header size
  *   48  32  SHA-256 of the body (every byte after the header)
  *   80 112  engine name, NUL-terminated, zero-padded (at most 111 bytes)
@@ -41,6 +41,15 @@
  *       GRAPH (control flow bodies) as TENSOR, uint8 of rank 1: the bytes of a nested plan,
  *         verified when the node is prepared (subgraphs nest at most
  *         ETRT_CONTROL_MAX_DEPTH deep, engine/ops/control.h)
+ *   tuning record, when the header flag ETRT_PLAN_FLAG_TUNED is set, from the first
+ *     multiple of 64 after the nodes (zero padding before it): the convolution
+ *     algorithms timed on the GPU the plan was built for (etrt_plan_tuning):
+ *     string GPU name (1..ETRT_PLAN_TUNING_NAME_MAX bytes); u32 compute capability
+ *     major (1..99); u32 minor (0..99); u32 cuDNN version (cudnnGetVersion, > 0);
+ *     u32 choice count (at most the node count); choices[count], node indices
+ *     strictly increasing: u32 node index; u32 algorithm (cudnnConvolutionFwdAlgo_t,
+ *     0..7); u32 math type (cudnnMathType_t, 0..3); u32 reserved (0); u64 scratch
+ *     bytes (at most 2^40). A plan without the flag has no record and loads as before.
  *   zero padding to the weights offset
  *   weights: each constant's bytes at its offset, zero padding between
  *
@@ -67,6 +76,11 @@
 #define ETRT_PLAN_MAX_STRING 65535u
 #define ETRT_PLAN_MAX_DEVICE_INDEX 1023
 #define ETRT_PLAN_VALUE_SHAPE_INPUT 1u
+#define ETRT_PLAN_FLAG_TUNED 1u
+#define ETRT_PLAN_TUNING_NAME_MAX 255u
+#define ETRT_PLAN_TUNING_MAX_ALGORITHM 7u
+#define ETRT_PLAN_TUNING_MAX_MATH 3u
+#define ETRT_PLAN_TUNING_MAX_SCRATCH ((uint64_t)1 << 40)
 
 static inline void etrt_plan_store_u32(uint8_t *p, uint32_t v) {
   for (int i = 0; i < 4; ++i) p[i] = (uint8_t)(v >> (8 * i));
@@ -85,6 +99,26 @@ static inline uint64_t etrt_plan_load_u64(const uint8_t *p) {
   return v;
 }
 
+/* One convolution's timed choice: cuDNN's forward algorithm and math type and the
+ * scratch it needs on the shapes it was timed on. */
+typedef struct etrt_plan_conv_choice {
+  uint32_t node;
+  uint32_t algorithm;
+  uint32_t math;
+  uint64_t scratch_bytes;
+} etrt_plan_conv_choice;
+
+/* What the choices were timed on; a context uses them only on the same GPU name,
+ * compute capability and cuDNN major version. count 0 with present 0: no record. */
+typedef struct etrt_plan_tuning {
+  int present;
+  char gpu[ETRT_PLAN_TUNING_NAME_MAX + 1];
+  int compute_major, compute_minor;
+  uint32_t cudnn_version;
+  uint32_t count;
+  const etrt_plan_conv_choice *choices; /* arena-owned (the graph's) when read */
+} etrt_plan_tuning;
+
 /* What the header says besides sizes. */
 typedef struct etrt_plan_info {
   etrt_device device;
@@ -93,6 +127,7 @@ typedef struct etrt_plan_info {
   char name[ETRT_PLAN_NAME_SIZE];
   const uint8_t *weights; /* the host bytes of the weights region (in place or copied) */
   uint64_t weights_size;
+  etrt_plan_tuning tuning; /* the tuning record, when the plan has one */
 } etrt_plan_info;
 
 /* Verifies a plan and reads it into `graph` (initialised by the caller, released by
@@ -103,5 +138,12 @@ typedef struct etrt_plan_info {
  * messages. Every refusal names the field and its byte offset. */
 etrt_status etrt_plan_parse(const void *plan, size_t size, etrt_plan_info *info, etrt_graph *graph,
                             size_t **node_offsets);
+
+/* Returns a copy of `plan` (a verified plan without a record) carrying `tuning`
+ * (malloc'd in *out, free()d by the caller): the record is spliced in before the
+ * weights, which move by a multiple of 64 so their relative offsets stay valid. */
+etrt_status etrt_plan_tuning_attach(const uint8_t *plan, size_t size,
+                                    const etrt_plan_tuning *tuning, uint8_t **out,
+                                    size_t *out_size);
 
 #endif

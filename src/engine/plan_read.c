@@ -210,8 +210,11 @@ static etrt_status etrt_plan_header(etrt_plan_reader *r, etrt_plan_info *info) {
   uint32_t precision = etrt_plan_load_u32(h + 32);
   if (precision > ETRT_PRECISION_BF16)
     return etrt_plan_fail(r, 32, "precision", "unknown precision %u", precision);
-  if (etrt_plan_load_u32(h + 36) != 0)
-    return etrt_plan_fail(r, 36, "flags", "unknown flags 0x%x", etrt_plan_load_u32(h + 36));
+  uint32_t flags = etrt_plan_load_u32(h + 36);
+  if ((flags & ~ETRT_PLAN_FLAG_TUNED) != 0)
+    return etrt_plan_fail(r, 36, "flags", "unknown flags 0x%x", flags);
+  if ((flags & ETRT_PLAN_FLAG_TUNED) != 0 && type != ETRT_DEVICE_CUDA)
+    return etrt_plan_fail(r, 36, "flags", "a tuning record in a cpu plan");
   uint64_t body = etrt_plan_load_u64(h + 40);
   if (body != r->size - ETRT_PLAN_HEADER_SIZE)
     return etrt_plan_fail(r, 40, "body size", "%llu bytes, but the plan has %zu after the header%s",
@@ -234,6 +237,8 @@ static etrt_status etrt_plan_header(etrt_plan_reader *r, etrt_plan_info *info) {
   info->compute_major = (int)major;
   info->compute_minor = (int)minor;
   info->precision = (etrt_precision)precision;
+  memset(&info->tuning, 0, sizeof info->tuning);
+  info->tuning.present = (flags & ETRT_PLAN_FLAG_TUNED) != 0;
   memcpy(info->name, name, ETRT_PLAN_NAME_SIZE);
   r->pos = ETRT_PLAN_HEADER_SIZE;
   return ETRT_OK;
@@ -499,6 +504,73 @@ static etrt_status etrt_plan_nodes(etrt_plan_reader *r, etrt_graph *graph, uint3
   return ETRT_OK;
 }
 
+/* The tuning record (plan_format.h): checked field by field, the choices copied
+ * into the graph's arena. */
+static etrt_status etrt_plan_tuning_read(etrt_plan_reader *r, uint32_t node_count,
+                                         etrt_plan_tuning *t) {
+  snprintf(r->where, sizeof r->where, "tuning record ");
+  r->pos = etrt_align_up(r->pos, ETRT_PLAN_WEIGHT_ALIGNMENT);
+  ETRT_RETURN_IF_ERROR(etrt_plan_need(r, 0, "GPU name"));
+  size_t at = r->pos;
+  const char *gpu;
+  ETRT_RETURN_IF_ERROR(etrt_plan_string(r, "GPU name", &gpu));
+  size_t n = strlen(gpu);
+  if (n == 0 || n > ETRT_PLAN_TUNING_NAME_MAX)
+    return etrt_plan_fail(r, at, "GPU name", "%zu bytes, wants 1..%u", n,
+                          ETRT_PLAN_TUNING_NAME_MAX);
+  memcpy(t->gpu, gpu, n + 1);
+  uint32_t major, minor, cudnn, count;
+  at = r->pos;
+  ETRT_RETURN_IF_ERROR(etrt_plan_u32(r, "compute capability", &major));
+  ETRT_RETURN_IF_ERROR(etrt_plan_u32(r, "compute capability", &minor));
+  if (major < 1 || major > 99 || minor > 99)
+    return etrt_plan_fail(r, at, "compute capability", "%u.%u", major, minor);
+  at = r->pos;
+  ETRT_RETURN_IF_ERROR(etrt_plan_u32(r, "cuDNN version", &cudnn));
+  if (cudnn == 0) return etrt_plan_fail(r, at, "cuDNN version", "0");
+  at = r->pos;
+  ETRT_RETURN_IF_ERROR(etrt_plan_u32(r, "choice count", &count));
+  if (count > node_count)
+    return etrt_plan_fail(r, at, "choice count", "%u choices for %u nodes", count, node_count);
+  ETRT_RETURN_IF_ERROR(etrt_plan_need(r, (size_t)count * 24, "choices"));
+  etrt_plan_conv_choice *choices =
+      etrt_arena_alloc(r->arena, (count > 0 ? count : 1) * sizeof *choices, 8);
+  if (choices == NULL) return etrt_error(ETRT_ERROR_OUT_OF_MEMORY, "plan: out of memory");
+  for (uint32_t i = 0; i < count; ++i) {
+    etrt_plan_conv_choice *c = &choices[i];
+    snprintf(r->where, sizeof r->where, "tuning record choice %u ", i);
+    at = r->pos;
+    ETRT_RETURN_IF_ERROR(etrt_plan_u32(r, "node index", &c->node));
+    if (c->node >= node_count || (i > 0 && c->node <= choices[i - 1].node))
+      return etrt_plan_fail(r, at, "node index",
+                            "%u is not a node after the previous choice's (of %u nodes)", c->node,
+                            node_count);
+    at = r->pos;
+    ETRT_RETURN_IF_ERROR(etrt_plan_u32(r, "algorithm", &c->algorithm));
+    if (c->algorithm > ETRT_PLAN_TUNING_MAX_ALGORITHM)
+      return etrt_plan_fail(r, at, "algorithm", "%u, wants 0..%u", c->algorithm,
+                            ETRT_PLAN_TUNING_MAX_ALGORITHM);
+    at = r->pos;
+    ETRT_RETURN_IF_ERROR(etrt_plan_u32(r, "math type", &c->math));
+    if (c->math > ETRT_PLAN_TUNING_MAX_MATH)
+      return etrt_plan_fail(r, at, "math type", "%u, wants 0..%u", c->math,
+                            ETRT_PLAN_TUNING_MAX_MATH);
+    ETRT_RETURN_IF_ERROR(etrt_plan_zero(r, "reserved", 4));
+    at = r->pos;
+    ETRT_RETURN_IF_ERROR(etrt_plan_u64(r, "scratch bytes", &c->scratch_bytes));
+    if (c->scratch_bytes > ETRT_PLAN_TUNING_MAX_SCRATCH)
+      return etrt_plan_fail(r, at, "scratch bytes", "%llu is over 2^40",
+                            (unsigned long long)c->scratch_bytes);
+  }
+  t->compute_major = (int)major;
+  t->compute_minor = (int)minor;
+  t->cudnn_version = cudnn;
+  t->count = count;
+  t->choices = choices;
+  r->where[0] = '\0';
+  return ETRT_OK;
+}
+
 etrt_status etrt_plan_parse(const void *plan, size_t size, etrt_plan_info *info, etrt_graph *graph,
                             size_t **node_offsets) {
   *node_offsets = NULL;
@@ -529,6 +601,8 @@ etrt_status etrt_plan_parse(const void *plan, size_t size, etrt_plan_info *info,
   if (s == ETRT_OK) s = etrt_plan_values(&r, graph, value_count, weights_size, weight_at);
   if (s == ETRT_OK) s = etrt_plan_io(&r, graph, io_count);
   if (s == ETRT_OK) s = etrt_plan_nodes(&r, graph, node_count, offsets);
+  if (s == ETRT_OK && info->tuning.present)
+    s = etrt_plan_tuning_read(&r, node_count, &info->tuning);
   if (s == ETRT_OK && etrt_align_up(r.pos, ETRT_PLAN_WEIGHT_ALIGNMENT) != weights_offset)
     s = etrt_plan_fail(
         &r, weights_at, "weights offset",

@@ -264,3 +264,53 @@ etrt_status etrt_plan_build(const etrt_network *network, const etrt_plan_options
   *plan_size = w.size;
   return ETRT_OK;
 }
+
+etrt_status etrt_plan_tuning_attach(const uint8_t *plan, size_t size,
+                                    const etrt_plan_tuning *tuning, uint8_t **out,
+                                    size_t *out_size) {
+  if (plan == NULL || tuning == NULL || out == NULL || out_size == NULL)
+    return etrt_error(ETRT_ERROR_INVALID_ARGUMENT, "plan: NULL argument");
+  size_t body = ETRT_PLAN_HEADER_SIZE;
+  if (size < body + ETRT_PLAN_BODY_HEADER_SIZE || memcmp(plan, ETRT_PLAN_MAGIC, 8) != 0 ||
+      etrt_plan_load_u32(plan + 16) != ETRT_DEVICE_CUDA || etrt_plan_load_u32(plan + 36) != 0)
+    return etrt_error(ETRT_ERROR_INVALID_ARGUMENT,
+                      "plan: a tuning record goes on a cuda plan without one");
+  uint64_t weights_offset = etrt_plan_load_u64(plan + body + 16);
+  if (weights_offset > size || weights_offset % ETRT_PLAN_WEIGHT_ALIGNMENT != 0)
+    return etrt_error(ETRT_ERROR_INVALID_ARGUMENT, "plan: weights offset %llu out of range",
+                      (unsigned long long)weights_offset);
+  size_t name_length = strlen(tuning->gpu);
+  if (name_length == 0 || name_length > ETRT_PLAN_TUNING_NAME_MAX)
+    return etrt_error(ETRT_ERROR_INVALID_ARGUMENT, "plan: tuning GPU name of %zu bytes",
+                      name_length);
+  etrt_plan_writer w = {0};
+  etrt_plan_put_bytes(&w, plan, (size_t)weights_offset);
+  (void)etrt_plan_put_string(&w, tuning->gpu, "a GPU name"); /* at most 255 bytes */
+  etrt_plan_put_u32(&w, (uint32_t)tuning->compute_major);
+  etrt_plan_put_u32(&w, (uint32_t)tuning->compute_minor);
+  etrt_plan_put_u32(&w, tuning->cudnn_version);
+  etrt_plan_put_u32(&w, tuning->count);
+  for (uint32_t i = 0; i < tuning->count; ++i) {
+    const etrt_plan_conv_choice *c = &tuning->choices[i];
+    etrt_plan_put_u32(&w, c->node);
+    etrt_plan_put_u32(&w, c->algorithm);
+    etrt_plan_put_u32(&w, c->math);
+    etrt_plan_put_u32(&w, 0);
+    etrt_plan_put_u64(&w, c->scratch_bytes);
+  }
+  etrt_plan_put_pad(&w, ETRT_PLAN_WEIGHT_ALIGNMENT);
+  size_t new_weights = w.size;
+  etrt_plan_put_bytes(&w, plan + weights_offset, size - (size_t)weights_offset);
+  if (w.failed) {
+    free(w.data);
+    return etrt_error(ETRT_ERROR_OUT_OF_MEMORY, "plan: out of memory writing %zu bytes", w.size);
+  }
+  uint8_t *h = w.data;
+  etrt_plan_store_u32(h + 36, ETRT_PLAN_FLAG_TUNED);
+  etrt_plan_store_u64(h + body + 16, new_weights);
+  etrt_plan_store_u64(h + 40, w.size - ETRT_PLAN_HEADER_SIZE);
+  etrt_sha256(h + ETRT_PLAN_HEADER_SIZE, w.size - ETRT_PLAN_HEADER_SIZE, h + 48);
+  *out = w.data;
+  *out_size = w.size;
+  return ETRT_OK;
+}

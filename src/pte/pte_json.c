@@ -277,6 +277,18 @@ static void delegate(json_out *j, const etrt_pte_program *prog, const etrt_pte_d
     key(j, "layouts", false);
     printf_(j, "{\"channels_last_nodes\":%" PRIu32 ",\"layout_conversions\":%" PRIu32 "}",
             types.channels_last_nodes, types.layout_conversions);
+    key(j, "tuning", false);
+    if (types.tuned) {
+      put(j, "{", 1);
+      key(j, "gpu", true);
+      string_n(j, types.tuned_gpu, strlen(types.tuned_gpu));
+      printf_(j,
+              ",\"compute_capability\":\"%d.%d\",\"cudnn_version\":%" PRIu32
+              ",\"convolutions\":%" PRIu32 "}",
+              types.tuned_major, types.tuned_minor, types.tuned_cudnn, types.tuned_convolutions);
+    } else {
+      puts_(j, "null");
+    }
   } else {
     etrt_clear_error();
   }

@@ -352,11 +352,102 @@ static void test_overflowing_dims(void) {
   free(plan);
 }
 
+/* A tuning record rides on a cuda plan: it round-trips, the plan still runs the same
+ * graph, and every bad field is refused naming the field and its offset. */
+static void test_tuning_record(void) {
+  uint8_t *plain, *plan;
+  size_t plain_size, size;
+  CHECK_OK(small_plan((etrt_device){ETRT_DEVICE_CUDA, 0}, &plain, &plain_size));
+  etrt_engine *engine;
+  CHECK_OK(etrt_engine_deserialize(plain, plain_size, &engine));
+  CHECK(!engine->info.tuning.present && engine->info.tuning.count == 0);
+  etrt_engine_destroy(engine);
+  const etrt_plan_conv_choice choices[2] = {{0, 1, 1, 4096}, {1, 7, 0, 0}};
+  etrt_plan_tuning tuning = {.present = 1,
+                             .gpu = "NVIDIA H200",
+                             .compute_major = 9,
+                             .compute_minor = 0,
+                             .cudnn_version = 91000,
+                             .count = 2,
+                             .choices = choices};
+  CHECK_OK(etrt_plan_tuning_attach(plain, plain_size, &tuning, &plan, &size));
+  CHECK(size > plain_size && (size - plain_size) % 64 == 0);
+  CHECK_EQ_INT(etrt_plan_load_u32(plan + 36), ETRT_PLAN_FLAG_TUNED);
+  CHECK_OK(etrt_engine_deserialize(plan, size, &engine));
+  const etrt_plan_tuning *t = &engine->info.tuning;
+  CHECK(t->present && strcmp(t->gpu, "NVIDIA H200") == 0 && t->compute_major == 9 &&
+        t->compute_minor == 0 && t->cudnn_version == 91000 && t->count == 2);
+  CHECK(t->choices[0].node == 0 && t->choices[0].algorithm == 1 && t->choices[0].math == 1 &&
+        t->choices[0].scratch_bytes == 4096);
+  CHECK(t->choices[1].node == 1 && t->choices[1].algorithm == 7 && t->choices[1].math == 0);
+  CHECK_EQ_INT(engine->graph.node_count, 2);
+  etrt_engine_destroy(engine);
+  /* What `etrt inspect` shows. */
+  etrt_engine_types types;
+  CHECK(etrt_engine_plan_types(plan, size, &types) == 1);
+  CHECK(types.tuned == 1 && strcmp(types.tuned_gpu, "NVIDIA H200") == 0 && types.tuned_major == 9 &&
+        types.tuned_minor == 0 && types.tuned_cudnn == 91000 && types.tuned_convolutions == 2);
+  CHECK(etrt_engine_plan_types(plain, plain_size, &types) == 1 && types.tuned == 0);
+  /* Attaching twice, or to a cpu plan, is refused. */
+  uint8_t *again;
+  size_t again_size;
+  CHECK_FAILS(etrt_plan_tuning_attach(plan, size, &tuning, &again, &again_size),
+              ETRT_ERROR_INVALID_ARGUMENT, "without one");
+  uint8_t *cpu;
+  size_t cpu_size;
+  CHECK_OK(small_plan((etrt_device){ETRT_DEVICE_CPU, 0}, &cpu, &cpu_size));
+  CHECK_FAILS(etrt_plan_tuning_attach(cpu, cpu_size, &tuning, &again, &again_size),
+              ETRT_ERROR_INVALID_ARGUMENT, "cuda plan");
+  /* A cpu plan claiming a record. */
+  uint8_t w[8];
+  u32le(w, ETRT_PLAN_FLAG_TUNED);
+  expect_refused(cpu, cpu_size, 36, w, 4, 0, ETRT_ERROR_INVALID_FORMAT, "flags", __LINE__);
+  free(cpu);
+  /* The record starts at the old weights offset. */
+  long r = (long)etrt_plan_load_u64(plain + ETRT_PLAN_HEADER_SIZE + 16);
+  CHECK_EQ_INT(etrt_plan_load_u32(plan + r), 11);
+  long fields = r + 4 + 11, choice = fields + 16;
+  u32le(w, 0);
+  REFUSED(r, w, 4, 1, ETRT_ERROR_INVALID_FORMAT, "tuning record GPU name");
+  u32le(w, 1000);
+  REFUSED(r, w, 4, 1, ETRT_ERROR_INVALID_FORMAT, "tuning record GPU name");
+  u32le(w, 100);
+  REFUSED(fields, w, 4, 1, ETRT_ERROR_INVALID_FORMAT, "compute capability");
+  u32le(w, 0);
+  REFUSED(fields + 8, w, 4, 1, ETRT_ERROR_INVALID_FORMAT, "cuDNN version");
+  u32le(w, 3);
+  REFUSED(fields + 12, w, 4, 1, ETRT_ERROR_INVALID_FORMAT, "choice count");
+  u32le(w, 2);
+  REFUSED(choice, w, 4, 1, ETRT_ERROR_INVALID_FORMAT, "choice 0 node index");
+  u32le(w, 0);
+  REFUSED(choice + 24, w, 4, 1, ETRT_ERROR_INVALID_FORMAT, "choice 1 node index");
+  u32le(w, 8);
+  REFUSED(choice + 4, w, 4, 1, ETRT_ERROR_INVALID_FORMAT, "algorithm");
+  u32le(w, 4);
+  REFUSED(choice + 8, w, 4, 1, ETRT_ERROR_INVALID_FORMAT, "math type");
+  u32le(w, 1);
+  REFUSED(choice + 12, w, 4, 1, ETRT_ERROR_INVALID_FORMAT, "reserved");
+  uint64_t big = (ETRT_PLAN_TUNING_MAX_SCRATCH + 1);
+  etrt_plan_store_u64(w, big);
+  REFUSED(choice + 16, w, 8, 1, ETRT_ERROR_INVALID_FORMAT, "scratch bytes");
+  /* A record claimed by the flag on a plan that has none: its first field is read
+   * where the weights start, so the offsets no longer agree. */
+  uint8_t *claimed = copy_plan(plain, plain_size);
+  u32le(claimed + 36, ETRT_PLAN_FLAG_TUNED);
+  redigest(claimed, plain_size);
+  CHECK(etrt_engine_deserialize(claimed, plain_size, &engine) == ETRT_ERROR_INVALID_FORMAT);
+  CHECK(strstr(etrt_last_error(), "byte offset") != NULL);
+  free(claimed);
+  free(plan);
+  free(plain);
+}
+
 int main(void) {
   RUN_TEST(test_round_trip_and_header);
   RUN_TEST(test_deterministic);
   RUN_TEST(test_cuda_header);
   RUN_TEST(test_refusals);
   RUN_TEST(test_overflowing_dims);
+  RUN_TEST(test_tuning_record);
   return TEST_EXIT();
 }

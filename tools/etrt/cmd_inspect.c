@@ -123,6 +123,12 @@ static void print_plan(const etrt_pte_program *prog, const etrt_pte_plan *p) {
              " layout conversions%s%s\n",
              types.channels_last_nodes, types.layout_conversions,
              types.channels_last_nodes ? "; channels-last: " : "", names);
+      /* cuDNN 9 numbers versions major*10000 + minor*100 + patch, cuDNN 8 major*1000 + ... */
+      unsigned v = types.tuned_cudnn, scale = v >= 10000 ? 10000u : 1000u;
+      if (types.tuned)
+        printf("    tuned for %s (sm_%d%d, cuDNN %u.%u.%u): %" PRIu32 " convolutions\n",
+               types.tuned_gpu, types.tuned_major, types.tuned_minor, v / scale, (v % scale) / 100,
+               v % 100, types.tuned_convolutions);
     } else {
       etrt_clear_error();
     }
