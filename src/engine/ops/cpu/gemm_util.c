@@ -230,6 +230,15 @@ static etrt_gemm_kernel_f64 etrt_gemm_kernel_for_f64(void) {
     }                                                                                              \
   }                                                                                                \
                                                                                                    \
+  /* Where B packed ahead holds column block j0 / NC's slice of rows from k0 (a multiple of        \
+   * KC): the blocks one after another, each its slices one after another, each slice kc           \
+   * rows of the block's width rounded up to nr. */                                                \
+  static int64_t etrt_gemm_packed_at_##NAME(int64_t n, int64_t k_count, int nr, int64_t j0,        \
+                                            int64_t k0) {                                          \
+    int64_t width = n - j0 < ETRT_GEMM_NC ? n - j0 : ETRT_GEMM_NC;                                 \
+    return j0 * k_count + k0 * ((width + nr - 1) / nr * nr);                                       \
+  }                                                                                                \
+                                                                                                   \
   /* C rows [i0, i1) by columns [j0, j1). */                                                       \
   static void etrt_gemm_block_##NAME(const etrt_gemm_job_##NAME *g, int64_t i0, int64_t i1,        \
                                      int64_t j0, int64_t j1) {                                     \
@@ -257,10 +266,9 @@ static etrt_gemm_kernel_f64 etrt_gemm_kernel_for_f64(void) {
         for (int64_t js = j0; js < j1; js += nr) {                                                 \
           const T *bs = bpack + (js - j0) * kc;                                                    \
           if (g->packed_b != NULL) {                                                               \
-            /* Packed ahead: column block jb holds its slices one after another. */                \
             int64_t jb = js / ETRT_GEMM_NC * ETRT_GEMM_NC;                                         \
-            int64_t wb = g->n - jb < ETRT_GEMM_NC ? g->n - jb : ETRT_GEMM_NC;                      \
-            bs = g->packed_b + jb * g->k_count + k0 * ((wb + nr - 1) / nr * nr) + (js - jb) * kc;  \
+            bs = g->packed_b + etrt_gemm_packed_at_##NAME(g->n, g->k_count, nr, jb, k0) +          \
+                 (js - jb) * kc;                                                                   \
           }                                                                                        \
           int64_t cols = j1 - js < nr ? j1 - js : nr;                                              \
           for (int64_t is = 0; is < mc; is += mr) {                                                \
@@ -332,6 +340,32 @@ static etrt_gemm_kernel_f64 etrt_gemm_kernel_for_f64(void) {
       etrt_parallel_for(tasks, 1, etrt_gemm_tasks_##NAME, g);                                      \
   }                                                                                                \
                                                                                                    \
+  /* The product's job (B as stored, or packed ahead), split over the pool. */                     \
+  static void etrt_gemm_start_##NAME(etrt_gemm_kernel_##NAME kernel, int64_t m, int64_t n,         \
+                                     int64_t k_count, T alpha, const T *a, int64_t a_row,          \
+                                     int64_t a_col, const T *b, int64_t b_row, int64_t b_col,      \
+                                     const T *packed_b, T *c, int64_t ldc, int accumulate) {       \
+    etrt_gemm_job_##NAME g = {.kernel = kernel,                                                    \
+                              .m = m,                                                              \
+                              .n = n,                                                              \
+                              .k_count = k_count,                                                  \
+                              .alpha = alpha,                                                      \
+                              .a = a,                                                              \
+                              .a_row = a_row,                                                      \
+                              .a_col = a_col,                                                      \
+                              .b = b,                                                              \
+                              .b_row = b_row,                                                      \
+                              .b_col = b_col,                                                      \
+                              .c = c,                                                              \
+                              .ldc = ldc,                                                          \
+                              .accumulate = accumulate,                                            \
+                              .col_blocks = (n + ETRT_GEMM_NC - 1) / ETRT_GEMM_NC,                 \
+                              .task_rows = ETRT_GEMM_MC,                                           \
+                              .packed_b = packed_b,                                                \
+                              .task_cols = ETRT_GEMM_NC};                                          \
+    etrt_gemm_split_##NAME(&g);                                                                    \
+  }                                                                                                \
+                                                                                                   \
   void etrt_cpu_gemm_strided_##NAME(int64_t m, int64_t n, int64_t k_count, T alpha, const T *a,    \
                                     int64_t a_row, int64_t a_col, const T *b, int64_t b_row,       \
                                     int64_t b_col, T *c, int64_t ldc, int accumulate) {            \
@@ -346,13 +380,8 @@ static etrt_gemm_kernel_f64 etrt_gemm_kernel_for_f64(void) {
       etrt_gemm_rows_##NAME(m, n, k_count, alpha, a, a_row, a_col, b, b_row, c, ldc, accumulate);  \
       return;                                                                                      \
     }                                                                                              \
-    etrt_gemm_job_##NAME g = {kernel,       m,          n,                                         \
-                              k_count,      alpha,      a,                                         \
-                              a_row,        a_col,      b,                                         \
-                              b_row,        b_col,      c,                                         \
-                              ldc,          accumulate, (n + ETRT_GEMM_NC - 1) / ETRT_GEMM_NC,     \
-                              ETRT_GEMM_MC, NULL,       ETRT_GEMM_NC};                             \
-    etrt_gemm_split_##NAME(&g);                                                                    \
+    etrt_gemm_start_##NAME(kernel, m, n, k_count, alpha, a, a_row, a_col, b, b_row, b_col, NULL,   \
+                           c, ldc, accumulate);                                                    \
   }                                                                                                \
                                                                                                    \
   size_t etrt_cpu_gemm_packed_b_count_##NAME(int64_t k_count, int64_t n) {                         \
@@ -364,11 +393,10 @@ static etrt_gemm_kernel_f64 etrt_gemm_kernel_for_f64(void) {
     int nr = etrt_gemm_kernel_for_##NAME().nr;                                                     \
     for (int64_t j0 = 0; j0 < n; j0 += ETRT_GEMM_NC) {                                             \
       int64_t j1 = n - j0 < ETRT_GEMM_NC ? n : j0 + ETRT_GEMM_NC;                                  \
-      int64_t width = (j1 - j0 + nr - 1) / nr * nr;                                                \
       for (int64_t k0 = 0; k0 < k_count; k0 += KC) {                                               \
         int64_t kc = k_count - k0 < KC ? k_count - k0 : KC;                                        \
         etrt_gemm_pack_panel_##NAME(b, ldb, 1, k0, kc, j0, j1, nr,                                 \
-                                    out + j0 * k_count + k0 * width);                              \
+                                    out + etrt_gemm_packed_at_##NAME(n, k_count, nr, j0, k0));     \
       }                                                                                            \
     }                                                                                              \
     return nr;                                                                                     \
@@ -384,25 +412,8 @@ static etrt_gemm_kernel_f64 etrt_gemm_kernel_for_f64(void) {
                                    accumulate);                                                    \
       return 1;                                                                                    \
     }                                                                                              \
-    etrt_gemm_job_##NAME g = {kernel,                                                              \
-                              m,                                                                   \
-                              n,                                                                   \
-                              k_count,                                                             \
-                              alpha,                                                               \
-                              a,                                                                   \
-                              a_row,                                                               \
-                              a_col,                                                               \
-                              NULL,                                                                \
-                              0,                                                                   \
-                              1,                                                                   \
-                              c,                                                                   \
-                              ldc,                                                                 \
-                              accumulate,                                                          \
-                              (n + ETRT_GEMM_NC - 1) / ETRT_GEMM_NC,                               \
-                              ETRT_GEMM_MC,                                                        \
-                              packed_b,                                                            \
-                              ETRT_GEMM_NC};                                                       \
-    etrt_gemm_split_##NAME(&g);                                                                    \
+    etrt_gemm_start_##NAME(kernel, m, n, k_count, alpha, a, a_row, a_col, NULL, 0, 1, packed_b, c, \
+                           ldc, accumulate);                                                       \
     return 1;                                                                                      \
   }                                                                                                \
                                                                                                    \
