@@ -32,6 +32,9 @@ static struct {
 
 /* Workers read it relaxed on every loop; written under the lock at acquire/release. */
 static atomic_int etrt_pool_workers_live;
+/* Threads claimed by calls in progress over the whole process (etrt_thread_pool_claim). */
+static atomic_int etrt_pool_claimed;
+static _Atomic(etrt_parallel_region_fn) etrt_pool_region;
 static _Thread_local int etrt_pool_limit;  /* 0: the whole pool */
 static _Thread_local int etrt_pool_inside; /* running a chunk: nested loops are serial */
 
@@ -145,6 +148,38 @@ int etrt_thread_pool_width(void) {
   return etrt_pool_limit > 0 && etrt_pool_limit < width ? etrt_pool_limit : width;
 }
 
+void etrt_thread_pool_region_set(etrt_parallel_region_fn region) {
+  atomic_store(&etrt_pool_region, region);
+}
+
+int etrt_thread_pool_claim(int want) {
+  int others = atomic_fetch_add_explicit(&etrt_pool_claimed, want, memory_order_relaxed);
+  return want - others > 1 ? want - others : 1;
+}
+
+void etrt_thread_pool_unclaim(int want) {
+  atomic_fetch_sub_explicit(&etrt_pool_claimed, want, memory_order_relaxed);
+}
+
+/* One thread of a region: it takes chunks as a worker would, its own loops serial. */
+static void etrt_pool_region_body(void *data) {
+  int inside = etrt_pool_inside;
+  etrt_pool_inside = 1;
+  etrt_pool_run_chunks(data);
+  etrt_pool_inside = inside;
+}
+
+/* The loop on a region's threads: as many as the pool's width allows now. */
+static void etrt_pool_run_region(etrt_parallel_region_fn region, etrt_pool_job *job, int width) {
+  int threads = etrt_thread_pool_claim(width);
+  if (threads > job->chunks) threads = (int)job->chunks;
+  if (threads > 1)
+    region(etrt_pool_region_body, job, (unsigned)threads, 0);
+  else
+    etrt_pool_region_body(job);
+  etrt_thread_pool_unclaim(width);
+}
+
 void etrt_parallel_for(int64_t count, int64_t grain, etrt_parallel_fn fn, void *ctx) {
   if (count <= 0) return;
   if (grain < 1) grain = 1;
@@ -168,6 +203,11 @@ void etrt_parallel_for(int64_t count, int64_t grain, etrt_parallel_fn fn, void *
                        .chunks = (count + chunk - 1) / chunk,
                        .max_helpers = width - 1};
   atomic_init(&job.next, 0);
+  etrt_parallel_region_fn region = atomic_load_explicit(&etrt_pool_region, memory_order_relaxed);
+  if (region != NULL) {
+    etrt_pool_run_region(region, &job, width);
+    return;
+  }
   pthread_mutex_lock(&etrt_pool.lock);
   job.after = etrt_pool.jobs;
   if (etrt_pool.jobs != NULL) etrt_pool.jobs->prev = &job;

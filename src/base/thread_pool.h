@@ -37,4 +37,25 @@ int etrt_thread_pool_width(void);
  * compute each item the same way whatever the split. No allocation. */
 void etrt_parallel_for(int64_t count, int64_t grain, etrt_parallel_fn fn, void *ctx);
 
+/* Runs body(data) once on each of `threads` threads, the caller among them, and returns
+ * when all have returned: a parallel region of a runtime another library brings
+ * (OpenMP's GOMP_parallel, whose ABI this is). */
+typedef void (*etrt_parallel_region_fn)(void (*body)(void *), void *data, unsigned threads,
+                                        unsigned flags);
+
+/* From now on, loops run on `region`'s threads instead of the pool's workers. A
+ * library that keeps its own threads (oneDNN's OpenMP team) and etrt's loops then
+ * share one set of threads: two sets on the same cores, each spinning while the other
+ * works, take the cores from each other (a 16-core machine ran small models up to 10x
+ * slower than on one thread). The pool's width still decides how many run. Set once,
+ * before any loop may run on another thread. */
+void etrt_thread_pool_region_set(etrt_parallel_region_fn region);
+
+/* Threads for a parallel call that holds them for its whole length (a loop on a
+ * region, a oneDNN primitive): up to `want`, fewer while other calls hold theirs, so
+ * that executions at once never run more threads than the pool allows; at least 1.
+ * Give the count back with etrt_thread_pool_unclaim. */
+int etrt_thread_pool_claim(int want);
+void etrt_thread_pool_unclaim(int want);
+
 #endif

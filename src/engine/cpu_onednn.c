@@ -111,12 +111,11 @@ static int etrt_dnnl_symbol(void *library, const char *name, void *slot, size_t 
 }
 
 static void etrt_dnnl_load(void) {
-  /* OpenMP's idle threads spin for 300000 rounds by default, taking the cores from etrt's
-   * pool between oneDNN's loops (a third of a ResNet-50 run at one thread); sleeping at
-   * once instead (a passive wait) makes every loop wake them through the kernel, which
-   * doubled a 1.2 ms model's time at two threads. A short spin (tens of microseconds)
-   * keeps them ready between the nodes of one run, then they sleep. Read by libgomp
-   * when it is loaded below, unless the environment says otherwise. */
+  /* OpenMP's idle threads spin for 300000 rounds by default before they sleep; sleeping
+   * at once instead (a passive wait) makes every loop wake them through the kernel,
+   * which doubled a 1.2 ms model's time at two threads. A short spin (tens of
+   * microseconds) keeps them ready between the nodes of one run, then they sleep. Read
+   * by libgomp when it is loaded below, unless the environment says otherwise. */
   setenv("GOMP_SPINCOUNT", "20000", 0);
   void *library = dlopen("libdnnl.so.2", RTLD_NOW | RTLD_LOCAL);
   if (library == NULL) {
@@ -142,11 +141,16 @@ static void etrt_dnnl_load(void) {
       return;
     }
   }
+  /* etrt's loops run on OpenMP's threads too (thread_pool.h says why). Not under
+   * ThreadSanitizer, which cannot see libgomp's synchronisation: there the pool's own
+   * workers run them, and the sanitizer checks the pool. */
+#if !defined(ETRT_THREAD_SANITIZER)
+  etrt_parallel_region_fn region = NULL;
+  if (etrt_dnnl_symbol(library, "GOMP_parallel", &region, sizeof region) == 0)
+    etrt_thread_pool_region_set(region);
+#endif
   etrt_dnnl_loaded = 1;
 }
-
-/* Threads that executions inside oneDNN hold now, over the whole process. */
-static atomic_int etrt_dnnl_busy;
 
 typedef enum etrt_dnnl_slot {
   ETRT_DNNL_SRC, /* the primitive's operands, in its layouts */
@@ -182,6 +186,7 @@ typedef struct etrt_dnnl_node {
   int32_t rank, out_rank, weights_rank;
   int64_t dims[ETRT_MAX_RANK], out_dims[ETRT_MAX_RANK], weights_dims[ETRT_MAX_RANK];
   int runtime_weights; /* input 1 is computed: its address is set at each run */
+  int threads;         /* the most worth using (etrt_dnnl_node_threads) */
   int has_residual;
   size_t dst_bytes; /* of the primitive's destination, the residual copied into it */
   /* While the context is made: the primitive's description (NULL: etrt's kernel runs
@@ -504,6 +509,35 @@ static void etrt_dnnl_node_release(etrt_dnnl_node *dn) {
 
 /* Describes node n's primitive at the plan's largest shapes (dn->pd); leaves dn->pd
  * NULL, so that etrt's kernel runs the node, when oneDNN does not take it. */
+/* Work of a primitive, in multiply-adds plus a few per element moved (a depthwise
+ * convolution is bound by its memory, not its arithmetic). */
+static double etrt_dnnl_node_work(int conv, const etrt_tensor *args, const etrt_tensor *out) {
+  double outputs = (double)etrt_tensor_numel(out), inputs = (double)etrt_tensor_numel(&args[0]);
+  double per_output = 1.0;
+  if (conv)
+    for (int32_t a = 1; a < args[1].rank; ++a) per_output *= (double)args[1].dims[a];
+  else
+    per_output = (double)args[0].dims[args[0].rank - 1];
+  return outputs * per_output + 16.0 * (inputs + outputs);
+}
+
+/* Threads for a node: one per ETRT_CPU_WORK_PER_THREAD units of work (default 2M,
+ * tens of microseconds), at most the pool's width. Each thread a primitive splits its
+ * work for costs a wake-up and a wait at the end: on 16 cores, the small convolutions
+ * of MobileNet v3 and EfficientNet ran several times slower on every core than on
+ * one. */
+static int etrt_dnnl_node_threads(int conv, const etrt_tensor *args, const etrt_tensor *out) {
+  static double per_thread;
+  if (per_thread == 0.0) {
+    const char *env = getenv("ETRT_CPU_WORK_PER_THREAD");
+    double value = env != NULL ? strtod(env, NULL) : 0.0;
+    per_thread = value >= 1.0 ? value : 2e6;
+  }
+  int width = etrt_thread_pool_width();
+  double useful = etrt_dnnl_node_work(conv, args, out) / per_thread;
+  return useful >= (double)width ? width : useful < 1.0 ? 1 : (int)useful;
+}
+
 static void etrt_dnnl_node_describe(etrt_cpu_onednn *s, const etrt_engine *engine, uint32_t n,
                                     int allow_depthwise, etrt_tensor *args) {
   const etrt_dnnl_api *d = &etrt_dnnl;
@@ -527,6 +561,9 @@ static void etrt_dnnl_node_describe(etrt_cpu_onednn *s, const etrt_engine *engin
     return;
   dn->conv = conv;
   dn->has_residual = conv && residual.ndims > 0;
+  /* oneDNN splits the work for the threads it has when the primitive is made. */
+  dn->threads = etrt_dnnl_node_threads(conv, args, out);
+  d->omp_set_num_threads(dn->threads);
   dnnl_primitive_attr_t attr = NULL;
   dnnl_post_ops_t ops = NULL;
   int ok =
@@ -538,6 +575,7 @@ static void etrt_dnnl_node_describe(etrt_cpu_onednn *s, const etrt_engine *engin
       ETRT_DNNL_OK(d->dnnl_primitive_desc_create(
           &dn->pd, conv ? (const_dnnl_op_desc_t)&cd : (const_dnnl_op_desc_t)&md, attr, s->engine,
           NULL));
+  d->omp_set_num_threads(etrt_thread_pool_width());
   if (ops) d->dnnl_post_ops_destroy(ops);
   if (attr) d->dnnl_primitive_attr_destroy(attr);
   if (!ok && dn->pd) d->dnnl_primitive_desc_destroy(dn->pd);
@@ -839,11 +877,10 @@ int etrt_cpu_onednn_run(etrt_cpu_onednn *s, uint32_t n, const etrt_tensor *input
                    : outputs[0].data;
     if (to != inputs[3].data) memcpy(to, inputs[3].data, dn->dst_bytes);
   }
-  /* The caller's width in the pool, less what other executions in oneDNN hold now. */
+  /* The node's threads within the caller's width, less what other calls hold now. */
   int want = etrt_thread_pool_width();
-  int others = atomic_fetch_add(&etrt_dnnl_busy, want);
-  int threads = want - others > 1 ? want - others : 1;
-  d->omp_set_num_threads(threads);
+  if (want > dn->threads) want = dn->threads;
+  d->omp_set_num_threads(etrt_thread_pool_claim(want));
   dnnl_status_t r = dnnl_success;
   if (dn->reorders[ETRT_DNNL_REORDER_SRC])
     r = etrt_dnnl_run_reorder(s, dn, ETRT_DNNL_REORDER_SRC, ETRT_DNNL_USER_SRC, ETRT_DNNL_SRC);
@@ -854,7 +891,7 @@ int etrt_cpu_onednn_run(etrt_cpu_onednn *s, uint32_t n, const etrt_tensor *input
     r = d->dnnl_primitive_execute(dn->primitive, s->stream, dn->arg_count, dn->args);
   if (r == dnnl_success && dn->reorders[ETRT_DNNL_REORDER_DST])
     r = etrt_dnnl_run_reorder(s, dn, ETRT_DNNL_REORDER_DST, ETRT_DNNL_DST, ETRT_DNNL_USER_DST);
-  atomic_fetch_sub(&etrt_dnnl_busy, want);
+  etrt_thread_pool_unclaim(want);
   *status = r == dnnl_success
                 ? ETRT_OK
                 : etrt_error(ETRT_ERROR_INTERNAL,

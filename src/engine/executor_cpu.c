@@ -10,6 +10,7 @@
 #include "engine/control.h"
 #include "engine/cpu_onednn.h"
 #include "engine/cpu_packed.h"
+#include "engine/cpu_profile.h"
 #include "engine/executor.h"
 
 /* A node whose dims are known only at execute (op.h): its inputs take the dims (and
@@ -115,20 +116,28 @@ static etrt_status etrt_executor_record_dims(const etrt_exec_run *run, uint32_t 
   return ETRT_OK;
 }
 
-/* The nodes of a run; those `onednn` has a primitive for (NULL: none) run there, and
- * control nodes with their state in `control` (per node; NULL: none may run). */
+/* The libraries a CPU run may hand nodes to, and its profile: each NULL when absent. */
+typedef struct etrt_cpu_helpers {
+  const etrt_cpu_packed *packed;
+  etrt_cpu_onednn *onednn;
+  etrt_control *const *control; /* per node: a control node's state; NULL: none may run */
+  etrt_cpu_profile *profile;
+} etrt_cpu_helpers;
+
+/* The nodes of a run; those packed weights or oneDNN have a kernel for run there. */
 static etrt_status etrt_executor_run_nodes_with(const etrt_exec_run *run, etrt_tensor *args,
-                                                const etrt_cpu_packed *packed,
-                                                etrt_cpu_onednn *onednn,
-                                                etrt_control *const *control) {
+                                                const etrt_cpu_helpers *with) {
+  etrt_control *const *control = with->control;
   for (uint32_t n = 0; n < run->node_count; ++n) {
     const etrt_node *node = &run->nodes[n];
     etrt_tensor *in = args + run->arg_offsets[n];
     etrt_status s;
     int at_execute = node->dims_at_execute != ETRT_NODE_DIMS_PLANNED;
+    uint64_t start = with->profile != NULL ? etrt_cpu_profile_now() : 0;
     /* Packed weights and oneDNN's primitives were made for the planned dims. */
-    if (!at_execute && (etrt_cpu_packed_run(packed, n, in, in + node->num_inputs, &s) ||
-                        etrt_cpu_onednn_run(onednn, n, in, in + node->num_inputs, &s))) {
+    if (!at_execute && (etrt_cpu_packed_run(with->packed, n, in, in + node->num_inputs, &s) ||
+                        etrt_cpu_onednn_run(with->onednn, n, in, in + node->num_inputs, &s))) {
+      if (with->profile != NULL) etrt_cpu_profile_add(with->profile, n, start, 1);
       if (s != ETRT_OK)
         return etrt_error_context(s, "engine '%s', node %u '%s' (%s): ", run->engine->info.name, n,
                                   node->name, node->op_type);
@@ -148,6 +157,7 @@ static etrt_status etrt_executor_run_nodes_with(const etrt_exec_run *run, etrt_t
     else if (s == ETRT_OK)
       s = node->run_cpu(node, in, in + node->num_inputs);
     if (s == ETRT_OK && from_kernel) s = etrt_executor_record_dims(run, n, in + node->num_inputs);
+    if (with->profile != NULL) etrt_cpu_profile_add(with->profile, n, start, 0);
     if (s != ETRT_OK)
       return etrt_error_context(s, "engine '%s', node %u '%s' (%s): ", run->engine->info.name, n,
                                 node->name, node->op_type);
@@ -156,14 +166,16 @@ static etrt_status etrt_executor_run_nodes_with(const etrt_exec_run *run, etrt_t
 }
 
 etrt_status etrt_executor_run_nodes(const etrt_exec_run *run, etrt_tensor *args) {
-  return etrt_executor_run_nodes_with(run, args, NULL, NULL, NULL);
+  const etrt_cpu_helpers none = {0};
+  return etrt_executor_run_nodes_with(run, args, &none);
 }
 
 typedef struct etrt_cpu_state {
   const etrt_engine *engine;
-  etrt_cpu_onednn *onednn; /* NULL: etrt's kernels only */
-  etrt_cpu_packed *packed; /* NULL: no weight packed ahead */
-  etrt_control **control;  /* per node: the state of a control node, else NULL */
+  etrt_cpu_onednn *onednn;   /* NULL: etrt's kernels only */
+  etrt_cpu_packed *packed;   /* NULL: no weight packed ahead */
+  etrt_control **control;    /* per node: the state of a control node, else NULL */
+  etrt_cpu_profile *profile; /* NULL: not profiled */
 } etrt_cpu_state;
 
 static void etrt_cpu_destroy(void *state);
@@ -181,6 +193,7 @@ static etrt_status etrt_cpu_create(etrt_engine *engine, const etrt_device_driver
     return status;
   }
   status = etrt_cpu_packed_create(engine, s->onednn, &s->packed);
+  if (status == ETRT_OK) status = etrt_cpu_profile_create(engine, &s->profile);
   const etrt_graph *g = &engine->graph;
   for (uint32_t n = 0; status == ETRT_OK && n < g->node_count; ++n) {
     if (!g->nodes[n].def->control) continue;
@@ -207,6 +220,7 @@ static void etrt_cpu_destroy(void *state) {
   free(s->control);
   etrt_cpu_onednn_destroy(s->onednn);
   etrt_cpu_packed_destroy(s->packed);
+  etrt_cpu_profile_destroy(s->profile);
   free(s);
 }
 
@@ -234,7 +248,10 @@ static etrt_status etrt_cpu_enqueue(void *state, const etrt_exec_run *run, etrt_
     if (run->uploads[u].size > 0)
       memcpy(run->uploads[u].dst, run->uploads[u].src, run->uploads[u].size);
   const etrt_cpu_state *s = state;
-  return etrt_executor_run_nodes_with(run, run->args, s->packed, s->onednn, s->control);
+  const etrt_cpu_helpers with = {s->packed, s->onednn, s->control, s->profile};
+  etrt_status status = etrt_executor_run_nodes_with(run, run->args, &with);
+  if (s->profile != NULL && status == ETRT_OK) etrt_cpu_profile_run_done(s->profile);
+  return status;
 }
 
 static etrt_status etrt_cpu_quiesce(void *state) {

@@ -243,8 +243,59 @@ static void test_programs_own_the_pool(void) {
   CHECK_EQ_INT(etrt_thread_pool_width(), 1);
 }
 
+/* A parallel region as OpenMP's would run it: body on the caller and threads - 1
+ * threads of its own, all joined before it returns. */
+static atomic_int region_calls, region_threads_most;
+typedef struct region_call {
+  void (*body)(void *);
+  void *data;
+} region_call;
+static void *region_thread(void *arg) {
+  const region_call *call = arg;
+  call->body(call->data);
+  return NULL;
+}
+static void fake_region(void (*body)(void *), void *data, unsigned threads, unsigned flags) {
+  (void)flags;
+  atomic_fetch_add(&region_calls, 1);
+  if ((int)threads > atomic_load(&region_threads_most))
+    atomic_store(&region_threads_most, (int)threads);
+  region_call call = {body, data};
+  pthread_t helpers[16];
+  unsigned started = 0;
+  for (; started + 1 < threads && started < 16; ++started)
+    CHECK_EQ_INT(pthread_create(&helpers[started], NULL, region_thread, &call), 0);
+  body(data);
+  for (unsigned h = 0; h < started; ++h) pthread_join(helpers[h], NULL);
+}
+
+/* Loops run on a region's threads once one is set, still each item once, within the
+ * pool's width, nested loops serial; threads claimed by other calls are taken off. */
+static void test_region(void) {
+  CHECK_OK(etrt_thread_pool_acquire(4));
+  etrt_thread_pool_region_set(fake_region);
+  check_each_item_once(ITEMS, 10);
+  check_each_item_once(7, 1);
+  check_each_item_once(1, 1); /* one chunk: no region */
+  CHECK(atomic_load(&region_calls) >= 2);
+  CHECK(atomic_load(&region_threads_most) <= 4);
+  /* Another call holds three of the four: this loop gets one thread, no region. */
+  CHECK_EQ_INT(etrt_thread_pool_claim(3), 3);
+  int calls = atomic_load(&region_calls);
+  check_each_item_once(ITEMS, 10);
+  CHECK_EQ_INT(atomic_load(&region_calls), calls);
+  CHECK_EQ_INT(etrt_thread_pool_claim(4), 1); /* never fewer than one */
+  etrt_thread_pool_unclaim(4);
+  etrt_thread_pool_unclaim(3);
+  CHECK_EQ_INT(etrt_thread_pool_claim(4), 4);
+  etrt_thread_pool_unclaim(4);
+  etrt_thread_pool_region_set(NULL);
+  etrt_thread_pool_release();
+}
+
 int main(void) {
   RUN_TEST(test_ranges_and_grains);
+  RUN_TEST(test_region);
   RUN_TEST(test_limit);
   RUN_TEST(test_refusals_and_no_pool);
   RUN_TEST(test_nested);

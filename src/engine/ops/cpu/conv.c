@@ -202,7 +202,7 @@ static void etrt_conv_bias_planes(void *ctx, int64_t begin, int64_t end) {
 static void etrt_conv_add_bias(etrt_conv_job *c) {
   if (c->bias == NULL && c->z == NULL && c->fused == NULL) return;
   int64_t planes = c->d.batch * c->d.maps;
-  etrt_parallel_for(planes, 1 + 16384 / (c->d.out_count + 1), etrt_conv_bias_planes, c);
+  etrt_parallel_for(planes, 1 + 65536 / (c->d.out_count + 1), etrt_conv_bias_planes, c);
 }
 
 static etrt_conv_dims etrt_conv_dims_of(const etrt_conv_geometry *g, const etrt_tensor *x,

@@ -270,7 +270,7 @@ static etrt_status etrt_cpu_pool_nhwc(const etrt_node *node, const etrt_tensor *
   int64_t rows = x.dims[0] * j.out_count;
   if (rows == 0 || j.channels == 0) return ETRT_OK;
   int64_t work = j.channels * etrt_conv_geometry_kernel_count(&g) + 1;
-  etrt_parallel_for(rows, 1 + 32768 / work, etrt_pool_nhwc_rows, &j);
+  etrt_parallel_for(rows, 1 + 131072 / work, etrt_pool_nhwc_rows, &j);
   return ETRT_OK;
 }
 
@@ -293,7 +293,7 @@ etrt_status etrt_cpu_pool(const etrt_node *node, const etrt_tensor *inputs, etrt
       .y = outputs[0].data,
       .indices = state->kind == ETRT_POOL_MAX && node->num_outputs > 1 ? outputs[1].data : NULL};
   int64_t work = out_count * etrt_conv_geometry_kernel_count(&g);
-  etrt_parallel_for(planes, 1 + 32768 / (work + 1), etrt_pool_planes, &job);
+  etrt_parallel_for(planes, 1 + 131072 / (work + 1), etrt_pool_planes, &job);
   return ETRT_OK;
 }
 
@@ -378,7 +378,7 @@ etrt_status etrt_cpu_global_pool(const etrt_node *node, const etrt_tensor *input
       .state = node->state, .dtype = x->dtype, .x = x->data, .y = outputs[0].data, .size = 1};
   int64_t planes = x->dims[0] * x->dims[1];
   for (int32_t i = 2; i < x->rank; ++i) job.size *= x->dims[i];
-  etrt_parallel_for(planes, 1 + 32768 / (job.size + 1), etrt_pool_global_planes, &job);
+  etrt_parallel_for(planes, 1 + 131072 / (job.size + 1), etrt_pool_global_planes, &job);
   return ETRT_OK;
 }
 
