@@ -69,10 +69,11 @@ static void etrt_cpu_profile_report(const etrt_cpu_profile *p) {
   for (uint32_t n = 0; n < g->node_count; ++n) {
     total += p->node_ns[n];
     uint32_t r = 0;
-    while (r < count && (strcmp(rows[r].op_type, g->nodes[n].op_type) != 0 ||
-                         rows[r].library != p->library[n]))
+    while (r < count &&
+           (strcmp(rows[r].op_type, g->nodes[n].op_type) != 0 || rows[r].library != p->library[n]))
       ++r;
-    if (r == count) rows[count++] = (etrt_cpu_profile_row){g->nodes[n].op_type, p->library[n], 0, 0};
+    if (r == count)
+      rows[count++] = (etrt_cpu_profile_row){g->nodes[n].op_type, p->library[n], 0, 0};
     rows[r].ns += p->node_ns[n];
     ++rows[r].nodes;
   }

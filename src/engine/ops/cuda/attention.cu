@@ -1,20 +1,15 @@
 /* EtrtAttention on the GPU (ops/attention.h), two kernels over one geometry:
  *
  * - float16 and bfloat16 heads of 16 to 128 (a multiple of 16): flash-attention style on
- *   the tensor cores. A block of four warps takes 64 query rows of one (batch, head);
- *   key and value tiles of 64 rows pass through shared memory; each warp computes its 16
- *   rows of Q.K^T with nvcuda::wmma (float32 sums), updates the running maximum and sum
- *   of its rows (float32), writes the probabilities in the input type and adds P.V to
- *   its rows of a float32 accumulator, rescaled as the maximum grows. Nothing but the
- *   output is written to global memory.
+ *   the tensor cores (mma.sync). A block of four warps takes 64 query rows of one
+ *   (batch, head); key and value tiles of 64 rows pass through shared memory; each warp
+ *   keeps its 16 rows' scores, running maxima and sums and output accumulator in
+ *   registers, in float32. Nothing but the output is written to global memory.
  * - every other case (float32, other head sizes up to 256): a warp per query row, the
  *   row and its accumulator in registers, the same online softmax key by key.
  *
- * The tensor-core kernel needs more than the default 48 KiB of shared memory: the
- * node's setup, run when a context is created, raises the kernel's limit; a launch
- * without that state takes the warp kernel. */
-#include <mma.h>
-
+ * The node's setup, run when a context is created, chooses the kernel; a launch without
+ * that state takes the warp kernel. */
 #include "engine/ops/cuda/cuda_kernel.h"
 #include "engine/ops/cuda/cuda_ops.h"
 
@@ -36,39 +31,21 @@ __device__ __forceinline__ float etrt_attention_mask(const T *mask,
                               j * g.mask_stride[3]]);
 }
 
-/* Row pitches in shared memory, padded past a multiple of 128 bytes so that the rows a
- * wmma load or store touches fall in different banks (and still start on the 32-byte
- * boundaries wmma needs): head rows and probability rows in T, score and accumulator
- * rows in float32. */
-#define ETRT_ATTENTION_HEAD_PITCH(d) ((d) + 8)
-#define ETRT_ATTENTION_P_PITCH (ETRT_ATTENTION_KEYS + 8)
-#define ETRT_ATTENTION_S_PITCH (ETRT_ATTENTION_KEYS + 4)
-#define ETRT_ATTENTION_O_PITCH(d) ((d) + 4)
-
-/* Shared memory of the tensor-core kernel for head size d: Q, K and V tiles and the
- * probabilities in T; scores, the output accumulator and each row's maximum and sum in
- * float32. */
-template <typename T>
-static size_t etrt_attention_tc_smem(int d) {
-  return (size_t)((ETRT_ATTENTION_ROWS + 2 * ETRT_ATTENTION_KEYS) * ETRT_ATTENTION_HEAD_PITCH(d) +
-                  ETRT_ATTENTION_ROWS * ETRT_ATTENTION_P_PITCH) *
-             sizeof(T) +
-         (size_t)(ETRT_ATTENTION_ROWS * (ETRT_ATTENTION_S_PITCH + ETRT_ATTENTION_O_PITCH(d)) +
-                  2 * ETRT_ATTENTION_ROWS) *
-             sizeof(float);
-}
+/* Key and value rows in shared memory are padded by 16 bytes: the eight rows one
+ * fragment load touches then start in different banks. */
+#define ETRT_ATTENTION_PITCH(D) ((D) + 8)
 
 /* Rows [first, first + ROWS) of a head (row r at src + r * stride, d_size elements)
  * into dst (rows `pitch` apart), zeros past `count` rows. With `wide` (rows, strides and
  * pointers 16-byte aligned) every thread first issues all its 16-byte loads, then
  * stores them: the loads of a tile are in flight together instead of one after another. */
-template <typename T, int ROWS>
+template <typename T, int ROWS, int MAX_D>
 __device__ __forceinline__ void etrt_attention_load_rows(T *dst, int pitch, const T *src,
                                                          int64_t stride, int64_t first,
                                                          int64_t count, int d_size, bool wide) {
   if (wide) {
     constexpr int PER = 8; /* elements of a 16-byte load */
-    constexpr int MOST = ROWS * ETRT_ATTENTION_TC_MAX_HEAD / PER / ETRT_ATTENTION_THREADS;
+    constexpr int MOST = ROWS * MAX_D / PER / ETRT_ATTENTION_THREADS;
     const int per_row = d_size / PER, total = ROWS * per_row;
     uint4 held[MOST];
 #pragma unroll
@@ -93,137 +70,197 @@ __device__ __forceinline__ void etrt_attention_load_rows(T *dst, int pitch, cons
   }
 }
 
+/* Two values of T in one 32-bit register, the first in the low half (the order of
+ * columns in an mma fragment). */
 template <typename T>
+__device__ __forceinline__ uint32_t etrt_attention_pack(float lo, float hi);
+template <>
+__device__ __forceinline__ uint32_t etrt_attention_pack<__half>(float lo, float hi) {
+  __half2 v = __floats2half2_rn(lo, hi);
+  return *(uint32_t *)&v;
+}
+template <>
+__device__ __forceinline__ uint32_t etrt_attention_pack<__nv_bfloat16>(float lo, float hi) {
+  __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
+  return *(uint32_t *)&v;
+}
+
+/* c += a.b on a 16x8x16 tile: a row-major 16x16 (4 registers), b column-major 16x8 (2),
+ * c 16x8 float32 (4); PTX ISA "mma.sync m16n8k16" gives each lane's elements. */
+template <typename T>
+__device__ __forceinline__ void etrt_attention_mma(float *c, const uint32_t *a, uint32_t b0,
+                                                   uint32_t b1);
+template <>
+__device__ __forceinline__ void etrt_attention_mma<__half>(float *c, const uint32_t *a, uint32_t b0,
+                                                           uint32_t b1) {
+  asm volatile(
+      "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
+      "{%8,%9}, {%0,%1,%2,%3};\n"
+      : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+template <>
+__device__ __forceinline__ void etrt_attention_mma<__nv_bfloat16>(float *c, const uint32_t *a,
+                                                                  uint32_t b0, uint32_t b1) {
+  asm volatile(
+      "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
+      "{%8,%9}, {%0,%1,%2,%3};\n"
+      : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+
+/* The b fragments of two adjacent 8-column tiles of a row-major 16-row tile in shared
+ * memory (rows `pitch` elements apart), transposed on the way: for P.V, where V's rows
+ * are the product's k. */
+__device__ __forceinline__ void etrt_attention_ldmatrix_t(uint32_t *b, const void *tile,
+                                                          int pitch_bytes, int lane) {
+  const char *row =
+      (const char *)tile + ((lane & 7) + ((lane >> 3) & 1) * 8) * pitch_bytes + (lane >> 4) * 16;
+  const unsigned address = (unsigned)__cvta_generic_to_shared(row);
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+               : "=r"(b[0]), "=r"(b[1]), "=r"(b[2]), "=r"(b[3])
+               : "r"(address));
+}
+
+/* Flash attention on the tensor cores with everything of a row in registers. Lane
+ * (g, t) = (lane / 4, lane % 4) of a warp holds, for the warp's 16 query rows, rows g
+ * and g + 8 of the fragments: Q as the a operand, the key tile's scores, and the
+ * float32 output accumulator; the scores become P's a fragments without leaving the
+ * registers. Each row's running maximum and (per-lane partial) sum live beside them;
+ * a row's four lanes agree on its maximum through two shuffles. */
+template <typename T, int D>
 __global__ void __launch_bounds__(ETRT_ATTENTION_THREADS)
     etrt_attention_tc_kernel(const T *q, const T *k, const T *v, const T *mask, T *out,
                              etrt_attention_geometry g, bool wide) {
-  using namespace nvcuda;
-  constexpr int BQ = ETRT_ATTENTION_ROWS, BK = ETRT_ATTENTION_KEYS;
-  constexpr int PP = ETRT_ATTENTION_P_PITCH, SP = ETRT_ATTENTION_S_PITCH;
-  extern __shared__ __align__(32) unsigned char etrt_attention_smem[];
+  constexpr int BQ = ETRT_ATTENTION_ROWS, BK = ETRT_ATTENTION_KEYS, P = ETRT_ATTENTION_PITCH(D);
+  __shared__ __align__(16) T ks[BK * P];
+  __shared__ __align__(16) T vs[BK * P];
   const int d_size = (int)g.head_size;
-  const int hp = ETRT_ATTENTION_HEAD_PITCH(d_size), op = ETRT_ATTENTION_O_PITCH(d_size);
-  T *qs = (T *)etrt_attention_smem;
-  T *ks = qs + BQ * hp;
-  T *vs = ks + BK * hp;
-  T *ps = vs + BK * hp;
-  float *sf = (float *)(ps + BQ * PP);
-  float *of = sf + BQ * SP;
-  float *row_max = of + BQ * op;
-  float *row_sum = row_max + BQ;
-
   const int64_t tiles = (g.q_len + BQ - 1) / BQ;
   const int64_t tile = blockIdx.x % tiles, bh = blockIdx.x / tiles;
   const int64_t h = bh % g.heads, b = bh / g.heads;
-  const int64_t q0 = tile * BQ;
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+  const int gr = lane >> 2, tc = lane & 3;
+  const int64_t row0 = tile * BQ + warp * 16 + gr, row1 = row0 + 8; /* this lane's rows */
   const T *q_base = q + b * g.q_batch + g.offsets[0] + h * d_size;
   const T *k_base = k + b * g.k_batch + g.offsets[1] + h * d_size;
   const T *v_base = v + b * g.v_batch + g.offsets[2] + h * d_size;
 
-  etrt_attention_load_rows<T, BQ>(qs, hp, q_base, g.q_row, q0, g.q_len, d_size, wide);
-  for (int e = threadIdx.x; e < BQ * op; e += ETRT_ATTENTION_THREADS) of[e] = 0.0f;
-  for (int r = threadIdx.x; r < BQ; r += ETRT_ATTENTION_THREADS) {
-    row_max[r] = -INFINITY;
-    row_sum[r] = 0.0f;
-  }
-
-  const int own = warp * 16; /* this warp's first row in the tile */
-  /* In the softmax each of the warp's rows has two lanes, each with half the keys. */
-  const int my_row = own + (lane >> 1), half = lane & 1;
-  for (int64_t k0 = 0; k0 < g.kv_len; k0 += BK) {
-    __syncthreads(); /* the previous tile's K and V are no longer read */
-    etrt_attention_load_rows<T, BK>(ks, hp, k_base, g.k_row, k0, g.kv_len, d_size, wide);
-    etrt_attention_load_rows<T, BK>(vs, hp, v_base, g.v_row, k0, g.kv_len, d_size, wide);
-    __syncthreads();
-    /* The warp's 16 rows of Q.K^T: K's rows are the columns of the product, so the tile
-     * read column-major is K^T. */
-    for (int cb = 0; cb < BK / 16; ++cb) {
-      wmma::fragment<wmma::accumulator, 16, 16, 16, float> acc;
-      wmma::fill_fragment(acc, 0.0f);
-      for (int kk = 0; kk < d_size; kk += 16) {
-        wmma::fragment<wmma::matrix_a, 16, 16, 16, T, wmma::row_major> fa;
-        wmma::fragment<wmma::matrix_b, 16, 16, 16, T, wmma::col_major> fb;
-        wmma::load_matrix_sync(fa, qs + own * hp + kk, hp);
-        wmma::load_matrix_sync(fb, ks + cb * 16 * hp + kk, hp);
-        wmma::mma_sync(acc, fa, fb, acc);
-      }
-      wmma::store_matrix_sync(sf + own * SP + cb * 16, acc, SP, wmma::mem_row_major);
-    }
-    /* The mask tile of the warp's rows goes where the probabilities will be, read with
-     * the lanes along the keys: the softmax below has its lanes along the rows, which
-     * would read a different mask row (a sector for two bytes) per lane. Each lane then
-     * reads the mask entries it replaces with probabilities. */
-    if (mask != NULL) {
-      for (int rr = 0; rr < 16; ++rr) {
-        const int64_t i = q0 + own + rr;
-        for (int c = lane; c < BK; c += 32) {
-          const int64_t j = k0 + c;
-          ps[(own + rr) * PP + c] = etrt_cvt<T>(
-              i < g.q_len && j < g.kv_len ? etrt_attention_mask(mask, g, b, h, i, j) : 0.0f);
-        }
-      }
-    }
-    __syncwarp();
-    /* Online softmax: the row's maximum and sum over both lanes' keys. */
-    {
-      constexpr int HALF = BK / 2;
-      float s[HALF];
-      float top = -INFINITY;
+  /* Q's a fragments, zero past the head and past the last row. */
+  uint32_t qa[D / 16][4];
 #pragma unroll
-      for (int t = 0; t < HALF; ++t) {
-        const int c = 2 * t + half;
-        const int64_t j = k0 + c;
+  for (int kc = 0; kc < D / 16; ++kc)
+#pragma unroll
+    for (int r = 0; r < 4; ++r) {
+      const int64_t i = (r & 1) ? row1 : row0;
+      const int col = kc * 16 + 2 * tc + (r >> 1) * 8;
+      float lo = 0.0f, hi = 0.0f;
+      if (i < g.q_len && col < d_size) {
+        lo = etrt_cvt<float>(q_base[i * g.q_row + col]);
+        hi = etrt_cvt<float>(q_base[i * g.q_row + col + 1]);
+      }
+      qa[kc][r] = etrt_attention_pack<T>(lo, hi);
+    }
+  float o[D / 8][4];
+#pragma unroll
+  for (int n = 0; n < D / 8; ++n) o[n][0] = o[n][1] = o[n][2] = o[n][3] = 0.0f;
+  float top0 = -INFINITY, top1 = -INFINITY, sum0 = 0.0f, sum1 = 0.0f;
+
+  for (int64_t k0 = 0; k0 < g.kv_len; k0 += BK) {
+    __syncthreads(); /* the previous tile is no longer read */
+    etrt_attention_load_rows<T, BK, D>(ks, P, k_base, g.k_row, k0, g.kv_len, d_size, wide);
+    etrt_attention_load_rows<T, BK, D>(vs, P, v_base, g.v_row, k0, g.kv_len, d_size, wide);
+    __syncthreads();
+    /* Scores of the warp's rows against the tile's keys: K's rows are the columns of
+     * the product, so its row-major tile is the column-major b operand. */
+    float sc[BK / 8][4];
+#pragma unroll
+    for (int n = 0; n < BK / 8; ++n) {
+      sc[n][0] = sc[n][1] = sc[n][2] = sc[n][3] = 0.0f;
+      const T *key = ks + (n * 8 + gr) * P + 2 * tc;
+#pragma unroll
+      for (int kc = 0; kc < D / 16; ++kc)
+        if (kc * 16 < d_size)
+          etrt_attention_mma<T>(sc[n], qa[kc], *(const uint32_t *)(key + kc * 16),
+                                *(const uint32_t *)(key + kc * 16 + 8));
+    }
+    /* Scale, mask, and the rows' new maxima. */
+    float m0 = top0, m1 = top1;
+#pragma unroll
+    for (int n = 0; n < BK / 8; ++n)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        const int64_t j = k0 + n * 8 + 2 * tc + (e & 1);
+        const int64_t i = e < 2 ? row0 : row1;
         float x = -INFINITY;
         if (j < g.kv_len) {
-          x = sf[my_row * SP + c] * g.scale;
-          if (mask != NULL) x += etrt_cvt<float>(ps[my_row * PP + c]);
+          x = sc[n][e] * g.scale;
+          if (mask != NULL && i < g.q_len) x += etrt_attention_mask(mask, g, b, h, i, j);
         }
-        s[t] = x;
-        top = fmaxf(top, x);
+        sc[n][e] = x;
+        if (e < 2)
+          m0 = fmaxf(m0, x);
+        else
+          m1 = fmaxf(m1, x);
       }
-      top = fmaxf(top, __shfl_xor_sync(0xffffffffu, top, 1));
-      const float old_max = row_max[my_row];
-      const float new_max = fmaxf(old_max, top);
-      float sum = 0.0f;
+    m0 = fmaxf(m0, __shfl_xor_sync(0xffffffffu, m0, 1));
+    m0 = fmaxf(m0, __shfl_xor_sync(0xffffffffu, m0, 2));
+    m1 = fmaxf(m1, __shfl_xor_sync(0xffffffffu, m1, 1));
+    m1 = fmaxf(m1, __shfl_xor_sync(0xffffffffu, m1, 2));
+    /* A row with no finite score yet subtracts 0: its probabilities stay 0, not NaN. */
+    const float base0 = m0 == -INFINITY ? 0.0f : m0, base1 = m1 == -INFINITY ? 0.0f : m1;
+    const float alpha0 = __expf(top0 - base0), alpha1 = __expf(top1 - base1);
+    top0 = m0;
+    top1 = m1;
+    sum0 *= alpha0;
+    sum1 *= alpha1;
 #pragma unroll
-      for (int t = 0; t < HALF; ++t) {
-        const float p = new_max == -INFINITY ? 0.0f : __expf(s[t] - new_max);
-        sum += p;
-        ps[my_row * PP + 2 * t + half] = etrt_cvt<T>(p);
-      }
-      sum += __shfl_xor_sync(0xffffffffu, sum, 1);
-      const float alpha = new_max == -INFINITY ? 1.0f : __expf(old_max - new_max);
-      for (int c = half; c < d_size; c += 2) of[my_row * op + c] *= alpha;
-      __syncwarp(); /* both lanes have read the row's old maximum */
-      if (half == 0) {
-        row_max[my_row] = new_max;
-        row_sum[my_row] = row_sum[my_row] * alpha + sum;
-      }
+    for (int n = 0; n < D / 8; ++n) {
+      o[n][0] *= alpha0;
+      o[n][1] *= alpha0;
+      o[n][2] *= alpha1;
+      o[n][3] *= alpha1;
     }
-    __syncwarp();
-    /* The warp's rows of the accumulator += P.V. */
-    for (int cb = 0; cb < d_size / 16; ++cb) {
-      wmma::fragment<wmma::accumulator, 16, 16, 16, float> acc;
-      wmma::load_matrix_sync(acc, of + own * op + cb * 16, op, wmma::mem_row_major);
-      for (int kk = 0; kk < BK; kk += 16) {
-        wmma::fragment<wmma::matrix_a, 16, 16, 16, T, wmma::row_major> fa;
-        wmma::fragment<wmma::matrix_b, 16, 16, 16, T, wmma::row_major> fb;
-        wmma::load_matrix_sync(fa, ps + own * PP + kk, PP);
-        wmma::load_matrix_sync(fb, vs + kk * hp + cb * 16, hp);
-        wmma::mma_sync(acc, fa, fb, acc);
+    /* P in T as a fragments (two score tiles make one 16-key a tile), then O += P.V. */
+#pragma unroll
+    for (int kk = 0; kk < BK / 16; ++kk) {
+      float p[8];
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        p[e] = __expf(sc[2 * kk][e] - (e < 2 ? base0 : base1));
+        p[4 + e] = __expf(sc[2 * kk + 1][e] - (e < 2 ? base0 : base1));
       }
-      wmma::store_matrix_sync(of + own * op + cb * 16, acc, op, wmma::mem_row_major);
+      sum0 += p[0] + p[1] + p[4] + p[5];
+      sum1 += p[2] + p[3] + p[6] + p[7];
+      const uint32_t pa[4] = {
+          etrt_attention_pack<T>(p[0], p[1]), etrt_attention_pack<T>(p[2], p[3]),
+          etrt_attention_pack<T>(p[4], p[5]), etrt_attention_pack<T>(p[6], p[7])};
+#pragma unroll
+      for (int n = 0; n < D / 8; n += 2) {
+        if (n * 8 >= d_size) break;
+        uint32_t vb[4];
+        etrt_attention_ldmatrix_t(vb, vs + kk * 16 * P + n * 8, P * (int)sizeof(T), lane);
+        etrt_attention_mma<T>(o[n], pa, vb[0], vb[1]);
+        etrt_attention_mma<T>(o[n + 1], pa, vb[2], vb[3]);
+      }
     }
   }
-  __syncthreads();
+  /* Each lane summed its own columns: the row's sum is its four lanes'. */
+  sum0 += __shfl_xor_sync(0xffffffffu, sum0, 1);
+  sum0 += __shfl_xor_sync(0xffffffffu, sum0, 2);
+  sum1 += __shfl_xor_sync(0xffffffffu, sum1, 1);
+  sum1 += __shfl_xor_sync(0xffffffffu, sum1, 2);
   const int64_t width = g.heads * d_size;
-  for (int e = threadIdx.x; e < BQ * d_size; e += ETRT_ATTENTION_THREADS) {
-    const int r = e / d_size;
-    const int64_t i = q0 + r;
-    if (i < g.q_len)
-      out[(b * g.q_len + i) * width + h * d_size + e % d_size] =
-          etrt_cvt<T>(of[r * op + e % d_size] / row_sum[r]);
+  T *o0 = out + (b * g.q_len + row0) * width + h * d_size;
+  T *o1 = out + (b * g.q_len + row1) * width + h * d_size;
+#pragma unroll
+  for (int n = 0; n < D / 8; ++n) {
+    const int col = n * 8 + 2 * tc;
+    if (col >= d_size) break;
+    if (row0 < g.q_len)
+      *(uint32_t *)(o0 + col) = etrt_attention_pack<T>(o[n][0] / sum0, o[n][1] / sum0);
+    if (row1 < g.q_len)
+      *(uint32_t *)(o1 + col) = etrt_attention_pack<T>(o[n][2] / sum1, o[n][3] / sum1);
   }
 }
 
@@ -297,14 +334,31 @@ static void etrt_attention_rows_start(const T *q, const T *k, const T *v, const 
         <<<blocks, ETRT_CUDA_ROW_THREADS, 0, stream>>>(q, k, v, mask, out, g);
 }
 
+/* The tensor-core kernel for the smallest padded head size that holds these heads. */
+template <typename T>
+static void etrt_attention_tc_start(const etrt_tensor *inputs, const void *mask,
+                                    etrt_tensor *outputs, const etrt_attention_geometry &g,
+                                    bool wide, unsigned blocks, cudaStream_t stream) {
+  const T *q = (const T *)inputs[0].data, *k = (const T *)inputs[1].data,
+          *v = (const T *)inputs[2].data;
+  if (g.head_size <= 32)
+    etrt_attention_tc_kernel<T, 32><<<blocks, ETRT_ATTENTION_THREADS, 0, stream>>>(
+        q, k, v, (const T *)mask, (T *)outputs[0].data, g, wide);
+  else if (g.head_size <= 64)
+    etrt_attention_tc_kernel<T, 64><<<blocks, ETRT_ATTENTION_THREADS, 0, stream>>>(
+        q, k, v, (const T *)mask, (T *)outputs[0].data, g, wide);
+  else
+    etrt_attention_tc_kernel<T, 128><<<blocks, ETRT_ATTENTION_THREADS, 0, stream>>>(
+        q, k, v, (const T *)mask, (T *)outputs[0].data, g, wide);
+}
+
 /* Whether the tensor-core kernel takes these heads. */
 static bool etrt_attention_tc_fits(etrt_dtype dtype, int64_t head_size) {
   return (dtype == ETRT_DTYPE_FLOAT16 || dtype == ETRT_DTYPE_BFLOAT16) && head_size % 16 == 0 &&
          head_size <= ETRT_ATTENTION_TC_MAX_HEAD;
 }
 
-/* The state of a node whose context raised the tensor-core kernel's shared-memory
- * limit (setup below); nothing to free. */
+/* The state of a node the tensor-core kernel runs (setup below); nothing to free. */
 static int etrt_attention_tc_ready;
 
 extern "C" ETRT_CUDA_RUN(etrt_cuda_attention) {
@@ -333,19 +387,10 @@ extern "C" ETRT_CUDA_RUN(etrt_cuda_attention) {
           wide && stride % 8 == 0 && g.offsets[k] % 8 == 0 && (uintptr_t)inputs[k].data % 16 == 0;
     }
     if (inputs[0].dtype == ETRT_DTYPE_FLOAT16)
-      etrt_attention_tc_kernel<__half>
-          <<<(unsigned)blocks, ETRT_ATTENTION_THREADS,
-             etrt_attention_tc_smem<__half>((int)g.head_size), stream>>>(
-              (const __half *)inputs[0].data, (const __half *)inputs[1].data,
-              (const __half *)inputs[2].data, (const __half *)mask, (__half *)outputs[0].data, g,
-              wide);
+      etrt_attention_tc_start<__half>(inputs, mask, outputs, g, wide, (unsigned)blocks, stream);
     else
-      etrt_attention_tc_kernel<__nv_bfloat16>
-          <<<(unsigned)blocks, ETRT_ATTENTION_THREADS,
-             etrt_attention_tc_smem<__nv_bfloat16>((int)g.head_size), stream>>>(
-              (const __nv_bfloat16 *)inputs[0].data, (const __nv_bfloat16 *)inputs[1].data,
-              (const __nv_bfloat16 *)inputs[2].data, (const __nv_bfloat16 *)mask,
-              (__nv_bfloat16 *)outputs[0].data, g, wide);
+      etrt_attention_tc_start<__nv_bfloat16>(inputs, mask, outputs, g, wide, (unsigned)blocks,
+                                             stream);
     return etrt_cuda_check(node, "attention_tc");
   }
   switch (inputs[0].dtype) {
@@ -372,9 +417,8 @@ extern "C" ETRT_CUDA_RUN(etrt_cuda_attention) {
   return etrt_cuda_check(node, "attention_rows");
 }
 
-/* Raises the tensor-core kernel's shared-memory limit for these heads, once per context
- * (a function attribute, outside any launch or capture). ETRT_CUDA_ATTENTION_TC=0 keeps
- * the warp kernel, to compare the two. */
+/* Marks the node for the tensor-core kernel where it fits; ETRT_CUDA_ATTENTION_TC=0
+ * keeps the warp kernel, to compare the two. Read once per context, not per run. */
 static etrt_status etrt_attention_setup(const etrt_node *node, const etrt_tensor *inputs,
                                         const etrt_tensor *outputs, etrt_cuda_launch *launch,
                                         void **state) {
@@ -386,19 +430,6 @@ static etrt_status etrt_attention_setup(const etrt_node *node, const etrt_tensor
   if ((env != NULL && strcmp(env, "0") == 0) ||
       !etrt_attention_tc_fits(inputs[0].dtype, p->head_size))
     return ETRT_OK;
-  cudaError_t e;
-  if (inputs[0].dtype == ETRT_DTYPE_FLOAT16)
-    e = cudaFuncSetAttribute(etrt_attention_tc_kernel<__half>,
-                             cudaFuncAttributeMaxDynamicSharedMemorySize,
-                             (int)etrt_attention_tc_smem<__half>(ETRT_ATTENTION_TC_MAX_HEAD));
-  else
-    e = cudaFuncSetAttribute(
-        etrt_attention_tc_kernel<__nv_bfloat16>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-        (int)etrt_attention_tc_smem<__nv_bfloat16>(ETRT_ATTENTION_TC_MAX_HEAD));
-  if (e != cudaSuccess) {
-    (void)cudaGetLastError();
-    return ETRT_OK; /* the warp kernel runs it */
-  }
   *state = &etrt_attention_tc_ready;
   return ETRT_OK;
 }
