@@ -3,6 +3,8 @@
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 /* A loop in progress: it lives on its caller's stack and is listed in the pool
@@ -38,11 +40,41 @@ static _Atomic(etrt_parallel_region_fn) etrt_pool_region;
 static _Thread_local int etrt_pool_limit;  /* 0: the whole pool */
 static _Thread_local int etrt_pool_inside; /* running a chunk: nested loops are serial */
 
+/* The core of a CPU as (package << 32 | core id), from sysfs; -1 when unknown. */
+static int64_t etrt_pool_cpu_core(int cpu) {
+  static const char *const fields[2] = {"physical_package_id", "core_id"};
+  long value[2];
+  for (int f = 0; f < 2; ++f) {
+    char path[96];
+    snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu%d/topology/%s", cpu, fields[f]);
+    FILE *file = fopen(path, "r");
+    if (file == NULL) return -1;
+    int read = fscanf(file, "%ld", &value[f]);
+    fclose(file);
+    if (read != 1 || value[f] < 0 || value[f] > INT32_MAX) return -1;
+  }
+  return (int64_t)value[0] << 32 | value[1];
+}
+
 int etrt_thread_pool_default_threads(void) {
   cpu_set_t set;
   if (sched_getaffinity(0, sizeof set, &set) != 0) return 1;
-  int n = CPU_COUNT(&set);
-  return n > 0 ? n : 1;
+  int cpus = CPU_COUNT(&set);
+  if (cpus <= 1) return 1;
+  /* Cores, not hardware threads: two threads of one core share its vector units, so a
+   * loop split over both runs no faster, and each waits for the other at the end (as
+   * onnxruntime, which also takes one thread per core). */
+  int64_t cores[CPU_SETSIZE];
+  int count = 0;
+  for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
+    if (!CPU_ISSET(cpu, &set)) continue;
+    int64_t core = etrt_pool_cpu_core(cpu);
+    if (core < 0) return cpus; /* no topology: every CPU counts */
+    int seen = 0;
+    for (int c = 0; c < count && !seen; ++c) seen = cores[c] == core;
+    if (!seen) cores[count++] = core;
+  }
+  return count > 0 ? count : 1;
 }
 
 static void etrt_pool_run_chunks(etrt_pool_job *job) {

@@ -13,7 +13,8 @@
 /* Runs items [begin, end) of a parallel loop. */
 typedef void (*etrt_parallel_fn)(void *ctx, int64_t begin, int64_t end);
 
-/* The cores this process may run on (sched_getaffinity), at least 1. */
+/* The cores this process may run on (sched_getaffinity), counting the hardware threads
+ * of one core once (sysfs topology; each CPU where that is unknown), at least 1. */
 int etrt_thread_pool_default_threads(void);
 
 /* Takes a reference to the pool, making sure it can run `threads` at once (the
