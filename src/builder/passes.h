@@ -91,9 +91,15 @@ etrt_status etrt_pass_channels_last(etrt_ir_graph *graph, etrt_pass_channels_las
 /* Nodes none of whose outputs reach a graph output are removed. */
 etrt_status etrt_pass_eliminate_dead(etrt_ir_graph *graph, uint32_t *removed);
 
+/* EtrtMatMulBias followed by a Relu or a tanh-form Gelu that nothing else reads becomes
+ * one EtrtMatMulBias with that `activation` in its epilogue; with `approximate_gelu`, an
+ * exact (erf) Gelu too, computed in the tanh form (pass_gemm_activation.c). */
+etrt_status etrt_pass_fuse_gemm_activation(etrt_ir_graph *graph, bool approximate_gelu,
+                                           uint32_t *fused);
+
 typedef struct etrt_pass_stats {
   uint32_t identities, ifs, qdq, folded, batchnorms, scales, gemms, convs, gelus, hardswishes,
-      add_norms, attentions, dead;
+      add_norms, attentions, gemm_activations, dead;
 } etrt_pass_stats;
 
 /* All of the above in order: identities, Ifs with known conditions, then shape inference

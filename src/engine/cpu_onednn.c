@@ -54,6 +54,7 @@ uint32_t etrt_cpu_onednn_chained_count(const etrt_cpu_onednn *state) {
 #include "base/file.h"
 #include "base/thread_pool.h"
 #include "engine/ops/conv.h"
+#include "engine/ops/matmul.h"
 
 const char *etrt_cpu_kernels_default(void) { return "onednn"; }
 
@@ -373,6 +374,8 @@ static int etrt_dnnl_matmul_desc(const etrt_engine *engine, const etrt_node *nod
       has_bias = 1;
     }
   } else if (matmul_bias) {
+    /* The activation epilogue of GPU plans stays with etrt's kernel. */
+    if (etrt_matmul_bias_activation(node) != ETRT_MATMUL_ACTIVATION_NONE) return 0;
     has_bias = 1;
   } else if (node->num_inputs != 2) {
     return 0;

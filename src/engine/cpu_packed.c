@@ -6,6 +6,7 @@
 #include "base/file.h"
 #include "base/log.h"
 #include "engine/ops/cpu/gemm_util.h"
+#include "engine/ops/matmul.h"
 
 typedef struct etrt_packed_node {
   float *panels; /* NULL: the node has none */
@@ -25,7 +26,8 @@ static const etrt_graph_value *etrt_packed_weight(const etrt_graph *g, const etr
   int bias = strcmp(node->op_type, "EtrtMatMulBias") == 0;
   if ((strcmp(node->op_type, "MatMul") != 0 && !bias) || node->num_inputs != (bias ? 3u : 2u) ||
       node->num_outputs != 1 || node->dims_at_execute != ETRT_NODE_DIMS_PLANNED ||
-      node->inputs[0] < 0 || node->inputs[1] < 0)
+      node->inputs[0] < 0 || node->inputs[1] < 0 ||
+      etrt_matmul_bias_activation(node) != ETRT_MATMUL_ACTIVATION_NONE)
     return NULL;
   const etrt_graph_value *a = &g->values[node->inputs[0]], *w = &g->values[node->inputs[1]];
   const etrt_graph_value *y = &g->values[node->outputs[0]];

@@ -103,6 +103,15 @@ static inline etrt_pb_writer tm_attr_float(const char *name, float f) {
   return a;
 }
 
+static inline etrt_pb_writer tm_attr_string(const char *name, const char *v) {
+  etrt_pb_writer a;
+  etrt_pb_writer_init(&a);
+  etrt_pb_write_string_field(&a, 1, name);
+  etrt_pb_write_varint_field(&a, 20, ETRT_ONNX_ATTR_STRING);
+  etrt_pb_write_string_field(&a, 4, v);
+  return a;
+}
+
 static inline etrt_pb_writer tm_attr_ints(const char *name, int count, const int64_t *v) {
   etrt_pb_writer a;
   etrt_pb_writer_init(&a);

@@ -411,6 +411,62 @@ static void test_fuse_gemm(void) {
   unload(&l);
 }
 
+/* A linear layer (EtrtMatMulBias) followed by Relu or Gelu becomes one EtrtMatMulBias
+ * with that activation, computing what the two nodes did: a Relu and a tanh-form Gelu
+ * always, an exact Gelu only when the tanh form may stand for it (within 4.8e-4). A
+ * product that is also a graph output keeps its activation apart. */
+static void test_fuse_gemm_activation(void) {
+  float w[6] = {1, 2, 3, 4, 5, 6}, b[3] = {0.5f, -0.5f, 1};
+  float x[8], reference[12], fused_out[12];
+  for (int i = 0; i < 8; ++i) x[i] = 0.4f * (float)i - 1.5f;
+  enum { RELU, GELU_EXACT, GELU_EXACT_APPROXIMATED, GELU_TANH, RELU_OF_OUTPUT, CASES };
+  for (int c = 0; c < CASES; ++c) {
+    for (int pass = 0; pass < 2; ++pass) {
+      tm_model m;
+      tm_init(&m);
+      const char *dims[3] = {"2", "2", "2"};
+      tm_input(&m, "x", 3, dims);
+      tm_initializer_f32(&m, "W", 2, (int64_t[]){2, 3}, w);
+      tm_initializer_f32(&m, "b", 1, (int64_t[]){3}, b);
+      tm_node(&m, "MatMul", "mm", "x,W", "p", 0);
+      tm_node(&m, "Add", "bias", "p,b", "q", 0);
+      if (c == RELU || c == RELU_OF_OUTPUT)
+        tm_node(&m, "Relu", "act", "q", "y", 0);
+      else if (c == GELU_TANH)
+        tm_node(&m, "Gelu", "act", "q", "y", 1, tm_attr_string("approximate", "tanh"));
+      else
+        tm_node(&m, "Gelu", "act", "q", "y", 0);
+      tm_output(&m, "y");
+      if (c == RELU_OF_OUTPUT) tm_output(&m, "q");
+      loaded l;
+      load(&m, 20, &l);
+      uint32_t fused;
+      CHECK_OK(etrt_pass_fuse_gemm(l.graph, &fused));
+      CHECK_EQ_INT(fused, 1);
+      if (pass == 0) {
+        if (c != RELU_OF_OUTPUT) run_cpu(l.graph, x, reference, 12);
+      } else {
+        CHECK_OK(etrt_pass_fuse_gemm_activation(l.graph, c == GELU_EXACT_APPROXIMATED, &fused));
+        int expect = c == RELU || c == GELU_EXACT_APPROXIMATED || c == GELU_TANH;
+        CHECK_EQ_INT(fused, expect);
+        CHECK_EQ_INT(count_live(l.graph, "Relu") + count_live(l.graph, "Gelu"), !expect);
+        const char *want = c == RELU ? "relu" : "gelu_tanh";
+        for (uint32_t i = 0; expect && i < l.graph->num_nodes; ++i) {
+          const etrt_ir_node *node = &l.graph->nodes[i];
+          if (node->dead || strcmp(node->op_type, "EtrtMatMulBias") != 0) continue;
+          const etrt_attribute *a = etrt_ir_node_attribute(node, "activation");
+          CHECK(a != NULL && a->kind == ETRT_ATTRIBUTE_STRING && strcmp(a->s, want) == 0);
+        }
+        if (c != RELU_OF_OUTPUT) {
+          run_cpu(l.graph, x, fused_out, 12);
+          check_same(reference, fused_out, 12, c == GELU_EXACT_APPROXIMATED ? 5e-4 : 1e-6);
+        }
+      }
+      unload(&l);
+    }
+  }
+}
+
 /* Conv + Relu, Conv + Add of a shortcut computed after it + Clip, Conv + SiLU (Sigmoid
  * and Mul) become EtrtFusedConv nodes computing what the separate nodes did; the
  * shortcut's Conv, read by the fused node, and a Conv with two readers stay. */
@@ -892,6 +948,7 @@ int main(void) {
   RUN_TEST(test_scale_shift_into_conv);
   RUN_TEST(test_fuse_hardswish);
   RUN_TEST(test_fuse_gemm);
+  RUN_TEST(test_fuse_gemm_activation);
   RUN_TEST(test_fuse_conv);
   RUN_TEST(test_fuse_conv_affine);
   RUN_TEST(test_fuse_conv_relu_only);

@@ -242,6 +242,33 @@ static void test_matmul_bias(void) {
                       op_tensor(ETRT_DTYPE_FLOAT64, dbias, 1, (int64_t)5)};
   CHECK_FAILS(op_run("EtrtMatMulBias", 3, d, &out, 0, NULL), ETRT_ERROR_UNSUPPORTED,
               "takes float32, float16 or bfloat16, got float64");
+
+  /* The activations, applied to the biased product. */
+  in[2] = op_tensor(ETRT_DTYPE_FLOAT32, bias, 1, (int64_t)5);
+  out = op_tensor(ETRT_DTYPE_FLOAT32, y, 0);
+  static const char *const names[] = {"none", "relu", "gelu_tanh"};
+  for (int act = 0; act < 3; ++act) {
+    etrt_attribute attr = {.name = "activation", .kind = ETRT_ATTRIBUTE_STRING, .s = names[act]};
+    CHECK_OK(op_run("EtrtMatMulBias", 3, in, &out, 1, &attr));
+    for (int r = 0; r < 6; ++r)
+      for (int j = 0; j < 5; ++j) {
+        double v = bias[j];
+        for (int k = 0; k < 4; ++k) v += (double)a[r * 4 + k] * b[k * 5 + j];
+        double want = act == 0   ? v
+                      : act == 1 ? (v > 0 ? v : 0)
+                                 : 0.5 * v * (1 + tanh(0.7978845608 * (v + 0.044715 * v * v * v)));
+        CHECK_NEAR(y[r * 5 + j], want, 1e-5);
+      }
+  }
+  etrt_attribute bad = {.name = "activation", .kind = ETRT_ATTRIBUTE_STRING, .s = "gelu"};
+  CHECK_FAILS(op_run("EtrtMatMulBias", 3, in, &out, 1, &bad), ETRT_ERROR_INVALID_ARGUMENT,
+              "'activation' must be the string none, relu or gelu_tanh");
+  etrt_attribute number = {.name = "activation", .kind = ETRT_ATTRIBUTE_INT, .i = 1};
+  CHECK_FAILS(op_run("EtrtMatMulBias", 3, in, &out, 1, &number), ETRT_ERROR_INVALID_ARGUMENT,
+              "'activation' must be the string");
+  etrt_attribute other = {.name = "alpha", .kind = ETRT_ATTRIBUTE_FLOAT, .f = 1};
+  CHECK_FAILS(op_run("EtrtMatMulBias", 3, in, &out, 1, &other), ETRT_ERROR_UNSUPPORTED,
+              "unknown attribute 'alpha'");
 }
 
 int main(void) {

@@ -122,6 +122,15 @@ static const co_case co_list[] = {
      1e-4, FP32},
     {"matmul bias 2-D", "EtrtMatMulBias", 3,
      CO_IN(CO_F32(2, (5, 7)), CO_F32(2, (7, 3)), CO_F32(1, (3))), 0, NULL, 1, 1e-4, FP32},
+    /* ... with the activation in the epilogue as well */
+    {"matmul bias relu", "EtrtMatMulBias", 3,
+     CO_IN(CO_F32(3, (2, 33, 64)), CO_CONST_F32(2, (64, 48)), CO_CONST_F32(1, (48))), 1,
+     CO_ATTR(CO_STRING("activation", "relu")), 1, 1e-4, FP32},
+    {"matmul bias gelu_tanh float16", "EtrtMatMulBias", 3,
+     CO_IN(CO_TYPED(ETRT_DTYPE_FLOAT16, 3, (2, 33, 64)),
+           {.dtype = ETRT_DTYPE_FLOAT16, .rank = 2, .dims = {64, 48}, .constant = 1},
+           {.dtype = ETRT_DTYPE_FLOAT16, .rank = 1, .dims = {48}, .constant = 1}),
+     1, CO_ATTR(CO_STRING("activation", "gelu_tanh")), 1, 2e-3, FP32},
     /* conv */
     {"conv 3x3 stride 2 pad 1 bias", "Conv", 3,
      CO_IN(CO_F32(4, (2, 3, 9, 9)), CO_CONST_F32(4, (4, 3, 3, 3)), CO_CONST_F32(1, (4))), 3,

@@ -155,10 +155,11 @@ static etrt_status etrt_gemm_infer(const etrt_node *node, const etrt_tensor *inp
   return ETRT_OK;
 }
 
-/* EtrtMatMulBias: Y = MatMul(A, B) + bias, A of rank 2 or more, B [K, N] and bias [N],
- * made by the builder from MatMul and Add (pass_gemm.c) for the products Gemm cannot
- * take (a batch of rows: the linear layers of transformers), so that the bias rides in
- * the GEMM's epilogue. */
+/* EtrtMatMulBias: Y = activation(MatMul(A, B) + bias), A of rank 2 or more, B [K, N]
+ * and bias [N], made by the builder from MatMul and Add (pass_gemm.c) for the products
+ * Gemm cannot take (a batch of rows: the linear layers of transformers), so that the
+ * bias (and a Relu or Gelu after it: pass_gemm_activation.c) rides in the GEMM's
+ * epilogue. */
 static etrt_status etrt_matmul_bias_infer(const etrt_node *node, const etrt_tensor *inputs,
                                           etrt_tensor *outputs) {
   if (node->num_inputs != 3 || node->num_outputs != 1 || !etrt_op_has_input(node, inputs, 0) ||
@@ -182,6 +183,31 @@ static etrt_status etrt_matmul_bias_infer(const etrt_node *node, const etrt_tens
   return etrt_matmul_infer(&product, inputs, outputs);
 }
 
+static etrt_status etrt_matmul_bias_prepare(const etrt_node *node, void *state_) {
+  etrt_matmul_bias_state *state = state_;
+  state->activation = ETRT_MATMUL_ACTIVATION_NONE;
+  for (uint32_t i = 0; i < node->num_attributes; ++i) {
+    const etrt_attribute *a = &node->attributes[i];
+    if (strcmp(a->name, "activation") != 0)
+      return etrt_op_error(node, ETRT_ERROR_UNSUPPORTED, "unknown attribute '%s'", a->name);
+    static const char *const names[] = {"none", "relu", "gelu_tanh"};
+    int found = -1;
+    for (int k = 0; k < 3 && a->kind == ETRT_ATTRIBUTE_STRING && a->s != NULL; ++k)
+      if (strcmp(a->s, names[k]) == 0) found = k;
+    if (found < 0)
+      return etrt_op_error(node, ETRT_ERROR_INVALID_ARGUMENT,
+                           "attribute 'activation' must be the string none, relu or gelu_tanh");
+    state->activation = (etrt_matmul_activation)found;
+  }
+  return ETRT_OK;
+}
+
+etrt_matmul_activation etrt_matmul_bias_activation(const etrt_node *node) {
+  if (strcmp(node->op_type, "EtrtMatMulBias") != 0 || node->state == NULL)
+    return ETRT_MATMUL_ACTIVATION_NONE;
+  return ((const etrt_matmul_bias_state *)node->state)->activation;
+}
+
 /* The dtypes of the cuBLASLt product, both operands alike. */
 static int etrt_matmul_cuda_supports(const etrt_node *node, const etrt_tensor *inputs) {
   (void)node;
@@ -199,6 +225,8 @@ static const etrt_op_def etrt_op_gemm = {.op_type = "Gemm",
                                          .cuda_supports = etrt_matmul_cuda_supports};
 
 static const etrt_op_def etrt_op_matmul_bias = {.op_type = "EtrtMatMulBias",
+                                                .state_size = sizeof(etrt_matmul_bias_state),
+                                                .prepare = etrt_matmul_bias_prepare,
                                                 .infer = etrt_matmul_bias_infer,
                                                 .cuda_supports = etrt_matmul_cuda_supports};
 

@@ -35,6 +35,21 @@ typedef struct etrt_gemm_state {
 etrt_status etrt_gemm_shape(const etrt_node *node, const etrt_tensor *inputs, int64_t *m,
                             int64_t *n, int64_t *k);
 
+/* EtrtMatMulBias's `activation` (pass_gemm_activation.c), applied to the biased
+ * product in float32 before Y is rounded to its type. */
+typedef enum etrt_matmul_activation {
+  ETRT_MATMUL_ACTIVATION_NONE = 0,
+  ETRT_MATMUL_ACTIVATION_RELU,
+  ETRT_MATMUL_ACTIVATION_GELU_TANH, /* 0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3))) */
+} etrt_matmul_activation;
+
+typedef struct etrt_matmul_bias_state {
+  etrt_matmul_activation activation;
+} etrt_matmul_bias_state;
+
+/* The activation of an EtrtMatMulBias node (NONE for any other node). */
+etrt_matmul_activation etrt_matmul_bias_activation(const etrt_node *node);
+
 /* The dtypes MatMul and Gemm take (ETRT_DTYPE_INVALID-terminated). */
 extern const etrt_dtype etrt_matmul_dtypes[];
 

@@ -2,6 +2,8 @@
  * Y = alpha * A B (+ beta * C). Where the dtype computes in its own type, the
  * blocked GEMM of gemm_util.c (packed panels, vectorised, split over threads);
  * otherwise (16-bit floats) a dot product per element, accumulated in float. */
+#include <math.h>
+
 #include "base/half.h"
 #include "base/status.h"
 #include "engine/ops/cpu/gemm_util.h"
@@ -137,6 +139,21 @@ etrt_status etrt_cpu_matmul_bias(const etrt_node *node, const etrt_tensor *input
   ETRT_RETURN_IF_ERROR(etrt_cpu_matmul(&product, inputs, outputs));
   int64_t n = inputs[2].dims[0], rows = n > 0 ? etrt_tensor_numel(&outputs[0]) / n : 0;
   etrt_cpu_gemm_add_bias_f32(outputs[0].data, inputs[2].data, rows, n);
+  float *y = outputs[0].data;
+  int64_t count = rows * n;
+  switch (etrt_matmul_bias_activation(node)) {
+    case ETRT_MATMUL_ACTIVATION_NONE:
+      break;
+    case ETRT_MATMUL_ACTIVATION_RELU:
+      for (int64_t i = 0; i < count; ++i) y[i] = y[i] > 0.0f ? y[i] : 0.0f;
+      break;
+    case ETRT_MATMUL_ACTIVATION_GELU_TANH:
+      for (int64_t i = 0; i < count; ++i) {
+        float x = y[i];
+        y[i] = 0.5f * x * (1.0f + tanhf(0.7978845608f * (x + 0.044715f * x * x * x)));
+      }
+      break;
+  }
   return ETRT_OK;
 }
 

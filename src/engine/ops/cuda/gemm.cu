@@ -99,16 +99,21 @@ static etrt_status etrt_gemm_try(const etrt_cublaslt_api *lt, const etrt_node *n
   ETRT_LT_TRY(
       node, "cublasLtMatmulDescSetAttribute",
       lt->matmul_desc_set_attribute(&desc, CUBLASLT_MATMUL_DESC_TRANSB, &op_b, sizeof op_b));
-  if (g->bias != NULL) {
-    /* Column-major D^T has our n rows: the bias vector runs along them. */
-    cublasLtEpilogue_t epilogue = CUBLASLT_EPILOGUE_BIAS;
+  /* The activation applies to the whole sum (alpha A.B + beta C + bias); cuBLASLt's
+   * GELU is the tanh form, which is what ETRT_MATMUL_ACTIVATION_GELU_TANH means. */
+  static const cublasLtEpilogue_t epilogues[3][2] = {
+      {CUBLASLT_EPILOGUE_DEFAULT, CUBLASLT_EPILOGUE_BIAS},
+      {CUBLASLT_EPILOGUE_RELU, CUBLASLT_EPILOGUE_RELU_BIAS},
+      {CUBLASLT_EPILOGUE_GELU, CUBLASLT_EPILOGUE_GELU_BIAS}};
+  cublasLtEpilogue_t epilogue = epilogues[g->activation][g->bias != NULL];
+  if (epilogue != CUBLASLT_EPILOGUE_DEFAULT)
     ETRT_LT_TRY(node, "cublasLtMatmulDescSetAttribute",
                 lt->matmul_desc_set_attribute(&desc, CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue,
                                               sizeof epilogue));
+  if (g->bias != NULL) /* Column-major D^T has our n rows: the bias vector runs along them. */
     ETRT_LT_TRY(node, "cublasLtMatmulDescSetAttribute",
                 lt->matmul_desc_set_attribute(&desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &g->bias,
                                               sizeof g->bias));
-  }
 
   /* Row-major [r][c] with leading dimension ld is column-major c x r. */
   int64_t b_rows = g->trans_b ? g->n : g->k, b_cols = g->trans_b ? g->k : g->n;

@@ -6,6 +6,10 @@
 #include "engine/ops/cuda/cuda_kernel.h"
 #include "engine/ops/cuda/cuda_ops.h"
 
+extern "C" {
+#include "engine/ops/matmul.h"
+}
+
 /* cuBLASLt's recommended scratch on Hopper; its split-K kernels use it. */
 #define ETRT_CUDA_GEMM_WORKSPACE ((size_t)32 << 20)
 
@@ -29,6 +33,8 @@ typedef struct etrt_cuda_gemm {
   /* NULL, or n elements of the dtype added to every row of Y in the epilogue (with
    * batch 1; cuBLASLt wants it 16-byte aligned). */
   const void *bias;
+  /* Applied last, to the whole sum (engine/ops/matmul.h), in the epilogue too. */
+  etrt_matmul_activation activation;
 } etrt_cuda_gemm_args;
 
 /* Enqueues the product on launch->stream using `workspace` (may be a part of

@@ -118,6 +118,7 @@ extern "C" ETRT_CUDA_RUN(etrt_cuda_matmul_bias) {
   g.lda = g.k, g.ldb = g.n, g.ldy = g.n;
   g.a = a->data, g.b = b->data, g.y = y->data;
   g.alpha = 1.0f;
+  g.activation = etrt_matmul_bias_activation(node);
   if (g.m == 0 || g.n == 0) return ETRT_OK;
   if (g.k > 0 && (uintptr_t)bias->data % 16 == 0) {
     g.bias = bias->data;
