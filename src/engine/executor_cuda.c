@@ -2,8 +2,9 @@
  * creation it resolves every node's CUDA row (refusing, by the check it shares with
  * the sim executor in executor_support.c, a plan with an operation the GPU lacks or
  * does not take, naming it), runs the setup rows of the nodes that keep state per
- * context (cuDNN convolutions: descriptors and an algorithm chosen by timing the
- * candidates on this GPU), creates the context's cuBLASLt handle and allocates the
+ * context (cuDNN convolutions: descriptors and the algorithm the plan's tuning record
+ * gives where it was made on this GPU, else one chosen by timing the candidates here),
+ * creates the context's cuBLASLt handle and allocates the
  * workspace, sized for every node at its largest shapes. A run enqueues the shape
  * inputs' uploads and then each node's kernels on the caller's stream, with no
  * allocation and no synchronisation, and records an event that quiesce waits for.

@@ -4,9 +4,11 @@
  * Where cuDNN loads, a convolution with symmetric pads runs as one
  * cudnnConvolutionBiasActivationForward: bias, residual (EtrtFusedConv's Z) and Relu
  * in its epilogue. The node's setup (op.h), run when a context is created, makes the
- * descriptors and picks the algorithm by timing the candidates on the context's GPU
- * (cudnnFindConvolutionForwardAlgorithm), among those whose scratch fits the
- * workspace the node asks for anyway; launches only re-describe changed shapes.
+ * descriptors and takes the algorithm the plan recorded for this GPU (plan_tune.h), or
+ * picks it by timing the candidates on the context's GPU
+ * (cudnnFindConvolutionForwardAlgorithm, and at build time a re-timing of the best few),
+ * among those whose scratch fits the workspace the node asks for anyway; launches only
+ * re-describe changed shapes.
  *
  * Otherwise (no cuDNN, other geometry, float64): ungrouped convolutions are matrix
  * products through cuBLASLt: a pointwise one (1x1, stride 1, no pad) reads X as it
