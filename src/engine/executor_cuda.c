@@ -70,7 +70,7 @@ typedef struct etrt_cuda_exec {
   /* per node: its setup sized its scratch below the row's bound (a recorded cuDNN
    * choice), so the launch does not hold it to that bound */
   uint8_t *setup_sized;
-  int run_setups;    /* resolve runs the setup rows (not for the workspace bound) */
+  int run_setups; /* resolve runs the setup rows (not for the workspace bound) */
   void *workspace;
   size_t workspace_size;
   etrt_event done; /* recorded after each run */

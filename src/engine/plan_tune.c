@@ -49,8 +49,8 @@ etrt_status etrt_plan_tune(const uint8_t *plan, size_t size, const etrt_device_d
   ETRT_RETURN_IF_ERROR(etrt_engine_deserialize(plan, size, &engine));
   int device = engine->info.device.index;
   etrt_plan_tuning_sink sink = {0};
-  sink.choices = calloc(engine->graph.node_count > 0 ? engine->graph.node_count : 1,
-                        sizeof *sink.choices);
+  sink.choices =
+      calloc(engine->graph.node_count > 0 ? engine->graph.node_count : 1, sizeof *sink.choices);
   etrt_status s = sink.choices == NULL
                       ? etrt_error(ETRT_ERROR_OUT_OF_MEMORY, "tuning: out of memory")
                       : ETRT_OK;

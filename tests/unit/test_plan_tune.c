@@ -205,8 +205,9 @@ static void test_cli_no_tune(void) {
   free(onnx);
   for (int flag = 0; flag < 2; ++flag) {
     output = NULL;
-    snprintf(command, sizeof command, "ETRT_DEVICE=sim:1 '%s' build %s --device cuda:0 '%s' -o '%s'",
-             etrt_test_tool(), flag ? "--no-tune" : "", model, pte);
+    snprintf(command, sizeof command,
+             "ETRT_DEVICE=sim:1 '%s' build %s --device cuda:0 '%s' -o '%s'", etrt_test_tool(),
+             flag ? "--no-tune" : "", model, pte);
     int rc = etrt_test_run(command, 1, &output);
     CHECK_EQ_INT(rc, 0);
     CHECK_STR_CONTAINS(output, "writing");

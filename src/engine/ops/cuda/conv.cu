@@ -407,7 +407,8 @@ static int etrt_conv_dnn_retime(etrt_conv_dnn *dnn, const etrt_node *node, cudnn
       ok = cudaEventRecord(start, NULL) == cudaSuccess &&
            etrt_conv_dnn_call(dnn, handle, x, w, y, bias, f.algo, space, scratch) ==
                CUDNN_STATUS_SUCCESS &&
-           cudaEventRecord(stop, NULL) == cudaSuccess && cudaEventSynchronize(stop) == cudaSuccess &&
+           cudaEventRecord(stop, NULL) == cudaSuccess &&
+           cudaEventSynchronize(stop) == cudaSuccess &&
            cudaEventElapsedTime(&runs[r], start, stop) == cudaSuccess;
     }
     if (!ok) {
@@ -554,8 +555,9 @@ static etrt_status etrt_conv_dnn_setup_node(const etrt_node *node, const etrt_te
        * put a slow non-tensor-core kernel first now and then. */
       bool tensor_only = false;
       for (int i = 0; i < count; ++i)
-        if (dnn->split && dnn->type != CUDNN_DATA_FLOAT && found[i].status == CUDNN_STATUS_SUCCESS &&
-            found[i].memory <= limit && etrt_conv_dnn_tensor_math(found[i].mathType))
+        if (dnn->split && dnn->type != CUDNN_DATA_FLOAT &&
+            found[i].status == CUDNN_STATUS_SUCCESS && found[i].memory <= limit &&
+            etrt_conv_dnn_tensor_math(found[i].mathType))
           tensor_only = true;
       int candidates[CUDNN_CONVOLUTION_FWD_ALGO_COUNT], listed = 0;
       for (int i = 0; i < count; ++i)
@@ -599,7 +601,10 @@ static etrt_status etrt_conv_dnn_setup_node(const etrt_node *node, const etrt_te
   }
   etrt_log(ETRT_LOG_DEBUG, "%s node '%s': cuDNN algorithm %d (%s), %zu bytes of scratch",
            node->op_type, etrt_cuda_name(node), (int)dnn->algo,
-           recorded ? "recorded" : timed ? "timed" : "fixed", dnn->algo_workspace);
+           recorded ? "recorded"
+           : timed  ? "timed"
+                    : "fixed",
+           dnn->algo_workspace);
   if (recorded) {
     launch->recorded_used++;
     /* A channels-last node has no GEMM path needing room (its fallback is the direct
