@@ -219,8 +219,9 @@ static etrt_status etrt_build_tune_plan(etrt_build *b, uint32_t k, const etrt_de
   free((void *)plan->plan);
   plan->plan = tuned;
   plan->plan_size = tuned_size;
-  etrt_build_progress(b, "plan %u: tuned %u convolutions in %.1f s", k, count,
-                      etrt_build_seconds(&started));
+  if (count > 0)
+    etrt_build_progress(b, "plan %u: tuned %u convolutions in %.1f s", k, count,
+                        etrt_build_seconds(&started));
   return ETRT_OK;
 }
 

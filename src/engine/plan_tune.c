@@ -4,6 +4,7 @@
  * what it chose into the plan's record. */
 #include "engine/plan_tune.h"
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,6 +49,11 @@ etrt_status etrt_plan_tune(const uint8_t *plan, size_t size, const etrt_device_d
   etrt_engine *engine = NULL;
   ETRT_RETURN_IF_ERROR(etrt_engine_deserialize(plan, size, &engine));
   int device = engine->info.device.index;
+  /* A plan without convolutions (a transformer's) needs no context made for it. */
+  bool convolutions = false;
+  for (uint32_t n = 0; n < engine->graph.node_count && !convolutions; ++n)
+    convolutions = strcmp(engine->graph.nodes[n].op_type, "Conv") == 0 ||
+                   strcmp(engine->graph.nodes[n].op_type, "EtrtFusedConv") == 0;
   etrt_plan_tuning_sink sink = {0};
   sink.choices =
       calloc(engine->graph.node_count > 0 ? engine->graph.node_count : 1, sizeof *sink.choices);
@@ -56,7 +62,7 @@ etrt_status etrt_plan_tune(const uint8_t *plan, size_t size, const etrt_device_d
                       : ETRT_OK;
   etrt_device_attributes attributes;
   if (s == ETRT_OK) s = driver->attributes(device, &attributes);
-  if (s == ETRT_OK) {
+  if (s == ETRT_OK && convolutions) {
     /* The context is made on the plan's device (contract rule 2), the caller's put back. */
     etrt_device_scope scope;
     s = etrt_device_scope_enter(driver, device, &scope);
