@@ -65,6 +65,10 @@ typedef struct etrt_build_options {
   /* Constant folding leaves nodes whose outputs would exceed this many bytes;
    * 0 means the default (64 MiB). */
   size_t fold_limit_bytes;
+  /* A GPU partition built for a device that is present has its cuDNN convolutions
+   * timed there and the choices recorded in its plan (docs/gpu-performance.md); 1 skips
+   * that (as does ETRT_CONV_TUNE=0): contexts then time them when created. */
+  int no_tune;
   /* Where progress lines go; NULL: nowhere. */
   etrt_build_progress_fn progress;
   void *progress_user;

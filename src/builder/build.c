@@ -23,6 +23,8 @@
 #include "builder/shape_values.h"
 #include "builder/target_device.h"
 #include "device/device.h"
+#include "engine/plan_tune.h"
+#include "base/log.h"
 
 void etrt_build_options_init(etrt_build_options *options) { memset(options, 0, sizeof *options); }
 
@@ -196,6 +198,43 @@ static etrt_status etrt_build_graph(etrt_build *b, const etrt_onnx_model *model,
   return ETRT_OK;
 }
 
+/* True when plan `k`'s convolutions are timed now: a GPU partition whose device is a
+ * real GPU present here (never a simulated one, a CPU target or a cross-build), unless
+ * --no-tune or ETRT_CONV_TUNE=0 says not to. */
+static bool etrt_build_tunes(const etrt_build *b, etrt_device device,
+                             const etrt_device_driver *driver) {
+  const char *env = getenv("ETRT_CONV_TUNE");
+  return device.type == ETRT_DEVICE_CUDA && !b->options->no_tune &&
+         (env == NULL || strcmp(env, "0") != 0) && driver != NULL &&
+         strcmp(driver->name, "cuda") == 0 && device.index < driver->device_count();
+}
+
+/* Replaces plan `k` by a copy carrying its convolutions' timed choices (plan_tune.h).
+ * A failure to time them leaves the plan as it was, with a warning: its contexts then
+ * time them when created, as without a record. */
+static etrt_status etrt_build_tune_plan(etrt_build *b, uint32_t k, const etrt_device_driver *driver,
+                                        etrt_emit_partition *plan) {
+  struct timespec started;
+  clock_gettime(CLOCK_MONOTONIC, &started);
+  uint8_t *tuned = NULL;
+  size_t tuned_size = 0;
+  uint32_t count = 0;
+  etrt_status s = etrt_plan_tune(plan->plan, plan->plan_size, driver, &tuned, &tuned_size, &count);
+  if (s != ETRT_OK) {
+    etrt_log(ETRT_LOG_WARN, "plan %u: convolutions not tuned: %s", k, etrt_last_error());
+    etrt_build_progress(b, "plan %u: convolutions not tuned: %s", k, etrt_last_error());
+    etrt_clear_error();
+    return ETRT_OK;
+  }
+  free((void *)plan->plan);
+  plan->plan = tuned;
+  plan->plan_size = tuned_size;
+  if (count > 0)
+    etrt_build_progress(b, "plan %u: tuned %u convolutions in %.1f s", k, count,
+                        etrt_build_seconds(&started));
+  return ETRT_OK;
+}
+
 static etrt_status etrt_build_program(etrt_build *b, const etrt_ir_graph *g, uint8_t **pte,
                                       size_t *pte_size) {
   etrt_partition_options popts = {.target = b->device,
@@ -244,6 +283,11 @@ static etrt_status etrt_build_program(etrt_build *b, const etrt_ir_graph *g, uin
     }
     plans[k].plan = plan;
     plans[k].plan_size = plan_size;
+    if (etrt_build_tunes(b, plan_options.device, driver)) {
+      status = etrt_build_tune_plan(b, k, driver, &plans[k]);
+      if (status != ETRT_OK) break;
+      plan_size = plans[k].plan_size;
+    }
     /* The label comes from the options the plan was just built with (the plan records
      * that device as given): nothing is read back from the plan's bytes. */
     etrt_target_device_label(plan_options.device, b->options->target_device, labels[k],

@@ -28,6 +28,9 @@ struct etrt_engine {
   pthread_mutex_t device_lock;
   const etrt_device_driver *device_driver;
   void *device_weights;
+  /* Set only while etrt_plan_tune makes its context (plan_tune.h): that context times
+   * the convolutions and leaves its choices here instead of using a record. */
+  struct etrt_plan_tuning_sink *tuning_sink;
 };
 
 /* Device memory holding the engine's weights (same layout as engine->weights), made

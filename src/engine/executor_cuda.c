@@ -2,8 +2,9 @@
  * creation it resolves every node's CUDA row (refusing, by the check it shares with
  * the sim executor in executor_support.c, a plan with an operation the GPU lacks or
  * does not take, naming it), runs the setup rows of the nodes that keep state per
- * context (cuDNN convolutions: descriptors and an algorithm chosen by timing the
- * candidates on this GPU), creates the context's cuBLASLt handle and allocates the
+ * context (cuDNN convolutions: descriptors and the algorithm the plan's tuning record
+ * gives where it was made on this GPU, else one chosen by timing the candidates here),
+ * creates the context's cuBLASLt handle and allocates the
  * workspace, sized for every node at its largest shapes. A run enqueues the shape
  * inputs' uploads and then each node's kernels on the caller's stream, with no
  * allocation and no synchronisation, and records an event that quiesce waits for.
@@ -31,8 +32,11 @@
 #include "base/log.h"
 #include "base/status.h"
 #include "engine/executor.h"
+#include "engine/engine_internal.h"
 #include "engine/executor_cuda.h"
+#include "engine/ops/cuda/cuda_libraries.h"
 #include "engine/ops/cuda/cuda_ops.h"
+#include "engine/plan_tune.h"
 
 #define ETRT_CUDA_GRAPH_SLOTS 4
 
@@ -51,6 +55,9 @@ typedef struct etrt_cuda_graph {
 } etrt_cuda_graph;
 
 static atomic_ullong etrt_cuda_graph_counts[4];
+/* Convolutions that took the plan's recorded choice, and those timed at creation. */
+static atomic_ullong etrt_cuda_tuning_counts[2];
+static atomic_int etrt_cuda_tuning_mismatch_logged;
 
 typedef struct etrt_cuda_exec {
   etrt_engine *engine;
@@ -60,7 +67,10 @@ typedef struct etrt_cuda_exec {
   void *cublaslt;
   void *cudnn;       /* made by the first setup that needs it */
   void **node_state; /* per node: its setup's state, or NULL */
-  int run_setups;    /* resolve runs the setup rows (not for the workspace bound) */
+  /* per node: its setup sized its scratch below the row's bound (a recorded cuDNN
+   * choice), so the launch does not hold it to that bound */
+  uint8_t *setup_sized;
+  int run_setups; /* resolve runs the setup rows (not for the workspace bound) */
   void *workspace;
   size_t workspace_size;
   etrt_event done; /* recorded after each run */
@@ -76,6 +86,11 @@ typedef struct etrt_cuda_exec {
   volatile uint32_t *fault_host;
   int fault_clear;
 } etrt_cuda_exec;
+
+void etrt_executor_cuda_tuning_counters(etrt_cuda_tuning_counters *out) {
+  out->recorded = atomic_load(&etrt_cuda_tuning_counts[0]);
+  out->timed = atomic_load(&etrt_cuda_tuning_counts[1]);
+}
 
 void etrt_executor_cuda_graph_counters(etrt_cuda_graph_counters *out) {
   out->captures = atomic_load(&etrt_cuda_graph_counts[0]);
@@ -123,18 +138,48 @@ static void etrt_cuda_exec_destroy(void *state) {
   etrt_cuda_dnn_destroy(x->cudnn);
   etrt_cuda_blas_destroy(x->cublaslt);
   free(x->node_state);
+  free(x->setup_sized);
   free(x->rows);
   free(x);
 }
 
-/* Resolves the kernels and sizes the workspace. */
+/* The plan's tuning record where it was timed on this GPU under this cuDNN major
+ * version, else NULL (a mismatch logged once per process at info level: the
+ * convolutions are then timed as for a plan without a record). */
+static const etrt_plan_tuning *etrt_cuda_exec_record(etrt_cuda_exec *x) {
+  const etrt_plan_tuning *t = &x->engine->info.tuning;
+  if (!t->present) return NULL;
+  etrt_device_attributes a;
+  if (x->driver->attributes(x->engine->info.device.index, &a) != ETRT_OK) {
+    etrt_clear_error();
+    return NULL;
+  }
+  uint32_t version = etrt_cuda_cudnn_version();
+  if (etrt_plan_tuning_matches(t, a.name, a.compute_major, a.compute_minor, version)) return t;
+  if (atomic_exchange(&etrt_cuda_tuning_mismatch_logged, 1) == 0)
+    etrt_log(ETRT_LOG_INFO,
+             "engine '%s': convolutions tuned for %s (sm_%d%d, cuDNN %u) run on %s (sm_%d%d, "
+             "cuDNN %u): timing them here instead",
+             x->engine->info.name, t->gpu, t->compute_major, t->compute_minor, t->cudnn_version,
+             a.name, a.compute_major, a.compute_minor, version);
+  return NULL;
+}
+
+/* Resolves the kernels, runs the setup rows (using the plan's recorded convolution
+ * choices, or in tuning mode leaving the timed ones in the engine's sink) and sizes
+ * the workspace. */
 static etrt_status etrt_cuda_exec_resolve(etrt_cuda_exec *x) {
   const etrt_graph *g = &x->engine->graph;
   etrt_tensor *args =
       calloc(x->engine->max_node_args > 0 ? x->engine->max_node_args : 1, sizeof *args);
   if (args == NULL) return etrt_error(ETRT_ERROR_OUT_OF_MEMORY, "engine: out of memory");
   etrt_status s = ETRT_OK;
-  etrt_cuda_launch setup_launch = {.precision = x->engine->info.precision};
+  etrt_plan_tuning_sink *sink = x->run_setups ? x->engine->tuning_sink : NULL;
+  const etrt_plan_tuning *record = x->run_setups && sink == NULL ? etrt_cuda_exec_record(x) : NULL;
+  etrt_plan_conv_choice tuned;
+  etrt_cuda_launch setup_launch = {
+      .precision = x->engine->info.precision, .tune = sink != NULL, .tuned = &tuned};
+  if (sink != NULL) sink->cudnn_version = etrt_cuda_cudnn_version();
   for (uint32_t n = 0; n < g->node_count && s == ETRT_OK; ++n) {
     const etrt_node *node = &g->nodes[n];
     const etrt_op_cuda_row *row = etrt_op_cuda_find(node->op_type);
@@ -147,21 +192,34 @@ static etrt_status etrt_cuda_exec_resolve(etrt_cuda_exec *x) {
       for (uint32_t o = 0; o < node->num_outputs; ++o)
         if (etrt_tensor_numel(&args[node->num_inputs + o]) > 0) x->host_upload = 1;
     }
-    if (x->rows[n] != NULL && row->workspace != NULL) {
-      size_t need = row->workspace(node, args, args + node->num_inputs);
-      if (need > x->workspace_size) x->workspace_size = need;
-    }
+    size_t need = 0;
+    if (x->rows[n] != NULL && row->workspace != NULL)
+      need = row->workspace(node, args, args + node->num_inputs);
     const etrt_op_cuda_setup_row *setup =
         x->run_setups && x->rows[n] != NULL ? etrt_op_cuda_setup_find(node->op_type) : NULL;
     if (setup != NULL) {
       setup_launch.node = n;
+      setup_launch.recorded = etrt_plan_tuning_find(record, n);
+      setup_launch.workspace_size = need;
+      setup_launch.tuned_set = 0;
       s = setup->setup(node, args, args + node->num_inputs, &setup_launch, &x->node_state[n]);
       if (s != ETRT_OK)
         etrt_error_context(s, "engine '%s', node %u '%s' (%s): ", x->engine->info.name, n,
                            node->name, node->op_type);
+      if (s == ETRT_OK && setup_launch.workspace_size < need) {
+        need = setup_launch.workspace_size;
+        x->setup_sized[n] = 1;
+      }
+      if (s == ETRT_OK && sink != NULL && setup_launch.tuned_set) {
+        tuned.node = n;
+        sink->choices[sink->count++] = tuned;
+      }
     }
+    if (need > x->workspace_size) x->workspace_size = need;
   }
   x->cudnn = setup_launch.cudnn;
+  atomic_fetch_add(&etrt_cuda_tuning_counts[0], setup_launch.recorded_used);
+  atomic_fetch_add(&etrt_cuda_tuning_counts[1], setup_launch.timed);
   free(args);
   return s;
 }
@@ -187,8 +245,9 @@ static etrt_status etrt_cuda_exec_create(etrt_engine *engine, const etrt_device_
   x->rows = calloc(engine->graph.node_count > 0 ? engine->graph.node_count : 1, sizeof *x->rows);
   x->node_state =
       calloc(engine->graph.node_count > 0 ? engine->graph.node_count : 1, sizeof *x->node_state);
+  x->setup_sized = calloc(engine->graph.node_count > 0 ? engine->graph.node_count : 1, 1);
   x->run_setups = 1;
-  etrt_status s = x->rows == NULL || x->node_state == NULL
+  etrt_status s = x->rows == NULL || x->node_state == NULL || x->setup_sized == NULL
                       ? etrt_error(ETRT_ERROR_OUT_OF_MEMORY, "engine: out of memory")
                       : etrt_cuda_exec_resolve(x);
   if (s == ETRT_OK) s = etrt_engine_device_weights(engine, driver, &x->weights);
@@ -299,7 +358,7 @@ static etrt_status etrt_cuda_exec_launch(etrt_cuda_exec *x, const etrt_exec_run 
       ETRT_RETURN_IF_ERROR(etrt_cuda_exec_upload_outputs(x, n, node, out, stream));
       continue;
     }
-    if (row->workspace != NULL) {
+    if (row->workspace != NULL && !x->setup_sized[n]) {
       /* Sized at the largest shapes at creation; more would be a bounds error. */
       size_t need = row->workspace(node, in, out);
       if (need > x->workspace_size)
@@ -549,6 +608,10 @@ const etrt_executor_ops etrt_executor_cuda = {
 #include "engine/executor_cuda.h"
 
 void etrt_executor_cuda_graph_counters(etrt_cuda_graph_counters *out) {
+  memset(out, 0, sizeof *out);
+}
+
+void etrt_executor_cuda_tuning_counters(etrt_cuda_tuning_counters *out) {
   memset(out, 0, sizeof *out);
 }
 #endif

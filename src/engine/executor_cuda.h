@@ -18,6 +18,15 @@ typedef struct etrt_cuda_graph_counters {
 
 /* All zero in a build without CUDA. */
 void etrt_executor_cuda_graph_counters(etrt_cuda_graph_counters *out);
+
+/* cuDNN convolutions set up by CUDA contexts, process-wide: those that took the plan's
+ * recorded choice (plan_tune.h) without timing, and those timed at context creation.
+ * All zero in a build without CUDA. */
+typedef struct etrt_cuda_tuning_counters {
+  uint64_t recorded;
+  uint64_t timed;
+} etrt_cuda_tuning_counters;
+void etrt_executor_cuda_tuning_counters(etrt_cuda_tuning_counters *out);
 #ifdef ETRT_HAVE_CUDA
 /* The workspace a CUDA context of `engine` allocates (every node at its largest
  * shapes); refuses, as context creation would, a plan the GPU cannot run. */

@@ -98,6 +98,18 @@ typedef struct etrt_cuda_launch {
   void *cudnn;
   /* Per node of the run: what its setup row made for this context, or NULL. */
   void *const *node_state;
+  /* Setup rows only (context creation), for cuDNN convolutions: `recorded`, the plan's
+   * choice for this node where its tuning record matches this GPU and cuDNN (else NULL),
+   * used without timing when it still fits; `tune` 1 when the context is made to time
+   * the choices that `etrt build` records, the setup then filling *tuned and setting
+   * `tuned_set`. A setup may lower workspace_size (the node's need, set by the
+   * executor before the call) to what its chosen algorithm takes, and counts in
+   * recorded_used / timed the nodes that took a recorded choice or were timed. */
+  const struct etrt_plan_conv_choice *recorded;
+  int tune;
+  struct etrt_plan_conv_choice *tuned;
+  int tuned_set;
+  uint32_t recorded_used, timed;
 } etrt_cuda_launch;
 
 typedef etrt_status (*etrt_op_prepare_fn)(const etrt_node *node, void *state);

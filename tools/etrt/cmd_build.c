@@ -64,6 +64,10 @@ static void etrt_build_usage(FILE *out) {
           "                           spread partitions over GPUs: --place fc2=cuda:1\n"
           "                           (NODE is the NodeProto name; a node without one is\n"
           "                           OPTYPE_INDEX, e.g. Relu_3)\n"
+          "  --no-tune                do not time the cuDNN convolutions on the target GPU\n"
+          "                           (done by default when building for a GPU present\n"
+          "                           here, the choices recorded in the plan; also\n"
+          "                           ETRT_CONV_TUNE=0): contexts time them when created\n"
           "  --quiet                  no progress lines\n"
           "  -h, --help               this text\n\n"
           "exit status: 0 built, 1 failed while working, 2 bad model or bad flags\n");
@@ -147,6 +151,8 @@ int etrt_cmd_build(int argc, char **argv) {
       options.num_placements++;
     } else if (strcmp(arg, "--io-on-device") == 0) {
       options.io_on_device = 1;
+    } else if (strcmp(arg, "--no-tune") == 0) {
+      options.no_tune = 1;
     } else if (strcmp(arg, "--quiet") == 0 || strcmp(arg, "-q") == 0) {
       quiet = 1;
     } else if (arg[0] == '-' && arg[1] != '\0') {

@@ -4,9 +4,11 @@
  * Where cuDNN loads, a convolution with symmetric pads runs as one
  * cudnnConvolutionBiasActivationForward: bias, residual (EtrtFusedConv's Z) and Relu
  * in its epilogue. The node's setup (op.h), run when a context is created, makes the
- * descriptors and picks the algorithm by timing the candidates on the context's GPU
- * (cudnnFindConvolutionForwardAlgorithm), among those whose scratch fits the
- * workspace the node asks for anyway; launches only re-describe changed shapes.
+ * descriptors and takes the algorithm the plan recorded for this GPU (plan_tune.h), or
+ * picks it by timing the candidates on the context's GPU
+ * (cudnnFindConvolutionForwardAlgorithm, and at build time a re-timing of the best few),
+ * among those whose scratch fits the workspace the node asks for anyway; launches only
+ * re-describe changed shapes.
  *
  * Otherwise (no cuDNN, other geometry, float64): ungrouped convolutions are matrix
  * products through cuBLASLt: a pointwise one (1x1, stride 1, no pad) reads X as it
@@ -29,6 +31,7 @@
 extern "C" {
 #include "base/log.h"
 #include "engine/ops/conv.h"
+#include "engine/plan_format.h"
 }
 
 /* Most bytes of unfolded images the workspace holds; larger batches go in chunks. */
@@ -36,6 +39,13 @@ extern "C" {
 /* The most scratch a channels-last node's cuDNN algorithm may take (etrt_conv_dnn_setup_node
  * times only the candidates that fit). */
 #define ETRT_CONV_DNN_SCRATCH ((size_t)64 << 20)
+/* Build-time tuning (etrt_conv_dnn_retime): how many of Find's candidates are timed
+ * again, with how many warm-up and timed runs each, and how much slower than the
+ * fastest a candidate with less scratch may be and still be taken. */
+#define ETRT_CONV_TUNE_CANDIDATES 4
+#define ETRT_CONV_TUNE_WARMUP 3
+#define ETRT_CONV_TUNE_RUNS 10
+#define ETRT_CONV_TUNE_TOLERANCE 1.03f
 
 typedef struct etrt_conv_sizes {
   int64_t batch, channels, maps, group, in_count, out_count, kernel_count;
@@ -322,6 +332,136 @@ static cudnnMathType_t etrt_conv_dnn_math(etrt_dtype dtype, etrt_precision preci
 
 extern "C" ETRT_CUDA_WORKSPACE(etrt_cuda_conv_workspace);
 
+static bool etrt_conv_dnn_tensor_math(cudnnMathType_t math) {
+  return math != CUDNN_DEFAULT_MATH && math != CUDNN_FMA_MATH;
+}
+
+/* One launch of the node's cuDNN call on scratch buffers (bias zero, Z = Y). */
+static cudnnStatus_t etrt_conv_dnn_call(const etrt_conv_dnn *dnn, cudnnHandle_t handle,
+                                        const void *x, const void *w, void *y, const void *bias,
+                                        cudnnConvolutionFwdAlgo_t algo, void *scratch,
+                                        size_t scratch_size) {
+  float one = 1.0f, zero = 0.0f;
+  if (dnn->split)
+    return dnn->api->convolution_forward(handle, &one, dnn->x, x, dnn->w, w, dnn->conv, algo,
+                                         scratch, scratch_size, &zero, dnn->y, y);
+  return dnn->api->bias_activation_forward(handle, &one, dnn->x, x, dnn->w, w, dnn->conv, algo,
+                                           scratch, scratch_size, &zero, dnn->y, y, dnn->bias, bias,
+                                           dnn->activation, dnn->y, y);
+}
+
+static int etrt_conv_float_compare(const void *a, const void *b) {
+  float x = *(const float *)a, y = *(const float *)b;
+  return x < y ? -1 : x > y ? 1 : 0;
+}
+
+/* Build-time tuning: Find's timings (one run each, at context creation) are noisy
+ * enough to order the candidates differently from one process to the next, so the
+ * first `count` of `candidates` (indices into `found`, Find's order) are timed again
+ * on buffers of the node's shapes, the median of ETRT_CONV_TUNE_RUNS launches after
+ * ETRT_CONV_TUNE_WARMUP; among those within ETRT_CONV_TUNE_TOLERANCE of the fastest
+ * the one with the least scratch wins. Returns the index into `found`; a candidate
+ * whose launch fails is skipped, and the first candidate is kept where none ran. */
+static int etrt_conv_dnn_retime(etrt_conv_dnn *dnn, const etrt_node *node, cudnnHandle_t handle,
+                                const etrt_conv_dnn_shape &shape,
+                                const cudnnConvolutionFwdAlgoPerf_t *found, const int *candidates,
+                                int count) {
+  const etrt_cudnn_api *api = dnn->api;
+  size_t elem = dnn->type == CUDNN_DATA_FLOAT ? 4 : 2;
+  size_t sizes[4] = {elem, elem, elem, elem * (size_t)dnn->maps};
+  for (int t = 0; t < 3; ++t)
+    for (int i = 0; i < shape.rank; ++i) sizes[t] *= (size_t)shape.dims[t][i];
+  size_t scratch = 0;
+  for (int c = 0; c < count; ++c)
+    if (found[candidates[c]].memory > scratch) scratch = found[candidates[c]].memory;
+  /* x, w, y, bias and the scratch in one allocation, each part 256-byte aligned */
+  size_t offsets[5], total = 0;
+  for (int t = 0; t < 5; ++t) {
+    offsets[t] = total;
+    total += ((t < 4 ? sizes[t] : scratch) + 255) & ~(size_t)255;
+  }
+  char *buffer = NULL;
+  cudaEvent_t start = NULL, stop = NULL;
+  if (cudaMalloc((void **)&buffer, total) != cudaSuccess ||
+      cudaMemset(buffer, 0, offsets[4]) != cudaSuccess || cudaEventCreate(&start) != cudaSuccess ||
+      cudaEventCreate(&stop) != cudaSuccess) {
+    etrt_log(ETRT_LOG_DEBUG, "%s node '%s': no room to time the candidates again (%zu bytes): %s",
+             node->op_type, etrt_cuda_name(node), total, cudaGetErrorString(cudaGetLastError()));
+    if (buffer != NULL) cudaFree(buffer);
+    if (start != NULL) cudaEventDestroy(start);
+    return candidates[0];
+  }
+  const void *x = buffer + offsets[0], *w = buffer + offsets[1], *bias = buffer + offsets[3];
+  void *y = buffer + offsets[2], *space = scratch > 0 ? buffer + offsets[4] : NULL;
+  float median[ETRT_CONV_TUNE_CANDIDATES];
+  for (int c = 0; c < count; ++c) {
+    const cudnnConvolutionFwdAlgoPerf_t &f = found[candidates[c]];
+    median[c] = -1.0f;
+    if (dnn->split && api->set_conv_math(dnn->conv, f.mathType) != CUDNN_STATUS_SUCCESS) continue;
+    bool ok = true;
+    for (int r = 0; r < ETRT_CONV_TUNE_WARMUP && ok; ++r)
+      ok = etrt_conv_dnn_call(dnn, handle, x, w, y, bias, f.algo, space, scratch) ==
+           CUDNN_STATUS_SUCCESS;
+    float runs[ETRT_CONV_TUNE_RUNS];
+    for (int r = 0; r < ETRT_CONV_TUNE_RUNS && ok; ++r) {
+      ok = cudaEventRecord(start, NULL) == cudaSuccess &&
+           etrt_conv_dnn_call(dnn, handle, x, w, y, bias, f.algo, space, scratch) ==
+               CUDNN_STATUS_SUCCESS &&
+           cudaEventRecord(stop, NULL) == cudaSuccess &&
+           cudaEventSynchronize(stop) == cudaSuccess &&
+           cudaEventElapsedTime(&runs[r], start, stop) == cudaSuccess;
+    }
+    if (!ok) {
+      (void)cudaGetLastError();
+      continue;
+    }
+    qsort(runs, ETRT_CONV_TUNE_RUNS, sizeof runs[0], etrt_conv_float_compare);
+    median[c] = runs[ETRT_CONV_TUNE_RUNS / 2];
+    etrt_log(ETRT_LOG_DEBUG, "%s node '%s': algorithm %d (math %d): %.4f ms, %zu bytes of scratch",
+             node->op_type, etrt_cuda_name(node), (int)f.algo, (int)f.mathType, median[c],
+             f.memory);
+  }
+  (void)cudaStreamSynchronize(NULL); /* a failed candidate's work, before the free */
+  cudaEventDestroy(start);
+  cudaEventDestroy(stop);
+  cudaFree(buffer);
+  int fastest = -1;
+  for (int c = 0; c < count; ++c)
+    if (median[c] >= 0.0f && (fastest < 0 || median[c] < median[fastest])) fastest = c;
+  if (fastest < 0) return candidates[0];
+  int pick = fastest;
+  for (int c = 0; c < count; ++c) {
+    if (median[c] < 0.0f || median[c] > median[fastest] * ETRT_CONV_TUNE_TOLERANCE) continue;
+    if (found[candidates[c]].memory < found[candidates[pick]].memory) pick = c;
+  }
+  return candidates[pick];
+}
+
+/* The algorithm and math type the plan recorded for the node (launch->recorded), where
+ * cuDNN still sizes its scratch at these shapes and it fits `limit`. False (the
+ * descriptor's math put back) otherwise: the node is timed as without a record. */
+static bool etrt_conv_dnn_use_record(etrt_conv_dnn *dnn, const etrt_node *node,
+                                     cudnnHandle_t handle, const etrt_conv_dnn_shape &shape,
+                                     const etrt_cuda_launch *launch, cudnnMathType_t math,
+                                     size_t limit) {
+  const etrt_plan_conv_choice *c = launch->recorded;
+  const etrt_cudnn_api *api = dnn->api;
+  dnn->algo = (cudnnConvolutionFwdAlgo_t)c->algorithm;
+  cudnnStatus_t st = api->set_conv_math(dnn->conv, (cudnnMathType_t)c->math);
+  etrt_status s = st == CUDNN_STATUS_SUCCESS
+                      ? etrt_conv_dnn_describe(dnn, node, handle, shape)
+                      : etrt_conv_dnn_failed(api, node, "cudnnSetConvolutionMathType", st);
+  if (s == ETRT_OK && dnn->algo_workspace <= limit) return true;
+  etrt_log(ETRT_LOG_DEBUG,
+           "%s node '%s': the recorded algorithm %u (math %u) does not serve here (%s): timing",
+           node->op_type, etrt_cuda_name(node), c->algorithm, c->math,
+           s != ETRT_OK ? etrt_last_error() : "its scratch does not fit");
+  etrt_clear_error();
+  dnn->algo = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM;
+  (void)api->set_conv_math(dnn->conv, math);
+  return false;
+}
+
 /* Makes the node's state: descriptors, and the fastest algorithm whose scratch fits
  * the workspace the node asks for. cudnnConvolutionBiasActivationForward takes any
  * algorithm with Relu but only the implicit precomputed GEMM without an activation,
@@ -398,7 +538,11 @@ static etrt_status etrt_conv_dnn_setup_node(const etrt_node *node, const etrt_te
     return ETRT_OK;
   }
   size_t limit = etrt_cuda_conv_workspace(node, inputs, outputs);
-  if (s == ETRT_OK && (relu || dnn->split)) {
+  cudnnMathType_t math = etrt_conv_dnn_math(dtype, launch->precision);
+  bool timed = relu || dnn->split, recorded = false;
+  if (s == ETRT_OK && timed && launch->recorded != NULL && !launch->tune)
+    recorded = etrt_conv_dnn_use_record(dnn, node, handle, shape, launch, math, limit);
+  if (s == ETRT_OK && timed && !recorded) {
     cudnnConvolutionFwdAlgoPerf_t found[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
     int count = 0;
     st = api->find_forward(handle, dnn->x, dnn->w, dnn->conv, dnn->y,
@@ -409,24 +553,28 @@ static etrt_status etrt_conv_dnn_setup_node(const etrt_node *node, const etrt_te
       /* Sorted fastest first. A channels-last half-type node takes a tensor-core
        * algorithm where one is listed: Find's timings of the others are noisy enough to
        * put a slow non-tensor-core kernel first now and then. */
-      int first = 0;
-      if (dnn->split && dnn->type != CUDNN_DATA_FLOAT) {
-        for (int i = 0; i < count; ++i) {
-          if (found[i].status == CUDNN_STATUS_SUCCESS && found[i].memory <= limit &&
-              found[i].mathType != CUDNN_DEFAULT_MATH && found[i].mathType != CUDNN_FMA_MATH) {
-            first = i;
-            break;
-          }
-        }
+      bool tensor_only = false;
+      for (int i = 0; i < count; ++i)
+        if (dnn->split && dnn->type != CUDNN_DATA_FLOAT &&
+            found[i].status == CUDNN_STATUS_SUCCESS && found[i].memory <= limit &&
+            etrt_conv_dnn_tensor_math(found[i].mathType))
+          tensor_only = true;
+      int candidates[CUDNN_CONVOLUTION_FWD_ALGO_COUNT], listed = 0;
+      for (int i = 0; i < count; ++i)
+        if (found[i].status == CUDNN_STATUS_SUCCESS && found[i].memory <= limit &&
+            (!tensor_only || etrt_conv_dnn_tensor_math(found[i].mathType)))
+          candidates[listed++] = i;
+      if (listed > 0) {
+        int pick = candidates[0];
+        if (launch->tune && listed > 1)
+          pick = etrt_conv_dnn_retime(
+              dnn, node, handle, shape, found, candidates,
+              listed < ETRT_CONV_TUNE_CANDIDATES ? listed : ETRT_CONV_TUNE_CANDIDATES);
+        dnn->algo = found[pick].algo;
+        /* the math type it was timed with (tensor cores or not) */
+        if (dnn->split) math = found[pick].mathType;
       }
-      for (int i = first; i < count; ++i) {
-        if (found[i].status == CUDNN_STATUS_SUCCESS && found[i].memory <= limit) {
-          dnn->algo = found[i].algo;
-          /* the math type it was timed with (tensor cores or not) */
-          if (dnn->split) st = api->set_conv_math(dnn->conv, found[i].mathType);
-          break;
-        }
-      }
+      st = api->set_conv_math(dnn->conv, math);
       s = st != CUDNN_STATUS_SUCCESS
               ? etrt_conv_dnn_failed(api, node, "cudnnSetConvolutionMathType", st)
               : etrt_conv_dnn_describe(dnn, node, handle, shape);
@@ -453,7 +601,29 @@ static etrt_status etrt_conv_dnn_setup_node(const etrt_node *node, const etrt_te
   }
   etrt_log(ETRT_LOG_DEBUG, "%s node '%s': cuDNN algorithm %d (%s), %zu bytes of scratch",
            node->op_type, etrt_cuda_name(node), (int)dnn->algo,
-           relu || dnn->split ? "timed" : "fixed", dnn->algo_workspace);
+           recorded ? "recorded"
+           : timed  ? "timed"
+                    : "fixed",
+           dnn->algo_workspace);
+  if (recorded) {
+    launch->recorded_used++;
+    /* A channels-last node has no GEMM path needing room (its fallback is the direct
+     * kernel), so the context reserves only what the recorded algorithm takes. */
+    if (dnn->split) {
+      size_t need = dnn->algo_workspace > launch->recorded->scratch_bytes
+                        ? dnn->algo_workspace
+                        : (size_t)launch->recorded->scratch_bytes;
+      if (need < launch->workspace_size) launch->workspace_size = need;
+    }
+  } else if (timed) {
+    launch->timed++;
+  }
+  if (timed && launch->tune) {
+    launch->tuned->algorithm = (uint32_t)dnn->algo;
+    launch->tuned->math = (uint32_t)math;
+    launch->tuned->scratch_bytes = dnn->algo_workspace;
+    launch->tuned_set = 1;
+  }
   *state = dnn;
   return ETRT_OK;
 }

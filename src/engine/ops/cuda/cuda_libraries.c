@@ -179,6 +179,7 @@ static void etrt_cudnn_init(void) {
       {"cudnnConvolutionBiasActivationForward", &t->bias_activation_forward,
        sizeof t->bias_activation_forward},
       {"cudnnConvolutionForward", &t->convolution_forward, sizeof t->convolution_forward},
+      {"cudnnGetVersion", &t->get_version, sizeof t->get_version},
   };
   etrt_cudnn_status =
       etrt_library_load("cuDNN", ETRT_CUDNN_SONAME, names, sizeof names / sizeof names[0], symbols,
@@ -195,6 +196,15 @@ etrt_status etrt_cuda_cudnn_get(const etrt_cudnn_api **out) {
   if (etrt_cudnn_status != ETRT_OK) return etrt_error(etrt_cudnn_status, "%s", etrt_cudnn_message);
   *out = &etrt_cudnn_table;
   return ETRT_OK;
+}
+
+uint32_t etrt_cuda_cudnn_version(void) {
+  const etrt_cudnn_api *api = NULL;
+  if (etrt_cuda_cudnn_get(&api) != ETRT_OK) {
+    etrt_clear_error();
+    return 0;
+  }
+  return (uint32_t)api->get_version();
 }
 
 #else

@@ -107,10 +107,17 @@ typedef struct etrt_cudnn_api {
                                        cudnnConvolutionFwdAlgo_t algo, void *workspace,
                                        size_t workspace_size, const void *beta,
                                        cudnnTensorDescriptor_t y_desc, void *y);
+  /* The loaded library's version (major * 10000 + minor * 100 + patch in cuDNN 9): a
+   * plan's recorded convolution choices are used only under the same major version. */
+  size_t (*get_version)(void);
 } etrt_cudnn_api;
 
 /* The cuDNN table, loading the library the first time, as etrt_cuda_cublaslt_get. */
 etrt_status etrt_cuda_cudnn_get(const etrt_cudnn_api **out);
+
+/* The loaded cuDNN's cudnnGetVersion, loading it; 0 (the error cleared) where it does
+ * not load. */
+uint32_t etrt_cuda_cudnn_version(void);
 
 #ifdef __cplusplus
 }
