@@ -104,7 +104,11 @@ etrt_status etrt_graph_check(etrt_graph *graph, const size_t *node_offsets);
 /* A display name for messages: "node 3 'fc1' (Gemm)". */
 const char *etrt_graph_node_label(const etrt_graph *graph, uint32_t index, char *buf, size_t size);
 
+#ifdef __cplusplus /* CUDA sources include this header too */
+static_assert(ETRT_GRAPH_MAX_DIM == ETRT_OP_DIM_UNBOUNDED, "an unbounded axis is the largest");
+#else
 _Static_assert(ETRT_GRAPH_MAX_DIM == ETRT_OP_DIM_UNBOUNDED, "an unbounded axis is the largest");
+#endif
 
 /* A value whose dims are known only at execute and have no bound on some axis: no memory
  * is planned for it; the context grows its own buffer when a larger shape arrives. */
