@@ -44,12 +44,21 @@ static void puts_(json_out *j, const char *s) { put(j, s, strlen(s)); }
 
 static void printf_(json_out *j, const char *fmt, ...) ETRT_PRINTF(2, 3);
 static void printf_(json_out *j, const char *fmt, ...) {
-  char tmp[64];
-  va_list ap;
+  char tmp[256];
+  va_list ap, again;
   va_start(ap, fmt);
+  va_copy(again, ap);
   int n = vsnprintf(tmp, sizeof tmp, fmt, ap);
   va_end(ap);
-  if (n > 0) put(j, tmp, (size_t)n < sizeof tmp ? (size_t)n : sizeof tmp - 1);
+  if (n > 0 && (size_t)n < sizeof tmp) {
+    put(j, tmp, (size_t)n);
+  } else if (n > 0) {
+    /* Longer than the buffer: never cut a piece of JSON short. */
+    char *whole = malloc((size_t)n + 1);
+    if (whole != NULL && vsnprintf(whole, (size_t)n + 1, fmt, again) == n) put(j, whole, (size_t)n);
+    free(whole);
+  }
+  va_end(again);
 }
 
 /* Length of the valid UTF-8 sequence at s (1..4), or 0 when invalid. */
