@@ -208,7 +208,7 @@ struct etrt_cpu_onednn {
   dnnl_stream_t stream;
   etrt_dnnl_node *nodes;
   uint32_t node_count, used;
-  uint32_t chained; /* values kept in a oneDNN layout between convolutions */
+  uint32_t chained;     /* values kept in a oneDNN layout between convolutions */
   size_t workspace_max; /* the largest buffer_used of a node (for the log) */
 };
 
@@ -859,7 +859,7 @@ int etrt_cpu_onednn_run(etrt_cpu_onednn *s, uint32_t n, const etrt_tensor *input
 
 size_t etrt_cpu_onednn_workspace(const etrt_cpu_onednn *s, uint32_t n) {
   return s != NULL && n < s->node_count && s->nodes[n].primitive != NULL ? s->nodes[n].buffer_used
-                                                                          : 0;
+                                                                         : 0;
 }
 
 int etrt_cpu_onednn_takes(const etrt_cpu_onednn *s, uint32_t n) {

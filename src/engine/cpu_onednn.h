@@ -14,12 +14,12 @@
  * node's workspace, which the context places in its arena, live only while the node
  * runs: they share memory with the intermediates of other nodes instead of adding a
  * buffer of their own. Running a node only points the memory objects at the run's
- * tensors and executes, with no allocation. A run at other shapes (a smaller batch of a plan with bounds) runs the
- * node with etrt's kernels instead, so no primitive is ever created on the execute
- * path. In a plan whose shapes are all fixed, a value that only convolutions of the
- * context write and read stays in the blocked layout they choose, with no reorder
- * between them, and depthwise convolutions that read or write such a value run in
- * oneDNN too.
+ * tensors and executes, with no allocation. A run at other shapes (a smaller batch
+ * of a plan with bounds) runs the node with etrt's kernels instead, so no primitive is
+ * ever created on the execute path. In a plan whose shapes are all fixed, a value that only
+ * convolutions of the context write and read stays in the blocked layout they choose, with no
+ * reorder between them, and depthwise convolutions that read or write such a value run in oneDNN
+ * too.
  *
  * Threads: the Debian build of oneDNN runs its loops with OpenMP. Each execution
  * asks OpenMP for the calling thread's width in etrt's pool (--threads, the method's

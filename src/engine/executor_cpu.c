@@ -127,10 +127,10 @@ static etrt_status etrt_executor_run_nodes_with(const etrt_exec_run *run, etrt_t
     etrt_status s;
     int at_execute = node->dims_at_execute != ETRT_NODE_DIMS_PLANNED;
     /* Packed weights and oneDNN's primitives were made for the planned dims. */
-    if (!at_execute && (etrt_cpu_packed_run(packed, n, in, in + node->num_inputs, &s) ||
-                        etrt_cpu_onednn_run(onednn, n, in, in + node->num_inputs,
-                                            run->workspaces != NULL ? run->workspaces[n] : NULL,
-                                            &s))) {
+    if (!at_execute &&
+        (etrt_cpu_packed_run(packed, n, in, in + node->num_inputs, &s) ||
+         etrt_cpu_onednn_run(onednn, n, in, in + node->num_inputs,
+                             run->workspaces != NULL ? run->workspaces[n] : NULL, &s))) {
       if (s != ETRT_OK)
         return etrt_error_context(s, "engine '%s', node %u '%s' (%s): ", run->engine->info.name, n,
                                   node->name, node->op_type);
