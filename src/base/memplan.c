@@ -4,9 +4,10 @@
 
 #include "base/status.h"
 
-static int etrt_memplan_by_size(const void *a, const void *b, void *context) {
+static int etrt_memplan_by_pass_size(const void *a, const void *b, void *context) {
   const etrt_memplan_interval *intervals = context;
   uint32_t i = *(const uint32_t *)a, j = *(const uint32_t *)b;
+  if (intervals[i].pass != intervals[j].pass) return intervals[i].pass < intervals[j].pass ? -1 : 1;
   uint64_t si = intervals[i].size, sj = intervals[j].size;
   if (si != sj) return si > sj ? -1 : 1;
   return i < j ? -1 : i > j;
@@ -65,7 +66,7 @@ etrt_status etrt_memplan_place(etrt_memplan_interval *intervals, uint32_t count,
   }
   for (uint32_t i = 0; i < count; ++i) order[i] = i;
   /* qsort is not stable, but the comparison is total (ties broken by index). */
-  qsort_r(order, count, sizeof *order, etrt_memplan_by_size, intervals);
+  qsort_r(order, count, sizeof *order, etrt_memplan_by_pass_size, intervals);
   etrt_status status = ETRT_OK;
   uint32_t num_placed = 0;
   for (uint32_t k = 0; k < count; ++k) {

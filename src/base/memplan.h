@@ -9,9 +9,12 @@
  * every offset is a multiple of it; a size of 0 takes no room (callers that want an
  * address of its own for an empty tensor ask for a non-zero size).
  *
- * Placement is greedy: largest first (ties by index, so the result depends only on
- * the input), each at the lowest offset its buffer has free over its lifetime. It is
- * quadratic in the number of tensors, which plans of thousands of values afford. */
+ * Placement is greedy: by pass, then largest first (ties by index, so the result
+ * depends only on the input), each at the lowest offset its buffer has free over its
+ * lifetime. A later pass takes what the earlier ones leave free: short-lived scratch
+ * placed after the tensors fills the gaps between them, where placed among them by
+ * size it could push them up. It is quadratic in the number of tensors, which plans
+ * of thousands of values afford. */
 #ifndef ETRT_BASE_MEMPLAN_H
 #define ETRT_BASE_MEMPLAN_H
 
@@ -23,6 +26,7 @@ typedef struct etrt_memplan_interval {
   uint64_t size;       /* in: bytes */
   uint32_t buffer;     /* in: the buffer it lives in, < num_buffers */
   int64_t first, last; /* in: lifetime, inclusive; first <= last */
+  uint32_t pass;       /* in: placed after every tensor of a lower pass (0: first) */
   uint64_t offset;     /* out: a multiple of the alignment */
 } etrt_memplan_interval;
 

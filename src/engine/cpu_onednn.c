@@ -20,8 +20,13 @@ etrt_status etrt_cpu_onednn_create(const etrt_engine *engine, etrt_cpu_onednn **
 void etrt_cpu_onednn_destroy(etrt_cpu_onednn *state) { (void)state; }
 
 int etrt_cpu_onednn_run(etrt_cpu_onednn *state, uint32_t n, const etrt_tensor *inputs,
-                        etrt_tensor *outputs, etrt_status *status) {
-  (void)state, (void)n, (void)inputs, (void)outputs, (void)status;
+                        etrt_tensor *outputs, void *workspace, etrt_status *status) {
+  (void)state, (void)n, (void)inputs, (void)outputs, (void)workspace, (void)status;
+  return 0;
+}
+
+size_t etrt_cpu_onednn_workspace(const etrt_cpu_onednn *state, uint32_t n) {
+  (void)state, (void)n;
   return 0;
 }
 
@@ -178,10 +183,13 @@ typedef struct etrt_dnnl_node {
   dnnl_exec_arg_t args[ETRT_DNNL_SLOTS];
   int arg_count;
   dnnl_primitive_t reorders[ETRT_DNNL_REORDERS]; /* NULL: not needed */
-  /* Operands in a blocked layout that no tensor of the run holds live in the context's
-   * activation buffer, each node's at offsets of its own (source, then destination). */
+  /* Operands in a blocked layout that no tensor of the run holds, and the scratchpad,
+   * live in the node's workspace (etrt_cpu_onednn_run), at offsets of their own
+   * (source, destination, scratchpad); `bound` is the workspace their memory objects
+   * point into now, so that a run re-points them only when the context's arena moved. */
   int in_buffer[ETRT_DNNL_SLOTS];
   size_t buffer_offset[ETRT_DNNL_SLOTS], buffer_used;
+  void *bound;
   void *owned_weights; /* weights reordered at create (NULL: used in place) */
   /* The shapes the primitive was made for: input 0 (X or A) and the output. */
   int32_t rank, out_rank, weights_rank;
@@ -206,11 +214,8 @@ struct etrt_cpu_onednn {
   dnnl_stream_t stream;
   etrt_dnnl_node *nodes;
   uint32_t node_count, used;
-  uint32_t chained; /* values kept in a oneDNN layout between convolutions */
-  void *scratchpad;
-  size_t scratchpad_size;
-  void *buffer; /* the largest buffer_used of a node */
-  size_t buffer_size;
+  uint32_t chained;     /* values kept in a oneDNN layout between convolutions */
+  size_t workspace_max; /* the largest buffer_used of a node (for the log) */
 };
 
 #define ETRT_DNNL_OK(call) ((call) == dnnl_success)
@@ -449,20 +454,25 @@ static int etrt_dnnl_reorder_make(etrt_cpu_onednn *s, etrt_dnnl_node *dn, etrt_d
   return ok;
 }
 
+/* Room for `md` in the node's workspace, at slot's offset. */
+static void etrt_dnnl_workspace_take(etrt_cpu_onednn *s, etrt_dnnl_node *dn, etrt_dnnl_slot slot,
+                                     const dnnl_memory_desc_t *md) {
+  dn->in_buffer[slot] = 1;
+  dn->buffer_offset[slot] = dn->buffer_used;
+  dn->buffer_used += (etrt_dnnl.dnnl_memory_desc_get_size(md) + 63) / 64 * 64;
+  if (dn->buffer_used > s->workspace_max) s->workspace_max = dn->buffer_used;
+}
+
 /* An activation operand of the primitive (`want`): the run's tensor itself when that is
- * its layout (NCHW, or `chained`), else a memory object in the context's activation
- * buffer and one over the run's tensor (`user`, `plain`), for the reorders around the
- * primitive. */
+ * its layout (NCHW, or `chained`), else a memory object in the node's workspace and one
+ * over the run's tensor (`user`, `plain`), for the reorders around the primitive. */
 static int etrt_dnnl_activation(etrt_cpu_onednn *s, etrt_dnnl_node *dn, etrt_dnnl_slot slot,
                                 int arg, const dnnl_memory_desc_t *want,
                                 const dnnl_memory_desc_t *plain, int chained, etrt_dnnl_slot user) {
   const etrt_dnnl_api *d = &etrt_dnnl;
   if (chained || d->dnnl_memory_desc_equal(want, plain))
     return etrt_dnnl_memory(s, dn, slot, arg, want, NULL);
-  dn->in_buffer[slot] = 1;
-  dn->buffer_offset[slot] = dn->buffer_used;
-  dn->buffer_used += (d->dnnl_memory_desc_get_size(want) + 63) / 64 * 64;
-  if (dn->buffer_used > s->buffer_size) s->buffer_size = dn->buffer_used;
+  etrt_dnnl_workspace_take(s, dn, slot, want);
   if (!etrt_dnnl_memory(s, dn, slot, arg, want, NULL)) return 0;
   if (!ETRT_DNNL_OK(d->dnnl_memory_create(&dn->memory[user], plain, s->engine, DNNL_MEMORY_NONE)))
     return 0;
@@ -715,8 +725,7 @@ static int etrt_dnnl_node_finish(etrt_cpu_onednn *s, const etrt_engine *engine, 
     ok = etrt_dnnl_memory(s, dn, ETRT_DNNL_BIAS, DNNL_ARG_BIAS, bias,
                           (void *)values[node->inputs[2]].data);
   if (ok && scratch != NULL && scratch->ndims > 0) {
-    size_t size = d->dnnl_memory_desc_get_size(scratch);
-    if (size > s->scratchpad_size) s->scratchpad_size = size;
+    etrt_dnnl_workspace_take(s, dn, ETRT_DNNL_SCRATCHPAD, scratch);
     ok = etrt_dnnl_memory(s, dn, ETRT_DNNL_SCRATCHPAD, DNNL_ARG_SCRATCHPAD, scratch, NULL);
   }
   ok = ok && ETRT_DNNL_OK(d->dnnl_primitive_create(&dn->primitive, dn->pd));
@@ -738,21 +747,9 @@ void etrt_cpu_onednn_destroy(etrt_cpu_onednn *s) {
   for (uint32_t n = 0; s->nodes != NULL && n < s->node_count; ++n)
     etrt_dnnl_node_release(&s->nodes[n]);
   free(s->nodes);
-  free(s->scratchpad);
-  free(s->buffer);
   if (s->stream) d->dnnl_stream_destroy(s->stream);
   if (s->engine) d->dnnl_engine_destroy(s->engine);
   free(s);
-}
-
-static etrt_status etrt_dnnl_buffer_alloc(void **buffer, size_t size, const etrt_engine *engine) {
-  if (size == 0) return ETRT_OK;
-  *buffer = aligned_alloc(64, (size + 63) / 64 * 64);
-  if (*buffer == NULL)
-    return etrt_error(ETRT_ERROR_OUT_OF_MEMORY,
-                      "engine '%s': out of memory for %zu bytes of oneDNN buffers",
-                      engine->info.name, size);
-  return ETRT_OK;
 }
 
 etrt_status etrt_cpu_onednn_create(const etrt_engine *engine, etrt_cpu_onednn **out) {
@@ -821,26 +818,14 @@ etrt_status etrt_cpu_onednn_create(const etrt_engine *engine, etrt_cpu_onednn **
     etrt_cpu_onednn_destroy(s);
     return ETRT_OK;
   }
-  if (status == ETRT_OK)
-    status = etrt_dnnl_buffer_alloc(&s->scratchpad, s->scratchpad_size, engine);
-  if (status == ETRT_OK) status = etrt_dnnl_buffer_alloc(&s->buffer, s->buffer_size, engine);
-  for (uint32_t n = 0; n < s->node_count && status == ETRT_OK; ++n) {
-    etrt_dnnl_node *dn = &s->nodes[n];
-    if (dn->memory[ETRT_DNNL_SCRATCHPAD])
-      d->dnnl_memory_set_data_handle(dn->memory[ETRT_DNNL_SCRATCHPAD], s->scratchpad);
-    for (int slot = 0; slot < ETRT_DNNL_SLOTS; ++slot)
-      if (dn->in_buffer[slot])
-        d->dnnl_memory_set_data_handle(dn->memory[slot],
-                                       (uint8_t *)s->buffer + dn->buffer_offset[slot]);
-  }
   if (status != ETRT_OK || s->used == 0) {
     etrt_cpu_onednn_destroy(s);
     return status;
   }
   etrt_log(ETRT_LOG_DEBUG,
-           "engine '%s': %u nodes run by oneDNN, %u values kept in its layouts (scratchpad %zu "
-           "bytes, activation buffer %zu bytes)",
-           engine->info.name, s->used, s->chained, s->scratchpad_size, s->buffer_size);
+           "engine '%s': %u nodes run by oneDNN, %u values kept in its layouts (largest node "
+           "workspace %zu bytes, in the context's arena)",
+           engine->info.name, s->used, s->chained, s->workspace_max);
   *out = s;
   return ETRT_OK;
 }
@@ -857,14 +842,24 @@ static dnnl_status_t etrt_dnnl_run_reorder(etrt_cpu_onednn *s, etrt_dnnl_node *d
 }
 
 int etrt_cpu_onednn_run(etrt_cpu_onednn *s, uint32_t n, const etrt_tensor *inputs,
-                        etrt_tensor *outputs, etrt_status *status) {
+                        etrt_tensor *outputs, void *workspace, etrt_status *status) {
   if (s == NULL || n >= s->node_count) return 0;
   etrt_dnnl_node *dn = &s->nodes[n];
   if (dn->primitive == NULL || !etrt_dnnl_same(dn->rank, dn->dims, &inputs[0]) ||
       !etrt_dnnl_same(dn->out_rank, dn->out_dims, &outputs[0]) ||
-      (dn->runtime_weights && !etrt_dnnl_same(dn->weights_rank, dn->weights_dims, &inputs[1])))
+      (dn->runtime_weights && !etrt_dnnl_same(dn->weights_rank, dn->weights_dims, &inputs[1])) ||
+      (dn->buffer_used > 0 && workspace == NULL))
     return 0;
   const etrt_dnnl_api *d = &etrt_dnnl;
+  /* Blocked operands are re-pointed only when the workspace moved (the arena was
+   * re-planned): setting a padded layout's handle zeroes its padding, a pass over it. */
+  if (dn->buffer_used > 0 && dn->bound != workspace) {
+    for (int slot = 0; slot < ETRT_DNNL_SLOTS; ++slot)
+      if (dn->in_buffer[slot])
+        d->dnnl_memory_set_data_handle(dn->memory[slot],
+                                       (uint8_t *)workspace + dn->buffer_offset[slot]);
+    dn->bound = workspace;
+  }
   int src_slot = dn->memory[ETRT_DNNL_USER_SRC] ? ETRT_DNNL_USER_SRC : ETRT_DNNL_SRC;
   int dst_slot = dn->memory[ETRT_DNNL_USER_DST] ? ETRT_DNNL_USER_DST : ETRT_DNNL_DST;
   d->dnnl_memory_set_data_handle(dn->memory[src_slot], inputs[0].data);
@@ -876,7 +871,7 @@ int etrt_cpu_onednn_run(etrt_cpu_onednn *s, uint32_t n, const etrt_tensor *input
   } else if (dn->has_residual) {
     /* Already in the destination's layout: copied to where the primitive writes. */
     void *to = dn->in_buffer[ETRT_DNNL_DST]
-                   ? (void *)((uint8_t *)s->buffer + dn->buffer_offset[ETRT_DNNL_DST])
+                   ? (void *)((uint8_t *)workspace + dn->buffer_offset[ETRT_DNNL_DST])
                    : outputs[0].data;
     if (to != inputs[3].data) memcpy(to, inputs[3].data, dn->dst_bytes);
   }
@@ -900,6 +895,11 @@ int etrt_cpu_onednn_run(etrt_cpu_onednn *s, uint32_t n, const etrt_tensor *input
                 : etrt_error(ETRT_ERROR_INTERNAL,
                              "oneDNN failed to execute the primitive (status %d)", (int)r);
   return 1;
+}
+
+size_t etrt_cpu_onednn_workspace(const etrt_cpu_onednn *s, uint32_t n) {
+  return s != NULL && n < s->node_count && s->nodes[n].primitive != NULL ? s->nodes[n].buffer_used
+                                                                         : 0;
 }
 
 int etrt_cpu_onednn_takes(const etrt_cpu_onednn *s, uint32_t n) {

@@ -9,14 +9,17 @@
  * one primitive per Conv, EtrtFusedConv (bias, residual and activation as post-ops),
  * Gemm and MatMul node whose weights are constants, its memory objects, weights
  * reordered once into the layout the primitive asks for (used in place when that is
- * their own layout), and one scratchpad shared by the context's nodes. Running a
- * node only points the memory objects at the run's tensors and executes, with no
- * allocation. A run at other shapes (a smaller batch of a plan with bounds) runs the
- * node with etrt's kernels instead, so no primitive is ever created on the execute
- * path. In a plan whose shapes are all fixed, a value that only convolutions of the
- * context write and read stays in the blocked layout they choose, with no reorder
- * between them, and depthwise convolutions that read or write such a value run in
- * oneDNN too.
+ * their own layout). Each node's scratchpad and its operands in a layout no tensor of
+ * the run holds (the blocked copies of an NCHW source or destination) live in the
+ * node's workspace, which the context places in its arena, live only while the node
+ * runs: they share memory with the intermediates of other nodes instead of adding a
+ * buffer of their own. Running a node only points the memory objects at the run's
+ * tensors and executes, with no allocation. A run at other shapes (a smaller batch
+ * of a plan with bounds) runs the node with etrt's kernels instead, so no primitive is
+ * ever created on the execute path. In a plan whose shapes are all fixed, a value that only
+ * convolutions of the context write and read stays in the blocked layout they choose, with no
+ * reorder between them, and depthwise convolutions that read or write such a value run in oneDNN
+ * too.
  *
  * Threads: the Debian build of oneDNN runs its loops with OpenMP. Each execution
  * asks OpenMP for the calling thread's width in etrt's pool (--threads, the method's
@@ -25,6 +28,7 @@
 #ifndef ETRT_ENGINE_CPU_ONEDNN_H
 #define ETRT_ENGINE_CPU_ONEDNN_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "base/status.h"
@@ -43,9 +47,14 @@ etrt_status etrt_cpu_onednn_create(const etrt_engine *engine, etrt_cpu_onednn **
 void etrt_cpu_onednn_destroy(etrt_cpu_onednn *state);
 
 /* Runs node n with its primitive when it has one for these shapes: returns 1 and the
- * status in *status. Returns 0 when etrt's kernel must run it. */
+ * status in *status. Returns 0 when etrt's kernel must run it. `workspace`: at least
+ * etrt_cpu_onednn_workspace(state, n) bytes, 64-byte aligned, that nothing else uses
+ * while the node runs (NULL only where that is 0). */
 int etrt_cpu_onednn_run(etrt_cpu_onednn *state, uint32_t n, const etrt_tensor *inputs,
-                        etrt_tensor *outputs, etrt_status *status);
+                        etrt_tensor *outputs, void *workspace, etrt_status *status);
+
+/* Bytes of scratch node n needs while oneDNN runs it (0: none, or not run there). */
+size_t etrt_cpu_onednn_workspace(const etrt_cpu_onednn *state, uint32_t n);
 
 /* Whether oneDNN has a primitive for node n (it runs the node at its planned dims). */
 int etrt_cpu_onednn_takes(const etrt_cpu_onednn *state, uint32_t n);

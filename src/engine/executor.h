@@ -97,6 +97,9 @@ typedef struct etrt_exec_run {
    * least `bytes`, and raises planned_bytes. */
   etrt_status (*grow)(void *state, uint32_t value, size_t bytes);
   void *grow_state;
+  /* Per node: the scratch the executor asked for (etrt_executor_ops.workspace) in the
+   * context's arena, NULL where it asked for none. */
+  void *const *workspaces;
 } etrt_exec_run;
 
 typedef struct etrt_executor_ops {
@@ -120,6 +123,10 @@ typedef struct etrt_executor_ops {
    * indices, above) without waiting: ETRT_OK while the last run is in flight. NULL:
    * the executor reports its errors from enqueue. */
   etrt_status (*check)(void *state);
+  /* Bytes of scratch node n needs while it runs (0: none), asked once after create. The
+   * context places them in its arena, live only during node n, so they share memory
+   * with the intermediates of other nodes (etrt_exec_run.workspaces). NULL: none. */
+  size_t (*workspace)(void *state, uint32_t node);
 } etrt_executor_ops;
 
 extern const etrt_executor_ops etrt_executor_cpu;

@@ -135,8 +135,10 @@ static etrt_status etrt_executor_run_nodes_with(const etrt_exec_run *run, etrt_t
     int at_execute = node->dims_at_execute != ETRT_NODE_DIMS_PLANNED;
     uint64_t start = with->profile != NULL ? etrt_cpu_profile_now() : 0;
     /* Packed weights and oneDNN's primitives were made for the planned dims. */
-    if (!at_execute && (etrt_cpu_packed_run(with->packed, n, in, in + node->num_inputs, &s) ||
-                        etrt_cpu_onednn_run(with->onednn, n, in, in + node->num_inputs, &s))) {
+    if (!at_execute &&
+        (etrt_cpu_packed_run(with->packed, n, in, in + node->num_inputs, &s) ||
+         etrt_cpu_onednn_run(with->onednn, n, in, in + node->num_inputs,
+                             run->workspaces != NULL ? run->workspaces[n] : NULL, &s))) {
       if (with->profile != NULL) etrt_cpu_profile_add(with->profile, n, start, 1);
       if (s != ETRT_OK)
         return etrt_error_context(s, "engine '%s', node %u '%s' (%s): ", run->engine->info.name, n,
@@ -254,6 +256,10 @@ static etrt_status etrt_cpu_enqueue(void *state, const etrt_exec_run *run, etrt_
   return status;
 }
 
+static size_t etrt_cpu_workspace(void *state, uint32_t node) {
+  return etrt_cpu_onednn_workspace(((const etrt_cpu_state *)state)->onednn, node);
+}
+
 static etrt_status etrt_cpu_quiesce(void *state) {
   (void)state;
   return ETRT_OK;
@@ -269,4 +275,5 @@ const etrt_executor_ops etrt_executor_cpu = {
     .free = etrt_cpu_free,
     .enqueue = etrt_cpu_enqueue,
     .quiesce = etrt_cpu_quiesce,
+    .workspace = etrt_cpu_workspace,
 };

@@ -6,6 +6,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "engine/cpu_onednn.h"
 #include "engine/engine.h"
@@ -389,6 +390,88 @@ static void test_smaller_batch_falls_back(void) {
   free(p.plan);
 }
 
+/* Arena bytes of a context of the plan with `kernels` (NULL: the build's default). */
+static size_t arena_bytes(const plan_case *p, const char *kernels) {
+  if (kernels != NULL)
+    setenv("ETRT_CPU_KERNELS", kernels, 1);
+  else
+    unsetenv("ETRT_CPU_KERNELS");
+  etrt_engine *engine = NULL;
+  etrt_exec_context *ctx = NULL;
+  CHECK_OK(etrt_engine_deserialize(p->plan, p->size, &engine));
+  CHECK_OK(etrt_exec_context_create(engine, NULL, &ctx));
+  size_t bytes = etrt_exec_context_arena_size(ctx);
+  etrt_exec_context_destroy(ctx);
+  etrt_engine_destroy(engine);
+  unsetenv("ETRT_CPU_KERNELS");
+  return bytes;
+}
+
+/* A convolution between NCHW tensors, after a larger intermediate that is dead by then:
+ * its blocked source and destination (its workspace) live in the context's arena, in
+ * the room that intermediate leaves, so the arena is no larger than with etrt's kernels;
+ * a context runs twice with the same result (the blocked operands stay bound). */
+static void test_workspace_in_arena(void) {
+  etrt_network *net;
+  CHECK_OK(etrt_network_create(&net));
+  int64_t x_dims[4] = {1, 16, 24, 24};
+  int32_t x, a, b, y;
+  CHECK_OK(etrt_network_add_input(net, "x", ETRT_DTYPE_FLOAT32, 4, x_dims, x_dims, &x));
+  CHECK_OK(etrt_network_add_op(net, "Relu", "relu", 1, &x, 1, &a, 0, NULL));
+  etrt_attribute pool[] = {
+      {.name = "kernel_shape", .kind = ETRT_ATTRIBUTE_INTS, .count = 2, .ints = (int64_t[]){2, 2}},
+      {.name = "strides", .kind = ETRT_ATTRIBUTE_INTS, .count = 2, .ints = (int64_t[]){2, 2}}};
+  CHECK_OK(etrt_network_add_op(net, "MaxPool", "pool", 1, &a, 1, &b, 2, pool));
+  int32_t w = constant(net, "w", 4, (int64_t[]){16, 16, 3, 3}, 5);
+  etrt_attribute pads = {
+      .name = "pads", .kind = ETRT_ATTRIBUTE_INTS, .count = 4, .ints = (int64_t[]){1, 1, 1, 1}};
+  CHECK_OK(etrt_network_add_op(net, "Conv", "conv", 2, (int32_t[]){b, w}, 1, &y, 1, &pads));
+  CHECK_OK(etrt_network_mark_output(net, y, "y"));
+  plan_case p = {.x_count = 16 * 24 * 24, .y_count = 16 * 12 * 12};
+  build(net, &p);
+  etrt_engine *engine = NULL;
+  etrt_cpu_onednn *s = NULL;
+  CHECK_OK(etrt_engine_deserialize(p.plan, p.size, &engine));
+  CHECK_OK(etrt_cpu_onednn_create((const etrt_engine *)engine, &s));
+  size_t workspace = 0;
+  for (uint32_t n = 0; n < engine->graph.node_count; ++n) {
+    size_t bytes = etrt_cpu_onednn_workspace(s, n);
+    CHECK(bytes == 0 || etrt_cpu_onednn_takes(s, n));
+    workspace += bytes;
+  }
+  CHECK_EQ_INT(etrt_cpu_onednn_workspace(s, engine->graph.node_count), 0);
+  CHECK_EQ_INT(etrt_cpu_onednn_workspace(NULL, 0), 0);
+  etrt_cpu_onednn_destroy(s);
+  etrt_engine_destroy(engine);
+  size_t with_etrt = arena_bytes(&p, "etrt"), with_default = arena_bytes(&p, NULL);
+  printf("  oneDNN workspace %zu bytes; arena %zu bytes (etrt's kernels %zu)\n", workspace,
+         with_default, with_etrt);
+  /* The blocked layouts oneDNN picks on AVX2 and AVX-512 for 16 channels. */
+  if (onednn_built()) CHECK(workspace >= 2 * 16 * 12 * 12 * sizeof(float));
+  CHECK_EQ_INT(with_default, with_etrt);
+  float *xv = malloc((size_t)p.x_count * sizeof(float));
+  fill(xv, p.x_count, 17);
+  float *expect = run(&p, "etrt", x_dims, 4, xv, NULL);
+  unsetenv("ETRT_CPU_KERNELS");
+  etrt_exec_context *ctx = NULL;
+  CHECK_OK(etrt_engine_deserialize(p.plan, p.size, &engine));
+  CHECK_OK(etrt_exec_context_create(engine, NULL, &ctx));
+  float *yv = calloc((size_t)p.y_count, sizeof(float));
+  CHECK_OK(etrt_exec_context_set_address(ctx, 0, xv));
+  CHECK_OK(etrt_exec_context_set_address(ctx, 1, yv));
+  for (int round = 0; round < 2; ++round) {
+    memset(yv, 0, (size_t)p.y_count * sizeof(float));
+    CHECK_OK(etrt_exec_context_enqueue(ctx, NULL));
+    CHECK(max_difference(yv, expect, p.y_count) <= 1e-4);
+  }
+  etrt_exec_context_destroy(ctx);
+  etrt_engine_destroy(engine);
+  free(xv);
+  free(yv);
+  free(expect);
+  free(p.plan);
+}
+
 static void test_fused_conv_refusals(void) {
   etrt_network *net;
   CHECK_OK(etrt_network_create(&net));
@@ -426,6 +509,7 @@ int main(void) {
   RUN_TEST(test_matrix_products);
   RUN_TEST(test_transformer_products);
   RUN_TEST(test_smaller_batch_falls_back);
+  RUN_TEST(test_workspace_in_arena);
   RUN_TEST(test_fused_conv_refusals);
   return TEST_EXIT();
 }

@@ -122,6 +122,37 @@ static void test_random_plans(void) {
   }
 }
 
+/* Random tensors, then one single-step scratch per step in a later pass (an engine's
+ * per-node workspaces): the tensors' places are those they get alone, and the buffer
+ * grows by at most the largest scratch, since each scratch meets only tensors (at most
+ * one scratch per step) and fits above them. */
+static void test_random_scratch_pass(void) {
+  uint64_t state = 0x2545f4914f6cdd1dull;
+  enum { N = 200, STEPS = 100 };
+  static etrt_memplan_interval t[N + STEPS];
+  static uint64_t alone[N];
+  for (int round = 0; round < 20; ++round) {
+    for (uint32_t i = 0; i < N + STEPS; ++i) {
+      state = state * 6364136223846793005ull + 1442695040888963407ull;
+      uint64_t r = state >> 11;
+      int64_t first = i < N ? (int64_t)(r % STEPS) : (int64_t)(i - N);
+      t[i] = (etrt_memplan_interval){.size = (r >> 8) % (i < N ? 5000 : 12000),
+                                     .first = first,
+                                     .last = i < N ? first + (int64_t)((r >> 32) % 20) : first,
+                                     .pass = i >= N};
+    }
+    uint64_t tensors_only, with_scratch, largest = 0;
+    CHECK_OK(etrt_memplan_place(t, N, 64, &tensors_only, 1));
+    for (uint32_t i = 0; i < N; ++i) alone[i] = t[i].offset;
+    CHECK_OK(etrt_memplan_place(t, N + STEPS, 64, &with_scratch, 1));
+    check_plan(t, N + STEPS, 64, &with_scratch);
+    for (uint32_t i = 0; i < N; ++i) CHECK_EQ_INT(t[i].offset, alone[i]);
+    for (uint32_t i = N; i < N + STEPS; ++i)
+      if ((t[i].size + 63) / 64 * 64 > largest) largest = (t[i].size + 63) / 64 * 64;
+    CHECK(with_scratch <= tensors_only + largest);
+  }
+}
+
 static void test_empty_and_refusals(void) {
   uint64_t sizes[2] = {9, 9};
   CHECK_OK(etrt_memplan_place(NULL, 0, 64, sizes, 2));
@@ -151,12 +182,37 @@ static void test_empty_and_refusals(void) {
   CHECK(sizes[0] == (uint64_t)1 << 62);
 }
 
+static void test_later_pass_fills_gaps(void) {
+  /* Short-lived scratch (t[3], alive at step 1 only) larger than every tensor: placed
+   * among them by size it takes offset 0 and pushes a up (288 bytes in all); in a
+   * later pass it lands in the room b and c leave free before step 3. */
+  etrt_memplan_interval t[4] = {
+      {.size = 96, .first = 0, .last = 3},
+      {.size = 64, .first = 3, .last = 3},
+      {.size = 96, .first = 3, .last = 3},
+      {.size = 128, .first = 1, .last = 1},
+  };
+  uint64_t size;
+  CHECK_OK(etrt_memplan_place(t, 4, 32, &size, 1));
+  CHECK_EQ_INT(size, 288);
+  CHECK_EQ_INT(t[3].offset, 0);
+  check_plan(t, 4, 32, &size);
+  t[3].pass = 1;
+  CHECK_OK(etrt_memplan_place(t, 4, 32, &size, 1));
+  CHECK_EQ_INT(size, 256);
+  CHECK_EQ_INT(t[0].offset, 0);
+  CHECK_EQ_INT(t[3].offset, 96);
+  check_plan(t, 4, 32, &size);
+}
+
 int main(void) {
   RUN_TEST(test_reuse_and_buffers);
   RUN_TEST(test_lifetimes_are_inclusive);
   RUN_TEST(test_alignment_and_gaps);
   RUN_TEST(test_largest_first);
+  RUN_TEST(test_later_pass_fills_gaps);
   RUN_TEST(test_random_plans);
+  RUN_TEST(test_random_scratch_pass);
   RUN_TEST(test_empty_and_refusals);
   return TEST_EXIT();
 }
