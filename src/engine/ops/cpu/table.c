@@ -38,6 +38,7 @@ extern const etrt_op_cpu_row etrt_cpu_rows_nms[];
 extern const etrt_op_cpu_row etrt_cpu_rows_signal[];
 extern const etrt_op_cpu_row etrt_cpu_rows_random[];
 extern const etrt_op_cpu_row etrt_cpu_rows_quantize[];
+extern const etrt_op_cpu_row etrt_cpu_rows_qlinear[];
 extern const etrt_op_cpu_row etrt_cpu_rows_control[];
 extern const etrt_op_cpu_row etrt_cpu_rows_attention[];
 
@@ -52,7 +53,7 @@ static const etrt_op_cpu_row *const etrt_cpu_families[] = {
     etrt_cpu_rows_einsum,      etrt_cpu_rows_det,       etrt_cpu_rows_compress,
     etrt_cpu_rows_unpool,      etrt_cpu_rows_crop,      etrt_cpu_rows_col2im,
     etrt_cpu_rows_vision,      etrt_cpu_rows_text,      etrt_cpu_rows_nms,
-    etrt_cpu_rows_signal,      etrt_cpu_rows_random,    etrt_cpu_rows_quantize,
+    etrt_cpu_rows_signal,      etrt_cpu_rows_random,    etrt_cpu_rows_quantize, etrt_cpu_rows_qlinear,
     etrt_cpu_rows_control,     etrt_cpu_rows_attention,
 };
 
