@@ -191,7 +191,8 @@ static etrt_status etrt_qdq_transposed(etrt_ir_graph *graph, int32_t value, int3
 static etrt_status etrt_qdq_fuse_elementwise(etrt_ir_graph *graph, uint32_t i, uint32_t *fused) {
   etrt_ir_node *n = &graph->nodes[i];
   bool softmax = etrt_qdq_is(graph, (int32_t)i, "Softmax");
-  if (n->num_outputs != 1 || n->outputs[0] < 0 || n->num_inputs != (softmax ? 1u : 2u)) return ETRT_OK;
+  if (n->num_outputs != 1 || n->outputs[0] < 0 || n->num_inputs != (softmax ? 1u : 2u))
+    return ETRT_OK;
   int32_t q = etrt_qdq_output(graph, n->outputs[0]);
   if (q < 0) return ETRT_OK;
   etrt_dtype t = graph->values[graph->nodes[q].outputs[0]].dtype;
@@ -205,7 +206,8 @@ static etrt_status etrt_qdq_fuse_elementwise(etrt_ir_graph *graph, uint32_t i, u
     etrt_attribute *attrs = etrt_ir_alloc(graph, 2 * sizeof *attrs);
     if (attrs == NULL) return etrt_error(ETRT_ERROR_OUT_OF_MEMORY, "graph: out of memory");
     int64_t opset = graph->opset > 0 ? graph->opset : 13;
-    attrs[0] = (etrt_attribute){.name = "axis", .kind = ETRT_ATTRIBUTE_INT,
+    attrs[0] = (etrt_attribute){.name = "axis",
+                                .kind = ETRT_ATTRIBUTE_INT,
                                 .i = etrt_qdq_attr_int(n, "axis", opset < 13 ? 1 : -1)};
     attrs[1] = (etrt_attribute){.name = "opset", .kind = ETRT_ATTRIBUTE_INT, .i = opset};
     int32_t ins[5] = {a->inputs[0], a->inputs[1], etrt_qdq_zp(a), y->inputs[1], y->inputs[2]};
@@ -215,8 +217,8 @@ static etrt_status etrt_qdq_fuse_elementwise(etrt_ir_graph *graph, uint32_t i, u
   } else {
     const etrt_ir_node *b = &graph->nodes[dq[1]];
     bool add = etrt_qdq_is(graph, (int32_t)i, "Add");
-    int32_t ins[8] = {a->inputs[0], a->inputs[1], etrt_qdq_zp(a), b->inputs[0],
-                      b->inputs[1], etrt_qdq_zp(b), y->inputs[1], y->inputs[2]};
+    int32_t ins[8] = {a->inputs[0], a->inputs[1],   etrt_qdq_zp(a), b->inputs[0],
+                      b->inputs[1], etrt_qdq_zp(b), y->inputs[1],   y->inputs[2]};
     ETRT_RETURN_IF_ERROR(
         etrt_qdq_rewrite(graph, i, q, add ? "QLinearAdd" : "QLinearMul", ins, 8, false));
   }

@@ -9,18 +9,18 @@ static uint8_t out8[64];
 
 static void test_qlinear_add(void) {
   /* ratios 0.5 and 0.25, zero points 0: a / 2 + b / 4, half to even. */
-  oh_value in[8] = {OH_U8(1, (5), 3, 1, 5, 7, 255),         OH_CONST(OH_F32(0, (0), 0.5f)),
-                    OH_CONST(OH_U8(0, (0), 0)),             OH_U8(1, (5), 2, 2, 0, 0, 255),
-                    OH_CONST(OH_F32(0, (0), 0.25f)),        OH_CONST(OH_U8(0, (0), 0)),
-                    OH_CONST(OH_F32(0, (0), 1.0f)),         OH_CONST(OH_U8(0, (0), 0))};
+  oh_value in[8] = {OH_U8(1, (5), 3, 1, 5, 7, 255),  OH_CONST(OH_F32(0, (0), 0.5f)),
+                    OH_CONST(OH_U8(0, (0), 0)),      OH_U8(1, (5), 2, 2, 0, 0, 255),
+                    OH_CONST(OH_F32(0, (0), 0.25f)), OH_CONST(OH_U8(0, (0), 0)),
+                    OH_CONST(OH_F32(0, (0), 1.0f)),  OH_CONST(OH_U8(0, (0), 0))};
   CHECK_OK(oh_run("QLinearAdd", 8, in, 0, NULL, 1, (void *[]){out8}, NULL));
   OH_CHECK_INTS(out8, ((int[]){2, 1, 2, 4, 191}), 5);
   /* A one-element b is folded into the fixed part: (a - 10) / 2 + (b - 4) / 4 + 100,
    * the last 224.5 rounded to even. */
-  oh_value folded[8] = {OH_U8(1, (4), 10, 14, 0, 255),  OH_CONST(OH_F32(0, (0), 0.5f)),
-                        OH_CONST(OH_U8(0, (0), 10)),    OH_U8(1, (1), 12),
+  oh_value folded[8] = {OH_U8(1, (4), 10, 14, 0, 255),   OH_CONST(OH_F32(0, (0), 0.5f)),
+                        OH_CONST(OH_U8(0, (0), 10)),     OH_U8(1, (1), 12),
                         OH_CONST(OH_F32(0, (0), 0.25f)), OH_CONST(OH_U8(0, (0), 4)),
-                        OH_CONST(OH_F32(0, (0), 1.0f)), OH_CONST(OH_U8(0, (0), 100))};
+                        OH_CONST(OH_F32(0, (0), 1.0f)),  OH_CONST(OH_U8(0, (0), 100))};
   CHECK_OK(oh_run("QLinearAdd", 8, folded, 0, NULL, 1, (void *[]){out8}, NULL));
   OH_CHECK_INTS(out8, ((int[]){102, 104, 97, 224}), 4);
 }
@@ -52,12 +52,16 @@ static void test_qlinear_softmax(void) {
 }
 
 static void test_refusals(void) {
-  oh_value mixed[8] = {OH_U8(1, (2), 1, 2),           OH_CONST(OH_F32(0, (0), 0.5f)),
-                       OH_CONST(OH_U8(0, (0), 0)),    OH_I8(1, (2), 1, 2),
-                       OH_CONST(OH_F32(0, (0), 0.5f)), OH_CONST(OH_I8(0, (0), 0)),
-                       OH_CONST(OH_F32(0, (0), 1.0f)), OH_CONST(OH_U8(0, (0), 0))};
-  OH_CHECK_REFUSED(oh_run("QLinearAdd", 8, mixed, 0, NULL, 1, (void *[]){out8}, NULL),
-                   "QLinearAdd", "b is int8, a is uint8");
+  oh_value mixed[8] = {OH_U8(1, (2), 1, 2),
+                       OH_CONST(OH_F32(0, (0), 0.5f)),
+                       OH_CONST(OH_U8(0, (0), 0)),
+                       OH_I8(1, (2), 1, 2),
+                       OH_CONST(OH_F32(0, (0), 0.5f)),
+                       OH_CONST(OH_I8(0, (0), 0)),
+                       OH_CONST(OH_F32(0, (0), 1.0f)),
+                       OH_CONST(OH_U8(0, (0), 0))};
+  OH_CHECK_REFUSED(oh_run("QLinearAdd", 8, mixed, 0, NULL, 1, (void *[]){out8}, NULL), "QLinearAdd",
+                   "b is int8, a is uint8");
   oh_value per_axis[8] = {OH_U8(1, (2), 1, 2),
                           OH_CONST(OH_F32(1, (2), 0.5f, 0.25f)),
                           OH_CONST(OH_U8(0, (0), 0)),
@@ -69,8 +73,8 @@ static void test_refusals(void) {
   OH_CHECK_REFUSED(oh_run("QLinearMul", 8, per_axis, 0, NULL, 1, (void *[]){out8}, NULL),
                    "QLinearMul",
                    "a_scale (input 1) has 2 elements; only one (per tensor) is supported");
-  OH_CHECK_REFUSED(oh_run("QLinearAdd", 3, mixed, 0, NULL, 1, (void *[]){out8}, NULL),
-                   "QLinearAdd", "takes a, a_scale, a_zero_point, b, b_scale, b_zero_point");
+  OH_CHECK_REFUSED(oh_run("QLinearAdd", 3, mixed, 0, NULL, 1, (void *[]){out8}, NULL), "QLinearAdd",
+                   "takes a, a_scale, a_zero_point, b, b_scale, b_zero_point");
   oh_value sm[5] = {OH_U8(1, (2), 9, 9), OH_CONST(OH_F32(0, (0), 0.5f)), OH_CONST(OH_U8(0, (0), 0)),
                     OH_CONST(OH_F32(0, (0), 1.0f / 256.0f)), OH_CONST(OH_U8(0, (0), 0))};
   OH_CHECK_REFUSED(oh_run("QLinearSoftmax", 5, sm, 0, NULL, 1, (void *[]){out8}, NULL),

@@ -89,9 +89,8 @@ static etrt_status etrt_qlinear_binary_infer(const etrt_node *node, const etrt_t
   if (inputs[3].dtype != t)
     return etrt_op_error(node, ETRT_ERROR_INVALID_ARGUMENT, "b is %s, a is %s",
                          etrt_dtype_name(inputs[3].dtype), etrt_dtype_name(t));
-  static const char *const names[8] = {NULL,           "a_scale", "a_zero_point", NULL,
-                                       "b_scale",      "b_zero_point", "c_scale",
-                                       "c_zero_point"};
+  static const char *const names[8] = {NULL,      "a_scale",      "a_zero_point", NULL,
+                                       "b_scale", "b_zero_point", "c_scale",      "c_zero_point"};
   for (uint32_t i = 1; i < 8; ++i) {
     if (i == 3) continue;
     int scale = i == 1 || i == 4 || i == 6;

@@ -29,11 +29,11 @@ static etrt_status etrt_cpu_qlinear_binary(const etrt_node *node, const etrt_ten
                            etrt_cpu_qlinear_zp(node, inputs, 7), lo, hi);
   if (etrt_tensor_numel(y) == 0) return ETRT_OK;
   etrt_broadcast_iter it;
-  ETRT_RETURN_IF_ERROR(
-      etrt_broadcast_iter_init(&it, y, 2, (const etrt_tensor *[]){a, b}));
+  ETRT_RETURN_IF_ERROR(etrt_broadcast_iter_init(&it, y, 2, (const etrt_tensor *[]){a, b}));
   etrt_broadcast_cursor c;
   etrt_broadcast_cursor_init(&c);
-  int64_t n = it.dims[it.rank - 1], sa = it.strides[0][it.rank - 1], sb = it.strides[1][it.rank - 1];
+  int64_t n = it.dims[it.rank - 1], sa = it.strides[0][it.rank - 1],
+          sb = it.strides[1][it.rank - 1];
   int64_t rows = it.numel / n;
   etrt_dtype t = y->dtype;
   for (int64_t r = 0; r < rows; ++r, etrt_broadcast_cursor_next_row(&it, &c)) {
@@ -43,17 +43,17 @@ static etrt_status etrt_cpu_qlinear_binary(const etrt_node *node, const etrt_ten
        * kernel does with a one-element operand. */
       float fixed = etrt_qlinear_add_fold(&p, etrt_quant_load_int(b->data, t, c.offset[1]), p.rb);
       for (int64_t k = 0; k < n; ++k)
-        etrt_quant_store_int(y->data, t, at + k,
-                             etrt_qlinear_add_folded(
-                                 &p, etrt_quant_load_int(a->data, t, c.offset[0] + k * sa), p.ra,
-                                 fixed));
+        etrt_quant_store_int(
+            y->data, t, at + k,
+            etrt_qlinear_add_folded(&p, etrt_quant_load_int(a->data, t, c.offset[0] + k * sa), p.ra,
+                                    fixed));
     } else if (add && sa == 0 && sb != 0) {
       float fixed = etrt_qlinear_add_fold(&p, etrt_quant_load_int(a->data, t, c.offset[0]), p.ra);
       for (int64_t k = 0; k < n; ++k)
-        etrt_quant_store_int(y->data, t, at + k,
-                             etrt_qlinear_add_folded(
-                                 &p, etrt_quant_load_int(b->data, t, c.offset[1] + k * sb), p.rb,
-                                 fixed));
+        etrt_quant_store_int(
+            y->data, t, at + k,
+            etrt_qlinear_add_folded(&p, etrt_quant_load_int(b->data, t, c.offset[1] + k * sb), p.rb,
+                                    fixed));
     } else {
       for (int64_t k = 0; k < n; ++k) {
         int32_t av = etrt_quant_load_int(a->data, t, c.offset[0] + k * sa);
@@ -100,7 +100,8 @@ static etrt_status etrt_cpu_qlinear_softmax(const etrt_node *node, const etrt_te
       }
       const float *e = table + 255 - top; /* e[v] for v in [top - 255, top] */
       float sum = 0.0f;
-      for (int64_t k = 0; k < s.reduce; ++k) sum += e[etrt_quant_load_int(x, t, base + k * s.inner)];
+      for (int64_t k = 0; k < s.reduce; ++k)
+        sum += e[etrt_quant_load_int(x, t, base + k * s.inner)];
       for (int64_t k = 0; k < s.reduce; ++k) {
         int32_t q = yzp;
         if (sum > 0.0f) {
