@@ -8,6 +8,7 @@
 #include "engine/ops/qlinear.h"
 
 #include <float.h>
+#include <math.h>
 #include <string.h>
 
 #include "engine/ops/op_check.h"
@@ -21,8 +22,8 @@ void etrt_qlinear_binary_init(etrt_qlinear_binary *p, float a_scale, int32_t a_z
   memset(p, 0, sizeof *p);
   p->ra = a_scale / c_scale;
   p->rb = b_scale / c_scale;
-  float zero_points = p->ra * (float)a_zp + p->rb * (float)b_zp;
-  p->fixed = (float)c_zp - zero_points;
+  p->fixed = (float)c_zp - fmaf(p->ra, (float)a_zp, p->rb * (float)b_zp);
+  p->fixed_swapped = (float)c_zp - fmaf(p->rb, (float)b_zp, p->ra * (float)a_zp);
   p->ratio = a_scale * b_scale / c_scale;
   p->zc = (float)c_zp;
   p->za = a_zp;

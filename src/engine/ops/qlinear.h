@@ -9,10 +9,11 @@
  * kernels (cpu/qlinear.c) and any other executor.
  *
  *   QLinearAdd  (MLAS qladd, the AVX2 kernel): with ra = a_scale / c_scale, rb = b_scale
- *               / c_scale and fixed = c_zp - (ra * a_zp + rb * b_zp), each output is
+ *               / c_scale and fixed = c_zp - fma(ra, a_zp, rb * b_zp), each output is
  *               fma(a, ra, fma(b, rb, fixed)) over the stored integers a and b, rounded
- *               half to even and saturated. A one-element operand s is folded first:
- *               fixed + s * r (two roundings), then one fma with the other operand.
+ *               half to even and saturated. An operand that is one value along the row
+ *               is folded in first, fma(s, r, fixed), and a one-valued a swaps the roles
+ *               (fixed = c_zp - fma(rb, b_zp, ra * a_zp)), as onnxruntime's broadcast does.
  *   QLinearMul  (MLAS qlmul): (a - a_zp)(b - b_zp) exactly, times a_scale * b_scale /
  *               c_scale, plus c_zp (two roundings), rounded half to even and saturated.
  *   QLinearSoftmax  (contrib qlinear_softmax): a table of 256 exponentials of the
@@ -36,6 +37,7 @@
  * per run (the scales are inputs). */
 typedef struct etrt_qlinear_binary {
   float ra, rb, fixed; /* QLinearAdd */
+  float fixed_swapped; /* QLinearAdd with a one-valued a */
   float ratio, zc;     /* QLinearMul */
   int32_t za, zb, lo, hi;
 } etrt_qlinear_binary;
@@ -54,11 +56,9 @@ ETRT_QLINEAR_HD static inline int32_t etrt_qlinear_add(const etrt_qlinear_binary
                                p->hi);
 }
 
-/* The fixed part with a one-element operand s of ratio r folded in. */
-ETRT_QLINEAR_HD static inline float etrt_qlinear_add_fold(const etrt_qlinear_binary *p, int32_t s,
-                                                          float r) {
-  float product = (float)s * r;
-  return p->fixed + product;
+/* The fixed part `fixed` with a one-valued operand s of ratio r folded in. */
+ETRT_QLINEAR_HD static inline float etrt_qlinear_add_fold(float fixed, int32_t s, float r) {
+  return fmaf((float)s, r, fixed);
 }
 
 /* QLinearAdd of x (ratio r) against a folded one-element operand. */

@@ -41,14 +41,16 @@ static etrt_status etrt_cpu_qlinear_binary(const etrt_node *node, const etrt_ten
     if (add && sb == 0 && sa != 0) {
       /* b is one value along the row: folded into the fixed part, as onnxruntime's
        * kernel does with a one-element operand. */
-      float fixed = etrt_qlinear_add_fold(&p, etrt_quant_load_int(b->data, t, c.offset[1]), p.rb);
+      float fixed =
+          etrt_qlinear_add_fold(p.fixed, etrt_quant_load_int(b->data, t, c.offset[1]), p.rb);
       for (int64_t k = 0; k < n; ++k)
         etrt_quant_store_int(
             y->data, t, at + k,
             etrt_qlinear_add_folded(&p, etrt_quant_load_int(a->data, t, c.offset[0] + k * sa), p.ra,
                                     fixed));
     } else if (add && sa == 0 && sb != 0) {
-      float fixed = etrt_qlinear_add_fold(&p, etrt_quant_load_int(a->data, t, c.offset[0]), p.ra);
+      float fixed = etrt_qlinear_add_fold(p.fixed_swapped,
+                                          etrt_quant_load_int(a->data, t, c.offset[0]), p.ra);
       for (int64_t k = 0; k < n; ++k)
         etrt_quant_store_int(
             y->data, t, at + k,
