@@ -75,8 +75,9 @@ ETRT_VM_DISPATCH(etrt_cpu_axpy_f32, etrt_vm_axpy_loop,
  * kernel, the one every x86-64 processor with AVX2 runs): below |a| = 0.921875 an odd
  * polynomial in a^2, above it 1 - exp(-p(|a|)) with MLAS's exp, every step a fused
  * multiply-add. The same bits as onnxruntime matter where a QuantizeLinear follows (a
- * quantized Gelu): a value on a step's edge otherwise lands one step away. Both branches
- * are computed so that the loop vectorises; the infinities and NaN are kept. */
+ * quantized Gelu): a value on a step's edge otherwise lands one step away (|x| < 4; above,
+ * 1). Within 1.5 ulp of erf; both branches are computed so that the loop vectorises; NaN stays NaN and the
+ * infinities give +-1. */
 static inline float etrt_vm_erf(float x) {
   float a = fabsf(x);
   a = a < 3.725f ? a : 3.725f;
@@ -109,6 +110,9 @@ static inline float etrt_vm_erf(float x) {
   float scale;
   memcpy(&scale, &bits, sizeof scale);
   float big = 1.0f - e * scale;
+  /* MLAS holds its value at |x| = 3.725 (1 - 2^-23) for every larger |x|; from 4 on, where
+   * erf rounds to 1, 1. */
+  big = fabsf(x) < 4.0f ? big : 1.0f;
   float y = a >= 0.921875f ? big : small;
   y = signbit(x) ? -y : y;
   return x != x ? x : y;
