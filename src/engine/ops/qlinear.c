@@ -34,8 +34,8 @@ void etrt_qlinear_binary_init(etrt_qlinear_binary *p, float a_scale, int32_t a_z
 
 void etrt_qlinear_softmax_table(float x_scale, int64_t reduce, float table[256]) {
   /* The largest exponent whose sum over `reduce` terms stays well inside float's range
-   * (5 bits to spare), in input steps. */
-  double shift = log((double)(FLT_MAX / (float)reduce));
+   * (5 bits to spare), in input steps; the logarithm in float, as onnxruntime takes it. */
+  double shift = (double)logf(FLT_MAX / (float)reduce);
   shift = (shift - 5.0 > 0.0 ? shift - 5.0 : 0.0) / (double)x_scale;
   for (int i = 0; i < 256; ++i)
     table[i] = (float)exp(((double)i - 255.0 + shift) * (double)x_scale);
