@@ -244,9 +244,13 @@ etrt_status etrt_pass_fuse_qdq(etrt_ir_graph *graph, uint32_t *fused) {
     int32_t x_dq = etrt_qdq_activation(graph, n->inputs[0]);
     if (x_dq < 0) continue;
     int32_t w_rank = graph->values[n->inputs[1]].rank;
-    if (!conv && w_rank != 2) continue;
     bool trans_b = gemm && etrt_qdq_attr_int(n, "transB", 0) != 0;
-    int32_t w_dq = etrt_qdq_weight(graph, n->inputs[1], w_rank, conv || trans_b ? 0 : 1);
+    int32_t w_dq = conv || w_rank == 2
+                       ? etrt_qdq_weight(graph, n->inputs[1], w_rank, conv || trans_b ? 0 : 1)
+                       : -1;
+    /* A MatMul of two activations (attention's Q K' and its probabilities times V), as
+     * onnxruntime's optimised session runs it: one QLinearMatMul. */
+    if (w_dq < 0 && !conv && !gemm) w_dq = etrt_qdq_activation(graph, n->inputs[1]);
     int32_t q = etrt_qdq_output(graph, n->outputs[0]);
     if (w_dq < 0 || q < 0) continue;
     int32_t bias = -1;

@@ -76,8 +76,8 @@ ETRT_VM_DISPATCH(etrt_cpu_axpy_f32, etrt_vm_axpy_loop,
  * polynomial in a^2, above it 1 - exp(-p(|a|)) with MLAS's exp, every step a fused
  * multiply-add. The same bits as onnxruntime matter where a QuantizeLinear follows (a
  * quantized Gelu): a value on a step's edge otherwise lands one step away (|x| < 4; above,
- * 1). Within 1.5 ulp of erf; both branches are computed so that the loop vectorises; NaN stays NaN and the
- * infinities give +-1. */
+ * 1). Within 1.5 ulp of erf; both branches are computed so that the loop vectorises; NaN stays NaN
+ * and the infinities give +-1. */
 static inline float etrt_vm_erf(float x) {
   float a = fabsf(x);
   a = a < 3.725f ? a : 3.725f;
