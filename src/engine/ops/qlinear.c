@@ -17,21 +17,6 @@
 static const etrt_dtype etrt_qlinear_8bit[] = {ETRT_DTYPE_UINT8, ETRT_DTYPE_INT8,
                                                ETRT_DTYPE_INVALID};
 
-void etrt_qlinear_binary_init(etrt_qlinear_binary *p, float a_scale, int32_t a_zp, float b_scale,
-                              int32_t b_zp, float c_scale, int32_t c_zp, int32_t lo, int32_t hi) {
-  memset(p, 0, sizeof *p);
-  p->ra = a_scale / c_scale;
-  p->rb = b_scale / c_scale;
-  p->fixed = (float)c_zp - fmaf(p->ra, (float)a_zp, p->rb * (float)b_zp);
-  p->fixed_swapped = (float)c_zp - fmaf(p->rb, (float)b_zp, p->ra * (float)a_zp);
-  p->ratio = a_scale * b_scale / c_scale;
-  p->zc = (float)c_zp;
-  p->za = a_zp;
-  p->zb = b_zp;
-  p->lo = lo;
-  p->hi = hi;
-}
-
 void etrt_qlinear_softmax_table(float x_scale, int64_t reduce, float table[256]) {
   /* The largest exponent whose sum over `reduce` terms stays well inside float's range
    * (5 bits to spare), in input steps; the logarithm in float, as onnxruntime takes it. */
@@ -131,12 +116,23 @@ static etrt_status etrt_qlinear_softmax_infer(const etrt_node *node, const etrt_
   return ETRT_OK;
 }
 
+/* The GPU builds QLinearSoftmax's table on the host: its scales (and output zero point)
+ * must be constants. */
+static int etrt_qlinear_softmax_cuda_supports(const etrt_node *node, const etrt_tensor *inputs) {
+  if (inputs[1].host_value == NULL || inputs[3].host_value == NULL) return 0;
+  return !etrt_op_has_input(node, inputs, 4) || inputs[4].host_value != NULL;
+}
+
 static const etrt_op_def etrt_op_def_qlinear_add = {.op_type = "QLinearAdd",
-                                                    .infer = etrt_qlinear_binary_infer};
+                                                    .infer = etrt_qlinear_binary_infer,
+                                                    .cuda_supports = etrt_op_supports_all};
 static const etrt_op_def etrt_op_def_qlinear_mul = {.op_type = "QLinearMul",
-                                                    .infer = etrt_qlinear_binary_infer};
-static const etrt_op_def etrt_op_def_qlinear_softmax = {.op_type = "QLinearSoftmax",
-                                                        .infer = etrt_qlinear_softmax_infer};
+                                                    .infer = etrt_qlinear_binary_infer,
+                                                    .cuda_supports = etrt_op_supports_all};
+static const etrt_op_def etrt_op_def_qlinear_softmax = {
+    .op_type = "QLinearSoftmax",
+    .infer = etrt_qlinear_softmax_infer,
+    .cuda_supports = etrt_qlinear_softmax_cuda_supports};
 
 const etrt_op_def *const etrt_ops_qlinear[] = {&etrt_op_def_qlinear_add, &etrt_op_def_qlinear_mul,
                                                &etrt_op_def_qlinear_softmax, NULL};

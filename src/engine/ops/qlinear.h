@@ -6,7 +6,7 @@
  * fuses) round differently: a value on a quantization step's edge then lands one step
  * away, and a deep model's requantizations carry the step on (a 12-layer BERT agreed on
  * about 90% of its top-1 with the composition). The formulas live here once for the CPU
- * kernels (cpu/qlinear.c) and any other executor.
+ * (cpu/qlinear.c) and CUDA (cuda/qlinear.cu) kernels.
  *
  *   QLinearAdd  (MLAS qladd, the AVX2 kernel): with ra = a_scale / c_scale, rb = b_scale
  *               / c_scale and fixed = c_zp - fma(ra, a_zp, rb * b_zp), each output is
@@ -67,15 +67,51 @@ ETRT_QLINEAR_HD static inline int32_t etrt_qlinear_add_folded(const etrt_qlinear
   return etrt_qlinear_saturate(fmaf((float)x, r, fixed), p->lo, p->hi);
 }
 
+/* A product rounded on its own: nvcc would otherwise fuse it with the addition after it. */
+ETRT_QLINEAR_HD static inline float etrt_qlinear_mul_rn(float a, float b) {
+#ifdef __CUDA_ARCH__
+  return __fmul_rn(a, b);
+#else
+  return a * b;
+#endif
+}
+
 ETRT_QLINEAR_HD static inline int32_t etrt_qlinear_mul(const etrt_qlinear_binary *p, int32_t a,
                                                        int32_t b) {
-  float product = (float)((a - p->za) * (b - p->zb)) * p->ratio;
+  float product = etrt_qlinear_mul_rn((float)((a - p->za) * (b - p->zb)), p->ratio);
   return etrt_qlinear_saturate(product + p->zc, p->lo, p->hi);
 }
 
-/* The parameters from the scales and zero points (zero points absent: 0). */
-void etrt_qlinear_binary_init(etrt_qlinear_binary *p, float a_scale, int32_t a_zp, float b_scale,
-                              int32_t b_zp, float c_scale, int32_t c_zp, int32_t lo, int32_t hi);
+/* The parameters from the scales and zero points (zero points absent: 0); on the GPU
+ * each thread works them out from the scales in device memory. */
+ETRT_QLINEAR_HD static inline void etrt_qlinear_binary_init(etrt_qlinear_binary *p, float a_scale,
+                                                            int32_t a_zp, float b_scale,
+                                                            int32_t b_zp, float c_scale,
+                                                            int32_t c_zp, int32_t lo, int32_t hi) {
+  p->ra = a_scale / c_scale;
+  p->rb = b_scale / c_scale;
+  p->fixed = (float)c_zp - fmaf(p->ra, (float)a_zp, p->rb * (float)b_zp);
+  p->fixed_swapped = (float)c_zp - fmaf(p->rb, (float)b_zp, p->ra * (float)a_zp);
+  p->ratio = a_scale * b_scale / c_scale;
+  p->zc = (float)c_zp;
+  p->za = a_zp;
+  p->zb = b_zp;
+  p->lo = lo;
+  p->hi = hi;
+}
+
+/* One QLinearAdd / QLinearMul output from the stored a and b, where a_one / b_one say
+ * that the operand is one value along the innermost axis (folded for QLinearAdd). */
+ETRT_QLINEAR_HD static inline int32_t etrt_qlinear_binary_at(const etrt_qlinear_binary *p, int add,
+                                                             int32_t a, int32_t b, int a_one,
+                                                             int b_one) {
+  if (!add) return etrt_qlinear_mul(p, a, b);
+  if (b_one && !a_one)
+    return etrt_qlinear_add_folded(p, a, p->ra, etrt_qlinear_add_fold(p->fixed, b, p->rb));
+  if (a_one && !b_one)
+    return etrt_qlinear_add_folded(p, b, p->rb, etrt_qlinear_add_fold(p->fixed_swapped, a, p->ra));
+  return etrt_qlinear_add(p, a, b);
+}
 
 /* QLinearSoftmax's table for x_scale and `reduce` elements per softmax: table[i] is the
  * exponential of input step i - 255 (i = 255 + x - max(row)), scaled up by as much as

@@ -36,33 +36,16 @@ static etrt_status etrt_cpu_qlinear_binary(const etrt_node *node, const etrt_ten
           sb = it.strides[1][it.rank - 1];
   int64_t rows = it.numel / n;
   etrt_dtype t = y->dtype;
+  /* An operand that is one value along the row is folded into the constant part, as
+   * onnxruntime's broadcast hands its kernel a one-element span. */
+  int a_one = sa == 0, b_one = sb == 0;
   for (int64_t r = 0; r < rows; ++r, etrt_broadcast_cursor_next_row(&it, &c)) {
     int64_t at = r * n;
-    if (add && sb == 0 && sa != 0) {
-      /* b is one value along the row: folded into the fixed part, as onnxruntime's
-       * kernel does with a one-element operand. */
-      float fixed =
-          etrt_qlinear_add_fold(p.fixed, etrt_quant_load_int(b->data, t, c.offset[1]), p.rb);
-      for (int64_t k = 0; k < n; ++k)
-        etrt_quant_store_int(
-            y->data, t, at + k,
-            etrt_qlinear_add_folded(&p, etrt_quant_load_int(a->data, t, c.offset[0] + k * sa), p.ra,
-                                    fixed));
-    } else if (add && sa == 0 && sb != 0) {
-      float fixed = etrt_qlinear_add_fold(p.fixed_swapped,
-                                          etrt_quant_load_int(a->data, t, c.offset[0]), p.ra);
-      for (int64_t k = 0; k < n; ++k)
-        etrt_quant_store_int(
-            y->data, t, at + k,
-            etrt_qlinear_add_folded(&p, etrt_quant_load_int(b->data, t, c.offset[1] + k * sb), p.rb,
-                                    fixed));
-    } else {
-      for (int64_t k = 0; k < n; ++k) {
-        int32_t av = etrt_quant_load_int(a->data, t, c.offset[0] + k * sa);
-        int32_t bv = etrt_quant_load_int(b->data, t, c.offset[1] + k * sb);
-        etrt_quant_store_int(y->data, t, at + k,
-                             add ? etrt_qlinear_add(&p, av, bv) : etrt_qlinear_mul(&p, av, bv));
-      }
+    for (int64_t k = 0; k < n; ++k) {
+      int32_t av = etrt_quant_load_int(a->data, t, c.offset[0] + k * sa);
+      int32_t bv = etrt_quant_load_int(b->data, t, c.offset[1] + k * sb);
+      etrt_quant_store_int(y->data, t, at + k,
+                           etrt_qlinear_binary_at(&p, add, av, bv, a_one, b_one));
     }
   }
   return ETRT_OK;
