@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "engine/ops/cpu/gemm_util.h"
+#include "engine/ops/erf.h"
 
 /* exp(x) for x <= 0; 0 below -87.33 (where the result leaves the normal range). */
 static inline float etrt_vm_exp_nonpositive(float x) {
@@ -71,52 +72,7 @@ static inline void etrt_vm_axpy_loop(float *restrict y, const float *restrict x,
 ETRT_VM_DISPATCH(etrt_cpu_axpy_f32, etrt_vm_axpy_loop,
                  (float *y, const float *x, float a, int64_t n), (y, x, a, n))
 
-/* erf in float32, faithfully rounded, as onnxruntime's MLAS computes it (its FMA3
- * kernel, the one every x86-64 processor with AVX2 runs): below |a| = 0.921875 an odd
- * polynomial in a^2, above it 1 - exp(-p(|a|)) with MLAS's exp, every step a fused
- * multiply-add. The same bits as onnxruntime matter where a QuantizeLinear follows (a
- * quantized Gelu): a value on a step's edge otherwise lands one step away (|x| < 4; above,
- * 1). Within 1.5 ulp of erf; both branches are computed so that the loop vectorises; NaN stays NaN
- * and the infinities give +-1. */
-static inline float etrt_vm_erf(float x) {
-  float a = fabsf(x);
-  a = a < 3.725f ? a : 3.725f;
-  float s = a * a;
-  float p = fmaf(-5.99104969e-4f, s, 4.99339588e-3f);
-  p = fmaf(p, s, -2.67667342e-2f);
-  p = fmaf(p, s, 1.12818025e-1f);
-  p = fmaf(p, s, -3.76124859e-1f);
-  p = fmaf(p, s, 1.28379151e-1f);
-  float small = fmaf(p, a, a);
-  float b = a >= 0.921875f ? a : 0.0f;
-  float r = fmaf(1.72948930e-5f, b, -3.83208680e-4f);
-  r = fmaf(r, b, 3.88393435e-3f);
-  r = fmaf(r, b, -2.42545605e-2f);
-  r = fmaf(r, b, 1.06777847e-1f);
-  r = fmaf(r, b, 6.34846687e-1f);
-  r = fmaf(r, b, 1.28717512e-1f);
-  r = -fmaf(r, b, b);
-  r = r > -88.3762626647949f ? r : -88.3762626647949f;
-  float n = fmaf(1.44269504088896341f, r, 1.25829120e+7f) - 1.25829120e+7f;
-  float f = fmaf(n, -6.93145752e-1f, r);
-  f = fmaf(n, -1.42860677e-6f, f);
-  float e = fmaf(1.38319808e-3f, f, 8.37550033e-3f);
-  e = fmaf(e, f, 4.16689515e-2f);
-  e = fmaf(e, f, 1.66664466e-1f);
-  e = fmaf(e, f, 4.99999851e-1f);
-  e = fmaf(e, f, 1.0f);
-  e = fmaf(e, f, 1.0f);
-  int32_t bits = ((int32_t)n + 127) * (1 << 23);
-  float scale;
-  memcpy(&scale, &bits, sizeof scale);
-  float big = 1.0f - e * scale;
-  /* MLAS holds its value at |x| = 3.725 (1 - 2^-23) for every larger |x|; from 4 on, where
-   * erf rounds to 1, 1. */
-  big = fabsf(x) < 4.0f ? big : 1.0f;
-  float y = a >= 0.921875f ? big : small;
-  y = signbit(x) ? -y : y;
-  return x != x ? x : y;
-}
+static inline float etrt_vm_erf(float x) { return etrt_erf_f32(x); }
 
 static inline void etrt_vm_erf_loop(const float *x, float *y, int64_t n) {
   for (int64_t i = 0; i < n; ++i) y[i] = etrt_vm_erf(x[i]);

@@ -27,8 +27,8 @@ __global__ void etrt_ql_binary_kernel(etrt_broadcast_iter it, const void *a, con
                                       etrt_dtype t, etrt_ql_scalars s, int add, int32_t lo,
                                       int32_t hi) {
   etrt_qlinear_binary p;
-  etrt_qlinear_binary_init(&p, *s.a_scale, etrt_ql_zp(s.a_zp, t), *s.b_scale,
-                           etrt_ql_zp(s.b_zp, t), *s.c_scale, etrt_ql_zp(s.c_zp, t), lo, hi);
+  etrt_qlinear_binary_init(&p, *s.a_scale, etrt_ql_zp(s.a_zp, t), *s.b_scale, etrt_ql_zp(s.b_zp, t),
+                           *s.c_scale, etrt_ql_zp(s.c_zp, t), lo, hi);
   int a_one = it.strides[0][it.rank - 1] == 0, b_one = it.strides[1][it.rank - 1] == 0;
   ETRT_CUDA_LOOP(e, it.numel) {
     int64_t rest = e, oa = 0, ob = 0;
@@ -57,8 +57,8 @@ static etrt_status etrt_cuda_qlinear_binary(const etrt_node *node, const etrt_te
   etrt_broadcast_iter it;
   const etrt_tensor *operands[2] = {&inputs[0], &inputs[3]};
   ETRT_RETURN_IF_ERROR(etrt_broadcast_iter_init(&it, y, 2, operands));
-  etrt_ql_scalars s = {(const float *)inputs[1].data,      (const float *)inputs[4].data,
-                       (const float *)inputs[6].data,      etrt_ql_optional(node, inputs, 2),
+  etrt_ql_scalars s = {(const float *)inputs[1].data,     (const float *)inputs[4].data,
+                       (const float *)inputs[6].data,     etrt_ql_optional(node, inputs, 2),
                        etrt_ql_optional(node, inputs, 5), etrt_ql_optional(node, inputs, 7)};
   int32_t lo, hi;
   etrt_quant_range(y->dtype, &lo, &hi);
@@ -96,7 +96,8 @@ __global__ void etrt_ql_softmax_kernel(etrt_qlinear_softmax_shape s, etrt_ql_tab
     for (int64_t k = 0; k < s.reduce; ++k) {
       int32_t q = yzp;
       if (sum > 0.0f) {
-        float v = __fmul_rn(table.e[255 - top + etrt_quant_load_int(x, t, base + k * s.inner)], y_scale);
+        float v =
+            __fmul_rn(table.e[255 - top + etrt_quant_load_int(x, t, base + k * s.inner)], y_scale);
         q = (int32_t)nearbyintf(__fdiv_rn(v, sum)) + yzp;
       }
       etrt_quant_store_int(y, t, base + k * s.inner, q < lo ? lo : q > hi ? hi : q);
@@ -119,7 +120,8 @@ extern "C" ETRT_CUDA_RUN(etrt_cuda_qlinear_softmax) {
   if (etrt_op_has_input(node, inputs, 4)) {
     const void *zp = etrt_op_input_host(&inputs[4]);
     if (zp == NULL)
-      return etrt_op_error(node, ETRT_ERROR_UNSUPPORTED, "y_zero_point must be a constant on the GPU");
+      return etrt_op_error(node, ETRT_ERROR_UNSUPPORTED,
+                           "y_zero_point must be a constant on the GPU");
     yzp = etrt_quant_load_int(zp, inputs[4].dtype, 0);
   }
   etrt_quant_range(inputs[0].dtype, &lo, &hi);
