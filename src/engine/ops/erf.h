@@ -14,16 +14,16 @@
 #define ETRT_ERF_HD
 #endif
 
-/* erf in float32, faithfully rounded, as onnxruntime's MLAS computes it (its FMA3
- * kernel, the one every x86-64 processor with AVX2 runs): below |a| = 0.921875 an odd
- * polynomial in a^2, above it 1 - exp(-p(|a|)) with MLAS's exp, every step a fused
- * multiply-add. The same bits as onnxruntime matter where a QuantizeLinear follows (a
- * quantized Gelu): a value on a step's edge otherwise lands one step away (|x| < 4; above,
- * 1). Within 1.5 ulp of erf; both branches are computed so that the loop vectorises; NaN stays NaN
- * and the infinities give +-1. */
+/* erf in float32 as onnxruntime's MLAS computes it (its FMA3 kernel, which every x86-64
+ * processor with AVX2 runs): |x| clamped at 3.925, below |x| = 0.921875 an odd polynomial
+ * in x^2, above it 1 - exp(-p(|x|)) with MLAS's exp, every step a fused multiply-add;
+ * within 1.5 ulp of erf. The same bits as onnxruntime matter where a QuantizeLinear
+ * follows (a quantized Gelu): a value on a step's edge otherwise lands one step away.
+ * Both branches are computed so that the loop vectorises; NaN stays NaN and the
+ * infinities give +-1. */
 ETRT_ERF_HD static inline float etrt_erf_f32(float x) {
   float a = fabsf(x);
-  a = a < 3.725f ? a : 3.725f;
+  a = a < 3.925f ? a : 3.925f; /* where the formula reaches 1 */
   float s = a * a;
   float p = fmaf(-5.99104969e-4f, s, 4.99339588e-3f);
   p = fmaf(p, s, -2.67667342e-2f);
@@ -57,9 +57,6 @@ ETRT_ERF_HD static inline float etrt_erf_f32(float x) {
   memcpy(&scale, &bits, sizeof scale);
   float big = 1.0f - e * scale;
 #endif
-  /* MLAS holds its value at |x| = 3.725 (1 - 2^-23) for every larger |x|; from 4 on, where
-   * erf rounds to 1, 1. */
-  big = fabsf(x) < 4.0f ? big : 1.0f;
   float y = a >= 0.921875f ? big : small;
   y = signbit(x) ? -y : y;
   return x != x ? x : y;
