@@ -2,10 +2,9 @@
  * into the operators whose composition onnxruntime's contrib documentation gives:
  *   Gelu, FastGelu, BiasGelu        [Add] + Gelu (exact, or tanh for FastGelu)
  *   SkipLayerNormalization          Add(input[ + bias], skip) + LayerNormalization
- *   QLinearAdd, QLinearMul          DequantizeLinear x2 + Add/Mul + QuantizeLinear
+ *   QLinearAdd, QLinearMul,         the engine's operators of those names, which compute
+ *   QLinearSoftmax                  onnxruntime's arithmetic (engine/ops/qlinear.h)
  *   QLinearGlobalAveragePool        DequantizeLinear + GlobalAveragePool + QuantizeLinear
- *   QLinearSoftmax                  DequantizeLinear + Softmax (of the opset it names)
- *                                   + QuantizeLinear
  *   QGemm                           QLinearMatMul with a column bias (quantized Y, C absent
  *                                   or one row); else DequantizeLinear (A, B, C at
  *                                   a_scale * b_scale) + Gemm [+ QuantizeLinear]
@@ -200,16 +199,17 @@ static etrt_status etrt_contrib_skip_layer_norm(etrt_contrib *c) {
 
 /* ---- quantized ------------------------------------------------------------------------ */
 
+/* The engine's QLinearAdd / QLinearMul / QLinearSoftmax take the node as it is: they
+ * compute onnxruntime's arithmetic (engine/ops/qlinear.h), which the composition through
+ * float does not reproduce bit for bit. */
+static etrt_status etrt_contrib_qlinear_same(etrt_contrib *c, const char *op) {
+  return etrt_contrib_node_n(c, op, c->num_inputs, c->inputs, c->num_attributes, c->attributes, 1,
+                             (int32_t[]){etrt_contrib_out(c, 0)});
+}
+
 static etrt_status etrt_contrib_qlinear_binary(etrt_contrib *c, const char *op) {
   ETRT_RETURN_IF_ERROR(etrt_contrib_need(c, (const uint32_t[]){0, 1, 3, 4, 6}, 5));
-  int32_t a, b, y;
-  ETRT_RETURN_IF_ERROR(etrt_contrib_dequantize(c, etrt_contrib_in(c, 0), etrt_contrib_in(c, 1),
-                                               etrt_contrib_in(c, 2), 1, &a));
-  ETRT_RETURN_IF_ERROR(etrt_contrib_dequantize(c, etrt_contrib_in(c, 3), etrt_contrib_in(c, 4),
-                                               etrt_contrib_in(c, 5), 1, &b));
-  ETRT_RETURN_IF_ERROR(etrt_contrib_binary(c, op, a, b, -1, &y));
-  return etrt_contrib_quantize(c, y, etrt_contrib_in(c, 6), etrt_contrib_in(c, 7),
-                               etrt_contrib_out(c, 0));
+  return etrt_contrib_qlinear_same(c, op);
 }
 
 static etrt_status etrt_contrib_qlinear_gap(etrt_contrib *c) {
@@ -231,15 +231,7 @@ static etrt_status etrt_contrib_qlinear_softmax(etrt_contrib *c) {
   const etrt_attribute *opset = etrt_contrib_attr(c, "opset");
   if (opset == NULL || opset->kind != ETRT_ATTRIBUTE_INT)
     return etrt_contrib_refuse(c, "takes an int attribute 'opset' (the Softmax it computes)");
-  etrt_attribute attrs[2] = {
-      {.name = "axis", .kind = ETRT_ATTRIBUTE_INT, .i = etrt_contrib_int(c, "axis", -1)},
-      {.name = "_opset", .kind = ETRT_ATTRIBUTE_INT, .i = opset->i}};
-  int32_t x, y;
-  ETRT_RETURN_IF_ERROR(etrt_contrib_dequantize(c, etrt_contrib_in(c, 0), etrt_contrib_in(c, 1),
-                                               etrt_contrib_in(c, 2), 1, &x));
-  ETRT_RETURN_IF_ERROR(etrt_contrib_node(c, "Softmax", 1, &x, 2, attrs, -1, &y));
-  return etrt_contrib_quantize(c, y, etrt_contrib_in(c, 3), etrt_contrib_in(c, 4),
-                               etrt_contrib_out(c, 0));
+  return etrt_contrib_qlinear_same(c, "QLinearSoftmax");
 }
 
 /* A transposed 2-D value (a Transpose node; folded when the value is constant). */
@@ -498,8 +490,8 @@ etrt_status etrt_import_contrib(etrt_ir_graph *graph, const char *label, const c
       strcmp(op_type, "BiasGelu") == 0)
     return etrt_contrib_gelu(&c, op_type);
   if (strcmp(op_type, "SkipLayerNormalization") == 0) return etrt_contrib_skip_layer_norm(&c);
-  if (strcmp(op_type, "QLinearAdd") == 0) return etrt_contrib_qlinear_binary(&c, "Add");
-  if (strcmp(op_type, "QLinearMul") == 0) return etrt_contrib_qlinear_binary(&c, "Mul");
+  if (strcmp(op_type, "QLinearAdd") == 0) return etrt_contrib_qlinear_binary(&c, "QLinearAdd");
+  if (strcmp(op_type, "QLinearMul") == 0) return etrt_contrib_qlinear_binary(&c, "QLinearMul");
   if (strcmp(op_type, "QLinearGlobalAveragePool") == 0) return etrt_contrib_qlinear_gap(&c);
   if (strcmp(op_type, "QLinearSoftmax") == 0) return etrt_contrib_qlinear_softmax(&c);
   if (strcmp(op_type, "QGemm") == 0) return etrt_contrib_qgemm(&c);

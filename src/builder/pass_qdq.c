@@ -184,10 +184,57 @@ static etrt_status etrt_qdq_transposed(etrt_ir_graph *graph, int32_t value, int3
   return ETRT_OK;
 }
 
+/* DequantizeLinear x2 -> Add / Mul -> QuantizeLinear, or DequantizeLinear -> Softmax ->
+ * QuantizeLinear, all per tensor and of one 8-bit type: the engine's QLinearAdd,
+ * QLinearMul or QLinearSoftmax, which compute what onnxruntime's optimised session runs
+ * for these groups (it fuses them into its contrib kernels of those names). */
+static etrt_status etrt_qdq_fuse_elementwise(etrt_ir_graph *graph, uint32_t i, uint32_t *fused) {
+  etrt_ir_node *n = &graph->nodes[i];
+  bool softmax = etrt_qdq_is(graph, (int32_t)i, "Softmax");
+  if (n->num_outputs != 1 || n->outputs[0] < 0 || n->num_inputs != (softmax ? 1u : 2u))
+    return ETRT_OK;
+  int32_t q = etrt_qdq_output(graph, n->outputs[0]);
+  if (q < 0) return ETRT_OK;
+  etrt_dtype t = graph->values[graph->nodes[q].outputs[0]].dtype;
+  int32_t dq[2] = {-1, -1};
+  for (uint32_t k = 0; k < n->num_inputs; ++k) {
+    dq[k] = etrt_qdq_activation(graph, n->inputs[k]);
+    if (dq[k] < 0 || graph->values[graph->nodes[dq[k]].inputs[0]].dtype != t) return ETRT_OK;
+  }
+  const etrt_ir_node *y = &graph->nodes[q], *a = &graph->nodes[dq[0]];
+  if (softmax) {
+    etrt_attribute *attrs = etrt_ir_alloc(graph, 2 * sizeof *attrs);
+    if (attrs == NULL) return etrt_error(ETRT_ERROR_OUT_OF_MEMORY, "graph: out of memory");
+    int64_t opset = graph->opset > 0 ? graph->opset : 13;
+    attrs[0] = (etrt_attribute){.name = "axis",
+                                .kind = ETRT_ATTRIBUTE_INT,
+                                .i = etrt_qdq_attr_int(n, "axis", opset < 13 ? 1 : -1)};
+    attrs[1] = (etrt_attribute){.name = "opset", .kind = ETRT_ATTRIBUTE_INT, .i = opset};
+    int32_t ins[5] = {a->inputs[0], a->inputs[1], etrt_qdq_zp(a), y->inputs[1], y->inputs[2]};
+    ETRT_RETURN_IF_ERROR(etrt_qdq_rewrite(graph, i, q, "QLinearSoftmax", ins, 5, false));
+    graph->nodes[q].attributes = attrs;
+    graph->nodes[q].num_attributes = 2;
+  } else {
+    const etrt_ir_node *b = &graph->nodes[dq[1]];
+    bool add = etrt_qdq_is(graph, (int32_t)i, "Add");
+    int32_t ins[8] = {a->inputs[0], a->inputs[1],   etrt_qdq_zp(a), b->inputs[0],
+                      b->inputs[1], etrt_qdq_zp(b), y->inputs[1],   y->inputs[2]};
+    ETRT_RETURN_IF_ERROR(
+        etrt_qdq_rewrite(graph, i, q, add ? "QLinearAdd" : "QLinearMul", ins, 8, false));
+  }
+  ++*fused;
+  return ETRT_OK;
+}
+
 etrt_status etrt_pass_fuse_qdq(etrt_ir_graph *graph, uint32_t *fused) {
   *fused = 0;
   for (uint32_t i = 0; i < graph->num_nodes; ++i) {
     etrt_ir_node *n = &graph->nodes[i];
+    if (etrt_qdq_is(graph, (int32_t)i, "Add") || etrt_qdq_is(graph, (int32_t)i, "Mul") ||
+        etrt_qdq_is(graph, (int32_t)i, "Softmax")) {
+      ETRT_RETURN_IF_ERROR(etrt_qdq_fuse_elementwise(graph, i, fused));
+      continue;
+    }
     bool conv = etrt_qdq_is(graph, (int32_t)i, "Conv");
     bool gemm = etrt_qdq_is(graph, (int32_t)i, "Gemm");
     if (!conv && !gemm && !etrt_qdq_is(graph, (int32_t)i, "MatMul")) continue;
@@ -197,9 +244,13 @@ etrt_status etrt_pass_fuse_qdq(etrt_ir_graph *graph, uint32_t *fused) {
     int32_t x_dq = etrt_qdq_activation(graph, n->inputs[0]);
     if (x_dq < 0) continue;
     int32_t w_rank = graph->values[n->inputs[1]].rank;
-    if (!conv && w_rank != 2) continue;
     bool trans_b = gemm && etrt_qdq_attr_int(n, "transB", 0) != 0;
-    int32_t w_dq = etrt_qdq_weight(graph, n->inputs[1], w_rank, conv || trans_b ? 0 : 1);
+    int32_t w_dq = conv || w_rank == 2
+                       ? etrt_qdq_weight(graph, n->inputs[1], w_rank, conv || trans_b ? 0 : 1)
+                       : -1;
+    /* A MatMul of two activations (attention's Q K' and its probabilities times V), as
+     * onnxruntime's optimised session runs it: one QLinearMatMul. */
+    if (w_dq < 0 && !conv && !gemm) w_dq = etrt_qdq_activation(graph, n->inputs[1]);
     int32_t q = etrt_qdq_output(graph, n->outputs[0]);
     if (w_dq < 0 || q < 0) continue;
     int32_t bias = -1;

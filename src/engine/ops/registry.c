@@ -38,6 +38,7 @@ extern const etrt_op_def *const etrt_ops_signal[];
 extern const etrt_op_def *const etrt_ops_random[];
 extern const etrt_op_def *const etrt_ops_control[];
 extern const etrt_op_def *const etrt_ops_quantize[];
+extern const etrt_op_def *const etrt_ops_qlinear[];
 extern const etrt_op_def *const etrt_ops_attention[];
 
 static const etrt_op_def *const *const etrt_op_families[] = {
@@ -49,7 +50,7 @@ static const etrt_op_def *const *const etrt_op_families[] = {
     etrt_ops_recurrent,   etrt_ops_einsum,        etrt_ops_det,       etrt_ops_compress,
     etrt_ops_unpool,      etrt_ops_crop,          etrt_ops_col2im,    etrt_ops_vision,
     etrt_ops_text,        etrt_ops_nms,           etrt_ops_signal,    etrt_ops_random,
-    etrt_ops_control,     etrt_ops_quantize,      etrt_ops_attention,
+    etrt_ops_control,     etrt_ops_quantize,      etrt_ops_attention, etrt_ops_qlinear,
 };
 
 #define ETRT_OP_FAMILY_COUNT (sizeof etrt_op_families / sizeof etrt_op_families[0])

@@ -38,22 +38,23 @@ extern const etrt_op_cpu_row etrt_cpu_rows_nms[];
 extern const etrt_op_cpu_row etrt_cpu_rows_signal[];
 extern const etrt_op_cpu_row etrt_cpu_rows_random[];
 extern const etrt_op_cpu_row etrt_cpu_rows_quantize[];
+extern const etrt_op_cpu_row etrt_cpu_rows_qlinear[];
 extern const etrt_op_cpu_row etrt_cpu_rows_control[];
 extern const etrt_op_cpu_row etrt_cpu_rows_attention[];
 
 static const etrt_op_cpu_row *const etrt_cpu_families[] = {
-    etrt_cpu_rows_cast,        etrt_cpu_rows_conv,      etrt_cpu_rows_cumsum,
-    etrt_cpu_rows_elementwise, etrt_cpu_rows_gather,    etrt_cpu_rows_layout,
-    etrt_cpu_rows_loss,        etrt_cpu_rows_matmul,    etrt_cpu_rows_normalization,
-    etrt_cpu_rows_pool,        etrt_cpu_rows_reshape,   etrt_cpu_rows_resize,
-    etrt_cpu_rows_selection,   etrt_cpu_rows_shape,     etrt_cpu_rows_softmax,
-    etrt_cpu_rows_variadic,    etrt_cpu_rows_where,     etrt_cpu_rows_unary,
-    etrt_cpu_rows_reduce,      etrt_cpu_rows_testing,   etrt_cpu_rows_recurrent,
-    etrt_cpu_rows_einsum,      etrt_cpu_rows_det,       etrt_cpu_rows_compress,
-    etrt_cpu_rows_unpool,      etrt_cpu_rows_crop,      etrt_cpu_rows_col2im,
-    etrt_cpu_rows_vision,      etrt_cpu_rows_text,      etrt_cpu_rows_nms,
-    etrt_cpu_rows_signal,      etrt_cpu_rows_random,    etrt_cpu_rows_quantize,
-    etrt_cpu_rows_control,     etrt_cpu_rows_attention,
+    etrt_cpu_rows_cast,        etrt_cpu_rows_conv,    etrt_cpu_rows_cumsum,
+    etrt_cpu_rows_elementwise, etrt_cpu_rows_gather,  etrt_cpu_rows_layout,
+    etrt_cpu_rows_loss,        etrt_cpu_rows_matmul,  etrt_cpu_rows_normalization,
+    etrt_cpu_rows_pool,        etrt_cpu_rows_reshape, etrt_cpu_rows_resize,
+    etrt_cpu_rows_selection,   etrt_cpu_rows_shape,   etrt_cpu_rows_softmax,
+    etrt_cpu_rows_variadic,    etrt_cpu_rows_where,   etrt_cpu_rows_unary,
+    etrt_cpu_rows_reduce,      etrt_cpu_rows_testing, etrt_cpu_rows_recurrent,
+    etrt_cpu_rows_einsum,      etrt_cpu_rows_det,     etrt_cpu_rows_compress,
+    etrt_cpu_rows_unpool,      etrt_cpu_rows_crop,    etrt_cpu_rows_col2im,
+    etrt_cpu_rows_vision,      etrt_cpu_rows_text,    etrt_cpu_rows_nms,
+    etrt_cpu_rows_signal,      etrt_cpu_rows_random,  etrt_cpu_rows_quantize,
+    etrt_cpu_rows_qlinear,     etrt_cpu_rows_control, etrt_cpu_rows_attention,
 };
 
 #define ETRT_CPU_FAMILY_COUNT (sizeof etrt_cpu_families / sizeof etrt_cpu_families[0])

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "engine/ops/cpu/gemm_util.h"
+#include "engine/ops/erf.h"
 
 /* exp(x) for x <= 0; 0 below -87.33 (where the result leaves the normal range). */
 static inline float etrt_vm_exp_nonpositive(float x) {
@@ -36,17 +37,17 @@ static inline float etrt_vm_exp_nonpositive_nan(float x) {
  * resolver runs before the sanitizer runtimes are ready. The loops are written without
  * contraction or reordering, so every copy gives the same bits. */
 #if defined(__x86_64__) || defined(__i386__)
-#define ETRT_VM_DISPATCH(NAME, LOOP, PARAMS, ARGS)                                   \
-  __attribute__((target("avx512f"))) static void NAME##_avx512 PARAMS { LOOP ARGS; } \
-  __attribute__((target("avx2"))) static void NAME##_avx2 PARAMS { LOOP ARGS; }      \
-  void NAME PARAMS {                                                                 \
-    etrt_cpu_isa isa = etrt_cpu_gemm_isa();                                          \
-    if (isa >= ETRT_CPU_ISA_AVX512)                                                  \
-      NAME##_avx512 ARGS;                                                            \
-    else if (isa >= ETRT_CPU_ISA_AVX2)                                               \
-      NAME##_avx2 ARGS;                                                              \
-    else                                                                             \
-      LOOP ARGS;                                                                     \
+#define ETRT_VM_DISPATCH(NAME, LOOP, PARAMS, ARGS)                                       \
+  __attribute__((target("avx512f,fma"))) static void NAME##_avx512 PARAMS { LOOP ARGS; } \
+  __attribute__((target("avx2,fma"))) static void NAME##_avx2 PARAMS { LOOP ARGS; }      \
+  void NAME PARAMS {                                                                     \
+    etrt_cpu_isa isa = etrt_cpu_gemm_isa();                                              \
+    if (isa >= ETRT_CPU_ISA_AVX512)                                                      \
+      NAME##_avx512 ARGS;                                                                \
+    else if (isa >= ETRT_CPU_ISA_AVX2)                                                   \
+      NAME##_avx2 ARGS;                                                                  \
+    else                                                                                 \
+      LOOP ARGS;                                                                         \
   }
 #else
 #define ETRT_VM_DISPATCH(NAME, LOOP, PARAMS, ARGS) \
@@ -71,29 +72,7 @@ static inline void etrt_vm_axpy_loop(float *restrict y, const float *restrict x,
 ETRT_VM_DISPATCH(etrt_cpu_axpy_f32, etrt_vm_axpy_loop,
                  (float *y, const float *x, float a, int64_t n), (y, x, a, n))
 
-/* erf in float32 within about 1.2 ulp: below |a| = 0.9277 an odd polynomial, above it
- * 1 - exp(p(|a|)), both branches computed so that the loop vectorises (the faithfully
- * rounded erff published by N. Juffa, evaluated without fused multiply-adds). */
-static inline float etrt_vm_erf(float a) {
-  float t = a < 0 ? -a : a, s = a * a;
-  float r = -1.72853470e-5f * t + 3.83197126e-4f;
-  float u = -3.88396438e-3f * t + 2.42546219e-2f;
-  r = r * s + u;
-  r = r * t + -1.06777877e-1f;
-  r = r * t + -6.34846687e-1f;
-  r = r * t + -1.28717512e-1f;
-  r = r * t - t; /* <= 0; -inf at infinity, giving 1 */
-  float big = 1.0f - etrt_vm_exp_nonpositive(r);
-  big = a < 0 ? -big : big;
-  float q = -5.96761703e-4f;
-  q = q * s + 4.99119423e-3f;
-  q = q * s + -2.67681349e-2f;
-  q = q * s + 1.12819925e-1f;
-  q = q * s + -3.76125336e-1f;
-  q = q * s + 1.28379166e-1f;
-  float small = q * a + a; /* NaN stays NaN here */
-  return t > 0.927734375f ? big : small;
-}
+static inline float etrt_vm_erf(float x) { return etrt_erf_f32(x); }
 
 static inline void etrt_vm_erf_loop(const float *x, float *y, int64_t n) {
   for (int64_t i = 0; i < n; ++i) y[i] = etrt_vm_erf(x[i]);
@@ -201,32 +180,40 @@ ETRT_VM_DISPATCH(etrt_cpu_softmax_f32, etrt_vm_softmax_loop,
                  (const float *x, float *y, int64_t rows, int64_t n, int log_softmax),
                  (x, y, rows, n, log_softmax))
 
-/* Two passes for the statistics (the mean, then the squared deviations from it), which
- * keeps the variance accurate where the mean is large against the spread. */
+/* Two passes for the statistics, as onnxruntime's MLAS kernel (AVX2) takes them: the mean
+ * from a double sum (four lanes), then the squared deviations from it in float (eight
+ * lanes of fused multiply-adds), which keeps the variance accurate where the mean is large
+ * against the spread; each output is fma((x - mean) * inv_std, scale, bias). The same
+ * bits as onnxruntime matter where a QuantizeLinear follows (quantized transformers): a
+ * value on a step's edge otherwise lands one step away. */
+static inline float etrt_vm_lanes8_sum(const float *l) {
+  return ((l[0] + l[4]) + (l[2] + l[6])) + ((l[1] + l[5]) + (l[3] + l[7]));
+}
+
 static inline void etrt_vm_layer_norm_loop(const float *x, const float *scale, const float *bias,
                                            float *y, int64_t n, float epsilon,
                                            float *mean_inv_std) {
-  float lanes[ETRT_VM_LANES] = {0};
-  float tail = 0.0f;
+  double sums[4] = {0.0, 0.0, 0.0, 0.0};
   int64_t i = 0;
-  for (; i + ETRT_VM_LANES <= n; i += ETRT_VM_LANES)
-    for (int k = 0; k < ETRT_VM_LANES; ++k) lanes[k] += x[i + k];
-  for (; i < n; ++i) tail += x[i];
-  float mean = (etrt_vm_lanes_sum(lanes) + tail) / (float)n;
-  for (int k = 0; k < ETRT_VM_LANES; ++k) lanes[k] = 0.0f;
-  tail = 0.0f;
-  for (i = 0; i + ETRT_VM_LANES <= n; i += ETRT_VM_LANES)
-    for (int k = 0; k < ETRT_VM_LANES; ++k) {
+  for (; i + 4 <= n; i += 4)
+    for (int k = 0; k < 4; ++k) sums[k] += (double)x[i + k];
+  double sum = (sums[0] + sums[2]) + (sums[1] + sums[3]);
+  for (; i < n; ++i) sum += (double)x[i];
+  float mean = (float)(sum / (double)n);
+  float lanes[8] = {0};
+  for (i = 0; i + 8 <= n; i += 8)
+    for (int k = 0; k < 8; ++k) {
       float d = x[i + k] - mean;
-      lanes[k] += d * d;
+      lanes[k] = fmaf(d, d, lanes[k]);
     }
+  float squares = etrt_vm_lanes8_sum(lanes);
   for (; i < n; ++i) {
     float d = x[i] - mean;
-    tail += d * d;
+    squares += d * d;
   }
-  float inv_std = 1.0f / sqrtf((etrt_vm_lanes_sum(lanes) + tail) / (float)n + epsilon);
+  float inv_std = 1.0f / sqrtf(squares / (float)n + epsilon);
   if (bias != NULL)
-    for (i = 0; i < n; ++i) y[i] = (x[i] - mean) * inv_std * scale[i] + bias[i];
+    for (i = 0; i < n; ++i) y[i] = fmaf((x[i] - mean) * inv_std, scale[i], bias[i]);
   else
     for (i = 0; i < n; ++i) y[i] = (x[i] - mean) * inv_std * scale[i];
   mean_inv_std[0] = mean;

@@ -37,6 +37,7 @@ extern const etrt_op_cuda_row etrt_cuda_rows_text[];
 extern const etrt_op_cuda_row etrt_cuda_rows_signal[];
 extern const etrt_op_cuda_row etrt_cuda_rows_random[];
 extern const etrt_op_cuda_row etrt_cuda_rows_quantize[];
+extern const etrt_op_cuda_row etrt_cuda_rows_qlinear[];
 extern const etrt_op_cuda_row etrt_cuda_rows_attention[];
 
 static const etrt_op_cuda_row *const etrt_cuda_families[] = {
@@ -49,7 +50,7 @@ static const etrt_op_cuda_row *const etrt_cuda_families[] = {
     etrt_cuda_rows_compress,  etrt_cuda_rows_unpool,        etrt_cuda_rows_crop,
     etrt_cuda_rows_col2im,    etrt_cuda_rows_vision,        etrt_cuda_rows_text,
     etrt_cuda_rows_signal,    etrt_cuda_rows_random,        etrt_cuda_rows_quantize,
-    etrt_cuda_rows_attention,
+    etrt_cuda_rows_attention, etrt_cuda_rows_qlinear,
 };
 
 #define ETRT_CUDA_FAMILY_COUNT (sizeof etrt_cuda_families / sizeof etrt_cuda_families[0])

@@ -8,6 +8,7 @@
 #include "engine/ops/cuda/cuda_ops.h"
 
 extern "C" {
+#include "engine/ops/erf.h"
 #include "engine/ops/unary.h"
 }
 
@@ -70,7 +71,10 @@ __device__ __forceinline__ M etrt_unary_float(const etrt_unary_args &a, M v) {
     case ETRT_UNARY_ATANH:
       return atanh(v);
     case ETRT_UNARY_ERF:
-      return erf(v);
+      if constexpr (std::is_same<M, float>::value)
+        return etrt_erf_f32(v); /* the CPU's (and onnxruntime's) bits */
+      else
+        return erf(v);
     case ETRT_UNARY_SIGN:
       return v > zero ? one : v < zero ? -one : v;
     case ETRT_UNARY_SIGMOID:
@@ -97,7 +101,10 @@ __device__ __forceinline__ M etrt_unary_float(const etrt_unary_args &a, M v) {
       if (a.flags & ETRT_UNARY_GELU_TANH) {
         return M(0.5) * v * (one + tanh(M(0.7978845608028654) * (v + M(0.044715) * v * v * v)));
       }
-      return M(0.5) * v * (one + erf(v * M(0.7071067811865476)));
+      if constexpr (std::is_same<M, float>::value)
+        return M(0.5) * v * (one + etrt_erf_f32(v * M(0.7071067811865476)));
+      else
+        return M(0.5) * v * (one + erf(v * M(0.7071067811865476)));
     case ETRT_UNARY_MISH:
       return v * tanh(v > zero ? v + log1p(exp(-v)) : log1p(exp(v)));
     case ETRT_UNARY_SHRINK:
