@@ -28,6 +28,7 @@
 #include <stdint.h>
 
 #include "base/status.h"
+#include "engine/plan_choice.h"
 #include "etrt/network.h"
 #include "etrt/types.h"
 
@@ -105,9 +106,9 @@ typedef struct etrt_cuda_launch {
    * `tuned_set`. A setup may lower workspace_size (the node's need, set by the
    * executor before the call) to what its chosen algorithm takes, and counts in
    * recorded_used / timed the nodes that took a recorded choice or were timed. */
-  const struct etrt_plan_conv_choice *recorded;
+  const etrt_plan_conv_choice *recorded;
   int tune;
-  struct etrt_plan_conv_choice *tuned;
+  etrt_plan_conv_choice *tuned;
   int tuned_set;
   uint32_t recorded_used, timed;
 } etrt_cuda_launch;

@@ -63,6 +63,7 @@
 #include <string.h>
 
 #include "engine/graph.h"
+#include "engine/plan_choice.h"
 #include "etrt/network.h"
 #include "etrt/types.h"
 
@@ -98,15 +99,6 @@ static inline uint64_t etrt_plan_load_u64(const uint8_t *p) {
   for (int i = 0; i < 8; ++i) v |= (uint64_t)p[i] << (8 * i);
   return v;
 }
-
-/* One convolution's timed choice: cuDNN's forward algorithm and math type and the
- * scratch it needs on the shapes it was timed on. */
-typedef struct etrt_plan_conv_choice {
-  uint32_t node;
-  uint32_t algorithm;
-  uint32_t math;
-  uint64_t scratch_bytes;
-} etrt_plan_conv_choice;
 
 /* What the choices were timed on; a context uses them only on the same GPU name,
  * compute capability and cuDNN major version. count 0 with present 0: no record. */

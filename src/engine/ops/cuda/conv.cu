@@ -31,7 +31,6 @@
 extern "C" {
 #include "base/log.h"
 #include "engine/ops/conv.h"
-#include "engine/plan_format.h"
 }
 
 /* Most bytes of unfolded images the workspace holds; larger batches go in chunks. */
