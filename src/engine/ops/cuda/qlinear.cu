@@ -4,6 +4,8 @@
  * the scale ratios from the scales in device memory; QLinearSoftmax one thread per
  * softmax, summing in the CPU's order, with the exponential table built on the host
  * from the constant x_scale (cuda_supports takes only constant scales). */
+#include <stdlib.h>
+
 #include "engine/ops/cuda/cuda_kernel.h"
 #include "engine/ops/cuda/cuda_ops.h"
 
@@ -105,32 +107,80 @@ __global__ void etrt_ql_softmax_kernel(etrt_qlinear_softmax_shape s, etrt_ql_tab
   }
 }
 
+/* QLinearSoftmax's constant scales and output zero point, read on the host once per
+ * context: a run's inputs carry only device addresses. */
+typedef struct etrt_ql_softmax_constants {
+  float x_scale, y_scale;
+  int32_t y_zero_point;
+} etrt_ql_softmax_constants;
+
+/* The constants from the inputs' host values (a setup's constants have them; a run's
+ * data is device memory, never read here); refused where one is missing. */
+static etrt_status etrt_ql_softmax_read(const etrt_node *node, const etrt_tensor *inputs,
+                                        etrt_ql_softmax_constants *c) {
+  const void *x_scale = inputs[1].host_value, *y_scale = inputs[3].host_value;
+  if (x_scale == NULL || y_scale == NULL)
+    return etrt_op_error(node, ETRT_ERROR_UNSUPPORTED,
+                         "x_scale and y_scale must be constants on the GPU");
+  c->x_scale = *(const float *)x_scale;
+  c->y_scale = *(const float *)y_scale;
+  c->y_zero_point = 0;
+  if (etrt_op_has_input(node, inputs, 4)) {
+    const void *zp = inputs[4].host_value;
+    if (zp == NULL)
+      return etrt_op_error(node, ETRT_ERROR_UNSUPPORTED,
+                           "y_zero_point must be a constant on the GPU");
+    c->y_zero_point = etrt_quant_load_int(zp, inputs[4].dtype, 0);
+  }
+  return ETRT_OK;
+}
+
 extern "C" ETRT_CUDA_RUN(etrt_cuda_qlinear_softmax) {
   etrt_qlinear_softmax_shape s;
   ETRT_RETURN_IF_ERROR(etrt_qlinear_softmax_shape_of(node, &inputs[0], &s));
   if (s.reduce == 0 || etrt_tensor_numel(&inputs[0]) == 0) return ETRT_OK;
-  const float *x_scale = (const float *)inputs[1].host_value;
-  const float *y_scale = (const float *)inputs[3].host_value;
-  if (x_scale == NULL || y_scale == NULL)
-    return etrt_op_error(node, ETRT_ERROR_UNSUPPORTED,
-                         "x_scale and y_scale must be constants on the GPU");
+  const etrt_ql_softmax_constants *held =
+      launch->node_state != NULL
+          ? (const etrt_ql_softmax_constants *)launch->node_state[launch->node]
+          : NULL;
+  etrt_ql_softmax_constants c = {0.0f, 0.0f, 0};
+  if (held != NULL)
+    c = *held;
+  else
+    ETRT_RETURN_IF_ERROR(etrt_ql_softmax_read(node, inputs, &c));
   etrt_ql_table table;
-  etrt_qlinear_softmax_table(*x_scale, s.reduce, table.e);
-  int32_t yzp = 0, lo, hi;
-  if (etrt_op_has_input(node, inputs, 4)) {
-    const void *zp = etrt_op_input_host(&inputs[4]);
-    if (zp == NULL)
-      return etrt_op_error(node, ETRT_ERROR_UNSUPPORTED,
-                           "y_zero_point must be a constant on the GPU");
-    yzp = etrt_quant_load_int(zp, inputs[4].dtype, 0);
-  }
+  etrt_qlinear_softmax_table(c.x_scale, s.reduce, table.e);
+  int32_t lo, hi;
   etrt_quant_range(inputs[0].dtype, &lo, &hi);
   etrt_ql_softmax_kernel<<<etrt_cuda_blocks(s.outer * s.inner, ETRT_CUDA_THREADS),
                            ETRT_CUDA_THREADS, 0, etrt_cuda_stream(launch)>>>(
-      s, table, floorf(1.0f / *y_scale), yzp, inputs[0].data, outputs[0].data, inputs[0].dtype, lo,
-      hi);
+      s, table, floorf(1.0f / c.y_scale), c.y_zero_point, inputs[0].data, outputs[0].data,
+      inputs[0].dtype, lo, hi);
   return etrt_cuda_check(node, "qlinear softmax");
 }
+
+static etrt_status etrt_ql_softmax_setup(const etrt_node *node, const etrt_tensor *inputs,
+                                         const etrt_tensor *outputs, etrt_cuda_launch *launch,
+                                         void **state) {
+  (void)outputs;
+  (void)launch;
+  *state = NULL;
+  etrt_ql_softmax_constants c = {0.0f, 0.0f, 0};
+  ETRT_RETURN_IF_ERROR(etrt_ql_softmax_read(node, inputs, &c));
+  etrt_ql_softmax_constants *held = (etrt_ql_softmax_constants *)malloc(sizeof *held);
+  if (held == NULL)
+    return etrt_op_error(node, ETRT_ERROR_OUT_OF_MEMORY, "out of memory for its constants");
+  *held = c;
+  *state = held;
+  return ETRT_OK;
+}
+
+static void etrt_ql_softmax_release(void *state) { free(state); }
+
+extern "C" const etrt_op_cuda_setup_row etrt_cuda_setups_qlinear[] = {
+    {"QLinearSoftmax", etrt_ql_softmax_setup, etrt_ql_softmax_release},
+    {NULL, NULL, NULL},
+};
 
 extern "C" const etrt_op_cuda_row etrt_cuda_rows_qlinear[] = {
     {"QLinearAdd", etrt_cuda_qlinear_add, NULL},

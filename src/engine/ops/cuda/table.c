@@ -78,9 +78,11 @@ const etrt_op_cuda_row *const *etrt_op_cuda_all(size_t *count) {
 extern const etrt_op_cuda_setup_row etrt_cuda_setups_conv[];
 extern const etrt_op_cuda_setup_row etrt_cuda_setups_attention[];
 extern const etrt_op_cuda_setup_row etrt_cuda_setups_quantize[];
+extern const etrt_op_cuda_setup_row etrt_cuda_setups_qlinear[];
 
 static const etrt_op_cuda_setup_row *const etrt_cuda_setup_families[] = {
-    etrt_cuda_setups_conv, etrt_cuda_setups_attention, etrt_cuda_setups_quantize};
+    etrt_cuda_setups_conv, etrt_cuda_setups_attention, etrt_cuda_setups_quantize,
+    etrt_cuda_setups_qlinear};
 
 const etrt_op_cuda_setup_row *etrt_op_cuda_setup_find(const char *op_type) {
   for (size_t f = 0; f < sizeof etrt_cuda_setup_families / sizeof etrt_cuda_setup_families[0];
