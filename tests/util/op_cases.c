@@ -391,7 +391,7 @@ static const co_case co_list[] = {
            CO_TYPED(ETRT_DTYPE_FLOAT16, 4, (2, 2, 33, 40))),
      3, CO_ATTR(CO_INT("num_heads", 2), CO_INT("head_size", 96), CO_FLOAT("scale", 0.1f)), 1, 2e-3,
      FP32},
-    /* enough rows for blocks of four warps (the cases above take blocks of one) */
+    /* a grid of many blocks, heads of 32, a key mask */
     {"EtrtAttention float16 four-warp blocks", "EtrtAttention", 4,
      CO_IN(CO_TYPED(ETRT_DTYPE_FLOAT16, 3, (4, 256, 256)),
            CO_TYPED(ETRT_DTYPE_FLOAT16, 3, (4, 256, 256)),

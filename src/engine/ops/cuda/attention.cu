@@ -1,11 +1,10 @@
 /* EtrtAttention on the GPU (ops/attention.h), two kernels over one geometry:
  *
  * - float16 and bfloat16 heads of 16 to 128 (a multiple of 16): flash-attention style on
- *   the tensor cores (mma.sync). A block of four warps (one, where four would leave most
- *   of the GPU idle) takes 16 query rows per warp of one (batch, head); key and value
- *   tiles of 64 rows pass through shared memory; each warp keeps its rows' scores,
- *   running maxima and sums and output accumulator in registers, in float32. Nothing but the output
- * is written to global memory.
+ *   the tensor cores (mma.sync). A block of four warps takes 64 query rows of one
+ *   (batch, head); key and value tiles of 64 rows pass through shared memory; each warp
+ *   keeps its 16 rows' scores, running maxima and sums and output accumulator in
+ *   registers, in float32. Nothing but the output is written to global memory.
  * - every other case (float32, other head sizes up to 256): a warp per query row, the
  *   row and its accumulator in registers, the same online softmax key by key.
  *
@@ -18,7 +17,9 @@ extern "C" {
 #include "engine/ops/attention.h"
 }
 
+#define ETRT_ATTENTION_ROWS 64 /* query rows of a block, 16 per warp */
 #define ETRT_ATTENTION_KEYS 64 /* keys of a tile */
+#define ETRT_ATTENTION_THREADS 128
 
 /* The float value of mask element (b, h, i, j), 0 without a mask. */
 template <typename T>
@@ -35,40 +36,35 @@ __device__ __forceinline__ float etrt_attention_mask(const T *mask,
 #define ETRT_ATTENTION_PITCH(D) ((D) + 8)
 
 /* Rows [first, first + ROWS) of a head (row r at src + r * stride, d_size elements)
- * into dst (rows `pitch` apart) by THREADS threads, zeros past `count` rows. With `wide`
- * (rows, strides and pointers 16-byte aligned) every thread first issues up to eight
- * 16-byte loads, then stores them: the loads of a tile are in flight together instead
- * of one after another. */
-template <typename T, int ROWS, int MAX_D, int THREADS>
+ * into dst (rows `pitch` apart), zeros past `count` rows. With `wide` (rows, strides and
+ * pointers 16-byte aligned) every thread first issues all its 16-byte loads, then
+ * stores them: the loads of a tile are in flight together instead of one after another. */
+template <typename T, int ROWS, int MAX_D>
 __device__ __forceinline__ void etrt_attention_load_rows(T *dst, int pitch, const T *src,
                                                          int64_t stride, int64_t first,
                                                          int64_t count, int d_size, bool wide) {
   if (wide) {
     constexpr int PER = 8; /* elements of a 16-byte load */
-    constexpr int MOST = ROWS * MAX_D / PER / THREADS;
-    constexpr int BATCH = MOST < 8 ? MOST : 8;
+    constexpr int MOST = ROWS * MAX_D / PER / ETRT_ATTENTION_THREADS;
     const int per_row = d_size / PER, total = ROWS * per_row;
+    uint4 held[MOST];
 #pragma unroll
-    for (int base = 0; base < MOST; base += BATCH) {
-      uint4 held[BATCH];
+    for (int t = 0; t < MOST; ++t) {
+      const int e = threadIdx.x + t * ETRT_ATTENTION_THREADS;
+      const int64_t j = first + e / per_row;
+      held[t] = make_uint4(0, 0, 0, 0);
+      if (e < total && j < count)
+        held[t] = *(const uint4 *)(src + j * stride + (e % per_row) * PER);
+    }
 #pragma unroll
-      for (int t = 0; t < BATCH; ++t) {
-        const int e = threadIdx.x + (base + t) * THREADS;
-        const int64_t j = first + e / per_row;
-        held[t] = make_uint4(0, 0, 0, 0);
-        if (e < total && j < count)
-          held[t] = *(const uint4 *)(src + j * stride + (e % per_row) * PER);
-      }
-#pragma unroll
-      for (int t = 0; t < BATCH; ++t) {
-        const int e = threadIdx.x + (base + t) * THREADS;
-        if (e < total) *(uint4 *)(dst + (e / per_row) * pitch + (e % per_row) * PER) = held[t];
-      }
+    for (int t = 0; t < MOST; ++t) {
+      const int e = threadIdx.x + t * ETRT_ATTENTION_THREADS;
+      if (e < total) *(uint4 *)(dst + (e / per_row) * pitch + (e % per_row) * PER) = held[t];
     }
     return;
   }
   const T zero = etrt_cvt<T>(0.0f);
-  for (int e = threadIdx.x; e < ROWS * d_size; e += THREADS) {
+  for (int e = threadIdx.x; e < ROWS * d_size; e += ETRT_ATTENTION_THREADS) {
     const int64_t j = first + e / d_size;
     dst[(e / d_size) * pitch + e % d_size] = j < count ? src[j * stride + e % d_size] : zero;
   }
@@ -132,11 +128,11 @@ __device__ __forceinline__ void etrt_attention_ldmatrix_t(uint32_t *b, const voi
  * float32 output accumulator; the scores become P's a fragments without leaving the
  * registers. Each row's running maximum and (per-lane partial) sum live beside them;
  * a row's four lanes agree on its maximum through two shuffles. */
-template <typename T, int D, int WARPS>
-__global__ void __launch_bounds__(32 * WARPS)
+template <typename T, int D>
+__global__ void __launch_bounds__(ETRT_ATTENTION_THREADS)
     etrt_attention_tc_kernel(const T *q, const T *k, const T *v, const T *mask, T *out,
                              etrt_attention_geometry g, bool wide) {
-  constexpr int BQ = 16 * WARPS, BK = ETRT_ATTENTION_KEYS, P = ETRT_ATTENTION_PITCH(D);
+  constexpr int BQ = ETRT_ATTENTION_ROWS, BK = ETRT_ATTENTION_KEYS, P = ETRT_ATTENTION_PITCH(D);
   __shared__ __align__(16) T ks[BK * P];
   __shared__ __align__(16) T vs[BK * P];
   const int d_size = (int)g.head_size;
@@ -172,10 +168,8 @@ __global__ void __launch_bounds__(32 * WARPS)
 
   for (int64_t k0 = 0; k0 < g.kv_len; k0 += BK) {
     __syncthreads(); /* the previous tile is no longer read */
-    etrt_attention_load_rows<T, BK, D, 32 * WARPS>(ks, P, k_base, g.k_row, k0, g.kv_len, d_size,
-                                                   wide);
-    etrt_attention_load_rows<T, BK, D, 32 * WARPS>(vs, P, v_base, g.v_row, k0, g.kv_len, d_size,
-                                                   wide);
+    etrt_attention_load_rows<T, BK, D>(ks, P, k_base, g.k_row, k0, g.kv_len, d_size, wide);
+    etrt_attention_load_rows<T, BK, D>(vs, P, v_base, g.v_row, k0, g.kv_len, d_size, wide);
     __syncthreads();
     /* Scores of the warp's rows against the tile's keys: K's rows are the columns of
      * the product, so its row-major tile is the column-major b operand. */
@@ -340,38 +334,22 @@ static void etrt_attention_rows_start(const T *q, const T *k, const T *v, const 
         <<<blocks, ETRT_CUDA_ROW_THREADS, 0, stream>>>(q, k, v, mask, out, g);
 }
 
-/* Query rows of a block of the tensor-core kernel: four warps, or one where four would
- * leave most of the GPU idle (a batch of one: 24 blocks of 64 rows for BERT-base). */
-static int etrt_attention_tc_warps(const etrt_attention_geometry &g) {
-  return g.batch * g.heads * ((g.q_len + 63) / 64) < 128 ? 1 : 4;
-}
-
 /* The tensor-core kernel for the smallest padded head size that holds these heads. */
-template <typename T, int WARPS>
+template <typename T>
 static void etrt_attention_tc_start(const etrt_tensor *inputs, const void *mask,
                                     etrt_tensor *outputs, const etrt_attention_geometry &g,
                                     bool wide, unsigned blocks, cudaStream_t stream) {
   const T *q = (const T *)inputs[0].data, *k = (const T *)inputs[1].data,
           *v = (const T *)inputs[2].data;
   if (g.head_size <= 32)
-    etrt_attention_tc_kernel<T, 32, WARPS><<<blocks, 32 * WARPS, 0, stream>>>(
+    etrt_attention_tc_kernel<T, 32><<<blocks, ETRT_ATTENTION_THREADS, 0, stream>>>(
         q, k, v, (const T *)mask, (T *)outputs[0].data, g, wide);
   else if (g.head_size <= 64)
-    etrt_attention_tc_kernel<T, 64, WARPS><<<blocks, 32 * WARPS, 0, stream>>>(
+    etrt_attention_tc_kernel<T, 64><<<blocks, ETRT_ATTENTION_THREADS, 0, stream>>>(
         q, k, v, (const T *)mask, (T *)outputs[0].data, g, wide);
   else
-    etrt_attention_tc_kernel<T, 128, WARPS><<<blocks, 32 * WARPS, 0, stream>>>(
+    etrt_attention_tc_kernel<T, 128><<<blocks, ETRT_ATTENTION_THREADS, 0, stream>>>(
         q, k, v, (const T *)mask, (T *)outputs[0].data, g, wide);
-}
-
-template <typename T>
-static void etrt_attention_tc_start(const etrt_tensor *inputs, const void *mask,
-                                    etrt_tensor *outputs, const etrt_attention_geometry &g,
-                                    bool wide, int warps, unsigned blocks, cudaStream_t stream) {
-  if (warps == 1)
-    etrt_attention_tc_start<T, 1>(inputs, mask, outputs, g, wide, blocks, stream);
-  else
-    etrt_attention_tc_start<T, 4>(inputs, mask, outputs, g, wide, blocks, stream);
 }
 
 /* Whether the tensor-core kernel takes these heads. */
@@ -396,8 +374,8 @@ extern "C" ETRT_CUDA_RUN(etrt_cuda_attention) {
   const bool tc = launch->node_state != NULL && launch->node_state[launch->node] != NULL &&
                   etrt_attention_tc_fits(inputs[0].dtype, g.head_size);
   if (tc) {
-    const int warps = etrt_attention_tc_warps(g);
-    const int64_t blocks = g.batch * g.heads * ((g.q_len + 16 * warps - 1) / (16 * warps));
+    const int64_t blocks =
+        g.batch * g.heads * ((g.q_len + ETRT_ATTENTION_ROWS - 1) / ETRT_ATTENTION_ROWS);
     if (blocks > INT32_MAX)
       return etrt_error(ETRT_ERROR_UNSUPPORTED, "EtrtAttention node '%s': %lld blocks",
                         etrt_cuda_name(node), (long long)blocks);
@@ -409,11 +387,10 @@ extern "C" ETRT_CUDA_RUN(etrt_cuda_attention) {
           wide && stride % 8 == 0 && g.offsets[k] % 8 == 0 && (uintptr_t)inputs[k].data % 16 == 0;
     }
     if (inputs[0].dtype == ETRT_DTYPE_FLOAT16)
-      etrt_attention_tc_start<__half>(inputs, mask, outputs, g, wide, warps, (unsigned)blocks,
-                                      stream);
+      etrt_attention_tc_start<__half>(inputs, mask, outputs, g, wide, (unsigned)blocks, stream);
     else
-      etrt_attention_tc_start<__nv_bfloat16>(inputs, mask, outputs, g, wide, warps,
-                                             (unsigned)blocks, stream);
+      etrt_attention_tc_start<__nv_bfloat16>(inputs, mask, outputs, g, wide, (unsigned)blocks,
+                                             stream);
     return etrt_cuda_check(node, "attention_tc");
   }
   switch (inputs[0].dtype) {
