@@ -128,12 +128,6 @@ ETRT_VM_DISPATCH(etrt_cpu_add_f32, etrt_vm_add_loop,
  * every instruction set. */
 #define ETRT_VM_LANES 16
 
-static inline float etrt_vm_lanes_sum(const float *acc) {
-  float s = 0.0f;
-  for (int k = 0; k < ETRT_VM_LANES; ++k) s += acc[k];
-  return s;
-}
-
 static inline void etrt_vm_softmax_loop(const float *x, float *y, int64_t rows, int64_t n,
                                         int log_softmax) {
   for (int64_t row = 0; row < rows; ++row) {
