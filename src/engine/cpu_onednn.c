@@ -103,6 +103,8 @@ typedef struct etrt_dnnl_api {
 } etrt_dnnl_api;
 
 static pthread_once_t etrt_dnnl_once = PTHREAD_ONCE_INIT;
+/* ETRT_CPU_WORK_PER_THREAD, read once with the library (etrt_dnnl_node_threads). */
+static double etrt_dnnl_work_per_thread = 2e6;
 static etrt_dnnl_api etrt_dnnl;
 static int etrt_dnnl_loaded;
 static char etrt_dnnl_why[512];
@@ -123,6 +125,8 @@ static void etrt_dnnl_load(void) {
    * microseconds) keeps them ready between the nodes of one run, then they sleep. Read
    * by libgomp when it is loaded below, unless the environment says otherwise. */
   setenv("GOMP_SPINCOUNT", "20000", 0);
+  const char *work = getenv("ETRT_CPU_WORK_PER_THREAD");
+  if (work != NULL && strtod(work, NULL) >= 1.0) etrt_dnnl_work_per_thread = strtod(work, NULL);
   void *library = dlopen("libdnnl.so.2", RTLD_NOW | RTLD_LOCAL);
   if (library == NULL) {
     const char *why = dlerror();
@@ -520,8 +524,6 @@ static void etrt_dnnl_node_release(etrt_dnnl_node *dn) {
   memset(dn, 0, sizeof *dn);
 }
 
-/* Describes node n's primitive at the plan's largest shapes (dn->pd); leaves dn->pd
- * NULL, so that etrt's kernel runs the node, when oneDNN does not take it. */
 /* Work of a primitive, in multiply-adds plus a few per element moved (a depthwise
  * convolution is bound by its memory, not its arithmetic). */
 static double etrt_dnnl_node_work(int conv, const etrt_tensor *args, const etrt_tensor *out) {
@@ -540,17 +542,13 @@ static double etrt_dnnl_node_work(int conv, const etrt_tensor *args, const etrt_
  * of MobileNet v3 and EfficientNet ran several times slower on every core than on
  * one. */
 static int etrt_dnnl_node_threads(int conv, const etrt_tensor *args, const etrt_tensor *out) {
-  static double per_thread;
-  if (per_thread == 0.0) {
-    const char *env = getenv("ETRT_CPU_WORK_PER_THREAD");
-    double value = env != NULL ? strtod(env, NULL) : 0.0;
-    per_thread = value >= 1.0 ? value : 2e6;
-  }
   int width = etrt_thread_pool_width();
-  double useful = etrt_dnnl_node_work(conv, args, out) / per_thread;
+  double useful = etrt_dnnl_node_work(conv, args, out) / etrt_dnnl_work_per_thread;
   return useful >= (double)width ? width : useful < 1.0 ? 1 : (int)useful;
 }
 
+/* Describes node n's primitive at the plan's largest shapes (dn->pd); leaves dn->pd
+ * NULL, so that etrt's kernel runs the node, when oneDNN does not take it. */
 static void etrt_dnnl_node_describe(etrt_cpu_onednn *s, const etrt_engine *engine, uint32_t n,
                                     int allow_depthwise, etrt_tensor *args) {
   const etrt_dnnl_api *d = &etrt_dnnl;
