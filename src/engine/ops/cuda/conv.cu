@@ -20,8 +20,10 @@
  * A node with the builder's channels_last attribute (conv_shape.h) has X, Y and Z in
  * NHWC and W in [M, kernel..., C/group]: cuDNN gets NHWC strides and an NHWC filter, so
  * its tensor-core kernels read and write the activations as they are, with no
- * conversion around each call. Without cuDNN such a node runs a direct kernel coalesced
- * along the channels (never the im2col path, which is written for NCHW). */
+ * conversion around each call. A pointwise one (1x1, stride 1, no pad, one group) is
+ * a plain product instead, with bias, residual and Relu in cuBLASLt's epilogue. Without
+ * cuDNN other such nodes run a direct kernel coalesced along the channels (never the
+ * im2col path, which is written for NCHW). */
 #include <limits.h>
 #include <stdlib.h>
 
@@ -81,6 +83,49 @@ static int etrt_conv_pointwise(const etrt_conv_geometry *g) {
     }
   }
   return 1;
+}
+
+/* A channels-last 1x1 convolution with stride 1, no pad and one group is one product,
+ * Y [N * positions, M] = X [N * positions, C] W^T with W [M][C], and cuBLASLt adds the
+ * bias, the residual (its C operand) and Relu in its epilogue: through cuDNN, an NHWC
+ * node needs a pass of its own over Y for those (etrt_conv_bias_epilogue_kernel).
+ * ETRT_CUDA_POINTWISE_GEMM=0 leaves such nodes to cuDNN. */
+static bool etrt_conv_nhwc_product(const etrt_node *node, const etrt_conv_geometry &g,
+                                   const etrt_conv_sizes &d, etrt_dtype dtype) {
+  return ((const etrt_conv_params *)node->state)->channels_last && d.group == 1 && d.channels > 0 &&
+         etrt_conv_pointwise(&g) && etrt_cuda_gemm_dtype_ok(dtype);
+}
+
+/* cuDNN's tensor-core kernels for channels-last half types read channels in runs of 16
+ * bytes. With fewer channels (an image stem's 3) it may have no tensor-core algorithm
+ * within the scratch a node may take, and then falls back to a float kernel that took
+ * a third of ResNet-50's batch-128 inference. Such a node (not a pointwise one, which
+ * is a product) may read its input from the workspace with the channels padded by
+ * zeros to a multiple of 8, and a weight padded likewise once at setup
+ * (etrt_conv_dnn_wants_padding decides). Returns the channels it would see. */
+static int64_t etrt_conv_padded_channels(const etrt_node *node, const etrt_conv_geometry &g,
+                                         const etrt_conv_sizes &d, etrt_dtype dtype) {
+  if (!((const etrt_conv_params *)node->state)->channels_last || d.group != 1 ||
+      (dtype != ETRT_DTYPE_FLOAT16 && dtype != ETRT_DTYPE_BFLOAT16) || etrt_conv_pointwise(&g))
+    return d.channels;
+  return (d.channels + 7) / 8 * 8;
+}
+
+/* Workspace bytes of the padded input (256-byte aligned), 0 without padding. */
+static size_t etrt_conv_padded_bytes(const etrt_conv_sizes &d, int64_t padded, etrt_dtype dtype) {
+  if (padded == d.channels) return 0;
+  size_t bytes = (size_t)(d.batch * d.in_count * padded) * etrt_dtype_size(dtype);
+  return (bytes + 255) & ~(size_t)255;
+}
+
+/* y[p][c] = c < channels ? x[p][c] : 0 over `pixels` positions of `padded` channels. */
+template <typename T>
+__global__ void etrt_conv_pad_channels_kernel(const T *x, T *y, int64_t pixels, int64_t channels,
+                                              int64_t padded) {
+  ETRT_CUDA_LOOP(t, pixels * padded) {
+    int64_t c = t % padded;
+    y[t] = c < channels ? x[(t / padded) * channels + c] : etrt_cvt<T>(0.0f);
+  }
 }
 
 /* Bytes of one unfolded image. */
@@ -193,6 +238,10 @@ typedef struct etrt_conv_dnn {
   int split;
   int relu;
   void *zero_bias; /* `maps` zeros, for a node without B */
+  /* etrt_conv_padded_channels: the channels cuDNN sees, and the weight padded to them
+   * (NULL when they are the node's own) */
+  int64_t padded_channels;
+  void *padded_weight;
   int64_t maps;
   int rank;
   int dims[3][5]; /* x, w, y as described */
@@ -312,6 +361,7 @@ static void etrt_conv_dnn_release(void *state) {
   if (dnn->conv != NULL) api->destroy_conv(dnn->conv);
   if (dnn->activation != NULL) api->destroy_activation(dnn->activation);
   if (dnn->zero_bias != NULL) cudaFree(dnn->zero_bias);
+  if (dnn->padded_weight != NULL) cudaFree(dnn->padded_weight);
   free(dnn);
 }
 
@@ -461,6 +511,55 @@ static bool etrt_conv_dnn_use_record(etrt_conv_dnn *dnn, const etrt_node *node,
   return false;
 }
 
+/* Whether a node that may pad its channels should: when cuDNN's heuristics (untimed, so
+ * a build and every later context decide alike) list no tensor-core algorithm for the
+ * unpadded node within `limit` bytes of scratch. A batch-32 ResNet-50 stem has one and
+ * runs faster unpadded; at batch 128 it has none. The descriptors are the unpadded ones. */
+static bool etrt_conv_dnn_wants_padding(const etrt_conv_dnn *dnn, cudnnHandle_t handle,
+                                        size_t limit) {
+  cudnnConvolutionFwdAlgoPerf_t listed[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
+  int count = 0;
+  if (dnn->api->heuristic_forward(handle, dnn->x, dnn->w, dnn->conv, dnn->y,
+                                  CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &count,
+                                  listed) != CUDNN_STATUS_SUCCESS)
+    return true;
+  for (int i = 0; i < count; ++i)
+    if (listed[i].status == CUDNN_STATUS_SUCCESS && listed[i].memory <= limit &&
+        etrt_conv_dnn_tensor_math(listed[i].mathType))
+      return false;
+  return true;
+}
+
+/* The weight (W [M, kernel..., C] as the plan holds it on the host) with its channels
+ * padded by zeros to dnn->padded_channels, in device memory. Without host values the
+ * node is left unpadded. */
+static etrt_status etrt_conv_dnn_pad_weight(etrt_conv_dnn *dnn, const etrt_node *node,
+                                            const etrt_tensor *w, const etrt_conv_sizes &d,
+                                            int64_t padded) {
+  if (w->host_value == NULL) return ETRT_OK;
+  size_t elem = etrt_dtype_size(w->dtype), rows = (size_t)(d.maps * d.kernel_count);
+  size_t bytes = rows * (size_t)padded * elem;
+  char *host = (char *)calloc(bytes, 1);
+  if (host == NULL)
+    return etrt_error(ETRT_ERROR_OUT_OF_MEMORY, "%s node '%s': %zu bytes of padded weight",
+                      node->op_type, etrt_cuda_name(node), bytes);
+  for (size_t r = 0; r < rows; ++r)
+    memcpy(host + r * (size_t)padded * elem, (const char *)w->host_value + r * d.channels * elem,
+           (size_t)d.channels * elem);
+  etrt_status s = ETRT_OK;
+  /* Context creation, not a launch: a synchronous copy is fine here. */
+  if (cudaMalloc(&dnn->padded_weight, bytes) != cudaSuccess ||
+      cudaMemcpy(dnn->padded_weight, host, bytes, cudaMemcpyHostToDevice) != cudaSuccess) {
+    cudaError_t e = cudaGetLastError();
+    s = etrt_error(ETRT_ERROR_DEVICE, "%s node '%s': %zu bytes of padded weight: %s", node->op_type,
+                   etrt_cuda_name(node), bytes, cudaGetErrorString(e));
+  } else {
+    dnn->padded_channels = padded;
+  }
+  free(host);
+  return s;
+}
+
 /* Makes the node's state: descriptors, and the fastest algorithm whose scratch fits
  * the workspace the node asks for. cudnnConvolutionBiasActivationForward takes any
  * algorithm with Relu but only the implicit precomputed GEMM without an activation,
@@ -478,6 +577,9 @@ static etrt_status etrt_conv_dnn_setup_node(const etrt_node *node, const etrt_te
   etrt_conv_sizes d;
   etrt_conv_dnn_shape shape;
   if (etrt_conv_resolve(node, inputs, &g, &d) != ETRT_OK || !etrt_conv_dnn_shape_of(g, d, &shape))
+    return ETRT_OK;
+  const char *product = getenv("ETRT_CUDA_POINTWISE_GEMM");
+  if (etrt_conv_nhwc_product(node, g, d, dtype) && (product == NULL || strcmp(product, "0") != 0))
     return ETRT_OK;
   const etrt_cudnn_api *api = NULL;
   if (etrt_cuda_cudnn_get(&api) != ETRT_OK) {
@@ -507,6 +609,7 @@ static etrt_status etrt_conv_dnn_setup_node(const etrt_node *node, const etrt_te
   dnn->algo = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM;
   dnn->split = dnn->nhwc;
   dnn->relu = relu;
+  dnn->padded_channels = d.channels;
   etrt_status s = ETRT_OK;
   cudnnStatus_t st = api->create_tensor(&dnn->x);
   if (st == CUDNN_STATUS_SUCCESS) st = api->create_tensor(&dnn->y);
@@ -527,6 +630,21 @@ static etrt_status etrt_conv_dnn_setup_node(const etrt_node *node, const etrt_te
   if (st == CUDNN_STATUS_SUCCESS) st = api->set_stream(handle, NULL);
   if (st != CUDNN_STATUS_SUCCESS) s = etrt_conv_dnn_failed(api, node, "describing", st);
   if (s == ETRT_OK) s = etrt_conv_dnn_describe(dnn, node, handle, shape);
+  /* the padded input comes first in the workspace, the algorithm's scratch after it */
+  size_t limit = etrt_cuda_conv_workspace(node, inputs, outputs), padded_bytes = 0;
+  int64_t padded = etrt_conv_padded_channels(node, g, d, dtype);
+  if (padded != d.channels) {
+    padded_bytes = etrt_conv_padded_bytes(d, padded, dtype);
+    limit = limit > padded_bytes ? limit - padded_bytes : 0;
+    if (s == ETRT_OK && etrt_conv_dnn_wants_padding(dnn, handle, limit)) {
+      s = etrt_conv_dnn_pad_weight(dnn, node, &inputs[1], d, padded);
+      if (s == ETRT_OK && dnn->padded_weight != NULL) {
+        shape.dims[0][1] = shape.dims[1][1] = (int)padded;
+        s = etrt_conv_dnn_describe(dnn, node, handle, shape);
+      }
+    }
+    if (dnn->padded_weight == NULL) padded_bytes = 0;
+  }
   if (s != ETRT_OK && dnn->nhwc) {
     /* cuDNN takes fewer configurations in NHWC (the algorithm an activation-less node must
      * use may refuse one): the direct NHWC kernel runs such a node instead. */
@@ -536,7 +654,6 @@ static etrt_status etrt_conv_dnn_setup_node(const etrt_node *node, const etrt_te
     etrt_conv_dnn_release(dnn);
     return ETRT_OK;
   }
-  size_t limit = etrt_cuda_conv_workspace(node, inputs, outputs);
   cudnnMathType_t math = etrt_conv_dnn_math(dtype, launch->precision);
   bool timed = relu || dnn->split, recorded = false;
   if (s == ETRT_OK && timed && launch->recorded != NULL && !launch->tune)
@@ -609,9 +726,10 @@ static etrt_status etrt_conv_dnn_setup_node(const etrt_node *node, const etrt_te
     /* A channels-last node has no GEMM path needing room (its fallback is the direct
      * kernel), so the context reserves only what the recorded algorithm takes. */
     if (dnn->split) {
-      size_t need = dnn->algo_workspace > launch->recorded->scratch_bytes
-                        ? dnn->algo_workspace
-                        : (size_t)launch->recorded->scratch_bytes;
+      size_t need = (dnn->algo_workspace > launch->recorded->scratch_bytes
+                         ? dnn->algo_workspace
+                         : (size_t)launch->recorded->scratch_bytes) +
+                    padded_bytes;
       if (need < launch->workspace_size) launch->workspace_size = need;
     }
   } else if (timed) {
@@ -715,6 +833,11 @@ static bool etrt_conv_dnn_run(const etrt_node *node, const etrt_tensor *inputs,
   if (etrt_conv_resolve(node, inputs, &g, &d) != ETRT_OK || !etrt_conv_dnn_shape_of(g, d, &shape))
     return false;
   cudnnHandle_t handle = (cudnnHandle_t)launch->cudnn;
+  size_t padded_bytes = 0;
+  if (dnn->padded_weight != NULL) {
+    shape.dims[0][1] = shape.dims[1][1] = (int)dnn->padded_channels;
+    padded_bytes = etrt_conv_padded_bytes(d, dnn->padded_channels, inputs[0].dtype);
+  }
   if (shape.rank != dnn->rank || memcmp(shape.dims, dnn->dims, sizeof dnn->dims) != 0) {
     etrt_status s = etrt_conv_dnn_describe(dnn, node, handle, shape);
     if (s != ETRT_OK) {
@@ -722,7 +845,7 @@ static bool etrt_conv_dnn_run(const etrt_node *node, const etrt_tensor *inputs,
       return true;
     }
   }
-  if (dnn->algo_workspace > launch->workspace_size || d.maps > dnn->maps) {
+  if (dnn->algo_workspace + padded_bytes > launch->workspace_size || d.maps > dnn->maps) {
     dnn->rank = 0; /* described for shapes this launch does not use */
     return false;
   }
@@ -735,9 +858,24 @@ static bool etrt_conv_dnn_run(const etrt_node *node, const etrt_tensor *inputs,
   bool has_bias = node->num_inputs > 2 && inputs[2].rank >= 0;
   float one = 1.0f, residual = z != NULL ? 1.0f : 0.0f, zero = 0.0f;
   if (dnn->split) {
-    st = api->convolution_forward(handle, &one, dnn->x, inputs[0].data, dnn->w, inputs[1].data,
-                                  dnn->conv, dnn->algo, launch->workspace, dnn->algo_workspace,
-                                  &zero, dnn->y, outputs[0].data);
+    const void *x = inputs[0].data, *w = inputs[1].data;
+    char *scratch = (char *)launch->workspace;
+    if (padded_bytes > 0) {
+      int64_t pixels = d.batch * d.in_count;
+      ETRT_CUDA_FLOAT_SWITCH(
+          inputs[0].dtype, T, return false,
+          etrt_conv_pad_channels_kernel<T>
+          <<<etrt_cuda_blocks(pixels * dnn->padded_channels, ETRT_CUDA_THREADS), ETRT_CUDA_THREADS,
+             0, etrt_cuda_stream(launch)>>>((const T *)x, (T *)scratch, pixels, d.channels,
+                                            dnn->padded_channels));
+      *status = etrt_cuda_check(node, "conv_pad_channels");
+      if (*status != ETRT_OK) return true;
+      x = scratch;
+      w = dnn->padded_weight;
+      scratch += padded_bytes;
+    }
+    st = api->convolution_forward(handle, &one, dnn->x, x, dnn->w, w, dnn->conv, dnn->algo, scratch,
+                                  dnn->algo_workspace, &zero, dnn->y, outputs[0].data);
     if (st == CUDNN_STATUS_SUCCESS) {
       *status = etrt_conv_bias_epilogue(node, &outputs[0], has_bias ? &inputs[2] : NULL, z,
                                         dnn->relu, d.maps, etrt_cuda_stream(launch));
@@ -778,9 +916,13 @@ __global__ void etrt_conv_epilogue_kernel(T *y, const T *z, int relu, int64_t co
   }
 }
 
-/* The GEMM (or direct) path of Conv. */
+/* Y = conv(X, W) + B without cuDNN: im2col and cuBLASLt, or a direct kernel. A
+ * channels-last pointwise node is one product whose epilogue also adds Z (NULL for
+ * none) and applies Relu, and *fused says so; otherwise the caller applies them. */
 static etrt_status etrt_conv_gemm_path(const etrt_node *node, const etrt_tensor *inputs,
-                                       etrt_tensor *outputs, const etrt_cuda_launch *launch) {
+                                       etrt_tensor *outputs, const etrt_cuda_launch *launch,
+                                       const etrt_tensor *z, int relu, bool *fused) {
+  *fused = false;
   etrt_conv_geometry g;
   etrt_conv_sizes d;
   ETRT_RETURN_IF_ERROR(etrt_conv_resolve(node, inputs, &g, &d));
@@ -791,6 +933,23 @@ static etrt_status etrt_conv_gemm_path(const etrt_node *node, const etrt_tensor 
   int64_t total = d.batch * d.maps * d.out_count;
   if (total == 0) return ETRT_OK;
 
+  if (etrt_conv_nhwc_product(node, g, d, x->dtype)) {
+    etrt_cuda_gemm_args a = {};
+    a.dtype = x->dtype;
+    a.trans_b = 1;
+    a.m = d.batch * d.out_count, a.n = d.maps, a.k = d.channels;
+    a.a = x->data, a.lda = d.channels;
+    a.b = w->data, a.ldb = d.channels;
+    a.y = y->data, a.ldy = d.maps;
+    a.batch = 1;
+    a.alpha = 1.0f;
+    a.beta = z != NULL ? 1.0f : 0.0f;
+    a.c = z != NULL ? z->data : NULL;
+    a.bias = bias != NULL ? bias->data : NULL;
+    a.activation = relu ? ETRT_MATMUL_ACTIVATION_RELU : ETRT_MATMUL_ACTIVATION_NONE;
+    *fused = true;
+    return etrt_cuda_gemm_run(node, &a, launch, launch->workspace, launch->workspace_size);
+  }
   if (((const etrt_conv_params *)node->state)->channels_last) {
     ETRT_CUDA_FLOAT_SWITCH(
         x->dtype, T, return etrt_cuda_no_kernel(node, x->dtype),
@@ -868,7 +1027,8 @@ static etrt_status etrt_conv_gemm_path(const etrt_node *node, const etrt_tensor 
 extern "C" ETRT_CUDA_RUN(etrt_cuda_conv) {
   etrt_status s = ETRT_OK;
   if (etrt_conv_dnn_run(node, inputs, outputs, launch, NULL, &s)) return s;
-  return etrt_conv_gemm_path(node, inputs, outputs, launch);
+  bool fused = false;
+  return etrt_conv_gemm_path(node, inputs, outputs, launch, NULL, 0, &fused);
 }
 
 extern "C" ETRT_CUDA_RUN(etrt_cuda_fused_conv) {
@@ -878,15 +1038,16 @@ extern "C" ETRT_CUDA_RUN(etrt_cuda_fused_conv) {
   if (etrt_conv_dnn_run(node, inputs, outputs, launch, z, &s)) return s;
   etrt_node conv = *node;
   conv.num_inputs = node->num_inputs < 3 ? node->num_inputs : 3;
-  ETRT_RETURN_IF_ERROR(etrt_conv_gemm_path(&conv, inputs, outputs, launch));
+  int relu = p->activation == ETRT_CONV_ACT_RELU;
+  bool fused = false;
+  ETRT_RETURN_IF_ERROR(etrt_conv_gemm_path(&conv, inputs, outputs, launch, z, relu, &fused));
   int64_t count = etrt_tensor_numel(&outputs[0]);
-  if (count == 0 || (z == NULL && !(p->activation == ETRT_CONV_ACT_RELU))) return ETRT_OK;
-  ETRT_CUDA_FLOAT_SWITCH(outputs[0].dtype, T, return etrt_cuda_no_kernel(node, outputs[0].dtype),
-                         etrt_conv_epilogue_kernel<T>
-                         <<<etrt_cuda_blocks(count, ETRT_CUDA_THREADS), ETRT_CUDA_THREADS, 0,
-                            etrt_cuda_stream(launch)>>>(
-                             (T *)outputs[0].data, z != NULL ? (const T *)z->data : (const T *)NULL,
-                             (p->activation == ETRT_CONV_ACT_RELU), count));
+  if (fused || count == 0 || (z == NULL && !relu)) return ETRT_OK;
+  ETRT_CUDA_FLOAT_SWITCH(
+      outputs[0].dtype, T, return etrt_cuda_no_kernel(node, outputs[0].dtype),
+      etrt_conv_epilogue_kernel<T><<<etrt_cuda_blocks(count, ETRT_CUDA_THREADS), ETRT_CUDA_THREADS,
+                                     0, etrt_cuda_stream(launch)>>>(
+          (T *)outputs[0].data, z != NULL ? (const T *)z->data : (const T *)NULL, relu, count));
   return etrt_cuda_check(node, "conv_epilogue");
 }
 
@@ -907,9 +1068,10 @@ extern "C" ETRT_CUDA_WORKSPACE(etrt_cuda_conv_workspace) {
   if (images < 1) images = 1;
   if ((int64_t)images > d.batch) images = d.batch > 0 ? (size_t)d.batch : 1;
   size_t unfold = ETRT_CUDA_GEMM_WORKSPACE + images * per_image;
-  if (((const etrt_conv_params *)node->state)->channels_last && unfold > ETRT_CONV_DNN_SCRATCH)
-    return ETRT_CONV_DNN_SCRATCH;
-  return unfold;
+  if (!((const etrt_conv_params *)node->state)->channels_last) return unfold;
+  size_t scratch = unfold < ETRT_CONV_DNN_SCRATCH ? unfold : ETRT_CONV_DNN_SCRATCH;
+  return scratch + etrt_conv_padded_bytes(d, etrt_conv_padded_channels(node, g, d, inputs[0].dtype),
+                                          inputs[0].dtype);
 }
 
 /* ---- ConvTranspose --------------------------------------------------------------- */

@@ -174,6 +174,8 @@ static void etrt_cudnn_init(void) {
       {"cudnnSetActivationDescriptor", &t->set_activation, sizeof t->set_activation},
       {"cudnnDestroyActivationDescriptor", &t->destroy_activation, sizeof t->destroy_activation},
       {"cudnnFindConvolutionForwardAlgorithm", &t->find_forward, sizeof t->find_forward},
+      {"cudnnGetConvolutionForwardAlgorithm_v7", &t->heuristic_forward,
+       sizeof t->heuristic_forward},
       {"cudnnGetConvolutionForwardWorkspaceSize", &t->forward_workspace,
        sizeof t->forward_workspace},
       {"cudnnConvolutionBiasActivationForward", &t->bias_activation_forward,

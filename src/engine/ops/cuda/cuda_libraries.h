@@ -89,6 +89,12 @@ typedef struct etrt_cudnn_api {
                                 cudnnFilterDescriptor_t w, cudnnConvolutionDescriptor_t conv,
                                 cudnnTensorDescriptor_t y, int requested, int *returned,
                                 cudnnConvolutionFwdAlgoPerf_t *results);
+  /* cuDNN's heuristic ranking, untimed: the same results as find_forward's, without
+   * their times */
+  cudnnStatus_t (*heuristic_forward)(cudnnHandle_t handle, cudnnTensorDescriptor_t x,
+                                     cudnnFilterDescriptor_t w, cudnnConvolutionDescriptor_t conv,
+                                     cudnnTensorDescriptor_t y, int requested, int *returned,
+                                     cudnnConvolutionFwdAlgoPerf_t *results);
   cudnnStatus_t (*forward_workspace)(cudnnHandle_t handle, cudnnTensorDescriptor_t x,
                                      cudnnFilterDescriptor_t w, cudnnConvolutionDescriptor_t conv,
                                      cudnnTensorDescriptor_t y, cudnnConvolutionFwdAlgo_t algo,

@@ -135,6 +135,8 @@ static etrt_status etrt_gemm_try(const etrt_cublaslt_api *lt, const etrt_node *n
   uint32_t align_a = etrt_gemm_alignment(g->b, g->stride_b, elem, g->batch);
   uint32_t align_b = etrt_gemm_alignment(g->a, g->stride_a, elem, g->batch);
   uint32_t align_d = etrt_gemm_alignment(g->y, g->stride_y, y_elem, g->batch);
+  const void *c = g->c != NULL ? g->c : g->y;
+  uint32_t align_c = etrt_gemm_alignment(c, g->stride_y, y_elem, g->batch);
   ETRT_LT_TRY(node, "cublasLtMatmulPreferenceSetAttribute",
               lt->preference_set_attribute(&pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES,
                                            &align_a, sizeof align_a));
@@ -143,7 +145,7 @@ static etrt_status etrt_gemm_try(const etrt_cublaslt_api *lt, const etrt_node *n
                                            &align_b, sizeof align_b));
   ETRT_LT_TRY(node, "cublasLtMatmulPreferenceSetAttribute",
               lt->preference_set_attribute(&pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES,
-                                           &align_d, sizeof align_d));
+                                           &align_c, sizeof align_c));
   ETRT_LT_TRY(node, "cublasLtMatmulPreferenceSetAttribute",
               lt->preference_set_attribute(&pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES,
                                            &align_d, sizeof align_d));
@@ -168,7 +170,7 @@ static etrt_status etrt_gemm_try(const etrt_cublaslt_api *lt, const etrt_node *n
   ETRT_LT_TRY(
       node, "cublasLtMatmul",
       lt->matmul(handle, &desc, integer ? (const void *)&alpha_i : (const void *)&alpha, g->b,
-                 &lt_a, g->a, &lt_b, integer ? (const void *)&beta_i : (const void *)&beta, g->y,
+                 &lt_a, g->a, &lt_b, integer ? (const void *)&beta_i : (const void *)&beta, c,
                  &lt_d, g->y, &lt_d, &result.algo, workspace, result.workspaceSize,
                  etrt_cuda_stream(launch)));
   return ETRT_OK;
@@ -187,6 +189,9 @@ etrt_status etrt_cuda_gemm_run(const etrt_node *node, const etrt_cuda_gemm_args 
   }
   if (gemm->k == 0 && gemm->bias != NULL) {
     return etrt_error(ETRT_ERROR_INTERNAL, "%s: k = 0 with a bias epilogue", node->op_type);
+  }
+  if (gemm->k == 0 && gemm->c != NULL && gemm->c != gemm->y) {
+    return etrt_error(ETRT_ERROR_INTERNAL, "%s: k = 0 with a separate C", node->op_type);
   }
   if (gemm->k == 0) {
     /* An empty sum: cuBLASLt refuses k = 0, and Y = beta * Y is what remains. */

@@ -13,7 +13,8 @@ extern "C" {
 /* cuBLASLt's recommended scratch on Hopper; its split-K kernels use it. */
 #define ETRT_CUDA_GEMM_WORKSPACE ((size_t)32 << 20)
 
-/* Y[b] (m x n) = alpha * op(A[b]) (m x k) * op(B[b]) (k x n) + beta * Y[b], row-major;
+/* Y[b] (m x n) = alpha * op(A[b]) (m x k) * op(B[b]) (k x n) + beta * C[b], row-major,
+ * with C = Y unless given;
  * A stored [m][k] (or [k][m] with trans_a) with leading dimension lda; likewise B;
  * matrix b of each operand starts at b * stride (elements; 0 repeats one matrix). */
 typedef struct etrt_cuda_gemm {
@@ -30,6 +31,9 @@ typedef struct etrt_cuda_gemm {
   void *y;
   int64_t ldy, stride_y;
   float alpha, beta;
+  /* What beta scales: NULL for Y itself, or a matrix laid out as Y (ldy, stride_y), so
+   * a residual joins the sum without first being copied into Y. */
+  const void *c;
   /* NULL, or n elements of the dtype added to every row of Y in the epilogue (with
    * batch 1; cuBLASLt wants it 16-byte aligned). */
   const void *bias;
