@@ -165,6 +165,14 @@ __global__ void __launch_bounds__(ETRT_ATTENTION_THREADS)
 #pragma unroll
   for (int n = 0; n < D / 8; ++n) o[n][0] = o[n][1] = o[n][2] = o[n][3] = 0.0f;
   float top0 = -INFINITY, top1 = -INFINITY, sum0 = 0.0f, sum1 = 0.0f;
+  /* The mask rows of this lane's two query rows: a key then costs one multiply. */
+  const T *mask0 = NULL, *mask1 = NULL;
+  if (mask != NULL) {
+    const T *mb = mask + b * g.mask_stride[0] + h * g.mask_stride[1];
+    mask0 = mb + (row0 < g.q_len ? row0 : 0) * g.mask_stride[2];
+    mask1 = mb + (row1 < g.q_len ? row1 : 0) * g.mask_stride[2];
+  }
+  const int64_t mask_step = g.mask_stride[3];
 
   for (int64_t k0 = 0; k0 < g.kv_len; k0 += BK) {
     __syncthreads(); /* the previous tile is no longer read */
@@ -195,7 +203,8 @@ __global__ void __launch_bounds__(ETRT_ATTENTION_THREADS)
         float x = -INFINITY;
         if (j < g.kv_len) {
           x = sc[n][e] * g.scale;
-          if (mask != NULL && i < g.q_len) x += etrt_attention_mask(mask, g, b, h, i, j);
+          if (mask != NULL && i < g.q_len)
+            x += etrt_cvt<float>((e < 2 ? mask0 : mask1)[j * mask_step]);
         }
         sc[n][e] = x;
         if (e < 2)

@@ -76,11 +76,35 @@ __device__ __forceinline__ void etrt_layer_norm_load_sum(const T *a, const T *b,
   }
 }
 
+/* The type of a row's statistics: double for float32 and float64 rows, float for half
+ * types, whose outputs keep 11 or 8 bits. The rows are latency-bound at small batches
+ * (a seventh of BERT-base's batch-1 kernel time), and double shuffles, square root and
+ * division lengthen each row's chain. */
+template <typename T>
+struct etrt_layer_norm_stats {
+  typedef double type;
+};
+template <>
+struct etrt_layer_norm_stats<__half> {
+  typedef float type;
+};
+template <>
+struct etrt_layer_norm_stats<__nv_bfloat16> {
+  typedef float type;
+};
+
+__device__ __forceinline__ float etrt_layer_norm_inv_std(float variance) {
+  return rsqrtf(variance);
+}
+__device__ __forceinline__ double etrt_layer_norm_inv_std(double variance) {
+  return 1.0 / sqrt(variance);
+}
+
 /* LayerNormalization over rows of at most 1024 elements with per-element scale and
- * bias: one warp per row, the row read once into registers; sums in double as the
- * segment kernel's, the normalisation itself in the compute type. With `addend` the
- * row is x + addend (EtrtAddLayerNorm: the residual Add read once, never stored
- * unless `sum_out` asks for it). */
+ * bias: one warp per row, the row read once into registers; sums in
+ * etrt_layer_norm_stats' type, the normalisation itself in the compute type. With
+ * `addend` the row is x + addend (EtrtAddLayerNorm: the residual Add read once, never
+ * stored unless `sum_out` asks for it). */
 template <typename T, int V, int R>
 __global__ void etrt_layer_norm_rows_kernel(const T *x, const T *addend, const T *scale,
                                             const T *bias, T *y, T *sum_out, int64_t rows, int n,
@@ -98,28 +122,29 @@ __global__ void etrt_layer_norm_rows_kernel(const T *x, const T *addend, const T
   else
     etrt_layer_norm_load_sum<T, V, R>(
         xr, addend + row * n, sum_out != NULL ? sum_out + row * n : sum_out, lane, chunks, v);
-  double sum = 0.0;
+  typedef typename etrt_layer_norm_stats<T>::type S;
+  S sum = S(0);
 #pragma unroll
   for (int r = 0; r < R; ++r) {
     if (r * 32 + lane < chunks) {
 #pragma unroll
-      for (int k = 0; k < V; ++k) sum += (double)v[r][k];
+      for (int k = 0; k < V; ++k) sum += (S)v[r][k];
     }
   }
-  double mean = etrt_cuda_warp_reduce(sum, etrt_cuda_sum_op()) / (double)n;
-  double squares = 0.0;
+  S mean = etrt_cuda_warp_reduce(sum, etrt_cuda_sum_op()) / (S)n;
+  S squares = S(0);
 #pragma unroll
   for (int r = 0; r < R; ++r) {
     if (r * 32 + lane < chunks) {
 #pragma unroll
       for (int k = 0; k < V; ++k) {
-        double d = (double)v[r][k] - mean;
+        S d = (S)v[r][k] - mean;
         squares += d * d;
       }
     }
   }
   squares = etrt_cuda_warp_reduce(squares, etrt_cuda_sum_op());
-  double inv_std = 1.0 / sqrt(squares / (double)n + epsilon);
+  S inv_std = etrt_layer_norm_inv_std(squares / (S)n + (S)epsilon);
   if (lane == 0) {
     if (mean_out != NULL) mean_out[row] = (float)mean;
     if (inv_std_out != NULL) inv_std_out[row] = (float)inv_std;
