@@ -190,6 +190,54 @@ static void test_softmax_rows(void) {
   free(y);
 }
 
+/* Softmax and LogSoftmax down the columns of [n][inner] blocks: every inner width from
+ * 1 to 70 and 130 (partial blocks of 64 columns), column ranges that start and end
+ * inside a block, columns spread over +-(0.001 .. 1e4); a NaN makes its column NaN and
+ * leaves the others alone. */
+static void test_softmax_columns(void) {
+  enum { MAX_N = 17, MAX_INNER = 130 };
+  static float x[MAX_N * MAX_INNER], y[MAX_N * MAX_INNER];
+  const int rows[] = {1, 3, MAX_N};
+  int bad = 0;
+  for (int r = 0; r < 3; ++r) {
+    int n = rows[r];
+    for (int inner = 1; inner <= MAX_INNER; inner += inner < 70 ? 1 : 60) {
+      for (int logs = 0; logs < 2; ++logs) {
+        for (int i = 0; i < n * inner; ++i) {
+          int c = i % inner; /* a column's values share a range, as a row's do above */
+          double range = c % 3 == 0 ? 1e-3 : c % 3 == 1 ? 8.0 : 1e4;
+          x[i] = (float)(range * sin(0.37 * i + r));
+        }
+        int begin = inner > 3 ? 2 : 0, end = inner > 5 ? inner - 1 : inner;
+        memset(y, 0, sizeof y);
+        etrt_cpu_softmax_columns_f32(x, y, n, inner, begin, end, logs);
+        for (int c = 0; c < inner; ++c) {
+          double m = x[c], sum = 0;
+          for (int k = 1; k < n; ++k) m = x[k * inner + c] > m ? x[k * inner + c] : m;
+          for (int k = 0; k < n; ++k) sum += exp((double)x[k * inner + c] - m);
+          for (int k = 0; k < n; ++k) {
+            double v = x[k * inner + c];
+            double want = c < begin || c >= end ? 0.0 : logs ? v - m - log(sum) : exp(v - m) / sum;
+            double err = fabs(y[k * inner + c] - want);
+            /* exp flushes results below 1.2e-38 to 0 */
+            int ok = logs ? err <= 3e-7 * fabs(want) + 1e-6 : err <= 1e-6 * want + 1.2e-38;
+            if (!ok && bad++ < 5)
+              fprintf(stderr, "%s n %d inner %d [%d][%d] = %.9g, want %.9g\n",
+                      logs ? "logsoftmax" : "softmax", n, inner, k, c, y[k * inner + c], want);
+          }
+        }
+      }
+    }
+  }
+  CHECK_EQ_INT(bad, 0);
+  /* a NaN in column 1 of three; in place */
+  float z[6] = {1.0f, NAN, 3.0f, 2.0f, 0.5f, 3.0f};
+  etrt_cpu_softmax_columns_f32(z, z, 2, 3, 0, 3, 0);
+  CHECK(fabsf(z[0] - 0.26894142f) < 1e-7f && fabsf(z[3] - 0.73105858f) < 1e-7f);
+  CHECK(isnan(z[1]) && isnan(z[4]));
+  CHECK(fabsf(z[2] - 0.5f) < 1e-7f && fabsf(z[5] - 0.5f) < 1e-7f);
+}
+
 static void test_softmax_special_values(void) {
   /* a NaN anywhere makes the row NaN; -inf entries give 0; +inf makes the row NaN
    * (inf - inf), as exp(x - max) / sum does */
@@ -318,7 +366,7 @@ static void test_paths_agree(void) {
   x[10] = NAN;
   x[11] = -0.0f;
   int bad = 0;
-  for (int f = 0; f < 10; ++f) {
+  for (int f = 0; f < 12; ++f) {
     for (int pass = 0; pass < 2; ++pass) {
       float *out = pass == 0 ? a : b, stats[2];
       etrt_cpu_gemm_isa_limit(pass == 0 ? ETRT_CPU_ISA_AVX512 : ETRT_CPU_ISA_PORTABLE);
@@ -350,6 +398,12 @@ static void test_paths_agree(void) {
           break;
         case 8:
           etrt_cpu_softmax_f32(z, out, 1, N, 1);
+          break;
+        case 9:
+          etrt_cpu_softmax_columns_f32(x, out, 7, 147, 0, 147, 0);
+          break;
+        case 10:
+          etrt_cpu_softmax_columns_f32(z, out, 7, 147, 3, 140, 1);
           break;
         default:
           etrt_cpu_layer_norm_f32(z, scale, bias, out, N, 1e-5f, stats);
@@ -389,6 +443,7 @@ int main(void) {
   RUN_TEST(test_gelu_accuracy);
   RUN_TEST(test_hard_swish);
   RUN_TEST(test_softmax_rows);
+  RUN_TEST(test_softmax_columns);
   RUN_TEST(test_softmax_special_values);
   RUN_TEST(test_layer_norm_rows);
   RUN_TEST(test_add);

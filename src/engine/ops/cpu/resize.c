@@ -1,10 +1,13 @@
 /* CPU kernel of Resize/Upsample: each output element is the weighted sum over the
  * product of its per-axis neighbours (zero weights dropped, so axes that keep
  * their size cost nothing). The output is walked row by row (every axis but the
- * last), rows split over the thread pool, with the neighbours of the outer axes
- * found once per row and those of the last axis once per chunk of columns: the
- * per-element work is a gather and a few multiply-adds. The sums run in the same
- * order for every split, so the result does not depend on the thread count. */
+ * last), rows split over the thread pool. The neighbours of the last axis are found
+ * once per chunk of columns, those of the axis before it once per call where it has
+ * at most ETRT_RESIZE_CHUNK positions, and outer axes that map every position to
+ * itself (batch and channels, usually) are found to do so once per call: the per-row
+ * work is then a table lookup, and the per-element work a gather and a few
+ * multiply-adds. The sums run in the same order for every split, so the result does
+ * not depend on the thread count. */
 #include "engine/ops/resize.h"
 
 #include <string.h>
@@ -34,7 +37,41 @@ typedef struct etrt_resize_job {
   size_t element;
   const etrt_resize_taps *columns; /* of columns [first_column, first_column + column_count) */
   int64_t first_column, column_count;
+  /* bit a: outer axis a takes position p from position p alone, with weight 1 */
+  uint32_t identity_axes;
+  /* the neighbours of the axis before the last at each of its positions, or NULL */
+  const etrt_resize_taps *penultimate;
+  /* nearest, every column inside the crop box: the offset of each column's source */
+  const int64_t *nearest;
 } etrt_resize_job;
+
+/* One row of a nearest resize whose columns are all inside: a gather of `count`
+ * elements by offset. */
+#define ETRT_RESIZE_GATHER(T)                                                        \
+  do {                                                                               \
+    T *out = (T *)dst;                                                               \
+    const T *in = (const T *)src;                                                    \
+    for (int64_t c = 0; c < count; ++c) memcpy(&out[c], &in[offsets[c]], sizeof(T)); \
+  } while (0)
+
+static void etrt_resize_gather_row(uint8_t *dst, const uint8_t *src, const int64_t *offsets,
+                                   int64_t count, size_t element) {
+  switch (element) {
+    case 1:
+      ETRT_RESIZE_GATHER(uint8_t);
+      break;
+    case 2:
+      ETRT_RESIZE_GATHER(uint16_t);
+      break;
+    case 4:
+      ETRT_RESIZE_GATHER(uint32_t);
+      break;
+    default:
+      for (int64_t c = 0; c < count; ++c)
+        etrt_cpu_copy_element(dst + c * element, src + offsets[c] * element, element);
+      break;
+  }
+}
 
 /* The neighbour combinations of the outer axes of output row `row`: offsets into x and
  * the product of their weights, in the order the axes' picks advance (last axis
@@ -52,7 +89,18 @@ static int etrt_resize_row_combos(const etrt_resize_job *j, int64_t row, int64_t
   }
   int total = 1;
   for (int32_t a = 0; a < outer; ++a) {
-    count[a] = etrt_resize_neighbours(j->p, j->g, a, position[a], index[a], weight[a]);
+    if (j->identity_axes & (1u << a)) {
+      count[a] = 1;
+      index[a][0] = position[a];
+      weight[a][0] = 1.0;
+    } else if (a == outer - 1 && j->penultimate != NULL) {
+      const etrt_resize_taps *t = &j->penultimate[position[a]];
+      count[a] = t->count;
+      memcpy(index[a], t->index, sizeof t->index);
+      memcpy(weight[a], t->weight, sizeof t->weight);
+    } else {
+      count[a] = etrt_resize_neighbours(j->p, j->g, a, position[a], index[a], weight[a]);
+    }
     if (count[a] == 0) return 0;
     total *= count[a];
     if (total > ETRT_RESIZE_MAX_COMBOS) return -1;
@@ -86,6 +134,11 @@ static void etrt_resize_rows(void *ctx, int64_t first, int64_t end) {
   for (int64_t row = first; row < end; ++row) {
     int combos = etrt_resize_row_combos(j, row, offsets, weights);
     uint8_t *dst = (uint8_t *)j->y->data + (size_t)(row * width + j->first_column) * j->element;
+    if (j->nearest != NULL && combos > 0) {
+      etrt_resize_gather_row(dst, (const uint8_t *)j->x->data + (size_t)offsets[0] * j->element,
+                             j->nearest, j->column_count, j->element);
+      continue;
+    }
     for (int64_t c = 0; c < j->column_count; ++c, dst += j->element) {
       const etrt_resize_taps *t = &j->columns[c];
       int outside = combos == 0 || t->count == 0;
@@ -137,6 +190,23 @@ etrt_status etrt_cpu_resize(const etrt_node *node, const etrt_tensor *inputs,
   double weights[ETRT_RESIZE_MAX_COMBOS];
   etrt_resize_job job = {
       .p = p, .g = &g, .x = x, .y = y, .strides = strides, .element = etrt_dtype_size(x->dtype)};
+  etrt_resize_taps columns[ETRT_RESIZE_CHUNK], penultimate[ETRT_RESIZE_CHUNK];
+  for (int32_t a = 0; a < last && a < 32; ++a) {
+    int identity = 1;
+    for (int64_t at = 0; at < y->dims[a] && identity; ++at) {
+      etrt_resize_taps t;
+      t.count = etrt_resize_neighbours(p, &g, a, at, t.index, t.weight);
+      identity = t.count == 1 && t.index[0] == at && t.weight[0] == 1.0;
+    }
+    if (identity) job.identity_axes |= 1u << a;
+  }
+  if (last >= 1 && !(job.identity_axes & (1u << (last - 1))) &&
+      y->dims[last - 1] <= ETRT_RESIZE_CHUNK) {
+    for (int64_t at = 0; at < y->dims[last - 1]; ++at)
+      penultimate[at].count = etrt_resize_neighbours(p, &g, last - 1, at, penultimate[at].index,
+                                                     penultimate[at].weight);
+    job.penultimate = penultimate;
+  }
   /* Every row has the same number of combinations (per-axis counts do not depend on
    * the position, but for rows outside a crop box): refuse more than the table holds. */
   for (int64_t row = 0; row < rows; ++row) {
@@ -147,15 +217,19 @@ etrt_status etrt_cpu_resize(const etrt_node *node, const etrt_tensor *inputs,
                            ETRT_RESIZE_MAX_COMBOS);
     if (combos > 0) break;
   }
-  etrt_resize_taps columns[ETRT_RESIZE_CHUNK];
-  int64_t width = y->dims[last];
+  int64_t width = y->dims[last], nearest[ETRT_RESIZE_CHUNK];
   for (int64_t first = 0; first < width; first += ETRT_RESIZE_CHUNK) {
     job.first_column = first;
     job.column_count = width - first < ETRT_RESIZE_CHUNK ? width - first : ETRT_RESIZE_CHUNK;
-    for (int64_t c = 0; c < job.column_count; ++c)
+    int inside = p->mode == ETRT_RESIZE_NEAREST;
+    for (int64_t c = 0; c < job.column_count; ++c) {
       columns[c].count =
           etrt_resize_neighbours(p, &g, last, first + c, columns[c].index, columns[c].weight);
+      nearest[c] = columns[c].index[0] * strides[last];
+      inside = inside && columns[c].count > 0;
+    }
     job.columns = columns;
+    job.nearest = inside ? nearest : NULL;
     etrt_parallel_for(rows, 1 + 16384 / (job.column_count + 1), etrt_resize_rows, &job);
   }
   return ETRT_OK;

@@ -1,6 +1,7 @@
 /* CPU kernel of Softmax, LogSoftmax and Hardmax: per group, the maximum, then the
  * sum of exp(x - max) accumulated in double, then the outputs; float32 Softmax and
- * LogSoftmax over the last axis take the vectorised rows of vector_math.c instead. */
+ * LogSoftmax take the vectorised loops of vector_math.c instead, over rows for the last
+ * axis and over blocks of columns for another (a detector's box distributions). */
 #include <tgmath.h>
 
 #include "base/half.h"
@@ -60,6 +61,27 @@ static void etrt_softmax_f32_rows(etrt_softmax_kind kind, int64_t o_begin, int64
                        kind == ETRT_SOFTMAX_LOG);
 }
 
+/* Columns of one group that a job item takes, over another axis than the last. */
+#define ETRT_SOFTMAX_COLUMNS 256
+
+static int64_t etrt_softmax_column_blocks(int64_t inner) {
+  return (inner + ETRT_SOFTMAX_COLUMNS - 1) / ETRT_SOFTMAX_COLUMNS;
+}
+
+/* Items [begin, end) are (group, block of columns) pairs, the blocks of a group in a row. */
+static void etrt_softmax_f32_columns(etrt_softmax_kind kind, int64_t begin, int64_t end, int64_t n,
+                                     int64_t inner, const void *x, void *y) {
+  if (n == 0) return;
+  int64_t blocks = etrt_softmax_column_blocks(inner);
+  for (int64_t item = begin; item < end; ++item) {
+    int64_t group = item / blocks, first = (item % blocks) * ETRT_SOFTMAX_COLUMNS;
+    int64_t last = first + ETRT_SOFTMAX_COLUMNS < inner ? first + ETRT_SOFTMAX_COLUMNS : inner;
+    etrt_cpu_softmax_columns_f32((const float *)x + group * n * inner,
+                                 (float *)y + group * n * inner, n, inner, first, last,
+                                 kind == ETRT_SOFTMAX_LOG);
+  }
+}
+
 typedef struct etrt_softmax_job {
   void (*fn)(etrt_softmax_kind, int64_t, int64_t, int64_t, int64_t, const void *, void *);
   etrt_softmax_kind kind;
@@ -79,10 +101,16 @@ etrt_status etrt_cpu_softmax(const etrt_node *node, const etrt_tensor *inputs,
   int64_t outer, n, inner;
   ETRT_RETURN_IF_ERROR(etrt_softmax_layout(node, s, &inputs[0], &outer, &n, &inner));
   etrt_softmax_job job = {NULL, s->kind, n, inner, inputs[0].data, outputs[0].data};
+  int64_t items = outer, item_size = n * inner;
   switch (inputs[0].dtype) {
     case ETRT_DTYPE_FLOAT32:
-      job.fn =
-          inner == 1 && s->kind != ETRT_SOFTMAX_HARD ? etrt_softmax_f32_rows : etrt_softmax_f32;
+      job.fn = s->kind == ETRT_SOFTMAX_HARD ? etrt_softmax_f32
+               : inner == 1                 ? etrt_softmax_f32_rows
+                                            : etrt_softmax_f32_columns;
+      if (job.fn == etrt_softmax_f32_columns) {
+        items = outer * etrt_softmax_column_blocks(inner);
+        item_size = n * (inner < ETRT_SOFTMAX_COLUMNS ? inner : ETRT_SOFTMAX_COLUMNS);
+      }
       break;
     case ETRT_DTYPE_FLOAT64:
       job.fn = etrt_softmax_f64;
@@ -97,8 +125,9 @@ etrt_status etrt_cpu_softmax(const etrt_node *node, const etrt_tensor *inputs,
       return etrt_op_error(node, ETRT_ERROR_UNSUPPORTED, "no CPU kernel for input type %s",
                            etrt_dtype_name(inputs[0].dtype));
   }
-  /* Split by groups (outer index): each is normalised alone, in the same order. */
-  etrt_parallel_for(outer, 1 + 16384 / (n * inner + 1), etrt_softmax_groups, &job);
+  /* Split by groups (outer index), or blocks of columns: each softmax is computed alone,
+   * in the same order, whatever the split. */
+  etrt_parallel_for(items, 1 + 16384 / (item_size + 1), etrt_softmax_groups, &job);
   return ETRT_OK;
 }
 

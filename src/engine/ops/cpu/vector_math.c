@@ -174,6 +174,53 @@ ETRT_VM_DISPATCH(etrt_cpu_softmax_f32, etrt_vm_softmax_loop,
                  (const float *x, float *y, int64_t rows, int64_t n, int log_softmax),
                  (x, y, rows, n, log_softmax))
 
+/* Columns a softmax over a middle axis handles in one pass over its rows. */
+#define ETRT_VM_COLUMNS 64
+
+/* As the rows above, for the softmax of each column of an [n][inner] block (n >= 1),
+ * columns [begin, end): ETRT_VM_COLUMNS neighbouring columns go together, so every pass
+ * reads rows of contiguous floats. */
+static inline void etrt_vm_softmax_columns_loop(const float *x, float *y, int64_t n, int64_t inner,
+                                                int64_t begin, int64_t end, int log_softmax) {
+  for (int64_t c0 = begin; c0 < end; c0 += ETRT_VM_COLUMNS) {
+    int64_t w = end - c0 < ETRT_VM_COLUMNS ? end - c0 : ETRT_VM_COLUMNS;
+    float m[ETRT_VM_COLUMNS], scale[ETRT_VM_COLUMNS];
+    double sums[ETRT_VM_COLUMNS];
+    for (int64_t c = 0; c < w; ++c) {
+      m[c] = x[c0 + c];
+      sums[c] = 0.0;
+    }
+    for (int64_t k = 1; k < n; ++k) {
+      const float *xk = x + k * inner + c0;
+      for (int64_t c = 0; c < w; ++c) m[c] = xk[c] > m[c] ? xk[c] : m[c];
+    }
+    for (int64_t k = 0; k < n; ++k) {
+      const float *xk = x + k * inner + c0;
+      float *yk = y + k * inner + c0;
+      for (int64_t c = 0; c < w; ++c) {
+        float e = etrt_vm_exp_nonpositive_nan(xk[c] - m[c]);
+        if (!log_softmax) yk[c] = e;
+        sums[c] += e;
+      }
+    }
+    for (int64_t c = 0; c < w; ++c)
+      scale[c] = log_softmax ? logf((float)sums[c]) : 1.0f / (float)sums[c];
+    for (int64_t k = 0; k < n; ++k) {
+      const float *xk = x + k * inner + c0;
+      float *yk = y + k * inner + c0;
+      if (log_softmax) {
+        for (int64_t c = 0; c < w; ++c) yk[c] = (xk[c] - m[c]) - scale[c];
+      } else {
+        for (int64_t c = 0; c < w; ++c) yk[c] *= scale[c];
+      }
+    }
+  }
+}
+ETRT_VM_DISPATCH(etrt_cpu_softmax_columns_f32, etrt_vm_softmax_columns_loop,
+                 (const float *x, float *y, int64_t n, int64_t inner, int64_t begin, int64_t end,
+                  int log_softmax),
+                 (x, y, n, inner, begin, end, log_softmax))
+
 /* Two passes for the statistics, as onnxruntime's MLAS kernel (AVX2) takes them: the mean
  * from a double sum (four lanes), then the squared deviations from it in float (eight
  * lanes of fused multiply-adds), which keeps the variance accurate where the mean is large

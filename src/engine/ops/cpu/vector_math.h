@@ -37,6 +37,11 @@ void etrt_cpu_add_f32(const float *a, const float *b, float *y, int64_t n);
  * double over 16 lanes, then one scaling pass. A NaN in a row makes the row NaN. */
 void etrt_cpu_softmax_f32(const float *x, float *y, int64_t rows, int64_t n, int log_softmax);
 
+/* The same for softmaxes along the middle axis of an [n][inner] block (n > 0): column c
+ * of [begin, end) is the softmax of x[k * inner + c] over k; y may be x. */
+void etrt_cpu_softmax_columns_f32(const float *x, float *y, int64_t n, int64_t inner, int64_t begin,
+                                  int64_t end, int log_softmax);
+
 /* One row of LayerNormalization over n > 0 elements with float32 statistics: y[i] =
  * (x[i] - mean) / sqrt(variance + epsilon) * scale[i] (+ bias[i] unless bias is NULL);
  * y may be x. mean_inv_std receives the mean and 1 / sqrt(variance + epsilon). */
