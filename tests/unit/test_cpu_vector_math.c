@@ -238,6 +238,25 @@ static void test_softmax_columns(void) {
   CHECK(fabsf(z[2] - 0.5f) < 1e-7f && fabsf(z[5] - 0.5f) < 1e-7f);
 }
 
+/* Sums of every length from 0 to 70 (every tail of the lanes) and 100000, against a
+ * sequential sum in long double. */
+static void test_sum(void) {
+  enum { MAX_N = 100000 };
+  float *x = malloc(MAX_N * sizeof *x);
+  for (int i = 0; i < MAX_N; ++i) x[i] = (float)(sin(0.37 * i) * 3.0 + (i % 11 == 0 ? 1e4 : 0.0));
+  int bad = 0;
+  for (int n = 0; n <= 71; ++n) {
+    int len = n <= 70 ? n : MAX_N;
+    long double want = 0;
+    for (int i = 0; i < len; ++i) want += x[i];
+    double got = etrt_cpu_sum_f32(x, len);
+    if (fabsl((long double)got - want) > 1e-12L * (fabsl(want) + 1) && bad++ < 5)
+      fprintf(stderr, "sum of %d = %.17g, want %.17Lg\n", len, got, want);
+  }
+  CHECK_EQ_INT(bad, 0);
+  free(x);
+}
+
 static void test_softmax_special_values(void) {
   /* a NaN anywhere makes the row NaN; -inf entries give 0; +inf makes the row NaN
    * (inf - inf), as exp(x - max) / sum does */
@@ -366,7 +385,7 @@ static void test_paths_agree(void) {
   x[10] = NAN;
   x[11] = -0.0f;
   int bad = 0;
-  for (int f = 0; f < 12; ++f) {
+  for (int f = 0; f < 13; ++f) {
     for (int pass = 0; pass < 2; ++pass) {
       float *out = pass == 0 ? a : b, stats[2];
       etrt_cpu_gemm_isa_limit(pass == 0 ? ETRT_CPU_ISA_AVX512 : ETRT_CPU_ISA_PORTABLE);
@@ -405,6 +424,11 @@ static void test_paths_agree(void) {
         case 10:
           etrt_cpu_softmax_columns_f32(z, out, 7, 147, 3, 140, 1);
           break;
+        case 11: {
+          double sum = etrt_cpu_sum_f32(z, N);
+          memcpy(out, &sum, sizeof sum);
+          break;
+        }
         default:
           etrt_cpu_layer_norm_f32(z, scale, bias, out, N, 1e-5f, stats);
           break;
@@ -444,6 +468,7 @@ int main(void) {
   RUN_TEST(test_hard_swish);
   RUN_TEST(test_softmax_rows);
   RUN_TEST(test_softmax_columns);
+  RUN_TEST(test_sum);
   RUN_TEST(test_softmax_special_values);
   RUN_TEST(test_layer_norm_rows);
   RUN_TEST(test_add);

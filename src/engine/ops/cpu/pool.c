@@ -7,6 +7,7 @@
 
 #include "base/thread_pool.h"
 #include "engine/ops/cpu/scalar.h"
+#include "engine/ops/cpu/vector_math.h"
 #include "engine/ops/cpu/widen.h"
 
 static int etrt_pool_advance(int64_t *coords, const int64_t *sizes, int32_t n) {
@@ -323,11 +324,21 @@ ETRT_POOL_GLOBAL_KERNEL(double, etrt_pool_global_f64)
 ETRT_POOL_GLOBAL_KERNEL(int8_t, etrt_pool_global_i8)
 ETRT_POOL_GLOBAL_KERNEL(uint8_t, etrt_pool_global_u8)
 
+/* Global average pools of float32 planes: the vectorised sum. */
+static void etrt_pool_global_average_f32(int64_t first, int64_t planes, int64_t size,
+                                         const float *x, float *y) {
+  for (int64_t plane = first; plane < planes; ++plane)
+    y[plane] = size > 0 ? (float)(etrt_cpu_sum_f32(x + plane * size, size) / (double)size) : 0.0f;
+}
+
 static void etrt_pool_global_planes(void *ctx, int64_t first, int64_t end) {
   const etrt_pool_job *j = ctx;
   switch (j->dtype) {
     case ETRT_DTYPE_FLOAT32:
-      etrt_pool_global_f32(j->state, first, end, j->size, j->x, j->y);
+      if (j->state->kind == ETRT_POOL_AVERAGE)
+        etrt_pool_global_average_f32(first, end, j->size, j->x, j->y);
+      else
+        etrt_pool_global_f32(j->state, first, end, j->size, j->x, j->y);
       break;
     case ETRT_DTYPE_FLOAT64:
       etrt_pool_global_f64(j->state, first, end, j->size, j->x, j->y);
