@@ -132,7 +132,9 @@ ETRT_VM_DISPATCH(etrt_cpu_add_f32, etrt_vm_add_loop,
  * kernel): x clamped below at -88.376, m = round(x / ln2) by the 1.5 * 2^23 trick inside
  * a fused multiply-add, x - m ln2 in two fused steps (high and low parts of ln2), a
  * degree-6 polynomial by Horner's rule in fused multiply-adds, scaled by 2^m built in the
- * exponent field (0 once m reaches -127). Within 1 ulp of exp on [-87, 0]; NaN stays NaN. */
+ * exponent field (0 once m reaches -127). Within 1 ulp of exp on [-87, 0]; NaN stays NaN.
+ * The loops that call it are inlined into each instruction set's copy (always_inline: the
+ * compiler would otherwise keep one baseline copy, and its fmaf calls into libm). */
 static inline float etrt_vm_exp_softmax(float x) {
   x = x < -88.3762626647949f ? -88.3762626647949f : x;
   float biased = fmaf(x, 1.44269504088896341f, 12582912.0f);
@@ -159,8 +161,9 @@ static inline float etrt_vm_exp_softmax(float x) {
  * eight lanes (element i into lane i mod 8, in order; the lanes added pairwise), then
  * each exponential multiplied by 1 / sum. LogSoftmax keeps a double sum of the Cephes
  * exponential (float lanes lose 1e-6 of a sum over thousands of classes). */
-static inline void etrt_vm_softmax_loop(const float *x, float *y, int64_t rows, int64_t n,
-                                        int log_softmax) {
+static inline __attribute__((always_inline)) void etrt_vm_softmax_loop(const float *x, float *y,
+                                                                       int64_t rows, int64_t n,
+                                                                       int log_softmax) {
   for (int64_t row = 0; row < rows; ++row) {
     const float *xr = x + row * n;
     float *yr = y + row * n;
@@ -261,9 +264,9 @@ ETRT_VM_DISPATCH(etrt_cpu_layer_norm_f32, etrt_vm_layer_norm_loop,
 #define ETRT_VM_WELFORD_ROWS 8
 #define ETRT_VM_WELFORD_TILE 64
 
-static inline void etrt_vm_skip_layer_norm_loop(const float *x, const float *scale,
-                                                const float *bias, float *y, int64_t rows,
-                                                int64_t n, float epsilon) {
+static inline __attribute__((always_inline)) void etrt_vm_skip_layer_norm_loop(
+    const float *x, const float *scale, const float *bias, float *y, int64_t rows, int64_t n,
+    float epsilon) {
   for (int64_t r0 = 0; r0 < rows; r0 += ETRT_VM_WELFORD_ROWS) {
     int64_t nr = rows - r0 < ETRT_VM_WELFORD_ROWS ? rows - r0 : ETRT_VM_WELFORD_ROWS;
     float mean[ETRT_VM_WELFORD_ROWS] = {0}, m2[ETRT_VM_WELFORD_ROWS] = {0};
