@@ -258,10 +258,12 @@ ETRT_VM_DISPATCH(etrt_cpu_layer_norm_f32, etrt_vm_layer_norm_loop,
  * (its optimised session fuses the pair into that kernel): Welford's running mean and
  * sum of squared deviations over the row in float, in order, each step a division by
  * the count so far; the standard deviation sqrt(m2 / n + epsilon); each output
- * (x - mean) / std * scale + bias, every operation rounded alone. The rows are taken
- * eight at a time, one per vector lane, through a transposed tile on the stack, since
- * one row's steps depend on each other and its divisions would otherwise run one by one. */
-#define ETRT_VM_WELFORD_ROWS 8
+ * (x - mean) / std * scale + bias, every operation rounded alone. One row's steps depend
+ * on each other, so rows are taken sixteen at a time, one per vector lane, through a
+ * transposed tile on the stack: two AVX2 vectors of rows hide the division's latency
+ * (Add + LayerNormalization of 128 x 768: 110 us, against 160 with eight rows, 200 with
+ * thirty-two, and 75 for the two-pass statistics it replaced). */
+#define ETRT_VM_WELFORD_ROWS 16
 #define ETRT_VM_WELFORD_TILE 64
 
 static inline __attribute__((always_inline)) void etrt_vm_skip_layer_norm_loop(
