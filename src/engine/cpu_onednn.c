@@ -196,10 +196,9 @@ typedef struct etrt_dnnl_node {
   void *bound;
   void *owned_weights; /* weights reordered at create (NULL: used in place) */
   /* The shapes the primitive was made for: input 0 (X or A) and the output. */
-  int32_t rank, out_rank, weights_rank;
-  int64_t dims[ETRT_MAX_RANK], out_dims[ETRT_MAX_RANK], weights_dims[ETRT_MAX_RANK];
-  int runtime_weights; /* input 1 is computed: its address is set at each run */
-  int threads;         /* the most worth using (etrt_dnnl_node_threads) */
+  int32_t rank, out_rank;
+  int64_t dims[ETRT_MAX_RANK], out_dims[ETRT_MAX_RANK];
+  int threads; /* the most worth using (etrt_dnnl_node_threads) */
   int has_residual;
   size_t dst_bytes; /* of the primitive's destination, the residual copied into it */
   /* While the context is made: the primitive's description (NULL: etrt's kernel runs
@@ -330,47 +329,23 @@ static int etrt_dnnl_conv_desc(const etrt_engine *engine, const etrt_node *node,
                    has_bias ? &bias_md : NULL, &dst_md, strides, dilates, pad_l, pad_r));
 }
 
-/* A product of two computed operands of one rank with the same leading (batch) axes,
- * as attention's Q x K^T and P x V: every operand row-major, set at each run. */
-static int etrt_dnnl_batched_matmul_desc(const etrt_tensor *a, const etrt_tensor *b,
-                                         const etrt_tensor *y, dnnl_matmul_desc_t *md,
-                                         dnnl_memory_desc_t *weights_md) {
-  const etrt_dnnl_api *d = &etrt_dnnl;
-  static const dnnl_format_tag_t tags[] = {
-      dnnl_format_tag_undef, dnnl_a, dnnl_ab, dnnl_abc, dnnl_abcd, dnnl_abcde};
-  int32_t rank = a->rank;
-  if (b->rank != rank || y->rank != rank || rank < 2 || rank > 5) return 0;
-  for (int32_t i = 0; i + 2 < rank; ++i)
-    if (a->dims[i] != b->dims[i]) return 0;
-  dnnl_dims_t ad, bd, yd;
-  for (int32_t i = 0; i < rank; ++i) ad[i] = a->dims[i], bd[i] = b->dims[i], yd[i] = y->dims[i];
-  dnnl_memory_desc_t src_md, dst_md;
-  return ETRT_DNNL_OK(d->dnnl_memory_desc_init_by_tag(&src_md, rank, ad, dnnl_f32, tags[rank])) &&
-         ETRT_DNNL_OK(
-             d->dnnl_memory_desc_init_by_tag(weights_md, rank, bd, dnnl_f32, tags[rank])) &&
-         ETRT_DNNL_OK(d->dnnl_memory_desc_init_by_tag(&dst_md, rank, yd, dnnl_f32, tags[rank])) &&
-         ETRT_DNNL_OK(d->dnnl_matmul_desc_init(md, &src_md, weights_md, NULL, &dst_md));
-}
-
 /* MatMul or EtrtMatMulBias of an input by a constant [K, N] matrix (with a constant bias
  * of N), or Gemm (alpha 1, no transA, beta 1 with a constant bias of N), as one
- * [M, K] x [K, N] product whose leading axes of A fold into M; or a MatMul of two
- * computed operands (etrt_dnnl_batched_matmul_desc, *runtime_weights set); 0 when oneDNN
- * is not used for it. `weights_md` is the constant's own layout (row-major, or
- * transposed); the primitive picks its packed one. */
+ * [M, K] x [K, N] product whose leading axes of A fold into M; 0 when oneDNN is not used
+ * for it. `weights_md` is the constant's own layout (row-major, or transposed); the
+ * primitive picks its packed one. A product of two computed operands (attention's Q x K^T
+ * and P x V) stays with etrt's GEMM: it sums each element in order of k in fused
+ * multiply-adds, as onnxruntime's MLAS does, where oneDNN's kernels for small shapes sum
+ * in another order (and a quantized transformer requantizes what follows). */
 static int etrt_dnnl_matmul_desc(const etrt_engine *engine, const etrt_node *node,
                                  const etrt_tensor *args, dnnl_matmul_desc_t *md,
-                                 dnnl_memory_desc_t *weights_md, int *runtime_weights) {
+                                 dnnl_memory_desc_t *weights_md) {
   const etrt_dnnl_api *d = &etrt_dnnl;
   const etrt_tensor *a = &args[0], *b = &args[1];
   int gemm = strcmp(node->op_type, "Gemm") == 0;
   int matmul_bias = strcmp(node->op_type, "EtrtMatMulBias") == 0;
   if (a->dtype != ETRT_DTYPE_FLOAT32 || b->dtype != ETRT_DTYPE_FLOAT32 || a->rank < 2) return 0;
-  *runtime_weights = !etrt_dnnl_is_constant(engine, node, 1);
-  if (*runtime_weights)
-    return !gemm && !matmul_bias && node->num_inputs == 2 &&
-           etrt_dnnl_batched_matmul_desc(a, b, &args[node->num_inputs], md, weights_md);
-  if (b->rank != 2) return 0;
+  if (!etrt_dnnl_is_constant(engine, node, 1) || b->rank != 2) return 0;
   int trans_b = 0, has_bias = 0;
   int64_t bias_n = -1;
   if (gemm) {
@@ -567,8 +542,7 @@ static void etrt_dnnl_node_describe(etrt_cpu_onednn *s, const etrt_engine *engin
   const etrt_fused_conv_params *fused = NULL;
   if (conv ? !etrt_dnnl_conv_desc(engine, node, args, allow_depthwise, &cd, &dn->plain_weights,
                                   &residual, &fused, &dn->depthwise)
-           : !etrt_dnnl_matmul_desc(engine, node, args, &md, &dn->plain_weights,
-                                    &dn->runtime_weights))
+           : !etrt_dnnl_matmul_desc(engine, node, args, &md, &dn->plain_weights))
     return;
   dn->conv = conv;
   dn->has_residual = conv && residual.ndims > 0;
@@ -594,8 +568,6 @@ static void etrt_dnnl_node_describe(etrt_cpu_onednn *s, const etrt_engine *engin
   if (ok) {
     dn->rank = args[0].rank;
     memcpy(dn->dims, args[0].dims, sizeof dn->dims);
-    dn->weights_rank = args[1].rank;
-    memcpy(dn->weights_dims, args[1].dims, sizeof dn->weights_dims);
     dn->out_rank = out->rank;
     memcpy(dn->out_dims, out->dims, sizeof dn->out_dims);
   }
@@ -698,15 +670,12 @@ static int etrt_dnnl_node_finish(etrt_cpu_onednn *s, const etrt_engine *engine, 
   const dnnl_memory_desc_t *scratch = etrt_dnnl_md(dn, dnnl_query_scratchpad_md);
   const etrt_graph_value *values = engine->graph.values;
   dnnl_memory_desc_t plain_src, plain_dst;
-  int ok =
-      etrt_dnnl_plain(src, &plain_src) && etrt_dnnl_plain(dst, &plain_dst) &&
-      etrt_dnnl_activation(s, dn, ETRT_DNNL_SRC, DNNL_ARG_SRC, src, &plain_src, dn->chained_src,
-                           ETRT_DNNL_USER_SRC) &&
-      etrt_dnnl_activation(s, dn, ETRT_DNNL_DST, DNNL_ARG_DST, dst, &plain_dst, dn->chained_dst,
-                           ETRT_DNNL_USER_DST) &&
-      (dn->runtime_weights
-           ? etrt_dnnl_memory(s, dn, ETRT_DNNL_WEIGHTS, DNNL_ARG_WEIGHTS, weights, NULL)
-           : etrt_dnnl_weights(s, dn, weights, &dn->plain_weights, values[node->inputs[1]].data));
+  int ok = etrt_dnnl_plain(src, &plain_src) && etrt_dnnl_plain(dst, &plain_dst) &&
+           etrt_dnnl_activation(s, dn, ETRT_DNNL_SRC, DNNL_ARG_SRC, src, &plain_src,
+                                dn->chained_src, ETRT_DNNL_USER_SRC) &&
+           etrt_dnnl_activation(s, dn, ETRT_DNNL_DST, DNNL_ARG_DST, dst, &plain_dst,
+                                dn->chained_dst, ETRT_DNNL_USER_DST) &&
+           etrt_dnnl_weights(s, dn, weights, &dn->plain_weights, values[node->inputs[1]].data);
   if (ok && dn->memory[ETRT_DNNL_USER_SRC])
     ok = etrt_dnnl_reorder_make(s, dn, ETRT_DNNL_REORDER_SRC, ETRT_DNNL_USER_SRC, ETRT_DNNL_SRC);
   if (ok && dn->memory[ETRT_DNNL_USER_DST])
@@ -845,7 +814,6 @@ int etrt_cpu_onednn_run(etrt_cpu_onednn *s, uint32_t n, const etrt_tensor *input
   etrt_dnnl_node *dn = &s->nodes[n];
   if (dn->primitive == NULL || !etrt_dnnl_same(dn->rank, dn->dims, &inputs[0]) ||
       !etrt_dnnl_same(dn->out_rank, dn->out_dims, &outputs[0]) ||
-      (dn->runtime_weights && !etrt_dnnl_same(dn->weights_rank, dn->weights_dims, &inputs[1])) ||
       (dn->buffer_used > 0 && workspace == NULL))
     return 0;
   const etrt_dnnl_api *d = &etrt_dnnl;
@@ -862,8 +830,6 @@ int etrt_cpu_onednn_run(etrt_cpu_onednn *s, uint32_t n, const etrt_tensor *input
   int dst_slot = dn->memory[ETRT_DNNL_USER_DST] ? ETRT_DNNL_USER_DST : ETRT_DNNL_DST;
   d->dnnl_memory_set_data_handle(dn->memory[src_slot], inputs[0].data);
   d->dnnl_memory_set_data_handle(dn->memory[dst_slot], outputs[0].data);
-  if (dn->runtime_weights)
-    d->dnnl_memory_set_data_handle(dn->memory[ETRT_DNNL_WEIGHTS], inputs[1].data);
   if (dn->memory[ETRT_DNNL_USER_RESIDUAL]) {
     d->dnnl_memory_set_data_handle(dn->memory[ETRT_DNNL_USER_RESIDUAL], inputs[3].data);
   } else if (dn->has_residual) {

@@ -149,7 +149,7 @@ static void test_hard_swish(void) {
   CHECK(x[N - 1] == y[N - 1] || x[N - 1] > 4.9f);
 }
 
-/* Softmax and LogSoftmax rows of every length from 1 to 70 (every tail of the 16
+/* Softmax and LogSoftmax rows of every length from 1 to 70 (every tail of the 8 and 16
  * lanes), then long rows, with values spread over +-(0.001 .. 1e4). */
 static void test_softmax_rows(void) {
   enum { ROWS = 3, MAX_N = 6625 };
@@ -177,7 +177,11 @@ static void test_softmax_rows(void) {
         for (int i = 0; i < n; ++i) {
           double want = logs ? (double)xr[i] - m - log(sum) : exp((double)xr[i] - m) / sum;
           double err = fabs(y[r * n + i] - want);
-          int ok = logs ? err <= 3e-7 * fabs(want) + 1e-6 : err <= 1e-6 * want + 1e-38;
+          /* Softmax sums its exponentials in float in eight lanes, as onnxruntime's
+           * MLAS does (its bits are the goal): over thousands of elements the sum
+           * carries a few 1e-7 of rounding more than a double sum. */
+          double rel = n > 1000 ? 2e-6 : 1e-6;
+          int ok = logs ? err <= 3e-7 * fabs(want) + 1e-6 : err <= rel * want + 1e-38;
           if (!ok && bad++ < 5)
             fprintf(stderr, "%s n %d row %d [%d] = %.9g, want %.9g\n",
                     logs ? "logsoftmax" : "softmax", n, r, i, y[r * n + i], want);

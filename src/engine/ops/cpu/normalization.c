@@ -141,12 +141,19 @@ static int etrt_layer_norm_fast(const etrt_layer_norm_job *j) {
 
 static void etrt_layer_norm_rows_f32(const etrt_layer_norm_job *j, int64_t begin, int64_t end) {
   const int64_t inner = j->inner;
-  const float *x = j->addend ? j->sum->data : j->x->data;
+  if (j->addend) {
+    /* The residual sum normalised as onnxruntime's SkipLayerNormalization does
+     * (vector_math.h): its optimised session runs every Add + LayerNormalization so. */
+    float *sum = (float *)j->sum->data + begin * inner;
+    etrt_cpu_add_f32((const float *)j->x->data + begin * inner,
+                     (const float *)j->addend->data + begin * inner, sum, (end - begin) * inner);
+    etrt_cpu_skip_layer_norm_f32(sum, j->scale->data, j->bias ? j->bias->data : NULL,
+                                 (float *)j->y->data + begin * inner, end - begin, inner,
+                                 (float)j->epsilon);
+    return;
+  }
+  const float *x = j->x->data;
   for (int64_t o = begin; o < end; ++o) {
-    if (j->addend)
-      etrt_cpu_add_f32((const float *)j->x->data + o * inner,
-                       (const float *)j->addend->data + o * inner,
-                       (float *)j->sum->data + o * inner, inner);
     float stats[2];
     etrt_cpu_layer_norm_f32(x + o * inner, j->scale->data, j->bias ? j->bias->data : NULL,
                             (float *)j->y->data + o * inner, inner, (float)j->epsilon, stats);

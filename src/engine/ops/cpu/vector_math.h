@@ -52,4 +52,11 @@ void etrt_cpu_softmax_columns_f32(const float *x, float *y, int64_t n, int64_t i
 void etrt_cpu_layer_norm_f32(const float *x, const float *scale, const float *bias, float *y,
                              int64_t n, float epsilon, float *mean_inv_std);
 
+/* Rows of LayerNormalization of a residual sum (rows contiguous rows of n > 0 elements of
+ * x; y may be x) with onnxruntime's SkipLayerNormalization arithmetic: Welford's running
+ * mean and squared deviations in float, y[i] = (x[i] - mean) / sqrt(m2 / n + epsilon) *
+ * scale[i] (+ bias[i] unless bias is NULL), each operation rounded alone. */
+void etrt_cpu_skip_layer_norm_f32(const float *x, const float *scale, const float *bias, float *y,
+                                  int64_t rows, int64_t n, float epsilon);
+
 #endif
