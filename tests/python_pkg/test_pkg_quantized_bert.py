@@ -147,6 +147,20 @@ def test_softmax_is_mlas_softmax(shape, tmp_path, run_tool):
     assert np.allclose(got.sum(-1), 1, atol=1e-5)
 
 
+@pytest.mark.parametrize("shape,axis", [((1, 16, 4, 70), 1), ((2, 5, 300), 1), ((3, 9, 2, 2), 0)])
+def test_softmax_over_a_middle_axis_is_mlas_softmax(shape, axis, tmp_path, run_tool):
+    """Softmax over another axis than the last (a detector's box distributions): etrt runs
+    it down blocks of columns, onnxruntime transposes it to rows; the same bits, with
+    column blocks that do not fill etrt's 64 and axes shorter and longer than 8."""
+    from onnx import helper
+
+    x = (np.random.default_rng(len(shape) + axis).standard_normal(shape) * 4).astype(np.float32)
+    got, want = _single_node_bits(tmp_path, run_tool, [helper.make_node("Softmax", ["x"], ["y"], axis=axis)],
+                                  [("x", x)], [], optimised=False)
+    assert np.array_equal(got, want), int(np.sum(got != want))
+    assert np.allclose(got.sum(axis), 1, atol=1e-5)
+
+
 @pytest.mark.parametrize("a_shape,b_shape", [((1, 4, 32, 16), (1, 4, 16, 32)), ((2, 3, 5, 8), (2, 3, 8, 6)),
                                              ((1, 2, 64, 256), (1, 2, 256, 64))])
 def test_product_of_computed_operands_is_mlas_order(a_shape, b_shape, tmp_path, run_tool):

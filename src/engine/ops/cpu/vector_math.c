@@ -245,40 +245,50 @@ double etrt_cpu_sum_f32(const float *x, int64_t n) { return etrt_vm_sum_loop(x, 
 
 /* As the rows above, for the softmax of each column of an [n][inner] block (n >= 1),
  * columns [begin, end): ETRT_VM_COLUMNS neighbouring columns go together, so every pass
- * reads rows of contiguous floats. */
-static inline void etrt_vm_softmax_columns_loop(const float *x, float *y, int64_t n, int64_t inner,
-                                                int64_t begin, int64_t end, int log_softmax) {
+ * reads rows of contiguous floats. Each column gets a row's arithmetic (onnxruntime
+ * transposes such a softmax to run it over rows): Softmax MLAS's exponential summed in
+ * eight float lanes, element k into lane k mod 8; LogSoftmax a double sum. */
+static inline __attribute__((always_inline)) void etrt_vm_softmax_columns_loop(
+    const float *x, float *y, int64_t n, int64_t inner, int64_t begin, int64_t end,
+    int log_softmax) {
   for (int64_t c0 = begin; c0 < end; c0 += ETRT_VM_COLUMNS) {
     int64_t w = end - c0 < ETRT_VM_COLUMNS ? end - c0 : ETRT_VM_COLUMNS;
     float m[ETRT_VM_COLUMNS], scale[ETRT_VM_COLUMNS];
-    double sums[ETRT_VM_COLUMNS];
-    for (int64_t c = 0; c < w; ++c) {
-      m[c] = x[c0 + c];
-      sums[c] = 0.0;
-    }
+    for (int64_t c = 0; c < w; ++c) m[c] = x[c0 + c];
     for (int64_t k = 1; k < n; ++k) {
       const float *xk = x + k * inner + c0;
       for (int64_t c = 0; c < w; ++c) m[c] = xk[c] > m[c] ? xk[c] : m[c];
     }
-    for (int64_t k = 0; k < n; ++k) {
-      const float *xk = x + k * inner + c0;
-      float *yk = y + k * inner + c0;
-      for (int64_t c = 0; c < w; ++c) {
-        float e = etrt_vm_exp_nonpositive_nan(xk[c] - m[c]);
-        if (!log_softmax) yk[c] = e;
-        sums[c] += e;
+    if (!log_softmax) {
+      float lanes[8][ETRT_VM_COLUMNS] = {{0}};
+      for (int64_t k = 0; k < n; ++k) {
+        const float *xk = x + k * inner + c0;
+        float *yk = y + k * inner + c0, *lane = lanes[k % 8];
+        for (int64_t c = 0; c < w; ++c) {
+          float e = etrt_vm_exp_softmax(xk[c] + -m[c]);
+          yk[c] = e;
+          lane[c] += e;
+        }
       }
-    }
-    for (int64_t c = 0; c < w; ++c)
-      scale[c] = log_softmax ? logf((float)sums[c]) : 1.0f / (float)sums[c];
-    for (int64_t k = 0; k < n; ++k) {
-      const float *xk = x + k * inner + c0;
-      float *yk = y + k * inner + c0;
-      if (log_softmax) {
-        for (int64_t c = 0; c < w; ++c) yk[c] = (xk[c] - m[c]) - scale[c];
-      } else {
+      for (int64_t c = 0; c < w; ++c)
+        scale[c] = 1.0f / (((lanes[0][c] + lanes[1][c]) + (lanes[2][c] + lanes[3][c])) +
+                           ((lanes[4][c] + lanes[5][c]) + (lanes[6][c] + lanes[7][c])));
+      for (int64_t k = 0; k < n; ++k) {
+        float *yk = y + k * inner + c0;
         for (int64_t c = 0; c < w; ++c) yk[c] *= scale[c];
       }
+      continue;
+    }
+    double sums[ETRT_VM_COLUMNS] = {0};
+    for (int64_t k = 0; k < n; ++k) {
+      const float *xk = x + k * inner + c0;
+      for (int64_t c = 0; c < w; ++c) sums[c] += etrt_vm_exp_nonpositive_nan(xk[c] - m[c]);
+    }
+    for (int64_t c = 0; c < w; ++c) scale[c] = logf((float)sums[c]);
+    for (int64_t k = 0; k < n; ++k) {
+      const float *xk = x + k * inner + c0;
+      float *yk = y + k * inner + c0;
+      for (int64_t c = 0; c < w; ++c) yk[c] = (xk[c] - m[c]) - scale[c];
     }
   }
 }

@@ -37,12 +37,14 @@ void etrt_cpu_add_f32(const float *a, const float *b, float *y, int64_t n);
 double etrt_cpu_sum_f32(const float *x, int64_t n);
 
 /* Softmax (or LogSoftmax when log_softmax) of each of `rows` contiguous rows of n > 0
- * elements (y may be x): the maximum, then exp(x - max) (within 2 ulp) summed in
- * double over 16 lanes, then one scaling pass. A NaN in a row makes the row NaN. */
+ * elements (y may be x): the maximum, then the exponentials, then one scaling pass.
+ * Softmax takes onnxruntime's arithmetic (MLAS's exponential, within 1 ulp, summed in
+ * eight float lanes), LogSoftmax exp(x - max) within 2 ulp summed in double over 16
+ * lanes. A NaN in a row makes the row NaN. */
 void etrt_cpu_softmax_f32(const float *x, float *y, int64_t rows, int64_t n, int log_softmax);
 
-/* The same for softmaxes along the middle axis of an [n][inner] block (n > 0): column c
- * of [begin, end) is the softmax of x[k * inner + c] over k; y may be x. */
+/* The same arithmetic for softmaxes along the middle axis of an [n][inner] block (n > 0):
+ * column c of [begin, end) is the softmax of x[k * inner + c] over k; y may be x. */
 void etrt_cpu_softmax_columns_f32(const float *x, float *y, int64_t n, int64_t inner, int64_t begin,
                                   int64_t end, int log_softmax);
 

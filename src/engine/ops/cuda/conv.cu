@@ -108,7 +108,9 @@ static int64_t etrt_conv_padded_channels(const etrt_node *node, const etrt_conv_
   if (!((const etrt_conv_params *)node->state)->channels_last || d.group != 1 ||
       (dtype != ETRT_DTYPE_FLOAT16 && dtype != ETRT_DTYPE_BFLOAT16) || etrt_conv_pointwise(&g))
     return d.channels;
-  return (d.channels + 7) / 8 * 8;
+  int64_t padded = (d.channels + 7) / 8 * 8;
+  /* cuDNN describes the padded input with int sizes and strides */
+  return d.batch * d.in_count * padded <= INT_MAX ? padded : d.channels;
 }
 
 /* Workspace bytes of the padded input (256-byte aligned), 0 without padding. */
@@ -723,8 +725,9 @@ static etrt_status etrt_conv_dnn_setup_node(const etrt_node *node, const etrt_te
            dnn->algo_workspace);
   if (recorded) {
     launch->recorded_used++;
-    /* A channels-last node has no GEMM path needing room (its fallback is the direct
-     * kernel), so the context reserves only what the recorded algorithm takes. */
+    /* A channels-last node's fallback needs no im2col room (the direct kernel, or for a
+     * 1x1 one with ETRT_CUDA_POINTWISE_GEMM=0 a product that takes what scratch there
+     * is), so the context reserves only what the recorded algorithm takes. */
     if (dnn->split) {
       size_t need = (dnn->algo_workspace > launch->recorded->scratch_bytes
                          ? dnn->algo_workspace
@@ -889,7 +892,8 @@ static bool etrt_conv_dnn_run(const etrt_node *node, const etrt_tensor *inputs,
                                       dnn->activation, dnn->y, outputs[0].data);
   }
   if (st == CUDNN_STATUS_NOT_SUPPORTED && dnn->nhwc) {
-    /* Refused before any work is queued: the direct NHWC kernel takes the node from now on. */
+    /* Refused before the convolution is queued (only the padding of its input, into the
+     * workspace, may have run): the direct NHWC kernel takes the node from now on. */
     etrt_log(ETRT_LOG_DEBUG, "%s node '%s': cuDNN refuses this channels-last convolution (%s)",
              node->op_type, etrt_cuda_name(node), api->error_string(st));
     dnn->refused = 1;
@@ -1053,9 +1057,10 @@ extern "C" ETRT_CUDA_RUN(etrt_cuda_fused_conv) {
 
 /* The GEMM path's scratch, and at least cuBLASLt's for every float convolution: the
  * cuDNN algorithms chosen at setup fit in it (etrt_conv_dnn_setup_node). A channels-last
- * node has no GEMM path (without cuDNN its direct kernel runs, with no scratch), so it
- * asks for no more than cuDNN's algorithms may use: ResNet-50's batch-32 workspace was
- * 147 MB of im2col room that cuDNN never touched. */
+ * node has no im2col path (a 1x1 one is a product with cuBLASLt's scratch; without cuDNN
+ * others run the direct kernel, with none), so it asks for no more than cuDNN's
+ * algorithms may use, plus the room of a padded input (etrt_conv_padded_channels):
+ * ResNet-50's batch-32 workspace was 147 MB of im2col room that cuDNN never touched. */
 extern "C" ETRT_CUDA_WORKSPACE(etrt_cuda_conv_workspace) {
   etrt_conv_geometry g;
   etrt_conv_sizes d;

@@ -1,5 +1,6 @@
 /* Normalizations on the GPU (ops/normalization.h), with the CPU kernels' formulas:
- * statistics in double, two passes (mean, then squared deviations).
+ * statistics in double (float for the half-type LayerNorm rows below), two passes (mean,
+ * then squared deviations).
  * Instance, Group and Layer normalization share one kernel: a block normalizes one
  * contiguous segment of X, and the scale/bias element of segment s, element i is
  * (s % mod) * mul + (i / div) % count, which covers per-channel (Instance, Group
