@@ -71,6 +71,23 @@ static inline void bp_parse(bp_built *b) {
   CHECK(b->plan != NULL);
 }
 
+/* The plan bytes of the "forward" plan's one delegate (none when it has not exactly one). */
+static inline etrt_pte_bytes bp_delegate(const bp_built *b) {
+  etrt_pte_bytes payload = {NULL, 0};
+  if (b->plan != NULL && b->plan->delegates_count == 1)
+    CHECK_OK(etrt_pte_program_delegate_data(b->program, &b->plan->delegates[0], &payload));
+  return payload;
+}
+
+/* A malloc'd copy of them and their size (NULL and 0 when there are none). */
+static inline uint8_t *bp_delegate_copy(const bp_built *b, size_t *size) {
+  etrt_pte_bytes payload = bp_delegate(b);
+  uint8_t *copy = payload.size > 0 ? (uint8_t *)malloc(payload.size) : NULL;
+  if (copy != NULL) memcpy(copy, payload.data, payload.size);
+  *size = copy != NULL ? payload.size : 0;
+  return copy;
+}
+
 static inline void bp_drop(bp_built *b) {
   etrt_pte_program_free(b->program);
   free(b->bytes);

@@ -386,9 +386,7 @@ static void test_inspect_layouts(void) {
   CHECK_OK(etrt_build_onnx_memory(onnx, size, &o, &b.bytes, &b.size));
   free(onnx);
   bp_parse(&b);
-  etrt_pte_bytes payload = {NULL, 0};
-  if (b.plan != NULL && b.plan->delegates_count == 1)
-    CHECK_OK(etrt_pte_program_delegate_data(b.program, &b.plan->delegates[0], &payload));
+  etrt_pte_bytes payload = bp_delegate(&b);
   etrt_engine_types types;
   char names[256];
   CHECK(payload.size > 0 && etrt_engine_plan_types(payload.data, payload.size, &types));

@@ -108,15 +108,7 @@ static uint8_t *build_plan(size_t *plan_size) {
   CHECK_OK(etrt_build_onnx_memory(onnx, size, &o, &b.bytes, &b.size));
   free(onnx);
   bp_parse(&b);
-  etrt_pte_bytes payload = {NULL, 0};
-  if (b.plan != NULL && b.plan->delegates_count == 1)
-    CHECK_OK(etrt_pte_program_delegate_data(b.program, &b.plan->delegates[0], &payload));
-  uint8_t *plan = NULL;
-  *plan_size = 0;
-  if (payload.size > 0 && (plan = malloc(payload.size)) != NULL) {
-    memcpy(plan, payload.data, payload.size);
-    *plan_size = payload.size;
-  }
+  uint8_t *plan = bp_delegate_copy(&b, plan_size);
   bp_drop(&b);
   return plan;
 }
