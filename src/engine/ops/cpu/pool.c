@@ -327,8 +327,11 @@ ETRT_POOL_GLOBAL_KERNEL(uint8_t, etrt_pool_global_u8)
 /* Global average pools of float32 planes: the vectorised sum. */
 static void etrt_pool_global_average_f32(int64_t first, int64_t planes, int64_t size,
                                          const float *x, float *y) {
-  for (int64_t plane = first; plane < planes; ++plane)
-    y[plane] = size > 0 ? (float)(etrt_cpu_sum_f32(x + plane * size, size) / (double)size) : 0.0f;
+  for (int64_t plane = first; plane < planes; ++plane) {
+    double sum = 0.0;
+    etrt_cpu_sum_f32(x + plane * size, size, &sum);
+    y[plane] = size > 0 ? (float)(sum / (double)size) : 0.0f;
+  }
 }
 
 static void etrt_pool_global_planes(void *ctx, int64_t first, int64_t end) {

@@ -213,32 +213,17 @@ ETRT_VM_DISPATCH(etrt_cpu_softmax_f32, etrt_vm_softmax_loop,
 /* The sum of n floats in double over the lanes (a squeeze-and-excitation block's
  * global average pool: the one chain of dependent double adds ran at a fraction of the
  * memory's speed). */
-static inline double etrt_vm_sum_loop(const float *x, int64_t n) {
+static inline void etrt_vm_sum_loop(const float *x, int64_t n, double *sum) {
   double sums[ETRT_VM_LANES] = {0}, total = 0.0;
   int64_t i = 0;
   for (; i + ETRT_VM_LANES <= n; i += ETRT_VM_LANES)
     for (int k = 0; k < ETRT_VM_LANES; ++k) sums[k] += x[i + k];
   for (; i < n; ++i) total += x[i];
   for (int k = 0; k < ETRT_VM_LANES; ++k) total += sums[k];
-  return total;
+  *sum = total;
 }
-#if defined(__x86_64__) || defined(__i386__)
-__attribute__((target("avx512f,fma"))) static double etrt_cpu_sum_f32_avx512(const float *x,
-                                                                             int64_t n) {
-  return etrt_vm_sum_loop(x, n);
-}
-__attribute__((target("avx2,fma"))) static double etrt_cpu_sum_f32_avx2(const float *x, int64_t n) {
-  return etrt_vm_sum_loop(x, n);
-}
-double etrt_cpu_sum_f32(const float *x, int64_t n) {
-  etrt_cpu_isa isa = etrt_cpu_gemm_isa();
-  if (isa >= ETRT_CPU_ISA_AVX512) return etrt_cpu_sum_f32_avx512(x, n);
-  if (isa >= ETRT_CPU_ISA_AVX2) return etrt_cpu_sum_f32_avx2(x, n);
-  return etrt_vm_sum_loop(x, n);
-}
-#else
-double etrt_cpu_sum_f32(const float *x, int64_t n) { return etrt_vm_sum_loop(x, n); }
-#endif
+ETRT_VM_DISPATCH(etrt_cpu_sum_f32, etrt_vm_sum_loop, (const float *x, int64_t n, double *sum),
+                 (x, n, sum))
 
 /* Columns a softmax over a middle axis handles in one pass over its rows. */
 #define ETRT_VM_COLUMNS 64

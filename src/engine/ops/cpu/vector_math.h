@@ -32,9 +32,9 @@ void etrt_cpu_clip_f32(const float *x, float *y, int64_t n, float lo, float hi);
 /* y[i] = a[i] + b[i]; y may be a or b. */
 void etrt_cpu_add_f32(const float *a, const float *b, float *y, int64_t n);
 
-/* The sum of x[0 .. n) in double (ETRT_VM_LANES partial sums, the same on every
+/* *sum = the sum of x[0 .. n) in double (ETRT_VM_LANES partial sums, the same on every
  * instruction set). */
-double etrt_cpu_sum_f32(const float *x, int64_t n);
+void etrt_cpu_sum_f32(const float *x, int64_t n, double *sum);
 
 /* Softmax (or LogSoftmax when log_softmax) of each of `rows` contiguous rows of n > 0
  * elements (y may be x): the maximum, then the exponentials, then one scaling pass.
