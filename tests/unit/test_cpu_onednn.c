@@ -38,19 +38,33 @@ static int32_t constant(etrt_network *net, const char *name, int32_t rank, const
   return id;
 }
 
-/* Runs a plan's context with the kernels of `kernels` ("etrt", or NULL: the build's
- * default) on input x of x_dims (and the residual input, if any); returns the output
- * (malloc'd). */
-static float *run(const plan_case *p, const char *kernels, const int64_t *x_dims, int32_t x_rank,
-                  float *x, float *residual) {
+/* A context of the plan made with the kernels of `kernels` ("etrt", or NULL: the build's
+ * default); ETRT_CPU_KERNELS is left set until close_context. */
+static void open_context(const plan_case *p, const char *kernels, etrt_engine **engine,
+                         etrt_exec_context **ctx) {
   if (kernels != NULL)
     setenv("ETRT_CPU_KERNELS", kernels, 1);
   else
     unsetenv("ETRT_CPU_KERNELS");
-  etrt_engine *engine = NULL;
-  etrt_exec_context *ctx = NULL;
-  CHECK_OK(etrt_engine_deserialize(p->plan, p->size, &engine));
-  CHECK_OK(etrt_exec_context_create(engine, NULL, &ctx));
+  *engine = NULL;
+  *ctx = NULL;
+  CHECK_OK(etrt_engine_deserialize(p->plan, p->size, engine));
+  CHECK_OK(etrt_exec_context_create(*engine, NULL, ctx));
+}
+
+static void close_context(etrt_engine *engine, etrt_exec_context *ctx) {
+  etrt_exec_context_destroy(ctx);
+  etrt_engine_destroy(engine);
+  unsetenv("ETRT_CPU_KERNELS");
+}
+
+/* Runs a plan's context with the kernels of `kernels` on input x of x_dims (and the
+ * residual input, if any); returns the output (malloc'd). */
+static float *run(const plan_case *p, const char *kernels, const int64_t *x_dims, int32_t x_rank,
+                  float *x, float *residual) {
+  etrt_engine *engine;
+  etrt_exec_context *ctx;
+  open_context(p, kernels, &engine, &ctx);
   float *y = calloc((size_t)p->y_count, sizeof(float));
   CHECK_OK(etrt_exec_context_set_input_shape(ctx, 0, x_rank, x_dims));
   CHECK_OK(etrt_exec_context_set_address(ctx, 0, x));
@@ -58,9 +72,7 @@ static float *run(const plan_case *p, const char *kernels, const int64_t *x_dims
   if (residual != NULL) CHECK_OK(etrt_exec_context_set_address(ctx, io++, residual));
   CHECK_OK(etrt_exec_context_set_address(ctx, io, y));
   CHECK_OK(etrt_exec_context_enqueue(ctx, NULL));
-  etrt_exec_context_destroy(ctx);
-  etrt_engine_destroy(engine);
-  unsetenv("ETRT_CPU_KERNELS");
+  close_context(engine, ctx);
   return y;
 }
 
@@ -393,18 +405,11 @@ static void test_smaller_batch_falls_back(void) {
 
 /* Arena bytes of a context of the plan with `kernels` (NULL: the build's default). */
 static size_t arena_bytes(const plan_case *p, const char *kernels) {
-  if (kernels != NULL)
-    setenv("ETRT_CPU_KERNELS", kernels, 1);
-  else
-    unsetenv("ETRT_CPU_KERNELS");
-  etrt_engine *engine = NULL;
-  etrt_exec_context *ctx = NULL;
-  CHECK_OK(etrt_engine_deserialize(p->plan, p->size, &engine));
-  CHECK_OK(etrt_exec_context_create(engine, NULL, &ctx));
+  etrt_engine *engine;
+  etrt_exec_context *ctx;
+  open_context(p, kernels, &engine, &ctx);
   size_t bytes = etrt_exec_context_arena_size(ctx);
-  etrt_exec_context_destroy(ctx);
-  etrt_engine_destroy(engine);
-  unsetenv("ETRT_CPU_KERNELS");
+  close_context(engine, ctx);
   return bytes;
 }
 
@@ -453,10 +458,8 @@ static void test_workspace_in_arena(void) {
   float *xv = malloc((size_t)p.x_count * sizeof(float));
   fill(xv, p.x_count, 17);
   float *expect = run(&p, "etrt", x_dims, 4, xv, NULL);
-  unsetenv("ETRT_CPU_KERNELS");
-  etrt_exec_context *ctx = NULL;
-  CHECK_OK(etrt_engine_deserialize(p.plan, p.size, &engine));
-  CHECK_OK(etrt_exec_context_create(engine, NULL, &ctx));
+  etrt_exec_context *ctx;
+  open_context(&p, NULL, &engine, &ctx);
   float *yv = calloc((size_t)p.y_count, sizeof(float));
   CHECK_OK(etrt_exec_context_set_address(ctx, 0, xv));
   CHECK_OK(etrt_exec_context_set_address(ctx, 1, yv));
@@ -465,8 +468,7 @@ static void test_workspace_in_arena(void) {
     CHECK_OK(etrt_exec_context_enqueue(ctx, NULL));
     CHECK(max_difference(yv, expect, p.y_count) <= 1e-4);
   }
-  etrt_exec_context_destroy(ctx);
-  etrt_engine_destroy(engine);
+  close_context(engine, ctx);
   free(xv);
   free(yv);
   free(expect);
