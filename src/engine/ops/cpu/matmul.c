@@ -7,6 +7,7 @@
 #include "base/half.h"
 #include "base/status.h"
 #include "engine/ops/cpu/gemm_util.h"
+#include "engine/ops/cpu/vector_math.h"
 #include "engine/ops/matmul.h"
 #include "engine/ops/shape_util.h"
 #include "engine/ops/cpu/widen.h"
@@ -145,7 +146,7 @@ etrt_status etrt_cpu_matmul_bias(const etrt_node *node, const etrt_tensor *input
     case ETRT_MATMUL_ACTIVATION_NONE:
       break;
     case ETRT_MATMUL_ACTIVATION_RELU:
-      for (int64_t i = 0; i < count; ++i) y[i] = y[i] > 0.0f ? y[i] : 0.0f;
+      etrt_cpu_relu_f32(y, y, count);
       break;
     case ETRT_MATMUL_ACTIVATION_GELU_TANH:
       for (int64_t i = 0; i < count; ++i) {
