@@ -201,10 +201,12 @@ static void etrt_pool_region_body(void *data) {
   etrt_pool_inside = inside;
 }
 
-/* The loop on a region's threads: as many as the pool's width allows now. */
+/* The loop on a region's threads: as many as the pool's width allows now, even when
+ * the loop has fewer chunks (those without one return at once). A region smaller than
+ * the one before would end libgomp's surplus threads, and the next larger one would
+ * create them again. */
 static void etrt_pool_run_region(etrt_parallel_region_fn region, etrt_pool_job *job, int width) {
   int threads = etrt_thread_pool_claim(width);
-  if (threads > job->chunks) threads = (int)job->chunks;
   if (threads > 1)
     region(etrt_pool_region_body, job, (unsigned)threads, 0);
   else

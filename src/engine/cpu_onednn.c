@@ -511,15 +511,16 @@ static double etrt_dnnl_node_work(int conv, const etrt_tensor *args, const etrt_
   return outputs * per_output + 16.0 * (inputs + outputs);
 }
 
-/* Threads for a node: one per ETRT_CPU_WORK_PER_THREAD units of work (default 2M,
- * tens of microseconds), at most the pool's width. Each thread a primitive splits its
- * work for costs a wake-up and a wait at the end: on 16 cores, the small convolutions
- * of MobileNet v3 and EfficientNet ran several times slower on every core than on
- * one. */
+/* Threads for a node: one when it has less than two threads' worth of work
+ * (ETRT_CPU_WORK_PER_THREAD units each, default 2M, tens of microseconds), else the
+ * pool's width. Nothing in between: libgomp ends the threads a team no longer needs
+ * when a parallel region asks for fewer than the one before, and creates them again
+ * for the next larger one, so team sizes that followed each node's work paid thread
+ * creation between nodes (MobileNet v3 at 16 threads: 21-28 ms against 8.4 ms on the
+ * pool's own workers). */
 static int etrt_dnnl_node_threads(int conv, const etrt_tensor *args, const etrt_tensor *out) {
-  int width = etrt_thread_pool_width();
   double useful = etrt_dnnl_node_work(conv, args, out) / etrt_dnnl_work_per_thread;
-  return useful >= (double)width ? width : useful < 1.0 ? 1 : (int)useful;
+  return useful >= 2.0 ? etrt_thread_pool_width() : 1;
 }
 
 /* Describes node n's primitive at the plan's largest shapes (dn->pd); leaves dn->pd
