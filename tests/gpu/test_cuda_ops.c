@@ -74,13 +74,40 @@ static void test_sm_id(void) {
   free(ids);
 }
 
-static int g_dnn_chosen, g_dnn_missing;
+static int g_dnn_chosen, g_dnn_missing, g_dnn_padded;
 
 static void count_dnn(etrt_log_level level, const char *message, void *user) {
   (void)level;
   (void)user;
   if (strstr(message, "cuDNN algorithm") != NULL) ++g_dnn_chosen;
   if (strstr(message, "without cuDNN") != NULL) ++g_dnn_missing;
+  if (strstr(message, "channels padded to 4") != NULL) ++g_dnn_padded;
+}
+
+/* The three-channel stem case reads its input padded to 4 channels (by default, and
+ * with ETRT_CUDA_CONV_PAD=1) and agrees with the CPU either way; ETRT_CUDA_CONV_PAD=0
+ * leaves it unpadded. */
+static void test_padded_stem(void) {
+  size_t count = 0;
+  const co_case *cases = co_cases(&count), *stem = NULL;
+  for (size_t i = 0; i < count && stem == NULL; ++i)
+    if (strcmp(cases[i].label, "fused conv channels-last float16 three channels stem") == 0)
+      stem = &cases[i];
+  CHECK(stem != NULL);
+  if (stem == NULL) return;
+  etrt_log_level level = etrt_log_get_level();
+  etrt_log_set_level(ETRT_LOG_DEBUG);
+  etrt_log_set_sink(count_dnn, NULL);
+  const char *settings[] = {NULL, "1", "0"};
+  for (int k = 0; k < 3; ++k) {
+    if (settings[k] != NULL) setenv("ETRT_CUDA_CONV_PAD", settings[k], 1);
+    g_dnn_padded = g_dnn_missing = 0;
+    co_run(stem, d, ETRT_EXECUTOR_CUDA, NULL);
+    if (g_dnn_missing == 0) CHECK_EQ_INT(g_dnn_padded, k < 2 ? 1 : 0);
+  }
+  unsetenv("ETRT_CUDA_CONV_PAD");
+  etrt_log_set_sink(NULL, NULL);
+  etrt_log_set_level(level);
 }
 
 /* EtrtFusedConv goes through cuDNN (its setup names the algorithm it chose) and agrees
@@ -122,6 +149,7 @@ int main(void) {
   RUN_TEST(test_bad_indices);
   RUN_TEST(test_sm_id);
   RUN_TEST(test_cudnn_conv);
+  RUN_TEST(test_padded_stem);
   return TEST_EXIT();
 }
 

@@ -195,7 +195,7 @@ static const co_case co_list[] = {
      CO_ATTR(CO_INTS("pads", 4, 1, 1, 1, 1), CO_STRING("activation", "Relu"),
              CO_INT("channels_last", 1)),
      1, 2e-2, FP32},
-    /* three channels, as an image stem: cuDNN reads them padded to eight on the GPU */
+    /* three channels, as an image stem: cuDNN reads them padded to four on the GPU */
     {"fused conv channels-last float16 three channels stem", "EtrtFusedConv", 3,
      CO_IN(CO_TYPED(ETRT_DTYPE_FLOAT16, 4, (2, 15, 15, 3)),
            {.dtype = ETRT_DTYPE_FLOAT16, .rank = 4, .dims = {16, 7, 7, 3}, .constant = 1},

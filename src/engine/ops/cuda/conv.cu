@@ -96,21 +96,30 @@ static bool etrt_conv_nhwc_product(const etrt_node *node, const etrt_conv_geomet
          etrt_conv_pointwise(&g) && etrt_cuda_gemm_dtype_ok(dtype);
 }
 
-/* cuDNN's tensor-core kernels for channels-last half types read channels in runs of 16
- * bytes. With fewer channels (an image stem's 3) it may have no tensor-core algorithm
- * within the scratch a node may take, and then falls back to a float kernel that took
- * a third of ResNet-50's batch-128 inference. Such a node (not a pointwise one, which
- * is a product) may read its input from the workspace with the channels padded by
- * zeros to a multiple of 8, and a weight padded likewise once at setup
- * (etrt_conv_dnn_wants_padding decides). Returns the channels it would see. */
+/* cuDNN's tensor-core kernels for channels-last half types read channels in runs of 8
+ * or 16 bytes. With fewer channels (an image stem's 3) it may have no tensor-core
+ * algorithm within the scratch a node may take, and then falls back to a float kernel
+ * that took a third of ResNet-50's batch-128 inference. Such a node (not a pointwise
+ * one, which is a product) may read its input from the workspace with the channels
+ * padded by zeros, and a weight padded likewise once at setup
+ * (etrt_conv_dnn_wants_padding decides): to 4 channels from fewer (cuDNN 9 on an H200,
+ * batch-128 stem: 0.28 ms at 4 channels, 0.71 at 8), else to a multiple of 8. Returns
+ * the channels it would see. */
 static int64_t etrt_conv_padded_channels(const etrt_node *node, const etrt_conv_geometry &g,
                                          const etrt_conv_sizes &d, etrt_dtype dtype) {
   if (!((const etrt_conv_params *)node->state)->channels_last || d.group != 1 ||
       (dtype != ETRT_DTYPE_FLOAT16 && dtype != ETRT_DTYPE_BFLOAT16) || etrt_conv_pointwise(&g))
     return d.channels;
-  int64_t padded = (d.channels + 7) / 8 * 8;
+  int64_t padded = d.channels < 4 ? 4 : (d.channels + 7) / 8 * 8;
   /* cuDNN describes the padded input with int sizes and strides */
   return d.batch * d.in_count * padded <= INT_MAX ? padded : d.channels;
+}
+
+/* Scratch a node that may pad its channels may take besides ETRT_CONV_DNN_SCRATCH:
+ * cuDNN's tensor-core algorithms for a few channels ask for about the output's bytes
+ * (196 MiB for the batch-128 stem). */
+static size_t etrt_conv_padded_scratch(const etrt_conv_sizes &d, etrt_dtype dtype) {
+  return (size_t)(d.batch * d.maps * d.out_count) * etrt_dtype_size(dtype);
 }
 
 /* Workspace bytes of the padded input (256-byte aligned), 0 without padding. */
@@ -513,12 +522,17 @@ static bool etrt_conv_dnn_use_record(etrt_conv_dnn *dnn, const etrt_node *node,
   return false;
 }
 
-/* Whether a node that may pad its channels should: when cuDNN's heuristics (untimed, so
- * a build and every later context decide alike) list no tensor-core algorithm for the
- * unpadded node within `limit` bytes of scratch. A batch-32 ResNet-50 stem has one and
- * runs faster unpadded; at batch 128 it has none. The descriptors are the unpadded ones. */
+/* Whether a node that may pad its channels should. Fewer than 4 channels always pad
+ * to 4 (the batch-32 stem: 0.10 ms either way; batch 128: 0.28 against 0.37 ms, with
+ * less scratch). Others pad when cuDNN's heuristics (untimed, so a build and every later
+ * context decide alike) list no tensor-core algorithm for the unpadded node within
+ * `limit` bytes of scratch. The descriptors are the unpadded ones.
+ * ETRT_CUDA_CONV_PAD=1 pads every node that may, =0 none. */
 static bool etrt_conv_dnn_wants_padding(const etrt_conv_dnn *dnn, cudnnHandle_t handle,
-                                        size_t limit) {
+                                        int64_t channels, size_t limit) {
+  const char *env = getenv("ETRT_CUDA_CONV_PAD");
+  if (env != NULL && (strcmp(env, "0") == 0 || strcmp(env, "1") == 0)) return env[0] == '1';
+  if (channels < 4) return true;
   cudnnConvolutionFwdAlgoPerf_t listed[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
   int count = 0;
   if (dnn->api->heuristic_forward(handle, dnn->x, dnn->w, dnn->conv, dnn->y,
@@ -638,11 +652,13 @@ static etrt_status etrt_conv_dnn_setup_node(const etrt_node *node, const etrt_te
   if (padded != d.channels) {
     padded_bytes = etrt_conv_padded_bytes(d, padded, dtype);
     limit = limit > padded_bytes ? limit - padded_bytes : 0;
-    if (s == ETRT_OK && etrt_conv_dnn_wants_padding(dnn, handle, limit)) {
+    if (s == ETRT_OK && etrt_conv_dnn_wants_padding(dnn, handle, d.channels, limit)) {
       s = etrt_conv_dnn_pad_weight(dnn, node, &inputs[1], d, padded);
       if (s == ETRT_OK && dnn->padded_weight != NULL) {
         shape.dims[0][1] = shape.dims[1][1] = (int)padded;
         s = etrt_conv_dnn_describe(dnn, node, handle, shape);
+        etrt_log(ETRT_LOG_DEBUG, "%s node '%s': cuDNN reads its %lld channels padded to %lld",
+                 node->op_type, etrt_cuda_name(node), (long long)d.channels, (long long)padded);
       }
     }
     if (dnn->padded_weight == NULL) padded_bytes = 0;
@@ -1075,8 +1091,10 @@ extern "C" ETRT_CUDA_WORKSPACE(etrt_cuda_conv_workspace) {
   size_t unfold = ETRT_CUDA_GEMM_WORKSPACE + images * per_image;
   if (!((const etrt_conv_params *)node->state)->channels_last) return unfold;
   size_t scratch = unfold < ETRT_CONV_DNN_SCRATCH ? unfold : ETRT_CONV_DNN_SCRATCH;
-  return scratch + etrt_conv_padded_bytes(d, etrt_conv_padded_channels(node, g, d, inputs[0].dtype),
-                                          inputs[0].dtype);
+  int64_t padded = etrt_conv_padded_channels(node, g, d, inputs[0].dtype);
+  if (padded == d.channels) return scratch;
+  return scratch + etrt_conv_padded_scratch(d, inputs[0].dtype) +
+         etrt_conv_padded_bytes(d, padded, inputs[0].dtype);
 }
 
 /* ---- ConvTranspose --------------------------------------------------------------- */
