@@ -3,8 +3,12 @@ Q/K/V projection Split in three, K transposed by two Transposes, the scores divi
 sqrt(d) and an additive mask from a graph input. The builder replaces the chain with
 one EtrtAttention reading the packed projection (no Split, Reshape or Transpose left) in
 float16 and bfloat16 plans, and the results match NumPy; a float32 plan keeps the chain. Where the scores have another
-reader the chain stays as it is. ETRT_TEST_REAL_GPU=1 runs the plans on the real GPU
-(the float16 one on the tensor-core kernel)."""
+reader the chain stays as it is. Where Q, K and V come from three separate projections
+of the input (MatMul with or without an Add of a bias), the build packs them into one
+product the attention reads at three offsets (two nodes left instead of four, the same
+results; ETRT_PACK_QKV=0 keeps them apart); where K's projection has a second reader,
+nothing is packed. ETRT_TEST_REAL_GPU=1 runs the plans on the real GPU (the float16 one
+on the tensor-core kernel)."""
 import math
 import os
 import re
