@@ -152,11 +152,12 @@ static etrt_status etrt_build_graph(etrt_build *b, const etrt_onnx_model *model,
   const char *fuse_attention = getenv("ETRT_FUSE_ATTENTION");
   bool half =
       b->options->precision == ETRT_PRECISION_FP16 || b->options->precision == ETRT_PRECISION_BF16;
-  const char *pack_qkv = getenv("ETRT_PACK_QKV");
+  const char *pack_env = getenv("ETRT_PACK_QKV");
+  bool pack_qkv = pack_env == NULL || strcmp(pack_env, "0") != 0;
   if (b->device.type == ETRT_DEVICE_CUDA && half && b->options->num_placements == 0 &&
       (fuse_attention == NULL || strcmp(fuse_attention, "0") != 0))
-    ETRT_RETURN_IF_ERROR(etrt_pass_fuse_attention(
-        g, pack_qkv == NULL || strcmp(pack_qkv, "0") != 0, &stats.attentions, &stats.qkv_packs));
+    ETRT_RETURN_IF_ERROR(
+        etrt_pass_fuse_attention(g, pack_qkv, &stats.attentions, &stats.qkv_packs));
   /* A Relu or Gelu after a linear layer rides in the GEMM's epilogue where cuBLASLt runs
    * it: a GPU target, no placement. cuBLASLt's GELU is the tanh form, at most 4.8e-4
    * from the exact one (at x = 2.7: under half a float16 step of the result there), so
