@@ -9,10 +9,9 @@
  * projections wrote them; where the three are the thirds of one Split, it reads the
  * Split's input at three column offsets and the Split goes too; where they are three
  * projections of one input, those are packed into one (pass_pack_qkv.c) and read the
- * same way. The EtrtAttention takes
- * the place of the last Reshape, after every node it replaces, so the order stays
- * topological. Every intermediate must have no other reader, and the heads must suit
- * the tensor-core kernel (a multiple of 16, at most 128). */
+ * same way. The EtrtAttention takes the place of the last Reshape, after every node it
+ * replaces, so the order stays topological. Every intermediate must have no other reader, and the
+ * heads must suit the tensor-core kernel (a multiple of 16, at most 128). */
 #include <string.h>
 
 #include "builder/pass_match.h"
