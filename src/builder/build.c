@@ -145,14 +145,19 @@ static etrt_status etrt_build_graph(etrt_build *b, const etrt_onnx_model *model,
    * tensor-core kernel runs it: a GPU target with a half precision, and no placement
    * pinning a node (in float32 cuBLASLt's products beat the fused warp kernel, and the
    * CPU runs them through its GEMM library). ETRT_FUSE_ATTENTION=0 keeps the chain, to
-   * measure one against the other. */
+   * measure one against the other. The Q, K and V projections of an attention it fuses
+   * become one GEMM over the three weights side by side (one launch instead of three);
+   * ETRT_PACK_QKV=0 keeps them apart. */
   ETRT_RETURN_IF_ERROR(etrt_pass_fuse_add_layer_norm(g, &stats.add_norms));
   const char *fuse_attention = getenv("ETRT_FUSE_ATTENTION");
   bool half =
       b->options->precision == ETRT_PRECISION_FP16 || b->options->precision == ETRT_PRECISION_BF16;
+  const char *pack_env = getenv("ETRT_PACK_QKV");
+  bool pack_qkv = pack_env == NULL || strcmp(pack_env, "0") != 0;
   if (b->device.type == ETRT_DEVICE_CUDA && half && b->options->num_placements == 0 &&
       (fuse_attention == NULL || strcmp(fuse_attention, "0") != 0))
-    ETRT_RETURN_IF_ERROR(etrt_pass_fuse_attention(g, &stats.attentions));
+    ETRT_RETURN_IF_ERROR(
+        etrt_pass_fuse_attention(g, pack_qkv, &stats.attentions, &stats.qkv_packs));
   /* A Relu or Gelu after a linear layer rides in the GEMM's epilogue where cuBLASLt runs
    * it: a GPU target, no placement. cuBLASLt's GELU is the tanh form, at most 4.8e-4
    * from the exact one (at x = 2.7: under half a float16 step of the result there), so
@@ -183,11 +188,11 @@ static etrt_status etrt_build_graph(etrt_build *b, const etrt_onnx_model *model,
       "shapes and passes: %u identities dropped, %u Ifs folded, %u QDQ groups made integer, %u "
       "nodes folded, %u batch norms folded, %u scales and shifts folded, %u GEMMs fused, %u "
       "convolutions fused, %u GELUs fused, %u HardSwishes fused, %u residual LayerNorms fused, %u "
-      "attentions fused, %u activations fused into GEMMs, %u dead nodes removed: %u "
-      "nodes left (%.2f s)",
+      "attentions fused, %u Q/K/V projections packed, %u activations fused into GEMMs, %u dead "
+      "nodes removed: %u nodes left (%.2f s)",
       stats.identities, stats.ifs, stats.qdq, stats.folded, stats.batchnorms, stats.scales,
       stats.gemms, stats.convs, stats.gelus, stats.hardswishes, stats.add_norms, stats.attentions,
-      stats.gemm_activations, stats.dead, etrt_ir_live_node_count(g),
+      stats.qkv_packs, stats.gemm_activations, stats.dead, etrt_ir_live_node_count(g),
       etrt_build_seconds(&b->started));
   if (b->device.type == ETRT_DEVICE_CUDA && channels_last)
     etrt_build_progress(b,

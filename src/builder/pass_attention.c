@@ -7,10 +7,11 @@
  *
  * becomes one EtrtAttention (engine/ops/attention.h) reading Xq, Xk and Xv where the
  * projections wrote them; where the three are the thirds of one Split, it reads the
- * Split's input at three column offsets and the Split goes too. The EtrtAttention takes
- * the place of the last Reshape, after every node it replaces, so the order stays
- * topological. Every intermediate must have no other reader, and the heads must suit
- * the tensor-core kernel (a multiple of 16, at most 128). */
+ * Split's input at three column offsets and the Split goes too; where they are three
+ * projections of one input, those are packed into one (pass_pack_qkv.c) and read the
+ * same way. The EtrtAttention takes the place of the last Reshape, after every node it
+ * replaces, so the order stays topological. Every intermediate must have no other reader, and the
+ * heads must suit the tensor-core kernel (a multiple of 16, at most 128). */
 #include <string.h>
 
 #include "builder/pass_match.h"
@@ -23,6 +24,9 @@ typedef struct etrt_attention_match {
   int32_t nodes[16];
   uint32_t count;
   int64_t heads, head_size;
+  /* The Reshapes splitting the heads of Xq, Xk and Xv, in that order. */
+  int32_t split[3];
+  uint32_t splits;
 } etrt_attention_match;
 
 static bool etrt_attention_perm_is(const etrt_ir_node *node, int64_t a, int64_t b, int64_t c,
@@ -68,9 +72,11 @@ static int32_t etrt_attention_split_heads(const etrt_ir_graph *g, int32_t value,
       out->max[2] * out->max[3] != in->max[2])
     return -1;
   if (m->heads != 0 && (m->heads != out->max[2] || m->head_size != out->max[3])) return -1;
+  if (m->splits == 3) return -1;
   m->heads = out->max[2];
   m->head_size = out->max[3];
   m->nodes[m->count++] = r;
+  m->split[m->splits++] = r;
   return x;
 }
 
@@ -181,7 +187,8 @@ static int32_t etrt_attention_packed(const etrt_ir_graph *g, const int32_t x[3],
 }
 
 /* Tries the attention whose Softmax is node n. */
-static etrt_status etrt_attention_try(etrt_ir_graph *g, uint32_t n, bool *fused) {
+static etrt_status etrt_attention_try(etrt_ir_graph *g, uint32_t n, bool pack_qkv, bool *fused,
+                                      uint32_t *packs) {
   *fused = false;
   const etrt_ir_node *softmax = &g->nodes[n];
   if (softmax->num_inputs != 1 || softmax->num_outputs != 1 || softmax->inputs[0] < 0 ||
@@ -246,6 +253,12 @@ static etrt_status etrt_attention_try(etrt_ir_graph *g, uint32_t n, bool *fused)
   if (packed >= 0) {
     x[0] = x[1] = x[2] = packed;
     m.nodes[m.count++] = split;
+  } else if (pack_qkv && m.splits == 3) {
+    ETRT_RETURN_IF_ERROR(etrt_pass_pack_qkv(g, x, m.split, &packed, offsets));
+    if (packed >= 0) {
+      x[0] = x[1] = x[2] = packed;
+      ++*packs;
+    }
   }
   /* The join becomes the attention. */
   etrt_ir_node *node = &g->nodes[join];
@@ -268,13 +281,15 @@ static etrt_status etrt_attention_try(etrt_ir_graph *g, uint32_t n, bool *fused)
   return ETRT_OK;
 }
 
-etrt_status etrt_pass_fuse_attention(etrt_ir_graph *graph, uint32_t *fused) {
+etrt_status etrt_pass_fuse_attention(etrt_ir_graph *graph, bool pack_qkv, uint32_t *fused,
+                                     uint32_t *packed) {
   *fused = 0;
+  *packed = 0;
   if (etrt_op_find("EtrtAttention") == NULL) return ETRT_OK;
   for (uint32_t n = 0; n < graph->num_nodes; ++n) {
     if (graph->nodes[n].dead || strcmp(graph->nodes[n].op_type, "Softmax") != 0) continue;
     bool done = false;
-    ETRT_RETURN_IF_ERROR(etrt_attention_try(graph, n, &done));
+    ETRT_RETURN_IF_ERROR(etrt_attention_try(graph, n, pack_qkv, &done, packed));
     *fused += done;
   }
   return ETRT_OK;

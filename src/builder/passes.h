@@ -61,8 +61,20 @@ etrt_status etrt_pass_fuse_add_layer_norm(etrt_ir_graph *graph, uint32_t *fused)
 /* Scaled dot-product attention spelt as Reshapes, Transposes, two MatMuls, a scale, an
  * optional additive mask and a Softmax becomes one EtrtAttention (pass_attention.c);
  * the build runs it for half-precision GPU plans, where its tensor-core kernel replaces
- * seven to ten launches and the copies of the heads. */
-etrt_status etrt_pass_fuse_attention(etrt_ir_graph *graph, uint32_t *fused);
+ * seven to ten launches and the copies of the heads. With `pack_qkv`, three separate
+ * projections writing Q, K and V become one (etrt_pass_pack_qkv), counted in `packed`. */
+etrt_status etrt_pass_fuse_attention(etrt_ir_graph *graph, bool pack_qkv, uint32_t *fused,
+                                     uint32_t *packed);
+
+/* For an attention being fused whose Xq, Xk and Xv (x, each read by readers[i] alone) are
+ * written by three MatMuls, or three EtrtMatMulBias, of one input A by constant weights
+ * [K, N_i] (and constant biases [N_i]) of one type: the first of them becomes one
+ * projection of A by the weights side by side (and the biases end to end), writing a new
+ * value [..., Nq + Nk + Nv] (*packed), and the other two are removed; offsets are then the
+ * first column of Q, K and V in it. *packed is -1, and the graph unchanged, where they do
+ * not qualify (pass_pack_qkv.c). */
+etrt_status etrt_pass_pack_qkv(etrt_ir_graph *graph, const int32_t x[3], const int32_t readers[3],
+                               int32_t *packed, int64_t offsets[3]);
 
 /* HardSwish spelt as x * Clip(x + 3, 0, 6) / 6 (or * 1/6) or as x * HardSigmoid(x) (alpha
  * 1/6, beta 1/2), each node read only by the next, becomes one HardSwish in the place of
@@ -99,7 +111,7 @@ etrt_status etrt_pass_fuse_gemm_activation(etrt_ir_graph *graph, bool approximat
 
 typedef struct etrt_pass_stats {
   uint32_t identities, ifs, qdq, folded, batchnorms, scales, gemms, convs, gelus, hardswishes,
-      add_norms, attentions, gemm_activations, dead;
+      add_norms, attentions, qkv_packs, gemm_activations, dead;
 } etrt_pass_stats;
 
 /* All of the above in order: identities, Ifs with known conditions, then shape inference

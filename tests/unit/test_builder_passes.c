@@ -922,6 +922,144 @@ static void test_fuse_qdq_gemm(void) {
   }
 }
 
+/* Self-attention over x [1, 4, 32] (2 heads of 16) whose Q, K and V come from three
+ * projections of one input. Variants: 0 MatMul + Add of a bias each, 1 MatMul alone
+ * (both packed into one product read at three offsets); then what keeps them apart:
+ * 2 K's projection also a graph output, 3 V's projection reading Relu(x), 4 Q's
+ * projection without a bias, 5 K's weight not a constant (a Relu of one). */
+static void attention_separate_model(tm_model *m, int variant, const float *w, const float *b) {
+  const char *dims[3] = {"1", "4", "32"};
+  tm_input(m, "x", 3, dims);
+  static const int64_t heads[4] = {1, 4, 2, 16}, merge[3] = {1, 4, 32};
+  tm_initializer(m, "heads", ETRT_ONNX_INT64, 1, (int64_t[]){4}, heads, sizeof heads);
+  tm_initializer(m, "merge", ETRT_ONNX_INT64, 1, (int64_t[]){3}, merge, sizeof merge);
+  tm_initializer_f32(m, "c", 0, NULL, (float[]){0.25f});
+  const char *names[3] = {"q", "k", "v"};
+  if (variant == 3) tm_node(m, "Relu", "relu", "x", "rx", 0);
+  if (variant == 5) tm_node(m, "Relu", "wk_relu", "wk_raw", "wk", 0);
+  for (int i = 0; i < 3; ++i) {
+    char w_name[8], b_name[8], mm[8], inputs[32], out[8], reshape_in[8], reshape_out[8];
+    snprintf(w_name, sizeof w_name, "w%s", names[i]);
+    snprintf(b_name, sizeof b_name, "b%s", names[i]);
+    tm_initializer_f32(m, variant == 5 && i == 1 ? "wk_raw" : w_name, 2, (int64_t[]){32, 32},
+                       w + i * 32 * 32);
+    bool bias = variant != 1 && !(variant == 4 && i == 0);
+    snprintf(mm, sizeof mm, "%s_mm", names[i]);
+    snprintf(inputs, sizeof inputs, "%s,%s", variant == 3 && i == 2 ? "rx" : "x", w_name);
+    snprintf(out, sizeof out, "%s", names[i]);
+    tm_node(m, "MatMul", mm, inputs, bias ? mm : out, 0);
+    if (bias) {
+      tm_initializer_f32(m, b_name, 1, (int64_t[]){32}, b + i * 32);
+      snprintf(inputs, sizeof inputs, "%s,%s", mm, b_name);
+      snprintf(reshape_in, sizeof reshape_in, "%s_add", names[i]);
+      tm_node(m, "Add", reshape_in, inputs, out, 0);
+    }
+    snprintf(inputs, sizeof inputs, "%s,heads", out);
+    snprintf(reshape_out, sizeof reshape_out, "%s_h", names[i]);
+    tm_node(m, "Reshape", reshape_out, inputs, reshape_out, 0);
+  }
+  tm_node(m, "Transpose", "qt", "q_h", "qt", 1, tm_attr_ints("perm", 4, (int64_t[]){0, 2, 1, 3}));
+  tm_node(m, "Transpose", "kt", "k_h", "kt", 1, tm_attr_ints("perm", 4, (int64_t[]){0, 2, 3, 1}));
+  tm_node(m, "Transpose", "vt", "v_h", "vt", 1, tm_attr_ints("perm", 4, (int64_t[]){0, 2, 1, 3}));
+  tm_node(m, "MatMul", "scores", "qt,kt", "s", 0);
+  tm_node(m, "Mul", "scale", "s,c", "sc", 0);
+  tm_node(m, "Softmax", "softmax", "sc", "p", 1, tm_attr_int("axis", -1));
+  tm_node(m, "MatMul", "context", "p,vt", "ctx", 0);
+  tm_node(m, "Transpose", "ctx_t", "ctx", "ctx_t", 1,
+          tm_attr_ints("perm", 4, (int64_t[]){0, 2, 1, 3}));
+  tm_node(m, "Reshape", "merge_heads", "ctx_t,merge", "y", 0);
+  tm_output(m, "y");
+  if (variant == 2) tm_output(m, "k");
+}
+
+static void test_pack_qkv(void) {
+  static float w[3 * 32 * 32], b[3 * 32], x[4 * 32];
+  for (int i = 0; i < 3 * 32 * 32; ++i) w[i] = (float)((i * 37) % 23) * 0.02f - 0.22f;
+  for (int i = 0; i < 3 * 32; ++i) b[i] = (float)((i * 11) % 7) * 0.05f - 0.15f;
+  for (int i = 0; i < 4 * 32; ++i) x[i] = (float)((i * 13) % 17) * 0.1f - 0.8f;
+  for (int variant = 0; variant < 6; ++variant) {
+    bool packs = variant <= 1;
+    /* Graphs with one input and one output are also run: unfused, then fused. */
+    bool runs = variant <= 1 || variant == 3 || variant == 4;
+    float reference[4 * 32], fused_out[4 * 32];
+    for (int pass = 0; pass < 2; ++pass) {
+      tm_model m;
+      tm_init(&m);
+      attention_separate_model(&m, variant, w, b);
+      loaded l;
+      load(&m, 17, &l);
+      if (pass == 0) {
+        if (runs) run_cpu(l.graph, x, reference, 4 * 32);
+        unload(&l);
+        continue;
+      }
+      uint32_t gemms, fused, packed, removed;
+      CHECK_OK(etrt_pass_fuse_gemm(l.graph, &gemms));
+      uint32_t biased = 3 - (variant == 1 ? 3 : variant == 4 ? 1 : 0);
+      CHECK_EQ_INT(gemms, biased);
+      /* Without the switch nothing is packed. */
+      if (variant == 0) {
+        loaded apart;
+        tm_model m2;
+        tm_init(&m2);
+        attention_separate_model(&m2, variant, w, b);
+        load(&m2, 17, &apart);
+        CHECK_OK(etrt_pass_fuse_gemm(apart.graph, &gemms));
+        CHECK_OK(etrt_pass_fuse_attention(apart.graph, false, &fused, &packed));
+        CHECK_EQ_INT(fused, 1);
+        CHECK_EQ_INT(packed, 0);
+        CHECK_EQ_INT(count_live(apart.graph, "EtrtMatMulBias"), 3);
+        unload(&apart);
+      }
+      CHECK_OK(etrt_pass_fuse_attention(l.graph, true, &fused, &packed));
+      CHECK_EQ_INT(fused, 1);
+      CHECK_EQ_INT(packed, packs ? 1 : 0);
+      CHECK_EQ_INT(count_live(l.graph, "EtrtAttention"), 1);
+      uint32_t products = count_live(l.graph, "MatMul") + count_live(l.graph, "EtrtMatMulBias");
+      CHECK_EQ_INT(products, packs ? 1 : 3);
+      if (packs) {
+        /* One projection writing [1, 4, 96], its weight [32, 96] the three side by side
+         * (and its bias the three end to end); the attention reads it at 0, 32 and 64. */
+        const etrt_ir_node *proj = NULL, *att = NULL;
+        for (uint32_t n = 0; n < l.graph->num_nodes; ++n) {
+          const etrt_ir_node *node = &l.graph->nodes[n];
+          if (node->dead) continue;
+          if (strcmp(node->op_type, "EtrtAttention") == 0) att = node;
+          if (strcmp(node->op_type, variant == 0 ? "EtrtMatMulBias" : "MatMul") == 0) proj = node;
+        }
+        CHECK(proj != NULL && att != NULL);
+        if (proj != NULL && att != NULL) {
+          const etrt_ir_value *out = &l.graph->values[proj->outputs[0]];
+          CHECK_EQ_INT(out->rank, 3);
+          CHECK_EQ_INT(out->max[2], 96);
+          for (int i = 0; i < 3; ++i) CHECK_EQ_INT(att->inputs[i], proj->outputs[0]);
+          const etrt_attribute *offsets = etrt_ir_node_attribute(att, "offsets");
+          CHECK(offsets != NULL && offsets->count == 3 && offsets->ints[0] == 0 &&
+                offsets->ints[1] == 32 && offsets->ints[2] == 64);
+          const etrt_ir_value *wv = &l.graph->values[proj->inputs[1]];
+          CHECK(wv->is_constant && wv->rank == 2 && wv->max[0] == 32 && wv->max[1] == 96);
+          const float *packed_w = wv->data;
+          for (int r = 0; r < 32; ++r)
+            for (int c = 0; c < 96; ++c)
+              CHECK_NEAR(packed_w[r * 96 + c], w[(c / 32) * 1024 + r * 32 + c % 32], 0);
+          if (variant == 0) {
+            const etrt_ir_value *bv = &l.graph->values[proj->inputs[2]];
+            CHECK(bv->is_constant && bv->rank == 1 && bv->max[0] == 96);
+            check_same(bv->data, b, 96, 0);
+          }
+        }
+        /* The three weights the projections read are left to the dead-code pass. */
+        CHECK_OK(etrt_pass_eliminate_dead(l.graph, &removed));
+      }
+      if (runs) {
+        run_cpu(l.graph, x, fused_out, 4 * 32);
+        check_same(reference, fused_out, 4 * 32, 1e-4);
+      }
+      unload(&l);
+    }
+  }
+}
+
 static void test_dead_code_and_pipeline(void) {
   tm_model m;
   tm_init(&m);
@@ -957,6 +1095,7 @@ int main(void) {
   RUN_TEST(test_fuse_skip_layer_norm);
   RUN_TEST(test_fuse_qdq);
   RUN_TEST(test_fuse_qdq_gemm);
+  RUN_TEST(test_pack_qkv);
   RUN_TEST(test_dead_code_and_pipeline);
   return TEST_EXIT();
 }
