@@ -392,7 +392,10 @@ etrt_status etrt_cpu_global_pool(const etrt_node *node, const etrt_tensor *input
       .state = node->state, .dtype = x->dtype, .x = x->data, .y = outputs[0].data, .size = 1};
   int64_t planes = x->dims[0] * x->dims[1];
   for (int32_t i = 2; i < x->rank; ++i) job.size *= x->dims[i];
-  etrt_parallel_for(planes, 1 + 131072 / (job.size + 1), etrt_pool_global_planes, &job);
+  /* Finer than the windowed pools' chunks: a squeeze-and-excitation block's pool reads
+   * an output the convolution before it left in every core's cache (MobileNet v3 at 16
+   * threads: 38 us a node on one thread). */
+  etrt_parallel_for(planes, 1 + 32768 / (job.size + 1), etrt_pool_global_planes, &job);
   return ETRT_OK;
 }
 

@@ -117,11 +117,10 @@ static int64_t etrt_conv_padded_channels(const etrt_node *node, const etrt_conv_
 
 /* Scratch a node that may pad its channels may take: cuDNN's tensor-core algorithms
  * for a few channels ask for the output's bytes (196 MiB for the batch-128 stem), with
- * a MiB to spare, where that is more than ETRT_CONV_DNN_SCRATCH. */
-static size_t etrt_conv_padded_scratch(const etrt_conv_sizes &d, etrt_dtype dtype) {
+ * a MiB to spare, where that is more than the node's usual `scratch`. */
+static size_t etrt_conv_padded_scratch(const etrt_conv_sizes &d, etrt_dtype dtype, size_t scratch) {
   size_t output = (size_t)(d.batch * d.maps * d.out_count) * etrt_dtype_size(dtype);
-  return output + ((size_t)1 << 20) > ETRT_CONV_DNN_SCRATCH ? output + ((size_t)1 << 20)
-                                                            : ETRT_CONV_DNN_SCRATCH;
+  return output + ((size_t)1 << 20) > scratch ? output + ((size_t)1 << 20) : scratch;
 }
 
 /* Workspace bytes of the padded input (256-byte aligned), 0 without padding. */
@@ -1095,7 +1094,7 @@ extern "C" ETRT_CUDA_WORKSPACE(etrt_cuda_conv_workspace) {
   size_t scratch = unfold < ETRT_CONV_DNN_SCRATCH ? unfold : ETRT_CONV_DNN_SCRATCH;
   int64_t padded = etrt_conv_padded_channels(node, g, d, inputs[0].dtype);
   if (padded == d.channels) return scratch;
-  return etrt_conv_padded_scratch(d, inputs[0].dtype) +
+  return etrt_conv_padded_scratch(d, inputs[0].dtype, scratch) +
          etrt_conv_padded_bytes(d, padded, inputs[0].dtype);
 }
 
