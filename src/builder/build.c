@@ -231,12 +231,12 @@ static etrt_status etrt_build_tune_plan(etrt_build *b, uint32_t k, const etrt_de
     etrt_clear_error();
     return ETRT_OK;
   }
+  if (tuned == NULL) return ETRT_OK; /* nothing to record: the plan stays as it is */
   free((void *)plan->plan);
   plan->plan = tuned;
   plan->plan_size = tuned_size;
-  if (count > 0)
-    etrt_build_progress(b, "plan %u: tuned %u convolutions in %.1f s", k, count,
-                        etrt_build_seconds(&started));
+  etrt_build_progress(b, "plan %u: tuned %u convolutions in %.1f s", k, count,
+                      etrt_build_seconds(&started));
   return ETRT_OK;
 }
 

@@ -75,15 +75,7 @@ etrt_status etrt_plan_tune(const uint8_t *plan, size_t size, const etrt_device_d
       s = etrt_device_scope_exit(&scope, s);
     }
   }
-  if (s == ETRT_OK && (sink.count == 0 || sink.cudnn_version == 0)) {
-    *out = malloc(size > 0 ? size : 1);
-    if (*out == NULL) {
-      s = etrt_error(ETRT_ERROR_OUT_OF_MEMORY, "tuning: out of memory");
-    } else {
-      memcpy(*out, plan, size);
-      *out_size = size;
-    }
-  } else if (s == ETRT_OK) {
+  if (s == ETRT_OK && sink.count > 0 && sink.cudnn_version != 0) {
     etrt_plan_tuning tuning = {.present = 1,
                                .compute_major = attributes.compute_major,
                                .compute_minor = attributes.compute_minor,
