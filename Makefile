@@ -222,6 +222,7 @@ BENCH_DIR := build-bench
 BENCH_VENV_PYTHON := $(BENCH_DIR)/venv/bin/python
 BENCH_PYTHON ?= $(BENCH_VENV_PYTHON)
 BENCH_CPU_ITERATIONS ?= 5
+BENCH_CPU_ROUNDS ?= 3
 BENCH_DEBIAN_PACKAGES := time libdnnl-dev libxnnpack-dev libpthreadpool-dev
 
 $(BENCH_VENV_PYTHON):
@@ -229,7 +230,8 @@ $(BENCH_VENV_PYTHON):
 	$(BENCH_DIR)/venv/bin/pip install -q numpy onnx onnxruntime torch torchvision
 
 bench-cpu: build $(filter $(BENCH_VENV_PYTHON),$(BENCH_PYTHON))
-	$(BENCH_PYTHON) bench/cpu_models.py --etrt $(BUILD)/bin/etrt --cache $(BENCH_DIR) --iterations $(BENCH_CPU_ITERATIONS)
+	$(BENCH_PYTHON) bench/cpu_models.py --etrt $(BUILD)/bin/etrt --cache $(BENCH_DIR) --iterations $(BENCH_CPU_ITERATIONS) \
+		--rounds $(BENCH_CPU_ROUNDS)
 
 # The same environment as bench-cpu; its models are cached under build-bench/real.
 BENCH_REAL_FLAGS ?=

@@ -232,7 +232,10 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--etrt", default=os.path.join(ROOT, "build", "bin", "etrt"))
     parser.add_argument("--cache", default=os.path.join(ROOT, "build-bench"))
-    parser.add_argument("--iterations", type=int, default=5)
+    parser.add_argument("--iterations", type=int, default=5, help="timed runs per round (median)")
+    parser.add_argument("--rounds", type=int, default=1,
+                        help="rounds alternating onnxruntime and etrt; each figure is the median of the "
+                             "rounds' medians")
     parser.add_argument("--models", default=",".join(MODELS))
     parser.add_argument("--threads", default="1,0", help="thread counts; 0 is each runtime's default")
     parser.add_argument("--kernels", default="default,etrt",
@@ -256,13 +259,30 @@ def main():
         for threads in [int(t) for t in args.threads.split(",")]:
             out_dir = os.path.join(args.cache, "out_%s_%d" % (name, threads))
             os.makedirs(out_dir, exist_ok=True)
-            ort_ms, y_ort = run_ort(onnx_path, input_name, x, threads, args.iterations)
-            for kernels in args.kernels.split(","):
-                try:
-                    etrt_ms, y_etrt = run_etrt(etrt, pte, x_path, threads, args.iterations, out_dir, kernels)
-                except RuntimeError as e:
-                    print("%-20s %7s %8s %s" % (name, threads or "default", kernels, str(e).splitlines()[0][:150]))
+            # Rounds alternate the runtimes, so that a machine that slows down for a while
+            # slows both: each figure is the median of the rounds' medians.
+            kernel_list = args.kernels.split(",")
+            ort_times, etrt_times, failed = [], {k: [] for k in kernel_list}, {}
+            for _ in range(args.rounds):
+                ort_ms, y_ort = run_ort(onnx_path, input_name, x, threads, args.iterations)
+                ort_times.append(ort_ms)
+                for kernels in kernel_list:
+                    if kernels in failed:
+                        continue
+                    try:
+                        etrt_ms, y_etrt = run_etrt(etrt, pte, x_path, threads, args.iterations, out_dir,
+                                                   kernels)
+                    except RuntimeError as e:
+                        failed[kernels] = str(e).splitlines()[0][:150]
+                        continue
+                    etrt_times[kernels].append((etrt_ms, y_etrt))
+            ort_ms = statistics.median(ort_times)
+            for kernels in kernel_list:
+                if kernels in failed:
+                    print("%-20s %7s %8s %s" % (name, threads or "default", kernels, failed[kernels]))
                     continue
+                etrt_ms = statistics.median(t for t, _ in etrt_times[kernels])
+                y_etrt = etrt_times[kernels][-1][1]
                 rss = peak_rss_mib(etrt, pte, x_path, threads, kernels)
                 diff = (float(np.max(np.abs(y_etrt.astype(np.float64) - y_ort))) if y_etrt.shape == y_ort.shape
                         else float("nan"))
