@@ -35,8 +35,8 @@ typedef struct etrt_plan_tuning_sink {
  * returns in *out (malloc'd) a copy of the plan carrying the choices, with *count the
  * number recorded. A plan with no convolution cuDNN takes needs no record: *out stays
  * NULL and *count 0, and the plan is the caller's to keep (no context is made where it
- * has no Conv at all; a transformer's plan is not copied for nothing). ETRT_ERROR_UNSUPPORTED in a build
- * without CUDA. */
+ * has no Conv at all; a transformer's plan is not copied for nothing). ETRT_ERROR_UNSUPPORTED in a
+ * build without CUDA. */
 etrt_status etrt_plan_tune(const uint8_t *plan, size_t size, const etrt_device_driver *driver,
                            uint8_t **out, size_t *out_size, uint32_t *count);
 
