@@ -1,8 +1,8 @@
 /* The blocked GEMM of the CPU kernels: every micro-kernel the processor has (the
  * portable one, AVX2 and AVX-512 where present) against a double-precision reference
  * over shapes that cross every blocking edge, with transposed operands, alpha and
- * accumulation, and the few-row products that skip the packing; and the same bits with one thread
- * and with several. */
+ * accumulation, and the few-row products that skip the packing (B's rows contiguous, or
+ * its columns: dot products); and the same bits with one thread and with several. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,6 +33,9 @@ static const shape shapes[] = {
     {1, 2048, 512, 0, 0, 1, 0.5f},
     {2, 77, 300, 1, 0, 0, 1.0f},
     {1, 40, 33, 0, 1, 0, 1.0f},
+    /* B stored transposed: dot products of contiguous rows, columns over the pool */
+    {1, 1000, 1280, 0, 1, 1, 0.5f},
+    {3, 70, 37, 0, 1, 0, -1.0f},
 };
 
 static float *random_floats(size_t n, unsigned seed) {

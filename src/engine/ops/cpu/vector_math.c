@@ -225,6 +225,19 @@ static inline void etrt_vm_sum_loop(const float *x, int64_t n, double *sum) {
 ETRT_VM_DISPATCH(etrt_cpu_sum_f32, etrt_vm_sum_loop, (const float *x, int64_t n, double *sum),
                  (x, n, sum))
 
+/* The dot product of a and b over n floats, in ETRT_VM_LANES float partial sums. */
+static inline void etrt_vm_dot_loop(const float *a, const float *b, int64_t n, float *dot) {
+  float sums[ETRT_VM_LANES] = {0}, total = 0.0f;
+  int64_t i = 0;
+  for (; i + ETRT_VM_LANES <= n; i += ETRT_VM_LANES)
+    for (int k = 0; k < ETRT_VM_LANES; ++k) sums[k] += a[i + k] * b[i + k];
+  for (; i < n; ++i) total += a[i] * b[i];
+  for (int k = 0; k < ETRT_VM_LANES; ++k) total += sums[k];
+  *dot = total;
+}
+ETRT_VM_DISPATCH(etrt_cpu_dot_f32, etrt_vm_dot_loop,
+                 (const float *a, const float *b, int64_t n, float *dot), (a, b, n, dot))
+
 /* Columns a softmax over a middle axis handles in one pass over its rows. */
 #define ETRT_VM_COLUMNS 64
 

@@ -36,6 +36,10 @@ void etrt_cpu_add_f32(const float *a, const float *b, float *y, int64_t n);
  * instruction set). */
 void etrt_cpu_sum_f32(const float *x, int64_t n, double *sum);
 
+/* *dot = the dot product of a[0 .. n) and b[0 .. n) in float (ETRT_VM_LANES partial
+ * sums, the same on every instruction set). */
+void etrt_cpu_dot_f32(const float *a, const float *b, int64_t n, float *dot);
+
 /* Softmax (or LogSoftmax when log_softmax) of each of `rows` contiguous rows of n > 0
  * elements (y may be x): the maximum, then the exponentials, then one scaling pass.
  * Softmax takes onnxruntime's arithmetic (MLAS's exponential, within 1 ulp, summed in
