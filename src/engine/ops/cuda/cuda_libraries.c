@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "base/log.h"
 #include "base/status.h"
 
 #define ETRT_STRINGIFY_(x) #x
@@ -113,10 +114,13 @@ etrt_status etrt_cuda_cublaslt_get(const etrt_cublaslt_api **out) {
 }
 
 /* Opens the first of `names` and fills `symbols` from it; on failure names the
- * library (`what`, `soname`), the loader's reasons and the missing entry point. */
+ * library (`what`, `soname`), the loader's reasons and the missing entry point. Then
+ * fills `optional`, all or none: where one is missing every slot of them is zeroed
+ * (logged at debug level) and the load still succeeds. */
 static etrt_status etrt_library_load(const char *what, const char *soname, const char *const *names,
                                      size_t count, const etrt_library_symbol *symbols,
-                                     size_t symbol_count) {
+                                     size_t symbol_count, const etrt_library_symbol *optional,
+                                     size_t optional_count) {
   void *library = NULL;
   char tried[1024] = "";
   size_t used = 0;
@@ -136,6 +140,15 @@ static etrt_status etrt_library_load(const char *what, const char *soname, const
       const char *why = dlerror();
       return etrt_error(ETRT_ERROR_UNSUPPORTED, "%s (%s) lacks %s: %s", what, soname,
                         symbols[i].name, why ? why : "no such symbol");
+    }
+  }
+  for (size_t i = 0; i < optional_count; ++i) {
+    if (etrt_cublaslt_symbol(library, optional[i].name, optional[i].slot, optional[i].size) != 0) {
+      const char *why = dlerror();
+      etrt_log(ETRT_LOG_DEBUG, "%s (%s) lacks %s (%s): going without its entry points from %s",
+               what, soname, optional[i].name, why ? why : "no such symbol", optional[0].name);
+      for (size_t k = 0; k < optional_count; ++k) memset(optional[k].slot, 0, optional[k].size);
+      break;
     }
   }
   return ETRT_OK;
@@ -183,9 +196,18 @@ static void etrt_cudnn_init(void) {
       {"cudnnConvolutionForward", &t->convolution_forward, sizeof t->convolution_forward},
       {"cudnnGetVersion", &t->get_version, sizeof t->get_version},
   };
-  etrt_cudnn_status =
-      etrt_library_load("cuDNN", ETRT_CUDNN_SONAME, names, sizeof names / sizeof names[0], symbols,
-                        sizeof symbols / sizeof symbols[0]);
+  const etrt_library_symbol backend[] = {
+      {"cudnnBackendCreateDescriptor", &t->backend_create, sizeof t->backend_create},
+      {"cudnnBackendDestroyDescriptor", &t->backend_destroy, sizeof t->backend_destroy},
+      {"cudnnBackendSetAttribute", &t->backend_set, sizeof t->backend_set},
+      {"cudnnBackendGetAttribute", &t->backend_get, sizeof t->backend_get},
+      {"cudnnBackendFinalize", &t->backend_finalize, sizeof t->backend_finalize},
+      {"cudnnBackendExecute", &t->backend_execute, sizeof t->backend_execute},
+  };
+  etrt_cudnn_status = etrt_library_load("cuDNN", ETRT_CUDNN_SONAME, names,
+                                        sizeof names / sizeof names[0], symbols,
+                                        sizeof symbols / sizeof symbols[0], backend,
+                                        sizeof backend / sizeof backend[0]);
   if (etrt_cudnn_status != ETRT_OK) {
     memset(t, 0, sizeof *t);
     snprintf(etrt_cudnn_message, sizeof etrt_cudnn_message, "%s", etrt_last_error());
