@@ -46,7 +46,8 @@ typedef struct etrt_conv_graph etrt_conv_graph;
  * bytes of scratch) on scratch buffers of the shape; context creation only (it allocates
  * and synchronises). NULL, with the reason logged at debug level and no error set, where
  * the graph path is off (ETRT_CUDNN_GRAPH=0, a cuDNN without the backend API), cuDNN
- * takes no plan, or none is faster. */
+ * takes no plan, or none is faster (ETRT_CUDNN_GRAPH=1 keeps the fastest plan anyway,
+ * so that tests run the fused path on any shape). */
 etrt_conv_graph *etrt_conv_graph_create(const etrt_cudnn_api *api, cudnnHandle_t handle,
                                         const etrt_node *node, const etrt_conv_graph_shape *shape,
                                         size_t workspace_limit, size_t unfused_workspace,
