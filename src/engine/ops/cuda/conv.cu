@@ -21,9 +21,11 @@
  * NHWC and W in [M, kernel..., C/group]: cuDNN gets NHWC strides and an NHWC filter, so
  * its tensor-core kernels read and write the activations as they are, with no
  * conversion around each call. A pointwise one (1x1, stride 1, no pad, one group) is
- * a plain product instead, with bias, residual and Relu in cuBLASLt's epilogue. Without
- * cuDNN other such nodes run a direct kernel coalesced along the channels (never the
- * im2col path, which is written for NCHW). */
+ * a plain product instead, with bias, residual and Relu in cuBLASLt's epilogue. Other
+ * such nodes run cudnnConvolutionForward and then one pass for bias, residual and Relu;
+ * a half-type 2-D one may instead run all of it as one cuDNN graph (conv_graph.h), kept
+ * at setup where that is faster. Without cuDNN they run a direct kernel coalesced along
+ * the channels (never the im2col path, which is written for NCHW). */
 #include <limits.h>
 #include <stdlib.h>
 
