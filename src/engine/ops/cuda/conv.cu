@@ -632,8 +632,8 @@ static bool etrt_conv_dnn_unfused(void *user, const etrt_conv_graph_buffers *b) 
   y.data = b->y;
   bias.data = (void *)b->bias;
   z.data = (void *)b->z;
-  if (etrt_conv_bias_epilogue(a->node, &y, b->bias != NULL ? &bias : NULL,
-                              b->z != NULL ? &z : NULL, dnn->relu, dnn->maps, NULL) == ETRT_OK)
+  if (etrt_conv_bias_epilogue(a->node, &y, b->bias != NULL ? &bias : NULL, b->z != NULL ? &z : NULL,
+                              dnn->relu, dnn->maps, NULL) == ETRT_OK)
     return true;
   etrt_clear_error();
   return false;
@@ -798,11 +798,12 @@ static etrt_status etrt_conv_dnn_setup_node(const etrt_node *node, const etrt_te
   }
   /* A split node of a half type (not one reading padded channels) may fuse its bias,
    * residual and Relu into the convolution through cuDNN's graph API, kept where that
-   * is faster than the algorithm just chosen followed by the epilogue kernel. */
+   * is faster than the algorithm just chosen followed by the epilogue kernel. Not while
+   * tuning: the plan records only the unfused algorithm. */
   etrt_conv_graph_shape graph_shape;
   int residual = node->num_inputs > 3 && inputs[3].rank >= 0;
   if (dnn->split && dnn->type != CUDNN_DATA_FLOAT && dnn->padded_weight == NULL && d.group == 1 &&
-      etrt_conv_dnn_graph_shape(dnn, shape, has_bias, residual, &graph_shape)) {
+      !launch->tune && etrt_conv_dnn_graph_shape(dnn, shape, has_bias, residual, &graph_shape)) {
     etrt_conv_dnn_unfused_args args;
     memset(&args, 0, sizeof args);
     args.dnn = dnn;
@@ -810,8 +811,8 @@ static etrt_status etrt_conv_dnn_setup_node(const etrt_node *node, const etrt_te
     args.node = node;
     args.y = outputs[0];
     if (has_bias) args.bias = inputs[2];
-    dnn->graph = etrt_conv_graph_create(api, handle, node, &graph_shape, limit,
-                                        dnn->algo_workspace, etrt_conv_dnn_unfused, &args);
+    dnn->graph = etrt_conv_graph_create(api, handle, node, &graph_shape, limit, dnn->algo_workspace,
+                                        etrt_conv_dnn_unfused, &args);
   }
   etrt_log(ETRT_LOG_DEBUG, "%s node '%s': cuDNN algorithm %d (%s), %zu bytes of scratch",
            node->op_type, etrt_cuda_name(node), (int)dnn->algo,

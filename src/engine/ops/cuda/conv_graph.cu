@@ -65,6 +65,7 @@ struct etrt_conv_graph {
   int pack_count;
   void *pointers[5];
   void *pack_workspace;
+  int refused; /* cuDNN refused a launch: the unfused path runs the node from then on */
 };
 
 /* Building: the first call that failed is kept and every later call is skipped. */
@@ -148,13 +149,13 @@ static cudnnBackendDescriptor_t etrt_conv_graph_pointwise(etrt_conv_graph_builde
       etrt_conv_graph_make(b, CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR);
   ETRT_CONV_GRAPH_SET(b, op, CUDNN_ATTR_OPERATION_POINTWISE_PW_DESCRIPTOR,
                       CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &pw);
-  ETRT_CONV_GRAPH_SET(b, op, CUDNN_ATTR_OPERATION_POINTWISE_XDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR,
-                      1, &x);
+  ETRT_CONV_GRAPH_SET(b, op, CUDNN_ATTR_OPERATION_POINTWISE_XDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1,
+                      &x);
   if (operand != NULL)
     ETRT_CONV_GRAPH_SET(b, op, CUDNN_ATTR_OPERATION_POINTWISE_BDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR,
                         1, &operand);
-  ETRT_CONV_GRAPH_SET(b, op, CUDNN_ATTR_OPERATION_POINTWISE_YDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR,
-                      1, &y);
+  ETRT_CONV_GRAPH_SET(b, op, CUDNN_ATTR_OPERATION_POINTWISE_YDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1,
+                      &y);
   etrt_conv_graph_finalize(b, op, "cudnnBackendFinalize (pointwise operation)");
   return op;
 }
@@ -225,7 +226,8 @@ static cudnnBackendDescriptor_t etrt_conv_graph_operations(etrt_conv_graph_build
     ops[op_count++] = etrt_conv_graph_pointwise(b, CUDNN_POINTWISE_ADD, current, z, out);
     current = out;
   }
-  if (s->relu) ops[op_count++] = etrt_conv_graph_pointwise(b, CUDNN_POINTWISE_RELU_FWD, current, NULL, y);
+  if (s->relu)
+    ops[op_count++] = etrt_conv_graph_pointwise(b, CUDNN_POINTWISE_RELU_FWD, current, NULL, y);
 
   cudnnBackendDescriptor_t graph = etrt_conv_graph_make(b, CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR);
   ETRT_CONV_GRAPH_SET(b, graph, CUDNN_ATTR_OPERATIONGRAPH_OPS, CUDNN_TYPE_BACKEND_DESCRIPTOR,
@@ -246,8 +248,8 @@ static int64_t etrt_conv_graph_engine_index(const etrt_cudnn_api *api,
   int64_t index = -1, count = 0;
   if (api->backend_create(CUDNN_BACKEND_ENGINE_DESCRIPTOR, &engine) != CUDNN_STATUS_SUCCESS)
     return -1;
-  if (api->backend_get(config, CUDNN_ATTR_ENGINECFG_ENGINE, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &count,
-                       &engine) != CUDNN_STATUS_SUCCESS ||
+  if (api->backend_get(config, CUDNN_ATTR_ENGINECFG_ENGINE, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1,
+                       &count, &engine) != CUDNN_STATUS_SUCCESS ||
       api->backend_get(engine, CUDNN_ATTR_ENGINE_GLOBAL_INDEX, CUDNN_TYPE_INT64, 1, &count,
                        &index) != CUDNN_STATUS_SUCCESS)
     index = -1;
@@ -326,9 +328,8 @@ static float etrt_conv_graph_time(etrt_conv_graph *g, cudnnHandle_t handle,
     bool timed = r >= ETRT_CONV_GRAPH_WARMUP;
     if (timed) ok = cudaEventRecord(start, NULL) == cudaSuccess;
     if (ok)
-      ok = plan != NULL
-               ? g->api->backend_execute(handle, plan, g->pack) == CUDNN_STATUS_SUCCESS
-               : unfused(user, b);
+      ok = plan != NULL ? g->api->backend_execute(handle, plan, g->pack) == CUDNN_STATUS_SUCCESS
+                        : unfused(user, b);
     if (ok && timed)
       ok = cudaEventRecord(stop, NULL) == cudaSuccess &&
            cudaEventSynchronize(stop) == cudaSuccess &&
@@ -356,8 +357,8 @@ void etrt_conv_graph_destroy(etrt_conv_graph *g) {
  * (mode A, else FALLBACK) whose workspace fits `limit`, into plans/workspaces/engines;
  * returns how many. Configurations cuDNN cannot finalize are passed over. */
 static int etrt_conv_graph_plans(etrt_conv_graph *g, etrt_conv_graph_builder *b,
-                                 cudnnHandle_t handle, cudnnBackendDescriptor_t graph,
-                                 size_t limit, cudnnBackendDescriptor_t *plans, size_t *workspaces,
+                                 cudnnHandle_t handle, cudnnBackendDescriptor_t graph, size_t limit,
+                                 cudnnBackendDescriptor_t *plans, size_t *workspaces,
                                  int64_t *engines) {
   const etrt_cudnn_api *api = g->api;
   const cudnnBackendHeurMode_t modes[2] = {CUDNN_HEUR_MODE_A, CUDNN_HEUR_MODE_FALLBACK};
@@ -378,9 +379,9 @@ static int etrt_conv_graph_plans(etrt_conv_graph *g, etrt_conv_graph_builder *b,
     /* `listed` is how many configurations the heuristics have; cuDNN fills the first
      * min(listed, made) of `configs` */
     int64_t listed = 0;
-    if (made == 0 || api->backend_get(heur, CUDNN_ATTR_ENGINEHEUR_RESULTS,
-                                      CUDNN_TYPE_BACKEND_DESCRIPTOR, made, &listed,
-                                      configs) != CUDNN_STATUS_SUCCESS)
+    if (made == 0 ||
+        api->backend_get(heur, CUDNN_ATTR_ENGINEHEUR_RESULTS, CUDNN_TYPE_BACKEND_DESCRIPTOR, made,
+                         &listed, configs) != CUDNN_STATUS_SUCCESS)
       listed = 0;
     int filled = listed < made ? (int)listed : made;
     for (int i = 0; i < filled && found < ETRT_CONV_GRAPH_PLANS; ++i) {
@@ -456,7 +457,8 @@ etrt_conv_graph *etrt_conv_graph_create(const etrt_cudnn_api *api, cudnnHandle_t
   }
 
   /* scratch X, W, B, Z, Y and workspace, each 256-byte aligned */
-  size_t elem = 2, sizes[6] = {elem, elem, elem * (size_t)shape->y[1], elem, elem, unfused_workspace};
+  size_t elem = 2,
+         sizes[6] = {elem, elem, elem * (size_t)shape->y[1], elem, elem, unfused_workspace};
   for (int i = 0; i < 4; ++i) {
     sizes[0] *= (size_t)shape->x[i];
     sizes[1] *= (size_t)shape->w[i];
@@ -477,16 +479,19 @@ etrt_conv_graph *etrt_conv_graph_create(const etrt_cudnn_api *api, cudnnHandle_t
   if (cudaMalloc((void **)&buffer, total) == cudaSuccess &&
       cudaMemset(buffer, 0, offsets[5]) == cudaSuccess && cudaEventCreate(&start) == cudaSuccess &&
       cudaEventCreate(&stop) == cudaSuccess) {
-    etrt_conv_graph_buffers s = {buffer + offsets[0], buffer + offsets[1],
+    etrt_conv_graph_buffers s = {buffer + offsets[0],
+                                 buffer + offsets[1],
                                  shape->bias ? buffer + offsets[2] : NULL,
                                  shape->residual ? buffer + offsets[3] : NULL,
-                                 buffer + offsets[4], sizes[5] > 0 ? buffer + offsets[5] : NULL,
+                                 buffer + offsets[4],
+                                 sizes[5] > 0 ? buffer + offsets[5] : NULL,
                                  sizes[5]};
     unfused_us = etrt_conv_graph_time(g, handle, NULL, unfused, user, &s, start, stop);
     cudnnStatus_t bound = etrt_conv_graph_bind(g, &s);
     for (int i = 0; i < count && unfused_us >= 0.0f && bound == CUDNN_STATUS_SUCCESS; ++i) {
       float us = etrt_conv_graph_time(g, handle, plans[i], unfused, user, &s, start, stop);
-      etrt_log(ETRT_LOG_DEBUG, "%s node '%s': cuDNN graph engine %lld: %.1f us against %.1f us unfused",
+      etrt_log(ETRT_LOG_DEBUG,
+               "%s node '%s': cuDNN graph engine %lld: %.1f us against %.1f us unfused",
                node->op_type, etrt_cuda_name(node), (long long)engines[i], us, unfused_us);
       if (us >= 0.0f && (best < 0 || us < best_us)) {
         best = i;
@@ -539,7 +544,7 @@ static bool etrt_conv_graph_aligned(const void *p) {
 
 bool etrt_conv_graph_run(etrt_conv_graph *g, const etrt_node *node, cudnnHandle_t handle,
                          const etrt_conv_graph_buffers *b, etrt_status *status) {
-  if (!etrt_conv_graph_aligned(b->x) || !etrt_conv_graph_aligned(b->w) ||
+  if (g->refused || !etrt_conv_graph_aligned(b->x) || !etrt_conv_graph_aligned(b->w) ||
       !etrt_conv_graph_aligned(b->y) || (g->shape.bias && !etrt_conv_graph_aligned(b->bias)) ||
       (g->shape.residual && !etrt_conv_graph_aligned(b->z)) || b->workspace_size < g->workspace ||
       (g->workspace > 0 && b->workspace == NULL))
@@ -551,9 +556,18 @@ bool etrt_conv_graph_run(etrt_conv_graph *g, const etrt_node *node, cudnnHandle_
     return false;
   }
   st = g->api->backend_execute(handle, g->plan, g->pack);
-  *status = st == CUDNN_STATUS_SUCCESS
-                ? ETRT_OK
-                : etrt_error(ETRT_ERROR_DEVICE, "%s node '%s': cudnnBackendExecute failed: %s (%d)",
-                             node->op_type, etrt_cuda_name(node), g->api->error_string(st), (int)st);
+  /* cuDNN checks parameters and support (status codes 2000 to 3999) before it queues
+   * anything: such a refusal leaves the node to the unfused path */
+  if ((int)st >= (int)CUDNN_STATUS_BAD_PARAM && (int)st < (int)CUDNN_STATUS_INTERNAL_ERROR) {
+    etrt_log(ETRT_LOG_DEBUG, "%s node '%s': unfused from now on: cudnnBackendExecute: %s (%d)",
+             node->op_type, etrt_cuda_name(node), g->api->error_string(st), (int)st);
+    g->refused = 1;
+    return false;
+  }
+  *status =
+      st == CUDNN_STATUS_SUCCESS
+          ? ETRT_OK
+          : etrt_error(ETRT_ERROR_DEVICE, "%s node '%s': cudnnBackendExecute failed: %s (%d)",
+                       node->op_type, etrt_cuda_name(node), g->api->error_string(st), (int)st);
   return true;
 }

@@ -61,8 +61,9 @@ size_t etrt_conv_graph_workspace(const etrt_conv_graph *graph);
 
 /* Queues the fused convolution on the handle's stream. False (nothing queued, *status
  * untouched) where the plan cannot take this launch (a pointer not 16-byte aligned,
- * less scratch than the plan takes, cuDNN refusing the pointers): the caller runs the
- * unfused path. True with *status set otherwise. */
+ * less scratch than the plan takes, cuDNN refusing the variant pack, or refusing the
+ * plan's launch, after which the graph is not tried again): the caller runs the unfused
+ * path. True with *status set otherwise. */
 bool etrt_conv_graph_run(etrt_conv_graph *graph, const etrt_node *node, cudnnHandle_t handle,
                          const etrt_conv_graph_buffers *b, etrt_status *status);
 

@@ -204,10 +204,9 @@ static void etrt_cudnn_init(void) {
       {"cudnnBackendFinalize", &t->backend_finalize, sizeof t->backend_finalize},
       {"cudnnBackendExecute", &t->backend_execute, sizeof t->backend_execute},
   };
-  etrt_cudnn_status = etrt_library_load("cuDNN", ETRT_CUDNN_SONAME, names,
-                                        sizeof names / sizeof names[0], symbols,
-                                        sizeof symbols / sizeof symbols[0], backend,
-                                        sizeof backend / sizeof backend[0]);
+  etrt_cudnn_status = etrt_library_load(
+      "cuDNN", ETRT_CUDNN_SONAME, names, sizeof names / sizeof names[0], symbols,
+      sizeof symbols / sizeof symbols[0], backend, sizeof backend / sizeof backend[0]);
   if (etrt_cudnn_status != ETRT_OK) {
     memset(t, 0, sizeof *t);
     snprintf(etrt_cudnn_message, sizeof etrt_cudnn_message, "%s", etrt_last_error());

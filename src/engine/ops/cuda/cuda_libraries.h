@@ -124,8 +124,7 @@ typedef struct etrt_cudnn_api {
                                   cudnnBackendDescriptor_t *desc);
   cudnnStatus_t (*backend_destroy)(cudnnBackendDescriptor_t desc);
   cudnnStatus_t (*backend_set)(cudnnBackendDescriptor_t desc, cudnnBackendAttributeName_t name,
-                               cudnnBackendAttributeType_t type, int64_t count,
-                               const void *values);
+                               cudnnBackendAttributeType_t type, int64_t count, const void *values);
   cudnnStatus_t (*backend_get)(cudnnBackendDescriptor_t const desc,
                                cudnnBackendAttributeName_t name, cudnnBackendAttributeType_t type,
                                int64_t requested, int64_t *count, void *values);
