@@ -14,11 +14,11 @@
  * A launch names its data through a variant pack (unique ids -> device pointers). The
  * CUDA executor captures a run's launches into a CUDA graph once per set of addresses
  * and replays it, so a launch function runs only on the first run and when addresses
- * change: the node keeps one variant pack, made at its first launch, and re-sets its
- * pointers and finalizes it again only when they differ from the last launch's (a few
- * host calls inside cuDNN, some allocating, once per re-capture; none in the steady
- * state, which replays the graph). Where cuDNN refuses attributes on a finalized pack,
- * a fresh one replaces it. cuDNN documents a native CUDA-graph API beside
+ * change: the node keeps one variant pack, made at its first launch, and points it at
+ * new buffers only when they differ from the last launch's. cuDNN refuses attributes on
+ * a finalized descriptor (cuDNN 9.19 answers CUDNN_STATUS_BAD_PARAM), so that means a
+ * fresh pack: a few host calls inside cuDNN, allocating, once per re-capture, none in
+ * the steady state, which replays the graph. cuDNN documents a native CUDA-graph API beside
  * cudnnBackendExecute (cudnnBackendPopulateCudaGraph) but no rule against capturing
  * cudnnBackendExecute on a stream, which its frontend and PyTorch's cuDNN convolutions
  * do; a capture the runtime refuses turns the executor's graphs off (executor_cuda.c). */
@@ -257,7 +257,9 @@ static int64_t etrt_conv_graph_engine_index(const etrt_cudnn_api *api,
   return index;
 }
 
-/* Points g->pack at `b`'s buffers unless it already does. */
+/* Points g->pack at `b`'s buffers unless it already does. cuDNN refuses attributes on
+ * a finalized descriptor (cuDNN 9.19: CUDNN_STATUS_BAD_PARAM), so other pointers take a
+ * fresh pack. */
 static cudnnStatus_t etrt_conv_graph_bind(etrt_conv_graph *g, const etrt_conv_graph_buffers *b) {
   const etrt_cudnn_api *api = g->api;
   void *pointers[5];
@@ -281,30 +283,25 @@ static cudnnStatus_t etrt_conv_graph_bind(etrt_conv_graph *g, const etrt_conv_gr
   if (g->pack != NULL && g->pack_count == count && g->pack_workspace == workspace &&
       memcmp(g->pointers, pointers, (size_t)count * sizeof pointers[0]) == 0)
     return CUDNN_STATUS_SUCCESS;
-  g->pack_count = 0; /* no longer known to point anywhere */
-  cudnnStatus_t st = CUDNN_STATUS_NOT_INITIALIZED;
-  for (int attempt = 0; attempt < 2 && st != CUDNN_STATUS_SUCCESS; ++attempt) {
-    if (attempt == 1 || g->pack == NULL) {
-      /* a fresh pack where there is none, or where cuDNN refused to re-set a finalized one */
-      if (g->pack != NULL) api->backend_destroy(g->pack);
-      g->pack = NULL;
-      st = api->backend_create(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR, &g->pack);
-      if (st != CUDNN_STATUS_SUCCESS) {
-        g->pack = NULL;
-        return st;
-      }
-    }
-    st = api->backend_set(g->pack, CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64, count,
-                          uids);
-    if (st == CUDNN_STATUS_SUCCESS)
-      st = api->backend_set(g->pack, CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, CUDNN_TYPE_VOID_PTR,
-                            count, pointers);
-    if (st == CUDNN_STATUS_SUCCESS)
-      st = api->backend_set(g->pack, CUDNN_ATTR_VARIANT_PACK_WORKSPACE, CUDNN_TYPE_VOID_PTR, 1,
-                            &workspace);
-    if (st == CUDNN_STATUS_SUCCESS) st = api->backend_finalize(g->pack);
-  }
+  if (g->pack != NULL) api->backend_destroy(g->pack);
+  g->pack = NULL;
+  g->pack_count = 0;
+  cudnnBackendDescriptor_t pack = NULL;
+  cudnnStatus_t st = api->backend_create(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR, &pack);
   if (st != CUDNN_STATUS_SUCCESS) return st;
+  st = api->backend_set(pack, CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64, count, uids);
+  if (st == CUDNN_STATUS_SUCCESS)
+    st = api->backend_set(pack, CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, CUDNN_TYPE_VOID_PTR, count,
+                          pointers);
+  if (st == CUDNN_STATUS_SUCCESS)
+    st = api->backend_set(pack, CUDNN_ATTR_VARIANT_PACK_WORKSPACE, CUDNN_TYPE_VOID_PTR, 1,
+                          &workspace);
+  if (st == CUDNN_STATUS_SUCCESS) st = api->backend_finalize(pack);
+  if (st != CUDNN_STATUS_SUCCESS) {
+    api->backend_destroy(pack);
+    return st;
+  }
+  g->pack = pack;
   memcpy(g->pointers, pointers, (size_t)count * sizeof pointers[0]);
   g->pack_count = count;
   g->pack_workspace = workspace;
@@ -570,4 +567,20 @@ bool etrt_conv_graph_run(etrt_conv_graph *g, const etrt_node *node, cudnnHandle_
           : etrt_error(ETRT_ERROR_DEVICE, "%s node '%s': cudnnBackendExecute failed: %s (%d)",
                        node->op_type, etrt_cuda_name(node), g->api->error_string(st), (int)st);
   return true;
+}
+
+const char *etrt_conv_graph_check(const etrt_cudnn_api *api, cudnnHandle_t handle,
+                                  const etrt_conv_graph_shape *shape, cudnnStatus_t *status) {
+  *status = CUDNN_STATUS_NOT_SUPPORTED;
+  if (api->backend_create == NULL) return "cudnnBackendCreateDescriptor (not in this cuDNN)";
+  etrt_conv_graph *g = (etrt_conv_graph *)calloc(1, sizeof *g);
+  if (g == NULL) return "calloc";
+  g->api = api;
+  g->shape = *shape;
+  etrt_conv_graph_builder b = {g, NULL, CUDNN_STATUS_SUCCESS};
+  (void)etrt_conv_graph_operations(&b, handle);
+  const char *failed = b.failed; /* a literal, or NULL */
+  *status = b.status;
+  etrt_conv_graph_destroy(g);
+  return failed;
 }

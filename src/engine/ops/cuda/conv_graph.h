@@ -2,18 +2,21 @@
  * cuDNN kernel through cuDNN's graph (backend) API; conv.cu's setup builds it for a node
  * of its `split` path and keeps it only where it beats that path
  * (cudnnConvolutionForward, then etrt_conv_bias_epilogue_kernel). Included by .cu files
- * only. */
+ * and by the unit test of the graph's descriptors. */
 #ifndef ETRT_ENGINE_OPS_CUDA_CONV_GRAPH_H
 #define ETRT_ENGINE_OPS_CUDA_CONV_GRAPH_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "engine/ops/cuda/cuda_libraries.h"
 
+#ifdef __cplusplus
 extern "C" {
+#endif
+
 #include "engine/op.h"
-}
 
 /* One 2-D, one-group convolution as cuDNN sees it: dims in NCHW order (X [N, C, H, W],
  * W [M, C, kH, kW], Y and Z [N, M, OH, OW]) of tensors laid out channels innermost, and
@@ -68,5 +71,16 @@ bool etrt_conv_graph_run(etrt_conv_graph *graph, const etrt_node *node, cudnnHan
                          const etrt_conv_graph_buffers *b, etrt_status *status);
 
 void etrt_conv_graph_destroy(etrt_conv_graph *graph);
+
+/* Builds and finalizes the operation graph of `shape` alone, with no engine and no
+ * device (cuDNN 9 finalizes the descriptors and the operation graph without a GPU; the
+ * handle may be NULL). NULL where every descriptor finalized, else the call that failed
+ * with its status in *status. For tests. */
+const char *etrt_conv_graph_check(const etrt_cudnn_api *api, cudnnHandle_t handle,
+                                  const etrt_conv_graph_shape *shape, cudnnStatus_t *status);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

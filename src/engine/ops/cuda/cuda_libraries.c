@@ -18,12 +18,6 @@
 #define ETRT_CUBLASLT_SONAME "libcublasLt.so." ETRT_STRINGIFY(CUBLAS_VER_MAJOR)
 #define ETRT_CUDNN_SONAME "libcudnn.so." ETRT_STRINGIFY(CUDNN_MAJOR)
 
-typedef struct etrt_library_symbol {
-  const char *name;
-  void *slot;
-  size_t size;
-} etrt_library_symbol;
-
 /* dlsym returns an object pointer; C11 allows converting it to a function pointer
  * only through memcpy (POSIX guarantees the representations match). */
 static int etrt_cublaslt_symbol(void *library, const char *name, void *slot, size_t slot_size) {
@@ -113,6 +107,18 @@ etrt_status etrt_cuda_cublaslt_get(const etrt_cublaslt_api **out) {
   return ETRT_OK;
 }
 
+const char *etrt_cuda_library_optional(void *library, const etrt_library_symbol *symbols,
+                                       size_t count) {
+  for (size_t i = 0; i < count; ++i) {
+    if (etrt_cublaslt_symbol(library, symbols[i].name, symbols[i].slot, symbols[i].size) != 0) {
+      (void)dlerror();
+      for (size_t k = 0; k < count; ++k) memset(symbols[k].slot, 0, symbols[k].size);
+      return symbols[i].name;
+    }
+  }
+  return NULL;
+}
+
 /* Opens the first of `names` and fills `symbols` from it; on failure names the
  * library (`what`, `soname`), the loader's reasons and the missing entry point. Then
  * fills `optional`, all or none: where one is missing every slot of them is zeroed
@@ -142,15 +148,10 @@ static etrt_status etrt_library_load(const char *what, const char *soname, const
                         symbols[i].name, why ? why : "no such symbol");
     }
   }
-  for (size_t i = 0; i < optional_count; ++i) {
-    if (etrt_cublaslt_symbol(library, optional[i].name, optional[i].slot, optional[i].size) != 0) {
-      const char *why = dlerror();
-      etrt_log(ETRT_LOG_DEBUG, "%s (%s) lacks %s (%s): going without its entry points from %s",
-               what, soname, optional[i].name, why ? why : "no such symbol", optional[0].name);
-      for (size_t k = 0; k < optional_count; ++k) memset(optional[k].slot, 0, optional[k].size);
-      break;
-    }
-  }
+  const char *missing = etrt_cuda_library_optional(library, optional, optional_count);
+  if (missing != NULL)
+    etrt_log(ETRT_LOG_DEBUG, "%s (%s) lacks %s: going without its entry points from %s", what,
+             soname, missing, optional[0].name);
   return ETRT_OK;
 }
 

@@ -60,6 +60,20 @@ etrt_status etrt_cuda_cublaslt_get(const etrt_cublaslt_api **out);
  * refusal; everything else calls etrt_cuda_cublaslt_get. */
 etrt_status etrt_cuda_cublaslt_load(const char *const *names, size_t count, etrt_cublaslt_api *out);
 
+/* An entry point looked up by name into `slot`, a function pointer of `size` bytes. */
+typedef struct etrt_library_symbol {
+  const char *name;
+  void *slot;
+  size_t size;
+} etrt_library_symbol;
+
+/* Fills the slots of `symbols` from the open `library` (a dlopen handle), all or none:
+ * where one is missing every slot is zeroed and its name returned; NULL when all were
+ * found. For entry points a library may lack without being refused (cuDNN's backend
+ * API). */
+const char *etrt_cuda_library_optional(void *library, const etrt_library_symbol *symbols,
+                                       size_t count);
+
 /* The cuDNN entry points conv.cu calls (the legacy convolution API of cuDNN 9), and
  * conv_graph.cu (the backend API). */
 typedef struct etrt_cudnn_api {
