@@ -138,6 +138,62 @@ static void test_cudnn_conv(void) {
   etrt_log_set_level(level);
 }
 
+static int g_graph_timed, g_graph_fused, g_dnn_unloadable;
+
+static void count_graph(etrt_log_level level, const char *message, void *user) {
+  (void)level;
+  (void)user;
+  /* the library itself missing, not one node that cuDNN refuses */
+  if (strstr(message, "cannot load cuDNN") != NULL ||
+      (strstr(message, "cuDNN (") != NULL && strstr(message, " lacks cudnn") != NULL &&
+       strstr(message, "going without") == NULL))
+    ++g_dnn_unloadable;
+  if (strstr(message, "cuDNN graph engine") != NULL) {
+    if (strstr(message, "fused by") != NULL)
+      ++g_graph_fused;
+    else
+      ++g_graph_timed;
+  }
+}
+
+/* Every channels-last Conv / EtrtFusedConv case agrees with the CPU with cuDNN's graph
+ * path as it chooses (at least one engine timed against the unfused path), forced
+ * (ETRT_CUDNN_GRAPH=1: the fused plan runs where cuDNN builds one, and it does for at
+ * least one case) and off (ETRT_CUDNN_GRAPH=0: nothing timed, nothing fused). */
+static void test_cudnn_graph_conv(void) {
+  size_t count = 0;
+  const co_case *cases = co_cases(&count);
+  etrt_log_level level = etrt_log_get_level();
+  etrt_log_set_level(ETRT_LOG_DEBUG);
+  etrt_log_set_sink(count_graph, NULL);
+  const char *settings[] = {NULL, "1", "0"};
+  for (int k = 0; k < 3; ++k) {
+    if (settings[k] != NULL) setenv("ETRT_CUDNN_GRAPH", settings[k], 1);
+    g_graph_timed = g_graph_fused = g_dnn_unloadable = 0;
+    int ran = 0;
+    for (size_t i = 0; i < count; ++i) {
+      if (strstr(cases[i].label, "channels-last") == NULL ||
+          (strcmp(cases[i].op, "Conv") != 0 && strcmp(cases[i].op, "EtrtFusedConv") != 0))
+        continue;
+      co_run(&cases[i], d, ETRT_EXECUTOR_CUDA, NULL);
+      ++ran;
+    }
+    CHECK(ran >= 4);
+    printf("  ETRT_CUDNN_GRAPH=%s: %d engines timed, %d nodes fused\n",
+           settings[k] != NULL ? settings[k] : "(unset)", g_graph_timed, g_graph_fused);
+    if (g_dnn_unloadable > 0) {
+      printf("  cuDNN is not loadable here: the graph path cannot run\n");
+      continue;
+    }
+    if (k == 0) CHECK(g_graph_timed >= 1);
+    if (k == 1) CHECK(g_graph_fused >= 1);
+    if (k == 2) CHECK_EQ_INT(g_graph_timed + g_graph_fused, 0);
+  }
+  unsetenv("ETRT_CUDNN_GRAPH");
+  etrt_log_set_sink(NULL, NULL);
+  etrt_log_set_level(level);
+}
+
 int main(void) {
   d = etrt_device_cuda_driver();
   if (d == NULL || d->device_count() < 1) {
@@ -150,6 +206,7 @@ int main(void) {
   RUN_TEST(test_sm_id);
   RUN_TEST(test_cudnn_conv);
   RUN_TEST(test_padded_stem);
+  RUN_TEST(test_cudnn_graph_conv);
   return TEST_EXIT();
 }
 

@@ -21,12 +21,15 @@
  * NHWC and W in [M, kernel..., C/group]: cuDNN gets NHWC strides and an NHWC filter, so
  * its tensor-core kernels read and write the activations as they are, with no
  * conversion around each call. A pointwise one (1x1, stride 1, no pad, one group) is
- * a plain product instead, with bias, residual and Relu in cuBLASLt's epilogue. Without
- * cuDNN other such nodes run a direct kernel coalesced along the channels (never the
- * im2col path, which is written for NCHW). */
+ * a plain product instead, with bias, residual and Relu in cuBLASLt's epilogue. Other
+ * such nodes run cudnnConvolutionForward and then one pass for bias, residual and Relu;
+ * a half-type 2-D one may instead run all of it as one cuDNN graph (conv_graph.h), kept
+ * at setup where that is faster. Without cuDNN they run a direct kernel coalesced along
+ * the channels (never the im2col path, which is written for NCHW). */
 #include <limits.h>
 #include <stdlib.h>
 
+#include "engine/ops/cuda/conv_graph.h"
 #include "engine/ops/cuda/cuda_libraries.h"
 #include "engine/ops/cuda/gemm.h"
 
@@ -257,6 +260,9 @@ typedef struct etrt_conv_dnn {
   int64_t maps;
   int rank;
   int dims[3][5]; /* x, w, y as described */
+  /* A split node's convolution with its bias, residual and Relu fused by cuDNN's graph
+   * API (conv_graph.h), where that was faster at setup; NULL otherwise. */
+  etrt_conv_graph *graph;
 } etrt_conv_dnn;
 
 /* cuDNN's view of one convolution: NCHW (or NCDHW) dims of x, w and y, the window,
@@ -366,6 +372,7 @@ static void etrt_conv_dnn_release(void *state) {
   etrt_conv_dnn *dnn = (etrt_conv_dnn *)state;
   if (dnn == NULL) return;
   const etrt_cudnn_api *api = dnn->api;
+  etrt_conv_graph_destroy(dnn->graph);
   if (dnn->x != NULL) api->destroy_tensor(dnn->x);
   if (dnn->y != NULL) api->destroy_tensor(dnn->y);
   if (dnn->bias != NULL) api->destroy_tensor(dnn->bias);
@@ -577,6 +584,61 @@ static etrt_status etrt_conv_dnn_pad_weight(etrt_conv_dnn *dnn, const etrt_node 
   return s;
 }
 
+static etrt_status etrt_conv_bias_epilogue(const etrt_node *node, etrt_tensor *y,
+                                           const etrt_tensor *bias, const etrt_tensor *z, int relu,
+                                           int64_t maps, cudaStream_t stream);
+
+/* The graph path's view of a split node at `shape` (2-D convolutions, and 1-D ones as
+ * 2-D of height 1); false for others. */
+static bool etrt_conv_dnn_graph_shape(const etrt_conv_dnn *dnn, const etrt_conv_dnn_shape &shape,
+                                      int bias, int residual, etrt_conv_graph_shape *out) {
+  if (shape.rank != 4) return false;
+  memset(out, 0, sizeof *out);
+  out->type = dnn->type;
+  for (int i = 0; i < 4; ++i) {
+    out->x[i] = shape.dims[0][i];
+    out->w[i] = shape.dims[1][i];
+    out->y[i] = shape.dims[2][i];
+  }
+  for (int i = 0; i < 2; ++i) {
+    out->pads[i] = shape.pads[i];
+    out->strides[i] = shape.strides[i];
+    out->dilations[i] = shape.dilations[i];
+  }
+  out->bias = bias;
+  out->residual = residual;
+  out->relu = dnn->relu;
+  return true;
+}
+
+/* What the graph path's setup times its plans against: the split path as a launch runs
+ * it (etrt_conv_graph_unfused_fn). */
+typedef struct etrt_conv_dnn_unfused_args {
+  const etrt_conv_dnn *dnn;
+  cudnnHandle_t handle;
+  const etrt_node *node;
+  etrt_tensor y, bias; /* the node's output and bias at setup, for their dtype and dims */
+} etrt_conv_dnn_unfused_args;
+
+static bool etrt_conv_dnn_unfused(void *user, const etrt_conv_graph_buffers *b) {
+  const etrt_conv_dnn_unfused_args *a = (const etrt_conv_dnn_unfused_args *)user;
+  const etrt_conv_dnn *dnn = a->dnn;
+  float one = 1.0f, zero = 0.0f;
+  if (dnn->api->convolution_forward(a->handle, &one, dnn->x, b->x, dnn->w, b->w, dnn->conv,
+                                    dnn->algo, b->workspace, dnn->algo_workspace, &zero, dnn->y,
+                                    b->y) != CUDNN_STATUS_SUCCESS)
+    return false;
+  etrt_tensor y = a->y, bias = a->bias, z = a->y;
+  y.data = b->y;
+  bias.data = (void *)b->bias;
+  z.data = (void *)b->z;
+  if (etrt_conv_bias_epilogue(a->node, &y, b->bias != NULL ? &bias : NULL, b->z != NULL ? &z : NULL,
+                              dnn->relu, dnn->maps, NULL) == ETRT_OK)
+    return true;
+  etrt_clear_error();
+  return false;
+}
+
 /* Makes the node's state: descriptors, and the fastest algorithm whose scratch fits
  * the workspace the node asks for. cudnnConvolutionBiasActivationForward takes any
  * algorithm with Relu but only the implicit precomputed GEMM without an activation,
@@ -734,6 +796,24 @@ static etrt_status etrt_conv_dnn_setup_node(const etrt_node *node, const etrt_te
     etrt_conv_dnn_release(dnn);
     return s;
   }
+  /* A split node of a half type (not one reading padded channels) may fuse its bias,
+   * residual and Relu into the convolution through cuDNN's graph API, kept where that
+   * is faster than the algorithm just chosen followed by the epilogue kernel. Not while
+   * tuning: the plan records only the unfused algorithm. */
+  etrt_conv_graph_shape graph_shape;
+  int residual = node->num_inputs > 3 && inputs[3].rank >= 0;
+  if (dnn->split && dnn->type != CUDNN_DATA_FLOAT && dnn->padded_weight == NULL && d.group == 1 &&
+      !launch->tune && etrt_conv_dnn_graph_shape(dnn, shape, has_bias, residual, &graph_shape)) {
+    etrt_conv_dnn_unfused_args args;
+    memset(&args, 0, sizeof args);
+    args.dnn = dnn;
+    args.handle = handle;
+    args.node = node;
+    args.y = outputs[0];
+    if (has_bias) args.bias = inputs[2];
+    dnn->graph = etrt_conv_graph_create(api, handle, node, &graph_shape, limit, dnn->algo_workspace,
+                                        etrt_conv_dnn_unfused, &args);
+  }
   etrt_log(ETRT_LOG_DEBUG, "%s node '%s': cuDNN algorithm %d (%s), %zu bytes of scratch",
            node->op_type, etrt_cuda_name(node), (int)dnn->algo,
            recorded ? "recorded"
@@ -750,6 +830,8 @@ static etrt_status etrt_conv_dnn_setup_node(const etrt_node *node, const etrt_te
                          ? dnn->algo_workspace
                          : (size_t)launch->recorded->scratch_bytes) +
                     padded_bytes;
+      if (dnn->graph != NULL && etrt_conv_graph_workspace(dnn->graph) > need)
+        need = etrt_conv_graph_workspace(dnn->graph);
       if (need < launch->workspace_size) launch->workspace_size = need;
     }
   } else if (timed) {
@@ -880,6 +962,19 @@ static bool etrt_conv_dnn_run(const etrt_node *node, const etrt_tensor *inputs,
   if (dnn->split) {
     const void *x = inputs[0].data, *w = inputs[1].data;
     char *scratch = (char *)launch->workspace;
+    etrt_conv_graph_shape now;
+    if (dnn->graph != NULL && padded_bytes == 0 &&
+        etrt_conv_dnn_graph_shape(dnn, shape, has_bias, z != NULL, &now) &&
+        etrt_conv_graph_matches(dnn->graph, &now)) {
+      etrt_conv_graph_buffers b = {x,
+                                   w,
+                                   has_bias ? inputs[2].data : NULL,
+                                   z != NULL ? z->data : NULL,
+                                   outputs[0].data,
+                                   launch->workspace,
+                                   launch->workspace_size};
+      if (etrt_conv_graph_run(dnn->graph, node, handle, &b, status)) return true;
+    }
     if (padded_bytes > 0) {
       int64_t pixels = d.batch * d.in_count;
       ETRT_CUDA_FLOAT_SWITCH(

@@ -10,18 +10,13 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "base/log.h"
 #include "base/status.h"
 
 #define ETRT_STRINGIFY_(x) #x
 #define ETRT_STRINGIFY(x) ETRT_STRINGIFY_(x)
 #define ETRT_CUBLASLT_SONAME "libcublasLt.so." ETRT_STRINGIFY(CUBLAS_VER_MAJOR)
 #define ETRT_CUDNN_SONAME "libcudnn.so." ETRT_STRINGIFY(CUDNN_MAJOR)
-
-typedef struct etrt_library_symbol {
-  const char *name;
-  void *slot;
-  size_t size;
-} etrt_library_symbol;
 
 /* dlsym returns an object pointer; C11 allows converting it to a function pointer
  * only through memcpy (POSIX guarantees the representations match). */
@@ -112,11 +107,26 @@ etrt_status etrt_cuda_cublaslt_get(const etrt_cublaslt_api **out) {
   return ETRT_OK;
 }
 
+const char *etrt_cuda_library_optional(void *library, const etrt_library_symbol *symbols,
+                                       size_t count) {
+  for (size_t i = 0; i < count; ++i) {
+    if (etrt_cublaslt_symbol(library, symbols[i].name, symbols[i].slot, symbols[i].size) != 0) {
+      (void)dlerror();
+      for (size_t k = 0; k < count; ++k) memset(symbols[k].slot, 0, symbols[k].size);
+      return symbols[i].name;
+    }
+  }
+  return NULL;
+}
+
 /* Opens the first of `names` and fills `symbols` from it; on failure names the
- * library (`what`, `soname`), the loader's reasons and the missing entry point. */
+ * library (`what`, `soname`), the loader's reasons and the missing entry point. Then
+ * fills `optional`, all or none: where one is missing every slot of them is zeroed
+ * (logged at debug level) and the load still succeeds. */
 static etrt_status etrt_library_load(const char *what, const char *soname, const char *const *names,
                                      size_t count, const etrt_library_symbol *symbols,
-                                     size_t symbol_count) {
+                                     size_t symbol_count, const etrt_library_symbol *optional,
+                                     size_t optional_count) {
   void *library = NULL;
   char tried[1024] = "";
   size_t used = 0;
@@ -138,6 +148,10 @@ static etrt_status etrt_library_load(const char *what, const char *soname, const
                         symbols[i].name, why ? why : "no such symbol");
     }
   }
+  const char *missing = etrt_cuda_library_optional(library, optional, optional_count);
+  if (missing != NULL)
+    etrt_log(ETRT_LOG_DEBUG, "%s (%s) lacks %s: going without its entry points from %s", what,
+             soname, missing, optional[0].name);
   return ETRT_OK;
 }
 
@@ -183,9 +197,17 @@ static void etrt_cudnn_init(void) {
       {"cudnnConvolutionForward", &t->convolution_forward, sizeof t->convolution_forward},
       {"cudnnGetVersion", &t->get_version, sizeof t->get_version},
   };
-  etrt_cudnn_status =
-      etrt_library_load("cuDNN", ETRT_CUDNN_SONAME, names, sizeof names / sizeof names[0], symbols,
-                        sizeof symbols / sizeof symbols[0]);
+  const etrt_library_symbol backend[] = {
+      {"cudnnBackendCreateDescriptor", &t->backend_create, sizeof t->backend_create},
+      {"cudnnBackendDestroyDescriptor", &t->backend_destroy, sizeof t->backend_destroy},
+      {"cudnnBackendSetAttribute", &t->backend_set, sizeof t->backend_set},
+      {"cudnnBackendGetAttribute", &t->backend_get, sizeof t->backend_get},
+      {"cudnnBackendFinalize", &t->backend_finalize, sizeof t->backend_finalize},
+      {"cudnnBackendExecute", &t->backend_execute, sizeof t->backend_execute},
+  };
+  etrt_cudnn_status = etrt_library_load(
+      "cuDNN", ETRT_CUDNN_SONAME, names, sizeof names / sizeof names[0], symbols,
+      sizeof symbols / sizeof symbols[0], backend, sizeof backend / sizeof backend[0]);
   if (etrt_cudnn_status != ETRT_OK) {
     memset(t, 0, sizeof *t);
     snprintf(etrt_cudnn_message, sizeof etrt_cudnn_message, "%s", etrt_last_error());

@@ -60,7 +60,22 @@ etrt_status etrt_cuda_cublaslt_get(const etrt_cublaslt_api **out);
  * refusal; everything else calls etrt_cuda_cublaslt_get. */
 etrt_status etrt_cuda_cublaslt_load(const char *const *names, size_t count, etrt_cublaslt_api *out);
 
-/* The cuDNN entry points conv.cu calls (the legacy convolution API of cuDNN 9). */
+/* An entry point looked up by name into `slot`, a function pointer of `size` bytes. */
+typedef struct etrt_library_symbol {
+  const char *name;
+  void *slot;
+  size_t size;
+} etrt_library_symbol;
+
+/* Fills the slots of `symbols` from the open `library` (a dlopen handle), all or none:
+ * where one is missing every slot is zeroed and its name returned; NULL when all were
+ * found. For entry points a library may lack without being refused (cuDNN's backend
+ * API). */
+const char *etrt_cuda_library_optional(void *library, const etrt_library_symbol *symbols,
+                                       size_t count);
+
+/* The cuDNN entry points conv.cu calls (the legacy convolution API of cuDNN 9), and
+ * conv_graph.cu (the backend API). */
 typedef struct etrt_cudnn_api {
   cudnnStatus_t (*create)(cudnnHandle_t *handle);
   cudnnStatus_t (*destroy)(cudnnHandle_t handle);
@@ -116,6 +131,20 @@ typedef struct etrt_cudnn_api {
   /* The loaded library's version (major * 10000 + minor * 100 + patch in cuDNN 9): a
    * plan's recorded convolution choices are used only under the same major version. */
   size_t (*get_version)(void);
+  /* The backend (graph) API that conv_graph.cu builds fused convolutions with. All NULL
+   * where the loaded cuDNN lacks any of them: the graph path is then off, the rest of
+   * the table serves as before. */
+  cudnnStatus_t (*backend_create)(cudnnBackendDescriptorType_t type,
+                                  cudnnBackendDescriptor_t *desc);
+  cudnnStatus_t (*backend_destroy)(cudnnBackendDescriptor_t desc);
+  cudnnStatus_t (*backend_set)(cudnnBackendDescriptor_t desc, cudnnBackendAttributeName_t name,
+                               cudnnBackendAttributeType_t type, int64_t count, const void *values);
+  cudnnStatus_t (*backend_get)(cudnnBackendDescriptor_t const desc,
+                               cudnnBackendAttributeName_t name, cudnnBackendAttributeType_t type,
+                               int64_t requested, int64_t *count, void *values);
+  cudnnStatus_t (*backend_finalize)(cudnnBackendDescriptor_t desc);
+  cudnnStatus_t (*backend_execute)(cudnnHandle_t handle, cudnnBackendDescriptor_t plan,
+                                   cudnnBackendDescriptor_t variant_pack);
 } etrt_cudnn_api;
 
 /* The cuDNN table, loading the library the first time, as etrt_cuda_cublaslt_get. */
