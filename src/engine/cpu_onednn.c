@@ -30,6 +30,11 @@ size_t etrt_cpu_onednn_workspace(const etrt_cpu_onednn *state, uint32_t n) {
   return 0;
 }
 
+size_t etrt_cpu_onednn_value_bytes(const etrt_cpu_onednn *state, uint32_t v) {
+  (void)state, (void)v;
+  return 0;
+}
+
 int etrt_cpu_onednn_takes(const etrt_cpu_onednn *state, uint32_t n) {
   (void)state, (void)n;
   return 0;
@@ -194,7 +199,8 @@ typedef struct etrt_dnnl_node {
   int in_buffer[ETRT_DNNL_SLOTS];
   size_t buffer_offset[ETRT_DNNL_SLOTS], buffer_used;
   void *bound;
-  void *owned_weights; /* weights reordered at create (NULL: used in place) */
+  void *pointed[ETRT_DNNL_SLOTS]; /* the run's tensor each memory object is set to now */
+  void *owned_weights;            /* weights reordered at create (NULL: used in place) */
   /* The shapes the primitive was made for: input 0 (X or A) and the output. */
   int32_t rank, out_rank;
   int64_t dims[ETRT_MAX_RANK], out_dims[ETRT_MAX_RANK];
@@ -213,6 +219,7 @@ typedef struct etrt_dnnl_node {
 } etrt_dnnl_node;
 
 struct etrt_cpu_onednn {
+  const etrt_graph *graph;
   dnnl_engine_t engine;
   dnnl_stream_t stream;
   etrt_dnnl_node *nodes;
@@ -605,10 +612,13 @@ static int etrt_dnnl_use_matches(const etrt_dnnl_node *p, const etrt_dnnl_node *
 }
 
 /* Chooses the values kept in a blocked layout between convolutions: an intermediate
- * written by one of the context's convolutions in a layout other than NCHW, of exactly
- * its planned bytes (no channel padding), and read only by convolutions of the context
- * that want that layout (as source, or as the residual summed into a destination of
- * that layout). Such values skip both reorders. A depthwise convolution stays with
+ * written by one of the context's convolutions in a layout other than NCHW and read only
+ * by convolutions of the context that want that layout (as source, or as the residual
+ * summed into a destination of that layout). Such values skip both reorders. One whose
+ * channels the layout pads (24 in blocks of 16, as AVX-512 blocks them) takes the padded
+ * bytes in the arena (etrt_cpu_onednn_value_bytes): kept out of chains, such values had
+ * left MobileNet v3's and EfficientNet's depthwise convolutions on etrt's NCHW kernel on
+ * AVX-512 machines. A depthwise convolution stays with
  * oneDNN only where its source or its destination is chained (its blocked kernels
  * then beat etrt's NCHW one even with a reorder on the other side); dropping one may
  * break its neighbours' chains, so the choice repeats until nothing changes.
@@ -628,7 +638,7 @@ static void etrt_dnnl_chain(etrt_cpu_onednn *s, const etrt_engine *engine, uint8
       if (!etrt_dnnl_plain(written, &plain) || etrt_dnnl.dnnl_memory_desc_equal(written, &plain))
         continue;
       int64_t planned = etrt_graph_nbytes(value->dtype, value->rank, value->max_dims);
-      if (planned < 0 || etrt_dnnl.dnnl_memory_desc_get_size(written) != (size_t)planned) continue;
+      if (planned < 0 || etrt_dnnl.dnnl_memory_desc_get_size(written) < (size_t)planned) continue;
       state[v] = 1;
     }
     for (uint32_t n = 0; n < g->node_count; ++n) {
@@ -752,6 +762,7 @@ etrt_status etrt_cpu_onednn_create(const etrt_engine *engine, etrt_cpu_onednn **
                       engine->info.name);
   }
   s->node_count = engine->graph.node_count;
+  s->graph = &engine->graph;
   etrt_status status = ETRT_OK;
   if (!ETRT_DNNL_OK(d->dnnl_engine_create(&s->engine, dnnl_cpu, 0)) ||
       !ETRT_DNNL_OK(d->dnnl_stream_create(&s->stream, s->engine, dnnl_stream_default_flags))) {
@@ -812,6 +823,16 @@ static dnnl_status_t etrt_dnnl_run_reorder(etrt_cpu_onednn *s, etrt_dnnl_node *d
   return etrt_dnnl.dnnl_primitive_execute(dn->reorders[r], s->stream, 2, args);
 }
 
+/* Points a memory object at a run's tensor, only when that moved: setting the handle of
+ * a layout with padded channels zeroes the padding, a pass over the tensor, and the
+ * padding stays zero between runs (the primitive that writes such a value zeroes it
+ * after any post-op that does not keep zeros). */
+static void etrt_dnnl_point(etrt_dnnl_node *dn, int slot, void *data) {
+  if (dn->pointed[slot] == data) return;
+  etrt_dnnl.dnnl_memory_set_data_handle(dn->memory[slot], data);
+  dn->pointed[slot] = data;
+}
+
 int etrt_cpu_onednn_run(etrt_cpu_onednn *s, uint32_t n, const etrt_tensor *inputs,
                         etrt_tensor *outputs, void *workspace, etrt_status *status) {
   if (s == NULL || n >= s->node_count) return 0;
@@ -832,10 +853,10 @@ int etrt_cpu_onednn_run(etrt_cpu_onednn *s, uint32_t n, const etrt_tensor *input
   }
   int src_slot = dn->memory[ETRT_DNNL_USER_SRC] ? ETRT_DNNL_USER_SRC : ETRT_DNNL_SRC;
   int dst_slot = dn->memory[ETRT_DNNL_USER_DST] ? ETRT_DNNL_USER_DST : ETRT_DNNL_DST;
-  d->dnnl_memory_set_data_handle(dn->memory[src_slot], inputs[0].data);
-  d->dnnl_memory_set_data_handle(dn->memory[dst_slot], outputs[0].data);
+  etrt_dnnl_point(dn, src_slot, inputs[0].data);
+  etrt_dnnl_point(dn, dst_slot, outputs[0].data);
   if (dn->memory[ETRT_DNNL_USER_RESIDUAL]) {
-    d->dnnl_memory_set_data_handle(dn->memory[ETRT_DNNL_USER_RESIDUAL], inputs[3].data);
+    etrt_dnnl_point(dn, ETRT_DNNL_USER_RESIDUAL, inputs[3].data);
   } else if (dn->has_residual) {
     /* Already in the destination's layout: copied to where the primitive writes. */
     void *to = dn->in_buffer[ETRT_DNNL_DST]
@@ -868,6 +889,14 @@ int etrt_cpu_onednn_run(etrt_cpu_onednn *s, uint32_t n, const etrt_tensor *input
 size_t etrt_cpu_onednn_workspace(const etrt_cpu_onednn *s, uint32_t n) {
   return s != NULL && n < s->node_count && s->nodes[n].primitive != NULL ? s->nodes[n].buffer_used
                                                                          : 0;
+}
+
+size_t etrt_cpu_onednn_value_bytes(const etrt_cpu_onednn *s, uint32_t v) {
+  if (s == NULL || v >= s->graph->value_count) return 0;
+  int32_t producer = s->graph->values[v].producer;
+  if (producer < 0) return 0;
+  const etrt_dnnl_node *dn = &s->nodes[producer];
+  return dn->primitive != NULL && dn->chained_dst ? dn->dst_bytes : 0;
 }
 
 int etrt_cpu_onednn_takes(const etrt_cpu_onednn *s, uint32_t n) {

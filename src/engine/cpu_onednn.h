@@ -56,6 +56,11 @@ int etrt_cpu_onednn_run(etrt_cpu_onednn *state, uint32_t n, const etrt_tensor *i
 /* Bytes of scratch node n needs while oneDNN runs it (0: none, or not run there). */
 size_t etrt_cpu_onednn_workspace(const etrt_cpu_onednn *state, uint32_t n);
 
+/* Bytes value v takes in the context's arena when a convolution keeps it in oneDNN's
+ * blocked layout with its channels padded to the block (24 channels in blocks of 16 hold
+ * 32), else 0: its planned bytes. */
+size_t etrt_cpu_onednn_value_bytes(const etrt_cpu_onednn *state, uint32_t v);
+
 /* Whether oneDNN has a primitive for node n (it runs the node at its planned dims). */
 int etrt_cpu_onednn_takes(const etrt_cpu_onednn *state, uint32_t n);
 

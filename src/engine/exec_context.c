@@ -461,6 +461,9 @@ static etrt_status etrt_exec_init(etrt_exec_context *c) {
     }
     if (etrt_value_in_arena(gv)) {
       c->arena_capacity[v] = etrt_arena_round(etrt_graph_nbytes(gv->dtype, gv->rank, gv->max_dims));
+      size_t own = c->ops->value_bytes != NULL ? c->ops->value_bytes(c->exec, v) : 0;
+      if (etrt_arena_round((int64_t)own) > c->arena_capacity[v])
+        c->arena_capacity[v] = etrt_arena_round((int64_t)own);
       c->item_values[c->item_count] = v;
       etrt_memplan_interval *item = &c->items[c->item_count++];
       item->first = gv->is_shape_input ? 0 : gv->producer;

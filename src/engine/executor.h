@@ -127,6 +127,9 @@ typedef struct etrt_executor_ops {
    * context places them in its arena, live only during node n, so they share memory
    * with the intermediates of other nodes (etrt_exec_run.workspaces). NULL: none. */
   size_t (*workspace)(void *state, uint32_t node);
+  /* Bytes value v needs in the arena when the executor keeps it in a layout of its own
+   * larger than its dims (0: its planned bytes), asked once after create. NULL: none. */
+  size_t (*value_bytes)(void *state, uint32_t value);
 } etrt_executor_ops;
 
 extern const etrt_executor_ops etrt_executor_cpu;

@@ -260,6 +260,10 @@ static size_t etrt_cpu_workspace(void *state, uint32_t node) {
   return etrt_cpu_onednn_workspace(((const etrt_cpu_state *)state)->onednn, node);
 }
 
+static size_t etrt_cpu_value_bytes(void *state, uint32_t value) {
+  return etrt_cpu_onednn_value_bytes(((const etrt_cpu_state *)state)->onednn, value);
+}
+
 static etrt_status etrt_cpu_quiesce(void *state) {
   (void)state;
   return ETRT_OK;
@@ -276,4 +280,5 @@ const etrt_executor_ops etrt_executor_cpu = {
     .enqueue = etrt_cpu_enqueue,
     .quiesce = etrt_cpu_quiesce,
     .workspace = etrt_cpu_workspace,
+    .value_bytes = etrt_cpu_value_bytes,
 };

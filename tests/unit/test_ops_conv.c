@@ -197,6 +197,39 @@ static void test_conv_threads(void) {
   etrt_thread_pool_release();
 }
 
+/* ConvTranspose split over blocks of output maps, and over input tiles where no two
+ * inputs reach one output (2x2 stride 2): the reference's values, and the same bits with
+ * one thread and with four; also overlapping 3x3 stride-2 windows in two groups. */
+static void test_conv_transpose_threads(void) {
+  static float x[2 * 16 * 20 * 20], w[16 * 64 * 9], one[2 * 64 * 41 * 41], four[2 * 64 * 41 * 41];
+  static double want[2 * 64 * 41 * 41];
+  fill(x, 2 * 16 * 20 * 20, 31);
+  fill(w, 16 * 64 * 9, 32);
+  fill(g_b, 64, 33);
+  CHECK_OK(etrt_thread_pool_acquire(4));
+  const struct { int maps, k, group; } cases[] = {{64, 2, 1}, {32, 3, 2}};
+  for (size_t c = 0; c < sizeof cases / sizeof *cases; ++c) {
+    int k = cases[c].k, maps = cases[c].maps, group = cases[c].group;
+    int out = (20 - 1) * 2 + k;
+    ref_conv g = {2,         16,        maps,      group,     {1, 20, 20},
+                  {1, k, k}, {1, 2, 2}, {1, 1, 1}, {0, 0, 0}, {1, out, out}};
+    oh_value in[3] = {{ETRT_DTYPE_FLOAT32, 4, {2, 16, 20, 20}, x, OH_INPUT},
+                      {ETRT_DTYPE_FLOAT32, 4, {16, maps / group, k, k}, w, OH_CONSTANT},
+                      {ETRT_DTYPE_FLOAT32, 1, {maps}, g_b, OH_CONSTANT}};
+    etrt_attribute attrs[] = {OH_INT("group", group), OH_INTS("strides", 2, 2, 2)};
+    int64_t count = 2 * (int64_t)maps * out * out;
+    etrt_thread_pool_limit_set(1);
+    CHECK_OK(oh_run("ConvTranspose", 3, in, 2, attrs, 1, (void *[]){one}, NULL));
+    etrt_thread_pool_limit_set(4);
+    CHECK_OK(oh_run("ConvTranspose", 3, in, 2, attrs, 1, (void *[]){four}, NULL));
+    CHECK(memcmp(one, four, (size_t)count * sizeof(float)) == 0);
+    ref_conv_transpose(&g, x, w, g_b, want);
+    OH_CHECK_FLOATS(four, want, count, 1e-4);
+  }
+  etrt_thread_pool_limit_set(0);
+  etrt_thread_pool_release();
+}
+
 static void test_conv_auto_pad(void) {
   /* in 6, kernel 3, stride 2: out 3, total pad 1: SAME_UPPER puts it at the end,
    * SAME_LOWER at the beginning; VALID uses none */
@@ -401,6 +434,7 @@ int main(void) {
   RUN_TEST(test_conv_pointwise_and_deep);
   RUN_TEST(test_conv_depthwise);
   RUN_TEST(test_conv_threads);
+  RUN_TEST(test_conv_transpose_threads);
   RUN_TEST(test_conv_auto_pad);
   RUN_TEST(test_conv_1d_3d);
   RUN_TEST(test_conv_transpose);

@@ -522,6 +522,54 @@ static void etrt_conv_scatter(const etrt_conv_geometry *g, const float *cols, in
   }
 }
 
+/* ConvTranspose's tasks: per (image, group), a block of output maps (rows of W^T of
+ * whole maps, so no two blocks add into the same output), and where no two input
+ * positions reach the same output (strides at least the dilated kernel, as in 2x2
+ * stride-2 upsampling) a tile of input positions too. Blocks and tiles follow the shapes
+ * alone, so every output sums its terms in one order whatever the thread count. */
+typedef struct etrt_conv_transpose_job {
+  const etrt_conv_geometry *g;
+  etrt_conv_dims d;
+  const float *x, *w;
+  float *y;
+  int64_t maps_per_block, map_blocks, position_tasks;
+} etrt_conv_transpose_job;
+
+static void etrt_conv_transpose_tasks(void *ctx, int64_t begin, int64_t end) {
+  const etrt_conv_transpose_job *t = ctx;
+  const etrt_conv_dims *d = &t->d;
+  int64_t rows = d->maps_per_group * d->kernel_count; /* columns of W per input channel */
+  int64_t tiles = (d->in_count + ETRT_CONV_TILE_N - 1) / ETRT_CONV_TILE_N;
+  int64_t tiles_per_task = (tiles + t->position_tasks - 1) / t->position_tasks;
+  float cols[ETRT_CONV_TILE_K * ETRT_CONV_TILE_N];
+  int64_t origin[ETRT_CONV_MAX_SPATIAL][ETRT_CONV_TILE_N];
+  for (int64_t task = begin; task < end; ++task) {
+    int64_t position = task % t->position_tasks, rest = task / t->position_tasks;
+    int64_t block = rest % t->map_blocks, image_group = rest / t->map_blocks;
+    int64_t n = image_group / d->group, grp = image_group % d->group;
+    const float *xg = t->x + (n * d->channels + grp * d->channels_per_group) * d->in_count;
+    const float *wg = t->w + grp * d->channels_per_group * rows;
+    float *yg = t->y + (n * d->maps + grp * d->maps_per_group) * d->out_count;
+    int64_t r0 = block * t->maps_per_block * d->kernel_count;
+    int64_t r1 = r0 + t->maps_per_block * d->kernel_count < rows
+                     ? r0 + t->maps_per_block * d->kernel_count
+                     : rows;
+    int64_t tile_end =
+        (position + 1) * tiles_per_task < tiles ? (position + 1) * tiles_per_task : tiles;
+    for (int64_t tile = position * tiles_per_task; tile < tile_end; ++tile) {
+      int64_t p0 = tile * ETRT_CONV_TILE_N;
+      int64_t nt = d->in_count - p0 < ETRT_CONV_TILE_N ? d->in_count - p0 : ETRT_CONV_TILE_N;
+      etrt_conv_tile_origins(t->g, t->g->in, p0, nt, origin);
+      for (int64_t m0 = r0; m0 < r1; m0 += ETRT_CONV_TILE_K) {
+        int64_t mt = r1 - m0 < ETRT_CONV_TILE_K ? r1 - m0 : ETRT_CONV_TILE_K;
+        etrt_cpu_gemm_f32(mt, nt, d->channels_per_group, 1.0f, wg + m0, 1, rows, xg + p0,
+                          d->in_count, cols, nt, 0);
+        etrt_conv_scatter(t->g, cols, m0, mt, nt, d->kernel_count, d->out_count, origin, yg);
+      }
+    }
+  }
+}
+
 etrt_status etrt_cpu_conv_transpose(const etrt_node *node, const etrt_tensor *inputs,
                                     etrt_tensor *outputs) {
   if (etrt_cpu_widen_needed(node, inputs, outputs))
@@ -529,34 +577,31 @@ etrt_status etrt_cpu_conv_transpose(const etrt_node *node, const etrt_tensor *in
   const etrt_conv_params *params = node->state;
   etrt_conv_geometry g;
   ETRT_RETURN_IF_ERROR(etrt_conv_geometry_transpose(node, params, &inputs[0], &inputs[1], &g));
-  etrt_conv_dims d =
-      etrt_conv_dims_of(&g, &inputs[0], inputs[1].dims[1] * params->group, params->group);
-  const float *x = inputs[0].data, *w = inputs[1].data;
-  float *y = outputs[0].data;
-  int64_t rows = d.maps_per_group * d.kernel_count; /* columns of W per input channel */
-  if (d.batch * d.maps * d.out_count > 0)
-    memset(y, 0, (size_t)(d.batch * d.maps * d.out_count) * sizeof(float));
-  float cols[ETRT_CONV_TILE_K * ETRT_CONV_TILE_N];
-  int64_t origin[ETRT_CONV_MAX_SPATIAL][ETRT_CONV_TILE_N];
-  for (int64_t n = 0; n < d.batch; ++n) {
-    for (int64_t grp = 0; grp < d.group; ++grp) {
-      const float *xg = x + (n * d.channels + grp * d.channels_per_group) * d.in_count;
-      const float *wg = w + grp * d.channels_per_group * rows;
-      float *yg = y + (n * d.maps + grp * d.maps_per_group) * d.out_count;
-      for (int64_t p0 = 0; p0 < d.in_count; p0 += ETRT_CONV_TILE_N) {
-        int64_t nt = d.in_count - p0 < ETRT_CONV_TILE_N ? d.in_count - p0 : ETRT_CONV_TILE_N;
-        etrt_conv_tile_origins(&g, g.in, p0, nt, origin);
-        for (int64_t m0 = 0; m0 < rows; m0 += ETRT_CONV_TILE_K) {
-          int64_t mt = rows - m0 < ETRT_CONV_TILE_K ? rows - m0 : ETRT_CONV_TILE_K;
-          etrt_cpu_gemm_f32(mt, nt, d.channels_per_group, 1.0f, wg + m0, 1, rows, xg + p0,
-                            d.in_count, cols, nt, 0);
-          etrt_conv_scatter(&g, cols, m0, mt, nt, d.kernel_count, d.out_count, origin, yg);
-        }
-      }
-    }
-  }
-  etrt_conv_job c = {
-      .d = d, .bias = node->num_inputs > 2 && inputs[2].rank >= 0 ? inputs[2].data : NULL, .y = y};
+  etrt_conv_transpose_job t = {
+      .g = &g,
+      .d = etrt_conv_dims_of(&g, &inputs[0], inputs[1].dims[1] * params->group, params->group),
+      .x = inputs[0].data,
+      .w = inputs[1].data,
+      .y = outputs[0].data};
+  const etrt_conv_dims *d = &t.d;
+  if (d->batch * d->maps * d->out_count > 0)
+    memset(t.y, 0, (size_t)(d->batch * d->maps * d->out_count) * sizeof(float));
+  /* About 32 blocks of maps, each at most a tile of W's columns. */
+  t.maps_per_block = ETRT_CONV_TILE_K / (d->kernel_count > 0 ? d->kernel_count : 1);
+  if (t.maps_per_block > d->maps_per_group / 32) t.maps_per_block = d->maps_per_group / 32;
+  if (t.maps_per_block < 1) t.maps_per_block = 1;
+  t.map_blocks = (d->maps_per_group + t.maps_per_block - 1) / t.maps_per_block;
+  int disjoint = 1;
+  for (int32_t i = 0; i < g.spatial; ++i)
+    disjoint = disjoint && g.stride[i] >= (g.kernel[i] - 1) * g.dilation[i] + 1;
+  int64_t tiles = (d->in_count + ETRT_CONV_TILE_N - 1) / ETRT_CONV_TILE_N;
+  t.position_tasks = disjoint && tiles > 1 ? (tiles < 64 ? tiles : 64) : 1;
+  int64_t tasks = d->batch * d->group * t.map_blocks * t.position_tasks;
+  if (tasks > 0 && d->channels_per_group > 0 && d->kernel_count > 0)
+    etrt_parallel_for(tasks, 1, etrt_conv_transpose_tasks, &t);
+  etrt_conv_job c = {.d = t.d,
+                     .bias = node->num_inputs > 2 && inputs[2].rank >= 0 ? inputs[2].data : NULL,
+                     .y = t.y};
   etrt_conv_add_bias(&c);
   return ETRT_OK;
 }
