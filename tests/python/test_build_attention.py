@@ -27,6 +27,16 @@ W = (rng.standard_normal((D, 3 * D)) * 0.2).astype(np.float32)
 BIAS = (rng.standard_normal(3 * D) * 0.1).astype(np.float32)
 
 
+def attention_tail():
+    """Softmax of the masked scores, its product with V's heads, and the heads merged into y."""
+    return [
+        helper.make_node("Softmax", ["masked"], ["probs"], name="softmax", axis=-1),
+        helper.make_node("MatMul", ["probs", "vt"], ["ctx"], name="context"),
+        helper.make_node("Transpose", ["ctx"], ["ctx_t"], name="ctx_t", perm=[0, 2, 1, 3]),
+        helper.make_node("Reshape", ["ctx_t", "merge_shape"], ["y"], name="merge"),
+    ]
+
+
 def attention_model(scores_read_twice):
     n = [
         helper.make_node("MatMul", ["x", "w"], ["qkv_mm"], name="qkv_mm"),
@@ -43,11 +53,7 @@ def attention_model(scores_read_twice):
         helper.make_node("MatMul", ["qt", "kt"], ["scores"], name="scores"),
         helper.make_node("Div", ["scores", "root_d"], ["scaled"], name="scale"),
         helper.make_node("Add", ["mask", "scaled"], ["masked"], name="mask_add"),
-        helper.make_node("Softmax", ["masked"], ["probs"], name="softmax", axis=-1),
-        helper.make_node("MatMul", ["probs", "vt"], ["ctx"], name="context"),
-        helper.make_node("Transpose", ["ctx"], ["ctx_t"], name="ctx_t", perm=[0, 2, 1, 3]),
-        helper.make_node("Reshape", ["ctx_t", "merge_shape"], ["y"], name="merge"),
-    ]
+    ] + attention_tail()
     outputs = [helper.make_tensor_value_info("y", TensorProto.FLOAT, [B, S, D])]
     if scores_read_twice:
         outputs.append(helper.make_tensor_value_info("scores", TensorProto.FLOAT, [B, H, S, S]))
@@ -88,11 +94,7 @@ def separate_model(bias, k_read_twice):
         helper.make_node("MatMul", ["qt", "kt"], ["scores"], name="scores"),
         helper.make_node("Mul", ["scores", "scale_c"], ["scaled"], name="scale"),
         helper.make_node("Add", ["scaled", "mask"], ["masked"], name="mask_add"),
-        helper.make_node("Softmax", ["masked"], ["probs"], name="softmax", axis=-1),
-        helper.make_node("MatMul", ["probs", "vt"], ["ctx"], name="context"),
-        helper.make_node("Transpose", ["ctx"], ["ctx_t"], name="ctx_t", perm=[0, 2, 1, 3]),
-        helper.make_node("Reshape", ["ctx_t", "merge_shape"], ["y"], name="merge"),
-    ]
+    ] + attention_tail()
     outputs = [helper.make_tensor_value_info("y", TensorProto.FLOAT, [B, S, D])]
     if k_read_twice:
         outputs.append(helper.make_tensor_value_info("k", TensorProto.FLOAT, [B, S, D]))
