@@ -69,35 +69,36 @@ uint32_t etrt_cpu_onednn_chained_count(const etrt_cpu_onednn *state) {
 const char *etrt_cpu_kernels_default(void) { return "onednn"; }
 
 /* The entry points used, resolved with dlsym. */
-#define ETRT_DNNL_FUNCTIONS(X)                  \
-  X(dnnl_engine_create)                         \
-  X(dnnl_engine_destroy)                        \
-  X(dnnl_stream_create)                         \
-  X(dnnl_stream_destroy)                        \
-  X(dnnl_memory_desc_init_by_tag)               \
-  X(dnnl_memory_desc_init_by_strides)           \
-  X(dnnl_memory_desc_equal)                     \
-  X(dnnl_memory_desc_get_size)                  \
-  X(dnnl_dilated_convolution_forward_desc_init) \
-  X(dnnl_matmul_desc_init)                      \
-  X(dnnl_primitive_attr_create)                 \
-  X(dnnl_primitive_attr_destroy)                \
-  X(dnnl_primitive_attr_set_post_ops)           \
-  X(dnnl_primitive_attr_set_scratchpad_mode)    \
-  X(dnnl_post_ops_create)                       \
-  X(dnnl_post_ops_destroy)                      \
-  X(dnnl_post_ops_append_eltwise)               \
-  X(dnnl_post_ops_append_sum)                   \
-  X(dnnl_primitive_desc_create)                 \
-  X(dnnl_primitive_desc_destroy)                \
-  X(dnnl_primitive_desc_query_md)               \
-  X(dnnl_primitive_create)                      \
-  X(dnnl_primitive_destroy)                     \
-  X(dnnl_primitive_execute)                     \
-  X(dnnl_memory_create)                         \
-  X(dnnl_memory_destroy)                        \
-  X(dnnl_memory_set_data_handle)                \
-  X(dnnl_memory_get_memory_desc)                \
+#define ETRT_DNNL_FUNCTIONS(X)                    \
+  X(dnnl_engine_create)                           \
+  X(dnnl_engine_destroy)                          \
+  X(dnnl_stream_create)                           \
+  X(dnnl_stream_destroy)                          \
+  X(dnnl_memory_desc_init_by_tag)                 \
+  X(dnnl_memory_desc_init_by_strides)             \
+  X(dnnl_memory_desc_equal)                       \
+  X(dnnl_memory_desc_get_size)                    \
+  X(dnnl_dilated_convolution_forward_desc_init)   \
+  X(dnnl_dilated_deconvolution_forward_desc_init) \
+  X(dnnl_matmul_desc_init)                        \
+  X(dnnl_primitive_attr_create)                   \
+  X(dnnl_primitive_attr_destroy)                  \
+  X(dnnl_primitive_attr_set_post_ops)             \
+  X(dnnl_primitive_attr_set_scratchpad_mode)      \
+  X(dnnl_post_ops_create)                         \
+  X(dnnl_post_ops_destroy)                        \
+  X(dnnl_post_ops_append_eltwise)                 \
+  X(dnnl_post_ops_append_sum)                     \
+  X(dnnl_primitive_desc_create)                   \
+  X(dnnl_primitive_desc_destroy)                  \
+  X(dnnl_primitive_desc_query_md)                 \
+  X(dnnl_primitive_create)                        \
+  X(dnnl_primitive_destroy)                       \
+  X(dnnl_primitive_execute)                       \
+  X(dnnl_memory_create)                           \
+  X(dnnl_memory_destroy)                          \
+  X(dnnl_memory_set_data_handle)                  \
+  X(dnnl_memory_get_memory_desc)                  \
   X(dnnl_reorder_primitive_desc_create)
 
 typedef struct etrt_dnnl_api {
@@ -211,7 +212,8 @@ typedef struct etrt_dnnl_node {
    * the node) and the constant weights' own layout. */
   dnnl_primitive_desc_t pd;
   dnnl_memory_desc_t plain_weights;
-  int conv, depthwise;
+  int conv; /* Conv, EtrtFusedConv or ConvTranspose: activations in layouts oneDNN picks */
+  int depthwise;
   /* Operands that live in the run's tensors in the primitive's own (blocked) layout,
    * because every node that touches them is a convolution of this context that
    * wants that layout (etrt_dnnl_chain): no reorder on either side. */
@@ -333,6 +335,67 @@ static int etrt_dnnl_conv_desc(const etrt_engine *engine, const etrt_node *node,
   dnnl_dims_t pad_l = {g.pad_begin[0], g.pad_begin[1]}, pad_r = {g.pad_end[0], g.pad_end[1]};
   return ok && ETRT_DNNL_OK(d->dnnl_dilated_convolution_forward_desc_init(
                    cd, dnnl_forward_inference, dnnl_convolution_direct, &src_md, &weights_md,
+                   has_bias ? &bias_md : NULL, &dst_md, strides, dilates, pad_l, pad_r));
+}
+
+/* The descriptors of a 2-D float32 ConvTranspose with constant weights (and bias) at its
+ * largest shapes; 0 when oneDNN is not used for it. ONNX stores the weights [C, M/group,
+ * k...]: oneDNN's (output, input) order transposed, its iohw / giohw layouts. Pads that
+ * output_padding or output_shape make negative stay with etrt's kernel, and so do fewer
+ * than 8 outputs per group: oneDNN computes a whole channel block of them (the OCR
+ * detector's last upsampling to 1 map: 7.0 ms there against 4.1 with etrt's kernel, where
+ * its 24 to 24 maps before took 5.2 against 42). */
+static int etrt_dnnl_deconv_desc(const etrt_engine *engine, const etrt_node *node,
+                                 const etrt_tensor *args, dnnl_deconvolution_desc_t *dd,
+                                 dnnl_memory_desc_t *plain_weights) {
+  const etrt_dnnl_api *d = &etrt_dnnl;
+  const etrt_tensor *x = &args[0], *w = &args[1], *y = &args[node->num_inputs];
+  const etrt_conv_params *params = node->state;
+  int has_bias = node->num_inputs > 2 && node->inputs[2] >= 0;
+  if (x->rank != 4 || x->dtype != ETRT_DTYPE_FLOAT32 || !etrt_dnnl_is_constant(engine, node, 1) ||
+      (has_bias && !etrt_dnnl_is_constant(engine, node, 2)))
+    return 0;
+  if (w->rank != 4 || w->dims[1] < 8) return 0;
+  etrt_conv_geometry g;
+  if (etrt_conv_geometry_transpose(node, params, x, w, &g) != ETRT_OK) {
+    etrt_clear_error();
+    return 0;
+  }
+  dnnl_dims_t strides, dilates, pad_l, pad_r;
+  for (int i = 0; i < 2; ++i) {
+    int64_t span = (g.kernel[i] - 1) * g.dilation[i] + 1;
+    strides[i] = g.stride[i];
+    dilates[i] = g.dilation[i] - 1;
+    pad_l[i] = g.pad_begin[i];
+    pad_r[i] = g.stride[i] * (g.in[i] - 1) + span - g.pad_begin[i] - g.out[i];
+    if (pad_l[i] < 0 || pad_r[i] < 0) return 0;
+  }
+  int64_t group = params->group;
+  dnnl_dims_t src = {x->dims[0], x->dims[1], x->dims[2], x->dims[3]};
+  dnnl_dims_t dst = {y->dims[0], y->dims[1], y->dims[2], y->dims[3]};
+  dnnl_dims_t bias = {y->dims[1]};
+  dnnl_memory_desc_t src_md, dst_md, weights_md, bias_md;
+  int ok = ETRT_DNNL_OK(
+               d->dnnl_memory_desc_init_by_tag(&src_md, 4, src, dnnl_f32, dnnl_format_tag_any)) &&
+           ETRT_DNNL_OK(
+               d->dnnl_memory_desc_init_by_tag(&dst_md, 4, dst, dnnl_f32, dnnl_format_tag_any)) &&
+           ETRT_DNNL_OK(d->dnnl_memory_desc_init_by_tag(&bias_md, 1, bias, dnnl_f32, dnnl_x));
+  if (group == 1) {
+    dnnl_dims_t wd = {w->dims[1], w->dims[0], w->dims[2], w->dims[3]};
+    ok = ok &&
+         ETRT_DNNL_OK(d->dnnl_memory_desc_init_by_tag(plain_weights, 4, wd, dnnl_f32, dnnl_iohw)) &&
+         ETRT_DNNL_OK(
+             d->dnnl_memory_desc_init_by_tag(&weights_md, 4, wd, dnnl_f32, dnnl_format_tag_any));
+  } else {
+    dnnl_dims_t wd = {group, w->dims[1], w->dims[0] / group, w->dims[2], w->dims[3]};
+    ok =
+        ok &&
+        ETRT_DNNL_OK(d->dnnl_memory_desc_init_by_tag(plain_weights, 5, wd, dnnl_f32, dnnl_giohw)) &&
+        ETRT_DNNL_OK(
+            d->dnnl_memory_desc_init_by_tag(&weights_md, 5, wd, dnnl_f32, dnnl_format_tag_any));
+  }
+  return ok && ETRT_DNNL_OK(d->dnnl_dilated_deconvolution_forward_desc_init(
+                   dd, dnnl_forward_inference, dnnl_deconvolution_direct, &src_md, &weights_md,
                    has_bias ? &bias_md : NULL, &dst_md, strides, dilates, pad_l, pad_r));
 }
 
@@ -510,15 +573,18 @@ static void etrt_dnnl_node_release(etrt_dnnl_node *dn) {
  * included (a depthwise convolution, or a batch-1 classifier's product that reads each
  * weight once, is bound by its memory, not its arithmetic: MobileNet v3's two 5 MB
  * heads took 0.34 ms each on one of 16 threads). */
-static double etrt_dnnl_node_work(int conv, const etrt_tensor *args, const etrt_tensor *out) {
+static double etrt_dnnl_node_work(int conv, int deconv, const etrt_tensor *args,
+                                  const etrt_tensor *out) {
   double outputs = (double)etrt_tensor_numel(out), inputs = (double)etrt_tensor_numel(&args[0]);
   double weights = (double)etrt_tensor_numel(&args[1]);
-  double per_output = 1.0;
+  /* A convolution's weights per output are [C/group, k...]; a ConvTranspose's per input
+   * [M/group, k...], the same dims of its weights. */
+  double per_item = 1.0;
   if (conv)
-    for (int32_t a = 1; a < args[1].rank; ++a) per_output *= (double)args[1].dims[a];
+    for (int32_t a = 1; a < args[1].rank; ++a) per_item *= (double)args[1].dims[a];
   else
-    per_output = (double)args[0].dims[args[0].rank - 1];
-  return outputs * per_output + 16.0 * (inputs + outputs + weights);
+    per_item = (double)args[0].dims[args[0].rank - 1];
+  return (deconv ? inputs : outputs) * per_item + 16.0 * (inputs + outputs + weights);
 }
 
 /* Threads for a node: one when it has less than two threads' worth of work
@@ -528,8 +594,9 @@ static double etrt_dnnl_node_work(int conv, const etrt_tensor *args, const etrt_
  * for the next larger one, so team sizes that followed each node's work paid thread
  * creation between nodes (MobileNet v3 at 16 threads: 21-28 ms against 8.4 ms on the
  * pool's own workers). */
-static int etrt_dnnl_node_threads(int conv, const etrt_tensor *args, const etrt_tensor *out) {
-  double useful = etrt_dnnl_node_work(conv, args, out) / etrt_dnnl_work_per_thread;
+static int etrt_dnnl_node_threads(int conv, int deconv, const etrt_tensor *args,
+                                  const etrt_tensor *out) {
+  double useful = etrt_dnnl_node_work(conv, deconv, args, out) / etrt_dnnl_work_per_thread;
   return useful >= 2.0 ? etrt_thread_pool_width() : 1;
 }
 
@@ -540,7 +607,9 @@ static void etrt_dnnl_node_describe(etrt_cpu_onednn *s, const etrt_engine *engin
   const etrt_dnnl_api *d = &etrt_dnnl;
   const etrt_node *node = &engine->graph.nodes[n];
   etrt_dnnl_node *dn = &s->nodes[n];
-  int conv = strcmp(node->op_type, "Conv") == 0 || strcmp(node->op_type, "EtrtFusedConv") == 0;
+  int deconv = strcmp(node->op_type, "ConvTranspose") == 0;
+  int conv =
+      deconv || strcmp(node->op_type, "Conv") == 0 || strcmp(node->op_type, "EtrtFusedConv") == 0;
   int matmul = strcmp(node->op_type, "MatMul") == 0 || strcmp(node->op_type, "Gemm") == 0 ||
                strcmp(node->op_type, "EtrtMatMulBias") == 0;
   if ((!conv && !matmul) || node->num_outputs != 1) return;
@@ -548,17 +617,20 @@ static void etrt_dnnl_node_describe(etrt_cpu_onednn *s, const etrt_engine *engin
   etrt_tensor *out = &args[node->num_inputs];
   if (node->def == NULL || node->def->infer(node, args, out) != ETRT_OK) return;
   dnnl_convolution_desc_t cd;
+  dnnl_deconvolution_desc_t dd;
   dnnl_matmul_desc_t md;
   dnnl_memory_desc_t residual;
+  memset(&residual, 0, sizeof residual);
   const etrt_fused_conv_params *fused = NULL;
-  if (conv ? !etrt_dnnl_conv_desc(engine, node, args, allow_depthwise, &cd, &dn->plain_weights,
-                                  &residual, &fused, &dn->depthwise)
-           : !etrt_dnnl_matmul_desc(engine, node, args, &md, &dn->plain_weights))
+  if (deconv ? !etrt_dnnl_deconv_desc(engine, node, args, &dd, &dn->plain_weights)
+      : conv ? !etrt_dnnl_conv_desc(engine, node, args, allow_depthwise, &cd, &dn->plain_weights,
+                                    &residual, &fused, &dn->depthwise)
+             : !etrt_dnnl_matmul_desc(engine, node, args, &md, &dn->plain_weights))
     return;
   dn->conv = conv;
   dn->has_residual = conv && residual.ndims > 0;
   /* oneDNN splits the work for the threads it has when the primitive is made. */
-  dn->threads = etrt_dnnl_node_threads(conv, args, out);
+  dn->threads = etrt_dnnl_node_threads(conv, deconv, args, out);
   d->omp_set_num_threads(dn->threads);
   dnnl_primitive_attr_t attr = NULL;
   dnnl_post_ops_t ops = NULL;
@@ -568,9 +640,11 @@ static void etrt_dnnl_node_describe(etrt_cpu_onednn *s, const etrt_engine *engin
       ETRT_DNNL_OK(d->dnnl_post_ops_create(&ops)) &&
       ETRT_DNNL_OK(etrt_dnnl_post_ops(fused, dn->has_residual ? &residual : NULL, ops)) &&
       ETRT_DNNL_OK(d->dnnl_primitive_attr_set_post_ops(attr, ops)) &&
-      ETRT_DNNL_OK(d->dnnl_primitive_desc_create(
-          &dn->pd, conv ? (const_dnnl_op_desc_t)&cd : (const_dnnl_op_desc_t)&md, attr, s->engine,
-          NULL));
+      ETRT_DNNL_OK(d->dnnl_primitive_desc_create(&dn->pd,
+                                                 deconv ? (const_dnnl_op_desc_t)&dd
+                                                 : conv ? (const_dnnl_op_desc_t)&cd
+                                                        : (const_dnnl_op_desc_t)&md,
+                                                 attr, s->engine, NULL));
   d->omp_set_num_threads(etrt_thread_pool_width());
   if (ops) d->dnnl_post_ops_destroy(ops);
   if (attr) d->dnnl_primitive_attr_destroy(attr);
@@ -742,8 +816,8 @@ etrt_status etrt_cpu_onednn_create(const etrt_engine *engine, etrt_cpu_onednn **
   for (uint32_t n = 0; n < engine->graph.node_count && !candidates; ++n) {
     const char *op = engine->graph.nodes[n].op_type;
     candidates = strcmp(op, "Conv") == 0 || strcmp(op, "EtrtFusedConv") == 0 ||
-                 strcmp(op, "MatMul") == 0 || strcmp(op, "Gemm") == 0 ||
-                 strcmp(op, "EtrtMatMulBias") == 0;
+                 strcmp(op, "ConvTranspose") == 0 || strcmp(op, "MatMul") == 0 ||
+                 strcmp(op, "Gemm") == 0 || strcmp(op, "EtrtMatMulBias") == 0;
   }
   if (!candidates) return ETRT_OK;
   pthread_once(&etrt_dnnl_once, etrt_dnnl_load);

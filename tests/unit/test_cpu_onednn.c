@@ -333,6 +333,65 @@ static void test_padded_chain(void) {
   }
 }
 
+/* ConvTranspose through oneDNN's deconvolution, against etrt's kernel: upsampling 2x2
+ * stride 2 with a bias, 3x3 stride 2 with pads and output_padding, two groups dilated;
+ * an output_shape whose end pad is negative and 2 output maps stay with etrt's kernel. */
+static void test_conv_transpose(void) {
+  const struct {
+    const char *what;
+    int64_t c, m, k, stride, pad, out_pad, group, dilation, out_shape;
+    uint32_t expect;
+  } cases[] = {
+      {"ConvTranspose 2x2 stride 2", 16, 8, 2, 2, 0, 0, 1, 1, 0, 1},
+      {"ConvTranspose 3x3 stride 2 pads output_padding", 8, 12, 3, 2, 1, 1, 1, 1, 0, 1},
+      {"ConvTranspose grouped dilated", 8, 16, 3, 1, 2, 0, 2, 2, 0, 1},
+      {"ConvTranspose output_shape past the natural size", 8, 8, 3, 2, 0, 0, 1, 1, 14, 0},
+      {"ConvTranspose to fewer maps than a channel block", 8, 2, 2, 2, 0, 0, 1, 1, 0, 0},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; ++i) {
+    const int64_t h = 6, w = 7, k = cases[i].k, st = cases[i].stride, pad = cases[i].pad;
+    const int64_t span = (k - 1) * cases[i].dilation + 1;
+    int64_t oh = st * (h - 1) + span - 2 * pad + cases[i].out_pad;
+    int64_t ow = st * (w - 1) + span - 2 * pad + cases[i].out_pad;
+    if (cases[i].out_shape) oh = ow = cases[i].out_shape;
+    etrt_network *net;
+    CHECK_OK(etrt_network_create(&net));
+    int64_t x_dims[4] = {2, cases[i].c, h, w};
+    int32_t x, y;
+    CHECK_OK(etrt_network_add_input(net, "x", ETRT_DTYPE_FLOAT32, 4, x_dims, x_dims, &x));
+    int32_t inputs[3] = {
+        x, constant(net, "w", 4, (int64_t[]){cases[i].c, cases[i].m / cases[i].group, k, k}, 3),
+        constant(net, "bias", 1, (int64_t[]){cases[i].m}, 4)};
+    etrt_attribute attributes[] = {
+        {.name = "strides", .kind = ETRT_ATTRIBUTE_INTS, .count = 2, .ints = (int64_t[]){st, st}},
+        {.name = "pads",
+         .kind = ETRT_ATTRIBUTE_INTS,
+         .count = 4,
+         .ints = (int64_t[]){pad, pad, pad, pad}},
+        {.name = "group", .kind = ETRT_ATTRIBUTE_INT, .i = cases[i].group},
+        {.name = "dilations",
+         .kind = ETRT_ATTRIBUTE_INTS,
+         .count = 2,
+         .ints = (int64_t[]){cases[i].dilation, cases[i].dilation}},
+        cases[i].out_shape
+            ? (etrt_attribute){.name = "output_shape",
+                               .kind = ETRT_ATTRIBUTE_INTS,
+                               .count = 2,
+                               .ints = (int64_t[]){oh, ow}}
+            : (etrt_attribute){.name = "output_padding",
+                               .kind = ETRT_ATTRIBUTE_INTS,
+                               .count = 2,
+                               .ints = (int64_t[]){cases[i].out_pad, cases[i].out_pad}},
+    };
+    CHECK_OK(etrt_network_add_op(net, "ConvTranspose", "up", 3, inputs, 1, &y, 5, attributes));
+    CHECK_OK(etrt_network_mark_output(net, y, "y"));
+    plan_case p = {.x_count = 2 * cases[i].c * h * w, .y_count = 2 * cases[i].m * oh * ow};
+    build(net, &p);
+    printf("  %s\n", cases[i].what);
+    compare(cases[i].what, &p, x_dims, 4, 0, cases[i].expect);
+  }
+}
+
 static void test_matrix_products(void) {
   /* MatMul of a 3-D input by constant weights: the leading axes fold into M. */
   etrt_network *net;
@@ -558,6 +617,7 @@ int main(void) {
   RUN_TEST(test_convolutions);
   RUN_TEST(test_convolution_chain);
   RUN_TEST(test_padded_chain);
+  RUN_TEST(test_conv_transpose);
   RUN_TEST(test_matrix_products);
   RUN_TEST(test_transformer_products);
   RUN_TEST(test_smaller_batch_falls_back);
