@@ -1,8 +1,9 @@
-/* BatchNormalization folded into the weights and bias of the Conv or Gemm before it:
+/* BatchNormalization folded into the weights and bias of the Conv, ConvTranspose or Gemm
+ * before it:
  *   y = (x - mean) * s + shift,  s = scale / sqrt(var + epsilon)
  * so W'[c] = W[c] * s[c] and b'[c] = (b[c] - mean[c]) * s[c] + shift[c]; and a Mul or Add
- * of a scalar or per-channel constant after a Conv, the same affine map with s = m, t = 0
- * or s = 1, t = a. */
+ * of a scalar or per-channel constant after a Conv or ConvTranspose, the same affine map
+ * with s = m, t = 0 or s = 1, t = a. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +21,21 @@ static const float *etrt_bn_vector(const etrt_ir_graph *graph, int32_t value, in
   bool shape_ok = (v->rank == 1 && v->max[0] == count) ||
                   (allow_row && v->rank == 2 && v->max[0] == 1 && v->max[1] == count);
   return shape_ok ? (const float *)v->data : NULL;
+}
+
+/* Where a producer's weights hold output channel c. */
+typedef enum etrt_bn_layout {
+  ETRT_BN_AXIS0,     /* Conv [M, C/group, k...], Gemm's B with transB: c is axis 0 */
+  ETRT_BN_LAST_AXIS, /* Gemm's B [K, N]: c is the last axis */
+  ETRT_BN_TRANSPOSED /* ConvTranspose [C, M/group, k...]: c is group * M/group + axis 1 */
+} etrt_bn_layout;
+
+/* The producer's output channels, read from its weights (and group); 0 when unknown. */
+static int64_t etrt_bn_producer_channels(const etrt_ir_node *p, const etrt_ir_value *w,
+                                         etrt_bn_layout layout) {
+  if (layout != ETRT_BN_TRANSPOSED) return w->max[layout == ETRT_BN_AXIS0 ? 0 : w->rank - 1];
+  int64_t group = etrt_ir_node_attribute_int(p, "group", 1);
+  return group > 0 && w->max[0] % group == 0 ? w->max[1] * group : 0;
 }
 
 /* Per-channel y = x * s[c] + t[c], the affine map folded into the producer. */
@@ -63,11 +79,11 @@ static void etrt_bn_affine_of_batchnorm(etrt_bn_affine *a, const float *f[4], fl
   }
 }
 
-/* New weight and bias constants for a producer `p` with weight input 1 laid out with
- * the output channel `c` of element (row, col) given by `channel_axis`:
- * W'[c] = W[c] * s[c], b'[c] = b[c] * bias_scale * s[c] + t[c]. */
+/* New weight and bias constants for a producer `p` with weight input 1 holding output
+ * channel c where `layout` says: W'[c] = W[c] * s[c], b'[c] = b[c] * bias_scale * s[c] +
+ * t[c]. */
 static etrt_status etrt_bn_fold_weights(etrt_ir_graph *graph, etrt_ir_node *p,
-                                        const etrt_bn_affine *f, int channel_axis,
+                                        const etrt_bn_affine *f, etrt_bn_layout layout,
                                         const float *bias, double bias_scale) {
   /* Copies: adding values may move the value array. */
   const etrt_ir_value w = graph->values[p->inputs[1]];
@@ -81,13 +97,23 @@ static etrt_status etrt_bn_fold_weights(etrt_ir_graph *graph, etrt_ir_node *p,
       etrt_ir_add_constant(graph, base, ETRT_DTYPE_FLOAT32, w.rank, w.max, &data, &w_id));
   w_new = data;
   const float *w_old = w.data;
-  if (channel_axis == 0) {
+  if (layout == ETRT_BN_AXIS0) {
     int64_t inner = numel / f->channels;
     for (int64_t c = 0; c < f->channels; ++c) {
       float s = (float)f->s[c];
       for (int64_t k = 0; k < inner; ++k) w_new[c * inner + k] = w_old[c * inner + k] * s;
     }
-  } else { /* the last axis of a 2-D weight */
+  } else if (layout == ETRT_BN_TRANSPOSED) {
+    int64_t inputs = w.max[0], per_group = w.max[1], inner = numel / (inputs * per_group);
+    int64_t inputs_per_group = inputs / (f->channels / per_group);
+    for (int64_t i = 0; i < inputs; ++i)
+      for (int64_t j = 0; j < per_group; ++j) {
+        float s = (float)f->s[i / inputs_per_group * per_group + j];
+        const float *from = w_old + (i * per_group + j) * inner;
+        float *to = w_new + (i * per_group + j) * inner;
+        for (int64_t k = 0; k < inner; ++k) to[k] = from[k] * s;
+      }
+  } else {
     int64_t rows = numel / f->channels;
     for (int64_t r = 0; r < rows; ++r)
       for (int64_t c = 0; c < f->channels; ++c)
@@ -172,10 +198,11 @@ static etrt_status etrt_bn_try(etrt_ir_graph *graph, uint32_t n, bool *folded) {
   float epsilon;
   etrt_bn_affine f;
   etrt_status status = ETRT_OK;
-  if (strcmp(p->op_type, "Conv") == 0) {
-    if (w->rank < 3) return ETRT_OK;
-    int64_t channels = w->max[0];
-    if (!etrt_bn_read(graph, bn, channels, factors, &epsilon)) return ETRT_OK;
+  bool transposed = strcmp(p->op_type, "ConvTranspose") == 0;
+  if (strcmp(p->op_type, "Conv") == 0 || transposed) {
+    etrt_bn_layout layout = transposed ? ETRT_BN_TRANSPOSED : ETRT_BN_AXIS0;
+    int64_t channels = w->rank < 3 ? 0 : etrt_bn_producer_channels(p, w, layout);
+    if (channels <= 0 || !etrt_bn_read(graph, bn, channels, factors, &epsilon)) return ETRT_OK;
     const float *bias = NULL;
     if (p->num_inputs > 2 && p->inputs[2] >= 0) {
       bias = etrt_bn_vector(graph, p->inputs[2], channels, false);
@@ -183,7 +210,7 @@ static etrt_status etrt_bn_try(etrt_ir_graph *graph, uint32_t n, bool *folded) {
     }
     ETRT_RETURN_IF_ERROR(etrt_bn_affine_alloc(&f, channels));
     etrt_bn_affine_of_batchnorm(&f, factors, epsilon);
-    status = etrt_bn_fold_weights(graph, p, &f, 0, bias, 1.0);
+    status = etrt_bn_fold_weights(graph, p, &f, layout, bias, 1.0);
   } else if (strcmp(p->op_type, "Gemm") == 0) {
     if (w->rank != 2) return ETRT_OK;
     bool trans_b = etrt_ir_node_attribute_int(p, "transB", 0) != 0;
@@ -199,7 +226,8 @@ static etrt_status etrt_bn_try(etrt_ir_graph *graph, uint32_t n, bool *folded) {
     }
     ETRT_RETURN_IF_ERROR(etrt_bn_affine_alloc(&f, channels));
     etrt_bn_affine_of_batchnorm(&f, factors, epsilon);
-    status = etrt_bn_fold_weights(graph, p, &f, trans_b ? 0 : 1, bias, beta);
+    status =
+        etrt_bn_fold_weights(graph, p, &f, trans_b ? ETRT_BN_AXIS0 : ETRT_BN_LAST_AXIS, bias, beta);
     etrt_attribute one = {.name = "beta", .kind = ETRT_ATTRIBUTE_FLOAT, .f = 1.0f};
     if (status == ETRT_OK) status = etrt_ir_node_set_attribute(graph, p, &one);
   } else {
@@ -212,9 +240,10 @@ static etrt_status etrt_bn_try(etrt_ir_graph *graph, uint32_t n, bool *folded) {
   return ETRT_OK;
 }
 
-/* A Mul or Add of a scalar or per-channel constant after a Conv with constant weights
- * (and bias), which nothing else reads: W'[c] = W[c] * m[c] and b' = b * m, or b' = b + a
- * (PaddlePaddle's learnable affine blocks, a scale after a convolution). */
+/* A Mul or Add of a scalar or per-channel constant after a Conv or ConvTranspose with
+ * constant weights (and bias), which nothing else reads: W'[c] = W[c] * m[c] and b' = b *
+ * m, or b' = b + a (PaddlePaddle's learnable affine blocks, a scale after a convolution,
+ * and the bias its exporter adds after a ConvTranspose). */
 static etrt_status etrt_bn_try_scale_shift(etrt_ir_graph *graph, uint32_t n, bool *folded) {
   *folded = false;
   etrt_ir_node *node = &graph->nodes[n];
@@ -226,18 +255,20 @@ static etrt_status etrt_bn_try_scale_shift(etrt_ir_graph *graph, uint32_t n, boo
     int32_t p_index = graph->values[x].producer;
     if (p_index < 0 || etrt_ir_single_consumer(graph, x) != (int32_t)n) continue;
     etrt_ir_node *p = &graph->nodes[p_index];
-    if (p->dead || strcmp(p->op_type, "Conv") != 0 || p->num_inputs < 2 || p->inputs[1] < 0 ||
-        p->num_outputs != 1)
+    bool transposed = strcmp(p->op_type, "ConvTranspose") == 0;
+    if (p->dead || (strcmp(p->op_type, "Conv") != 0 && !transposed) || p->num_inputs < 2 ||
+        p->inputs[1] < 0 || p->num_outputs != 1)
       continue;
     const etrt_ir_value *w = &graph->values[p->inputs[1]];
     if (!w->is_constant || w->dtype != ETRT_DTYPE_FLOAT32 || w->rank < 3 ||
         etrt_ir_value_numel(w) <= 0 ||
         !etrt_bn_same_bounds(&graph->values[x], &graph->values[node->outputs[0]]))
       continue;
-    int64_t channels = w->max[0];
+    etrt_bn_layout layout = transposed ? ETRT_BN_TRANSPOSED : ETRT_BN_AXIS0;
+    int64_t channels = etrt_bn_producer_channels(p, w, layout);
     const float *bias = NULL;
-    if (p->num_inputs > 2 && p->inputs[2] >= 0 &&
-        (bias = etrt_bn_vector(graph, p->inputs[2], channels, false)) == NULL)
+    if (channels <= 0 || (p->num_inputs > 2 && p->inputs[2] >= 0 &&
+                          (bias = etrt_bn_vector(graph, p->inputs[2], channels, false)) == NULL))
       continue;
     etrt_bn_affine f;
     ETRT_RETURN_IF_ERROR(etrt_bn_affine_alloc(&f, channels));
@@ -248,7 +279,7 @@ static etrt_status etrt_bn_try_scale_shift(etrt_ir_graph *graph, uint32_t n, boo
     }
     if (!mul)
       for (int64_t c = 0; c < channels; ++c) f.s[c] = 1.0;
-    etrt_status status = etrt_bn_fold_weights(graph, &graph->nodes[p_index], &f, 0, bias, 1.0);
+    etrt_status status = etrt_bn_fold_weights(graph, &graph->nodes[p_index], &f, layout, bias, 1.0);
     etrt_bn_affine_free(&f);
     ETRT_RETURN_IF_ERROR(status);
     etrt_bn_take_output(graph, n, p_index);

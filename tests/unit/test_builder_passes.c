@@ -196,6 +196,56 @@ static void test_batchnorm_into_conv(void) {
   }
 }
 
+/* x[1,4,3,3] -> ConvTranspose(W[4,3,2,2], two groups, stride 2: 6 maps) -> Add of a
+ * [1,6,1,1] bias (as PaddlePaddle's exporter writes it) -> BatchNormalization -> y: both
+ * fold into the ConvTranspose, whose output channel c is group * 3 + W's axis 1. */
+static void test_batchnorm_into_conv_transpose(void) {
+  float w[48], bias[6], scale[6], shift[6], mean[6], var[6];
+  for (int i = 0; i < 48; ++i) w[i] = (float)((i * 7) % 11) * 0.1f - 0.5f;
+  for (int c = 0; c < 6; ++c) {
+    bias[c] = 0.1f * (float)c - 0.2f;
+    scale[c] = 0.5f + 0.25f * (float)c;
+    shift[c] = (float)(c % 3) - 1.0f;
+    mean[c] = 0.05f * (float)c;
+    var[c] = 0.5f + 0.1f * (float)c;
+  }
+  float x[36], reference[216], folded_out[216];
+  for (int i = 0; i < 36; ++i) x[i] = (float)(i % 5) * 0.4f - 0.8f;
+  for (int pass = 0; pass < 2; ++pass) {
+    tm_model m;
+    tm_init(&m);
+    const char *dims[4] = {"1", "4", "3", "3"};
+    tm_input(&m, "x", 4, dims);
+    tm_initializer_f32(&m, "W", 4, (int64_t[]){4, 3, 2, 2}, w);
+    tm_initializer_f32(&m, "B", 4, (int64_t[]){1, 6, 1, 1}, bias);
+    tm_initializer_f32(&m, "scale", 1, (int64_t[]){6}, scale);
+    tm_initializer_f32(&m, "shift", 1, (int64_t[]){6}, shift);
+    tm_initializer_f32(&m, "mean", 1, (int64_t[]){6}, mean);
+    tm_initializer_f32(&m, "var", 1, (int64_t[]){6}, var);
+    tm_node(&m, "ConvTranspose", "up", "x,W", "u", 2, tm_attr_int("group", 2),
+            tm_attr_ints("strides", 2, (int64_t[]){2, 2}));
+    tm_node(&m, "Add", "bias", "u,B", "ub", 0);
+    tm_node(&m, "BatchNormalization", "bn", "ub,scale,shift,mean,var", "y", 0);
+    tm_output(&m, "y");
+    loaded l;
+    load(&m, 13, &l);
+    etrt_ir_graph *g = l.graph;
+    if (pass == 0) {
+      run_cpu(g, x, reference, 216);
+    } else {
+      uint32_t folded, scales;
+      CHECK_OK(etrt_pass_fold_batchnorm(g, &folded, &scales));
+      CHECK_EQ_INT(folded, 1);
+      CHECK_EQ_INT(scales, 1);
+      CHECK_EQ_INT(count_live(g, "BatchNormalization") + count_live(g, "Add"), 0);
+      CHECK_EQ_INT(g->nodes[0].outputs[0], etrt_ir_find_value(g, "y"));
+      run_cpu(g, x, folded_out, 216);
+      check_same(reference, folded_out, 216, 1e-5);
+    }
+    unload(&l);
+  }
+}
+
 /* BN after a Gemm with transB = 1 and a bias; and after a Conv whose output has a
  * second reader (not folded). */
 static void test_batchnorm_into_gemm(void) {
@@ -1082,6 +1132,7 @@ int main(void) {
   RUN_TEST(test_identity_and_dropout);
   RUN_TEST(test_fold_constants);
   RUN_TEST(test_batchnorm_into_conv);
+  RUN_TEST(test_batchnorm_into_conv_transpose);
   RUN_TEST(test_batchnorm_into_gemm);
   RUN_TEST(test_scale_shift_into_conv);
   RUN_TEST(test_fuse_hardswish);
