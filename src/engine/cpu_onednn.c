@@ -695,10 +695,11 @@ static int etrt_dnnl_use_matches(const etrt_dnnl_node *p, const etrt_dnnl_node *
  * channels the layout pads (24 in blocks of 16, as AVX-512 blocks them) takes the padded
  * bytes in the arena (etrt_cpu_onednn_value_bytes): kept out of chains, such values had
  * left MobileNet v3's and EfficientNet's depthwise convolutions on etrt's NCHW kernel on
- * AVX-512 machines. A depthwise convolution stays with
- * oneDNN only where its source or its destination is chained (its blocked kernels
- * then beat etrt's NCHW one even with a reorder on the other side); dropping one may
- * break its neighbours' chains, so the choice repeats until nothing changes.
+ * AVX-512 machines. A ConvTranspose whose bias etrt adds afterwards (bias_after) writes
+ * NCHW. A depthwise convolution stays with oneDNN only where its source or its
+ * destination is chained (its blocked kernels then beat etrt's NCHW one even with a
+ * reorder on the other side); dropping one may break its neighbours' chains, so the
+ * choice repeats until nothing changes.
  * `state`: one byte per value (0 no, 1 candidate, 2 candidate with a reader). */
 static void etrt_dnnl_chain(etrt_cpu_onednn *s, const etrt_engine *engine, uint8_t *state) {
   const etrt_graph *g = &engine->graph;

@@ -160,6 +160,18 @@ static cudnnBackendDescriptor_t etrt_conv_graph_pointwise(etrt_conv_graph_builde
   return op;
 }
 
+/* One step of the epilogue, *current = mode(*current, operand): into y where it is the
+ * last of *steps_left, else into a virtual float tensor `uid`. */
+static cudnnBackendDescriptor_t etrt_conv_graph_step(
+    etrt_conv_graph_builder *b, cudnnPointwiseMode_t mode, cudnnBackendDescriptor_t *current,
+    cudnnBackendDescriptor_t operand, int *steps_left, int64_t uid, cudnnBackendDescriptor_t y) {
+  cudnnBackendDescriptor_t out =
+      --*steps_left > 0 ? etrt_conv_graph_tensor(b, uid, b->g->shape.y, CUDNN_DATA_FLOAT, 1) : y;
+  cudnnBackendDescriptor_t op = etrt_conv_graph_pointwise(b, mode, *current, operand, out);
+  *current = out;
+  return op;
+}
+
 /* The finalized operation graph of g->shape, NULL where building failed. */
 static cudnnBackendDescriptor_t etrt_conv_graph_operations(etrt_conv_graph_builder *b,
                                                            cudnnHandle_t handle) {
@@ -210,24 +222,17 @@ static cudnnBackendDescriptor_t etrt_conv_graph_operations(etrt_conv_graph_build
   if (s->bias) {
     cudnnBackendDescriptor_t bias =
         etrt_conv_graph_tensor(b, ETRT_CONV_GRAPH_UID_B, bias_dims, s->type, 0);
-    --steps;
-    cudnnBackendDescriptor_t out =
-        steps > 0 ? etrt_conv_graph_tensor(b, ETRT_CONV_GRAPH_UID_T2, s->y, CUDNN_DATA_FLOAT, 1)
-                  : y;
-    ops[op_count++] = etrt_conv_graph_pointwise(b, CUDNN_POINTWISE_ADD, current, bias, out);
-    current = out;
+    ops[op_count++] = etrt_conv_graph_step(b, CUDNN_POINTWISE_ADD, &current, bias, &steps,
+                                           ETRT_CONV_GRAPH_UID_T2, y);
   }
   if (s->residual) {
     cudnnBackendDescriptor_t z = etrt_conv_graph_tensor(b, ETRT_CONV_GRAPH_UID_Z, s->y, s->type, 0);
-    --steps;
-    cudnnBackendDescriptor_t out =
-        steps > 0 ? etrt_conv_graph_tensor(b, ETRT_CONV_GRAPH_UID_T3, s->y, CUDNN_DATA_FLOAT, 1)
-                  : y;
-    ops[op_count++] = etrt_conv_graph_pointwise(b, CUDNN_POINTWISE_ADD, current, z, out);
-    current = out;
+    ops[op_count++] = etrt_conv_graph_step(b, CUDNN_POINTWISE_ADD, &current, z, &steps,
+                                           ETRT_CONV_GRAPH_UID_T3, y);
   }
-  if (s->relu)
-    ops[op_count++] = etrt_conv_graph_pointwise(b, CUDNN_POINTWISE_RELU_FWD, current, NULL, y);
+  if (s->relu) /* the last step: it writes y */
+    ops[op_count++] = etrt_conv_graph_step(b, CUDNN_POINTWISE_RELU_FWD, &current, NULL, &steps,
+                                           ETRT_CONV_GRAPH_UID_Y, y);
 
   cudnnBackendDescriptor_t graph = etrt_conv_graph_make(b, CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR);
   ETRT_CONV_GRAPH_SET(b, graph, CUDNN_ATTR_OPERATIONGRAPH_OPS, CUDNN_TYPE_BACKEND_DESCRIPTOR,
