@@ -281,6 +281,32 @@ static dnnl_status_t etrt_dnnl_post_ops(const etrt_fused_conv_params *fused,
   return s;
 }
 
+/* The operands a convolution or ConvTranspose primitive is described with: source and
+ * destination in layouts the library picks (its blocked direct kernels are much faster
+ * than its NCHW ones, even with the reorders around them), and the weights both in
+ * their own layout, `grouped_dims` ([group, output / group, input / group, k...]) with
+ * `grouped_tag`, or without the group axis with `plain_tag` when there is one group,
+ * and in the one the primitive picks. */
+static int etrt_dnnl_conv_operands(const etrt_tensor *x, const etrt_tensor *y, int64_t group,
+                                   const int64_t *grouped_dims, dnnl_format_tag_t plain_tag,
+                                   dnnl_format_tag_t grouped_tag, dnnl_memory_desc_t *src_md,
+                                   dnnl_memory_desc_t *dst_md, dnnl_memory_desc_t *plain_weights,
+                                   dnnl_memory_desc_t *weights_md) {
+  const etrt_dnnl_api *d = &etrt_dnnl;
+  dnnl_dims_t src = {x->dims[0], x->dims[1], x->dims[2], x->dims[3]};
+  dnnl_dims_t dst = {y->dims[0], y->dims[1], y->dims[2], y->dims[3]};
+  int w_rank = group > 1 ? 5 : 4;
+  const int64_t *wd = group > 1 ? grouped_dims : grouped_dims + 1;
+  return ETRT_DNNL_OK(
+             d->dnnl_memory_desc_init_by_tag(src_md, 4, src, dnnl_f32, dnnl_format_tag_any)) &&
+         ETRT_DNNL_OK(
+             d->dnnl_memory_desc_init_by_tag(dst_md, 4, dst, dnnl_f32, dnnl_format_tag_any)) &&
+         ETRT_DNNL_OK(d->dnnl_memory_desc_init_by_tag(plain_weights, w_rank, wd, dnnl_f32,
+                                                      group > 1 ? grouped_tag : plain_tag)) &&
+         ETRT_DNNL_OK(d->dnnl_memory_desc_init_by_tag(weights_md, w_rank, wd, dnnl_f32,
+                                                      dnnl_format_tag_any));
+}
+
 /* The descriptors of a Conv or EtrtFusedConv node at its largest shapes; 0 when oneDNN
  * is not used for it (not 2-D float32, weights not constant). A depthwise one is
  * described only where `allow_depthwise` (a fixed-shape plan): oneDNN runs it well in a
@@ -305,33 +331,15 @@ static int etrt_dnnl_conv_desc(const etrt_engine *engine, const etrt_node *node,
   int64_t group = params->group, channels_per_group = x->dims[1] / group;
   *depthwise = channels_per_group == 1 && group > 1;
   if (*depthwise && !allow_depthwise) return 0;
-  dnnl_dims_t src = {x->dims[0], x->dims[1], x->dims[2], x->dims[3]};
-  dnnl_dims_t dst = {y->dims[0], y->dims[1], y->dims[2], y->dims[3]};
   dnnl_dims_t bias = {w->dims[0]};
+  dnnl_dims_t wd = {group, w->dims[0] / group, w->dims[1], w->dims[2], w->dims[3]};
   dnnl_memory_desc_t src_md, dst_md, weights_md, bias_md;
-  /* The library picks the activations' layout too: its blocked direct kernels are
-   * much faster than its NCHW ones, even with the reorders around them. */
-  int ok = ETRT_DNNL_OK(
-               d->dnnl_memory_desc_init_by_tag(&src_md, 4, src, dnnl_f32, dnnl_format_tag_any)) &&
-           ETRT_DNNL_OK(
-               d->dnnl_memory_desc_init_by_tag(&dst_md, 4, dst, dnnl_f32, dnnl_format_tag_any)) &&
+  int ok = etrt_dnnl_conv_operands(x, y, group, wd, dnnl_oihw, dnnl_goihw, &src_md, &dst_md,
+                                   plain_weights, &weights_md) &&
            ETRT_DNNL_OK(d->dnnl_memory_desc_init_by_tag(&bias_md, 1, bias, dnnl_f32, dnnl_x));
-  if (group == 1) {
-    dnnl_dims_t wd = {w->dims[0], w->dims[1], w->dims[2], w->dims[3]};
-    ok = ok &&
-         ETRT_DNNL_OK(d->dnnl_memory_desc_init_by_tag(plain_weights, 4, wd, dnnl_f32, dnnl_oihw)) &&
-         ETRT_DNNL_OK(
-             d->dnnl_memory_desc_init_by_tag(&weights_md, 4, wd, dnnl_f32, dnnl_format_tag_any));
-  } else {
-    dnnl_dims_t wd = {group, w->dims[0] / group, w->dims[1], w->dims[2], w->dims[3]};
-    ok =
-        ok &&
-        ETRT_DNNL_OK(d->dnnl_memory_desc_init_by_tag(plain_weights, 5, wd, dnnl_f32, dnnl_goihw)) &&
-        ETRT_DNNL_OK(
-            d->dnnl_memory_desc_init_by_tag(&weights_md, 5, wd, dnnl_f32, dnnl_format_tag_any));
-  }
   if (*fused != NULL && node->num_inputs > 3 && node->inputs[3] >= 0)
-    ok = ok && ETRT_DNNL_OK(d->dnnl_memory_desc_init_by_tag(residual, 4, dst, dnnl_f32, dnnl_nchw));
+    ok = ok && ETRT_DNNL_OK(
+                   d->dnnl_memory_desc_init_by_tag(residual, 4, dst_md.dims, dnnl_f32, dnnl_nchw));
   else
     memset(residual, 0, sizeof *residual);
   dnnl_dims_t strides = {g.stride[0], g.stride[1]};
@@ -375,28 +383,11 @@ static int etrt_dnnl_deconv_desc(const etrt_engine *engine, const etrt_node *nod
     if (pad_l[i] < 0 || pad_r[i] < 0) return 0;
   }
   int64_t group = params->group;
-  dnnl_dims_t src = {x->dims[0], x->dims[1], x->dims[2], x->dims[3]};
-  dnnl_dims_t dst = {y->dims[0], y->dims[1], y->dims[2], y->dims[3]};
   *bias_after = has_bias;
+  dnnl_dims_t wd = {group, w->dims[1], w->dims[0] / group, w->dims[2], w->dims[3]};
   dnnl_memory_desc_t src_md, dst_md, weights_md;
-  int ok =
-      ETRT_DNNL_OK(
-          d->dnnl_memory_desc_init_by_tag(&src_md, 4, src, dnnl_f32, dnnl_format_tag_any)) &&
-      ETRT_DNNL_OK(d->dnnl_memory_desc_init_by_tag(&dst_md, 4, dst, dnnl_f32, dnnl_format_tag_any));
-  if (group == 1) {
-    dnnl_dims_t wd = {w->dims[1], w->dims[0], w->dims[2], w->dims[3]};
-    ok = ok &&
-         ETRT_DNNL_OK(d->dnnl_memory_desc_init_by_tag(plain_weights, 4, wd, dnnl_f32, dnnl_iohw)) &&
-         ETRT_DNNL_OK(
-             d->dnnl_memory_desc_init_by_tag(&weights_md, 4, wd, dnnl_f32, dnnl_format_tag_any));
-  } else {
-    dnnl_dims_t wd = {group, w->dims[1], w->dims[0] / group, w->dims[2], w->dims[3]};
-    ok =
-        ok &&
-        ETRT_DNNL_OK(d->dnnl_memory_desc_init_by_tag(plain_weights, 5, wd, dnnl_f32, dnnl_giohw)) &&
-        ETRT_DNNL_OK(
-            d->dnnl_memory_desc_init_by_tag(&weights_md, 5, wd, dnnl_f32, dnnl_format_tag_any));
-  }
+  int ok = etrt_dnnl_conv_operands(x, y, group, wd, dnnl_iohw, dnnl_giohw, &src_md, &dst_md,
+                                   plain_weights, &weights_md);
   return ok && ETRT_DNNL_OK(d->dnnl_dilated_deconvolution_forward_desc_init(
                    dd, dnnl_forward_inference, dnnl_deconvolution_direct, &src_md, &weights_md,
                    NULL, &dst_md, strides, dilates, pad_l, pad_r));
