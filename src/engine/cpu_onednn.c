@@ -281,6 +281,14 @@ static dnnl_status_t etrt_dnnl_post_ops(const etrt_fused_conv_params *fused,
   return s;
 }
 
+/* A convolution or ConvTranspose oneDNN may take: a 4-D float32 input, constant weights
+ * and bias. */
+static int etrt_dnnl_conv_fits(const etrt_engine *engine, const etrt_node *node,
+                               const etrt_tensor *x, int has_bias) {
+  return x->rank == 4 && x->dtype == ETRT_DTYPE_FLOAT32 && etrt_dnnl_is_constant(engine, node, 1) &&
+         (!has_bias || etrt_dnnl_is_constant(engine, node, 2));
+}
+
 /* The operands a convolution or ConvTranspose primitive is described with: source and
  * destination in layouts the library picks (its blocked direct kernels are much faster
  * than its NCHW ones, even with the reorders around them), and the weights both in
@@ -322,9 +330,7 @@ static int etrt_dnnl_conv_desc(const etrt_engine *engine, const etrt_node *node,
   const etrt_conv_params *params = node->state;
   *fused = strcmp(node->op_type, "EtrtFusedConv") == 0 ? node->state : NULL;
   int has_bias = node->num_inputs > 2 && node->inputs[2] >= 0;
-  if (x->rank != 4 || x->dtype != ETRT_DTYPE_FLOAT32 || !etrt_dnnl_is_constant(engine, node, 1) ||
-      (has_bias && !etrt_dnnl_is_constant(engine, node, 2)))
-    return 0;
+  if (!etrt_dnnl_conv_fits(engine, node, x, has_bias)) return 0;
   etrt_conv_geometry g;
   etrt_status s = etrt_conv_geometry_conv(node, params, x, w, &g);
   if (s != ETRT_OK) return 0;
@@ -364,9 +370,7 @@ static int etrt_dnnl_deconv_desc(const etrt_engine *engine, const etrt_node *nod
   const etrt_tensor *x = &args[0], *w = &args[1], *y = &args[node->num_inputs];
   const etrt_conv_params *params = node->state;
   int has_bias = node->num_inputs > 2 && node->inputs[2] >= 0;
-  if (x->rank != 4 || x->dtype != ETRT_DTYPE_FLOAT32 || !etrt_dnnl_is_constant(engine, node, 1) ||
-      (has_bias && !etrt_dnnl_is_constant(engine, node, 2)))
-    return 0;
+  if (!etrt_dnnl_conv_fits(engine, node, x, has_bias)) return 0;
   if (w->rank != 4 || w->dims[1] < 8) return 0;
   etrt_conv_geometry g;
   if (etrt_conv_geometry_transpose(node, params, x, w, &g) != ETRT_OK) {
