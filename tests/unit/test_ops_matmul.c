@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "base/thread_pool.h"
 #include "engine/ops/shape_util.h"
 #include "engine_test_models.h"
 #include "op_test_util.h"
@@ -97,6 +98,29 @@ static void test_matmul_shapes(void) {
   check_matmul(2, (int64_t[]){3, 0}, 2, (int64_t[]){0, 5}, 2, (int64_t[]){3, 5}); /* K = 0: zeros */
   /* Across the kernel's k and j blocks. */
   check_matmul(2, (int64_t[]){37, 300}, 2, (int64_t[]){300, 600}, 2, (int64_t[]){37, 600});
+}
+
+/* A batch of small products (attention's heads) goes over the pool a product per task:
+ * the reference's values, B broadcast over the leading axis, and the same bits with one
+ * thread and with four. */
+static void test_matmul_batches_over_threads(void) {
+  const int64_t da[4] = {2, 12, 40, 16}, db[3] = {12, 16, 40}, dy[4] = {2, 12, 40, 40};
+  check_matmul(4, da, 3, db, 4, dy);
+  static float a[2 * 12 * 40 * 16], b[12 * 16 * 40], one[2 * 12 * 40 * 40], four[2 * 12 * 40 * 40];
+  test_fill(a, sizeof a / sizeof *a, 21, 1.0f);
+  test_fill(b, sizeof b / sizeof *b, 22, 1.0f);
+  CHECK_OK(etrt_thread_pool_acquire(4));
+  float *outputs[2] = {one, four};
+  for (int t = 0; t < 2; ++t) {
+    etrt_thread_pool_limit_set(t == 0 ? 1 : 4);
+    etrt_tensor in[2] = {shaped(ETRT_DTYPE_FLOAT32, a, 4, da),
+                         shaped(ETRT_DTYPE_FLOAT32, b, 3, db)};
+    etrt_tensor out = op_tensor(ETRT_DTYPE_FLOAT32, outputs[t], 0);
+    CHECK_OK(op_run("MatMul", 2, in, &out, 0, NULL));
+  }
+  CHECK(memcmp(one, four, sizeof one) == 0);
+  etrt_thread_pool_limit_set(0);
+  etrt_thread_pool_release();
 }
 
 static void test_matmul_refusals(void) {
@@ -273,6 +297,7 @@ static void test_matmul_bias(void) {
 
 int main(void) {
   RUN_TEST(test_matmul_shapes);
+  RUN_TEST(test_matmul_batches_over_threads);
   RUN_TEST(test_matmul_refusals);
   RUN_TEST(test_gemm_flags);
   RUN_TEST(test_gemm_refusals);
