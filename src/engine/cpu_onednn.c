@@ -195,12 +195,10 @@ typedef struct etrt_dnnl_node {
   dnnl_primitive_t reorders[ETRT_DNNL_REORDERS]; /* NULL: not needed */
   /* Operands in a blocked layout that no tensor of the run holds, and the scratchpad,
    * live in the node's workspace (etrt_cpu_onednn_run), at offsets of their own
-   * (source, destination, scratchpad); `bound` is the workspace their memory objects
-   * point into now, so that a run re-points them only when the context's arena moved. */
+   * (source, destination, scratchpad). */
   int in_buffer[ETRT_DNNL_SLOTS];
   size_t buffer_offset[ETRT_DNNL_SLOTS], buffer_used;
-  void *bound;
-  void *pointed[ETRT_DNNL_SLOTS]; /* the run's tensor each memory object is set to now */
+  void *pointed[ETRT_DNNL_SLOTS]; /* where each memory object points now (etrt_dnnl_point) */
   void *owned_weights;            /* weights reordered at create (NULL: used in place) */
   /* The shapes the primitive was made for: input 0 (X or A) and the output. */
   int32_t rank, out_rank;
@@ -897,29 +895,15 @@ static dnnl_status_t etrt_dnnl_run_reorder(etrt_cpu_onednn *s, etrt_dnnl_node *d
   return etrt_dnnl.dnnl_primitive_execute(dn->reorders[r], s->stream, 2, args);
 }
 
-/* Points a memory object at a run's tensor, only when that moved: setting the handle of
- * a layout with padded channels zeroes the padding, a pass over the tensor, and the
- * padding stays zero between runs (the primitive that writes such a value zeroes it
- * after any post-op that does not keep zeros). */
+/* Points a memory object at a run's tensor or its place in the node's workspace, only
+ * when that moved: setting the handle of a layout with padded channels zeroes the
+ * padding, a pass over the tensor, and the padding stays zero between runs (the
+ * primitive that writes such a value zeroes it after any post-op that does not keep
+ * zeros). */
 static void etrt_dnnl_point(etrt_dnnl_node *dn, int slot, void *data) {
   if (dn->pointed[slot] == data) return;
   etrt_dnnl.dnnl_memory_set_data_handle(dn->memory[slot], data);
   dn->pointed[slot] = data;
-}
-
-/* A bias added per (image, channel) plane of an NCHW output (etrt_dnnl_node.bias_after). */
-typedef struct etrt_dnnl_bias_job {
-  float *y;
-  const float *bias;
-  int64_t channels, plane;
-} etrt_dnnl_bias_job;
-
-static void etrt_dnnl_bias_planes(void *ctx, int64_t begin, int64_t end) {
-  const etrt_dnnl_bias_job *j = ctx;
-  for (int64_t p = begin; p < end; ++p) {
-    float *y = j->y + p * j->plane, b = j->bias[p % j->channels];
-    for (int64_t i = 0; i < j->plane; ++i) y[i] += b;
-  }
 }
 
 int etrt_cpu_onednn_run(etrt_cpu_onednn *s, uint32_t n, const etrt_tensor *inputs,
@@ -931,15 +915,10 @@ int etrt_cpu_onednn_run(etrt_cpu_onednn *s, uint32_t n, const etrt_tensor *input
       (dn->buffer_used > 0 && workspace == NULL))
     return 0;
   const etrt_dnnl_api *d = &etrt_dnnl;
-  /* Blocked operands are re-pointed only when the workspace moved (the arena was
-   * re-planned): setting a padded layout's handle zeroes its padding, a pass over it. */
-  if (dn->buffer_used > 0 && dn->bound != workspace) {
-    for (int slot = 0; slot < ETRT_DNNL_SLOTS; ++slot)
-      if (dn->in_buffer[slot])
-        d->dnnl_memory_set_data_handle(dn->memory[slot],
-                                       (uint8_t *)workspace + dn->buffer_offset[slot]);
-    dn->bound = workspace;
-  }
+  /* Blocked operands in the workspace move only when the arena is re-planned. */
+  for (int slot = 0; dn->buffer_used > 0 && slot < ETRT_DNNL_SLOTS; ++slot)
+    if (dn->in_buffer[slot])
+      etrt_dnnl_point(dn, slot, (uint8_t *)workspace + dn->buffer_offset[slot]);
   int src_slot = dn->memory[ETRT_DNNL_USER_SRC] ? ETRT_DNNL_USER_SRC : ETRT_DNNL_SRC;
   int dst_slot = dn->memory[ETRT_DNNL_USER_DST] ? ETRT_DNNL_USER_DST : ETRT_DNNL_DST;
   etrt_dnnl_point(dn, src_slot, inputs[0].data);
@@ -970,12 +949,8 @@ int etrt_cpu_onednn_run(etrt_cpu_onednn *s, uint32_t n, const etrt_tensor *input
   etrt_thread_pool_unclaim(want);
   if (r == dnnl_success && dn->bias_after) {
     const etrt_tensor *y = &outputs[0];
-    etrt_dnnl_bias_job j = {.y = y->data,
-                            .bias = inputs[2].data,
-                            .channels = y->dims[1],
-                            .plane = y->dims[2] * y->dims[3]};
-    etrt_parallel_for(y->dims[0] * y->dims[1], 1 + 65536 / (j.plane + 1), etrt_dnnl_bias_planes,
-                      &j);
+    etrt_cpu_conv_epilogue(y->data, inputs[2].data, NULL, NULL, y->dims[0] * y->dims[1], y->dims[1],
+                           y->dims[2] * y->dims[3]);
   }
   *status = r == dnnl_success
                 ? ETRT_OK

@@ -460,10 +460,10 @@ static etrt_status etrt_exec_init(etrt_exec_context *c) {
       c->host_capacity[v] = bytes > 0 ? (size_t)bytes : 1;
     }
     if (etrt_value_in_arena(gv)) {
-      c->arena_capacity[v] = etrt_arena_round(etrt_graph_nbytes(gv->dtype, gv->rank, gv->max_dims));
+      /* the planned bytes, or more where the executor keeps the value in a layout of its own */
+      int64_t bytes = etrt_graph_nbytes(gv->dtype, gv->rank, gv->max_dims);
       size_t own = c->ops->value_bytes != NULL ? c->ops->value_bytes(c->exec, v) : 0;
-      if (etrt_arena_round((int64_t)own) > c->arena_capacity[v])
-        c->arena_capacity[v] = etrt_arena_round((int64_t)own);
+      c->arena_capacity[v] = etrt_arena_round(own > (size_t)bytes ? (int64_t)own : bytes);
       c->item_values[c->item_count] = v;
       etrt_memplan_interval *item = &c->items[c->item_count++];
       item->first = gv->is_shape_input ? 0 : gv->producer;

@@ -34,6 +34,14 @@ int etrt_conv_activation_parse(const char *name);
  * (z may be NULL; p NULL: a Conv, only z is added). */
 void etrt_cpu_conv_activate(float *y, const float *z, int64_t n, const etrt_fused_conv_params *p);
 
+/* A convolution's epilogue over an NCHW output of `planes` planes (image * maps + map) of
+ * `plane_size` values: bias[map] added (bias may be NULL), then etrt_cpu_conv_activate
+ * with the residual plane of z; split over the pool by planes. Nothing to do when bias,
+ * z and p are all NULL. */
+void etrt_cpu_conv_epilogue(float *y, const float *bias, const float *z,
+                            const etrt_fused_conv_params *p, int64_t planes, int64_t maps,
+                            int64_t plane_size);
+
 etrt_status etrt_cpu_conv(const etrt_node *node, const etrt_tensor *inputs, etrt_tensor *outputs);
 etrt_status etrt_cpu_conv_transpose(const etrt_node *node, const etrt_tensor *inputs,
                                     etrt_tensor *outputs);

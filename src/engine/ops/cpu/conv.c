@@ -184,25 +184,39 @@ void etrt_cpu_conv_activate(float *y, const float *z, int64_t n, const etrt_fuse
     for (int64_t i = 0; i < n; ++i) y[i] += p->shift;
 }
 
-/* Adds the bias, then applies the epilogue, to planes [begin, end) of the output
- * (plane: batch * maps + map). */
-static void etrt_conv_bias_planes(void *ctx, int64_t begin, int64_t end) {
-  const etrt_conv_job *c = ctx;
+typedef struct etrt_conv_epilogue_job {
+  float *y;
+  const float *bias, *z;
+  const etrt_fused_conv_params *p;
+  int64_t maps, plane_size;
+} etrt_conv_epilogue_job;
+
+/* Adds the bias, then applies the epilogue, to planes [begin, end) of the output. */
+static void etrt_conv_epilogue_planes(void *ctx, int64_t begin, int64_t end) {
+  const etrt_conv_epilogue_job *j = ctx;
   for (int64_t plane = begin; plane < end; ++plane) {
-    float *yp = c->y + plane * c->d.out_count;
-    if (c->bias != NULL) {
-      float b = c->bias[plane % c->d.maps];
-      for (int64_t p = 0; p < c->d.out_count; ++p) yp[p] += b;
+    float *yp = j->y + plane * j->plane_size;
+    if (j->bias != NULL) {
+      float b = j->bias[plane % j->maps];
+      for (int64_t i = 0; i < j->plane_size; ++i) yp[i] += b;
     }
-    etrt_cpu_conv_activate(yp, c->z != NULL ? c->z + plane * c->d.out_count : NULL, c->d.out_count,
-                           c->fused);
+    etrt_cpu_conv_activate(yp, j->z != NULL ? j->z + plane * j->plane_size : NULL, j->plane_size,
+                           j->p);
   }
 }
 
-static void etrt_conv_add_bias(etrt_conv_job *c) {
-  if (c->bias == NULL && c->z == NULL && c->fused == NULL) return;
-  int64_t planes = c->d.batch * c->d.maps;
-  etrt_parallel_for(planes, 1 + 65536 / (c->d.out_count + 1), etrt_conv_bias_planes, c);
+void etrt_cpu_conv_epilogue(float *y, const float *bias, const float *z,
+                            const etrt_fused_conv_params *p, int64_t planes, int64_t maps,
+                            int64_t plane_size) {
+  if (bias == NULL && z == NULL && p == NULL) return;
+  etrt_conv_epilogue_job j = {
+      .y = y, .bias = bias, .z = z, .p = p, .maps = maps, .plane_size = plane_size};
+  etrt_parallel_for(planes, 1 + 65536 / (plane_size + 1), etrt_conv_epilogue_planes, &j);
+}
+
+static void etrt_conv_add_bias(const etrt_conv_job *c) {
+  etrt_cpu_conv_epilogue(c->y, c->bias, c->z, c->fused, c->d.batch * c->d.maps, c->d.maps,
+                         c->d.out_count);
 }
 
 static etrt_conv_dims etrt_conv_dims_of(const etrt_conv_geometry *g, const etrt_tensor *x,
@@ -599,10 +613,8 @@ etrt_status etrt_cpu_conv_transpose(const etrt_node *node, const etrt_tensor *in
   int64_t tasks = d->batch * d->group * t.map_blocks * t.position_tasks;
   if (tasks > 0 && d->channels_per_group > 0 && d->kernel_count > 0)
     etrt_parallel_for(tasks, 1, etrt_conv_transpose_tasks, &t);
-  etrt_conv_job c = {.d = t.d,
-                     .bias = node->num_inputs > 2 && inputs[2].rank >= 0 ? inputs[2].data : NULL,
-                     .y = t.y};
-  etrt_conv_add_bias(&c);
+  etrt_cpu_conv_epilogue(t.y, node->num_inputs > 2 && inputs[2].rank >= 0 ? inputs[2].data : NULL,
+                         NULL, NULL, d->batch * d->maps, d->maps, d->out_count);
   return ETRT_OK;
 }
 

@@ -74,12 +74,23 @@ ETRT_MM_TYPES(ETRT_MM_DEFINE_DOT)
   }
 ETRT_MM_BLOCKED_TYPES(ETRT_MM_DEFINE_BLOCKED)
 
-static etrt_status etrt_gemm_run(etrt_dtype dtype, const etrt_gemm_args *g) {
-  if (g->m == 0 || g->n == 0) return ETRT_OK;
+/* Refuses a product of m x n outputs in a dtype without a kernel; one with no output
+ * computes nothing and is not refused. */
+static etrt_status etrt_gemm_supported(etrt_dtype dtype, int64_t m, int64_t n) {
+#define ETRT_MM_KNOWN(NAME, DT, S, C, LOAD, STORE) || dtype == DT
+  if (m == 0 || n == 0 || (0 ETRT_MM_TYPES(ETRT_MM_KNOWN))) return ETRT_OK;
+#undef ETRT_MM_KNOWN
+  return etrt_error(ETRT_ERROR_UNSUPPORTED, "matrix product: no CPU kernel for %s",
+                    etrt_dtype_name(dtype));
+}
+
+/* One product, in a dtype etrt_gemm_supported accepted. */
+static void etrt_gemm_run(etrt_dtype dtype, const etrt_gemm_args *g) {
+  if (g->m == 0 || g->n == 0) return;
 #define ETRT_MM_BLOCKED_CASE(NAME, DT, T) \
   case DT:                                \
     etrt_gemm_blocked_##NAME(g);          \
-    return ETRT_OK;
+    return;
   switch (dtype) {
     ETRT_MM_BLOCKED_TYPES(ETRT_MM_BLOCKED_CASE)
     default:
@@ -89,15 +100,13 @@ static etrt_status etrt_gemm_run(etrt_dtype dtype, const etrt_gemm_args *g) {
 #define ETRT_MM_DOT_CASE(NAME, DT, S, C, LOAD, STORE) \
   case DT:                                            \
     etrt_gemm_dot_##NAME(g);                          \
-    return ETRT_OK;
+    return;
   switch (dtype) {
     ETRT_MM_TYPES(ETRT_MM_DOT_CASE)
     default:
       break;
   }
 #undef ETRT_MM_DOT_CASE
-  return etrt_error(ETRT_ERROR_UNSUPPORTED, "matrix product: no CPU kernel for %s",
-                    etrt_dtype_name(dtype));
 }
 
 /* A batched MatMul's products, run by etrt_matmul_products over a range of batches. */
@@ -130,7 +139,7 @@ static void etrt_matmul_products(void *ctx, int64_t begin, int64_t end) {
     g.a = (const uint8_t *)j->a->data + (size_t)a_offset * item;
     g.b = (const uint8_t *)j->b->data + (size_t)b_offset * item;
     g.y = (uint8_t *)j->y->data + (size_t)(batch * shape->m * shape->n) * item;
-    (void)etrt_gemm_run(j->y->dtype, &g); /* the dtype was checked by the caller */
+    etrt_gemm_run(j->y->dtype, &g);
   }
 }
 
@@ -143,12 +152,8 @@ etrt_status etrt_cpu_matmul(const etrt_node *node, const etrt_tensor *inputs,
                             etrt_tensor *outputs) {
   etrt_matmul_shape shape;
   ETRT_RETURN_IF_ERROR(etrt_matmul_shape_init(node, &inputs[0], &inputs[1], &shape));
-  etrt_dtype dtype = outputs[0].dtype;
-#define ETRT_MM_KNOWN(NAME, DT, S, C, LOAD, STORE) || dtype == DT
-  if (!(0 ETRT_MM_TYPES(ETRT_MM_KNOWN)))
-    return etrt_error(ETRT_ERROR_UNSUPPORTED, "matrix product: no CPU kernel for %s",
-                      etrt_dtype_name(dtype));
-#undef ETRT_MM_KNOWN
+  ETRT_RETURN_IF_ERROR(
+      etrt_gemm_supported(outputs[0].dtype, shape.batch_count > 0 ? shape.m : 0, shape.n));
   etrt_matmul_job job = {.shape = &shape, .a = &inputs[0], .b = &inputs[1], .y = &outputs[0]};
   int64_t product = shape.m * shape.n * shape.k;
   if (shape.batch_count > 1 &&
@@ -212,7 +217,9 @@ etrt_status etrt_cpu_gemm(const etrt_node *node, const etrt_tensor *inputs, etrt
     g.c_row = strides[0];
     g.c_col = strides[1];
   }
-  return etrt_gemm_run(outputs[0].dtype, &g);
+  ETRT_RETURN_IF_ERROR(etrt_gemm_supported(outputs[0].dtype, g.m, g.n));
+  etrt_gemm_run(outputs[0].dtype, &g);
+  return ETRT_OK;
 }
 
 /* The CPU rows of the family (ops/cpu/table.c). */
