@@ -439,7 +439,8 @@ static const co_case co_list[] = {
            CO_TYPED(ETRT_DTYPE_FLOAT16, 4, (2, 2, 33, 40))),
      3, CO_ATTR(CO_INT("num_heads", 2), CO_INT("head_size", 96), CO_FLOAT("scale", 0.1f)), 1, 2e-3,
      FP32},
-    /* a grid of many blocks, heads of 32, a key mask */
+    /* a grid of many blocks, heads of 32, a key mask; then heads of 64 without a mask,
+     * whose full key tiles skip the checks, and a last tile of 8 keys */
     {"EtrtAttention float16 four-warp blocks", "EtrtAttention", 4,
      CO_IN(CO_TYPED(ETRT_DTYPE_FLOAT16, 3, (4, 256, 256)),
            CO_TYPED(ETRT_DTYPE_FLOAT16, 3, (4, 256, 256)),
@@ -447,6 +448,12 @@ static const co_case co_list[] = {
            CO_TYPED(ETRT_DTYPE_FLOAT16, 4, (4, 1, 1, 256))),
      3, CO_ATTR(CO_INT("num_heads", 8), CO_INT("head_size", 32), CO_FLOAT("scale", 0.17f)), 1, 2e-3,
      FP32},
+    {"EtrtAttention bfloat16 unmasked full tiles", "EtrtAttention", 3,
+     CO_IN(CO_TYPED(ETRT_DTYPE_BFLOAT16, 3, (3, 256, 512)),
+           CO_TYPED(ETRT_DTYPE_BFLOAT16, 3, (3, 200, 512)),
+           CO_TYPED(ETRT_DTYPE_BFLOAT16, 3, (3, 200, 512))),
+     3, CO_ATTR(CO_INT("num_heads", 8), CO_INT("head_size", 64), CO_FLOAT("scale", 0.125f)), 1,
+     1e-2, FP32},
     {"EtrtAttention float16 head 40 row mask", "EtrtAttention", 4,
      CO_IN(CO_TYPED(ETRT_DTYPE_FLOAT16, 3, (2, 5, 120)),
            CO_TYPED(ETRT_DTYPE_FLOAT16, 3, (2, 9, 120)),
