@@ -7,7 +7,7 @@
  *   keeps its 16 rows' scores, running maxima and sums and output accumulator in
  *   registers, in float32. Nothing but the output is written to global memory.
  *   (Blocks of one or two warps, for grids smaller than the GPU, measured slower on BERT
- *   at batch 1: 0.577 and 0.560 ms against 0.544.)
+ *   at batch 1: 0.577 and 0.560 ms against 0.54; docs/gpu-performance.md.)
  * - every other case (float32, other head sizes up to 256): a warp per query row, the
  *   row and its accumulator in registers, the same online softmax key by key.
  *
