@@ -671,10 +671,72 @@ static int etrt_dnnl_plan_is_fixed(const etrt_graph *g) {
   return 1;
 }
 
-/* Whether node c's use of value v as input i reads the layout node p writes v in. */
-static int etrt_dnnl_use_matches(const etrt_dnnl_node *p, const etrt_dnnl_node *c, uint32_t i) {
+/* The channel block of a 4-D float32 layout in blocks of channels (nChw8c, nChw16c): 8 or
+ * 16, else 0. */
+static int etrt_dnnl_channel_block(const dnnl_memory_desc_t *md) {
+  static const dnnl_format_tag_t tags[] = {dnnl_aBcd8b, dnnl_aBcd16b};
+  static const int blocks[] = {8, 16};
+  if (md->ndims != 4 || md->data_type != dnnl_f32) return 0;
+  for (int k = 0; k < 2; ++k) {
+    dnnl_memory_desc_t blocked;
+    if (ETRT_DNNL_OK(
+            etrt_dnnl.dnnl_memory_desc_init_by_tag(&blocked, 4, md->dims, dnnl_f32, tags[k])) &&
+        etrt_dnnl.dnnl_memory_desc_equal(&blocked, md))
+      return blocks[k];
+  }
+  return 0;
+}
+
+/* Nodes whose kernel (etrt's) computes the same bytes whatever channel-blocked layout
+ * their values share, provided no channel is padded: Add, Sub and Mul of two operands of
+ * the output's shape work element by element on the buffers, and in a Concat or Split
+ * along the channels each part's channels of an image are one contiguous run in either
+ * layout when every part's channel count is a multiple of the block. YOLO-style models
+ * split, add and concatenate convolutions' outputs between convolutions (NudeNet: 9
+ * Splits, 8 Adds, 19 Concats); kept NCHW, each such value cost a reorder on each side.
+ * Returns how many of the node's first inputs are such values (Split's sizes are input
+ * 1), else 0. */
+static uint32_t etrt_dnnl_layout_free(const etrt_graph *g, const etrt_node *node) {
+  const char *op = node->op_type;
+  int split = strcmp(op, "Split") == 0, concat = strcmp(op, "Concat") == 0;
+  int elementwise = strcmp(op, "Add") == 0 || strcmp(op, "Sub") == 0 || strcmp(op, "Mul") == 0;
+  if (!split && !concat && !elementwise) return 0;
+  if (node->num_outputs < 1 || (!split && node->num_outputs != 1)) return 0;
+  if (elementwise && node->num_inputs != 2) return 0;
+  if (!elementwise) {
+    int64_t axis = etrt_node_attribute_int(node, "axis", split ? 0 : INT64_MIN);
+    if (axis != 1 && axis != -3) return 0;
+  }
+  uint32_t activations = split ? 1 : node->num_inputs;
+  const etrt_graph_value *first = NULL;
+  for (uint32_t k = 0; k < activations + node->num_outputs; ++k) {
+    int32_t v = k < activations ? node->inputs[k] : node->outputs[k - activations];
+    if (v < 0) return 0;
+    const etrt_graph_value *value = &g->values[v];
+    if (value->rank != 4 || value->dtype != ETRT_DTYPE_FLOAT32) return 0;
+    if (first == NULL) first = value;
+    if (elementwise && memcmp(value->max_dims, first->max_dims, 4 * sizeof(int64_t)) != 0) return 0;
+  }
+  return activations;
+}
+
+/* Whether convolution c reads value v (its input i) in the layout v is kept in: the one
+ * its producing convolution writes, or that of a layout-free node's values (channel
+ * blocks of `block`). */
+static int etrt_dnnl_reads_kept(const etrt_cpu_onednn *s, const etrt_graph *g, uint32_t v,
+                                int block, const etrt_dnnl_node *c, uint32_t i) {
   if (c->pd == NULL || !c->conv) return 0;
-  const dnnl_memory_desc_t *written = etrt_dnnl_md(p, dnnl_query_dst_md);
+  const etrt_graph_value *value = &g->values[v];
+  const etrt_dnnl_node *p = &s->nodes[value->producer];
+  dnnl_memory_desc_t kept;
+  const dnnl_memory_desc_t *written = &kept;
+  dnnl_dims_t dims = {0};
+  memcpy(dims, value->max_dims, 4 * sizeof(int64_t));
+  if (p->pd != NULL)
+    written = etrt_dnnl_md(p, dnnl_query_dst_md);
+  else if (!ETRT_DNNL_OK(etrt_dnnl.dnnl_memory_desc_init_by_tag(
+               &kept, 4, dims, dnnl_f32, block == 8 ? dnnl_aBcd8b : dnnl_aBcd16b)))
+    return 0;
   if (i == 0) return etrt_dnnl.dnnl_memory_desc_equal(written, etrt_dnnl_md(c, dnnl_query_src_md));
   if (i == 3 && c->has_residual)
     return etrt_dnnl.dnnl_memory_desc_equal(written, etrt_dnnl_md(c, dnnl_query_dst_md));
@@ -682,26 +744,35 @@ static int etrt_dnnl_use_matches(const etrt_dnnl_node *p, const etrt_dnnl_node *
 }
 
 /* Chooses the values kept in a blocked layout between convolutions: an intermediate
- * written by one of the context's convolutions in a layout other than NCHW and read only
- * by convolutions of the context that want that layout (as source, or as the residual
- * summed into a destination of that layout). Such values skip both reorders. One whose
+ * written by one of the context's convolutions in a layout other than NCHW, or by a
+ * layout-free node (etrt_dnnl_layout_free) all of whose values are kept in one
+ * channel-blocked layout, and read only by convolutions of the context that want that
+ * layout (as source, or as the residual summed into a destination of that layout) or by
+ * such layout-free nodes. Such values skip both reorders. One whose
  * channels the layout pads (24 in blocks of 16, as AVX-512 blocks them) takes the padded
  * bytes in the arena (etrt_cpu_onednn_value_bytes): kept out of chains, such values had
  * left MobileNet v3's and EfficientNet's depthwise convolutions on etrt's NCHW kernel on
- * AVX-512 machines. A ConvTranspose whose bias etrt adds afterwards (bias_after) writes
- * NCHW. A depthwise convolution stays with oneDNN only where its source or its
- * destination is chained (its blocked kernels then beat etrt's NCHW one even with a
- * reorder on the other side); dropping one may break its neighbours' chains, so the
- * choice repeats until nothing changes.
- * `state`: one byte per value (0 no, 1 candidate, 2 candidate with a reader). */
-static void etrt_dnnl_chain(etrt_cpu_onednn *s, const etrt_engine *engine, uint8_t *state) {
+ * AVX-512 machines; layout-free nodes take no padded value. A ConvTranspose whose bias
+ * etrt adds afterwards (bias_after) writes NCHW. A depthwise convolution stays with
+ * oneDNN only where its source or its destination is chained (its blocked kernels then
+ * beat etrt's NCHW one even with a reorder on the other side); dropping one, or a
+ * layout-free node, may break its neighbours' chains, so the choice repeats until nothing
+ * changes. Nodes are in the order they run, so a layout-free node's inputs are settled
+ * before it. `state`: one byte per value (0 no, 1 candidate, 2 candidate whose readers
+ * all take it), `block` one per value (its channel block), `through` one per node (a
+ * layout-free node still in the chains). */
+static void etrt_dnnl_chain(etrt_cpu_onednn *s, const etrt_engine *engine, uint8_t *state,
+                            uint8_t *block, uint8_t *through) {
   const etrt_graph *g = &engine->graph;
+  for (uint32_t n = 0; n < g->node_count; ++n)
+    through[n] = etrt_dnnl_layout_free(g, &g->nodes[n]) > 0;
   for (int changed = 1; changed;) {
     changed = 0;
     for (uint32_t v = 0; v < g->value_count; ++v) {
       const etrt_graph_value *value = &g->values[v];
       const etrt_dnnl_node *p = value->producer >= 0 ? &s->nodes[value->producer] : NULL;
       state[v] = 0;
+      block[v] = 0;
       if (value->kind != ETRT_VALUE_KIND_INTERMEDIATE || p == NULL || p->pd == NULL || !p->conv ||
           p->bias_after)
         continue;
@@ -712,14 +783,50 @@ static void etrt_dnnl_chain(etrt_cpu_onednn *s, const etrt_engine *engine, uint8
       int64_t planned = etrt_graph_nbytes(value->dtype, value->rank, value->max_dims);
       if (planned < 0 || etrt_dnnl.dnnl_memory_desc_get_size(written) < (size_t)planned) continue;
       state[v] = 1;
+      block[v] = (uint8_t)etrt_dnnl_channel_block(written);
+    }
+    for (uint32_t n = 0; n < g->node_count; ++n) {
+      if (!through[n]) continue;
+      const etrt_node *node = &g->nodes[n];
+      uint32_t activations = etrt_dnnl_layout_free(g, node);
+      int b = block[node->inputs[0]], ok = b != 0;
+      for (uint32_t k = 0; k < activations + node->num_outputs && ok; ++k) {
+        uint32_t v = (uint32_t)(k < activations ? node->inputs[k] : node->outputs[k - activations]);
+        const etrt_graph_value *value = &g->values[v];
+        ok = value->max_dims[1] % b == 0 &&
+             (k < activations ? state[v] != 0 && block[v] == b
+                              : value->kind == ETRT_VALUE_KIND_INTERMEDIATE);
+      }
+      if (!ok) {
+        through[n] = 0;
+        changed = 1;
+        continue;
+      }
+      for (uint32_t o = 0; o < node->num_outputs; ++o) {
+        state[node->outputs[o]] = 1;
+        block[node->outputs[o]] = (uint8_t)b;
+      }
     }
     for (uint32_t n = 0; n < g->node_count; ++n) {
       const etrt_node *node = &g->nodes[n];
       for (uint32_t i = 0; i < node->num_inputs; ++i) {
         int32_t v = node->inputs[i];
         if (v < 0 || state[v] == 0) continue;
-        int ok = etrt_dnnl_use_matches(&s->nodes[g->values[v].producer], &s->nodes[n], i);
+        int ok = through[n] ? i < etrt_dnnl_layout_free(g, node)
+                            : etrt_dnnl_reads_kept(s, g, (uint32_t)v, block[v], &s->nodes[n], i);
         state[v] = ok ? 2 : 0;
+      }
+    }
+    for (uint32_t n = 0; n < g->node_count; ++n) {
+      const etrt_node *node = &g->nodes[n];
+      if (!through[n]) continue;
+      uint32_t activations = etrt_dnnl_layout_free(g, node);
+      int kept = 1;
+      for (uint32_t i = 0; i < activations; ++i) kept = kept && state[node->inputs[i]] == 2;
+      for (uint32_t o = 0; o < node->num_outputs; ++o) kept = kept && state[node->outputs[o]] == 2;
+      if (!kept) {
+        through[n] = 0;
+        changed = 1;
       }
     }
     for (uint32_t n = 0; n < g->node_count; ++n) {
@@ -735,6 +842,7 @@ static void etrt_dnnl_chain(etrt_cpu_onednn *s, const etrt_engine *engine, uint8
   for (uint32_t n = 0; n < g->node_count; ++n) {
     etrt_dnnl_node *dn = &s->nodes[n];
     const etrt_node *node = &g->nodes[n];
+    if (through[n]) s->chained += node->num_outputs;
     if (dn->pd == NULL || !dn->conv) continue;
     dn->chained_src = state[node->inputs[0]] == 2;
     dn->chained_dst = state[node->outputs[0]] == 2;
@@ -849,13 +957,16 @@ etrt_status etrt_cpu_onednn_create(const etrt_engine *engine, etrt_cpu_onednn **
   for (uint32_t n = 0; n < s->node_count; ++n) etrt_dnnl_node_describe(s, engine, n, fixed, args);
   free(args);
   if (fixed) {
-    uint8_t *chain_state = calloc(engine->graph.value_count + 1, 1);
+    /* A byte of state and one of channel block per value, one per node. */
+    uint8_t *chain_state =
+        calloc(2 * (size_t)engine->graph.value_count + engine->graph.node_count + 1, 1);
     if (chain_state == NULL) {
       etrt_cpu_onednn_destroy(s);
       return etrt_error(ETRT_ERROR_OUT_OF_MEMORY, "engine '%s': out of memory for oneDNN state",
                         engine->info.name);
     }
-    etrt_dnnl_chain(s, engine, chain_state);
+    etrt_dnnl_chain(s, engine, chain_state, chain_state + engine->graph.value_count,
+                    chain_state + 2 * (size_t)engine->graph.value_count);
     free(chain_state);
   }
   /* A node that fails here runs etrt's kernel; its chained neighbours would hand it a

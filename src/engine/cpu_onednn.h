@@ -19,7 +19,9 @@
  * ever created on the execute path. In a plan whose shapes are all fixed, a value that only
  * convolutions of the context write and read stays in the blocked layout they choose, with no
  * reorder between them, and depthwise convolutions that read or write such a value run in oneDNN
- * too.
+ * too. Between them may sit nodes whose etrt kernels do not depend on the layout (same-shape
+ * Add, Sub and Mul; Concat and Split along whole channel blocks), which then run on the
+ * blocked bytes.
  *
  * Threads: the Debian build of oneDNN runs its loops with OpenMP. Each execution
  * asks OpenMP for the calling thread's width in etrt's pool (--threads, the method's

@@ -333,6 +333,65 @@ static void test_padded_chain(void) {
   }
 }
 
+/* A YOLO-style block (as C2f has it): a convolution's output split in two along the
+ * channels, one half through a convolution and added to itself, the parts concatenated
+ * and read by a last convolution. With halves of 16 channels (a whole number of blocks of
+ * 8 or 16) the Split, Add and Concat values stay in the convolutions' blocked layout, run
+ * by etrt's kernels on the blocked bytes; with parts of 4 and 28 channels they stay NCHW.
+ * Either way the output is what etrt's kernels compute on NCHW. */
+static void yolo_block(plan_case *p, const int64_t *x_dims, int64_t first_part) {
+  etrt_network *net;
+  int32_t x, parts[2], sum, joined;
+  CHECK_OK(etrt_network_create(&net));
+  CHECK_OK(etrt_network_add_input(net, "x", ETRT_DTYPE_FLOAT32, 4, x_dims, x_dims, &x));
+  int32_t h = chain_conv(net, "stem", x, -1, 16, 32, 3, 1, "Relu", 3);
+  int32_t sizes = -1;
+  int64_t split[2] = {first_part, 32 - first_part};
+  CHECK_OK(
+      etrt_network_add_constant(net, "sizes", ETRT_DTYPE_INT64, 1, (int64_t[]){2}, split, &sizes));
+  etrt_attribute axis = {.name = "axis", .kind = ETRT_ATTRIBUTE_INT, .i = 1};
+  CHECK_OK(
+      etrt_network_add_op(net, "Split", "split", 2, (int32_t[]){h, sizes}, 2, parts, 1, &axis));
+  int64_t second = 32 - first_part;
+  int32_t m = chain_conv(net, "bottleneck", parts[1], -1, second, second, 3, 1, "Relu", 5);
+  CHECK_OK(
+      etrt_network_add_op(net, "Add", "shortcut", 2, (int32_t[]){parts[1], m}, 1, &sum, 0, NULL));
+  CHECK_OK(etrt_network_add_op(net, "Concat", "concat", 3, (int32_t[]){parts[0], parts[1], sum}, 1,
+                               &joined, 1, &axis));
+  int32_t y = chain_conv(net, "fuse", joined, -1, 32 + second, 8, 1, 1, NULL, 7);
+  CHECK_OK(etrt_network_mark_output(net, y, "y"));
+  build(net, p);
+}
+
+static void test_layout_free_nodes(void) {
+  int64_t x_dims[4] = {1, 16, 10, 10};
+  for (int blocked = 1; blocked >= 0; --blocked) {
+    int64_t first_part = blocked ? 16 : 4;
+    plan_case p = {.x_count = 16 * 100, .y_count = 8 * 100};
+    yolo_block(&p, x_dims, first_part);
+    compare(blocked ? "split, add and concat of whole blocks" : "split into parts of 4 and 28", &p,
+            x_dims, 4, 0, 3);
+    if (!onednn_built()) continue;
+    yolo_block(&p, x_dims, first_part); /* again, to look at the context */
+    etrt_engine *engine = NULL;
+    etrt_cpu_onednn *s = NULL;
+    CHECK_OK(etrt_engine_deserialize(p.plan, p.size, &engine));
+    CHECK_OK(etrt_cpu_onednn_create((const etrt_engine *)engine, &s));
+    uint32_t chained = etrt_cpu_onednn_chained_count(s);
+    printf("  %s: %u values kept blocked\n", blocked ? "whole blocks" : "parts of 4 and 28",
+           chained);
+    /* The stem's and the bottleneck's outputs, both halves, the sum and the concatenation;
+     * with parts of 4 and 28 none of them (the bottleneck's output feeds an NCHW Add). */
+    if (blocked)
+      CHECK_EQ_INT(chained, 6);
+    else
+      CHECK_EQ_INT(chained, 0);
+    etrt_cpu_onednn_destroy(s);
+    etrt_engine_destroy(engine);
+    free(p.plan);
+  }
+}
+
 /* ConvTranspose through oneDNN's deconvolution, against etrt's kernel: upsampling 2x2
  * stride 2 with a bias, 3x3 stride 2 with pads and output_padding, two groups dilated;
  * an output_shape whose end pad is negative and 2 output maps stay with etrt's kernel. */
@@ -617,6 +676,7 @@ int main(void) {
   RUN_TEST(test_convolutions);
   RUN_TEST(test_convolution_chain);
   RUN_TEST(test_padded_chain);
+  RUN_TEST(test_layout_free_nodes);
   RUN_TEST(test_conv_transpose);
   RUN_TEST(test_matrix_products);
   RUN_TEST(test_transformer_products);
