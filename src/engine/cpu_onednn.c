@@ -63,6 +63,7 @@ uint32_t etrt_cpu_onednn_chained_count(const etrt_cpu_onednn *state) {
 
 #include "base/file.h"
 #include "base/thread_pool.h"
+#include "engine/cpu_blocked.h"
 #include "engine/ops/conv.h"
 #include "engine/ops/matmul.h"
 
@@ -220,6 +221,9 @@ typedef struct etrt_dnnl_node {
    * because every node that touches them is a convolution of this context that
    * wants that layout (etrt_dnnl_chain): no reorder on either side. */
   int chained_src, chained_dst, chained_residual;
+  /* A node other than a convolution that the chains pass through (etrt_dnnl_role_of),
+   * and the channel block of its blocked values. */
+  int role, block;
 } etrt_dnnl_node;
 
 struct etrt_cpu_onednn {
@@ -687,37 +691,85 @@ static int etrt_dnnl_channel_block(const dnnl_memory_desc_t *md) {
   return 0;
 }
 
-/* Nodes whose kernel (etrt's) computes the same bytes whatever channel-blocked layout
- * their values share, provided no channel is padded: Add, Sub and Mul of two operands of
- * the output's shape work element by element on the buffers, and in a Concat or Split
- * along the channels each part's channels of an image are one contiguous run in either
- * layout when every part's channel count is a multiple of the block. YOLO-style models
- * split, add and concatenate convolutions' outputs between convolutions (NudeNet: 9
- * Splits, 8 Adds, 19 Concats); kept NCHW, each such value cost a reorder on each side.
- * Returns how many of the node's first inputs are such values (Split's sizes are input
- * 1), else 0. */
-static uint32_t etrt_dnnl_layout_free(const etrt_graph *g, const etrt_node *node) {
+/* Nodes other than convolutions that may read and write values kept in a channel-blocked
+ * layout (etrt_dnnl_chain):
+ * - ETRT_DNNL_BYTEWISE: etrt's kernel computes the same bytes whatever channel-blocked
+ *   layout the node's values share, provided no channel is padded: Add, Sub and Mul of
+ *   two operands of the output's shape work element by element on the buffers, and in a
+ *   Concat or Split along the channels each part's channels of an image are one
+ *   contiguous run in either layout when every part's channel count is a multiple of the
+ *   block. YOLO-style models split, add and concatenate convolutions' outputs between
+ *   convolutions (NudeNet: 9 Splits, 8 Adds, 19 Concats); kept NCHW, each such value
+ *   cost a reorder on each side.
+ * - ETRT_DNNL_CHANNEL_SCALE: Mul of an [N, C, H, W] value by an [N or 1, C, 1, 1] one, and
+ *   ETRT_DNNL_GLOBAL_AVERAGE: GlobalAveragePool into [N, C, 1, 1], run on the blocked value
+ *   by cpu_blocked.h's kernels; the scale and the pool's output stay NCHW (for C a whole
+ *   number of blocks and one pixel they are the same bytes). These are the
+ *   squeeze-and-excitation blocks of MobileNet v3 and EfficientNet, whose depthwise
+ *   outputs went to NCHW and back for them. */
+typedef enum etrt_dnnl_role {
+  ETRT_DNNL_OUTSIDE = 0,
+  ETRT_DNNL_BYTEWISE,
+  ETRT_DNNL_CHANNEL_SCALE,
+  ETRT_DNNL_GLOBAL_AVERAGE,
+} etrt_dnnl_role;
+
+/* Node n's role, the inputs it reads blocked (*blocked, one bit each) and whether its
+ * outputs are blocked too (*writes_blocked). */
+static etrt_dnnl_role etrt_dnnl_role_of(const etrt_graph *g, const etrt_node *node,
+                                        uint32_t *blocked, int *writes_blocked) {
   const char *op = node->op_type;
+  *blocked = 0;
+  *writes_blocked = 1;
+  if (node->num_outputs < 1 || node->num_inputs < 1 || node->num_inputs > 32) return 0;
+  for (uint32_t k = 0; k < node->num_inputs + node->num_outputs; ++k) {
+    int32_t v = k < node->num_inputs ? node->inputs[k] : node->outputs[k - node->num_inputs];
+    if (v < 0) return 0;
+  }
+  const etrt_graph_value *out = &g->values[node->outputs[0]];
+  const etrt_graph_value *a = &g->values[node->inputs[0]];
+  if (out->rank != 4 || out->dtype != ETRT_DTYPE_FLOAT32 || a->rank != 4 ||
+      a->dtype != ETRT_DTYPE_FLOAT32)
+    return 0;
+  if (strcmp(op, "GlobalAveragePool") == 0) {
+    if (node->num_outputs != 1 || etrt_node_attribute_int(node, "channels_last", 0) != 0) return 0;
+    *blocked = 1;
+    *writes_blocked = 0;
+    return ETRT_DNNL_GLOBAL_AVERAGE;
+  }
   int split = strcmp(op, "Split") == 0, concat = strcmp(op, "Concat") == 0;
-  int elementwise = strcmp(op, "Add") == 0 || strcmp(op, "Sub") == 0 || strcmp(op, "Mul") == 0;
-  if (!split && !concat && !elementwise) return 0;
-  if (node->num_outputs < 1 || (!split && node->num_outputs != 1)) return 0;
-  if (elementwise && node->num_inputs != 2) return 0;
-  if (!elementwise) {
+  if (split || concat) {
+    if (!split && node->num_outputs != 1) return 0;
     int64_t axis = etrt_node_attribute_int(node, "axis", split ? 0 : INT64_MIN);
     if (axis != 1 && axis != -3) return 0;
+    uint32_t parts = split ? 1 : node->num_inputs;
+    for (uint32_t k = 0; k < parts + node->num_outputs; ++k) {
+      const etrt_graph_value *value =
+          &g->values[k < parts ? node->inputs[k] : node->outputs[k - parts]];
+      if (value->rank != 4 || value->dtype != ETRT_DTYPE_FLOAT32) return 0;
+    }
+    *blocked = split ? 1u : (node->num_inputs == 32 ? 0xffffffffu : (1u << node->num_inputs) - 1);
+    return ETRT_DNNL_BYTEWISE;
   }
-  uint32_t activations = split ? 1 : node->num_inputs;
-  const etrt_graph_value *first = NULL;
-  for (uint32_t k = 0; k < activations + node->num_outputs; ++k) {
-    int32_t v = k < activations ? node->inputs[k] : node->outputs[k - activations];
-    if (v < 0) return 0;
-    const etrt_graph_value *value = &g->values[v];
-    if (value->rank != 4 || value->dtype != ETRT_DTYPE_FLOAT32) return 0;
-    if (first == NULL) first = value;
-    if (elementwise && memcmp(value->max_dims, first->max_dims, 4 * sizeof(int64_t)) != 0) return 0;
+  if (strcmp(op, "Add") != 0 && strcmp(op, "Sub") != 0 && strcmp(op, "Mul") != 0) return 0;
+  if (node->num_inputs != 2 || node->num_outputs != 1) return 0;
+  const etrt_graph_value *b = &g->values[node->inputs[1]];
+  if (b->rank != 4 || b->dtype != ETRT_DTYPE_FLOAT32) return 0;
+  const size_t dims = 4 * sizeof(int64_t);
+  int a_full = memcmp(a->max_dims, out->max_dims, dims) == 0;
+  int b_full = memcmp(b->max_dims, out->max_dims, dims) == 0;
+  if (a_full && b_full) {
+    *blocked = 3;
+    return ETRT_DNNL_BYTEWISE;
   }
-  return activations;
+  /* Mul by a per-channel scale, on either side. */
+  const etrt_graph_value *scale = a_full ? b : a;
+  if (strcmp(op, "Mul") != 0 || a_full == b_full || scale->max_dims[1] != out->max_dims[1] ||
+      scale->max_dims[2] != 1 || scale->max_dims[3] != 1 ||
+      (scale->max_dims[0] != 1 && scale->max_dims[0] != out->max_dims[0]))
+    return 0;
+  *blocked = a_full ? 1 : 2;
+  return ETRT_DNNL_CHANNEL_SCALE;
 }
 
 /* Whether convolution c reads value v (its input i) in the layout v is kept in: the one
@@ -744,28 +796,30 @@ static int etrt_dnnl_reads_kept(const etrt_cpu_onednn *s, const etrt_graph *g, u
 }
 
 /* Chooses the values kept in a blocked layout between convolutions: an intermediate
- * written by one of the context's convolutions in a layout other than NCHW, or by a
- * layout-free node (etrt_dnnl_layout_free) all of whose values are kept in one
+ * written by one of the context's convolutions in a layout other than NCHW, or by a node
+ * with a role (etrt_dnnl_role_of) all of whose blocked values are kept in one
  * channel-blocked layout, and read only by convolutions of the context that want that
  * layout (as source, or as the residual summed into a destination of that layout) or by
- * such layout-free nodes. Such values skip both reorders. One whose
+ * such nodes. Such values skip both reorders. One whose
  * channels the layout pads (24 in blocks of 16, as AVX-512 blocks them) takes the padded
  * bytes in the arena (etrt_cpu_onednn_value_bytes): kept out of chains, such values had
  * left MobileNet v3's and EfficientNet's depthwise convolutions on etrt's NCHW kernel on
- * AVX-512 machines; layout-free nodes take no padded value. A ConvTranspose whose bias
+ * AVX-512 machines; nodes with a role take no padded value. A ConvTranspose whose bias
  * etrt adds afterwards (bias_after) writes NCHW. A depthwise convolution stays with
  * oneDNN only where its source or its destination is chained (its blocked kernels then
- * beat etrt's NCHW one even with a reorder on the other side); dropping one, or a
- * layout-free node, may break its neighbours' chains, so the choice repeats until nothing
- * changes. Nodes are in the order they run, so a layout-free node's inputs are settled
- * before it. `state`: one byte per value (0 no, 1 candidate, 2 candidate whose readers
- * all take it), `block` one per value (its channel block), `through` one per node (a
- * layout-free node still in the chains). */
+ * beat etrt's NCHW one even with a reorder on the other side); dropping one, or a node
+ * with a role, may break its neighbours' chains, so the choice repeats until nothing
+ * changes. Nodes are in the order they run, so such a node's inputs are settled before
+ * it. `state`: one byte per value (0 no, 1 candidate, 2 candidate whose readers all take
+ * it), `block` one per value (its channel block), `through` one per node (a node with a
+ * role still in the chains). */
 static void etrt_dnnl_chain(etrt_cpu_onednn *s, const etrt_engine *engine, uint8_t *state,
                             uint8_t *block, uint8_t *through) {
   const etrt_graph *g = &engine->graph;
+  uint32_t blocked;
+  int writes_blocked;
   for (uint32_t n = 0; n < g->node_count; ++n)
-    through[n] = etrt_dnnl_layout_free(g, &g->nodes[n]) > 0;
+    through[n] = etrt_dnnl_role_of(g, &g->nodes[n], &blocked, &writes_blocked) != 0;
   for (int changed = 1; changed;) {
     changed = 0;
     for (uint32_t v = 0; v < g->value_count; ++v) {
@@ -788,21 +842,25 @@ static void etrt_dnnl_chain(etrt_cpu_onednn *s, const etrt_engine *engine, uint8
     for (uint32_t n = 0; n < g->node_count; ++n) {
       if (!through[n]) continue;
       const etrt_node *node = &g->nodes[n];
-      uint32_t activations = etrt_dnnl_layout_free(g, node);
-      int b = block[node->inputs[0]], ok = b != 0;
-      for (uint32_t k = 0; k < activations + node->num_outputs && ok; ++k) {
-        uint32_t v = (uint32_t)(k < activations ? node->inputs[k] : node->outputs[k - activations]);
-        const etrt_graph_value *value = &g->values[v];
-        ok = value->max_dims[1] % b == 0 &&
-             (k < activations ? state[v] != 0 && block[v] == b
-                              : value->kind == ETRT_VALUE_KIND_INTERMEDIATE);
+      etrt_dnnl_role_of(g, node, &blocked, &writes_blocked);
+      int b = 0, ok = 1;
+      for (uint32_t i = 0; i < node->num_inputs && ok; ++i) {
+        if (!(blocked >> i & 1)) continue;
+        uint32_t v = (uint32_t)node->inputs[i];
+        if (b == 0) b = block[v];
+        ok = b != 0 && state[v] != 0 && block[v] == b && g->values[v].max_dims[1] % b == 0;
+      }
+      for (uint32_t o = 0; o < node->num_outputs && ok && writes_blocked; ++o) {
+        const etrt_graph_value *value = &g->values[node->outputs[o]];
+        ok = value->kind == ETRT_VALUE_KIND_INTERMEDIATE && value->max_dims[1] % b == 0;
       }
       if (!ok) {
         through[n] = 0;
         changed = 1;
         continue;
       }
-      for (uint32_t o = 0; o < node->num_outputs; ++o) {
+      s->nodes[n].block = b;
+      for (uint32_t o = 0; o < node->num_outputs && writes_blocked; ++o) {
         state[node->outputs[o]] = 1;
         block[node->outputs[o]] = (uint8_t)b;
       }
@@ -812,18 +870,25 @@ static void etrt_dnnl_chain(etrt_cpu_onednn *s, const etrt_engine *engine, uint8
       for (uint32_t i = 0; i < node->num_inputs; ++i) {
         int32_t v = node->inputs[i];
         if (v < 0 || state[v] == 0) continue;
-        int ok = through[n] ? i < etrt_dnnl_layout_free(g, node)
-                            : etrt_dnnl_reads_kept(s, g, (uint32_t)v, block[v], &s->nodes[n], i);
+        int ok = 0;
+        if (through[n]) {
+          etrt_dnnl_role_of(g, node, &blocked, &writes_blocked);
+          ok = blocked >> i & 1;
+        } else {
+          ok = etrt_dnnl_reads_kept(s, g, (uint32_t)v, block[v], &s->nodes[n], i);
+        }
         state[v] = ok ? 2 : 0;
       }
     }
     for (uint32_t n = 0; n < g->node_count; ++n) {
       const etrt_node *node = &g->nodes[n];
       if (!through[n]) continue;
-      uint32_t activations = etrt_dnnl_layout_free(g, node);
+      etrt_dnnl_role_of(g, node, &blocked, &writes_blocked);
       int kept = 1;
-      for (uint32_t i = 0; i < activations; ++i) kept = kept && state[node->inputs[i]] == 2;
-      for (uint32_t o = 0; o < node->num_outputs; ++o) kept = kept && state[node->outputs[o]] == 2;
+      for (uint32_t i = 0; i < node->num_inputs; ++i)
+        kept = kept && (!(blocked >> i & 1) || state[node->inputs[i]] == 2);
+      for (uint32_t o = 0; o < node->num_outputs && writes_blocked; ++o)
+        kept = kept && state[node->outputs[o]] == 2;
       if (!kept) {
         through[n] = 0;
         changed = 1;
@@ -842,7 +907,10 @@ static void etrt_dnnl_chain(etrt_cpu_onednn *s, const etrt_engine *engine, uint8
   for (uint32_t n = 0; n < g->node_count; ++n) {
     etrt_dnnl_node *dn = &s->nodes[n];
     const etrt_node *node = &g->nodes[n];
-    if (through[n]) s->chained += node->num_outputs;
+    if (through[n]) {
+      dn->role = etrt_dnnl_role_of(g, node, &blocked, &writes_blocked);
+      if (writes_blocked) s->chained += node->num_outputs;
+    }
     if (dn->pd == NULL || !dn->conv) continue;
     dn->chained_src = state[node->inputs[0]] == 2;
     dn->chained_dst = state[node->outputs[0]] == 2;
@@ -1017,10 +1085,31 @@ static void etrt_dnnl_point(etrt_dnnl_node *dn, int slot, void *data) {
   dn->pointed[slot] = data;
 }
 
+/* A node of a chain that cpu_blocked.h's kernels run on its blocked values. */
+static void etrt_dnnl_run_blocked(const etrt_dnnl_node *dn, const etrt_tensor *inputs,
+                                  etrt_tensor *outputs) {
+  const etrt_tensor *y = &outputs[0];
+  if (dn->role == ETRT_DNNL_GLOBAL_AVERAGE) {
+    const etrt_tensor *x = &inputs[0];
+    etrt_cpu_blocked_global_average(x->data, y->data, x->dims[0], x->dims[1],
+                                    x->dims[2] * x->dims[3], dn->block);
+    return;
+  }
+  int first_full = memcmp(inputs[0].dims, y->dims, 4 * sizeof(int64_t)) == 0;
+  const etrt_tensor *x = &inputs[first_full ? 0 : 1], *scale = &inputs[first_full ? 1 : 0];
+  etrt_cpu_blocked_channel_scale(x->data, scale->data, y->data, y->dims[0], y->dims[1],
+                                 y->dims[2] * y->dims[3], dn->block, scale->dims[0]);
+}
+
 int etrt_cpu_onednn_run(etrt_cpu_onednn *s, uint32_t n, const etrt_tensor *inputs,
                         etrt_tensor *outputs, void *workspace, etrt_status *status) {
   if (s == NULL || n >= s->node_count) return 0;
   etrt_dnnl_node *dn = &s->nodes[n];
+  if (dn->role == ETRT_DNNL_CHANNEL_SCALE || dn->role == ETRT_DNNL_GLOBAL_AVERAGE) {
+    etrt_dnnl_run_blocked(dn, inputs, outputs);
+    *status = ETRT_OK;
+    return 1;
+  }
   if (dn->primitive == NULL || !etrt_dnnl_same(dn->rank, dn->dims, &inputs[0]) ||
       !etrt_dnnl_same(dn->out_rank, dn->out_dims, &outputs[0]) ||
       (dn->buffer_used > 0 && workspace == NULL))

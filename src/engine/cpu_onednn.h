@@ -21,7 +21,8 @@
  * reorder between them, and depthwise convolutions that read or write such a value run in oneDNN
  * too. Between them may sit nodes whose etrt kernels do not depend on the layout (same-shape
  * Add, Sub and Mul; Concat and Split along whole channel blocks), which then run on the
- * blocked bytes.
+ * blocked bytes, and GlobalAveragePool and Mul by a per-channel scale, which run with
+ * cpu_blocked.h's kernels for blocked values.
  *
  * Threads: the Debian build of oneDNN runs its loops with OpenMP. Each execution
  * asks OpenMP for the calling thread's width in etrt's pool (--threads, the method's

@@ -392,6 +392,56 @@ static void test_layout_free_nodes(void) {
   }
 }
 
+/* A squeeze-and-excitation block (MobileNet v3, EfficientNet): a convolution's output
+ * pooled to one value per channel, which two 1x1 convolutions and a Sigmoid turn into a
+ * per-channel scale that multiplies the output (on either side of the Mul) before the
+ * next convolution. With 16 channels the output and the product stay blocked and the pool
+ * and the Mul run on the blocked values; with 12 (padded by the blocks) both stay NCHW. */
+static void squeeze_block(plan_case *p, const int64_t *x_dims, int64_t c, int scale_first) {
+  etrt_network *net;
+  int32_t x, pooled, gate, scaled;
+  CHECK_OK(etrt_network_create(&net));
+  CHECK_OK(etrt_network_add_input(net, "x", ETRT_DTYPE_FLOAT32, 4, x_dims, x_dims, &x));
+  int32_t h = chain_conv(net, "expand", x, -1, 8, c, 3, 1, "Relu", 3);
+  CHECK_OK(etrt_network_add_op(net, "GlobalAveragePool", "pool", 1, &h, 1, &pooled, 0, NULL));
+  int32_t squeezed = chain_conv(net, "squeeze", pooled, -1, c, 8, 1, 1, "Relu", 5);
+  int32_t excited = chain_conv(net, "excite", squeezed, -1, 8, c, 1, 1, NULL, 7);
+  CHECK_OK(etrt_network_add_op(net, "Sigmoid", "gate", 1, &excited, 1, &gate, 0, NULL));
+  int32_t operands[2] = {scale_first ? gate : h, scale_first ? h : gate};
+  CHECK_OK(etrt_network_add_op(net, "Mul", "scale", 2, operands, 1, &scaled, 0, NULL));
+  int32_t y = chain_conv(net, "project", scaled, -1, c, 8, 1, 1, NULL, 9);
+  CHECK_OK(etrt_network_mark_output(net, y, "y"));
+  build(net, p);
+}
+
+static void test_squeeze_excitation(void) {
+  int64_t x_dims[4] = {2, 8, 9, 9};
+  for (int variant = 0; variant < 3; ++variant) {
+    int64_t c = variant < 2 ? 16 : 12;
+    int scale_first = variant == 1;
+    plan_case p = {.x_count = 2 * 8 * 81, .y_count = 2 * 8 * 81};
+    squeeze_block(&p, x_dims, c, scale_first);
+    compare(variant == 0   ? "squeeze-and-excitation"
+            : variant == 1 ? "squeeze-and-excitation, scale first"
+                           : "squeeze-and-excitation on 12 channels",
+            &p, x_dims, 4, 0, 4);
+    if (!onednn_built()) continue;
+    squeeze_block(&p, x_dims, c, scale_first); /* again, to look at the context */
+    etrt_engine *engine = NULL;
+    etrt_cpu_onednn *s = NULL;
+    CHECK_OK(etrt_engine_deserialize(p.plan, p.size, &engine));
+    CHECK_OK(etrt_cpu_onednn_create((const etrt_engine *)engine, &s));
+    uint32_t chained = etrt_cpu_onednn_chained_count(s);
+    printf("  %lld channels: %u values kept blocked\n", (long long)c, chained);
+    /* The squeezed value between the two 1x1 convolutions, and with 16 channels the
+     * expansion's output and the product too. */
+    CHECK_EQ_INT(chained, c == 16 ? 3 : 1);
+    etrt_cpu_onednn_destroy(s);
+    etrt_engine_destroy(engine);
+    free(p.plan);
+  }
+}
+
 /* ConvTranspose through oneDNN's deconvolution, against etrt's kernel: upsampling 2x2
  * stride 2 with a bias, 3x3 stride 2 with pads and output_padding, two groups dilated;
  * an output_shape whose end pad is negative and 2 output maps stay with etrt's kernel. */
@@ -677,6 +727,7 @@ int main(void) {
   RUN_TEST(test_convolution_chain);
   RUN_TEST(test_padded_chain);
   RUN_TEST(test_layout_free_nodes);
+  RUN_TEST(test_squeeze_excitation);
   RUN_TEST(test_conv_transpose);
   RUN_TEST(test_matrix_products);
   RUN_TEST(test_transformer_products);
