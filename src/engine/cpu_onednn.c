@@ -773,8 +773,8 @@ static etrt_dnnl_role etrt_dnnl_role_of(const etrt_graph *g, const etrt_node *no
 }
 
 /* Whether convolution c reads value v (its input i) in the layout v is kept in: the one
- * its producing convolution writes, or that of a layout-free node's values (channel
- * blocks of `block`). */
+ * its producing convolution writes, or, written by a node with a role, channel blocks of
+ * `block`. */
 static int etrt_dnnl_reads_kept(const etrt_cpu_onednn *s, const etrt_graph *g, uint32_t v,
                                 int block, const etrt_dnnl_node *c, uint32_t i) {
   if (c->pd == NULL || !c->conv) return 0;
