@@ -91,6 +91,15 @@ static void test_inconsistent_shapes_are_refused(void) {
   }
 }
 
+/* The EtrtFusedConv node a graph is made for (only its type and name are read). */
+static etrt_node fused_node(const char *name) {
+  etrt_node node;
+  memset(&node, 0, sizeof node);
+  node.op_type = "EtrtFusedConv";
+  node.name = name;
+  return node;
+}
+
 static bool unfused_never_runs(void *user, const etrt_conv_graph_buffers *b) {
   (void)b;
   ++*(int *)user;
@@ -100,10 +109,7 @@ static bool unfused_never_runs(void *user, const etrt_conv_graph_buffers *b) {
 /* ETRT_CUDNN_GRAPH=0, a float32 node and a node with nothing to fuse make no graph, and
  * none of them touches cuDNN or the device. */
 static void test_graph_not_made(void) {
-  etrt_node node;
-  memset(&node, 0, sizeof node);
-  node.op_type = "EtrtFusedConv";
-  node.name = "conv";
+  etrt_node node = fused_node("conv");
   int calls = 0;
   etrt_conv_graph_shape s = shape_3x3(CUDNN_DATA_HALF, 1, 1, 1);
   setenv("ETRT_CUDNN_GRAPH", "0", 1);
@@ -130,10 +136,7 @@ static void keep_message(etrt_log_level level, const char *message, void *user) 
 /* A graph cuDNN refuses makes no graph, says why at debug level (naming the node and the
  * call) and sets no error: the node keeps the unfused path. */
 static void test_refusal_is_logged(void) {
-  etrt_node node;
-  memset(&node, 0, sizeof node);
-  node.op_type = "EtrtFusedConv";
-  node.name = "conv7";
+  etrt_node node = fused_node("conv7");
   int calls = 0;
   etrt_conv_graph_shape s = shape_3x3(CUDNN_DATA_HALF, 1, 1, 1);
   s.y[2] = s.y[3] = 7;
