@@ -221,9 +221,11 @@ typedef struct etrt_dnnl_node {
    * because every node that touches them is a convolution of this context that
    * wants that layout (etrt_dnnl_chain): no reorder on either side. */
   int chained_src, chained_dst, chained_residual;
-  /* A node other than a convolution that the chains pass through (etrt_dnnl_role_of),
-   * and the channel block of its blocked values. */
-  int role, block;
+  /* A node other than a convolution that the chains pass through (etrt_dnnl_role_of;
+   * ETRT_DNNL_OUTSIDE once dropped from them), the inputs it reads blocked (a bit each),
+   * whether it writes blocked outputs, and the channel block of its blocked values. */
+  int role, writes_blocked, block;
+  uint32_t blocked_inputs;
 } etrt_dnnl_node;
 
 struct etrt_cpu_onednn {
@@ -675,18 +677,21 @@ static int etrt_dnnl_plan_is_fixed(const etrt_graph *g) {
   return 1;
 }
 
-/* The channel block of a 4-D float32 layout in blocks of channels (nChw8c, nChw16c): 8 or
- * 16, else 0. */
+/* The descriptor of 4-D float32 `dims` in blocks of `block` channels: nChw8c (8) or
+ * nChw16c (16). */
+static int etrt_dnnl_blocked_md(dnnl_memory_desc_t *md, const dnnl_dims_t dims, int block) {
+  return ETRT_DNNL_OK(etrt_dnnl.dnnl_memory_desc_init_by_tag(
+      md, 4, dims, dnnl_f32, block == 8 ? dnnl_aBcd8b : dnnl_aBcd16b));
+}
+
+/* The channel block of a 4-D float32 layout in blocks of channels: 8 or 16, else 0. */
 static int etrt_dnnl_channel_block(const dnnl_memory_desc_t *md) {
-  static const dnnl_format_tag_t tags[] = {dnnl_aBcd8b, dnnl_aBcd16b};
-  static const int blocks[] = {8, 16};
   if (md->ndims != 4 || md->data_type != dnnl_f32) return 0;
-  for (int k = 0; k < 2; ++k) {
+  for (int block = 8; block <= 16; block *= 2) {
     dnnl_memory_desc_t blocked;
-    if (ETRT_DNNL_OK(
-            etrt_dnnl.dnnl_memory_desc_init_by_tag(&blocked, 4, md->dims, dnnl_f32, tags[k])) &&
+    if (etrt_dnnl_blocked_md(&blocked, md->dims, block) &&
         etrt_dnnl.dnnl_memory_desc_equal(&blocked, md))
-      return blocks[k];
+      return block;
   }
   return 0;
 }
@@ -782,13 +787,13 @@ static int etrt_dnnl_reads_kept(const etrt_cpu_onednn *s, const etrt_graph *g, u
   const etrt_dnnl_node *p = &s->nodes[value->producer];
   dnnl_memory_desc_t kept;
   const dnnl_memory_desc_t *written = &kept;
-  dnnl_dims_t dims = {0};
-  memcpy(dims, value->max_dims, 4 * sizeof(int64_t));
-  if (p->pd != NULL)
+  if (p->pd != NULL) {
     written = etrt_dnnl_md(p, dnnl_query_dst_md);
-  else if (!ETRT_DNNL_OK(etrt_dnnl.dnnl_memory_desc_init_by_tag(
-               &kept, 4, dims, dnnl_f32, block == 8 ? dnnl_aBcd8b : dnnl_aBcd16b)))
-    return 0;
+  } else {
+    dnnl_dims_t dims = {0};
+    memcpy(dims, value->max_dims, 4 * sizeof(int64_t));
+    if (!etrt_dnnl_blocked_md(&kept, dims, block)) return 0;
+  }
   if (i == 0) return etrt_dnnl.dnnl_memory_desc_equal(written, etrt_dnnl_md(c, dnnl_query_src_md));
   if (i == 3 && c->has_residual)
     return etrt_dnnl.dnnl_memory_desc_equal(written, etrt_dnnl_md(c, dnnl_query_dst_md));
@@ -811,15 +816,14 @@ static int etrt_dnnl_reads_kept(const etrt_cpu_onednn *s, const etrt_graph *g, u
  * with a role, may break its neighbours' chains, so the choice repeats until nothing
  * changes. Nodes are in the order they run, so such a node's inputs are settled before
  * it. `state`: one byte per value (0 no, 1 candidate, 2 candidate whose readers all take
- * it), `block` one per value (its channel block), `through` one per node (a node with a
- * role still in the chains). */
+ * it), `block` one per value (its channel block). */
 static void etrt_dnnl_chain(etrt_cpu_onednn *s, const etrt_engine *engine, uint8_t *state,
-                            uint8_t *block, uint8_t *through) {
+                            uint8_t *block) {
   const etrt_graph *g = &engine->graph;
-  uint32_t blocked;
-  int writes_blocked;
-  for (uint32_t n = 0; n < g->node_count; ++n)
-    through[n] = etrt_dnnl_role_of(g, &g->nodes[n], &blocked, &writes_blocked) != 0;
+  for (uint32_t n = 0; n < g->node_count; ++n) {
+    etrt_dnnl_node *dn = &s->nodes[n];
+    dn->role = etrt_dnnl_role_of(g, &g->nodes[n], &dn->blocked_inputs, &dn->writes_blocked);
+  }
   for (int changed = 1; changed;) {
     changed = 0;
     for (uint32_t v = 0; v < g->value_count; ++v) {
@@ -840,27 +844,27 @@ static void etrt_dnnl_chain(etrt_cpu_onednn *s, const etrt_engine *engine, uint8
       block[v] = (uint8_t)etrt_dnnl_channel_block(written);
     }
     for (uint32_t n = 0; n < g->node_count; ++n) {
-      if (!through[n]) continue;
+      etrt_dnnl_node *dn = &s->nodes[n];
+      if (dn->role == ETRT_DNNL_OUTSIDE) continue;
       const etrt_node *node = &g->nodes[n];
-      etrt_dnnl_role_of(g, node, &blocked, &writes_blocked);
       int b = 0, ok = 1;
       for (uint32_t i = 0; i < node->num_inputs && ok; ++i) {
-        if (!(blocked >> i & 1)) continue;
+        if (!(dn->blocked_inputs >> i & 1)) continue;
         uint32_t v = (uint32_t)node->inputs[i];
         if (b == 0) b = block[v];
         ok = b != 0 && state[v] != 0 && block[v] == b && g->values[v].max_dims[1] % b == 0;
       }
-      for (uint32_t o = 0; o < node->num_outputs && ok && writes_blocked; ++o) {
+      for (uint32_t o = 0; o < node->num_outputs && ok && dn->writes_blocked; ++o) {
         const etrt_graph_value *value = &g->values[node->outputs[o]];
         ok = value->kind == ETRT_VALUE_KIND_INTERMEDIATE && value->max_dims[1] % b == 0;
       }
       if (!ok) {
-        through[n] = 0;
+        dn->role = ETRT_DNNL_OUTSIDE;
         changed = 1;
         continue;
       }
-      s->nodes[n].block = b;
-      for (uint32_t o = 0; o < node->num_outputs && writes_blocked; ++o) {
+      dn->block = b;
+      for (uint32_t o = 0; o < node->num_outputs && dn->writes_blocked; ++o) {
         state[node->outputs[o]] = 1;
         block[node->outputs[o]] = (uint8_t)b;
       }
@@ -870,27 +874,24 @@ static void etrt_dnnl_chain(etrt_cpu_onednn *s, const etrt_engine *engine, uint8
       for (uint32_t i = 0; i < node->num_inputs; ++i) {
         int32_t v = node->inputs[i];
         if (v < 0 || state[v] == 0) continue;
-        int ok = 0;
-        if (through[n]) {
-          etrt_dnnl_role_of(g, node, &blocked, &writes_blocked);
-          ok = blocked >> i & 1;
-        } else {
-          ok = etrt_dnnl_reads_kept(s, g, (uint32_t)v, block[v], &s->nodes[n], i);
-        }
+        const etrt_dnnl_node *reader = &s->nodes[n];
+        int ok = reader->role != ETRT_DNNL_OUTSIDE
+                     ? (int)(reader->blocked_inputs >> i & 1)
+                     : etrt_dnnl_reads_kept(s, g, (uint32_t)v, block[v], reader, i);
         state[v] = ok ? 2 : 0;
       }
     }
     for (uint32_t n = 0; n < g->node_count; ++n) {
+      etrt_dnnl_node *dn = &s->nodes[n];
       const etrt_node *node = &g->nodes[n];
-      if (!through[n]) continue;
-      etrt_dnnl_role_of(g, node, &blocked, &writes_blocked);
+      if (dn->role == ETRT_DNNL_OUTSIDE) continue;
       int kept = 1;
       for (uint32_t i = 0; i < node->num_inputs; ++i)
-        kept = kept && (!(blocked >> i & 1) || state[node->inputs[i]] == 2);
-      for (uint32_t o = 0; o < node->num_outputs && writes_blocked; ++o)
+        kept = kept && (!(dn->blocked_inputs >> i & 1) || state[node->inputs[i]] == 2);
+      for (uint32_t o = 0; o < node->num_outputs && dn->writes_blocked; ++o)
         kept = kept && state[node->outputs[o]] == 2;
       if (!kept) {
-        through[n] = 0;
+        dn->role = ETRT_DNNL_OUTSIDE;
         changed = 1;
       }
     }
@@ -907,10 +908,7 @@ static void etrt_dnnl_chain(etrt_cpu_onednn *s, const etrt_engine *engine, uint8
   for (uint32_t n = 0; n < g->node_count; ++n) {
     etrt_dnnl_node *dn = &s->nodes[n];
     const etrt_node *node = &g->nodes[n];
-    if (through[n]) {
-      dn->role = etrt_dnnl_role_of(g, node, &blocked, &writes_blocked);
-      if (writes_blocked) s->chained += node->num_outputs;
-    }
+    if (dn->role != ETRT_DNNL_OUTSIDE && dn->writes_blocked) s->chained += node->num_outputs;
     if (dn->pd == NULL || !dn->conv) continue;
     dn->chained_src = state[node->inputs[0]] == 2;
     dn->chained_dst = state[node->outputs[0]] == 2;
@@ -1025,16 +1023,14 @@ etrt_status etrt_cpu_onednn_create(const etrt_engine *engine, etrt_cpu_onednn **
   for (uint32_t n = 0; n < s->node_count; ++n) etrt_dnnl_node_describe(s, engine, n, fixed, args);
   free(args);
   if (fixed) {
-    /* A byte of state and one of channel block per value, one per node. */
-    uint8_t *chain_state =
-        calloc(2 * (size_t)engine->graph.value_count + engine->graph.node_count + 1, 1);
+    /* A byte of state and one of channel block per value. */
+    uint8_t *chain_state = calloc(2 * (size_t)engine->graph.value_count + 1, 1);
     if (chain_state == NULL) {
       etrt_cpu_onednn_destroy(s);
       return etrt_error(ETRT_ERROR_OUT_OF_MEMORY, "engine '%s': out of memory for oneDNN state",
                         engine->info.name);
     }
-    etrt_dnnl_chain(s, engine, chain_state, chain_state + engine->graph.value_count,
-                    chain_state + 2 * (size_t)engine->graph.value_count);
+    etrt_dnnl_chain(s, engine, chain_state, chain_state + engine->graph.value_count);
     free(chain_state);
   }
   /* A node that fails here runs etrt's kernel; its chained neighbours would hand it a
